@@ -1,0 +1,111 @@
+/**
+ * JSON Schema → zod 4 source, one `export const <Name>Schema` per named schema, through
+ * json-schema-to-zod. That library resolves no `$ref`s, so every `$ref` is mapped here to an
+ * identifier: a schema of the same module (emitted in dependency order, `z.lazy` on a cycle)
+ * or a namespaced import from another generated module. `oneOf` is emitted as a union
+ * (json-schema-to-zod would otherwise produce an untyped `z.any().superRefine`).
+ */
+import { jsonSchemaToZod, parseSchema } from 'json-schema-to-zod'
+
+/** Where a `$ref` points: a schema name in this module, or in an imported one. */
+export type RefTarget = { module: 'local' } | { module: string; importFrom: string }
+export type Resolved = { name: string; target: RefTarget }
+/** Maps a `$ref` string (as written in the source) to its target; throws on unknown refs. */
+export type RefResolver = (ref: string) => Resolved
+
+/** A valid TypeScript identifier built from a schema name. */
+export const ident = (name: string): string => name.replace(/[^A-Za-z0-9_$]/g, '_')
+
+/** The exported zod constant for a schema name. */
+export const schemaIdent = (name: string): string => `${ident(name)}Schema`
+
+function localDeps(schema: unknown, resolve: RefResolver, acc = new Set<string>()): Set<string> {
+  if (Array.isArray(schema)) for (const v of schema) localDeps(v, resolve, acc)
+  else if (schema && typeof schema === 'object') {
+    const ref = (schema as Record<string, unknown>).$ref
+    if (typeof ref === 'string') {
+      const r = resolve(ref)
+      if (r.target.module === 'local') acc.add(r.name)
+    }
+    for (const v of Object.values(schema)) localDeps(v, resolve, acc)
+  }
+  return acc
+}
+
+/** Topological order of named schemas by their local references (stable: input order). */
+export function topoOrder(schemas: Record<string, unknown>, resolve: RefResolver): string[] {
+  const order: string[] = []
+  const state = new Map<string, 'visiting' | 'done'>()
+  const visit = (n: string): void => {
+    if (state.has(n)) return
+    state.set(n, 'visiting')
+    for (const d of localDeps(schemas[n], resolve)) if (d in schemas) visit(d)
+    state.set(n, 'done')
+    order.push(n)
+  }
+  for (const n of Object.keys(schemas)) visit(n)
+  return order
+}
+
+export interface ZodModule {
+  /** Source text of the `export const …Schema` declarations (no imports). */
+  body: string
+  /** Import namespaces used: namespace alias → module path. */
+  imports: Map<string, string>
+}
+
+/** Namespace alias used for an imported generated module. */
+const aliasOf = (importFrom: string): string =>
+  ident(importFrom.replace(/^.*\//, '').replace(/\.gen\.ts$/, '').replace(/\.ts$/, ''))
+
+/**
+ * Emit zod declarations for `schemas` (name → JSON Schema). `resolve` maps each `$ref`.
+ * `exportTypes` adds `export type <Name> = z.infer<…>` after each constant.
+ */
+export function schemasToZod(
+  schemas: Record<string, unknown>,
+  resolve: RefResolver,
+  opts: { exportTypes?: boolean } = {},
+): ZodModule {
+  const imports = new Map<string, string>()
+  const emitted = new Set<string>()
+  const exprFor = (ref: string): string => {
+    const r = resolve(ref)
+    if (r.target.module === 'local') {
+      return emitted.has(r.name) ? schemaIdent(r.name) : `z.lazy(() => ${schemaIdent(r.name)})`
+    }
+    const { importFrom } = r.target as { importFrom: string }
+    const alias = aliasOf(importFrom)
+    imports.set(alias, importFrom)
+    return `${alias}.${schemaIdent(r.name)}`
+  }
+  let body = ''
+  for (const name of topoOrder(schemas, resolve)) {
+    const code = jsonSchemaToZod(schemas[name] as never, {
+      module: 'none',
+      zodVersion: 4,
+      withoutDescribes: true,
+      parserOverride: (s: any, refs: any) => {
+        if (typeof s.$ref === 'string') return exprFor(s.$ref)
+        if (Array.isArray(s.oneOf)) {
+          const { oneOf, discriminator: _d, ...rest } = s
+          return parseSchema({ ...rest, anyOf: oneOf }, refs)
+        }
+        return undefined
+      },
+    } as never)
+    body += `export const ${schemaIdent(name)} = ${code.trim().replace(/;$/, '')}\n`
+    if (opts.exportTypes !== false) body += `export type ${ident(name)} = z.infer<typeof ${schemaIdent(name)}>\n`
+    emitted.add(name)
+  }
+  return { body, imports }
+}
+
+/** Render the import block for a module's namespaces (sorted, deterministic). */
+export function renderImports(imports: Map<string, string>): string {
+  const lines = ["import { z } from 'zod'"]
+  for (const [alias, from] of [...imports].sort(([a], [b]) => a.localeCompare(b))) {
+    lines.push(`import * as ${alias} from '${from}'`)
+  }
+  return lines.join('\n') + '\n\n'
+}
