@@ -94,3 +94,16 @@ export function generateHttpRoutes(): GeneratedFile {
   ].join('\n')
   return tsModule(out, [OPENAPI_SPEC], zod, table)
 }
+
+/**
+ * The self-contained OpenAPI document served at `GET /openapi.json`: the spec with the shared
+ * `specs/schemas` refs bundled into `components` (Redocly's bundler, offline).
+ */
+export async function generateOpenApiBundle(): Promise<GeneratedFile> {
+  const { bundle, createConfig } = await import('@redocly/openapi-core')
+  const config = await createConfig({ extends: ['minimal'] })
+  const result = await bundle({ ref: abs(OPENAPI_SPEC), config })
+  const errors = result.problems.filter((p) => p.severity === 'error')
+  if (errors.length) throw new Error(`${OPENAPI_SPEC}: bundling failed: ${errors.map((p) => p.message).join('; ')}`)
+  return { path: 'generated/http/openapi.bundle.json', text: `${JSON.stringify(result.bundle.parsed, null, 2)}\n` }
+}

@@ -12,7 +12,7 @@ import { generateShared, sharedFiles } from './gen-shared.ts'
 import { generateAcpV1 } from './gen-acp-v1.ts'
 import { generateAcpSeed, ACP_SEED_OPENRPC } from './gen-acp-seed.ts'
 import { generateSse, generateRpc, SSE_SPEC, RPC_SPEC } from './gen-asyncapi.ts'
-import { generateHttpRoutes, generateHttpTypes, OPENAPI_SPEC } from './gen-http.ts'
+import { generateHttpRoutes, generateHttpTypes, generateOpenApiBundle, OPENAPI_SPEC } from './gen-http.ts'
 import { ACP_VENDOR } from './lib/refs.ts'
 import { ACP_V1_OPENRPC } from './acp-v1-openrpc.ts'
 
@@ -27,6 +27,7 @@ export async function renderAll(): Promise<GeneratedFile[]> {
     generateRpc(),
     generateHttpRoutes(),
     await generateHttpTypes(),
+    await generateOpenApiBundle(),
   ]
   const inputs = [...sharedFiles(), ACP_VENDOR, ACP_V1_OPENRPC, ACP_SEED_OPENRPC, SSE_SPEC, RPC_SPEC, OPENAPI_SPEC]
   const pkg = JSON.parse(readFileSync(abs('package.json'), 'utf8'))

@@ -1,0 +1,10 @@
+#!/usr/bin/env node
+// The `chimera` command: runs the bundled CLI (built by `npm run build` / `make build`).
+import { existsSync } from 'node:fs'
+
+const entry = new URL('../dist/chimera.mjs', import.meta.url)
+if (!existsSync(entry)) {
+  process.stderr.write('chimera: the CLI bundle is missing (dist/chimera.mjs); run `make build` in the project first\n')
+  process.exit(1)
+}
+await import(entry.href)

@@ -1,0 +1,26 @@
+/**
+ * ACP dialects, negotiated per connection by `initialize` (docs/decisions/0003-acp-dialects.md):
+ * the integer protocolVersion 1 (or a higher integer, answered with 1) selects the real ACP v1
+ * wire; anything else (absent, "0.1", "0.2", 2) selects the seed wire of the agent that was
+ * launched — `otter` (seeds/000) or `ferret` (seeds/002, a superset).
+ */
+import type { Dispatcher } from '../jsonrpc/dispatcher.ts'
+import type { InternalErrorMapper } from '../jsonrpc/errors.ts'
+import { ACP_V1_PROTOCOL_VERSION } from '../../generated/acp/v1-methods.gen.ts'
+
+export type AgentName = 'otter' | 'ferret'
+export type DialectName = 'acp-v1' | 'seed'
+
+export interface Dialect {
+  name: DialectName
+  dispatcher: Dispatcher
+  internalError: InternalErrorMapper
+}
+
+/** Which wire an `initialize` request selects. */
+export function negotiate(params: unknown): DialectName {
+  const v = typeof params === 'object' && params !== null ? (params as { protocolVersion?: unknown }).protocolVersion : undefined
+  if (v === ACP_V1_PROTOCOL_VERSION) return 'acp-v1'
+  if (typeof v === 'number' && Number.isInteger(v) && v > 2) return 'acp-v1'
+  return 'seed'
+}

@@ -1,0 +1,133 @@
+/**
+ * The HTTP surface as an h3 app, built from the generated operation table: one route per spec
+ * path, and for each operation the same pipeline — bearer auth per the operation's security
+ * tiers, path/query/body validation with the generated validators, then the operation's
+ * handler. Operations without a handler yet answer 404 `not_found`; unknown paths 404, a known
+ * path with another method 405 with `Allow`. Handlers never see h3 types.
+ */
+import { H3, HTTPError } from 'h3'
+import type { ZodType } from 'zod'
+import { httpOperations, type HttpOperationId } from '../../generated/http/routes.gen.ts'
+import type { Logger } from '../log.ts'
+import { authorize } from './auth.ts'
+import { readJsonBody } from './body.ts'
+import { HttpError, errorResponse } from './errors.ts'
+import { checkHost, corsHeaders, preflight, type GuardOptions } from './guard.ts'
+
+export interface OperationInput {
+  path: Record<string, unknown>
+  query: Record<string, unknown>
+  body: unknown
+  req: Request
+}
+export type OperationHandler = (input: OperationInput) => Response | Promise<Response>
+export type OperationHandlers = Partial<Record<HttpOperationId, OperationHandler>>
+
+export interface HttpAppOptions {
+  handlers: OperationHandlers
+  logger: Logger
+  /** Master bearer token; undefined = auth off. */
+  masterToken?: string
+  /** CORS allow-list and Host check (defaults: no origins, loopback hosts only). */
+  guard?: GuardOptions
+}
+
+type Operation = (typeof httpOperations)[HttpOperationId]
+
+const issuesOf = (err: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }) =>
+  err.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }))
+
+/** Query strings are text; coerce the keys the schema wants as numbers or booleans, then parse. */
+function parseQuery(schema: ZodType, raw: Record<string, string>): ReturnType<ZodType['safeParse']> {
+  const first = schema.safeParse(raw)
+  if (first.success) return first
+  const coerced: Record<string, unknown> = { ...raw }
+  for (const issue of first.error.issues) {
+    const key = String(issue.path[0] ?? '')
+    const expected = (issue as { expected?: string }).expected
+    if (!(key in raw) || issue.code !== 'invalid_type') continue
+    if (expected === 'number' && /^-?\d+(\.\d+)?$/.test(raw[key]!)) coerced[key] = Number(raw[key])
+    if (expected === 'boolean' && (raw[key] === 'true' || raw[key] === 'false')) coerced[key] = raw[key] === 'true'
+  }
+  return schema.safeParse(coerced)
+}
+
+async function runOperation(op: Operation, handler: OperationHandler | undefined, req: Request, params: Record<string, string>, opts: HttpAppOptions): Promise<Response> {
+  authorize(req, op.security, opts.masterToken)
+  let path: Record<string, unknown> = {}
+  if (op.pathParams) {
+    const r = op.pathParams.safeParse(params)
+    if (!r.success) {
+      throw 'id' in params ? new HttpError(404, 'session_not_found', `unknown session id`) : new HttpError(404, 'not_found', 'no such resource', { detail: issuesOf(r.error) })
+    }
+    path = r.data as Record<string, unknown>
+  }
+  let query: Record<string, unknown> = {}
+  if (op.query) {
+    const raw = Object.fromEntries(new URL(req.url).searchParams)
+    const r = parseQuery(op.query, raw)
+    if (!r.success) throw new HttpError(400, 'invalid_query', 'malformed query parameter', { detail: issuesOf(r.error!) })
+    query = r.data as Record<string, unknown>
+  }
+  let body: unknown
+  if (op.body) {
+    const raw = await readJsonBody(req)
+    if (raw === undefined && op.body.required) throw new HttpError(400, 'invalid_body', 'a JSON request body is required')
+    if (raw !== undefined) {
+      const r = op.body.schema.safeParse(raw)
+      if (!r.success) throw new HttpError(400, 'invalid_body', 'request body does not match the schema', { detail: issuesOf(r.error) })
+      body = r.data
+    }
+  }
+  if (!handler) throw new HttpError(404, 'not_found', `${op.method} ${op.path} is not available yet`)
+  return handler({ path, query, body, req })
+}
+
+/** Adds headers to a response (CORS on every answer to an allowed origin). */
+function withHeaders(res: Response, headers: Record<string, string>): Response {
+  for (const [k, v] of Object.entries(headers)) res.headers.set(k, v)
+  return res
+}
+
+export function createHttpApp(opts: HttpAppOptions): H3 {
+  const guard: GuardOptions = opts.guard ?? { cors: [], allowedHosts: [] }
+  const app = new H3({
+    silent: true,
+    onError: (error: HTTPError) => {
+      // Errors raised by h3 itself before routing (e.g. a malformed percent-encoded path).
+      const status = error.status && error.status >= 400 && error.status < 500 ? error.status : 500
+      return errorResponse(status === 500 ? error : new HttpError(status, status === 404 ? 'not_found' : 'bad_request', error.message), opts.logger)
+    },
+  })
+  const byRoute = new Map<string, Operation[]>()
+  for (const op of Object.values(httpOperations) as Operation[]) {
+    byRoute.set(op.route, [...(byRoute.get(op.route) ?? []), op])
+  }
+  for (const [route, ops] of byRoute) {
+    const allow = ops.map((o) => o.method).join(', ')
+    app.all(route, async (event) => {
+      const req = event.req as Request
+      const op = ops.find((o) => o.method === req.method)
+      let cors: Record<string, string> = {}
+      try {
+        checkHost(req, guard)
+        if (req.method === 'OPTIONS' && req.headers.get('origin') !== null) return preflight(req, guard, allow)
+        cors = corsHeaders(req, guard)
+        if (!op) throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${route}`, { headers: { allow } })
+        const params = Object.fromEntries(Object.entries(event.context.params ?? {}).map(([k, v]) => [k, decodeURIComponent(String(v))]))
+        return withHeaders(await runOperation(op, opts.handlers[op.operationId as HttpOperationId], req, params, opts), cors)
+      } catch (err) {
+        return withHeaders(errorResponse(err, opts.logger), cors)
+      }
+    })
+  }
+  app.all('/**', (event) => {
+    try {
+      checkHost(event.req as Request, guard)
+      return errorResponse(new HttpError(404, 'not_found', `no route for ${event.req.method} ${new URL(event.req.url).pathname}`), opts.logger)
+    } catch (err) {
+      return errorResponse(err, opts.logger)
+    }
+  })
+  return app
+}

@@ -1,0 +1,43 @@
+/**
+ * The single error funnel of the HTTP surface. Handlers throw `HttpError` with a status and a
+ * stable `error` code; everything else is a masked 500 (`internal_error`), its details logged.
+ * Every error body has the spec's ErrorBody shape.
+ */
+import type { Logger } from '../log.ts'
+
+export class HttpError extends Error {
+  readonly status: number
+  readonly code: string
+  readonly detail: unknown
+  readonly headers: Record<string, string>
+  constructor(status: number, code: string, message?: string, opts: { detail?: unknown; headers?: Record<string, string> } = {}) {
+    super(message ?? code)
+    this.name = 'HttpError'
+    this.status = status
+    this.code = code
+    this.detail = opts.detail
+    this.headers = opts.headers ?? {}
+  }
+
+  static is(x: unknown): x is HttpError {
+    return x instanceof HttpError || (typeof x === 'object' && x !== null && (x as Error).name === 'HttpError' && typeof (x as HttpError).status === 'number')
+  }
+}
+
+export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(status === 204 ? null : JSON.stringify(body), {
+    status,
+    headers: status === 204 ? headers : { 'content-type': 'application/json', ...headers },
+  })
+}
+
+export function errorResponse(err: unknown, logger: Logger): Response {
+  if (HttpError.is(err)) {
+    const body: Record<string, unknown> = { error: err.code }
+    if (err.message && err.message !== err.code) body.message = err.message
+    if (err.detail !== undefined) body.detail = err.detail
+    return jsonResponse(err.status, body, err.headers)
+  }
+  logger.error('unhandled error in HTTP handler', err)
+  return jsonResponse(500, { error: 'internal_error', message: 'internal server error' })
+}

@@ -1,0 +1,175 @@
+/**
+ * One JSON-RPC 2.0 peer over a newline-delimited byte stream pair: reads frames, classifies
+ * them, routes requests and notifications to a router, correlates responses to the requests
+ * this side sent, and writes every outgoing message through one serialised writer.
+ * Knows JSON-RPC, not ACP: what a method means is the router's business.
+ */
+import type { Readable, Writable } from 'node:stream'
+import type { Logger } from '../log.ts'
+import { readFrames, LineWriter } from '../framing/stdio.ts'
+import type { Frame } from '../framing/ndjson.ts'
+import { CODES, RpcError, toWireError, type InternalErrorMapper, type WireError } from './errors.ts'
+import { parseLine, type Id, type Incoming } from './messages.ts'
+
+export interface Router {
+  /** Answer a request: return the result, or throw (RpcError or anything, mapped). */
+  request(method: string, params: unknown, ctx: { id: Id; signal: AbortSignal }): Promise<unknown>
+  /** Handle a notification; errors are logged, never answered. */
+  notification(method: string, params: unknown): Promise<void>
+  /** How non-RpcError failures look on the wire (the dialect decides). */
+  internalError: InternalErrorMapper
+}
+
+export interface ConnectionOptions {
+  input: Readable
+  output: Writable
+  maxLineBytes: number
+  logger: Logger
+  /** Called for each raw frame sent or received (the test sniffer hooks in here). */
+  onWire?: (dir: 'in' | 'out', message: unknown) => void
+}
+
+export class Connection {
+  readonly #opts: ConnectionOptions
+  readonly #writer: LineWriter
+  #router: Router | undefined
+  #nextId = 0
+  readonly #pending = new Map<Id, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>()
+  readonly #inflight = new Map<Id, AbortController>()
+  readonly #abort = new AbortController()
+  readonly #tasks = new Set<Promise<void>>()
+
+  constructor(opts: ConnectionOptions) {
+    this.#opts = opts
+    this.#writer = new LineWriter(opts.output)
+  }
+
+  /** Aborted when the input ends. */
+  get signal(): AbortSignal {
+    return this.#abort.signal
+  }
+
+  /** Read until the input closes; resolves after in-flight requests were answered. */
+  async serve(router: Router): Promise<void> {
+    this.#router = router
+    try {
+      await readFrames(this.#opts.input, this.#opts.maxLineBytes, (f) => this.#onFrame(f))
+    } finally {
+      this.#abort.abort(new Error('connection closed'))
+      for (const c of this.#inflight.values()) c.abort(new Error('connection closed'))
+      await Promise.allSettled([...this.#tasks])
+      for (const p of this.#pending.values()) p.reject(new Error('connection closed'))
+      this.#pending.clear()
+      await this.#writer.flush()
+    }
+  }
+
+  /** Send a notification to the peer. */
+  notify(method: string, params: unknown): Promise<void> {
+    return this.#send({ jsonrpc: '2.0', method, params })
+  }
+
+  /** Send a request to the peer and wait for its response. */
+  request(method: string, params: unknown): Promise<unknown> {
+    const id = this.#nextId++
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject })
+      void this.#send({ jsonrpc: '2.0', id, method, params })
+    })
+  }
+
+  /** Resolves once everything written so far reached the output stream. */
+  flush(): Promise<void> {
+    return this.#writer.flush()
+  }
+
+  #send(message: unknown): Promise<void> {
+    this.#opts.onWire?.('out', message)
+    return this.#writer.write(message)
+  }
+
+  #respond(id: Id, body: { result: unknown } | { error: WireError }): Promise<void> {
+    return this.#send({ jsonrpc: '2.0', id, ...body })
+  }
+
+  #onFrame(frame: Frame): void {
+    if (frame.kind === 'too_long') {
+      void this.#respond(null, { error: RpcError.invalidRequest(`message of ${frame.bytes} bytes exceeds the ${this.#opts.maxLineBytes}-byte limit`).toJSON() })
+      return
+    }
+    if (frame.kind === 'invalid_utf8') {
+      void this.#respond(null, { error: RpcError.parseError('message is not valid UTF-8').toJSON() })
+      return
+    }
+    const msg = parseLine(frame.text)
+    this.#opts.onWire?.('in', msg.kind === 'invalid' ? frame.text : safeParse(frame.text))
+    this.#route(msg)
+  }
+
+  #route(msg: Incoming): void {
+    const router = this.#router!
+    switch (msg.kind) {
+      case 'invalid':
+        void this.#respond(msg.id, { error: msg.error.toJSON() })
+        return
+      case 'response': {
+        const p = this.#pending.get(msg.id)
+        if (!p) {
+          this.#opts.logger.warn('response to an unknown request id dropped', { id: msg.id })
+          return
+        }
+        this.#pending.delete(msg.id)
+        if (msg.error) p.reject(new RpcError(msg.error.code, msg.error.message, msg.error.data))
+        else p.resolve(msg.result)
+        return
+      }
+      case 'notification':
+        this.#track(
+          router.notification(msg.method, msg.params).catch((err) => this.#opts.logger.warn(`notification ${msg.method} failed`, err)),
+        )
+        return
+      case 'request': {
+        const ctl = new AbortController()
+        if (this.#inflight.has(msg.id)) {
+          void this.#respond(msg.id, { error: RpcError.invalidRequest(`request id ${JSON.stringify(msg.id)} is already in flight`).toJSON() })
+          return
+        }
+        this.#inflight.set(msg.id, ctl)
+        this.#track(
+          router
+            .request(msg.method, msg.params, { id: msg.id, signal: ctl.signal })
+            .then(
+              (result) => this.#respond(msg.id, { result: result ?? {} }),
+              (err) => {
+                if (!RpcError.is(err)) this.#opts.logger.error(`request ${msg.method} failed`, err)
+                return this.#respond(msg.id, { error: toWireError(err, router.internalError) })
+              },
+            )
+            .finally(() => this.#inflight.delete(msg.id)),
+        )
+        return
+      }
+    }
+  }
+
+  /** Abort the handler of an in-flight request (for `$/cancel_request`). */
+  cancelInflight(id: Id): boolean {
+    const c = this.#inflight.get(id)
+    c?.abort(new RpcError(CODES.requestCancelled, 'Request cancelled'))
+    return Boolean(c)
+  }
+
+  #track(p: Promise<unknown>): void {
+    const t = p.then(() => undefined, () => undefined)
+    this.#tasks.add(t)
+    void t.finally(() => this.#tasks.delete(t))
+  }
+}
+
+function safeParse(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}

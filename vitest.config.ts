@@ -1,0 +1,37 @@
+import { defineConfig } from 'vitest/config'
+import type { Reporter, TestModule } from 'vitest/node'
+
+/**
+ * Prints the plain closing line CI reads: `N passed, N failed` (`, N skipped` when any).
+ * A test module that fails to load counts as one failure, so a broken import cannot pass.
+ */
+class SummaryLine implements Reporter {
+  onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
+    let passed = 0
+    let failed = 0
+    let skipped = 0
+    for (const m of modules) {
+      const tests = [...m.children.allTests()]
+      for (const t of tests) {
+        const s = t.result().state
+        if (s === 'passed') passed++
+        else if (s === 'failed') failed++
+        else skipped++
+      }
+      if (m.state() === 'failed' && tests.length === 0) failed++
+    }
+    process.stdout.write(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`)
+  }
+}
+
+export default defineConfig({
+  test: {
+    include: ['**/*.test.ts'],
+    exclude: ['node_modules/**', 'dist/**', '.tmp/**'],
+    reporters: ['default', new SummaryLine()],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    pool: 'forks',
+    setupFiles: ['conformance/harness/test-env.ts'],
+  },
+})
