@@ -33,5 +33,6 @@ export default defineConfig({
     hookTimeout: 30_000,
     pool: 'forks',
     setupFiles: ['conformance/harness/test-env.ts'],
+    globalSetup: ['conformance/harness/global-setup.ts'],
   },
 })

@@ -1,0 +1,92 @@
+/**
+ * HTTP arms. `http-inprocess` calls the app's `fetch` directly (no socket); `http-socket`
+ * sends real requests to a server listening on loopback. Each exchange is checked by the
+ * sniffer against the OpenAPI operation table. A received item is the response as
+ * `{status, headers, body}` (body parsed when JSON).
+ */
+import type { ArmName } from '../transcript.ts'
+import { HttpSniffer, type Violation } from '../sniffer.ts'
+import { Inbox } from './queue.ts'
+import type { Arm } from './types.ts'
+
+export interface HttpTarget {
+  baseUrl: string
+  fetch(req: Request): Promise<Response>
+  close(): Promise<void>
+}
+
+export interface HttpRequestSpec {
+  method?: string
+  path: string
+  headers?: Record<string, string>
+  body?: unknown
+  bodyText?: string
+}
+
+export interface HttpReply {
+  status: number
+  headers: Record<string, string>
+  body: unknown
+}
+
+/** Read a response into `{status, headers, body}`; JSON bodies parsed. */
+export async function readReply(res: Response): Promise<HttpReply> {
+  const headers = Object.fromEntries([...res.headers].map(([k, v]) => [k.toLowerCase(), v]))
+  const text = await res.text()
+  let body: unknown = text === '' ? undefined : text
+  if ((headers['content-type'] ?? '').includes('json') && text !== '') {
+    try {
+      body = JSON.parse(text)
+    } catch {
+      body = text
+    }
+  }
+  return { status: res.status, headers, body }
+}
+
+export class HttpArm implements Arm {
+  readonly name: ArmName
+  protected readonly target: HttpTarget
+  protected readonly inbox = new Inbox<unknown>()
+  protected readonly sniffer = new HttpSniffer()
+
+  constructor(name: ArmName, target: HttpTarget) {
+    this.name = name
+    this.target = target
+  }
+
+  async send(message: unknown, opts: { invalid?: boolean }): Promise<void> {
+    const spec = message as HttpRequestSpec
+    const method = (spec.method ?? 'GET').toUpperCase()
+    const headers: Record<string, string> = { ...(spec.headers ?? {}) }
+    let body: string | undefined = spec.bodyText
+    if (spec.body !== undefined) {
+      body = JSON.stringify(spec.body)
+      if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json'
+    }
+    const res = await this.target.fetch(new Request(new URL(spec.path, this.target.baseUrl), { method, headers, body }))
+    const reply = await readReply(res)
+    this.sniffer.exchange(
+      { method, path: spec.path, requestBody: spec.body, status: reply.status, contentType: reply.headers['content-type'] ?? null, body: reply.body },
+      opts,
+    )
+    this.inbox.push(reply)
+  }
+
+  async sendRaw(): Promise<void> {
+    throw new Error(`${this.name}: raw sends are for stdio framing cases`)
+  }
+
+  next(ms: number): Promise<unknown> {
+    return this.inbox.next(ms)
+  }
+
+  violations(): Violation[] {
+    return this.sniffer.violations
+  }
+
+  async dispose(): Promise<void> {
+    this.inbox.close()
+    await this.target.close()
+  }
+}

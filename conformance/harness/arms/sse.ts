@@ -1,0 +1,83 @@
+/**
+ * The SSE arm: opens event streams over a real loopback socket and parses them with
+ * eventsource-parser (spec-exact field and line handling). A received item is a record
+ * `{id?, event, data, retry?}` with `data` parsed as JSON (the raw text stays in `dataText`).
+ * A response that is not an event stream is received as `{status, headers, body}`. Plain
+ * HTTP sends are allowed too, to trigger events.
+ */
+import { createParser } from 'eventsource-parser'
+import { SseSniffer, type Violation } from '../sniffer.ts'
+import { HttpArm, readReply, type HttpTarget } from './http.ts'
+
+export class SseArm extends HttpArm {
+  #stream: AbortController | undefined
+  #reading: Promise<void> | undefined
+  #sse: SseSniffer[] = []
+
+  constructor(target: HttpTarget) {
+    super('sse-socket', target)
+  }
+
+  async open(path: string, headers: Record<string, string>): Promise<void> {
+    await this.close()
+    const ctl = new AbortController()
+    this.#stream = ctl
+    const res = await this.target.fetch(new Request(new URL(path, this.target.baseUrl), { headers: { accept: 'text/event-stream', ...headers }, signal: ctl.signal }))
+    if (!(res.headers.get('content-type') ?? '').startsWith('text/event-stream') || !res.body) {
+      const reply = await readReply(res)
+      this.sniffer.exchange({ method: 'GET', path, status: reply.status, contentType: reply.headers['content-type'] ?? null, body: reply.body })
+      this.inbox.push(reply)
+      return
+    }
+    const sniffer = new SseSniffer(path)
+    this.#sse.push(sniffer)
+    let retry: number | undefined
+    const parser = createParser({
+      onRetry: (ms) => {
+        retry = ms
+      },
+      onEvent: (e) => {
+        const record: Record<string, unknown> = { event: e.event ?? 'message', dataText: e.data }
+        if (e.id !== undefined) record.id = e.id
+        if (retry !== undefined) record.retry = retry
+        retry = undefined
+        try {
+          record.data = JSON.parse(e.data)
+        } catch {
+          record.data = e.data
+        }
+        sniffer.frame('out', { id: e.id, event: e.event, data: e.data, retry: record.retry })
+        this.inbox.push(record)
+      },
+    })
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader()
+    this.#reading = (async () => {
+      try {
+        for (;;) {
+          const { done, value } = await reader.read()
+          if (done) break
+          parser.feed(value)
+        }
+        this.inbox.push({ closed: true })
+      } catch {
+        // aborted by close()
+      }
+    })()
+  }
+
+  async close(): Promise<void> {
+    this.#stream?.abort()
+    await this.#reading
+    this.#stream = undefined
+    this.#reading = undefined
+  }
+
+  override violations(): Violation[] {
+    return [...this.sniffer.violations, ...this.#sse.flatMap((s) => s.violations)]
+  }
+
+  override async dispose(): Promise<void> {
+    await this.close()
+    await super.dispose()
+  }
+}

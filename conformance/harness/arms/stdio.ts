@@ -1,0 +1,144 @@
+/**
+ * The stdio arm: spawns the CLI (the bundled `dist/chimera.mjs`, as users run it) with the
+ * transcript's arguments, writes frames to its stdin and reads its stdout strictly as LF-
+ * delimited JSON. Any stdout line that is not JSON is a violation: stdout is the wire.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
+import { StringDecoder } from 'node:string_decoder'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Violation } from '../sniffer.ts'
+import { Inbox } from './queue.ts'
+import type { Arm } from './types.ts'
+
+export interface FrameSniffer {
+  readonly violations: Violation[]
+  frame(dir: 'in' | 'out', message: unknown, opts?: { invalid?: boolean }): void
+}
+
+export interface StdioTarget {
+  /** Program and leading arguments, e.g. [process.execPath, 'dist/chimera.mjs']. */
+  command: string[]
+  cwd?: string
+  env?: Record<string, string>
+}
+
+export class StdioArm implements Arm {
+  readonly name = 'stdio' as const
+  readonly #child: ChildProcessWithoutNullStreams
+  readonly #inbox = new Inbox<unknown>()
+  readonly #sniffer: FrameSniffer
+  readonly #exit: Promise<number | null>
+  readonly #stray: Violation[] = []
+  #rawBuf: Buffer = Buffer.alloc(0)
+  stderr = ''
+
+  constructor(target: StdioTarget, args: string[], sniffer: FrameSniffer) {
+    this.#sniffer = sniffer
+    const [cmd, ...lead] = target.command
+    this.#child = spawn(cmd!, [...lead, ...args], {
+      cwd: target.cwd,
+      env: { ...process.env, CHIMERA_HOME: mkdtempSync(join(tmpdir(), 'chimera-conf-')), ...target.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    })
+    this.#exit = new Promise((resolve) => this.#child.once('exit', (code) => resolve(code)))
+    this.#child.stdin.on('error', () => {})
+    const decoder = new StringDecoder('utf8')
+    let buf = ''
+    this.#child.stdout.on('data', (chunk: Buffer) => {
+      buf += decoder.write(chunk)
+      for (let i = buf.indexOf('\n'); i !== -1; i = buf.indexOf('\n')) {
+        const line = buf.slice(0, i)
+        buf = buf.slice(i + 1)
+        this.#line(line)
+      }
+    })
+    this.#child.stdout.on('end', () => {
+      if (buf.length) this.#stray.push({ dir: 'out', message: buf, problem: 'stdout ended with an unterminated line' })
+      this.#inbox.close()
+    })
+    this.#child.stderr.on('data', (d: Buffer) => {
+      this.stderr += d.toString('utf8')
+    })
+  }
+
+  #line(line: string): void {
+    let value: unknown
+    try {
+      value = JSON.parse(line)
+    } catch {
+      this.#stray.push({ dir: 'out', message: line, problem: 'stdout carried a line that is not JSON' })
+      return
+    }
+    this.#sniffer.frame('out', value)
+    this.#inbox.push(value)
+  }
+
+  async send(message: unknown, opts: { invalid?: boolean }): Promise<void> {
+    this.#sniffer.frame('in', message, opts)
+    await this.#write(Buffer.from(`${JSON.stringify(message)}\n`))
+  }
+
+  /** Raw sends are sniffed too (as intentionally invalid, so only ids and dialect are learnt). */
+  #sniffRaw(bytes: Buffer, final = false): void {
+    this.#rawBuf = Buffer.concat([this.#rawBuf, bytes])
+    const lines: Buffer[] = []
+    for (let i = this.#rawBuf.indexOf(0x0a); i !== -1; i = this.#rawBuf.indexOf(0x0a)) {
+      lines.push(this.#rawBuf.subarray(0, i))
+      this.#rawBuf = this.#rawBuf.subarray(i + 1)
+    }
+    if (final && this.#rawBuf.length) lines.push(this.#rawBuf.subarray(0))
+    for (const line of lines) {
+      const text = line.toString('utf8').replace(/^\uFEFF/, '').replace(/\r$/, '')
+      try {
+        this.#sniffer.frame('in', JSON.parse(text), { invalid: true })
+      } catch {
+        // not JSON: nothing for the sniffer to learn
+      }
+    }
+  }
+
+  async sendRaw(bytes: Buffer, chunks?: number[]): Promise<void> {
+    if (bytes.length < 4 * 1024 * 1024) this.#sniffRaw(bytes)
+    if (!chunks?.length) return this.#write(bytes)
+    let at = 0
+    for (let i = 0; at < bytes.length; i++) {
+      const size = chunks[Math.min(i, chunks.length - 1)]!
+      await this.#write(bytes.subarray(at, at + size))
+      at += size
+      await new Promise((r) => setTimeout(r, 2))
+    }
+  }
+
+  #write(bytes: Buffer): Promise<void> {
+    return new Promise((resolve, reject) => this.#child.stdin.write(bytes, (err) => (err ? reject(err) : resolve())))
+  }
+
+  next(ms: number): Promise<unknown> {
+    return this.#inbox.next(ms)
+  }
+
+  async closeInput(): Promise<void> {
+    this.#sniffRaw(Buffer.alloc(0), true)
+    this.#child.stdin.end()
+  }
+
+  async exitCode(ms: number): Promise<number | null | undefined> {
+    return Promise.race([this.#exit, new Promise<undefined>((r) => setTimeout(() => r(undefined), ms))])
+  }
+
+  violations(): Violation[] {
+    return [...this.#stray, ...this.#sniffer.violations]
+  }
+
+  async dispose(): Promise<void> {
+    if (this.#child.exitCode !== null || this.#child.signalCode !== null) return
+    this.#child.stdin.end()
+    if ((await this.exitCode(3000)) !== undefined) return
+    this.#child.kill('SIGTERM')
+    if ((await this.exitCode(2000)) !== undefined) return
+    this.#child.kill('SIGKILL')
+    await this.#exit
+  }
+}

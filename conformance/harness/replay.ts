@@ -1,0 +1,100 @@
+/**
+ * The replayer: runs a transcript's steps on one arm and fails with the step's file and line
+ * on the first mismatch, silence, or contract violation seen by the sniffer.
+ */
+import { AcpSniffer, RpcSniffer } from './sniffer.ts'
+import { HttpArm } from './arms/http.ts'
+import { SseArm } from './arms/sse.ts'
+import { StdioArm, type StdioTarget } from './arms/stdio.ts'
+import type { Arm } from './arms/types.ts'
+import { describeMismatches, match, substitute, type Vars } from './matcher.ts'
+import { inProcessTarget, socketTarget, cliTarget } from './targets.ts'
+import type { ArmName, Step, Transcript } from './transcript.ts'
+
+/** How long an `expect` waits by default. */
+export const DEFAULT_WAIT_MS = 5000
+
+export class ReplayError extends Error {
+  override name = 'ReplayError'
+}
+
+/** Start the arm a transcript needs, against this repository's Chimera. */
+export async function startArm(t: Transcript, arm: ArmName, stdio?: StdioTarget): Promise<Arm> {
+  switch (arm) {
+    case 'http-inprocess':
+      return new HttpArm(arm, inProcessTarget(t.header.server))
+    case 'http-socket':
+      return new HttpArm(arm, await socketTarget(t.header.server))
+    case 'sse-socket':
+      return new SseArm(await socketTarget(t.header.server))
+    case 'stdio': {
+      const sniffer = t.header.surface === 'rpc' ? new RpcSniffer() : new AcpSniffer()
+      return new StdioArm(stdio ?? cliTarget(t.header.env), t.header.launch ?? [], sniffer)
+    }
+  }
+}
+
+/** The bytes of a `sendRaw` step. */
+export function rawBytes(raw: Extract<Step, { sendRaw: unknown }>['sendRaw']): Buffer {
+  if (typeof raw === 'string') return Buffer.from(raw, 'utf8')
+  if ('base64' in raw) return Buffer.from(raw.base64, 'base64')
+  const prefix = Buffer.from(raw.prefix, 'utf8')
+  const suffix = Buffer.from(raw.suffix, 'utf8')
+  const body = Buffer.alloc(Math.max(0, raw.bytes - prefix.length - suffix.length), raw.fill)
+  return Buffer.concat([prefix, body, suffix])
+}
+
+const where = (t: Transcript, s: Step): string => `${t.file}:${s.line ?? '?'}`
+
+async function runStep(t: Transcript, arm: Arm, step: Step, vars: Vars): Promise<void> {
+  if ('send' in step) return arm.send(substitute(step.send, vars), { invalid: step.invalid })
+  if ('sendRaw' in step) {
+    const raw = step.sendRaw
+    const bytes = rawBytes(raw)
+    return arm.sendRaw(bytes, step.chunks)
+  }
+  if ('expect' in step) {
+    const got = await arm.next(step.within ?? DEFAULT_WAIT_MS)
+    if (got === undefined) throw new ReplayError(`${where(t, step)}: expected ${JSON.stringify(step.expect)}, but nothing arrived within ${step.within ?? DEFAULT_WAIT_MS} ms`)
+    const ms = match(step.expect, got, vars)
+    if (ms.length) throw new ReplayError(`${where(t, step)}: received ${JSON.stringify(got).slice(0, 600)}\n${describeMismatches(ms)}`)
+    return
+  }
+  if ('expectNone' in step) {
+    const got = await arm.next(step.expectNone.ms)
+    if (got !== undefined) throw new ReplayError(`${where(t, step)}: expected nothing for ${step.expectNone.ms} ms, received ${JSON.stringify(got).slice(0, 600)}`)
+    return
+  }
+  if ('open' in step) {
+    if (!arm.open) throw new ReplayError(`${where(t, step)}: ${arm.name} cannot open streams`)
+    return arm.open(String(substitute(step.open.path, vars)), step.open.headers ?? {})
+  }
+  if ('close' in step) return arm.close?.()
+  if ('closeInput' in step) {
+    if (!arm.closeInput) throw new ReplayError(`${where(t, step)}: ${arm.name} has no input to close`)
+    return arm.closeInput()
+  }
+  if ('expectExit' in step) {
+    const code = await arm.exitCode?.(step.within ?? DEFAULT_WAIT_MS)
+    if (code !== step.expectExit) throw new ReplayError(`${where(t, step)}: expected exit code ${step.expectExit}, got ${code === undefined ? 'no exit' : code}`)
+  }
+}
+
+/** Replay `t` on `armName`; resolves with the captured values, throws ReplayError on failure. */
+export async function replay(t: Transcript, armName: ArmName, stdio?: StdioTarget): Promise<Vars> {
+  const arm = await startArm(t, armName, stdio)
+  const vars: Vars = new Map()
+  try {
+    for (const step of t.steps) {
+      if ('arms' in step && step.arms && !step.arms.includes(armName)) continue
+      await runStep(t, arm, step, vars)
+    }
+  } finally {
+    await arm.dispose()
+  }
+  const v = arm.violations()
+  if (v.length) {
+    throw new ReplayError(`${t.file}: ${v.length} contract violation(s) on ${armName}:\n${v.map((x) => `  ${x.dir}: ${x.problem} — ${JSON.stringify(x.message).slice(0, 300)}`).join('\n')}`)
+  }
+  return vars
+}

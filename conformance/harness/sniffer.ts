@@ -1,0 +1,215 @@
+/**
+ * The wire sniffer: validates every frame in both directions against the generated validators
+ * and records violations. It knows each surface's contract only through generated/ tables:
+ * - ACP: the dialect is read off `initialize` (integer protocolVersion 1 → v1 table, else the
+ *   seed table); requests, notifications and results are checked against the method table,
+ *   error responses for shape and for a code the method (or JSON-RPC itself) declares;
+ * - RPC: commands by `type`, outbound messages by their `type` (RpcResponse/StateResponse also
+ *   by shape);
+ * - HTTP: request bodies and JSON responses per operation and status (or `default`);
+ * - SSE: each record's `data:` and `id:`/`retry:` per channel and event name.
+ * Frames a transcript sends on purpose as invalid are not checked inbound.
+ */
+import type { ZodType } from 'zod'
+import { acpV1Methods, ACP_V1_PROTOCOL_VERSION } from '../../generated/acp/v1-methods.gen.ts'
+import { acpSeedMethods } from '../../generated/acp/seed.gen.ts'
+import { rpcCommands, rpcOutbound } from '../../generated/rpc/jsonl.gen.ts'
+import { httpOperations } from '../../generated/http/routes.gen.ts'
+import { sseChannels } from '../../generated/sse/events.gen.ts'
+
+export interface Violation {
+  dir: 'in' | 'out'
+  message: unknown
+  problem: string
+}
+
+type Table = Record<string, { direction: string; params: ZodType; result: ZodType | null; errors: readonly number[] }>
+const JSONRPC_CODES = [-32700, -32600, -32601, -32602, -32603]
+const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+function issues(schema: ZodType, value: unknown): string | undefined {
+  const r = schema.safeParse(value)
+  return r.success ? undefined : r.error.issues.map((i) => `${i.path.map(String).join('.') || '(root)'}: ${i.message}`).join('; ')
+}
+
+abstract class Sniffer {
+  readonly violations: Violation[] = []
+  protected flag(dir: 'in' | 'out', message: unknown, problem: string): void {
+    this.violations.push({ dir, message, problem })
+  }
+  /** `in` = client → server, `out` = server → client. */
+  abstract frame(dir: 'in' | 'out', message: unknown, opts?: { invalid?: boolean }): void
+}
+
+export class AcpSniffer extends Sniffer {
+  #table: Table | undefined
+  readonly #pendingIn = new Map<unknown, string>() // client request id → method
+  readonly #pendingOut = new Map<unknown, string>() // agent request id → method
+
+  get dialect(): 'acp-v1' | 'seed' | undefined {
+    return this.#table === undefined ? undefined : this.#table === (acpV1Methods as unknown) ? 'acp-v1' : 'seed'
+  }
+
+  frame(dir: 'in' | 'out', m: unknown, opts: { invalid?: boolean } = {}): void {
+    if (!isObj(m)) {
+      if (dir === 'out') this.flag(dir, m, 'not a JSON object')
+      return
+    }
+    if (m.jsonrpc !== '2.0' && !(dir === 'in' && opts.invalid)) this.flag(dir, m, '"jsonrpc" is not "2.0"')
+    if (typeof m.method === 'string') {
+      if (dir === 'in' && m.method === 'initialize' && isObj(m.params)) {
+        const v = m.params.protocolVersion
+        this.#table = (v === ACP_V1_PROTOCOL_VERSION || (Number.isInteger(v) && v > 2) ? acpV1Methods : acpSeedMethods) as unknown as Table
+      }
+      if ('id' in m) (dir === 'in' ? this.#pendingIn : this.#pendingOut).set(m.id, m.method)
+      if (dir === 'in' && opts.invalid) return
+      const table = this.#table ?? ((m.method === 'initialize' ? acpSeedMethods : undefined) as unknown as Table | undefined)
+      const spec = table?.[m.method]
+      if (!spec) {
+        if (dir === 'out') this.flag(dir, m, `agent sent ${m.method}, which its dialect does not define`)
+        return
+      }
+      const want = dir === 'in' ? ['client-to-agent', 'both'] : ['agent-to-client', 'both']
+      if (!want.includes(spec.direction)) this.flag(dir, m, `${m.method} travels ${spec.direction}`)
+      const bad = issues(spec.params, m.params ?? {})
+      if (bad) this.flag(dir, m, `params of ${m.method}: ${bad}`)
+      return
+    }
+    // A response.
+    const pending = dir === 'out' ? this.#pendingIn : this.#pendingOut
+    const method = pending.get(m.id)
+    pending.delete(m.id)
+    if ('error' in m) {
+      const e = m.error
+      if (!isObj(e) || !Number.isInteger(e.code) || typeof e.message !== 'string') return this.flag(dir, m, 'error is not {code:int, message:string}')
+      const spec = method ? this.#table?.[method] : undefined
+      const allowed = [...JSONRPC_CODES, ...(spec?.errors ?? [])]
+      if (!allowed.includes(e.code)) this.flag(dir, m, `error code ${e.code} is not declared for ${method ?? 'this message'}`)
+      return
+    }
+    if (!method) {
+      if (dir === 'out') this.flag(dir, m, `response to unknown request id ${JSON.stringify(m.id)}`)
+      return
+    }
+    const spec = this.#table?.[method]
+    if (spec?.result) {
+      const bad = issues(spec.result, m.result)
+      if (bad) this.flag(dir, m, `result of ${method}: ${bad}`)
+    }
+  }
+}
+
+export class RpcSniffer extends Sniffer {
+  frame(dir: 'in' | 'out', m: unknown, opts: { invalid?: boolean } = {}): void {
+    if (dir === 'in') {
+      if (opts.invalid) return
+      if (!isObj(m) || typeof m.type !== 'string' || !(m.type in rpcCommands)) return this.flag(dir, m, 'not a known command')
+      const bad = issues(rpcCommands[m.type as keyof typeof rpcCommands].schema, m)
+      if (bad) this.flag(dir, m, `command ${m.type}: ${bad}`)
+      return
+    }
+    if (!isObj(m)) return this.flag(dir, m, 'not a JSON object')
+    const entry = Object.entries(rpcOutbound).find(([, o]) => o.type !== null && o.type === m.type)
+      ?? (m.type === undefined && 'command' in m ? ['RpcResponse', rpcOutbound.RpcResponse] as const : undefined)
+      ?? (m.type === undefined && 'messages' in m ? ['StateResponse', rpcOutbound.StateResponse] as const : undefined)
+    if (!entry) return this.flag(dir, m, `unknown outbound message type ${JSON.stringify(m.type)}`)
+    const bad = issues(entry[1].schema, m)
+    if (bad) this.flag(dir, m, `${entry[0]}: ${bad}`)
+  }
+}
+
+type Op = (typeof httpOperations)[keyof typeof httpOperations]
+const routeRegex = (path: string): RegExp => new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}|\{[^}]+\}/g, '[^/]+')}$`)
+const OPS = (Object.values(httpOperations) as Op[]).map((op) => ({ op, re: routeRegex(op.path) }))
+
+/** The spec operation for a method and path, if any. */
+export function findOperation(method: string, pathname: string): Op | undefined {
+  return OPS.find((o) => o.op.method === method && o.re.test(pathname))?.op
+}
+
+export interface HttpExchange {
+  method: string
+  path: string
+  requestBody?: unknown
+  status: number
+  contentType: string | null
+  body: unknown
+}
+
+export class HttpSniffer extends Sniffer {
+  frame(): void {
+    throw new Error('HttpSniffer checks whole exchanges: use exchange()')
+  }
+
+  exchange(x: HttpExchange, opts: { invalid?: boolean } = {}): void {
+    const pathname = new URL(x.path, 'http://x').pathname
+    if (x.method === 'OPTIONS' && x.status === 204) return // CORS preflight: transport plumbing, outside the API contract
+    const op = findOperation(x.method, pathname)
+    if (!op) {
+      if (x.status !== 404 && x.status !== 405) this.flag('out', x, `no spec operation for ${x.method} ${pathname}, yet status ${x.status}`)
+      return this.#checkError(x)
+    }
+    if (!opts.invalid && op.body && x.requestBody !== undefined) {
+      const bad = issues(op.body.schema, x.requestBody)
+      if (bad) this.flag('in', x.requestBody, `request body of ${op.operationId}: ${bad}`)
+    }
+    const responses = op.responses as Record<string, Record<string, ZodType | null>>
+    const res = responses[String(x.status)] ?? responses.default
+    if (!res) return this.flag('out', x, `${op.operationId} does not declare status ${x.status}`)
+    const type = (x.contentType ?? '').split(';')[0]!.trim()
+    if (x.status === 204 || Object.keys(res).length === 0) {
+      if (x.body !== undefined && x.body !== '') this.flag('out', x, `${op.operationId} ${x.status} must have no body`)
+      return
+    }
+    if (!(type in res)) return this.flag('out', x, `${op.operationId} ${x.status} is not declared as ${type || 'no content type'}`)
+    const schema = res[type]
+    if (schema) {
+      const bad = issues(schema, x.body)
+      if (bad) this.flag('out', x.body, `${op.operationId} ${x.status} body: ${bad}`)
+    }
+  }
+
+  #checkError(x: HttpExchange): void {
+    if (!isObj(x.body) || typeof x.body.error !== 'string') this.flag('out', x, 'error response lacks the ErrorBody shape')
+  }
+}
+
+export interface SseRecord {
+  id?: string
+  event?: string
+  data: string
+  retry?: number
+}
+
+export class SseSniffer extends Sniffer {
+  readonly #channel: keyof typeof sseChannels | undefined
+  constructor(path: string) {
+    super()
+    const pathname = new URL(path, 'http://x').pathname
+    this.#channel = (Object.keys(sseChannels) as (keyof typeof sseChannels)[]).find((c) => routeRegex(sseChannels[c].address).test(pathname))
+  }
+
+  frame(dir: 'in' | 'out', rec: unknown): void {
+    if (dir !== 'out') return
+    if (!this.#channel) return this.flag(dir, rec, 'no SSE channel in the spec for this path')
+    const r = rec as SseRecord
+    const events = sseChannels[this.#channel].events as Record<string, { payload: ZodType; headers: ZodType | null }>
+    const def = events[r.event ?? 'message']
+    if (!def) return this.flag(dir, rec, `event ${JSON.stringify(r.event)} is not defined on ${this.#channel}`)
+    let data: unknown
+    try {
+      data = JSON.parse(r.data)
+    } catch {
+      return this.flag(dir, rec, 'data is not JSON')
+    }
+    const bad = issues(def.payload, data)
+    if (bad) this.flag(dir, rec, `${r.event} data: ${bad}`)
+    const headers: Record<string, string> = {}
+    if (r.id !== undefined) headers.id = r.id
+    if (r.retry !== undefined) headers.retry = String(r.retry)
+    if (def.headers) {
+      const badH = issues(def.headers, headers)
+      if (badH) this.flag(dir, rec, `${r.event} frame: ${badH}`)
+    }
+  }
+}
