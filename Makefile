@@ -1,0 +1,64 @@
+# Chimera — every entry point for people and CI. `make help` lists the targets.
+# Two commands set up a fresh machine (Node 20.19+ and npm only):
+#   make serve   install, build, run `chimera otter serve` on 127.0.0.1:5173 (offline model)
+#   make test    install, then every check and the whole suite on Node 20 and Node 24
+.DEFAULT_GOAL := help
+SHELL := /bin/bash
+NODE24_VERSION := 24.21.0
+NODE24_DIR := .tmp/node24
+NODE24 := $(NODE24_DIR)/node_modules/node/bin/node
+TSX := node_modules/.bin/tsx
+VITEST := node_modules/vitest/vitest.mjs
+
+.PHONY: help install build generate check-generated specs-refresh lint-specs typecheck \
+        test test-node20 test-node24 serve bench clean
+
+help: ## list targets
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
+
+node_modules/.install-stamp: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+install: node_modules/.install-stamp ## install dependencies (npm ci, install scripts limited by allowScripts)
+
+dist/chimera.mjs: node_modules/.install-stamp $(shell find server generated -name '*.ts' -o -name '*.json' 2>/dev/null) package.json scripts/build.mjs
+	node scripts/build.mjs
+
+build: dist/chimera.mjs ## bundle the CLI into dist/ (esbuild)
+
+generate: install ## specs/ -> generated/ (offline, deterministic)
+	$(TSX) specs/codegen/generate.ts
+
+check-generated: install ## fail if generated/ differs from what specs/ generate
+	$(TSX) specs/codegen/generate.ts --check
+
+specs-refresh: install ## re-vendor the ACP v1 schema from @agentclientprotocol/sdk and re-assemble its OpenRPC
+	$(TSX) specs/codegen/refresh-acp.ts
+
+lint-specs: install ## validate every spec with its ecosystem's validator
+	$(TSX) specs/codegen/validate.ts
+
+typecheck: install ## tsc --noEmit over specs/codegen, generated, server, client, conformance
+	node_modules/.bin/tsc -p tsconfig.json
+
+$(NODE24):
+	npm install --prefix $(NODE24_DIR) --no-save --no-package-lock --no-audit --no-fund node@$(NODE24_VERSION)
+
+test-node20: install build ## the whole suite on this machine's Node
+	node $(VITEST) run
+
+test-node24: install build $(NODE24) ## the whole suite on Node 24 LTS (npm package `node`)
+	$(NODE24) $(VITEST) run
+
+test: install build check-generated lint-specs typecheck $(NODE24) ## every check, then the suite on Node 20 and Node 24
+	node scripts/test-matrix.mjs node $(NODE24)
+
+serve: install build ## run `chimera otter serve` on 127.0.0.1:5173 with the offline model
+	node bin/chimera.mjs otter serve
+
+bench: install build ## print start-up figures (bench/)
+	node bench/cold-start.mjs
+
+clean: ## remove build output and caches (keeps node_modules)
+	rm -rf dist .tmp

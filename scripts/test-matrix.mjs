@@ -1,0 +1,41 @@
+// Runs the vitest suite once per Node binary given on the command line, shows each run's
+// closing line prefixed with its Node version, then prints the combined closing line
+// `N passed, N failed` that CI reads. Exits non-zero if any run failed or printed no summary.
+import { spawn } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
+
+const binaries = process.argv.slice(2)
+if (!binaries.length) {
+  console.error('usage: node scripts/test-matrix.mjs <node-binary>...')
+  process.exit(2)
+}
+let passed = 0
+let failed = 0
+let skipped = 0
+let bad = false
+const lines = []
+for (const bin of binaries) {
+  const version = execFileSync(bin, ['--version'], { encoding: 'utf8' }).trim()
+  process.stdout.write(`\n=== vitest on Node ${version} ===\n`)
+  const child = spawn(bin, ['node_modules/vitest/vitest.mjs', 'run'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  let out = ''
+  child.stdout.on('data', (d) => {
+    process.stdout.write(d)
+    out += d.toString()
+  })
+  const code = await new Promise((resolve) => child.on('close', resolve))
+  const m = [...out.matchAll(/^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?$/gm)].pop()
+  if (!m) {
+    bad = true
+    failed += 1
+    lines.push(`node${version.slice(1).split('.')[0]}: no summary line (exit ${code})`)
+    continue
+  }
+  passed += Number(m[1])
+  failed += Number(m[2])
+  skipped += Number(m[3] ?? 0)
+  if (code !== 0) bad = true
+  lines.push(`node${version.slice(1).split('.')[0]}: ${m[0]}`)
+}
+process.stdout.write(`\n${lines.join('\n')}\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`)
+process.exit(bad || failed ? 1 : 0)
