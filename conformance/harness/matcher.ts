@@ -24,7 +24,10 @@ export interface Mismatch {
 
 const PLACEHOLDERS: Record<string, (v: unknown) => boolean> = {
   timestamp: (v) => typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(v),
-  iso8601: (v) => typeof v === 'string' && !Number.isNaN(Date.parse(v)),
+  iso8601: (v) =>
+    typeof v === 'string' &&
+    /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(v) &&
+    !Number.isNaN(Date.parse(v)),
   uuid: (v) => typeof v === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v),
   session_id: (v) => typeof v === 'string' && /^(otter|ferret|mink)-\d{8}T\d{6}Z-[0-9a-f-]{8,36}$/.test(v),
   event_id: (v) => typeof v === 'string' && /^evt-[0-9a-f-]{8,36}$/.test(v),

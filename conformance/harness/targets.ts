@@ -34,7 +34,7 @@ export function inProcessTarget(opts: ServerOptions = {}): HttpTarget {
 }
 
 export async function socketTarget(opts: ServerOptions = {}): Promise<HttpTarget> {
-  const listener = await listen(toNodeHandler(app(opts)), { hostname: '127.0.0.1', port: { random: true } as never, showURL: false, isProd: true, qr: false, public: false })
+  const listener = await listen(toNodeHandler(app(opts)), { hostname: '127.0.0.1', port: { random: true } as never, showURL: false, isProd: true, qr: false, public: false, autoClose: false })
   const baseUrl = listener.url.replace(/\/$/, '')
   return { baseUrl, fetch: (req) => fetch(req), close: () => listener.close() }
 }

@@ -51,14 +51,22 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
     public: false,
     tunnel: false,
     https: https ?? false,
+    // Our own signal handling below shuts down gracefully; listhen's would exit at once.
+    autoClose: false,
   } as never)
   o.logger.info(`chimera ${o.agent} serve: listening on ${listener.url}${o.token ? ' (bearer auth on)' : ''}`)
   await new Promise<void>((resolve) => {
     const stop = (sig: string) => {
       o.logger.info(`received ${sig}, shutting down`)
-      void listener.close().finally(resolve)
+      // Open streams (SSE) would hold close() forever: cut idle and open connections after a grace period.
+      const server = (listener as unknown as { server?: { closeIdleConnections?(): void; closeAllConnections?(): void } }).server
+      server?.closeIdleConnections?.()
+      setTimeout(() => server?.closeAllConnections?.(), 3000).unref()
+      void listener.close().finally(() => {
+        o.logger.info('stopped')
+        resolve()
+      })
     }
-    process.once('SIGINT', () => stop('SIGINT'))
-    process.once('SIGTERM', () => stop('SIGTERM'))
+    for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(sig, () => stop(sig))
   })
 }
