@@ -14,6 +14,7 @@ import { generateAcpSeed, ACP_SEED_OPENRPC } from './gen-acp-seed.ts'
 import { generateSse, generateRpc, SSE_SPEC, RPC_SPEC } from './gen-asyncapi.ts'
 import { generateHttpRoutes, generateHttpTypes, generateOpenApiBundle, OPENAPI_SPEC } from './gen-http.ts'
 import { ACP_VENDOR } from './lib/refs.ts'
+import { generateTools, TOOLS_SPEC } from './gen-tools.ts'
 import { ACP_V1_OPENRPC } from './acp-v1-openrpc.ts'
 
 const OUT = 'generated'
@@ -25,11 +26,12 @@ export async function renderAll(): Promise<GeneratedFile[]> {
     generateAcpSeed(),
     generateSse(),
     generateRpc(),
+    generateTools(),
     generateHttpRoutes(),
     await generateHttpTypes(),
     await generateOpenApiBundle(),
   ]
-  const inputs = [...sharedFiles(), ACP_VENDOR, ACP_V1_OPENRPC, ACP_SEED_OPENRPC, SSE_SPEC, RPC_SPEC, OPENAPI_SPEC]
+  const inputs = [...sharedFiles(), ACP_VENDOR, ACP_V1_OPENRPC, ACP_SEED_OPENRPC, SSE_SPEC, RPC_SPEC, OPENAPI_SPEC, TOOLS_SPEC]
   const pkg = JSON.parse(readFileSync(abs('package.json'), 'utf8'))
   const manifest = {
     command: 'make generate',

@@ -1,0 +1,68 @@
+/**
+ * The event-store interface (DESIGN §3, §6, §8). The file store is the embedded default; an
+ * engine such as Redis Streams or PostgreSQL can implement the same interface later.
+ *
+ * Contract:
+ * - `append` persists an event before it resolves, and only then notifies subscribers, in
+ *   `seq` order per session. Appends of one session are serialised; sessions are independent.
+ * - `load` rebuilds a session from storage: its meta, summary and events. A torn or partial
+ *   last record (a crash mid-write) is detected and dropped — never half-read — so the events
+ *   returned are an exact prefix of what was appended.
+ * - `list` returns summaries, newest first, filtered.
+ */
+import type { AnyEvent } from '../core/events.ts'
+import type { SessionSummary } from '../../generated/schemas.gen.ts'
+
+export type AgentPrefix = 'otter' | 'ferret' | 'mink'
+
+/** What a session is, fixed at creation (persisted as `session.json`). */
+export interface SessionMeta {
+  session_id: string
+  agent: AgentPrefix
+  cwd: string
+  model: string
+  mode: string
+  allowed_tools?: string[]
+  max_steps?: number
+  created_at: string
+}
+
+export interface ListFilter {
+  limit?: number
+  /** Only sessions started at or after this instant. */
+  since?: Date
+  /** Exact model match (`GET /sessions`); `modelContains` is the case-insensitive `/runs` form. */
+  model?: string
+  modelContains?: string
+  /** Which agents' sessions (directory prefixes); default all. */
+  agents?: AgentPrefix[]
+}
+
+export interface LoadedSession {
+  meta: SessionMeta
+  summary: SessionSummary
+  events: AnyEvent[]
+  /** True when a torn tail record was found and dropped. */
+  repaired: boolean
+}
+
+export type EventListener = (event: AnyEvent) => void
+
+export interface EventStore {
+  /** Create storage for a new session. */
+  create(meta: SessionMeta, summary: SessionSummary): Promise<void>
+  /** Persist one event (its `seq` must be the session's next), then notify subscribers. */
+  append(event: AnyEvent): Promise<void>
+  /** Events with `seq > afterSeq`, in order. */
+  read(sessionId: string, afterSeq?: number): Promise<AnyEvent[]>
+  /** Replace the session's summary. */
+  writeSummary(sessionId: string, summary: SessionSummary): Promise<void>
+  /** Rebuild a session; undefined when it does not exist. */
+  load(sessionId: string): Promise<LoadedSession | undefined>
+  /** Summaries, newest first. */
+  list(filter?: ListFilter): Promise<SessionSummary[]>
+  /** Called after each event of the session is persisted; returns an unsubscribe function. */
+  subscribe(sessionId: string, listener: EventListener): () => void
+  /** Remove a session's stored data. */
+  remove(sessionId: string): Promise<void>
+}
