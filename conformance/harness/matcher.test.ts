@@ -94,6 +94,7 @@ const ROWS: Row[] = [
   { name: '$placeholder timestamp accepts an offset', pattern: { $placeholder: 'timestamp' }, actual: '2026-01-02T03:04:05+02:00' },
   { name: '$placeholder timestamp rejects a date without time', pattern: { t: { $placeholder: 'timestamp' } }, actual: { t: '2026-01-02' }, fails: ['$.t'], reason: /expected a timestamp/ },
   { name: '$placeholder iso8601 accepts an ISO date', pattern: { $placeholder: 'iso8601' }, actual: '2026-01-02' },
+  { name: '$placeholder iso8601 accepts an ISO date-time with offset', pattern: { $placeholder: 'iso8601' }, actual: '2026-01-02T03:04:05.5+02:00' },
   { name: '$placeholder iso8601 rejects a non-date', pattern: { $placeholder: 'iso8601' }, actual: 'not a date', fails: ['$'] },
   { name: '$placeholder iso8601 rejects a number', pattern: { $placeholder: 'iso8601' }, actual: 1767225600000, fails: ['$'] },
   { name: '$placeholder uuid accepts a uuid', pattern: { $placeholder: 'uuid' }, actual: '123e4567-e89b-12d3-a456-426614174000' },
@@ -235,10 +236,9 @@ describe('substitute()', () => {
   })
 })
 
-describe('placeholders by shape: known gaps', () => {
-  // The placeholder is named iso8601, yet it is implemented as `!isNaN(Date.parse(v))`, and V8's
-  // legacy date parser accepts free text such as "hello 1" (= 2001-01-01). A server that sent
-  // junk where an ISO 8601 date belongs would pass.
+describe('placeholders by shape: regressions', () => {
+  // `iso8601` was once `!isNaN(Date.parse(v))`, and V8's legacy date parser accepts free text
+  // such as "hello 1" (= 2001-01-01): junk where an ISO 8601 date belongs would have passed.
   it('$placeholder iso8601 rejects free text that Date.parse happens to accept ("hello 1", "March 7")', () => {
     for (const s of ['hello 1', 'March 7', '1']) {
       const ms = match({ $placeholder: 'iso8601' }, s)

@@ -40,6 +40,7 @@ export function rawBytes(raw: Extract<Step, { sendRaw: unknown }>['sendRaw']): B
   if ('base64' in raw) return Buffer.from(raw.base64, 'base64')
   const prefix = Buffer.from(raw.prefix, 'utf8')
   const suffix = Buffer.from(raw.suffix, 'utf8')
+  if (prefix.length + suffix.length > raw.bytes) throw new Error(`sendRaw: prefix and suffix (${prefix.length + suffix.length} bytes) exceed bytes (${raw.bytes})`)
   const body = Buffer.alloc(Math.max(0, raw.bytes - prefix.length - suffix.length), raw.fill)
   return Buffer.concat([prefix, body, suffix])
 }

@@ -204,6 +204,9 @@ export class SseSniffer extends Sniffer {
     }
     const bad = issues(def.payload, data)
     if (bad) this.flag(dir, rec, `${r.event} data: ${bad}`)
+    // On the plural stream the event name is the canonical type the payload carries.
+    const type = (data as { type?: unknown })?.type
+    if (this.#channel === 'sessionsEvents' && r.event !== 'end' && type !== r.event) this.flag(dir, rec, `event ${JSON.stringify(r.event)} carries data.type ${JSON.stringify(type)}`)
     const headers: Record<string, string> = {}
     if (r.id !== undefined) headers.id = r.id
     if (r.retry !== undefined) headers.retry = String(r.retry)

@@ -206,6 +206,7 @@ const GENERATED_SOURCES: Record<string, string[]> = {
   'generated/rpc/jsonl.gen.ts': ['specs/asyncapi/rpc.asyncapi.yaml'],
   'generated/http/routes.gen.ts': ['specs/openapi/chimera.openapi.yaml'],
   'generated/http/openapi.gen.d.ts': ['specs/openapi/chimera.openapi.yaml'],
+  'generated/tools/tools.gen.ts': ['specs/tools/tools.yaml'],
 }
 
 describe('generated/', () => {

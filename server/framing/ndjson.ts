@@ -19,6 +19,7 @@ export type Frame =
   | { kind: 'too_long'; bytes: number }
 
 const LF = 0x0a
+const BOM = Buffer.from([0xef, 0xbb, 0xbf])
 const CR = 0x0d
 
 export class LineFramer {
@@ -28,7 +29,9 @@ export class LineFramer {
   #overflow = false
   #overflowBytes = 0
   #atStart = true
-  #decoder = new TextDecoder('utf-8', { fatal: true })
+  // ignoreBOM: a BOM is dropped only at the start of the stream (below), never per line.
+  #decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+  #head: Buffer = Buffer.alloc(0)
 
   constructor(maxLineBytes: number) {
     this.maxLineBytes = maxLineBytes
@@ -37,9 +40,16 @@ export class LineFramer {
   /** Feed bytes; returns the frames they complete, in order. */
   push(chunk: Uint8Array): Frame[] {
     let buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
-    if (this.#atStart && buf.length > 0) {
-      if (buf.length >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) buf = buf.subarray(3)
+    if (this.#atStart) {
+      // The BOM may arrive split across reads: hold back up to 3 leading bytes until decided.
+      buf = Buffer.concat([this.#head, buf])
+      if (buf.length < 3 && BOM.subarray(0, buf.length).equals(buf)) {
+        this.#head = Buffer.from(buf)
+        return []
+      }
+      this.#head = Buffer.alloc(0)
       this.#atStart = false
+      if (buf.subarray(0, 3).equals(BOM)) buf = buf.subarray(3)
     }
     const frames: Frame[] = []
     let start = 0
@@ -55,6 +65,12 @@ export class LineFramer {
 
   /** End of input: the unterminated tail, if any, as a last frame. */
   end(): Frame[] {
+    if (this.#atStart && this.#head.length) {
+      // Only part of a BOM, then end of input: those bytes are data.
+      this.#atStart = false
+      this.#append(this.#head)
+      this.#head = Buffer.alloc(0)
+    }
     const f = this.#size > 0 || this.#overflow ? this.#finishLine() : undefined
     return f ? [f] : []
   }

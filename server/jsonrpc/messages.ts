@@ -42,7 +42,7 @@ export function classify(value: unknown): Incoming {
   if (hasId && ('result' in value || 'error' in value)) {
     if ('result' in value && 'error' in value) return { kind: 'invalid', id, error: RpcError.invalidRequest('a response carries result or error, not both') }
     const error = value.error
-    if ('error' in value && !(isObject(error) && typeof error.code === 'number' && typeof error.message === 'string')) {
+    if ('error' in value && !(isObject(error) && Number.isInteger(error.code) && typeof error.message === 'string')) {
       return { kind: 'invalid', id, error: RpcError.invalidRequest('"error" must be {code, message}') }
     }
     return 'error' in value ? { kind: 'response', id, error: error as never } : { kind: 'response', id, result: value.result }

@@ -125,7 +125,15 @@ export class StdioArm implements Arm {
   }
 
   async exitCode(ms: number): Promise<number | null | undefined> {
-    return Promise.race([this.#exit, new Promise<undefined>((r) => setTimeout(() => r(undefined), ms))])
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<undefined>((r) => {
+      timer = setTimeout(() => r(undefined), ms)
+    })
+    try {
+      return await Promise.race([this.#exit, timeout])
+    } finally {
+      clearTimeout(timer)
+    }
   }
 
   violations(): Violation[] {
