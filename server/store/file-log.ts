@@ -1,0 +1,161 @@
+/**
+ * The on-disk primitives of the file event store: one exclusive-create file per event, atomic
+ * JSON replacement (write a temp file, then rename), and the log scan that finds where the
+ * valid prefix ends — the first record that is torn, out of sequence or invalid — so the store
+ * can quarantine the tail instead of half-reading it.
+ */
+import { randomUUID } from 'node:crypto'
+import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { AnyEvent } from '../core/events.ts'
+import { eventFileName, parseEventFileName } from './paths.ts'
+import { eventProblem } from './validate.ts'
+
+/** The errno code of a Node error, if any. */
+export function errCode(err: unknown): string | undefined {
+  return typeof err === 'object' && err !== null && typeof (err as NodeJS.ErrnoException).code === 'string' ? (err as NodeJS.ErrnoException).code : undefined
+}
+
+/** Create `path` exclusively (`wx`) with `text`; a failed write removes the partial file. */
+export async function writeExclusive(path: string, text: string, fsync = false): Promise<void> {
+  const fh = await open(path, 'wx')
+  try {
+    await fh.writeFile(text, 'utf8')
+    if (fsync) await fh.sync()
+    await fh.close()
+  } catch (err) {
+    await fh.close().catch(() => {})
+    await unlink(path).catch(() => {})
+    throw err
+  }
+}
+
+/** Replace `path` with `value` as JSON: a reader sees the old file or the new one, never a mix. */
+export async function writeJsonAtomic(path: string, value: unknown, fsync = false): Promise<void> {
+  const tmp = `${path}.${process.pid}.${randomUUID().slice(0, 8)}.tmp`
+  await writeExclusive(tmp, `${JSON.stringify(value, null, 2)}\n`, fsync)
+  try {
+    await rename(tmp, path)
+  } catch (err) {
+    await unlink(tmp).catch(() => {})
+    throw err
+  }
+}
+
+/** Write one event as `event-NNNNNN-<type>.json`: its JSON and a newline, never overwriting. */
+export async function writeEventFile(dir: string, event: AnyEvent, fsync = false): Promise<string> {
+  const name = eventFileName(event.seq, event.type)
+  await writeExclusive(join(dir, name), `${JSON.stringify(event)}\n`, fsync)
+  return name
+}
+
+export type JsonRead = { kind: 'ok'; value: unknown } | { kind: 'missing' } | { kind: 'bad'; reason: string }
+
+/** Read and parse a JSON file, telling "absent" apart from "unreadable or not JSON". */
+export async function readJsonFile(path: string): Promise<JsonRead> {
+  let text: string
+  try {
+    text = await readFile(path, 'utf8')
+  } catch (err) {
+    if (errCode(err) === 'ENOENT') return { kind: 'missing' }
+    return { kind: 'bad', reason: err instanceof Error ? err.message : String(err) }
+  }
+  try {
+    return { kind: 'ok', value: JSON.parse(text) as unknown }
+  } catch (err) {
+    return { kind: 'bad', reason: `not JSON: ${err instanceof Error ? err.message : String(err)}` }
+  }
+}
+
+/** Why `text` is not the record `event-<seq>-<type>.json` of `sessionId` should hold, or the event. */
+export function checkRecord(text: string, seq: number, type: string, sessionId: string): AnyEvent | string {
+  if (!text.endsWith('\n')) return 'torn record (no trailing newline)'
+  let value: unknown
+  try {
+    value = JSON.parse(text.slice(0, -1))
+  } catch {
+    return 'torn record (not JSON)'
+  }
+  const problem = eventProblem(value)
+  if (problem !== undefined) return `invalid event: ${problem}`
+  const e = value as AnyEvent
+  if (e.seq !== seq) return `content seq ${e.seq} does not match the file name's ${seq}`
+  if (e.type !== type) return `content type ${e.type} does not match the file name's ${type}`
+  if (e.session_id !== sessionId) return `content session_id ${JSON.stringify(e.session_id)} is not ${sessionId}`
+  return e
+}
+
+export interface LogScan {
+  /** The valid records with `seq > afterSeq`, contiguous from `afterSeq + 1`. */
+  events: AnyEvent[]
+  /** File names from the first bad record on (and, on a full scan, misnamed `event-*` files). */
+  tail: string[]
+  /** Why the first bad record is bad. */
+  reason?: string
+}
+
+/** Read the log of `dir` after `afterSeq`, stopping at the first record that is not valid. */
+export async function scanLog(dir: string, sessionId: string, afterSeq = 0): Promise<LogScan> {
+  const names = (await readdir(dir)).filter((n) => n.startsWith('event-'))
+  const misnamed: string[] = []
+  const entries: { name: string; seq: number; type: string }[] = []
+  for (const name of names) {
+    const p = parseEventFileName(name)
+    if (p) entries.push({ name, ...p })
+    else misnamed.push(name)
+  }
+  entries.sort((a, b) => a.seq - b.seq || (a.name < b.name ? -1 : 1))
+  const todo = entries.filter((e) => e.seq > afterSeq)
+  const texts = await readAll(dir, todo.map((e) => e.name))
+  const events: AnyEvent[] = []
+  let reason: string | undefined
+  let i = 0
+  for (; i < todo.length; i++) {
+    const { name, seq, type } = todo[i]!
+    const expected = afterSeq + events.length + 1
+    const text = texts[i]!
+    const r =
+      seq !== expected ? `${name}: expected seq ${expected} (${seq < expected ? 'duplicate' : 'gap'})`
+      : text instanceof Error ? `${name}: unreadable: ${text.message}`
+      : checkRecord(text, seq, type, sessionId)
+    if (typeof r === 'string') {
+      reason = r.startsWith(name) ? r : `${name}: ${r}`
+      break
+    }
+    events.push(r)
+  }
+  const tail = todo.slice(i).map((e) => e.name)
+  if (afterSeq === 0 && misnamed.length > 0) {
+    tail.push(...misnamed)
+    reason ??= `misnamed event files: ${misnamed.join(', ')}`
+  }
+  return { events, tail, reason }
+}
+
+/** Read files in bounded parallel batches; a file that cannot be read yields its Error. */
+async function readAll(dir: string, names: string[]): Promise<(string | Error)[]> {
+  return mapLimit(names, 32, (n) => readFile(join(dir, n), 'utf8').catch((err: unknown) => (err instanceof Error ? err : new Error(String(err)))))
+}
+
+/** Move `names` out of the log into a fresh `quarantine/<stamp>-<rand>/` folder; returns it. */
+export async function quarantine(dir: string, names: string[]): Promise<string> {
+  const stamp = new Date().toISOString().replace(/[-:.]/g, '')
+  const dest = join(dir, 'quarantine', `${stamp}-${randomUUID().slice(0, 8)}`)
+  await mkdir(dest, { recursive: true })
+  for (const n of names) await rename(join(dir, n), join(dest, n))
+  return dest
+}
+
+/** `fn` over `items` with at most `limit` in flight; results in input order. */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length)
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++
+      out[i] = await fn(items[i]!)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+  return out
+}

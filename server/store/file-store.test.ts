@@ -1,0 +1,229 @@
+/**
+ * FileEventStore: round trip, counter checks, validation, subscriber timing and isolation,
+ * concurrent sessions, list filters and order, atomic summaries, hostile ids. Torn-tail repair
+ * is in file-store-repair.test.ts; crash safety in crash.test.ts.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { AnyEvent } from '../core/events.ts'
+import { createLogger } from '../log.ts'
+import { FileEventStore } from './file-store.ts'
+import { sampleEvent, sampleMeta, sampleSummary } from './fixtures/sample.ts'
+import { eventFileName } from './paths.ts'
+import type { AgentPrefix } from './types.ts'
+
+let tmp: string
+let root: string
+let store: FileEventStore
+const logLines: string[] = []
+beforeEach(() => {
+  tmp = mkdtempSync(join(tmpdir(), 'chimera-fstore-'))
+  root = join(tmp, 'eventlog')
+  logLines.length = 0
+  store = new FileEventStore({ root, logger: createLogger({ level: 'debug', sink: (l) => logLines.push(l) }) })
+})
+afterEach(() => rmSync(tmp, { recursive: true, force: true }))
+
+async function newSession(agent: AgentPrefix = 'otter', at = new Date('2026-04-25T12:03:00Z'), model = 'offline-echo'): Promise<string> {
+  const meta = sampleMeta(agent, at, model)
+  await store.create(meta, sampleSummary(meta))
+  return meta.session_id
+}
+const files = (id: string): string[] => readdirSync(join(root, id)).filter((n) => n.startsWith('event-')).sort()
+
+describe('FileEventStore round trip', () => {
+  it('loads exactly what was appended and reads after a counter', async () => {
+    const id = await newSession()
+    const sent = Array.from({ length: 12 }, (_, i) => sampleEvent(id, i + 1))
+    for (const e of sent) await store.append(e)
+    const fresh = new FileEventStore({ root })
+    const loaded = await fresh.load(id)
+    expect(loaded?.repaired).toBe(false)
+    expect(loaded?.events).toEqual(sent)
+    expect(loaded?.meta.session_id).toBe(id)
+    expect(loaded?.summary).toEqual(sampleSummary(loaded!.meta))
+    expect(await fresh.read(id, 9)).toEqual(sent.slice(9))
+    expect(await fresh.read(id)).toEqual(sent)
+    expect(await fresh.read(id, 12)).toEqual([])
+    expect(files(id)).toEqual(sent.map((e) => eventFileName(e.seq, e.type)))
+    const raw = readFileSync(join(root, id, files(id)[0]!), 'utf8')
+    expect(raw).toBe(`${JSON.stringify(sent[0])}\n`)
+    await fresh.append(sampleEvent(id, 13))
+    expect((await store.read(id, 12)).map((e) => e.seq)).toEqual([13])
+  })
+
+  it('returns undefined for a missing session and refuses to create one twice', async () => {
+    expect(await store.load('otter-20260425T120300Z-1b4e28ba-2fa1-4d3b-a3f5-ef19b5a7633b')).toBeUndefined()
+    const meta = sampleMeta()
+    await store.create(meta, sampleSummary(meta))
+    await expect(store.create(meta, sampleSummary(meta))).rejects.toMatchObject({ code: 'session_exists' })
+    await expect(store.append(sampleEvent('otter-20260425T120300Z-1b4e28ba-2fa1-4d3b-a3f5-ef19b5a7633b', 1))).rejects.toMatchObject({ code: 'session_not_found' })
+  })
+})
+
+describe('FileEventStore counter and validation', () => {
+  it('rejects gaps and duplicates and keeps the counter', async () => {
+    const id = await newSession()
+    await store.append(sampleEvent(id, 1))
+    await expect(store.append(sampleEvent(id, 3))).rejects.toMatchObject({ code: 'seq_mismatch' })
+    await expect(store.append(sampleEvent(id, 1))).rejects.toThrow(/expected 2/)
+    await store.append(sampleEvent(id, 2))
+    expect(files(id)).toHaveLength(2)
+  })
+
+  it('rejects invalid events and data, writing nothing', async () => {
+    const id = await newSession()
+    const good = sampleEvent(id, 1, 'text_delta')
+    const bad: unknown[] = [
+      { ...good, data: { text: 42 } },
+      { ...good, data: { prompt: 'a turn_start payload on a text_delta' } },
+      { ...good, type: 'no_such_type' },
+      { ...good, extra: true },
+      { ...good, seq: 0 },
+      { ...good, ts: 'yesterday' },
+      { ...good, session_id: '../escape' },
+    ]
+    for (const e of bad) await expect(store.append(e as AnyEvent)).rejects.toThrow(/invalid/)
+    expect(files(id)).toEqual([])
+    await store.append(good)
+    expect(files(id)).toHaveLength(1)
+  })
+})
+
+describe('FileEventStore subscribers', () => {
+  it('are notified in order, only after the file exists', async () => {
+    const id = await newSession()
+    const seen: number[] = []
+    const unsubscribe = store.subscribe(id, (e) => {
+      expect(existsSync(join(root, id, eventFileName(e.seq, e.type)))).toBe(true)
+      seen.push(e.seq)
+    })
+    await Promise.all(Array.from({ length: 20 }, (_, i) => store.append(sampleEvent(id, i + 1))))
+    expect(seen).toEqual(Array.from({ length: 20 }, (_, i) => i + 1))
+    unsubscribe()
+    await store.append(sampleEvent(id, 21))
+    expect(seen).toHaveLength(20)
+  })
+
+  it('a throwing listener breaks neither the append nor other listeners', async () => {
+    const id = await newSession()
+    const seen: number[] = []
+    store.subscribe(id, () => {
+      throw new Error('listener boom')
+    })
+    store.subscribe(id, async () => {
+      throw new Error('async listener boom')
+    })
+    store.subscribe(id, (e) => seen.push(e.seq))
+    await store.append(sampleEvent(id, 1))
+    await store.append(sampleEvent(id, 2))
+    await new Promise((r) => setImmediate(r))
+    expect(seen).toEqual([1, 2])
+    expect(logLines.filter((l) => l.includes('listener boom'))).toHaveLength(4)
+  })
+})
+
+describe('FileEventStore concurrency', () => {
+  it('two sessions appending concurrently keep independent counters', async () => {
+    const a = await newSession('otter')
+    const b = await newSession('ferret')
+    const n = 40
+    await Promise.all(Array.from({ length: n }, (_, i) => [store.append(sampleEvent(a, i + 1)), store.append(sampleEvent(b, i + 1))]).flat())
+    for (const id of [a, b]) {
+      const loaded = await new FileEventStore({ root }).load(id)
+      expect(loaded?.events.map((e) => e.seq)).toEqual(Array.from({ length: n }, (_, i) => i + 1))
+      expect(loaded?.events.every((e) => e.session_id === id)).toBe(true)
+    }
+  })
+})
+
+describe('FileEventStore list', () => {
+  it('filters by agents, since, model, modelContains and limit, newest first', async () => {
+    const o1 = await newSession('otter', new Date('2026-04-01T00:00:00Z'), 'claude-sonnet-4')
+    const o2 = await newSession('otter', new Date('2026-04-20T00:00:00Z'), 'gpt-5')
+    const f1 = await newSession('ferret', new Date('2026-04-10T00:00:00Z'), 'Claude-Opus')
+    const m1 = await newSession('mink', new Date('2026-04-15T00:00:00Z'), 'offline-echo')
+    mkdirSync(join(root, 'not-a-session'))
+    mkdirSync(join(root, 'otter-20260425T120300Z-1b4e28ba-2fa1-4d3b-a3f5-ef19b5a7633b')) // no files at all
+    const ids = async (f?: Parameters<FileEventStore['list']>[0]) => (await store.list(f)).map((s) => s.session_id)
+    expect(await ids()).toEqual([o2, m1, f1, o1])
+    expect(await ids({ agents: ['otter'] })).toEqual([o2, o1])
+    expect(await ids({ agents: ['ferret', 'mink'] })).toEqual([m1, f1])
+    expect(await ids({ since: new Date('2026-04-10T00:00:00Z') })).toEqual([o2, m1, f1])
+    expect(await ids({ model: 'gpt-5' })).toEqual([o2])
+    expect(await ids({ model: 'GPT-5' })).toEqual([])
+    expect(await ids({ modelContains: 'CLAUDE' })).toEqual([f1, o1])
+    expect(await ids({ modelContains: 'all' })).toEqual([o2, m1, f1, o1])
+    expect(await ids({ limit: 2 })).toEqual([o2, m1])
+    expect(await ids({ limit: 0 })).toEqual([])
+    expect(logLines.some((l) => l.includes('skipping unreadable session directory'))).toBe(true)
+  })
+
+  it('falls back to meta when summary.json is damaged, and returns [] without a root', async () => {
+    expect(await store.list()).toEqual([])
+    const id = await newSession('mink', new Date('2026-04-15T00:00:00Z'))
+    writeFileSync(join(root, id, 'summary.json'), '{"session_id": tru')
+    const [s] = await store.list()
+    expect(s).toMatchObject({ session_id: id, model: 'offline-echo', started_at: '2026-04-15T00:00:00.000Z' })
+    const loaded = await store.load(id)
+    expect(loaded?.summary).toMatchObject({ session_id: id, event_count: 0 })
+    expect(JSON.parse(readFileSync(join(root, id, 'summary.json'), 'utf8'))).toEqual(loaded?.summary)
+  })
+})
+
+describe('FileEventStore summary', () => {
+  it('is replaced atomically by rename, never seen half-written', async () => {
+    const id = await newSession()
+    const path = join(root, id, 'summary.json')
+    const before = statSync(path).ino
+    const big = (n: number) => ({ session_id: id, model: 'offline-echo', prompt: String(n).repeat(200_000) })
+    let reads = 0
+    let writing = true
+    const reader = (async () => {
+      while (writing) {
+        const text = readFileSync(path, 'utf8')
+        expect(() => JSON.parse(text)).not.toThrow()
+        reads++
+        await new Promise((r) => setImmediate(r))
+      }
+    })()
+    for (let n = 1; n <= 9; n++) await store.writeSummary(id, big(n))
+    writing = false
+    await reader
+    expect(reads).toBeGreaterThan(0)
+    expect(statSync(path).ino).not.toBe(before)
+    expect(JSON.parse(readFileSync(path, 'utf8')).prompt).toBe('9'.repeat(200_000))
+    expect(readdirSync(join(root, id)).filter((n) => n.includes('.tmp'))).toEqual([])
+    await expect(store.writeSummary(id, { session_id: 'otter-x' })).rejects.toMatchObject({ code: 'invalid_summary' })
+  })
+})
+
+describe('FileEventStore hostile ids', () => {
+  const hostile = ['..', '../outside', 'otter-20260425T120300Z-../../outside', 'a/b', 'a\\b', 'otter\0', '', '.', `otter-20260425T120300Z-1b4e28ba-2fa1-4d3b-a3f5-ef19b5a7633b/..`]
+  it('are rejected by load, read, remove and subscribe without touching the filesystem', async () => {
+    const outside = join(tmp, 'outside')
+    mkdirSync(join(outside, 'victim'), { recursive: true })
+    writeFileSync(join(outside, 'session.json'), '{}')
+    await newSession()
+    for (const id of hostile) {
+      await expect(store.load(id)).rejects.toMatchObject({ code: 'invalid_session_id' })
+      await expect(store.read(id)).rejects.toMatchObject({ code: 'invalid_session_id' })
+      await expect(store.remove(id)).rejects.toMatchObject({ code: 'invalid_session_id' })
+      await expect(store.writeSummary(id, { session_id: 'x' })).rejects.toMatchObject({ code: 'invalid_session_id' })
+      expect(() => store.subscribe(id, () => {})).toThrow(/invalid session id/)
+    }
+    expect(existsSync(join(outside, 'victim'))).toBe(true)
+    expect(readdirSync(tmp).sort()).toEqual(['eventlog', 'outside'])
+  })
+
+  it('remove deletes a real session directory', async () => {
+    const id = await newSession()
+    await store.append(sampleEvent(id, 1))
+    await store.remove(id)
+    expect(existsSync(join(root, id))).toBe(false)
+    expect(await store.load(id)).toBeUndefined()
+    await expect(store.append(sampleEvent(id, 2))).rejects.toMatchObject({ code: 'session_not_found' })
+  })
+})

@@ -1,0 +1,239 @@
+/**
+ * The embedded event store (DESIGN §3, §6): one directory per session under the event-log
+ * root holding `session.json` (meta), `summary.json` (replaced atomically) and one
+ * `event-NNNNNN-<type>.json` per event (its JSON and a newline, created exclusively).
+ *
+ * Each session's operations run through its own promise queue, so appends are serialised and
+ * checked against the counter; sessions never wait on one another. The first operation on a
+ * session this instance has not seen (after a restart) scans its log and repairs it: the first
+ * record that is torn, out of sequence or invalid ends the log, and it and everything after it
+ * move to `quarantine/` in the session directory. Session ids pass `isSessionId` before any path
+ * is built from them.
+ */
+import { mkdir, readdir, rm, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { SessionSummary } from '../../generated/schemas.gen.ts'
+import type { AnyEvent } from '../core/events.ts'
+import { noopLogger, type Logger } from '../log.ts'
+import { StoreError } from './errors.ts'
+import { errCode, mapLimit, quarantine, readJsonFile, scanLog, writeEventFile, writeJsonAtomic } from './file-log.ts'
+import { ListenerRegistry } from './listeners.ts'
+import { agentAllowed, applyListFilter } from './listing.ts'
+import { isSessionId, sessionDir } from './paths.ts'
+import type { EventListener, EventStore, ListFilter, LoadedSession, SessionMeta } from './types.ts'
+import { checkNextSeq, checkSessionId, metaProblem, minimalSummary, validateEvent, validateMeta, validateSummary } from './validate.ts'
+
+export interface FileEventStoreOptions {
+  /** The event-log directory (`eventlogRoot(chimeraHome())` in the server). */
+  root: string
+  logger?: Logger
+  /** fsync every event and summary file: survives power loss, not just a process crash. */
+  fsync?: boolean
+}
+
+/** The file-backed `EventStore`. */
+export class FileEventStore implements EventStore {
+  readonly root: string
+  readonly #logger: Logger
+  readonly #fsync: boolean
+  readonly #listeners: ListenerRegistry
+  /** Last persisted seq of each session this instance has opened. */
+  readonly #lastSeq = new Map<string, number>()
+  readonly #queues = new Map<string, Promise<unknown>>()
+
+  constructor(opts: FileEventStoreOptions) {
+    this.root = opts.root
+    this.#logger = opts.logger ?? noopLogger
+    this.#fsync = opts.fsync ?? false
+    this.#listeners = new ListenerRegistry(this.#logger)
+  }
+
+  async create(meta: SessionMeta, summary: SessionSummary): Promise<void> {
+    validateMeta(meta)
+    validateSummary(meta.session_id, summary)
+    const id = meta.session_id
+    const dir = sessionDir(this.root, id)
+    return this.#enqueue(id, async () => {
+      await mkdir(this.root, { recursive: true })
+      try {
+        await mkdir(dir)
+      } catch (err) {
+        if (errCode(err) === 'EEXIST') throw new StoreError('session_exists', `session ${id} already exists`)
+        throw err
+      }
+      await writeJsonAtomic(join(dir, 'session.json'), meta, this.#fsync)
+      await writeJsonAtomic(join(dir, 'summary.json'), summary, this.#fsync)
+      this.#lastSeq.set(id, 0)
+    })
+  }
+
+  async append(event: AnyEvent): Promise<void> {
+    const e = validateEvent(event)
+    const id = e.session_id
+    const dir = sessionDir(this.root, id)
+    return this.#enqueue(id, async () => {
+      checkNextSeq(id, e.seq, await this.#open(id, dir))
+      try {
+        await writeEventFile(dir, e, this.#fsync)
+      } catch (err) {
+        if (errCode(err) !== 'ENOENT') throw err
+        this.#lastSeq.delete(id)
+        throw new StoreError('session_not_found', `session ${id} not found`)
+      }
+      this.#lastSeq.set(id, e.seq)
+      this.#listeners.notify(e)
+    })
+  }
+
+  async read(sessionId: string, afterSeq = 0): Promise<AnyEvent[]> {
+    const dir = sessionDir(this.root, sessionId)
+    if (!Number.isSafeInteger(afterSeq) || afterSeq < 0) throw new RangeError(`afterSeq must be a non-negative integer, got ${afterSeq}`)
+    return this.#enqueue(sessionId, async () => {
+      await this.#open(sessionId, dir)
+      const scan = await scanLog(dir, sessionId, afterSeq)
+      if (scan.reason !== undefined) this.#logger.warn('event log: read stopped at an invalid record', { session_id: sessionId, reason: scan.reason })
+      return scan.events
+    })
+  }
+
+  async writeSummary(sessionId: string, summary: SessionSummary): Promise<void> {
+    const dir = sessionDir(this.root, sessionId)
+    validateSummary(sessionId, summary)
+    return this.#enqueue(sessionId, async () => {
+      await this.#open(sessionId, dir)
+      await writeJsonAtomic(join(dir, 'summary.json'), summary, this.#fsync)
+    })
+  }
+
+  async load(sessionId: string): Promise<LoadedSession | undefined> {
+    const dir = sessionDir(this.root, sessionId)
+    return this.#enqueue(sessionId, () => this.#recover(sessionId, dir))
+  }
+
+  async list(filter: ListFilter = {}): Promise<SessionSummary[]> {
+    let names: string[]
+    try {
+      names = await readdir(this.root)
+    } catch (err) {
+      if (errCode(err) === 'ENOENT') return []
+      throw err
+    }
+    const ids = names.filter((n) => isSessionId(n) && agentAllowed(n, filter))
+    const found = await mapLimit(ids, 16, (id) => this.#summaryForList(id))
+    return applyListFilter(found.filter((s): s is SessionSummary => s !== undefined), filter)
+  }
+
+  subscribe(sessionId: string, listener: EventListener): () => void {
+    checkSessionId(sessionId)
+    return this.#listeners.add(sessionId, listener)
+  }
+
+  async remove(sessionId: string): Promise<void> {
+    const dir = sessionDir(this.root, sessionId)
+    return this.#enqueue(sessionId, async () => {
+      await rm(dir, { recursive: true, force: true })
+      this.#lastSeq.delete(sessionId)
+    })
+  }
+
+  /** Run `fn` after everything already queued for `sessionId`. */
+  #enqueue<T>(sessionId: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.#queues.get(sessionId) ?? Promise.resolve()
+    const run = prev.then(fn, fn)
+    this.#queues.set(sessionId, run)
+    const done = (): void => {
+      if (this.#queues.get(sessionId) === run) this.#queues.delete(sessionId)
+    }
+    run.then(done, done)
+    return run
+  }
+
+  /** The last seq of a session, scanning (and repairing) its log the first time. */
+  async #open(sessionId: string, dir: string): Promise<number> {
+    const known = this.#lastSeq.get(sessionId)
+    if (known !== undefined) return known
+    const loaded = await this.#recover(sessionId, dir)
+    if (!loaded) throw new StoreError('session_not_found', `session ${sessionId} not found`)
+    return loaded.events.length
+  }
+
+  /** Rebuild a session from disk, quarantining a bad tail; undefined when there is no session. */
+  async #recover(sessionId: string, dir: string): Promise<LoadedSession | undefined> {
+    const metaRead = await readJsonFile(join(dir, 'session.json'))
+    if (metaRead.kind !== 'ok') {
+      this.#lastSeq.delete(sessionId)
+      if (metaRead.kind === 'bad' || (await exists(dir))) {
+        this.#logger.warn('event log: session without a readable session.json is treated as absent', { session_id: sessionId, reason: metaRead.kind === 'bad' ? metaRead.reason : 'missing' })
+      }
+      return undefined
+    }
+    const problem = metaProblem(metaRead.value) ?? ((metaRead.value as SessionMeta).session_id !== sessionId ? 'session_id does not match its directory' : undefined)
+    if (problem !== undefined) {
+      this.#lastSeq.delete(sessionId)
+      this.#logger.warn('event log: invalid session.json; session treated as absent', { session_id: sessionId, reason: problem })
+      return undefined
+    }
+    const meta = metaRead.value as SessionMeta
+    const scan = await scanLog(dir, sessionId, 0)
+    const repaired = scan.tail.length > 0
+    if (repaired) {
+      try {
+        const where = await quarantine(dir, scan.tail)
+        this.#logger.warn('event log repaired: bad tail quarantined', { session_id: sessionId, reason: scan.reason, files: scan.tail, quarantine: where })
+      } catch (err) {
+        this.#logger.error('event log: could not quarantine bad tail', { session_id: sessionId, reason: scan.reason, files: scan.tail, error: String(err) })
+      }
+    }
+    this.#lastSeq.set(sessionId, scan.events.length)
+    return { meta, summary: await this.#summaryOrRebuild(dir, meta, scan.events.length), events: scan.events, repaired }
+  }
+
+  /** `summary.json`, or a minimal one rebuilt from meta (and written back) when it is damaged. */
+  async #summaryOrRebuild(dir: string, meta: SessionMeta, eventCount: number): Promise<SessionSummary> {
+    const r = await readJsonFile(join(dir, 'summary.json'))
+    let reason = r.kind === 'bad' ? r.reason : 'missing'
+    if (r.kind === 'ok') {
+      try {
+        return validateSummary(meta.session_id, r.value)
+      } catch (err) {
+        reason = (err as Error).message
+      }
+    }
+    const summary = minimalSummary(meta, eventCount)
+    this.#logger.warn('event log: summary.json rebuilt from session.json', { session_id: meta.session_id, reason })
+    await writeJsonAtomic(join(dir, 'summary.json'), summary, this.#fsync).catch((err: unknown) =>
+      this.#logger.error('event log: could not write rebuilt summary', { session_id: meta.session_id, error: String(err) }),
+    )
+    return summary
+  }
+
+  /** A session's summary for `list`: `summary.json`, else from meta; undefined (logged) if neither. */
+  async #summaryForList(sessionId: string): Promise<SessionSummary | undefined> {
+    const dir = join(this.root, sessionId)
+    try {
+      const r = await readJsonFile(join(dir, 'summary.json'))
+      if (r.kind === 'ok') {
+        try {
+          return validateSummary(sessionId, r.value)
+        } catch {
+          // fall back to meta below
+        }
+      }
+      const m = await readJsonFile(join(dir, 'session.json'))
+      if (m.kind === 'ok' && metaProblem(m.value) === undefined && (m.value as SessionMeta).session_id === sessionId) return minimalSummary(m.value as SessionMeta)
+      this.#logger.warn('event log: skipping unreadable session directory', { session_id: sessionId })
+    } catch (err) {
+      this.#logger.warn('event log: skipping unreadable session directory', { session_id: sessionId, error: String(err) })
+    }
+    return undefined
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path)
+    return true
+  } catch {
+    return false
+  }
+}
