@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { StringDecoder } from 'node:string_decoder'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Violation } from '../sniffer.ts'
@@ -33,13 +33,16 @@ export class StdioArm implements Arm {
   readonly #stray: Violation[] = []
   #rawBuf: Buffer = Buffer.alloc(0)
   stderr = ''
+  /** The temporary CHIMERA_HOME this arm made for its child (removed on dispose). */
+  readonly home: string
 
   constructor(target: StdioTarget, args: string[], sniffer: FrameSniffer) {
     this.#sniffer = sniffer
     const [cmd, ...lead] = target.command
+    this.home = mkdtempSync(join(tmpdir(), 'chimera-conf-'))
     this.#child = spawn(cmd!, [...lead, ...args], {
       cwd: target.cwd,
-      env: { ...process.env, CHIMERA_HOME: mkdtempSync(join(tmpdir(), 'chimera-conf-')), ...target.env },
+      env: { ...process.env, CHIMERA_HOME: this.home, ...target.env },
       stdio: ['pipe', 'pipe', 'pipe'],
     })
     this.#exit = new Promise((resolve) => this.#child.once('exit', (code) => resolve(code)))
@@ -141,6 +144,11 @@ export class StdioArm implements Arm {
   }
 
   async dispose(): Promise<void> {
+    await this.#stop()
+    rmSync(this.home, { recursive: true, force: true })
+  }
+
+  async #stop(): Promise<void> {
     if (this.#child.exitCode !== null || this.#child.signalCode !== null) return
     this.#child.stdin.end()
     if ((await this.exitCode(3000)) !== undefined) return

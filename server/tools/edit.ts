@@ -1,0 +1,44 @@
+/**
+ * The Edit tool: replace an exact string in a workspace file. No match is an error naming the
+ * file; several matches are an error with the count unless `replace_all` is set. Returns the
+ * number of replacements and a diff-style summary in `data`.
+ */
+import { writeFile } from 'node:fs/promises'
+import type { EditInput } from '../../generated/tools/tools.gen.ts'
+import { findOccurrences, replaceAt, replacementDiff } from './edit-diff.ts'
+import { errorText, fail, succeed } from './outcome.ts'
+import { confinePath, displayPath, lexicalPath } from './paths.ts'
+import { readTextFile } from './text-file.ts'
+import type { Tool } from './types.ts'
+
+/** The Edit tool. */
+export const editTool: Tool<EditInput> = {
+  name: 'Edit',
+  permissionKey: (args, ctx) => lexicalPath(ctx.cwd, args.path),
+  async run(args, ctx) {
+    const where = await confinePath('Edit', ctx, args.path, { forWrite: true })
+    if (!where.ok) return where.outcome
+    const name = displayPath(where.root, where.abs)
+    if (args.old_string === args.new_string) return fail('old_string and new_string are identical; nothing to change')
+    const file = await readTextFile(where.abs, name)
+    if (!file.ok) return fail(file.error)
+    const at = findOccurrences(file.text, args.old_string)
+    if (at.length === 0) return fail(`old_string was not found in ${name}`, { path: name, replacements: 0 })
+    const replaceAll = args.replace_all ?? false
+    if (at.length > 1 && !replaceAll) {
+      return fail(
+        `old_string occurs ${at.length} times in ${name}; include more surrounding context to make it unique, or set replace_all to true`,
+        { path: name, matches: at.length, replacements: 0 },
+      )
+    }
+    const updated = replaceAt(file.text, args.old_string, args.new_string, at)
+    try {
+      await writeFile(where.abs, updated, 'utf8')
+    } catch (e) {
+      return fail(`cannot write ${name}: ${errorText(e)}`)
+    }
+    const diff = replacementDiff(name, file.text, args.old_string, args.new_string, at)
+    const n = at.length
+    return succeed(`Edited ${name}: ${n} replacement${n === 1 ? '' : 's'}\n${diff}`, { path: name, replacements: n, diff })
+  },
+}

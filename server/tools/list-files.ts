@@ -1,0 +1,42 @@
+/**
+ * The list_files tool: the entries of a workspace directory (directories end with `/`),
+ * optionally recursive, with the same ignore rules as Grep and Glob. Paths are relative to the
+ * working directory, capped at `max_entries`.
+ */
+import { stat } from 'node:fs/promises'
+import type { list_filesInput } from '../../generated/tools/tools.gen.ts'
+import { errorText, fail, succeed } from './outcome.ts'
+import { confinePath, displayPath, lexicalPath } from './paths.ts'
+import type { Tool } from './types.ts'
+import { walk } from './walk.ts'
+
+/** The list_files tool. */
+export const listFilesTool: Tool<list_filesInput> = {
+  name: 'list_files',
+  permissionKey: (args, ctx) => lexicalPath(ctx.cwd, args.path ?? '.'),
+  async run(args, ctx) {
+    const where = await confinePath('list_files', ctx, args.path ?? '.')
+    if (!where.ok) return where.outcome
+    const { root, abs } = where
+    try {
+      if (!(await stat(abs)).isDirectory()) return fail(`${displayPath(root, abs)} is not a directory`)
+    } catch (e) {
+      return fail(`cannot list ${displayPath(root, abs)}: ${errorText(e)}`)
+    }
+    const max = args.max_entries ?? 1000
+    const entries: string[] = []
+    let truncated = false
+    for await (const e of walk({ root, start: abs, recursive: args.recursive ?? false, signal: ctx.signal })) {
+      if (entries.length >= max) {
+        truncated = true
+        break
+      }
+      entries.push(displayPath(root, e.abs) + (e.isDir ? '/' : ''))
+    }
+    if (ctx.signal.aborted) return fail('listing cancelled')
+    const data = { count: entries.length, truncated }
+    if (entries.length === 0) return succeed('(empty directory)', data)
+    const note = truncated ? `\n(listing truncated at ${max} entries)` : ''
+    return succeed(entries.join('\n') + note, data)
+  },
+}

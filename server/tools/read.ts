@@ -1,0 +1,55 @@
+/**
+ * The Read tool: a text file of the workspace as numbered lines (`     1\tfirst line`), with
+ * 1-based `offset` and `limit`. Binary files, directories, missing files and files over 10 MiB
+ * are clear errors.
+ */
+import type { ReadInput } from '../../generated/tools/tools.gen.ts'
+import { fail, succeed } from './outcome.ts'
+import { confinePath, displayPath, lexicalPath } from './paths.ts'
+import { readTextFile } from './text-file.ts'
+import type { Tool } from './types.ts'
+
+/** Lines returned when no `limit` is given. */
+export const DEFAULT_READ_LIMIT = 2000
+/** Longer lines are cut to this many characters. */
+export const MAX_LINE_CHARS = 2000
+
+/** Split text into lines, without the empty "line" after a final newline; `\r\n` counts as one break. */
+export function splitLines(text: string): string[] {
+  if (text === '') return []
+  const lines = text.split('\n')
+  if (lines[lines.length - 1] === '') lines.pop()
+  return lines.map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l))
+}
+
+/** One output line: the 1-based number right-aligned in 6 columns, a tab, the text. */
+export function numberLine(n: number, text: string): string {
+  const cut = text.length > MAX_LINE_CHARS ? `${text.slice(0, MAX_LINE_CHARS)}… [line truncated, ${text.length} chars]` : text
+  return `${String(n).padStart(6)}\t${cut}`
+}
+
+/** The Read tool. */
+export const readTool: Tool<ReadInput> = {
+  name: 'Read',
+  permissionKey: (args, ctx) => lexicalPath(ctx.cwd, args.path),
+  async run(args, ctx) {
+    const where = await confinePath('Read', ctx, args.path)
+    if (!where.ok) return where.outcome
+    const name = displayPath(where.root, where.abs)
+    const file = await readTextFile(where.abs, name)
+    if (!file.ok) return fail(file.error)
+    const lines = splitLines(file.text)
+    const total = lines.length
+    const offset = args.offset ?? 1
+    const limit = args.limit ?? DEFAULT_READ_LIMIT
+    if (total === 0) return succeed('(empty file)', { path: name, totalLines: 0, startLine: 0, endLine: 0 })
+    if (offset > total) return fail(`offset ${offset} is past the end of ${name} (${total} lines)`)
+    const end = Math.min(total, offset - 1 + limit)
+    const out: string[] = []
+    for (let i = offset - 1; i < end; i++) out.push(numberLine(i + 1, lines[i] ?? ''))
+    let output = out.join('\n')
+    const more = end < total
+    if (more || offset > 1) output += `\n\n(lines ${offset}-${end} of ${total}${more ? '; use offset/limit to read more' : ''})`
+    return succeed(output, { path: name, totalLines: total, startLine: offset, endLine: end, truncated: more })
+  },
+}

@@ -1,0 +1,101 @@
+/**
+ * The workspace walker behind Grep, Glob and list_files: entries beneath a start directory in
+ * name order, depth first, skipping `.git`, `node_modules` and whatever the .gitignore files
+ * (root and nested) exclude. Symlinks are reported but never descended into, so a walk cannot
+ * leave the workspace or loop.
+ */
+import type { Dirent } from 'node:fs'
+import { readdir, stat } from 'node:fs/promises'
+import { join, relative, sep } from 'node:path'
+import { ALWAYS_SKIPPED, isIgnored, loadIgnoreLayer, type IgnoreLayer } from './gitignore.ts'
+import { isInside } from './paths.ts'
+
+/** One walked entry. */
+export interface WalkEntry {
+  abs: string
+  /** `/`-separated path relative to the walk root. */
+  rel: string
+  /** `/`-separated path relative to the start directory. */
+  relToStart: string
+  name: string
+  /** A directory, or a symlink to one. */
+  isDir: boolean
+  isSymlink: boolean
+}
+
+/** What to walk. */
+export interface WalkOptions {
+  /** The real workspace root: .gitignore files from here down apply, paths are relative to it. */
+  root: string
+  /** The real directory to start from (inside `root`; else it becomes its own root). */
+  start: string
+  /** Descend into subdirectories (default true). */
+  recursive?: boolean
+  /** Stop early when aborted. */
+  signal?: AbortSignal
+}
+
+const toPosix = (p: string): string => (sep === '/' ? p : p.split(sep).join('/'))
+
+/** The ignore layers of `root` and each directory down to `start` (inclusive). */
+async function ancestorLayers(root: string, start: string): Promise<IgnoreLayer[]> {
+  const layers: IgnoreLayer[] = []
+  const rel = toPosix(relative(root, start))
+  const parts = rel === '' ? [] : rel.split('/')
+  for (let i = 0; i <= parts.length; i++) {
+    const dirRel = parts.slice(0, i).join('/')
+    const layer = await loadIgnoreLayer(join(root, ...parts.slice(0, i)), dirRel)
+    if (layer) layers.push(layer)
+  }
+  return layers
+}
+
+/**
+ * Walk beneath `opts.start`. When the start directory is itself ignored (the caller named it
+ * explicitly), only the .gitignore files inside it apply.
+ */
+export async function* walk(opts: WalkOptions): AsyncGenerator<WalkEntry> {
+  const root = isInside(opts.root, opts.start) ? opts.root : opts.start
+  const startRel = toPosix(relative(root, opts.start))
+  let layers = await ancestorLayers(root, opts.start)
+  if (startRel !== '' && isIgnored(layers.filter((l) => l.base !== startRel), startRel, true)) {
+    layers = layers.filter((l) => l.base === startRel)
+  }
+  const recursive = opts.recursive ?? true
+
+  async function* visit(dirAbs: string, dirRel: string, inherited: IgnoreLayer[], isStart: boolean): AsyncGenerator<WalkEntry> {
+    let here = inherited
+    if (!isStart) {
+      const layer = await loadIgnoreLayer(dirAbs, dirRel)
+      if (layer) here = [...inherited, layer]
+    }
+    let dirents: Dirent[]
+    try {
+      dirents = (await readdir(dirAbs, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    } catch {
+      return
+    }
+    for (const d of dirents) {
+      if (opts.signal?.aborted) return
+      const name = d.name
+      if (ALWAYS_SKIPPED.has(name)) continue
+      const abs = join(dirAbs, name)
+      const rel = dirRel === '' ? name : `${dirRel}/${name}`
+      const isSymlink = d.isSymbolicLink()
+      let isDir = d.isDirectory()
+      if (isSymlink) {
+        try {
+          isDir = (await stat(abs)).isDirectory()
+        } catch {
+          isDir = false
+        }
+      }
+      if (isIgnored(here, rel, isDir)) continue
+      const relToStart = startRel === '' ? rel : rel.slice(startRel.length + 1)
+      yield { abs, rel, relToStart, name, isDir, isSymlink }
+      if (isDir && !isSymlink && recursive) yield* visit(abs, rel, here, false)
+    }
+  }
+
+  yield* visit(opts.start, startRel, layers, true)
+}
