@@ -1,7 +1,9 @@
 /** `chimera code --mode rpc`: JSON-lines RPC over stdin/stdout (seeds/004). */
 import { defineCommand } from 'citty'
 import { createLogger, levelFromEnv } from '../log.ts'
-import { UsageError } from './args.ts'
+import { resolve } from 'node:path'
+import { UsageError, parseList, repeatable } from './args.ts'
+import { parsePermissionFlags } from '../core/permissions.ts'
 
 export default defineCommand({
   meta: { name: 'code', description: 'Drive an agent session headlessly (--mode rpc: JSON lines on stdin/stdout)' },
@@ -11,13 +13,29 @@ export default defineCommand({
     model: { type: 'string', description: 'Model id (default: offline)' },
     'allowed-tools': { type: 'string', description: 'Comma-separated tool allow-list' },
     approval: { type: 'enum', options: ['allow', 'deny', 'ask'], description: 'How tools that ask for permission are answered', default: 'allow' },
+    sandbox: { type: 'enum', options: ['read-only', 'workspace-write', 'danger-full-access'], description: 'File and shell confinement', default: 'workspace-write' },
+    permission: { type: 'string', description: 'Permission rule override Tool=allow|ask|deny (repeatable)' },
   },
-  async run({ args }) {
+  async run({ args, rawArgs }) {
     if (args.mode !== 'rpc') throw new UsageError('--mode must be rpc')
     const logger = createLogger({ level: levelFromEnv(), name: 'rpc' })
-    const [{ RpcServer }, { createRpcHandlers }] = await Promise.all([import('../rpc/server.ts'), import('../rpc/handlers.ts')])
-    const server = new RpcServer({ input: process.stdin, output: process.stdout, logger })
-    server.setHandlers(createRpcHandlers({ model: args.model ?? 'offline', messages: () => [] }))
-    await server.run()
+    const { runRpc } = await import('../rpc/main.ts')
+    let permissionOverrides
+    try {
+      permissionOverrides = parsePermissionFlags(repeatable(rawArgs, '--permission'))
+    } catch (err) {
+      throw new UsageError((err as Error).message)
+    }
+    await runRpc({
+      input: process.stdin,
+      output: process.stdout,
+      logger,
+      cwd: resolve(args.cwd ?? process.cwd()),
+      model: args.model,
+      allowedTools: parseList(args['allowed-tools']),
+      approval: args.approval as 'allow' | 'deny' | 'ask',
+      sandbox: args.sandbox as 'read-only' | 'workspace-write' | 'danger-full-access',
+      permissionOverrides,
+    })
   },
 })

@@ -55,11 +55,26 @@ export class RpcServer {
     return this.#writer.write(message)
   }
 
-  /** Read commands until stdin closes; resolves once every reply is written. */
-  async run(): Promise<void> {
+  /**
+   * Read commands until stdin closes, then wait for commands still running (a `prompt` is
+   * acknowledged when its turn ends) and resolve once every reply is written. Reading never
+   * waits for a command to finish, so `steer` and `cancel` reach a running turn.
+   */
+  async run(opts: { onEnd?: () => void } = {}): Promise<void> {
     const max = this.#opts.maxLineBytes ?? RPC_MAX_LINE_BYTES
-    await readFrames(this.#opts.input, max, (f) => this.#onFrame(f, max))
+    await readFrames(this.#opts.input, max, (f) => {
+      this.#track(this.#onFrame(f, max))
+    })
+    opts.onEnd?.()
+    while (this.#inflight.size) await Promise.allSettled([...this.#inflight])
     await this.#writer.flush()
+  }
+
+  #inflight = new Set<Promise<void>>()
+  #track(p: Promise<void>): void {
+    const t = p.catch((err) => this.#opts.logger.error('rpc dispatch failed', err))
+    this.#inflight.add(t)
+    void t.finally(() => this.#inflight.delete(t))
   }
 
   #ack(command: string, id: CommandId, error?: string): Promise<void> {

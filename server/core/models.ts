@@ -1,0 +1,37 @@
+/** Which provider serves which model. The offline provider is always present (DESIGN §5). */
+import { OfflineProvider } from '../providers/offline.ts'
+import type { Provider } from '../providers/types.ts'
+
+export class ModelRegistry {
+  readonly #providers: Provider[]
+
+  constructor(providers: Provider[] = [new OfflineProvider()]) {
+    this.#providers = providers
+  }
+
+  /** The provider for `model`, or undefined when no configured provider serves it. */
+  providerFor(model: string): Provider | undefined {
+    return this.#providers.find((p) => p.models().includes(model))
+  }
+
+  /** Every model id, for error messages and model pickers. */
+  models(): string[] {
+    return this.#providers.flatMap((p) => [...p.models()])
+  }
+
+  providers(): readonly Provider[] {
+    return this.#providers
+  }
+
+  /** Throws a clear error for a model no provider serves. */
+  check(model: string): void {
+    if (!this.providerFor(model)) throw new UnknownModelError(model, this.models())
+  }
+}
+
+export class UnknownModelError extends Error {
+  override name = 'UnknownModelError'
+  constructor(model: string, known: string[]) {
+    super(`unknown model "${model}"; available: ${known.join(', ')}`)
+  }
+}
