@@ -2,6 +2,9 @@
  * The replayer: runs a transcript's steps on one arm and fails with the step's file and line
  * on the first mismatch, silence, or contract violation seen by the sniffer.
  */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, sep } from 'node:path'
 import { AcpSniffer, RpcSniffer } from './sniffer.ts'
 import { HttpArm } from './arms/http.ts'
 import { SseArm } from './arms/sse.ts'
@@ -29,7 +32,9 @@ export async function startArm(t: Transcript, arm: ArmName, stdio?: StdioTarget)
       return new SseArm(await socketTarget(t.header.server))
     case 'stdio': {
       const sniffer = t.header.surface === 'rpc' ? new RpcSniffer() : new AcpSniffer()
-      return new StdioArm(stdio ?? cliTarget(t.header.env), t.header.launch ?? [], sniffer)
+      const target = stdio ?? cliTarget(t.header.env)
+      const cwd = t.header.workspace ? makeWorkspace(t.header.workspace.files) : target.cwd
+      return new StdioArm({ ...target, cwd }, t.header.launch ?? [], sniffer, cwd !== target.cwd ? cwd : undefined)
     }
   }
 }
@@ -45,6 +50,18 @@ export function rawBytes(raw: Extract<Step, { sendRaw: unknown }>['sendRaw']): B
   return Buffer.concat([prefix, body, suffix])
 }
 
+/** A temporary working directory holding `files` (removed by the arm on dispose). */
+function makeWorkspace(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'chimera-ws-'))
+  for (const [rel, content] of Object.entries(files)) {
+    const p = join(dir, rel)
+    if (!p.startsWith(dir + sep)) throw new Error(`workspace file ${rel} escapes the workspace`)
+    mkdirSync(dirname(p), { recursive: true })
+    writeFileSync(p, content)
+  }
+  return dir
+}
+
 const where = (t: Transcript, s: Step): string => `${t.file}:${s.line ?? '?'}`
 
 async function runStep(t: Transcript, arm: Arm, step: Step, vars: Vars): Promise<void> {
@@ -55,10 +72,29 @@ async function runStep(t: Transcript, arm: Arm, step: Step, vars: Vars): Promise
     return arm.sendRaw(bytes, step.chunks)
   }
   if ('expect' in step) {
-    const got = await arm.next(step.within ?? DEFAULT_WAIT_MS)
-    if (got === undefined) throw new ReplayError(`${where(t, step)}: expected ${JSON.stringify(step.expect)}, but nothing arrived within ${step.within ?? DEFAULT_WAIT_MS} ms`)
-    const ms = match(step.expect, got, vars)
-    if (ms.length) throw new ReplayError(`${where(t, step)}: received ${JSON.stringify(got).slice(0, 600)}\n${describeMismatches(ms)}`)
+    const deadline = Date.now() + (step.within ?? DEFAULT_WAIT_MS)
+    for (let skipped = 0; ; skipped++) {
+      const got = await arm.next(Math.max(1, deadline - Date.now()))
+      if (got === undefined) throw new ReplayError(`${where(t, step)}: expected ${JSON.stringify(step.expect)}, but nothing ${skipped ? 'matching ' : ''}arrived within ${step.within ?? DEFAULT_WAIT_MS} ms${skipped ? ` (${skipped} skipped)` : ''}`)
+      const trial = new Map(vars)
+      const ms = match(step.expect, got, trial)
+      if (!ms.length) {
+        for (const [k, v] of trial) vars.set(k, v)
+        return
+      }
+      if (!step.skipping) throw new ReplayError(`${where(t, step)}: received ${JSON.stringify(got).slice(0, 600)}\n${describeMismatches(ms)}`)
+    }
+  }
+  if ('expectUnordered' in step) {
+    const left = [...step.expectUnordered]
+    while (left.length) {
+      const got = await arm.next(step.within ?? DEFAULT_WAIT_MS)
+      if (got === undefined) throw new ReplayError(`${where(t, step)}: expected ${left.length} more item(s) matching ${JSON.stringify(left)}, but nothing arrived`)
+      const i = left.findIndex((p) => match(p, got, new Map(vars)).length === 0)
+      if (i === -1) throw new ReplayError(`${where(t, step)}: received ${JSON.stringify(got).slice(0, 600)}, which matches none of ${JSON.stringify(left).slice(0, 600)}`)
+      match(left[i], got, vars)
+      left.splice(i, 1)
+    }
     return
   }
   if ('expectNone' in step) {

@@ -14,6 +14,8 @@
  * response `{status, headers?, body?, bodyText?}`. SSE steps: `open` a stream
  * `{path, headers?}`, then `expect` records `{id?, event?, data?}`, `expectNone`, `close`.
  * Stdio steps may end with `closeInput` and `expectExit` (the exit code).
+ * `expectUnordered` takes N patterns that the next N items match in any order.
+ * A stdio header may ask for a `workspace` (a temp working directory holding `files`).
  * Any step may carry `"arms": [...]` to run only on those arms, and a `"note"`.
  */
 import { readFileSync } from 'node:fs'
@@ -42,6 +44,8 @@ const Header = z
     launch: z.array(z.string()).optional(),
     server: z.object({ token: z.string().optional(), cors: z.array(z.string()).optional() }).strict().optional(),
     env: z.record(z.string(), z.string()).optional(),
+    /** stdio: a temporary working directory for the child, with these files (path → content). */
+    workspace: z.object({ files: z.record(z.string(), z.string()).default({}) }).strict().optional(),
     specRefs: z.array(z.string()).optional(),
   })
   .strict()
@@ -59,8 +63,11 @@ const Step = z.union([
     chunks: z.array(z.number().int().positive()).optional(),
     ...common,
   }).strict(),
-  z.object({ expect: z.unknown(), within: z.number().int().positive().optional(), ...common }).strict(),
+  /** `skipping: true` discards items that do not match until one does (streamed chunks). */
+  z.object({ expect: z.unknown(), within: z.number().int().positive().optional(), skipping: z.boolean().optional(), ...common }).strict(),
   z.object({ expectNone: z.object({ ms: z.number().int().positive() }).strict(), ...common }).strict(),
+  /** The next N items match these N patterns in some order (for replies that may interleave). */
+  z.object({ expectUnordered: z.array(z.unknown()).min(1), within: z.number().int().positive().optional(), ...common }).strict(),
   z.object({ open: z.object({ path: z.string(), headers: z.record(z.string(), z.string()).optional() }).strict(), ...common }).strict(),
   z.object({ close: z.literal(true), ...common }).strict(),
   z.object({ closeInput: z.literal(true), ...common }).strict(),

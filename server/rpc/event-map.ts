@@ -7,6 +7,7 @@
  * |---------------------|---------------------------------------------------------------------|
  * | text_delta          | MessageEvent {role: assistant, content: <chunk>, done: false}       |
  * | agent_result        | MessageEvent {role: assistant, content: <final message>, done: true} |
+ * | cancelled           | MessageEvent {role: assistant, content: <partial output>, done: true} |
  * | tool_call           | ToolExecutionEvent {status: started}                                |
  * | tool_progress       | ToolExecutionEvent {status: progress, result: {stdout?, stderr?}}   |
  * | tool_result         | ToolExecutionEvent {status: completed | failed, result}             |
@@ -24,6 +25,8 @@ export function toRpcMessages(e: AnyEvent, calls: Map<string, { tool: string; ar
       return [{ type: 'message', role: 'assistant', content: e.data.text, done: false }]
     case 'agent_result':
       return [{ type: 'message', role: 'assistant', content: e.data.output, done: true }]
+    case 'cancelled':
+      return [{ type: 'message', role: 'assistant', content: e.data.partial_output, done: true }]
     case 'tool_call':
       calls.set(e.data.call_id, { tool: e.data.tool, args: e.data.args })
       return [{ type: 'tool_execution', call_id: e.data.call_id, tool_name: e.data.tool, tool_args: e.data.args, status: 'started' }]

@@ -36,10 +36,14 @@ export class StdioArm implements Arm {
   /** The temporary CHIMERA_HOME this arm made for its child (removed on dispose). */
   readonly home: string
 
-  constructor(target: StdioTarget, args: string[], sniffer: FrameSniffer) {
+  readonly #ownedDirs: string[]
+
+  /** `ownedWorkspace`: a working directory made for this arm, removed on dispose. */
+  constructor(target: StdioTarget, args: string[], sniffer: FrameSniffer, ownedWorkspace?: string) {
     this.#sniffer = sniffer
     const [cmd, ...lead] = target.command
     this.home = mkdtempSync(join(tmpdir(), 'chimera-conf-'))
+    this.#ownedDirs = ownedWorkspace ? [this.home, ownedWorkspace] : [this.home]
     this.#child = spawn(cmd!, [...lead, ...args], {
       cwd: target.cwd,
       env: { ...process.env, CHIMERA_HOME: this.home, ...target.env },
@@ -145,7 +149,7 @@ export class StdioArm implements Arm {
 
   async dispose(): Promise<void> {
     await this.#stop()
-    rmSync(this.home, { recursive: true, force: true })
+    for (const d of this.#ownedDirs) rmSync(d, { recursive: true, force: true })
   }
 
   async #stop(): Promise<void> {
