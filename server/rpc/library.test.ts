@@ -1,0 +1,84 @@
+/**
+ * The RPC mode as a library, without the CLI: RpcServer + handlers over in-memory streams, and
+ * runRpc leaving a complete event log behind when input ends.
+ */
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { PassThrough } from 'node:stream'
+import { afterEach, describe, expect, it } from 'vitest'
+import { noopLogger } from '../log.ts'
+import { RpcServer, runRpc, type RpcHandlers } from './index.ts'
+
+const dirs: string[] = []
+const tmp = (p: string) => {
+  const d = mkdtempSync(join(tmpdir(), p))
+  dirs.push(d)
+  return d
+}
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
+})
+
+function collect(out: PassThrough): () => Record<string, unknown>[] {
+  let buf = ''
+  out.on('data', (d: Buffer) => (buf += d.toString()))
+  return () => buf.split('\n').filter(Boolean).map((l) => JSON.parse(l))
+}
+
+describe('RpcServer as a library', () => {
+  it('dispatches to a handlers map, acknowledges every command, and returns at EOF', async () => {
+    const input = new PassThrough()
+    const output = new PassThrough()
+    const lines = collect(output)
+    const server = new RpcServer({ input, output, logger: noopLogger })
+    const seen: string[] = []
+    const handlers: RpcHandlers = {
+      get_state: async (cmd, ctx) => {
+        seen.push(`get_state:${cmd.id}`)
+        await ctx.emit({ type: 'state', id: cmd.id ?? null, messages: [], model: 'm' })
+      },
+      set_model: async (cmd) => {
+        seen.push(`set_model:${cmd.model}`)
+      },
+    }
+    server.setHandlers(handlers)
+    const done = server.run()
+    input.write('{"type":"get_state","id":1}\n{"type":"set_model","id":2,"model":"x"}\n{"type":"compact","id":3}\n')
+    input.end()
+    await done
+    expect(seen).toEqual(['get_state:1', 'set_model:x'])
+    const out = lines()
+    // Commands run concurrently (a long one must not block `cancel`), so acknowledgements are
+    // matched by id; a reply still precedes its own acknowledgement.
+    expect(out).toHaveLength(4)
+    expect(out).toEqual(
+      expect.arrayContaining([
+        { type: 'state', id: 1, messages: [], model: 'm' },
+        { type: 'response', command: 'get_state', id: 1, success: true, error: '' },
+        { type: 'response', command: 'set_model', id: 2, success: true, error: '' },
+        { type: 'response', command: 'compact', id: 3, success: false, error: 'command "compact" is not available in this build' },
+      ]),
+    )
+    expect(out.findIndex((m) => m.type === 'state')).toBeLessThan(out.findIndex((m) => m.command === 'get_state'))
+  })
+})
+
+describe('runRpc', () => {
+  it('drives a real session; at end of input the turn finishes and the event log is complete', async () => {
+    const home = tmp('rpc-home-')
+    const cwd = tmp('rpc-ws-')
+    const input = new PassThrough()
+    const output = new PassThrough()
+    const lines = collect(output)
+    const running = runRpc({ input, output, logger: noopLogger, cwd, home })
+    input.end('{"type":"prompt","id":"p","message":"!say done"}\n')
+    const session = await running
+    expect(lines().at(-1)).toEqual({ type: 'response', command: 'prompt', id: 'p', success: true, error: '' })
+    const dir = join(home, 'eventlog', session.id)
+    const files = readdirSync(dir).filter((f) => f.startsWith('event-')).sort()
+    expect(files.length).toBe(session.lastSeq)
+    expect(files.at(-1)).toMatch(/^event-\d{6}-(agent_result|approval_changed)\.json$/)
+    expect(files.some((f) => f.endsWith('-agent_result.json'))).toBe(true)
+  })
+})
