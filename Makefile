@@ -10,7 +10,7 @@ NODE24 := $(NODE24_DIR)/node_modules/node/bin/node
 TSX := node_modules/.bin/tsx
 VITEST := node_modules/vitest/vitest.mjs
 
-.PHONY: help install build generate check-generated specs-refresh lint-specs typecheck \
+.PHONY: help install system-deps build generate check-generated specs-refresh lint-specs typecheck \
         test test-node20 test-node24 serve bench clean
 
 help: ## list targets
@@ -20,7 +20,13 @@ node_modules/.install-stamp: package.json package-lock.json
 	npm ci --no-audit --no-fund
 	@touch $@
 
-install: node_modules/.install-stamp ## install dependencies (npm ci, install scripts limited by allowScripts)
+install: node_modules/.install-stamp system-deps ## install dependencies (npm ci, install scripts limited by allowScripts; bubblewrap where possible)
+
+system-deps: ## install bubblewrap (the Bash sandbox) when missing and apt-get is usable as root
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get update -qq && apt-get install -y -qq bubblewrap) >/dev/null 2>&1 || echo "note: could not install bubblewrap; Bash will run without its sandbox"; \
+	  else echo "note: bubblewrap (bwrap) is not installed; Bash will run without its sandbox (install the bubblewrap package)"; fi; }
 
 dist/chimera.mjs: node_modules/.install-stamp $(shell find server generated -name '*.ts' -o -name '*.json' 2>/dev/null) package.json scripts/build.mjs
 	node scripts/build.mjs

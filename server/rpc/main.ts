@@ -1,8 +1,9 @@
 /**
  * `chimera code --mode rpc` wiring: one session of the agent core, its events mapped onto the
  * JSON-lines wire, commands dispatched to the handlers, until stdin closes. At end of input
- * running and queued turns finish (nobody can answer a permission request any more, so
- * pending and later ones are denied); then the process exits 0 with its event log complete.
+ * running and queued turns finish (with `--approval ask` nobody can answer a permission
+ * request any more, so pending and later ones are denied); then the process exits 0 with its
+ * event log complete.
  */
 import type { Readable, Writable } from 'node:stream'
 import type { Logger } from '../log.ts'
@@ -32,6 +33,8 @@ export async function runRpc(o: RpcMainOptions): Promise<Session> {
   server.setHandlers(createRpcHandlers(session))
   await server.run({
     onEnd: () => {
+      // With `--approval ask` nobody can answer a permission request once input has ended.
+      if (session.approval !== 'ask') return
       for (const id of session.pendingPermissions()) session.replyPermission(id, 'deny', 'end-of-input')
       void session.setApproval('deny')
     },
