@@ -61,7 +61,13 @@ async function runCall(host: TurnHost, token: TurnToken, call: ToolCall): Promis
     sandboxViolation: (v) => void host.emit('sandbox_violation', v),
     notice: (level, text) => void host.emit('notice', { level, text }),
   }
-  const verdict = await gate(host, call, prepared.tool.permissionKey(prepared.args, ctx))
+  let key: string
+  try {
+    key = prepared.tool.permissionKey(prepared.args, ctx)
+  } catch (err) {
+    return void (await finish({ ok: false, error: `${call.tool} failed: ${err instanceof Error ? err.message : String(err)}` }))
+  }
+  const verdict = await gate(host, call, key)
   if (!verdict.run) return void (await finish({ ok: false, error: verdict.reason }))
   let outcome: ToolOutcome
   try {
@@ -126,7 +132,7 @@ export async function runTurn(host: TurnHost, token: TurnToken, prompt: string, 
         await host.emit('step_end', { step, stop_reason: 'tool_use' })
         continue
       }
-      if (host.hasSteering()) {
+      if (!host.finishTurn()) {
         // A steering message arrived after the model's last call: the model must see it.
         await host.emit('step_end', { step, stop_reason: 'steering' })
         continue

@@ -98,6 +98,7 @@ export class SessionManager {
       mode,
       ...(allowed ? { allowed_tools: allowed } : {}),
       ...(o.maxSteps ? { max_steps: o.maxSteps } : {}),
+      approval: o.approval ?? this.opts.approval ?? 'allow',
       created_at: new Date().toISOString(),
     }
     const persist = o.persist ?? true

@@ -45,8 +45,9 @@ export function resolveRules(opts: { cwd: string; overrides?: Record<string, Rul
     }
     const perm = (parsed as { permission?: unknown }).permission
     if (perm !== undefined) {
-      if (typeof perm !== 'object' || perm === null) throw new Error(`${cfg}: "permission" must be an object of tool → allow|ask|deny`)
+      if (typeof perm !== 'object' || perm === null || Array.isArray(perm)) throw new Error(`${cfg}: "permission" must be an object of tool → allow|ask|deny`)
       for (const [tool, rule] of Object.entries(perm)) {
+        if (!(tool in toolSpecs)) throw new Error(`${cfg}: unknown tool "${tool}" in "permission"; tools: ${Object.keys(toolSpecs).join(', ')}`)
         if (!RULES.includes(rule as Rule)) throw new Error(`${cfg}: permission for ${tool} must be allow, ask or deny, got ${JSON.stringify(rule)}`)
         rules.set(tool, rule as Rule)
       }
@@ -60,8 +61,10 @@ export function resolveRules(opts: { cwd: string; overrides?: Record<string, Rul
 export function parsePermissionFlags(values: string[]): Record<string, Rule> {
   const out: Record<string, Rule> = {}
   for (const entry of values.flatMap((v) => v.split(',')).map((s) => s.trim()).filter(Boolean)) {
-    const [tool, rule] = entry.split('=')
-    if (!tool || !RULES.includes(rule as Rule)) throw new Error(`--permission expects Tool=allow|ask|deny, got ${JSON.stringify(entry)}`)
+    const parts = entry.split('=')
+    const [tool, rule] = parts
+    if (parts.length !== 2 || !tool || !RULES.includes(rule as Rule)) throw new Error(`--permission expects Tool=allow|ask|deny, got ${JSON.stringify(entry)}`)
+    if (!(tool in toolSpecs)) throw new Error(`--permission: unknown tool "${tool}"; tools: ${Object.keys(toolSpecs).join(', ')}`)
     out[tool] = rule as Rule
   }
   return out

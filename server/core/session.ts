@@ -53,20 +53,26 @@ export class Session implements TurnHost {
   #token: TurnToken | undefined
   #pending = new Map<string, { resolve: (r: PermissionReply) => void; request?: PermissionRequestData }>()
   #turnUsageStart: Usage | undefined
-  #approval: ApprovalPolicy
   #idleWaiters: (() => void)[] = []
+  /** True while a pump is draining the queue (a second must not start). */
+  #pumping = false
+  /** False once the running turn has decided to finish: a later steer would be lost. */
+  #acceptSteering = false
   lastTouched = Date.now()
 
   constructor(meta: SessionMeta, deps: SessionDeps, state?: SessionState) {
     this.meta = meta
     this.#deps = deps
-    this.#approval = deps.approval
-    this.#state = state ?? initialState({ session_id: meta.session_id, model: meta.model, mode: meta.mode, created_at: meta.created_at, working_dir: meta.cwd })
+    this.#state = state ?? initialState(Session.#init(meta))
+  }
+
+  static #init(meta: SessionMeta) {
+    return { session_id: meta.session_id, model: meta.model, mode: meta.mode, created_at: meta.created_at, working_dir: meta.cwd, approval: meta.approval }
   }
 
   /** Rebuild a session from stored events (the same reducer as live). */
   static restore(meta: SessionMeta, events: AnyEvent[], deps: SessionDeps): Session {
-    const state = initialState({ session_id: meta.session_id, model: meta.model, mode: meta.mode, created_at: meta.created_at, working_dir: meta.cwd })
+    const state = initialState(Session.#init(meta))
     for (const e of events) reduce(state, e)
     state.open = undefined
     return new Session(meta, deps, state)
@@ -109,7 +115,7 @@ export class Session implements TurnHost {
     return this.#deps.audit
   }
   get approval(): ApprovalPolicy {
-    return this.#approval
+    return (this.#state.approval as ApprovalPolicy | undefined) ?? this.#deps.approval
   }
   get persist(): boolean {
     return this.#deps.persist
@@ -173,16 +179,18 @@ export class Session implements TurnHost {
     const messageId = `msg-${randomUUID()}`
     const done = new Promise<TurnOutcome>((resolve) => this.#queue.push({ prompt: text, messageId, resolve }))
     this.lastTouched = Date.now()
-    if (this.#status === 'idle') void this.#pump()
+    if (!this.#pumping) void this.#pump()
     return { messageId, done }
   }
 
   async #pump(): Promise<void> {
+    this.#pumping = true
     while (this.#queue.length) {
       const next = this.#queue.shift()!
       const token = new TurnToken()
       this.#token = token
       this.#status = 'running'
+      this.#acceptSteering = true
       this.#turnUsageStart = { ...(this.#state.summary.usage ?? { input_tokens: 0, output_tokens: 0 }) }
       let outcome: TurnOutcome
       try {
@@ -192,24 +200,27 @@ export class Session implements TurnHost {
         this.#deps.logger.error(`session ${this.id}: turn aborted`, err)
         outcome = { stop_reason: 'error', success: false, output: err instanceof Error ? err.message : String(err), source: 'internal' }
       }
+      this.#acceptSteering = false
       this.#steering = []
       this.#token = undefined
-      this.#status = 'idle'
       await this.#writeSummary()
+      // Idle only when nothing is queued: a prompt sent while this turn was finishing runs next.
+      if (this.#queue.length === 0) this.#status = 'idle'
       next.resolve(outcome)
     }
+    this.#pumping = false
     for (const w of this.#idleWaiters.splice(0)) w()
   }
 
   /** Resolves when no turn is running or queued. */
   idle(): Promise<void> {
-    if (this.#status === 'idle' && this.#queue.length === 0) return Promise.resolve()
+    if (!this.#pumping && this.#queue.length === 0) return Promise.resolve()
     return new Promise((resolve) => this.#idleWaiters.push(resolve))
   }
 
   /** Inject a message into the running turn before its next model call; false when idle. */
   steer(text: string): boolean {
-    if (this.#status !== 'running') return false
+    if (this.#status !== 'running' || !this.#acceptSteering) return false
     this.#steering.push(text)
     return true
   }
@@ -222,9 +233,19 @@ export class Session implements TurnHost {
     return this.#steering.length > 0
   }
 
+  /**
+   * Called when the model has finished: true (and steering closes for this turn) when the turn
+   * may end; false when a steering message is waiting, so the turn must make another call.
+   */
+  finishTurn(): boolean {
+    if (this.#steering.length > 0) return false
+    this.#acceptSteering = false
+    return true
+  }
+
   /** Cancel the running turn (queued prompts still run); false when nothing was running. */
   cancel(): boolean {
-    if (this.#status !== 'running' || !this.#token) return false
+    if (this.#status !== 'running' || !this.#token || this.#token.cancelled) return false
     this.#status = 'cancelled'
     this.#token.cancel()
     for (const [id, p] of this.#pending) {
@@ -284,9 +305,8 @@ export class Session implements TurnHost {
   }
 
   async setApproval(policy: ApprovalPolicy): Promise<void> {
-    if (policy === this.#approval) return
-    const old = this.#approval
-    this.#approval = policy
+    const old = this.approval
+    if (policy === old) return
     await this.emit('approval_changed', { old, new: policy })
   }
 

@@ -10,6 +10,8 @@ export interface SessionState {
   messages: ChatMessage[]
   model: string
   mode: string
+  /** The approval policy, as created and as changed by `approval_changed` events. */
+  approval?: string
   /** Turns started so far (the next turn's index). */
   turns: number
   lastSeq: number
@@ -20,11 +22,12 @@ export interface SessionState {
 
 const ZERO: Usage = { input_tokens: 0, output_tokens: 0, cache_tokens: 0, reasoning_tokens: 0, total_tokens: 0, cost_usd: 0 }
 
-export function initialState(init: { session_id: string; model: string; mode: string; created_at: string; working_dir: string }): SessionState {
+export function initialState(init: { session_id: string; model: string; mode: string; created_at: string; working_dir: string; approval?: string }): SessionState {
   return {
     messages: [],
     model: init.model,
     mode: init.mode,
+    ...(init.approval ? { approval: init.approval } : {}),
     turns: 0,
     lastSeq: 0,
     summary: {
@@ -132,6 +135,9 @@ export function reduce(s: SessionState, e: AnyEvent): SessionState {
       break
     case 'mode_changed':
       s.mode = e.data.new
+      break
+    case 'approval_changed':
+      s.approval = e.data.new
       break
     default:
       break

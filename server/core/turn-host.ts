@@ -33,6 +33,8 @@ export interface TurnHost {
   /** Steering messages waiting for the next model call (taken once). */
   takeSteering(): string[]
   hasSteering(): boolean
+  /** The model has finished: true when the turn may end (closes steering), false when a steering message waits. */
+  finishTurn(): boolean
   /** Register a pending permission request; resolves with the reply and who gave it. */
   waitForPermission(requestId: string): Promise<PermissionReply>
   /** Usage of the current turn so far. */

@@ -24,6 +24,8 @@ export interface SessionMeta {
   mode: string
   allowed_tools?: string[]
   max_steps?: number
+  /** The approval policy the session was created with (later changes are events). */
+  approval?: 'allow' | 'deny' | 'ask'
   created_at: string
 }
 

@@ -54,6 +54,7 @@ export function metaProblem(meta: unknown): string | undefined {
   const tools = m.allowed_tools
   if (tools !== undefined && !(Array.isArray(tools) && tools.every((t) => typeof t === 'string'))) return 'allowed_tools must be a string array'
   if (m.max_steps !== undefined && !(Number.isSafeInteger(m.max_steps) && (m.max_steps as number) >= 0)) return 'max_steps must be a non-negative integer'
+  if (m.approval !== undefined && !['allow', 'deny', 'ask'].includes(m.approval as string)) return 'approval must be allow, deny or ask'
   return undefined
 }
 
