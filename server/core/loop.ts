@@ -96,6 +96,7 @@ export async function runTurn(host: TurnHost, token: TurnToken, prompt: string, 
         break
       }
       step++
+      await host.autoCompact()
       await host.emit('step_start', { step })
       const provider: Provider | undefined = host.models.providerFor(host.model)
       if (!provider) throw new Error(`no provider serves model "${host.model}"`)
@@ -112,7 +113,7 @@ export async function runTurn(host: TurnHost, token: TurnToken, prompt: string, 
           } else if (ev.type === 'reasoning') await host.emit('reasoning', { text: ev.text, step })
           else if (ev.type === 'usage') {
             const { input_tokens, output_tokens, cost_usd } = ev
-            await host.emit('usage', { usage: { input_tokens, output_tokens, total_tokens: input_tokens + output_tokens, cost_usd } })
+            await host.emit('usage', { usage: { input_tokens, output_tokens, total_tokens: input_tokens + output_tokens, cost_usd }, context_window: provider.contextWindow(host.model) })
           } else calls.push(ev.call)
         }
       } catch (err) {

@@ -13,7 +13,7 @@ import type { SandboxMode, Tool } from '../tools/types.ts'
 import { toolSpecs } from '../../generated/tools/tools.gen.ts'
 import { checkEventData, type AnyEvent, type EventData, type EventOf, type EventType } from './events.ts'
 import { TurnToken } from './cancel.ts'
-import { summarise } from './compaction.ts'
+import { AUTO_COMPACT_RATIO, currentTurnStart, estimateTokens, summarise } from './compaction.ts'
 import { runTurn, type TurnOutcome } from './loop.ts'
 import type { ModelRegistry } from './models.ts'
 import type { ApprovalPolicy, PermissionAuditLog, PermissionDecision, Rule } from './permissions.ts'
@@ -290,6 +290,17 @@ export class Session implements TurnHost {
     const before = this.#state.messages
     const summary = summarise(before)
     return this.emit('compaction', { summary, messages_before: before.length, messages_after: 1 })
+  }
+
+  async autoCompact(): Promise<void> {
+    const provider = this.#deps.models.providerFor(this.model)
+    if (!provider) return
+    const messages = this.#state.messages
+    if (estimateTokens(messages) <= provider.contextWindow(this.model) * AUTO_COMPACT_RATIO) return
+    const start = currentTurnStart(messages)
+    if (start <= 0) return // nothing before the current turn to summarise
+    const kept = messages.length - start
+    await this.emit('compaction', { summary: summarise(messages.slice(0, start)), messages_before: messages.length, messages_after: kept + 1 })
   }
 
   async setModel(model: string): Promise<void> {

@@ -125,10 +125,13 @@ export function reduce(s: SessionState, e: AnyEvent): SessionState {
       s.summary.success = false
       s.summary.ended_at = e.ts
       break
-    case 'compaction':
+    case 'compaction': {
+      // The summary replaces everything but the newest `messages_after - 1` messages.
       s.open = undefined
-      s.messages = [{ role: 'system', content: e.data.summary }]
+      const keep = Math.max(0, e.data.messages_after - 1)
+      s.messages = [{ role: 'system', content: e.data.summary }, ...(keep ? s.messages.slice(-keep) : [])]
       break
+    }
     case 'model_changed':
       s.model = e.data.new
       s.summary.model = e.data.new

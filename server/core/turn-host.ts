@@ -37,6 +37,8 @@ export interface TurnHost {
   finishTurn(): boolean
   /** Register a pending permission request; resolves with the reply and who gave it. */
   waitForPermission(requestId: string): Promise<PermissionReply>
+  /** Compact the history if it no longer fits the model's context (inside a turn). */
+  autoCompact(): Promise<void>
   /** Usage of the current turn so far. */
   turnUsage(): Usage
 }

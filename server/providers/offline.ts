@@ -96,10 +96,23 @@ function lastUserTurn(messages: ChatMessage[]): { user: ChatMessage | undefined;
   return { user: undefined, after: messages }
 }
 
+/** The offline model's context window in tokens (configurable to exercise compaction). */
+export const OFFLINE_CONTEXT_WINDOW = 128_000
+
 export class OfflineProvider implements Provider {
   readonly name = 'offline'
+  readonly #window: number
+
+  constructor(opts: { contextWindow?: number } = {}) {
+    this.#window = opts.contextWindow ?? OFFLINE_CONTEXT_WINDOW
+  }
+
   models(): readonly string[] {
     return [OFFLINE_MODEL]
+  }
+
+  contextWindow(): number {
+    return this.#window
   }
 
   async *stream(req: ModelRequest): AsyncIterable<ProviderEvent> {

@@ -28,6 +28,8 @@ export interface Provider {
   readonly name: string
   /** Model ids this provider serves. */
   models(): readonly string[]
+  /** The context window of `model`, in tokens (compaction keeps the history under it). */
+  contextWindow(model: string): number
   /** Stream one model call. Throws ProviderError on failure; stops when `signal` aborts. */
   stream(req: ModelRequest): AsyncIterable<ProviderEvent>
 }

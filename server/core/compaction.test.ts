@@ -1,0 +1,75 @@
+/** Automatic compaction inside a turn, and manual compaction between turns, survive a reload. */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { OfflineProvider } from '../providers/offline.ts'
+import { estimateTokens, summarise } from './compaction.ts'
+import { SessionManager } from './manager.ts'
+import { ModelRegistry } from './models.ts'
+
+const dirs: string[] = []
+const tmp = (p: string) => {
+  const d = mkdtempSync(join(tmpdir(), p))
+  dirs.push(d)
+  return d
+}
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
+})
+
+const manager = (home: string, cwd: string, contextWindow: number) =>
+  new SessionManager({ agent: 'otter', cwd, home, models: new ModelRegistry([new OfflineProvider({ contextWindow })]) })
+
+describe('automatic compaction', () => {
+  it('summarises earlier turns before a model call once the history passes 80% of the context window', async () => {
+    const home = tmp('cmp-home-')
+    const cwd = tmp('cmp-ws-')
+    const s = await manager(home, cwd, 60).create()
+    const long = 'x'.repeat(120)
+    await s.prompt(`!say ${long}`).done
+    expect((await s.events()).some((e) => e.type === 'compaction')).toBe(false)
+    const before = s.messages()
+    const out = await s.prompt('!say second').done
+    expect(out).toMatchObject({ success: true, output: 'second' })
+    const events = await s.events()
+    const compactions = events.filter((e) => e.type === 'compaction')
+    expect(compactions).toHaveLength(1)
+    const c = compactions[0]!
+    if (c.type !== 'compaction') throw new Error('unreachable')
+    // Everything before the second turn's user message is summarised; that message is kept.
+    expect(c.data).toEqual({ summary: summarise(before), messages_before: before.length + 1, messages_after: 2 })
+    const i = events.indexOf(c)
+    expect(events[i - 1]!.type).toBe('turn_start')
+    expect(events[i + 1]!.type).toBe('step_start')
+    expect(s.messages()).toEqual([
+      { role: 'system', content: summarise(before) },
+      { role: 'user', content: '!say second' },
+      { role: 'assistant', content: 'second' },
+    ])
+    const usage = events.filter((e) => e.type === 'usage').at(-1)
+    expect(usage?.type === 'usage' && usage.data.context_window).toBe(60)
+    // A reload folds the same events into the same history.
+    const again = await manager(home, cwd, 60).get(s.id)
+    expect(again.messages()).toEqual(s.messages())
+  })
+
+  it('does not compact while the history fits', async () => {
+    const s = await manager(tmp('cmp-home-'), tmp('cmp-ws-'), 100_000).create()
+    await s.prompt('!say a').done
+    await s.prompt('!say b').done
+    expect((await s.events()).some((e) => e.type === 'compaction')).toBe(false)
+    expect(estimateTokens(s.messages())).toBeLessThan(100)
+  })
+
+  it('manual compact keeps only the summary, and a reload agrees', async () => {
+    const home = tmp('cmp-home-')
+    const cwd = tmp('cmp-ws-')
+    const s = await manager(home, cwd, 100_000).create()
+    await s.prompt('!say one').done
+    const e = await s.compact()
+    expect(e.data).toMatchObject({ messages_before: 2, messages_after: 1 })
+    expect(s.messages()).toEqual([{ role: 'system', content: e.data.summary }])
+    expect((await manager(home, cwd, 100_000).get(s.id)).messages()).toEqual(s.messages())
+  })
+})
