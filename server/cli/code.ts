@@ -1,9 +1,8 @@
 /** `chimera code --mode rpc`: JSON-lines RPC over stdin/stdout (seeds/004). */
 import { defineCommand } from 'citty'
 import { createLogger, levelFromEnv } from '../log.ts'
-import { resolve } from 'node:path'
-import { UsageError, parseList, repeatable } from './args.ts'
-import { parsePermissionFlags } from '../core/permissions.ts'
+import { UsageError } from './args.ts'
+import { sessionFlags } from './session-flags.ts'
 
 export default defineCommand({
   meta: { name: 'code', description: 'Drive an agent session headlessly (--mode rpc: JSON lines on stdin/stdout)' },
@@ -19,23 +18,15 @@ export default defineCommand({
   async run({ args, rawArgs }) {
     if (args.mode !== 'rpc') throw new UsageError('--mode must be rpc')
     const logger = createLogger({ level: levelFromEnv(), name: 'rpc' })
+    const flags = sessionFlags(args, rawArgs)
     const { runRpc } = await import('../rpc/main.ts')
-    let permissionOverrides
-    try {
-      permissionOverrides = parsePermissionFlags(repeatable(rawArgs, '--permission'))
-    } catch (err) {
-      throw new UsageError((err as Error).message)
-    }
     await runRpc({
       input: process.stdin,
       output: process.stdout,
       logger,
-      cwd: resolve(args.cwd ?? process.cwd()),
-      model: args.model,
-      allowedTools: parseList(args['allowed-tools']),
+      ...flags,
       approval: args.approval as 'allow' | 'deny' | 'ask',
       sandbox: args.sandbox as 'read-only' | 'workspace-write' | 'danger-full-access',
-      permissionOverrides,
     })
   },
 })
