@@ -171,7 +171,7 @@ describe('summary and list()', () => {
   it('a live running session is listed with its current status', async () => {
     const m = env.manager()
     const s = await m.create()
-    const { done } = s.prompt('!sleep 300\n!say x')
+    const { done } = s.prompt('!sleep 1500\n!say x')
     await waitForType(s, 'step_start')
     expect((await m.list())[0]).toMatchObject({ session_id: s.id, status: 'running' })
     await within(done, 5000, 'the turn')

@@ -82,7 +82,7 @@ describe('the turn queue', () => {
 
   it('a queued prompt waits: its user_message is only emitted when its turn starts', async () => {
     const session = await env.manager().create()
-    const first = session.prompt('!sleep 300\n!say one')
+    const first = session.prompt('!sleep 1500\n!say one')
     const second = session.prompt('!say two')
     await waitForType(session, 'step_start')
     expect(ofType(await session.events(), 'user_message')).toHaveLength(1)
@@ -118,7 +118,7 @@ describe('steering', () => {
   it('delivers a steering message before the next model call', async () => {
     const session = await env.manager().create()
     expect(session.steer('too early')).toBe(false)
-    const { done } = session.prompt('!sleep 300\n!say first')
+    const { done } = session.prompt('!sleep 1500\n!say first')
     await waitForType(session, 'step_start')
     expect(session.steer('!say steered')).toBe(true)
     const outcome = await within(done, 5000, 'the steered turn')
@@ -144,7 +144,7 @@ describe('steering', () => {
     expect(textOf(events.filter((e) => e.type === 'text_delta' && e.data.step === 2))).toBe('steered')
     expect(last(events)).toMatchObject({ type: 'agent_result', data: { output: 'steered', steps: 2 } })
     expect(session.messages()).toEqual([
-      { role: 'user', content: '!sleep 300\n!say first' },
+      { role: 'user', content: '!sleep 1500\n!say first' },
       { role: 'assistant', content: 'first' },
       { role: 'user', content: '!say steered' },
       { role: 'assistant', content: 'steered' },
@@ -262,7 +262,7 @@ describe('compaction', () => {
 
   it('refuses to compact while a turn is running', async () => {
     const session = await env.manager().create()
-    const { done } = session.prompt('!sleep 200\n!say done')
+    const { done } = session.prompt('!sleep 1500\n!say done')
     await waitForType(session, 'step_start')
     await expect(session.compact()).rejects.toBeInstanceOf(SessionBusyError)
     expect((await within(done, 5000, 'the turn')).output).toBe('done')
