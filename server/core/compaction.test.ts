@@ -1,22 +1,14 @@
 /** Automatic compaction inside a turn, and manual compaction between turns, survive a reload. */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { tempDirs } from '../../conformance/harness/temp-dirs.ts'
 import { afterEach, describe, expect, it } from 'vitest'
 import { OfflineProvider } from '../providers/offline.ts'
 import { estimateTokens, summarise } from './compaction.ts'
 import { SessionManager } from './manager.ts'
 import { ModelRegistry } from './models.ts'
 
-const dirs: string[] = []
-const tmp = (p: string) => {
-  const d = mkdtempSync(join(tmpdir(), p))
-  dirs.push(d)
-  return d
-}
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
-})
+const temp = tempDirs()
+const tmp = (prefix: string) => temp.make(prefix)
+afterEach(() => temp.cleanup())
 
 const manager = (home: string, cwd: string, contextWindow: number) =>
   new SessionManager({ agent: 'otter', cwd, home, models: new ModelRegistry([new OfflineProvider({ contextWindow })]) })

@@ -2,23 +2,17 @@
  * The RPC mode as a library, without the CLI: RpcServer + handlers over in-memory streams, and
  * runRpc leaving a complete event log behind when input ends.
  */
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { tempDirs } from '../../conformance/harness/temp-dirs.ts'
 import { PassThrough } from 'node:stream'
 import { afterEach, describe, expect, it } from 'vitest'
 import { noopLogger } from '../log.ts'
 import { RpcServer, runRpc, type RpcHandlers } from './index.ts'
 
-const dirs: string[] = []
-const tmp = (p: string) => {
-  const d = mkdtempSync(join(tmpdir(), p))
-  dirs.push(d)
-  return d
-}
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
-})
+const temp = tempDirs()
+const tmp = (prefix: string) => temp.make(prefix)
+afterEach(() => temp.cleanup())
 
 function collect(out: PassThrough): () => Record<string, unknown>[] {
   let buf = ''

@@ -3,12 +3,11 @@
  * (`src/**\/*.ts`), with the same ignore rules as Grep. Paths come back relative to the working
  * directory, in name order, capped at `max_results`.
  */
-import { stat } from 'node:fs/promises'
 import { isAbsolute, relative } from 'node:path'
 import type { GlobInput } from '../../generated/tools/tools.gen.ts'
 import { compileGlob } from './glob-match.ts'
-import { errorText, fail, succeed } from './outcome.ts'
-import { confinePath, displayPath, isInside, lexicalPath, toFsPath } from './paths.ts'
+import { fail, succeed } from './outcome.ts'
+import { confineDirectory, displayPath, isInside, lexicalPath, toFsPath } from './paths.ts'
 import type { Tool } from './types.ts'
 import { walk } from './walk.ts'
 
@@ -17,14 +16,9 @@ export const globTool: Tool<GlobInput> = {
   name: 'Glob',
   permissionKey: (args, ctx) => lexicalPath(ctx.cwd, args.path ?? '.'),
   async run(args, ctx) {
-    const where = await confinePath('Glob', ctx, args.path ?? '.')
+    const where = await confineDirectory('Glob', ctx, args.path ?? '.', 'search')
     if (!where.ok) return where.outcome
     const { root, abs } = where
-    try {
-      if (!(await stat(abs)).isDirectory()) return fail(`${displayPath(root, abs)} is not a directory`)
-    } catch (e) {
-      return fail(`cannot search ${displayPath(root, abs)}: ${errorText(e)}`)
-    }
     let pattern = args.pattern
     const fsPattern = toFsPath(pattern)
     if (!fsPattern.ok) return fail(fsPattern.reason)

@@ -3,10 +3,9 @@
  * optionally recursive, with the same ignore rules as Grep and Glob. Paths are relative to the
  * working directory, capped at `max_entries`.
  */
-import { stat } from 'node:fs/promises'
 import type { list_filesInput } from '../../generated/tools/tools.gen.ts'
-import { errorText, fail, succeed } from './outcome.ts'
-import { confinePath, displayPath, lexicalPath } from './paths.ts'
+import { fail, succeed } from './outcome.ts'
+import { confineDirectory, displayPath, lexicalPath } from './paths.ts'
 import type { Tool } from './types.ts'
 import { walk } from './walk.ts'
 
@@ -15,14 +14,9 @@ export const listFilesTool: Tool<list_filesInput> = {
   name: 'list_files',
   permissionKey: (args, ctx) => lexicalPath(ctx.cwd, args.path ?? '.'),
   async run(args, ctx) {
-    const where = await confinePath('list_files', ctx, args.path ?? '.')
+    const where = await confineDirectory('list_files', ctx, args.path ?? '.', 'list')
     if (!where.ok) return where.outcome
     const { root, abs } = where
-    try {
-      if (!(await stat(abs)).isDirectory()) return fail(`${displayPath(root, abs)} is not a directory`)
-    } catch (e) {
-      return fail(`cannot list ${displayPath(root, abs)}: ${errorText(e)}`)
-    }
     const max = args.max_entries ?? 1000
     const entries: string[] = []
     let truncated = false

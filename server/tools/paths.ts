@@ -6,7 +6,7 @@
  * ancestor, following dangling symlinks too, so a link to a not-yet-existing file outside the
  * workspace cannot be used to create it.
  */
-import { lstat, readlink, realpath } from 'node:fs/promises'
+import { lstat, readlink, realpath, stat } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { errorCode, errorText, fail } from './outcome.ts'
@@ -139,4 +139,21 @@ export async function confinePath(
     return { ok: false, outcome: fail(`sandbox violation (${ctx.sandbox}): ${r.reason}`, { violation: true, path: r.abs ?? p }) }
   }
   return { ok: false, outcome: fail(r.reason) }
+}
+
+/** `confinePath` for a directory to walk: also fails clearly when it is not a directory. */
+export async function confineDirectory(
+  tool: string,
+  ctx: Pick<ToolContext, 'cwd' | 'sandbox' | 'sandboxViolation'>,
+  p: string,
+  verb: string,
+): Promise<{ ok: true; abs: string; root: string } | { ok: false; outcome: ToolOutcome }> {
+  const where = await confinePath(tool, ctx, p)
+  if (!where.ok) return where
+  try {
+    if (!(await stat(where.abs)).isDirectory()) return { ok: false, outcome: fail(`${displayPath(where.root, where.abs)} is not a directory`) }
+  } catch (e) {
+    return { ok: false, outcome: fail(`cannot ${verb} ${displayPath(where.root, where.abs)}: ${errorText(e)}`) }
+  }
+  return where
 }

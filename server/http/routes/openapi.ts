@@ -1,7 +1,6 @@
 /** `GET /openapi.json`: the bundled, self-contained OpenAPI document this server implements. */
 import document from '../../../generated/http/openapi.bundle.json' with { type: 'json' }
 import type { OperationHandlers } from '../app.ts'
-import { jsonResponse } from '../errors.ts'
 
 export function openapiHandlers(): OperationHandlers {
   const text = JSON.stringify(document)
