@@ -11,7 +11,8 @@
  * Frames a transcript sends on purpose as invalid are not checked inbound.
  */
 import type { ZodType } from 'zod'
-import { acpV1Methods, ACP_V1_PROTOCOL_VERSION } from '../../generated/acp/v1-methods.gen.ts'
+import { acpV1Methods } from '../../generated/acp/v1-methods.gen.ts'
+import { negotiate } from '../../server/acp/dialect.ts'
 import { acpSeedMethods } from '../../generated/acp/seed.gen.ts'
 import { rpcCommands, rpcOutbound } from '../../generated/rpc/jsonl.gen.ts'
 import { httpOperations } from '../../generated/http/routes.gen.ts'
@@ -58,8 +59,8 @@ export class AcpSniffer extends Sniffer {
     if (m.jsonrpc !== '2.0' && !(dir === 'in' && opts.invalid)) this.flag(dir, m, '"jsonrpc" is not "2.0"')
     if (typeof m.method === 'string') {
       if (dir === 'in' && m.method === 'initialize' && isObj(m.params)) {
-        const v = m.params.protocolVersion
-        this.#table = (v === ACP_V1_PROTOCOL_VERSION || (Number.isInteger(v) && v > 2) ? acpV1Methods : acpSeedMethods) as unknown as Table
+        // The negotiation rule of docs/decisions/0003, shared with the agent.
+        this.#table = (negotiate(m.params) === 'acp-v1' ? acpV1Methods : acpSeedMethods) as unknown as Table
       }
       if ('id' in m) (dir === 'in' ? this.#pendingIn : this.#pendingOut).set(m.id, m.method)
       if (dir === 'in' && opts.invalid) return

@@ -87,6 +87,8 @@ export const rpcOutbound = {
   "CompactionEvent": { schema: StdoutCompactionEventPayloadSchema, type: "compaction", extension: true },
 } as const
 export type RpcOutboundName = keyof typeof rpcOutbound
+/** Any message the server may write to stdout (what handlers and the event mapping produce). */
+export type RpcOutboundMessage = z.input<(typeof rpcOutbound)[RpcOutboundName]['schema']>
 
 /** The maximum length of one input line, in bytes (`info.x-max-line-bytes`). */
 export const RPC_MAX_LINE_BYTES = 1048576

@@ -3,7 +3,8 @@
  * the launched agent's dialect, and the documents' error shape for agent failures (-32000 with
  * `{name, message}`; the stack stays in the log, see docs/decisions/0003-acp-dialects.md).
  */
-import { acpSeedMethods, ACP_SEED_ERRORS } from '../../generated/acp/seed.gen.ts'
+import type { z } from 'zod'
+import { acpSeedMethods, ACP_SEED_ERRORS, type InitializeMethodResultSchema } from '../../generated/acp/seed.gen.ts'
 import { Dispatcher, type Handlers } from '../jsonrpc/dispatcher.ts'
 import type { InternalErrorMapper } from '../jsonrpc/errors.ts'
 import type { AgentName, Dialect } from './dialect.ts'
@@ -21,7 +22,7 @@ export const seedInternalError: InternalErrorMapper = (err) => ({
 })
 
 /** `initialize` on the seed wire, in the launched agent's documented shape. */
-export function seedInitialize(info: AgentInfo): unknown {
+export function seedInitialize(info: AgentInfo): z.input<typeof InitializeMethodResultSchema> {
   const agentCapabilities = {
     promptCapabilities: { text: true },
     sessionCapabilities: { cancel: true, resume: true },

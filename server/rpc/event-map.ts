@@ -15,9 +15,10 @@
  * | compaction          | CompactionEvent (extension)                                         |
  * | error               | ErrorEvent {message}                                                |
  */
+import type { RpcOutboundMessage } from '../../generated/rpc/jsonl.gen.ts'
 import type { AnyEvent } from '../core/events.ts'
 
-type Out = Record<string, unknown>
+type Out = RpcOutboundMessage
 
 export function toRpcMessages(e: AnyEvent, calls: Map<string, { tool: string; args: Record<string, unknown> }>): Out[] {
   switch (e.type) {
@@ -32,7 +33,7 @@ export function toRpcMessages(e: AnyEvent, calls: Map<string, { tool: string; ar
       return [{ type: 'tool_execution', call_id: e.data.call_id, tool_name: e.data.tool, tool_args: e.data.args, status: 'started' }]
     case 'tool_progress': {
       const c = calls.get(e.data.call_id)
-      const result: Out = {}
+      const result: { stdout?: string; stderr?: string } = {}
       if (e.data.stdout !== undefined) result.stdout = e.data.stdout
       if (e.data.stderr !== undefined) result.stderr = e.data.stderr
       return [{ type: 'tool_execution', call_id: e.data.call_id, tool_name: c?.tool ?? '', tool_args: c?.args ?? {}, status: 'progress', result }]

@@ -6,7 +6,7 @@
  * framing and acknowledgement, the handlers own what commands do.
  */
 import type { Readable, Writable } from 'node:stream'
-import { rpcCommands, RPC_MAX_LINE_BYTES, type RpcCommandType } from '../../generated/rpc/jsonl.gen.ts'
+import { rpcCommands, RPC_MAX_LINE_BYTES, type RpcCommandType, type RpcOutboundMessage } from '../../generated/rpc/jsonl.gen.ts'
 import type { z } from 'zod'
 import { readFrames, LineWriter } from '../framing/stdio.ts'
 import type { Frame } from '../framing/ndjson.ts'
@@ -17,7 +17,7 @@ type CommandId = string | number | null
 
 /** What a handler may do besides returning: emit events or replies on stdout. */
 export interface RpcContext {
-  emit(message: Record<string, unknown>): Promise<void>
+  emit(message: RpcOutboundMessage): Promise<void>
   logger: Logger
 }
 /** A handler throws to fail its command; the error message becomes the response's `error`. */
@@ -50,7 +50,7 @@ export class RpcServer {
   }
 
   /** Write one outbound message (event or reply). */
-  emit(message: Record<string, unknown>): Promise<void> {
+  emit(message: RpcOutboundMessage): Promise<void> {
     this.#opts.onWire?.('out', message)
     return this.#writer.write(message)
   }

@@ -81,6 +81,8 @@ export function generateRpc(): GeneratedFile {
     ...outbound.map((m) => `  ${JSON.stringify(m.name)}: { schema: ${m.payload}, type: ${JSON.stringify(m.typeConst ?? null)}, extension: ${m.extension} },`),
     '} as const',
     'export type RpcOutboundName = keyof typeof rpcOutbound',
+    '/** Any message the server may write to stdout (what handlers and the event mapping produce). */',
+    "export type RpcOutboundMessage = z.input<(typeof rpcOutbound)[RpcOutboundName]['schema']>",
     '',
     `/** The maximum length of one input line, in bytes (\`info.x-max-line-bytes\`). */`,
     `export const RPC_MAX_LINE_BYTES = ${Number(doc.info['x-max-line-bytes'])}`,
