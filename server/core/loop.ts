@@ -12,7 +12,7 @@
 import { toolSpecs, type ToolName } from '../../generated/tools/tools.gen.ts'
 import type { ToolCall } from '../../generated/schemas.gen.ts'
 import type { Provider, ToolSchema } from '../providers/types.ts'
-import type { Tool, ToolContext, ToolOutcome } from '../tools/types.ts'
+import { noFileTracking, type Tool, type ToolContext, type ToolOutcome } from '../tools/types.ts'
 import type { TurnHost } from './turn-host.ts'
 import { isCancellation, type TurnToken } from './cancel.ts'
 import { gate } from './gate.ts'
@@ -60,6 +60,11 @@ async function runCall(host: TurnHost, token: TurnToken, call: ToolCall): Promis
     progress: (chunk) => void host.emit('tool_progress', { call_id: call.call_id, ...chunk }),
     sandboxViolation: (v) => void host.emit('sandbox_violation', v),
     notice: (level, text) => void host.emit('notice', { level, text }),
+    protectedPaths: [],
+    readOnlyPaths: [],
+    allowUnconfined: false,
+    toolEnv: {},
+    files: noFileTracking,
   }
   let key: string
   try {
@@ -113,8 +118,8 @@ export async function runTurn(host: TurnHost, token: TurnToken, prompt: string, 
           } else if (ev.type === 'reasoning') await host.emit('reasoning', { text: ev.text, step })
           else if (ev.type === 'usage') {
             const { input_tokens, output_tokens, cost_usd } = ev
-            await host.emit('usage', { usage: { input_tokens, output_tokens, total_tokens: input_tokens + output_tokens, cost_usd }, context_window: provider.contextWindow(host.model) })
-          } else calls.push(ev.call)
+            await host.emit('usage', { usage: { input_tokens, output_tokens, total_tokens: input_tokens + output_tokens, cost_usd: cost_usd ?? 0 }, context_window: provider.contextWindow(host.model) })
+          } else if (ev.type === 'tool_call') calls.push(ev.call)
         }
       } catch (err) {
         if (isCancellation(err, token)) throw err

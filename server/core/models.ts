@@ -11,7 +11,7 @@ export class ModelRegistry {
 
   /** The provider for `model`, or undefined when no configured provider serves it. */
   providerFor(model: string): Provider | undefined {
-    return this.#providers.find((p) => p.models().includes(model))
+    return this.#providers.find((p) => p.accepts(model))
   }
 
   /** Every model id, for error messages and model pickers. */

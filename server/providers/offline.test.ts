@@ -21,7 +21,8 @@ describe('offline model directives', () => {
 
   it('all `!call` lines of one message form one step, in order, after the other lines', async () => {
     const evs = await play([user('!call Read {"path":"a"}\n!say reading\n!call Glob {"pattern":"*"}')])
-    expect(evs.map((e) => e.type)).toEqual(['text', 'tool_call', 'tool_call', 'usage'])
+    expect(evs.map((e) => e.type)).toEqual(['text', 'tool_input_start', 'tool_input_delta', 'tool_call', 'tool_input_start', 'tool_input_delta', 'tool_call', 'usage', 'finish'])
+    expect(evs.at(-1)).toEqual({ type: 'finish', reason: 'tool_use' })
     expect(evs.filter((e) => e.type === 'tool_call').map((e) => (e as { call: { tool: string } }).call.tool)).toEqual(['Read', 'Glob'])
   })
 
@@ -86,7 +87,8 @@ describe('offline model directives', () => {
 
   it('usage counts characters read and written / 4, rounded up, and costs 0', async () => {
     const evs = await play([user('!say abcde')])
-    expect(evs.at(-1)).toEqual({ type: 'usage', input_tokens: Math.ceil('!say abcde'.length / 4), output_tokens: Math.ceil(5 / 4), cost_usd: 0 })
+    expect(evs.at(-2)).toEqual({ type: 'usage', input_tokens: Math.ceil('!say abcde'.length / 4), output_tokens: Math.ceil(5 / 4), cost_usd: 0 })
+    expect(evs.at(-1)).toEqual({ type: 'finish', reason: 'end_turn' })
   })
 
   it('malformed directives are provider errors naming the problem', () => {

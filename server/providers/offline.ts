@@ -111,6 +111,10 @@ export class OfflineProvider implements Provider {
     return [OFFLINE_MODEL]
   }
 
+  accepts(model: string): boolean {
+    return model === OFFLINE_MODEL
+  }
+
   contextWindow(): number {
     return this.#window
   }
@@ -130,6 +134,7 @@ export class OfflineProvider implements Provider {
       for (const chunk of wordChunks(text)) yield { type: 'text', text: chunk }
       written += text.length
       yield { type: 'usage', input_tokens: tokens(read), output_tokens: tokens(written), cost_usd: 0 }
+      yield { type: 'finish', reason: 'end_turn' }
       return
     }
     const message = user?.content ?? ''
@@ -138,6 +143,7 @@ export class OfflineProvider implements Provider {
       const text = `offline model: no provider is configured. You said: ${message}`
       for (const chunk of wordChunks(text)) yield { type: 'text', text: chunk }
       yield { type: 'usage', input_tokens: tokens(read), output_tokens: tokens(text.length), cost_usd: 0 }
+      yield { type: 'finish', reason: 'end_turn' }
       return
     }
     const calls: ToolCall[] = []
@@ -167,7 +173,12 @@ export class OfflineProvider implements Provider {
           break
       }
     }
-    for (const call of calls) yield { type: 'tool_call', call }
+    for (const call of calls) {
+      yield { type: 'tool_input_start', call_id: call.call_id, tool: call.tool }
+      yield { type: 'tool_input_delta', call_id: call.call_id, delta: JSON.stringify(call.args) }
+      yield { type: 'tool_call', call }
+    }
     yield { type: 'usage', input_tokens: tokens(read), output_tokens: tokens(written), cost_usd: 0 }
+    yield { type: 'finish', reason: calls.length ? 'tool_use' : 'end_turn' }
   }
 }

@@ -5,7 +5,7 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import type { SandboxMode, ToolContext } from './types.ts'
+import { noFileTracking, type SandboxMode, type ToolContext } from './types.ts'
 
 /** A temporary workspace and a sibling "outside" directory. */
 export interface TempWorkspace {
@@ -67,5 +67,10 @@ export function recordingContext(cwd: string, sandbox: SandboxMode = 'workspace-
     progress: (c) => void progressLog.push(c),
     sandboxViolation: (v) => void violations.push(v),
     notice: (level, text) => void notices.push({ level, text }),
+    protectedPaths: [],
+    readOnlyPaths: [],
+    allowUnconfined: false,
+    toolEnv: {},
+    files: noFileTracking,
   }
 }

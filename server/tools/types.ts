@@ -20,7 +20,41 @@ export interface ToolContext {
   sandboxViolation(v: { tool: string; path: string; mode: SandboxMode }): void
   /** A one-line notice for the user (e.g. "bubblewrap is not installed: Bash runs unconfined"). */
   notice(level: 'info' | 'warning' | 'error', text: string): void
+  /**
+   * Real absolute paths no tool may read or write, even when they lie inside the workspace
+   * (`CHIMERA_HOME`: other sessions' logs, the permission audit log, undo snapshots). The Bash
+   * sandbox never mounts them.
+   */
+  protectedPaths: readonly string[]
+  /**
+   * Real absolute paths tools may read but never create, change or delete (the project's
+   * `<cwd>/.chimera` configuration: a model must not grant itself permissions).
+   */
+  readOnlyPaths: readonly string[]
+  /**
+   * The user started the server with an explicit flag to run Bash without bubblewrap in the
+   * confined modes; without it, a confined mode with no bubblewrap refuses to run Bash.
+   */
+  allowUnconfined: boolean
+  /** Extra environment variables the user configured for tool processes (already resolved). */
+  toolEnv: Readonly<Record<string, string>>
+  /**
+   * File-change tracking for undo snapshots and `file_edit` diffs. A tool that creates, changes
+   * or deletes a workspace file calls `willChange(abs)` before touching it (the core captures its
+   * pre-image) and `changed(abs)` afterwards (the core records the turn's change and emits the
+   * diff). Both take the real absolute path and never throw.
+   */
+  files: FileChangeTracker
 }
+
+/** See {@link ToolContext.files}. */
+export interface FileChangeTracker {
+  willChange(abs: string): Promise<void>
+  changed(abs: string): Promise<void>
+}
+
+/** A tracker that records nothing (tools run outside a session, tests). */
+export const noFileTracking: FileChangeTracker = { willChange: async () => {}, changed: async () => {} }
 
 export type ToolOutcome =
   | { ok: true; output: string; data?: unknown }
