@@ -6,8 +6,8 @@
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { listen } from 'listhen'
-import { toNodeHandler } from 'h3/node'
-import { createHttpServerApp } from '../../server/http/server.ts'
+import { nodeHandler } from '../../server/http/node-handler.ts'
+import { createHttpServerApp } from '../../server/http/server-app.ts'
 import { noopLogger } from '../../server/log.ts'
 import { VERSION } from '../../server/version.ts'
 import type { HttpTarget } from './arms/http.ts'
@@ -34,7 +34,7 @@ export function inProcessTarget(opts: ServerOptions = {}): HttpTarget {
 }
 
 export async function socketTarget(opts: ServerOptions = {}): Promise<HttpTarget> {
-  const listener = await listen(toNodeHandler(app(opts)), { hostname: '127.0.0.1', port: { random: true } as never, showURL: false, isProd: true, qr: false, public: false, autoClose: false })
+  const listener = await listen(nodeHandler(app(opts)), { hostname: '127.0.0.1', port: { random: true } as never, showURL: false, isProd: true, qr: false, public: false, autoClose: false })
   const baseUrl = listener.url.replace(/\/$/, '')
   return { baseUrl, fetch: (req) => fetch(req), close: () => listener.close() }
 }

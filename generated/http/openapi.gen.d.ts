@@ -920,9 +920,14 @@ export interface components {
             since: string | null;
             model: string | null;
         };
-        /** @description Error body of every HTTP error response. `error` is a stable machine code (`unauthorized`, `session_not_found`, `invalid_query`, `not_found`, …); `message` is for people; `detail` carries structured context (validation issues, upstream replies). */
+        /**
+         * @description Every `error` code an HTTP error body may carry. The document's codes (`unauthorized`, `admin_only`, `session_not_found`, `invalid_query`, `missing_session_id`, `args_must_be_list`, `kwargs_must_be_object`, `command_not_found`, `command_invoke_failed`, `runs_cost_failed`), the guards' (`misdirected_request`, `origin_not_allowed`, `invalid_authorization`), validation and routing (`invalid_body`, `unsupported_media_type`, `body_too_large`, `bad_request`, `not_found`, `method_not_allowed`), and the rest.
+         * @enum {string}
+         */
+        ErrorCode: "admin_only" | "args_must_be_list" | "bad_request" | "body_too_large" | "command_invoke_failed" | "command_not_found" | "internal_error" | "invalid_authorization" | "invalid_body" | "invalid_query" | "kwargs_must_be_object" | "method_not_allowed" | "misdirected_request" | "missing_session_id" | "not_found" | "nothing_to_redo" | "nothing_to_undo" | "origin_not_allowed" | "request_not_found" | "runs_cost_failed" | "service_unavailable" | "session_busy" | "session_not_found" | "share_failed" | "transcript_failed" | "unauthorized" | "unsupported_media_type";
+        /** @description Error body of every HTTP error response. `error` is a stable machine code (one of `ErrorCode`); `message` is for people; `detail` carries structured context (validation issues, upstream replies). */
         ErrorBody: {
-            error: string;
+            error: components["schemas"]["ErrorCode"];
             message?: string;
             detail?: unknown;
             /** @description Name of the missing resource, where one is named. */
@@ -943,14 +948,16 @@ export interface components {
         };
         /** @description Session id in the on-disk format `<agent>-<utc>-<uuid>` (`otter-20260425T120300Z-…`, `ferret-…`). Older clients may hold shorter ids; the server validates ids against this pattern before any lookup. */
         SessionId: string;
-        /** @description Token counts and cost, cumulative for the scope that carries it. */
+        /** @description Token counts and cost, cumulative for the scope that carries it (a model call, a turn, a session). `input_tokens` excludes cached input; `cache_tokens` is cache read + cache write. `cost_usd` is null when the model has no known price (tokens are still counted; a cost is never guessed). */
         Usage: {
             input_tokens: number;
             output_tokens: number;
+            cache_read_tokens?: number;
+            cache_write_tokens?: number;
             cache_tokens?: number;
             reasoning_tokens?: number;
             total_tokens?: number;
-            cost_usd?: number;
+            cost_usd?: number | null;
         };
         /** @description Seconds since the Unix epoch, fractional. */
         EpochSeconds: number;
@@ -981,10 +988,17 @@ export interface components {
          * @description Canonical event types. SSE `event:` on `/sessions/{id}/events` is this value.
          * @enum {string}
          */
-        EventType: "user_message" | "turn_start" | "step_start" | "text_delta" | "reasoning" | "tool_call" | "tool_progress" | "tool_result" | "permission_request" | "permission_reply" | "sandbox_violation" | "usage" | "step_end" | "turn_end" | "agent_result" | "error" | "cancelled" | "compaction" | "steering" | "model_changed" | "mode_changed" | "approval_changed" | "notice" | "file_edit" | "file_open";
+        EventType: "user_message" | "turn_start" | "step_start" | "text_delta" | "reasoning" | "tool_call" | "tool_start" | "tool_progress" | "tool_result" | "permission_request" | "permission_reply" | "sandbox_violation" | "usage" | "step_end" | "turn_end" | "agent_result" | "error" | "cancelled" | "compaction" | "steering" | "model_changed" | "mode_changed" | "approval_changed" | "notice" | "file_edit" | "file_open" | "undo" | "redo";
         UserMessageData: {
             message_id: string;
+            /** @description The message the model sees (for a custom slash command, the rendered template). */
             text: string;
+            /** @description Set when the message came from a custom slash command (`/name args`). */
+            command?: {
+                name: string;
+                /** @description The argument string after the command name. */
+                arguments: string;
+            };
         };
         TurnStartData: {
             prompt: string;
@@ -993,7 +1007,7 @@ export interface components {
         /** @description Payload of `step_start` and `step_end`. */
         StepData: {
             step: number;
-            /** @description On `step_end`: `tool_use`, `end_turn`, `max_steps`, `cancelled`, `error`. */
+            /** @description On `step_end`: `tool_use`, `end_turn`, `max_tokens`, `refusal`, `steering`, `cancelled`, `error`. */
             stop_reason?: string;
         };
         TextDeltaData: {
@@ -1004,6 +1018,8 @@ export interface components {
         ReasoningData: {
             text: string;
             step?: number;
+            /** @description Provider signature that closes a reasoning block (Anthropic); kept in history. */
+            signature?: string;
         };
         ToolCallData: {
             call_id: string;
@@ -1013,10 +1029,21 @@ export interface components {
             };
             step?: number;
         };
+        /** @description A tool call passed the permission gate and starts running (after `tool_call` and any permission round-trip). A call refused by the gate, by validation or by a cancel gets no `tool_start`, only its `tool_result`. */
+        ToolStartData: {
+            call_id: string;
+            tool: string;
+            args: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description Streamed output of a running tool, coalesced (at most one event per 50 ms or 16 KiB per call). `truncated` marks the last progress event a call persists: later output is not logged (the tool result keeps the tail). */
         ToolProgressData: {
             call_id: string;
+            tool: string;
             stdout?: string;
             stderr?: string;
+            truncated?: boolean;
         };
         ToolResultData: {
             call_id: string;
@@ -1061,7 +1088,7 @@ export interface components {
         };
         TurnEndData: {
             /** @enum {string} */
-            stop_reason: "end_turn" | "max_steps" | "cancelled" | "error";
+            stop_reason: "end_turn" | "max_steps" | "max_tokens" | "refusal" | "cancelled" | "error";
             steps?: number;
         };
         AgentResultData: {
@@ -1074,7 +1101,7 @@ export interface components {
         ErrorData: {
             message: string;
             name?: string;
-            /** @description `provider`, `tool`, `transport`, `internal`. */
+            /** @description `provider`, `tool`, `store`, `transport`, `internal`. */
             source?: string;
         };
         CancelledData: {
@@ -1115,8 +1142,17 @@ export interface components {
             path: string;
             line?: number;
         };
+        /** @description Payload of `undo` and `redo` (the `/undo` and `/redo` slash commands and endpoints): turns rewound or replayed, messages and files together. `output` is the reply line (`/undo: rewound 1 turn, 2 files restored (0 remaining)`); `remaining` counts the turns left to undo (for `undo`) or to redo (for `redo`). */
+        HistoryRewindData: {
+            turns: number;
+            files_restored: number;
+            remaining: number;
+            /** @description Absolute paths restored. */
+            files?: string[];
+            output: string;
+        };
         /** @description Type-specific payload of an event (one of the `*Data` shapes below). */
-        EventData: components["schemas"]["UserMessageData"] | components["schemas"]["TurnStartData"] | components["schemas"]["StepData"] | components["schemas"]["TextDeltaData"] | components["schemas"]["ReasoningData"] | components["schemas"]["ToolCallData"] | components["schemas"]["ToolProgressData"] | components["schemas"]["ToolResultData"] | components["schemas"]["PermissionRequestData"] | components["schemas"]["PermissionReplyData"] | components["schemas"]["SandboxViolationData"] | components["schemas"]["UsageData"] | components["schemas"]["TurnEndData"] | components["schemas"]["AgentResultData"] | components["schemas"]["ErrorData"] | components["schemas"]["CancelledData"] | components["schemas"]["CompactionData"] | components["schemas"]["SteeringData"] | components["schemas"]["ModelChangedData"] | components["schemas"]["ModeChangedData"] | components["schemas"]["ApprovalChangedData"] | components["schemas"]["NoticeData"] | components["schemas"]["FileEditData"] | components["schemas"]["FileOpenData"];
+        EventData: components["schemas"]["UserMessageData"] | components["schemas"]["TurnStartData"] | components["schemas"]["StepData"] | components["schemas"]["TextDeltaData"] | components["schemas"]["ReasoningData"] | components["schemas"]["ToolCallData"] | components["schemas"]["ToolStartData"] | components["schemas"]["ToolProgressData"] | components["schemas"]["ToolResultData"] | components["schemas"]["PermissionRequestData"] | components["schemas"]["PermissionReplyData"] | components["schemas"]["SandboxViolationData"] | components["schemas"]["UsageData"] | components["schemas"]["TurnEndData"] | components["schemas"]["AgentResultData"] | components["schemas"]["ErrorData"] | components["schemas"]["CancelledData"] | components["schemas"]["CompactionData"] | components["schemas"]["SteeringData"] | components["schemas"]["ModelChangedData"] | components["schemas"]["ModeChangedData"] | components["schemas"]["ApprovalChangedData"] | components["schemas"]["NoticeData"] | components["schemas"]["FileEditData"] | components["schemas"]["FileOpenData"] | components["schemas"]["HistoryRewindData"];
         /** @description One event of a session's stream, as written to the event log. */
         ChimeraEvent: {
             /** @description Per-session 1-based monotonic counter. */
@@ -1158,6 +1194,11 @@ export interface components {
             content: string;
             tool_calls?: components["schemas"]["ToolCall"][];
             tool_result?: components["schemas"]["ToolResult"];
+            /** @description The assistant's reasoning blocks before its text, kept so providers that sign them (Anthropic) get them back. */
+            reasoning?: {
+                text: string;
+                signature?: string;
+            }[];
         };
     };
     responses: {

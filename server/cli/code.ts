@@ -1,32 +1,36 @@
 /** `chimera code --mode rpc`: JSON-lines RPC over stdin/stdout (seeds/004). */
 import { defineCommand } from 'citty'
+import { ModelRegistry } from '../core/model-registry.ts'
+import { isSessionId } from '../store/paths.ts'
 import { createLogger, levelFromEnv } from '../log.ts'
+import { eventLogProblem, startAgentProcess } from './agent-process.ts'
 import { UsageError } from './args.ts'
-import { sessionFlags } from './session-flags.ts'
+import { sessionArgs, sessionFlags } from './session-flags.ts'
+import { chimeraHome } from '../store/paths.ts'
 
 export default defineCommand({
   meta: { name: 'code', description: 'Drive an agent session headlessly (--mode rpc: JSON lines on stdin/stdout)' },
   args: {
     mode: { type: 'enum', options: ['rpc'], description: 'Interface mode', required: true },
-    cwd: { type: 'string', description: 'Working directory' },
-    model: { type: 'string', description: 'Model id (default: offline)' },
-    'allowed-tools': { type: 'string', description: 'Comma-separated tool allow-list' },
-    approval: { type: 'enum', options: ['allow', 'deny', 'ask'], description: 'How tools that ask for permission are answered', default: 'allow' },
-    sandbox: { type: 'enum', options: ['read-only', 'workspace-write', 'danger-full-access'], description: 'File and shell confinement', default: 'workspace-write' },
-    permission: { type: 'string', description: 'Permission rule override Tool=allow|ask|deny (repeatable)' },
+    session: { type: 'string', description: 'Continue this persisted session (its id) instead of starting a new one' },
+    ...sessionArgs('allow'),
   },
   async run({ args, rawArgs }) {
     if (args.mode !== 'rpc') throw new UsageError('--mode must be rpc')
+    if (args.session !== undefined && !isSessionId(args.session)) throw new UsageError(`--session: ${JSON.stringify(args.session)} is not a session id`)
     const logger = createLogger({ level: levelFromEnv(), name: 'rpc' })
-    const flags = sessionFlags(args, rawArgs)
-    const { runRpc } = await import('../rpc/main.ts')
-    await runRpc({
-      input: process.stdin,
-      output: process.stdout,
-      logger,
-      ...flags,
-      approval: args.approval as 'allow' | 'deny' | 'ask',
-      sandbox: args.sandbox as 'read-only' | 'workspace-write' | 'danger-full-access',
-    })
+    const models = new ModelRegistry()
+    const defaults = sessionFlags(args, rawArgs, models)
+    const problem = await eventLogProblem(chimeraHome())
+    if (problem) throw new Error(problem)
+    const proc = await startAgentProcess('otter', { ...defaults, models }, logger)
+    const { runRpc } = await import('../rpc/run-rpc.ts')
+    try {
+      await runRpc({ input: process.stdin, output: process.stdout, logger, manager: proc.manager, sessionId: args.session, signal: proc.signal })
+    } catch (err) {
+      if ((err as Error).name === 'SessionNotFoundError') throw new UsageError(`--session: ${(err as Error).message}`)
+      throw err
+    }
+    await proc.shutdown('input ended')
   },
 })

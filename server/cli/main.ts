@@ -1,11 +1,13 @@
 /**
  * The `chimera` command. Subcommands load lazily so `chimera --help` stays fast. Help and
- * version go to stdout; usage errors go to stderr with exit code 2, other failures exit 1.
- * On the stdio transports nothing but protocol frames is ever written to stdout.
+ * version go to stdout (no colour codes unless stdout is a terminal); usage errors — an
+ * unknown command, an unknown option, a bad value — go to stderr as one line with exit code 2,
+ * other failures as one line with exit 1. On the stdio transports nothing but protocol frames
+ * is ever written to stdout.
  */
 import { defineCommand, renderUsage, runCommand, type CommandDef } from 'citty'
 import { VERSION } from '../version.ts'
-import { UsageError } from './args.ts'
+import { UsageError, checkArgs } from './args.ts'
 
 const main = defineCommand({
   meta: { name: 'chimera', version: VERSION, description: 'Contract-first agent server: HTTP + SSE, ACP over stdio, JSON-lines RPC' },
@@ -16,44 +18,72 @@ const main = defineCommand({
   },
 })
 
-const resolve = async <T>(v: T | Promise<T> | (() => T | Promise<T>)): Promise<T> => (typeof v === 'function' ? (v as () => T | Promise<T>)() : v)
+const resolveDef = async <T>(v: T | Promise<T> | (() => T | Promise<T>)): Promise<T> => (typeof v === 'function' ? (v as () => T | Promise<T>)() : v)
 
-/** The deepest subcommand named by the leading positional arguments, with its parent. */
-async function target(rawArgs: string[]): Promise<[CommandDef<any>, CommandDef<any> | undefined]> {
+interface Target {
+  cmd: CommandDef<any>
+  parent: CommandDef<any> | undefined
+  /** The command path (`otter serve`). */
+  path: string[]
+  /** The arguments after the command path. */
+  rest: string[]
+}
+
+/** The deepest subcommand named by the leading positional arguments. */
+async function target(rawArgs: string[]): Promise<Target> {
   let cmd: CommandDef<any> = main
   let parent: CommandDef<any> | undefined
-  for (const a of rawArgs) {
+  const path: string[] = []
+  let i = 0
+  for (; i < rawArgs.length; i++) {
+    const a = rawArgs[i]!
     if (a.startsWith('-')) break
-    const subs = await resolve(cmd.subCommands)
-    const next = subs?.[a]
+    const subs = await resolveDef(cmd.subCommands)
+    const next = subs && Object.hasOwn(subs, a) ? subs[a] : undefined
     if (!next) break
     parent = cmd
-    cmd = await resolve(next)
+    cmd = await resolveDef(next)
+    path.push(a)
   }
-  return [cmd, parent]
+  return { cmd, parent, path, rest: rawArgs.slice(i) }
+}
+
+const plain = (text: string): string => (process.stdout.isTTY ? text : text.replace(/\u001b\[[0-9;]*m/g, ''))
+
+async function usageText(t: Target): Promise<string> {
+  return plain(await renderUsage(t.cmd, t.parent))
 }
 
 async function run(rawArgs: string[]): Promise<number> {
-  if (rawArgs.includes('--help') || rawArgs.includes('-h') || rawArgs.length === 0) {
-    process.stdout.write(`${await renderUsage(...(await target(rawArgs)))}\n`)
-    return 0
-  }
-  if (rawArgs.length === 1 && (rawArgs[0] === '--version' || rawArgs[0] === '-v')) {
-    process.stdout.write(`${VERSION}\n`)
-    return 0
-  }
+  let t: Target | undefined
   try {
-    const [cmd] = await target(rawArgs)
-    if (!cmd.run) throw new UsageError(`missing subcommand`)
+    t = await target(rawArgs)
+    const name = ['chimera', ...t.path].join(' ')
+    if (rawArgs.includes('--help') || rawArgs.includes('-h') || rawArgs.length === 0) {
+      process.stdout.write(`${await usageText(t)}\n`)
+      return 0
+    }
+    if (rawArgs.length === 1 && (rawArgs[0] === '--version' || rawArgs[0] === '-v')) {
+      process.stdout.write(`${VERSION}\n`)
+      return 0
+    }
+    if (!t.cmd.run) {
+      const next = t.rest.find((a) => !a.startsWith('-'))
+      const subs = Object.keys((await resolveDef(t.cmd.subCommands)) ?? {}).join(', ')
+      if (next !== undefined) throw new UsageError(`unknown command "${[...t.path, next].join(' ')}"; ${name} has: ${subs}`)
+      throw new UsageError(`${name}: missing subcommand (${subs})`)
+    }
+    checkArgs(t.rest, (await resolveDef(t.cmd.args)) ?? {}, name)
     await runCommand(main, { rawArgs })
     return 0
   } catch (err) {
     const usage = err instanceof UsageError || (err as { name?: string })?.name === 'CLIError'
     if (usage) {
-      process.stderr.write(`${await renderUsage(...(await target(rawArgs)))}\n\nerror: ${(err as Error).message}\n`)
+      const help = ['chimera', ...(t?.path ?? []), '--help'].join(' ')
+      process.stderr.write(`error: ${(err as Error).message} (see \`${help}\`)\n`)
       return 2
     }
-    process.stderr.write(`error: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`)
+    process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`)
     return 1
   }
 }

@@ -1,18 +1,16 @@
 /** `chimera otter serve`: the HTTP + SSE server, or ACP over stdio with `--acp` (seeds/000, 001). */
 import { defineCommand } from 'citty'
 import { createLogger, levelFromEnv } from '../log.ts'
-import { HTTP_ARGS, runServe } from './serve-command.ts'
+import { HTTP_ARGS, runServe, serveSessionArgs } from './serve-command.ts'
 
 const serve = defineCommand({
   meta: { name: 'serve', description: 'Run otter as a headless HTTP + SSE server (or ACP over stdio with --acp)' },
   args: {
     ...HTTP_ARGS,
     acp: { type: 'boolean', description: 'Run the ACP JSON-RPC server on stdio instead of HTTP', default: false },
-    cwd: { type: 'string', description: 'Working directory for sessions' },
-    model: { type: 'string', description: 'Model id (default: offline)' },
-    'allowed-tools': { type: 'string', description: 'Comma-separated tool allow-list' },
+    ...serveSessionArgs('allow'),
   },
-  run: ({ args, rawArgs }) => runServe('otter', args.acp, args, rawArgs, createLogger({ level: levelFromEnv(), name: 'otter' })),
+  run: ({ args, rawArgs }) => runServe('otter', { acp: args.acp, http: !args.acp }, args, rawArgs, createLogger({ level: levelFromEnv(), name: 'otter' })),
 })
 
 export default defineCommand({

@@ -1,14 +1,24 @@
 /**
- * What `chimera otter serve` and `chimera ferret serve` share: the HTTP flags and the choice
- * between ACP on stdio and HTTP. Only the default transport and the token variable differ.
+ * What `chimera otter serve` and `chimera ferret serve` share: the HTTP flags, the session
+ * flags, and one session manager for every transport the process serves. `otter serve` runs
+ * HTTP, or ACP on stdio with `--acp` (seeds/001: `--acp` swaps the transport). `ferret serve`
+ * runs ACP on stdio, and with `--http` HTTP beside it over the same sessions (seeds/002); then
+ * the end of stdin closes the ACP connection only and the process keeps serving HTTP until a
+ * signal (docs/decisions/0009-one-process-many-transports.md).
  */
 import type { Logger } from '../log.ts'
+import { ModelRegistry } from '../core/model-registry.ts'
+import type { ApprovalPolicy } from '../core/permissions.ts'
 import type { AgentName } from '../acp/dialect.ts'
+import { chimeraHome } from '../store/paths.ts'
 import { VERSION } from '../version.ts'
-import { parsePort, repeatable } from './args.ts'
+import { eventLogProblem, startAgentProcess } from './agent-process.ts'
+import { UsageError, parsePort, repeatable } from './args.ts'
+import { checkServeOptions } from './serve-http.ts'
+import { sessionArgs, sessionFlags, type SessionFlagValues } from './session-flags.ts'
 
 export const HTTP_ARGS = {
-  port: { type: 'string', description: 'HTTP port', default: '5173' },
+  port: { type: 'string', description: 'HTTP port (0: any free port)', default: '5173' },
   host: { type: 'string', description: 'HTTP bind address', default: '127.0.0.1' },
   cors: { type: 'string', description: 'Browser origin to allow (repeatable)' },
   'auth-token': { type: 'string', description: 'Master bearer token (default: $OTTER_SERVER_TOKEN / $FERRET_SERVER_TOKEN)' },
@@ -17,9 +27,11 @@ export const HTTP_ARGS = {
   insecure: { type: 'boolean', description: 'Allow a non-loopback bind without a token', default: false },
 } as const
 
+export const serveSessionArgs = (approval: ApprovalPolicy) => sessionArgs(approval)
+
 const TOKEN_ENV: Record<AgentName, string> = { otter: 'OTTER_SERVER_TOKEN', ferret: 'FERRET_SERVER_TOKEN' }
 
-export interface ServeArgs {
+export interface ServeArgs extends SessionFlagValues {
   port: string
   host: string
   'auth-token'?: string
@@ -28,23 +40,53 @@ export interface ServeArgs {
   insecure: boolean
 }
 
-/** Serve ACP on stdio (`stdio: true`) or HTTP until stopped. */
-export async function runServe(agent: AgentName, stdio: boolean, args: ServeArgs, rawArgs: readonly string[], logger: Logger): Promise<void> {
-  if (stdio) {
-    const { serveAcpStdio } = await import('./serve-acp.ts')
-    return serveAcpStdio(agent, VERSION, logger)
+/** The master token from `--auth-token` or the agent's variable; an empty one is a usage error. */
+export function masterToken(agent: AgentName, flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (flag !== undefined) {
+    if (flag.trim() === '') throw new UsageError('--auth-token is empty: give a token, or leave the flag out to run without auth')
+    return flag
   }
-  const { serveHttp } = await import('./serve-http.ts')
-  await serveHttp({
-    agent,
-    host: args.host,
-    port: parsePort(args.port, 5173),
-    token: args['auth-token'] ?? process.env[TOKEN_ENV[agent]] ?? undefined,
-    tlsCert: args['tls-cert'],
-    tlsKey: args['tls-key'],
-    insecure: args.insecure,
-    cors: repeatable(rawArgs, '--cors'),
-    version: VERSION,
-    logger,
-  })
+  const v = env[TOKEN_ENV[agent]]
+  if (v === undefined) return undefined
+  if (v.trim() === '') throw new UsageError(`${TOKEN_ENV[agent]} is set but empty: set a token, or unset it to run without auth`)
+  return v
+}
+
+/** Serve until stopped: ACP on stdio, HTTP, or both over one session manager. */
+export async function runServe(agent: AgentName, transports: { acp: boolean; http: boolean }, args: ServeArgs, rawArgs: readonly string[], logger: Logger): Promise<void> {
+  const models = new ModelRegistry()
+  const defaults = sessionFlags(args, rawArgs, models)
+  const http = transports.http
+    ? {
+        agent,
+        host: args.host,
+        port: parsePort(args.port, 5173),
+        token: masterToken(agent, args['auth-token']),
+        tlsCert: args['tls-cert'],
+        tlsKey: args['tls-key'],
+        insecure: args.insecure,
+        cors: repeatable(rawArgs, '--cors'),
+        version: VERSION,
+        logger,
+      }
+    : undefined
+  if (http) checkServeOptions(http)
+  const problem = await eventLogProblem(chimeraHome())
+  if (problem) logger.warn(`${problem}: sessions cannot be saved until this is fixed`)
+  const proc = await startAgentProcess(agent, { ...defaults, models }, logger)
+  const running: Promise<unknown>[] = []
+  if (http) {
+    const { serveHttp } = await import('./serve-http.ts')
+    running.push(serveHttp({ ...http, manager: proc.manager, signal: proc.signal }))
+  }
+  if (transports.acp) {
+    const { serveAcp } = await import('../acp/serve-acp.ts')
+    running.push(
+      serveAcp({ agent, version: VERSION, input: process.stdin, output: process.stdout, logger, manager: proc.manager, signal: proc.signal }).then(() => {
+        if (!http) return proc.shutdown('input ended')
+        logger.info('ACP input ended; still serving HTTP until a signal')
+      }),
+    )
+  }
+  await Promise.all([proc.done, ...running])
 }

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { OfflineProvider } from '../providers/offline.ts'
 import { estimateTokens, summarise } from './compaction.ts'
 import { SessionManager } from './manager.ts'
-import { ModelRegistry } from './models.ts'
+import { ModelRegistry } from './model-registry.ts'
 
 const temp = tempDirs()
 const tmp = (prefix: string) => temp.make(prefix)

@@ -2,43 +2,50 @@
  * The ReAct loop of one turn: steps of (steering → model call streamed as events → tool calls
  * through the permission gate → results fed back) until the model stops, `max_steps` is
  * reached, or the turn is cancelled. Provider failures and tool crashes become events and
- * error results; nothing throws out of here.
+ * error results; nothing throws out of here except an event log that refuses writes
+ * (`EventLogError`), which the session turns into a failed turn.
  *
  * Event order of a turn: user_message, turn_start, then per step: step_start, text_delta* /
- * reasoning*, usage, tool_call, [permission_request, permission_reply], tool_progress*,
- * tool_result …, step_end; finally turn_end and one terminal event — agent_result, error or
- * cancelled.
+ * reasoning*, usage, tool_call…, then per call [permission_request, permission_reply],
+ * [tool_start, tool_progress*], tool_result, and step_end; finally turn_end and one terminal
+ * event — agent_result, error or cancelled. Every tool_call gets exactly one tool_result, also
+ * when the call never ran (refused, or the turn was cancelled first: `error: "cancelled"`), so
+ * the history a provider sees next is always well-formed.
  */
 import { toolSpecs, type ToolName } from '../../generated/tools/tools.gen.ts'
 import type { ToolCall } from '../../generated/schemas.gen.ts'
-import type { Provider, ToolSchema } from '../providers/types.ts'
-import { noFileTracking, type Tool, type ToolContext, type ToolOutcome } from '../tools/types.ts'
+import type { FinishReason, Provider, ToolSchema } from '../providers/types.ts'
+import type { ToolOutcome } from '../tools/types.ts'
+import { formatIssues } from '../validation.ts'
 import type { TurnHost } from './turn-host.ts'
 import { isCancellation, type TurnToken } from './cancel.ts'
-import { gate } from './gate.ts'
+import { EventLogError } from './event-writer.ts'
+import { gate } from './permission-gate.ts'
 
-export type StopReason = 'end_turn' | 'max_steps' | 'cancelled' | 'error'
+export type StopReason = 'end_turn' | 'max_steps' | 'max_tokens' | 'refusal' | 'cancelled' | 'error'
 export interface TurnOutcome {
   stop_reason: StopReason
   success: boolean
   output: string
-  /** For errors: where it came from (`provider` or `internal`). */
-  source?: 'provider' | 'internal'
+  /** For errors: where it came from (`provider`, `store` or `internal`). */
+  source?: 'provider' | 'store' | 'internal'
 }
 
-const issuesText = (issues: readonly { path: readonly PropertyKey[]; message: string }[]): string =>
-  issues.map((i) => `${i.path.map(String).join('.') || '(arguments)'}: ${i.message}`).join('; ')
+export const DEFAULT_MAX_STEPS = 50
 
 /** Validate a call against the tool contracts; the tool and its parsed arguments, or an error. */
-export function prepareCall(host: TurnHost, call: ToolCall): { tool: Tool; args: unknown } | { error: string } {
-  const spec = (toolSpecs as Record<string, (typeof toolSpecs)[ToolName]>)[call.tool]
+export function prepareCall(host: TurnHost, call: ToolCall): { args: unknown } | { error: string } {
+  const spec = Object.hasOwn(toolSpecs, call.tool) ? toolSpecs[call.tool as ToolName] : undefined
   const tool = host.tools.get(call.tool)
-  if (!spec || !tool) return { error: `unknown tool "${call.tool}"; available: ${host.availableTools().map((t) => t.name).join(', ')}` }
-  if (!host.availableTools().some((t) => t.name === call.tool)) return { error: `tool "${call.tool}" is not allowed in this session` }
+  const offered = host.availableTools()
+  if (!spec || !tool) return { error: `unknown tool "${call.tool}"; available: ${offered.map((t) => t.name).join(', ')}` }
+  if (!offered.some((t) => t.name === call.tool)) return { error: `tool "${call.tool}" is not allowed in this session` }
   const parsed = spec.params.safeParse(call.args)
-  if (!parsed.success) return { error: `invalid arguments for ${call.tool}: ${issuesText(parsed.error.issues)}` }
-  return { tool, args: parsed.data }
+  if (!parsed.success) return { error: `invalid arguments for ${call.tool}: ${formatIssues(parsed.error)}` }
+  return { args: parsed.data }
 }
+
+const failText = (err: unknown): string => (err instanceof Error ? err.message : String(err))
 
 async function runCall(host: TurnHost, token: TurnToken, call: ToolCall): Promise<void> {
   const started = Date.now()
@@ -53,45 +60,40 @@ async function runCall(host: TurnHost, token: TurnToken, call: ToolCall): Promis
     })
   const prepared = prepareCall(host, call)
   if ('error' in prepared) return void (await finish({ ok: false, error: prepared.error }))
-  const ctx: ToolContext = {
-    cwd: host.meta.cwd,
-    sandbox: host.sandbox,
-    signal: token.signal,
-    progress: (chunk) => void host.emit('tool_progress', { call_id: call.call_id, ...chunk }),
-    sandboxViolation: (v) => void host.emit('sandbox_violation', v),
-    notice: (level, text) => void host.emit('notice', { level, text }),
-    protectedPaths: [],
-    readOnlyPaths: [],
-    allowUnconfined: false,
-    toolEnv: {},
-    files: noFileTracking,
-  }
+  const tool = host.tools.get(call.tool)!
+  const ctx = host.toolContext(call, token)
   let key: string
   try {
-    key = prepared.tool.permissionKey(prepared.args, ctx)
+    key = tool.permissionKey(prepared.args, ctx)
   } catch (err) {
-    return void (await finish({ ok: false, error: `${call.tool} failed: ${err instanceof Error ? err.message : String(err)}` }))
+    return void (await finish({ ok: false, error: `${call.tool} failed: ${failText(err)}` }))
   }
   const verdict = await gate(host, call, key)
   if (!verdict.run) return void (await finish({ ok: false, error: verdict.reason }))
+  if (token.cancelled) return void (await finish({ ok: false, error: 'cancelled' }))
+  await host.emit('tool_start', { call_id: call.call_id, tool: call.tool, args: call.args })
   let outcome: ToolOutcome
   try {
-    outcome = await prepared.tool.run(prepared.args, ctx)
+    outcome = await tool.run(prepared.args, ctx)
   } catch (err) {
-    outcome = { ok: false, error: `${call.tool} failed: ${err instanceof Error ? err.message : String(err)}` }
+    outcome = { ok: false, error: `${call.tool} failed: ${failText(err)}` }
   }
   if (token.cancelled && outcome.ok === false && !/cancel/i.test(outcome.error)) outcome = { ...outcome, error: `${outcome.error} (cancelled)` }
   await finish(outcome)
 }
 
-export async function runTurn(host: TurnHost, token: TurnToken, prompt: string, messageId: string): Promise<TurnOutcome> {
-  await host.emit('user_message', { message_id: messageId, text: prompt })
+/** How a model call's finish reason ends the turn when it issued no tool calls. */
+const FINISH_STOP: Partial<Record<FinishReason, StopReason>> = { max_tokens: 'max_tokens', refusal: 'refusal', content_filter: 'refusal' }
+
+export async function runTurn(host: TurnHost, token: TurnToken, prompt: string, messageId: string, command?: { name: string; arguments: string }): Promise<TurnOutcome> {
+  await host.emit('user_message', { message_id: messageId, text: prompt, ...(command ? { command } : {}) })
   await host.emit('turn_start', { prompt, model: host.model })
-  const maxSteps = host.meta.max_steps ?? 50
+  const maxSteps = host.meta.max_steps ?? DEFAULT_MAX_STEPS
   let step = 0
   let turnText = ''
   let lastStepText = ''
   let outcome: TurnOutcome | undefined
+  let unanswered: ToolCall[] = []
   try {
     for (;;) {
       for (const text of host.takeSteering()) await host.emit('steering', { text })
@@ -107,36 +109,65 @@ export async function runTurn(host: TurnHost, token: TurnToken, prompt: string, 
       if (!provider) throw new Error(`no provider serves model "${host.model}"`)
       const tools: ToolSchema[] = host.availableTools()
       const calls: ToolCall[] = []
+      let finish: FinishReason = 'end_turn'
       lastStepText = ''
+      const key = String(step)
       try {
         for await (const ev of provider.stream({ model: host.model, messages: host.messages(), tools, signal: token.signal })) {
           if (token.cancelled) throw token.signal.reason
-          if (ev.type === 'text') {
-            lastStepText += ev.text
-            turnText += ev.text
-            await host.emit('text_delta', { text: ev.text, step })
-          } else if (ev.type === 'reasoning') await host.emit('reasoning', { text: ev.text, step })
-          else if (ev.type === 'usage') {
-            const { input_tokens, output_tokens, cost_usd } = ev
-            await host.emit('usage', { usage: { input_tokens, output_tokens, total_tokens: input_tokens + output_tokens, cost_usd: cost_usd ?? 0 }, context_window: provider.contextWindow(host.model) })
-          } else if (ev.type === 'tool_call') calls.push(ev.call)
+          switch (ev.type) {
+            case 'text':
+              lastStepText += ev.text
+              turnText += ev.text
+              await host.emitChunk('text_delta', key, { text: ev.text, step })
+              break
+            case 'reasoning':
+              await host.emitChunk('reasoning', key, { text: ev.text, step, ...(ev.signature !== undefined ? { signature: ev.signature } : {}) })
+              break
+            case 'usage': {
+              const { type: _t, ...u } = ev
+              const cache = (u.cache_read_tokens ?? 0) + (u.cache_write_tokens ?? 0)
+              await host.emit('usage', {
+                usage: { ...u, cache_tokens: cache, total_tokens: u.input_tokens + u.output_tokens + cache },
+                context_window: provider.contextWindow(host.model),
+              })
+              break
+            }
+            case 'tool_call':
+              calls.push(ev.call)
+              break
+            case 'finish':
+              finish = ev.reason
+              break
+            default:
+              // tool_input_start / tool_input_delta: the complete call follows as `tool_call`.
+              break
+          }
         }
       } catch (err) {
-        if (isCancellation(err, token)) throw err
+        if (isCancellation(err, token) || err instanceof EventLogError) throw err
         await host.emit('step_end', { step, stop_reason: 'error' })
-        const message = err instanceof Error ? err.message : String(err)
         host.logger.warn(`provider error in ${host.meta.session_id}`, err)
-        outcome = { stop_reason: 'error', success: false, output: message, source: 'provider' }
+        outcome = { stop_reason: 'error', success: false, output: failText(err), source: 'provider' }
         break
       }
       for (const call of calls) await host.emit('tool_call', { call_id: call.call_id, tool: call.tool, args: call.args, step })
-      for (const call of calls) {
-        await runCall(host, token, call)
+      unanswered = [...calls]
+      while (unanswered.length) {
         if (token.cancelled) throw token.signal.reason
+        await runCall(host, token, unanswered[0]!)
+        unanswered.shift()
       }
+      if (token.cancelled) throw token.signal.reason
       if (calls.length) {
         await host.emit('step_end', { step, stop_reason: 'tool_use' })
         continue
+      }
+      const stop = FINISH_STOP[finish]
+      if (stop) {
+        await host.emit('step_end', { step, stop_reason: stop })
+        outcome = { stop_reason: stop, success: false, output: lastStepText }
+        break
       }
       if (!host.finishTurn()) {
         // A steering message arrived after the model's last call: the model must see it.
@@ -148,17 +179,26 @@ export async function runTurn(host: TurnHost, token: TurnToken, prompt: string, 
       break
     }
   } catch (err) {
+    if (err instanceof EventLogError) throw err
     if (!isCancellation(err, token)) {
       host.logger.error(`turn failed in ${host.meta.session_id}`, err)
-      outcome = { stop_reason: 'error', success: false, output: err instanceof Error ? err.message : String(err), source: 'internal' }
+      outcome = { stop_reason: 'error', success: false, output: failText(err), source: 'internal' }
     } else {
+      // Every call the model asked for gets its result, also those that never ran.
+      for (const call of unanswered) await host.emit('tool_result', { call_id: call.call_id, tool: call.tool, ok: false, error: 'cancelled', duration_ms: 0 })
+      unanswered = []
       if (step > 0) await host.emit('step_end', { step, stop_reason: 'cancelled' })
       outcome = { stop_reason: 'cancelled', success: false, output: turnText }
     }
   }
-  await host.emit('turn_end', { stop_reason: outcome.stop_reason, steps: step })
+  await endTurn(host, outcome, step)
+  return outcome
+}
+
+/** turn_end and the terminal event. */
+export async function endTurn(host: TurnHost, outcome: TurnOutcome, steps: number): Promise<void> {
+  await host.emit('turn_end', { stop_reason: outcome.stop_reason, steps })
   if (outcome.stop_reason === 'cancelled') await host.emit('cancelled', { partial_output: outcome.output, reason: 'cancelled by the client' })
   else if (outcome.stop_reason === 'error') await host.emit('error', { message: outcome.output, source: outcome.source ?? 'internal' })
-  else await host.emit('agent_result', { success: outcome.success, output: outcome.output, usage: host.turnUsage(), steps: step })
-  return outcome
+  else await host.emit('agent_result', { success: outcome.success, output: outcome.output, usage: host.turnUsage(), steps })
 }

@@ -1,23 +1,34 @@
 /**
- * The session manager: many sessions at once, no lock on agent work (each session runs its own
- * turns). The map is the only shared structure. Sessions persist to the file store unless
- * created with `persist: false`, which keeps them in memory.
+ * The session manager: one per process, shared by every transport the process serves. Many
+ * sessions at once, no lock on agent work (each session runs its own turns); the maps are the
+ * only shared structures. Sessions persist to the file store unless created with
+ * `persist: false`, which keeps them in the (bounded) memory store.
+ *
+ * A session is in memory at most once: concurrent `get(id)` calls of a stored session share
+ * one load. Idle sessions can be evicted (`evictIdle`, driven by the HTTP TTL): eviction
+ * cancels the running turn, releases pending permissions and tells `onEvict` listeners (SSE
+ * streams end); a persisted session can be loaded again afterwards.
  */
-import { join } from 'node:path'
+import { realpathSync } from 'node:fs'
+import { basename, dirname, join, resolve } from 'node:path'
+import { toolSpecs } from '../../generated/tools/tools.gen.ts'
+import type { SessionSummary } from '../../generated/schemas.gen.ts'
 import type { Logger } from '../log.ts'
 import { noopLogger } from '../log.ts'
+import { OFFLINE_MODEL } from '../providers/offline.ts'
+import { FileAuditStore, type AuditStore } from '../store/audit-store.ts'
 import { FileEventStore } from '../store/file-store.ts'
 import { MemoryEventStore } from '../store/memory-store.ts'
 import { chimeraHome, eventlogRoot, isSessionId, newSessionId } from '../store/paths.ts'
 import type { AgentPrefix, EventStore, ListFilter, SessionMeta } from '../store/types.ts'
 import { builtinTools } from '../tools/registry.ts'
 import type { SandboxMode, Tool } from '../tools/types.ts'
-import { toolSpecs } from '../../generated/tools/tools.gen.ts'
-import { ModelRegistry } from './models.ts'
-import { OFFLINE_MODEL } from '../providers/offline.ts'
-import { PermissionAuditLog, resolveRules, type ApprovalPolicy, type Rule } from './permissions.ts'
-import { Session, MODES } from './session.ts'
-import type { SessionSummary } from '../../generated/schemas.gen.ts'
+import type { FileHistory } from './file-history.ts'
+import { ModelRegistry } from './model-registry.ts'
+import { isKnownTool, PermissionAuditLog, resolveRules, type ApprovalPolicy, type Rule } from './permissions.ts'
+import { loadProjectConfig } from './project-config.ts'
+import { Session, MODES, type SessionDeps } from './session.ts'
+import type { CommandRenderer } from './slash-commands.ts'
 
 export interface ManagerOptions {
   agent: AgentPrefix
@@ -29,13 +40,23 @@ export interface ManagerOptions {
   approval?: ApprovalPolicy
   sandbox?: SandboxMode
   /** Command-line permission overrides (`--permission Tool=rule`). */
-  permissionOverrides?: Record<string, Rule>
+  permissionOverrides?: ReadonlyMap<string, Rule>
+  /** Bash may run without bubblewrap in the confined modes (`--allow-unconfined`). */
+  allowUnconfined?: boolean
   home?: string
   logger?: Logger
   models?: ModelRegistry
   tools?: ReadonlyMap<string, Tool>
   /** Inject a store (tests, other engines); default the file store under CHIMERA_HOME. */
   store?: EventStore
+  /** Where always/never decisions live; default CHIMERA_HOME/permissions/audit.jsonl. */
+  auditStore?: AuditStore
+  /** The file-level undo history of a session (snapshots); none: undo rewinds messages only. */
+  history?: (meta: SessionMeta) => FileHistory
+  /** Custom slash commands for a working directory. */
+  commands?: (cwd: string) => CommandRenderer
+  /** Real paths tools must never touch, besides CHIMERA_HOME. */
+  protectedPaths?: string[]
 }
 
 export interface CreateOptions {
@@ -55,6 +76,8 @@ export class SessionNotFoundError extends Error {
   }
 }
 
+export type EvictListener = (session: Session, reason: 'idle' | 'deleted') => void
+
 export class SessionManager {
   readonly opts: ManagerOptions
   readonly models: ModelRegistry
@@ -63,18 +86,23 @@ export class SessionManager {
   readonly audit: PermissionAuditLog
   readonly tools: ReadonlyMap<string, Tool>
   readonly logger: Logger
+  readonly home: string
   readonly #sessions = new Map<string, Session>()
+  readonly #loading = new Map<string, Promise<Session>>()
+  readonly #evictListeners = new Set<EvictListener>()
+  readonly #protected: string[]
 
   constructor(opts: ManagerOptions) {
     this.opts = opts
-    const home = opts.home ?? chimeraHome()
+    this.home = opts.home ?? chimeraHome()
     this.logger = opts.logger ?? noopLogger
     this.models = opts.models ?? new ModelRegistry()
-    this.store = opts.store ?? new FileEventStore({ root: eventlogRoot(home), logger: this.logger })
-    this.audit = new PermissionAuditLog(join(home, 'permissions', 'audit.jsonl'))
+    this.store = opts.store ?? new FileEventStore({ root: eventlogRoot(this.home), logger: this.logger })
+    this.audit = new PermissionAuditLog(opts.auditStore ?? new FileAuditStore(join(this.home, 'permissions', 'audit.jsonl')))
     this.tools = opts.tools ?? builtinTools()
     if (opts.allowedTools) checkToolNames(opts.allowedTools)
     this.models.check(opts.model ?? OFFLINE_MODEL)
+    this.#protected = [realOrSelf(this.home), ...(opts.protectedPaths ?? []).map(realOrSelf)]
   }
 
   get defaultModel(): string {
@@ -103,37 +131,59 @@ export class SessionManager {
     }
     const persist = o.persist ?? true
     const store = persist ? this.store : this.memory
-    const session = new Session(meta, this.#deps(store, cwd, persist, o.approval))
+    const session = new Session(meta, this.#deps(store, meta, persist))
     await store.create(meta, session.summary as SessionSummary)
     this.#sessions.set(meta.session_id, session)
     return session
   }
 
-  #deps(store: EventStore, cwd: string, persist: boolean, approval?: ApprovalPolicy) {
+  #deps(store: EventStore, meta: SessionMeta, persist: boolean): SessionDeps {
+    const config = loadProjectConfig(meta.cwd)
     return {
       store,
       models: this.models,
       tools: this.tools,
-      rules: resolveRules({ cwd, overrides: this.opts.permissionOverrides }),
+      rules: resolveRules({ cwd: meta.cwd, overrides: this.opts.permissionOverrides, config }),
       audit: this.audit,
-      approval: approval ?? this.opts.approval ?? 'allow',
+      approval: meta.approval ?? this.opts.approval ?? 'allow',
       sandbox: this.opts.sandbox ?? 'workspace-write',
       logger: this.logger,
       persist,
+      protectedPaths: this.#protected,
+      allowUnconfined: this.opts.allowUnconfined ?? false,
+      toolEnv: config.env,
+      ...(this.opts.history ? { history: this.opts.history(meta) } : {}),
+      ...(this.opts.commands ? { commands: this.opts.commands(meta.cwd) } : {}),
     }
   }
 
-  /** A live session, or one loaded from disk (its history and counter rebuilt exactly). */
-  async get(id: string): Promise<Session> {
+  /** A live session, or one loaded from disk (its history and counter rebuilt exactly), once. */
+  get(id: string): Promise<Session> {
     const live = this.#sessions.get(id)
-    if (live) return live
-    if (!isSessionId(id)) throw new SessionNotFoundError(id)
+    if (live) return Promise.resolve(live)
+    if (!isSessionId(id)) return Promise.reject(new SessionNotFoundError(id))
+    let loading = this.#loading.get(id)
+    if (!loading) {
+      loading = this.#load(id).finally(() => this.#loading.delete(id))
+      this.#loading.set(id, loading)
+    }
+    return loading
+  }
+
+  async #load(id: string): Promise<Session> {
     const loaded = await this.store.load(id)
     if (!loaded) throw new SessionNotFoundError(id)
     if (loaded.repaired) this.logger.warn(`session ${id}: a torn tail record was dropped on load`)
-    const session = Session.restore(loaded.meta, loaded.events, this.#deps(this.store, loaded.meta.cwd, true))
+    const already = this.#sessions.get(id)
+    if (already) return already
+    const session = Session.restore(loaded.meta, loaded.events, this.#deps(this.store, loaded.meta, true))
     this.#sessions.set(id, session)
     return session
+  }
+
+  /** The live session with this id, if it is in memory. */
+  peek(id: string): Session | undefined {
+    return this.#sessions.get(id)
   }
 
   /** Live sessions (in memory). */
@@ -147,12 +197,43 @@ export class SessionManager {
     return stored.map((s) => (this.#sessions.get(s.session_id)?.summary as SessionSummary | undefined) ?? s)
   }
 
-  /** Cancel and forget a session; with `purge`, delete its stored data too. */
+  /** Called when a session leaves memory (evicted as idle, or deleted). */
+  onEvict(listener: EvictListener): () => void {
+    this.#evictListeners.add(listener)
+    return () => this.#evictListeners.delete(listener)
+  }
+
+  /** Evict sessions untouched for `ttlMs` (≤ 0 or non-finite: none); returns the evicted. */
+  evictIdle(ttlMs: number, now = Date.now()): Session[] {
+    if (!Number.isFinite(ttlMs) || ttlMs <= 0) return []
+    const out: Session[] = []
+    for (const s of this.#sessions.values()) if (now - s.lastTouched >= ttlMs) out.push(s)
+    for (const s of out) this.#remove(s, 'idle')
+    return out
+  }
+
+  #remove(s: Session, reason: 'idle' | 'deleted'): void {
+    s.close()
+    this.#sessions.delete(s.id)
+    for (const l of this.#evictListeners) {
+      try {
+        l(s, reason)
+      } catch (err) {
+        this.logger.error('evict listener failed', err)
+      }
+    }
+    // Persisted sessions stay on disk (loadable again); memory ones are gone with the session.
+    void s.idle().then(() => (s.persist ? this.store.release?.(s.id) : this.memory.remove(s.id)))
+  }
+
+  /** Cancel and forget a session; with `purge`, delete its stored data too. True when it existed. */
   async delete(id: string, opts: { purge?: boolean } = {}): Promise<boolean> {
     const s = this.#sessions.get(id)
-    if (s) s.close()
-    this.#sessions.delete(id)
-    if (opts.purge) await (s?.persist === false ? this.memory : this.store).remove(id)
+    if (s) this.#remove(s, 'deleted')
+    if (opts.purge) {
+      if (s) await s.idle()
+      await (s?.persist === false ? this.memory : this.store).remove(id)
+    }
     return Boolean(s)
   }
 
@@ -160,9 +241,37 @@ export class SessionManager {
   closeAll(): void {
     for (const s of this.#sessions.values()) s.close()
   }
+
+  /** Cancel every turn, then wait (at most `ms`) for each to write its last events. */
+  async shutdown(ms = 10_000): Promise<void> {
+    this.closeAll()
+    const all = [...this.#sessions.values()]
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([
+      Promise.all(all.map(async (s) => {
+        await s.idle()
+        await s.flush()
+      })),
+      new Promise<void>((r) => {
+        timer = setTimeout(r, ms)
+      }),
+    ])
+    clearTimeout(timer)
+  }
 }
 
 export function checkToolNames(names: string[]): void {
-  const unknown = names.filter((n) => !(n in toolSpecs))
+  const unknown = names.filter((n) => !isKnownTool(n))
   if (unknown.length) throw new Error(`unknown tool(s) ${unknown.join(', ')}; available: ${Object.keys(toolSpecs).join(', ')}`)
+}
+
+/** The real path of `p`, resolving its longest existing prefix (it may not exist yet). */
+function realOrSelf(p: string): string {
+  const abs = resolve(p)
+  const parent = dirname(abs)
+  try {
+    return realpathSync(abs)
+  } catch {
+    return parent === abs ? abs : join(realOrSelf(parent), basename(abs))
+  }
 }

@@ -9,11 +9,14 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync, appendFileSync } fr
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { eventlogRoot } from '../store/paths.ts'
-import type { AnyEvent, EventOf } from './events.ts'
+import type { AnyEvent, EventOf } from '../events/event-types.ts'
 import type { ManagerOptions } from './manager.ts'
+import { FileAuditStore } from '../store/audit-store.ts'
 import { PermissionAuditLog, parsePermissionFlags, resolveRules, type ApprovalPolicy, type Rule } from './permissions.ts'
 import type { Session } from './session.ts'
-import { last, ofType, sleep, testEnv, typesOf, waitForType, within, type TestEnv } from './fixtures/harness.ts'
+import { last, ofType, sleep, testEnv, typesOf, waitForEvent, waitForType, within, type TestEnv } from './fixtures/harness.ts'
+
+const rules = (...entries: [string, Rule][]): Map<string, Rule> => new Map(entries)
 
 let env: TestEnv
 beforeEach(() => {
@@ -24,6 +27,7 @@ afterEach(async () => {
 })
 
 const auditPath = (home: string): string => join(home, 'permissions', 'audit.jsonl')
+const auditLog = (home: string): PermissionAuditLog => new PermissionAuditLog(new FileAuditStore(auditPath(home)))
 const writeCall = (path: string, content = 'hi'): string => `!call Write ${JSON.stringify({ path, content })}`
 
 async function session(opts: Partial<ManagerOptions> = {}, approval?: ApprovalPolicy): Promise<Session> {
@@ -46,7 +50,7 @@ function onlyResult(events: AnyEvent[]): EventOf<'tool_result'> {
 
 describe('the decision table', () => {
   it('rule allow: runs, without asking, whatever the approval policy', async () => {
-    const s = await session({ permissionOverrides: { Write: 'allow' } }, 'deny')
+    const s = await session({ permissionOverrides: rules(['Write', 'allow']) }, 'deny')
     const events = await run(s, writeCall('out.txt', 'allowed'))
     expect(onlyResult(events).data.ok).toBe(true)
     expect(readFileSync(join(env.cwd, 'out.txt'), 'utf8')).toBe('allowed')
@@ -54,7 +58,7 @@ describe('the decision table', () => {
   })
 
   it('rule deny: a tool error, without asking, whatever the approval policy', async () => {
-    const s = await session({ permissionOverrides: { Write: 'deny', Read: 'deny' } }, 'allow')
+    const s = await session({ permissionOverrides: rules(['Write', 'deny'], ['Read', 'deny']) }, 'allow')
     const events = await run(s, `${writeCall('out.txt')}\n!call Read {"path":"out.txt"}`)
     const results = ofType(events, 'tool_result')
     expect(results.map((r) => [r.data.tool, r.data.ok, r.data.error])).toEqual([
@@ -66,7 +70,7 @@ describe('the decision table', () => {
   })
 
   it('ask + audit log "always": runs without asking, even with approval deny', async () => {
-    new PermissionAuditLog(auditPath(env.home)).record({ session_id: 'earlier', tool: 'Write', key: join(env.cwd, 'out.txt'), decision: 'always' })
+    await auditLog(env.home).record({ session_id: 'earlier', cwd: env.cwd, tool: 'Write', key: join(env.cwd, 'out.txt'), decision: 'always' })
     const s = await session({}, 'deny')
     const events = await run(s, writeCall('out.txt', 'remembered'))
     expect(onlyResult(events).data.ok).toBe(true)
@@ -75,7 +79,7 @@ describe('the decision table', () => {
   })
 
   it('ask + audit log "never": a tool error without asking, even with approval allow', async () => {
-    new PermissionAuditLog(auditPath(env.home)).record({ session_id: 'earlier', tool: 'Write', key: join(env.cwd, 'out.txt'), decision: 'never' })
+    await auditLog(env.home).record({ session_id: 'earlier', cwd: env.cwd, tool: 'Write', key: join(env.cwd, 'out.txt'), decision: 'never' })
     const s = await session({}, 'allow')
     const r = onlyResult(await run(s, writeCall('out.txt')))
     expect(r.data.ok).toBe(false)
@@ -153,13 +157,15 @@ describe('a pending permission request', () => {
     expect(existsSync(auditPath(env.home))).toBe(false)
   })
 
-  it('rates Bash as high risk', async () => {
+  it('rates a Bash call by what the command does: read-only low, unknown medium, destructive high', async () => {
     const s = await session({}, 'ask')
-    const { done } = s.prompt('!call Bash {"command":"echo hi"}')
-    const request = await waitForType(s, 'permission_request')
-    expect(request.data).toMatchObject({ tool: 'Bash', args: { command: 'echo hi' }, risk: 'high' })
-    s.replyPermission(request.data.request_id, 'deny', 'test')
-    await within(done, 5000, 'the turn')
+    for (const [command, risk] of [['echo hi', 'low'], ['make build', 'medium'], ['rm -rf build', 'high']] as const) {
+      const { done } = s.prompt(`!call Bash ${JSON.stringify({ command })}`)
+      const request = await waitForEvent(s, (e) => e.type === 'permission_request' && e.data.args.command === command)
+      expect(request.data).toMatchObject({ tool: 'Bash', args: { command }, risk })
+      s.replyPermission((request as EventOf<'permission_request'>).data.request_id, 'deny', 'test')
+      await within(done, 5000, 'the turn')
+    }
   })
 
   it('deny fails the call', async () => {
@@ -183,7 +189,7 @@ describe('a pending permission request', () => {
     await within(done, 5000, 'the turn')
     expect(onlyResult(await first.events()).data.ok).toBe(true)
     const records = readFileSync(auditPath(env.home), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)
-    expect(records).toEqual([{ ts: expect.any(String), session_id: first.id, tool: 'Write', key: join(env.cwd, 'out.txt'), decision: 'always' }])
+    expect(records).toEqual([{ ts: expect.any(String), session_id: first.id, cwd: env.cwd, tool: 'Write', key: join(env.cwd, 'out.txt'), decision: 'always' }])
 
     // A new manager on the same home: the server restarted.
     const again = await session({}, 'ask')
@@ -225,13 +231,15 @@ describe('a pending permission request', () => {
   })
 
   it('a later decision for the same call overrides an earlier one', async () => {
-    const log = new PermissionAuditLog(auditPath(env.home))
-    log.record({ session_id: 'a', tool: 'Bash', key: 'echo hi', decision: 'never' })
-    log.record({ session_id: 'b', tool: 'Bash', key: 'echo hi', decision: 'always' })
+    const log = auditLog(env.home)
+    await log.record({ session_id: 'a', cwd: env.cwd, tool: 'Bash', key: 'echo hi', decision: 'never' })
+    await log.record({ session_id: 'b', cwd: env.cwd, tool: 'Bash', key: 'echo hi', decision: 'always' })
     appendFileSync(auditPath(env.home), '{"ts":"torn') // a crash mid-append
-    const reread = new PermissionAuditLog(auditPath(env.home))
-    expect(reread.lookup('Bash', 'echo hi')).toBe('always')
-    expect(reread.lookup('Bash', 'echo other')).toBeUndefined()
+    const reread = auditLog(env.home)
+    expect(await reread.lookup(env.cwd, 'Bash', 'echo hi')).toBe('always')
+    expect(await reread.lookup(env.cwd, 'Bash', 'echo other')).toBeUndefined()
+    // Scoped by working directory: approving a command in one project does not approve it in another.
+    expect(await reread.lookup(join(env.base, 'another-project'), 'Bash', 'echo hi')).toBeUndefined()
     // The Bash key is the trimmed command.
     const s = await session({ sandbox: 'danger-full-access' }, 'ask')
     const events = await run(s, '!call Bash {"command":"  echo hi  "}')
@@ -289,7 +297,7 @@ describe('resolveRules', () => {
   it('project config beats the defaults, command-line overrides beat both', () => {
     config({ permission: { Write: 'allow', Bash: 'deny', Read: 'ask' } })
     expect(asObject(resolveRules({ cwd: env.cwd }))).toMatchObject({ Write: 'allow', Bash: 'deny', Read: 'ask', Edit: 'ask', Grep: 'allow' })
-    const rules = resolveRules({ cwd: env.cwd, overrides: { Bash: 'allow', Edit: 'deny' } })
+    const rules = resolveRules({ cwd: env.cwd, overrides: new Map([['Bash', 'allow'], ['Edit', 'deny']] as const) })
     expect(asObject(rules)).toMatchObject({ Write: 'allow', Bash: 'allow', Read: 'ask', Edit: 'deny', Grep: 'allow' })
   })
 
@@ -331,10 +339,20 @@ describe('resolveRules', () => {
 
 describe('parsePermissionFlags', () => {
   it('parses comma-separated and repeated Tool=rule entries', () => {
-    expect(parsePermissionFlags(['Bash=allow,Write=deny'])).toEqual({ Bash: 'allow', Write: 'deny' })
-    expect(parsePermissionFlags(['Bash=allow', ' Write=ask , Edit=deny ,'])).toEqual({ Bash: 'allow', Write: 'ask', Edit: 'deny' })
-    expect(parsePermissionFlags(['Bash=allow', 'Bash=deny'])).toEqual({ Bash: 'deny' })
-    expect(parsePermissionFlags([])).toEqual({})
+    const flags = (v: string[]) => Object.fromEntries(parsePermissionFlags(v))
+    expect(flags(['Bash=allow,Write=deny'])).toEqual({ Bash: 'allow', Write: 'deny' })
+    expect(flags(['Bash=allow', ' Write=ask , Edit=deny ,'])).toEqual({ Bash: 'allow', Write: 'ask', Edit: 'deny' })
+    expect(flags(['Bash=allow', 'Bash=deny'])).toEqual({ Bash: 'deny' })
+    expect(flags([])).toEqual({})
+  })
+
+  it('rejects names that are only inherited object properties (toString, constructor, hasOwnProperty)', () => {
+    for (const name of ['toString', 'constructor', 'hasOwnProperty', '__proto__']) {
+      expect(() => parsePermissionFlags([`${name}=allow`])).toThrow(/unknown tool/)
+    }
+    mkdirSync(join(env.cwd, '.chimera'), { recursive: true })
+    writeFileSync(join(env.cwd, '.chimera', 'config.json'), '{"permission":{"constructor":"allow"}}')
+    expect(() => resolveRules({ cwd: env.cwd })).toThrow(/unknown tool "constructor"/)
   })
 
   it('rejects a bad rule or a malformed entry', () => {

@@ -14,9 +14,9 @@ import type { SessionSummary } from '../../generated/schemas.gen.ts'
 import { OfflineProvider } from '../providers/offline.ts'
 import { FileEventStore } from '../store/file-store.ts'
 import { eventlogRoot } from '../store/paths.ts'
-import type { AnyEvent } from './events.ts'
+import type { AnyEvent } from '../events/event-types.ts'
 import { SessionNotFoundError } from './manager.ts'
-import { ModelRegistry } from './models.ts'
+import { ModelRegistry } from './model-registry.ts'
 import type { Session } from './session.ts'
 import { initialState, reduce } from './state.ts'
 import { longTurnPrompt, ofType, processAlive, sleep, testEnv, textOf, waitForType, within, type TestEnv } from './fixtures/harness.ts'
@@ -245,10 +245,12 @@ describe('SIGKILL in the middle of a turn', () => {
       if (JSON.stringify(e) !== JSON.stringify(r)) expect(e, `event ${r.seq}`).toEqual(r)
     }
     expect(events.slice(0, 3).map((e) => e.type)).toEqual(['user_message', 'turn_start', 'step_start'])
-    expect(events.slice(3).every((e) => e.type === 'text_delta' || e.type === 'usage')).toBe(true)
+    expect(events.slice(3).every((e) => e.type === 'text_delta' || e.type === 'reasoning')).toBe(true)
     expect(events.every((e) => e.session_id === sessionId && e.turn === 0)).toBe(true)
+    // The chunks came in order, none lost, none repeated.
+    const chunks = events.slice(3).map((e) => (e as { data: { text: string } }).data.text)
+    expect(chunks).toEqual(chunks.map((_, i) => ` w${i + 1}`))
     const text = textOf(events)
-    expect(`!say ${text}`).toBe(longTurnPrompt(WORDS).slice(0, `!say ${text}`.length))
 
     // The restarted session: its history is the reducer over exactly those events.
     const session = await env.manager().get(sessionId)
@@ -257,15 +259,19 @@ describe('SIGKILL in the middle of a turn', () => {
     const expected = initialState({ session_id: sessionId, model: 'offline', mode: 'build', created_at: loaded!.meta.created_at, working_dir: env.cwd })
     for (const e of events) reduce(expected, e)
     expect(session.messages()).toEqual(expected.messages)
-    expect(session.messages()).toEqual([
-      { role: 'user', content: longTurnPrompt(WORDS) },
-      ...(text ? [{ role: 'assistant', content: text }] : []),
+    expect(session.messages().map((m) => [m.role, m.content])).toEqual([
+      ['user', longTurnPrompt(WORDS)],
+      ['assistant', text],
     ])
 
-    // …and it takes the next turn at k + 1.
+    // …and it takes the next turn at k + 1, after closing the interrupted one.
+    await session.setModel('offline')
     await within(session.prompt('!say after the crash').done, 6000, 'the turn after the crash')
     const after = await session.events(k)
-    expect(after[0]).toMatchObject({ seq: k + 1, type: 'user_message', turn: 1 })
+    expect(after.map((e) => e.type).slice(0, 4)).toEqual(['model_changed', 'turn_end', 'error', 'user_message'])
+    expect(after[0]).toMatchObject({ seq: k + 1 })
+    expect(after[2]).toMatchObject({ type: 'error', data: { message: 'the turn was interrupted: the process stopped before it finished' } })
+    expect(after[3]).toMatchObject({ type: 'user_message', turn: 1 })
     expect(after.at(-1)).toMatchObject({ type: 'agent_result', data: { success: true, output: 'after the crash' } })
     const all = await new FileEventStore({ root: eventlogRoot(env.home) }).read(sessionId)
     expect(all.map((e) => e.seq)).toEqual(all.map((_, i) => i + 1))

@@ -12,11 +12,14 @@ import { OfflineProvider } from '../providers/offline.ts'
 import { MemoryEventStore } from '../store/memory-store.ts'
 import { eventlogRoot } from '../store/paths.ts'
 import type { BashData } from '../tools/bash.ts'
-import type { AnyEvent } from './events.ts'
+import type { AnyEvent } from '../events/event-types.ts'
+import type { Rule } from './permissions.ts'
 import type { TurnOutcome } from './loop.ts'
-import { ModelRegistry, UnknownModelError } from './models.ts'
+import { ModelRegistry, UnknownModelError } from './model-registry.ts'
 import { SessionBusyError, type Session } from './session.ts'
 import { last, ofType, processAlive, sleep, testEnv, textOf, turnEvents, typesOf, until, waitForEvent, waitForType, within, type TestEnv } from './fixtures/harness.ts'
+
+const rules = (...entries: [string, Rule][]): Map<string, Rule> => new Map(entries)
 
 let env: TestEnv
 beforeEach(() => {
@@ -211,7 +214,7 @@ describe('cancellation', () => {
 
   it('kills a running Bash command with its whole process group', async () => {
     const marker = `sleep 30.${process.pid % 1000}${Date.now() % 1000}`
-    const session = await env.manager({ permissionOverrides: { Bash: 'allow' } }).create()
+    const session = await env.manager({ permissionOverrides: rules(['Bash', 'allow']) }).create()
     const { done } = session.prompt(`!call Bash ${JSON.stringify({ command: `${marker} & ${marker}` })}`)
     await waitForType(session, 'tool_call')
     let running: number[] = []
@@ -322,7 +325,7 @@ describe('mode and tool allow-lists', () => {
   })
 
   it('a session created in plan mode refuses Bash', async () => {
-    const session = await env.manager({ permissionOverrides: { Bash: 'allow' } }).create({ mode: 'plan' })
+    const session = await env.manager({ permissionOverrides: rules(['Bash', 'allow']) }).create({ mode: 'plan' })
     await within(session.prompt('!call Bash {"command":"touch made.txt"}').done, 5000, 'the turn')
     expect(ofType(await session.events(), 'tool_result')[0]!.data).toMatchObject({ ok: false, error: expect.stringMatching(/not allowed/) })
     expect(existsSync(join(env.cwd, 'made.txt'))).toBe(false)

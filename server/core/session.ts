@@ -1,27 +1,34 @@
 /**
- * One session: its ordered, durable event stream and the state folded from it, a turn queue
- * (a prompt while a turn runs waits its turn, in order), steering, cancellation, compaction,
- * model and mode switches, and the pending permission requests any transport may answer.
+ * One session: its ordered, durable event stream and the state folded from it (written through
+ * one EventWriter), a work queue (a prompt while a turn runs waits its turn, in order; `/undo`
+ * and `/redo` take their place in the same queue), steering, cancellation, compaction, model,
+ * mode and approval switches, and the pending permission requests any transport may answer.
  * State machine: idle → running → cancelled → idle.
  */
 import { randomUUID } from 'node:crypto'
-import type { ChatMessage, PermissionRequestData, Usage } from '../../generated/schemas.gen.ts'
+import { realpathSync } from 'node:fs'
+import { join } from 'node:path'
+import type { ChatMessage, PermissionRequestData, ToolCall, Usage } from '../../generated/schemas.gen.ts'
+import { toolSpecs, type ToolName } from '../../generated/tools/tools.gen.ts'
 import type { Logger } from '../log.ts'
 import type { ToolSchema } from '../providers/types.ts'
-import type { EventStore, SessionMeta } from '../store/types.ts'
-import type { SandboxMode, Tool } from '../tools/types.ts'
-import { toolSpecs } from '../../generated/tools/tools.gen.ts'
-import { checkEventData, type AnyEvent, type EventData, type EventOf, type EventType } from './events.ts'
+import type { EventStore, SessionMeta, StreamOptions } from '../store/types.ts'
+import type { SandboxMode, Tool, ToolContext } from '../tools/types.ts'
+import type { AnyEvent, EventData, EventOf, EventType } from '../events/event-types.ts'
 import { TurnToken } from './cancel.ts'
 import { AUTO_COMPACT_RATIO, currentTurnStart, estimateTokens, summarise } from './compaction.ts'
-import { runTurn, type TurnOutcome } from './loop.ts'
-import type { ModelRegistry } from './models.ts'
-import type { ApprovalPolicy, PermissionAuditLog, PermissionDecision, Rule } from './permissions.ts'
-import { initialState, reduce, type SessionState } from './state.ts'
+import { EventLogError, EventWriter } from './event-writer.ts'
+import type { FileHistory } from './file-history.ts'
+import { FileTracker } from './file-tracker.ts'
+import { endTurn, runTurn, type TurnOutcome } from './loop.ts'
+import type { ModelRegistry } from './model-registry.ts'
+import { isApprovalPolicy, type ApprovalPolicy, type PermissionAuditLog, type PermissionDecision, type Rule } from './permissions.ts'
+import { parseSlash, rewindReply, type CommandRenderer } from './slash-commands.ts'
+import { initialState, reduce, subUsage, zeroUsage, type SessionState } from './state.ts'
 import type { PermissionReply, TurnHost } from './turn-host.ts'
 
 export type SessionStatus = 'idle' | 'running' | 'cancelled'
-const SUMMARY_POINTS: ReadonlySet<EventType> = new Set(['turn_start', 'agent_result', 'error', 'cancelled', 'model_changed', 'compaction'])
+const SUMMARY_POINTS: ReadonlySet<EventType> = new Set(['turn_start', 'agent_result', 'error', 'cancelled', 'model_changed', 'compaction', 'undo', 'redo'])
 export const MODES = ['build', 'plan'] as const
 export type Mode = (typeof MODES)[number]
 
@@ -35,35 +42,58 @@ export interface SessionDeps {
   sandbox: SandboxMode
   logger: Logger
   persist: boolean
+  /** Real paths no tool may touch (CHIMERA_HOME, the snapshot root). */
+  protectedPaths: readonly string[]
+  /** Bash may run without bubblewrap in the confined modes (explicit opt-in). */
+  allowUnconfined: boolean
+  /** Extra environment for tool processes (project config). */
+  toolEnv: Readonly<Record<string, string>>
+  /** File-level undo history (absent: undo rewinds messages only). */
+  history?: FileHistory
+  /** Custom slash commands (`/name args`). */
+  commands?: CommandRenderer
 }
 
-interface Queued {
-  prompt: string
-  messageId: string
-  resolve: (o: TurnOutcome) => void
+/** The result of `/undo` or `/redo`. */
+export interface RewindResult {
+  turns: number
+  files_restored: number
+  remaining: number
+  files: string[]
+  output: string
+}
+
+interface Work {
+  run(): Promise<void>
+  cancelQueued(): void
 }
 
 export class Session implements TurnHost {
   readonly meta: SessionMeta
   readonly #deps: SessionDeps
   readonly #state: SessionState
+  readonly #writer: EventWriter
+  readonly #tracker: FileTracker
   #status: SessionStatus = 'idle'
-  #queue: Queued[] = []
+  #queue: Work[] = []
   #steering: string[] = []
   #token: TurnToken | undefined
-  #pending = new Map<string, { resolve: (r: PermissionReply) => void; request?: PermissionRequestData }>()
-  #turnUsageStart: Usage | undefined
+  #pending = new Map<string, { resolve: (r: PermissionReply) => void }>()
+  #turnUsageStart: Usage = zeroUsage()
   #idleWaiters: (() => void)[] = []
-  /** True while a pump is draining the queue (a second must not start). */
   #pumping = false
   /** False once the running turn has decided to finish: a later steer would be lost. */
   #acceptSteering = false
+  #unanswerable: string | undefined
+  #closed = false
   lastTouched = Date.now()
 
   constructor(meta: SessionMeta, deps: SessionDeps, state?: SessionState) {
     this.meta = meta
     this.#deps = deps
     this.#state = state ?? initialState(Session.#init(meta))
+    this.#writer = new EventWriter({ store: deps.store, state: this.#state, sessionId: meta.session_id, logger: deps.logger, onEvent: (e) => this.#onEvent(e) })
+    this.#tracker = new FileTracker({ cwd: meta.cwd, history: deps.history, emit: (path, diff) => this.#writer.post('file_edit', { path, diff }) })
   }
 
   static #init(meta: SessionMeta) {
@@ -94,7 +124,7 @@ export class Session implements TurnHost {
     return this.#state.lastSeq
   }
   get summary() {
-    return { ...this.#state.summary, status: this.#status, last_touched: this.lastTouched / 1000 }
+    return { ...this.#state.summary, status: this.#status, created_at: Date.parse(this.meta.created_at) / 1000, last_touched: this.lastTouched / 1000 }
   }
   get models(): ModelRegistry {
     return this.#deps.models
@@ -115,45 +145,45 @@ export class Session implements TurnHost {
     return this.#deps.audit
   }
   get approval(): ApprovalPolicy {
-    return (this.#state.approval as ApprovalPolicy | undefined) ?? this.#deps.approval
+    const a = this.#state.approval
+    return isApprovalPolicy(a) ? a : this.#deps.approval
   }
   get persist(): boolean {
     return this.#deps.persist
   }
+  get closed(): boolean {
+    return this.#closed
+  }
 
   /** A copy of the history the model sees. */
   messages(): ChatMessage[] {
-    return this.#state.messages.map((m) => ({ ...m, ...(m.tool_calls ? { tool_calls: [...m.tool_calls] } : {}) }))
+    return structuredClone(this.#state.messages)
   }
 
   availableTools(): ToolSchema[] {
     const allowed = this.meta.allowed_tools
-    return [...this.#deps.tools.keys()]
-      .filter((name) => name in toolSpecs && (!allowed || allowed.includes(name)))
-      .filter((name) => this.mode !== 'plan' || toolSpecs[name as keyof typeof toolSpecs].permission === 'allow')
-      .map((name) => {
-        const s = toolSpecs[name as keyof typeof toolSpecs]
-        return { name, description: s.description, input_schema: s.inputSchema as Record<string, unknown> }
-      })
+    const out: ToolSchema[] = []
+    for (const name of this.#deps.tools.keys()) {
+      if (!Object.hasOwn(toolSpecs, name) || (allowed && !allowed.includes(name))) continue
+      const s = toolSpecs[name as ToolName]
+      if (this.mode === 'plan' && s.permission !== 'allow') continue
+      out.push({ name, description: s.description, input_schema: s.inputSchema as Record<string, unknown> })
+    }
+    return out
   }
 
   emit<T extends EventType>(type: T, data: EventData<T>): Promise<EventOf<T>> {
-    const event = {
-      seq: this.#state.lastSeq + 1,
-      id: `evt-${randomUUID()}`,
-      session_id: this.id,
-      type,
-      // A turn's user_message and turn_start open turn N (= turns so far); later events belong to it.
-      turn: type === 'user_message' || type === 'turn_start' ? this.#state.turns : Math.max(0, this.#state.turns - 1),
-      ts: new Date().toISOString(),
-      data: checkEventData(type, data),
-    } as EventOf<T>
-    reduce(this.#state, event as AnyEvent)
+    return this.#writer.emit(type, data)
+  }
+
+  emitChunk(type: 'text_delta' | 'reasoning' | 'tool_progress', key: string, data: Record<string, unknown>): Promise<void> {
+    return this.#writer.stream(type, key, data)
+  }
+
+  #onEvent(e: AnyEvent): void {
     this.lastTouched = Date.now()
-    const persisted = this.#deps.store.append(event as AnyEvent)
     // Keep the on-disk summary current at the points that change what it says.
-    if (SUMMARY_POINTS.has(type)) void persisted.then(() => this.#writeSummary())
-    return persisted.then(() => event)
+    if (SUMMARY_POINTS.has(e.type)) void this.#writeSummary()
   }
 
   async #writeSummary(): Promise<void> {
@@ -161,6 +191,24 @@ export class Session implements TurnHost {
       await this.#deps.store.writeSummary(this.id, this.#state.summary)
     } catch (err) {
       this.#deps.logger.error(`session ${this.id}: summary not written`, err)
+    }
+  }
+
+  toolContext(call: ToolCall, token: TurnToken): ToolContext {
+    const w = this.#writer
+    return {
+      cwd: this.meta.cwd,
+      // The read-only approval preset runs every call in the read-only sandbox.
+      sandbox: this.approval === 'read-only' ? 'read-only' : this.#deps.sandbox,
+      signal: token.signal,
+      progress: (chunk) => void w.stream('tool_progress', call.call_id, { call_id: call.call_id, tool: call.tool, ...chunk }),
+      sandboxViolation: (v) => w.post('sandbox_violation', v),
+      notice: (level, text) => w.post('notice', { level, text }),
+      protectedPaths: this.#deps.protectedPaths,
+      readOnlyPaths: [join(realCwd(this.meta.cwd), '.chimera')],
+      allowUnconfined: this.#deps.allowUnconfined,
+      toolEnv: this.#deps.toolEnv,
+      files: this.#tracker,
     }
   }
 
@@ -174,42 +222,158 @@ export class Session implements TurnHost {
     return this.#deps.store.subscribe(this.id, listener)
   }
 
-  /** Queue a prompt; `done` resolves when its turn ends. */
+  /** Persisted events after a cursor, then live ones: no gap, no duplicate (EventStore.stream). */
+  stream(opts: StreamOptions = {}): AsyncIterable<AnyEvent> {
+    return this.#deps.store.stream(this.id, opts)
+  }
+
+  /**
+   * Queue a prompt; `done` resolves when its turn (or command) ends. A prompt that is exactly
+   * `/undo [N | --steps N]` or `/redo …` rewinds or replays turns instead of reaching the model;
+   * `/name args` of a custom command runs its rendered template as the turn's message.
+   */
   prompt(text: string): { messageId: string; done: Promise<TurnOutcome> } {
     const messageId = `msg-${randomUUID()}`
-    const done = new Promise<TurnOutcome>((resolve) => this.#queue.push({ prompt: text, messageId, resolve }))
     this.lastTouched = Date.now()
-    if (!this.#pumping) void this.#pump()
-    return { messageId, done }
+    const slash = parseSlash(text)
+    if (slash?.kind === 'usage') {
+      return { messageId, done: this.#enqueue(async () => this.#commandError(slash.message), failedOutcome('the session was closed')) }
+    }
+    if (slash?.kind === 'undo' || slash?.kind === 'redo') {
+      const kind = slash.kind
+      const done = this.#enqueue(async (): Promise<TurnOutcome> => {
+        const r = await this.#rewind(kind, slash.steps)
+        return { stop_reason: 'end_turn', success: r.turns > 0, output: r.output }
+      }, failedOutcome('the session was closed'))
+      return { messageId, done }
+    }
+    let command: { name: string; arguments: string } | undefined
+    let message = text
+    if (slash?.kind === 'custom' && this.#deps.commands) {
+      try {
+        const rendered = this.#deps.commands.render(slash.name, slash.arguments)
+        if (rendered !== undefined) {
+          command = { name: slash.name, arguments: slash.arguments }
+          message = rendered
+        }
+      } catch (err) {
+        const why = `/${slash.name}: ${err instanceof Error ? err.message : String(err)}`
+        return { messageId, done: this.#enqueue(async () => this.#commandError(why), failedOutcome('the session was closed')) }
+      }
+    }
+    return { messageId, done: this.#enqueue(() => this.#turn(message, messageId, command), failedOutcome('')) }
+  }
+
+  /** `/undo` as an operation (transports' undo endpoints): rewinds up to `steps` turns. */
+  undo(steps = 1): Promise<RewindResult> {
+    return this.#enqueue(() => this.#rewind('undo', steps), undefined)
+  }
+
+  redo(steps = 1): Promise<RewindResult> {
+    return this.#enqueue(() => this.#rewind('redo', steps), undefined)
+  }
+
+  /** Queue work behind the running turn; `onClose` answers it if the session closes first. */
+  #enqueue<T>(fn: () => Promise<T>, onClose: T | undefined): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.#closed) return onClose === undefined ? reject(new SessionClosedError(this.id)) : resolve(onClose)
+      this.#queue.push({
+        run: async () => {
+          try {
+            resolve(await fn())
+          } catch (err) {
+            reject(err)
+          }
+        },
+        cancelQueued: () => (onClose === undefined ? reject(new SessionClosedError(this.id)) : resolve(onClose)),
+      })
+      if (!this.#pumping) void this.#pump()
+    })
   }
 
   async #pump(): Promise<void> {
     this.#pumping = true
     while (this.#queue.length) {
       const next = this.#queue.shift()!
-      const token = new TurnToken()
-      this.#token = token
-      this.#status = 'running'
-      this.#acceptSteering = true
-      this.#turnUsageStart = { ...(this.#state.summary.usage ?? { input_tokens: 0, output_tokens: 0 }) }
-      let outcome: TurnOutcome
-      try {
-        outcome = await runTurn(this, token, next.prompt, next.messageId)
-      } catch (err) {
-        // Only a failing event store gets here; the turn cannot be recorded.
-        this.#deps.logger.error(`session ${this.id}: turn aborted`, err)
-        outcome = { stop_reason: 'error', success: false, output: err instanceof Error ? err.message : String(err), source: 'internal' }
-      }
-      this.#acceptSteering = false
-      this.#steering = []
-      this.#token = undefined
-      await this.#writeSummary()
-      // Idle only when nothing is queued: a prompt sent while this turn was finishing runs next.
-      if (this.#queue.length === 0) this.#status = 'idle'
-      next.resolve(outcome)
+      await next.run()
     }
     this.#pumping = false
     for (const w of this.#idleWaiters.splice(0)) w()
+  }
+
+  async #turn(prompt: string, messageId: string, command?: { name: string; arguments: string }): Promise<TurnOutcome> {
+    const token = new TurnToken()
+    this.#token = token
+    this.#status = 'running'
+    this.#acceptSteering = true
+    this.#turnUsageStart = { ...(this.#state.summary.usage ?? zeroUsage()) }
+    let outcome: TurnOutcome
+    try {
+      await this.#closeInterruptedTurn()
+      outcome = await runTurn(this, token, prompt, messageId, command)
+    } catch (err) {
+      // Only a failing event store gets here; the turn cannot be recorded.
+      this.#deps.logger.error(`session ${this.id}: turn aborted`, err)
+      const message = err instanceof Error ? err.message : String(err)
+      outcome = { stop_reason: 'error', success: false, output: message, source: err instanceof EventLogError ? 'store' : 'internal' }
+    }
+    this.#acceptSteering = false
+    this.#steering = []
+    this.#token = undefined
+    await this.#writer.settled()
+    await this.#commitFiles()
+    await this.#writeSummary()
+    // Idle only when nothing is queued: a prompt sent while this turn was finishing runs next.
+    if (this.#queue.length === 0) this.#status = 'idle'
+    else this.#status = 'running'
+    return outcome
+  }
+
+  /** A turn the process did not finish (it stopped mid-turn): close it before the next one. */
+  async #closeInterruptedTurn(): Promise<void> {
+    if (!this.#state.inTurn) return
+    for (const [callId, tool] of this.#state.openCalls) {
+      await this.emit('tool_result', { call_id: callId, tool, ok: false, error: 'interrupted: the process stopped before this call finished', duration_ms: 0 })
+    }
+    await endTurn(this, { stop_reason: 'error', success: false, output: 'the turn was interrupted: the process stopped before it finished', source: 'internal' }, 0)
+  }
+
+  async #commitFiles(): Promise<void> {
+    const changed = this.#tracker.takeChanged()
+    try {
+      await this.#deps.history?.commitTurn(changed)
+    } catch (err) {
+      this.#deps.logger.error(`session ${this.id}: undo snapshot not recorded`, err)
+    }
+  }
+
+  async #commandError(message: string): Promise<TurnOutcome> {
+    await this.emit('error', { message, source: 'command' })
+    return { stop_reason: 'error', success: false, output: message, source: 'internal' }
+  }
+
+  async #rewind(kind: 'undo' | 'redo', steps: number): Promise<RewindResult> {
+    this.#status = 'running'
+    try {
+      const history = this.#deps.history
+      const counts = history ? await history.counts() : undefined
+      const messageSide = kind === 'undo' ? this.#state.turnStarts.length : this.#state.redo.length
+      const fileSide = counts ? (kind === 'undo' ? counts.undoable : counts.redoable) : messageSide
+      const n = Math.max(0, Math.min(steps, messageSide, fileSide))
+      const files = n > 0 && history ? (await history[kind](n)).files : []
+      const remaining = Math.max(0, Math.min(messageSide, fileSide) - n)
+      const output = rewindReply(kind, n, files.length, remaining)
+      await this.emit(kind, { turns: n, files_restored: files.length, remaining, files, output })
+      return { turns: n, files_restored: files.length, remaining, files, output }
+    } finally {
+      this.#status = this.#queue.length ? 'running' : 'idle'
+    }
+  }
+
+  /** How many turns can be undone and redone now. */
+  async rewindCounts(): Promise<{ undoable: number; redoable: number }> {
+    const c = (await this.#deps.history?.counts()) ?? { undoable: Infinity, redoable: Infinity }
+    return { undoable: Math.min(c.undoable, this.#state.turnStarts.length), redoable: Math.min(c.redoable, this.#state.redo.length) }
   }
 
   /** Resolves when no turn is running or queued. */
@@ -221,16 +385,13 @@ export class Session implements TurnHost {
   /** Inject a message into the running turn before its next model call; false when idle. */
   steer(text: string): boolean {
     if (this.#status !== 'running' || !this.#acceptSteering) return false
+    this.lastTouched = Date.now()
     this.#steering.push(text)
     return true
   }
 
   takeSteering(): string[] {
     return this.#steering.splice(0)
-  }
-
-  hasSteering(): boolean {
-    return this.#steering.length > 0
   }
 
   /**
@@ -245,6 +406,7 @@ export class Session implements TurnHost {
 
   /** Cancel the running turn (queued prompts still run); false when nothing was running. */
   cancel(): boolean {
+    this.lastTouched = Date.now()
     if (this.#status !== 'running' || !this.#token || this.#token.cancelled) return false
     this.#status = 'cancelled'
     this.#token.cancel()
@@ -259,29 +421,44 @@ export class Session implements TurnHost {
     return new Promise((resolve) => this.#pending.set(requestId, { resolve }))
   }
 
+  unanswerable(): string | undefined {
+    return this.#unanswerable
+  }
+
+  /**
+   * No client can answer permission requests any more (its input ended): pending requests are
+   * denied and later ones refused, with `reason` in the tool error.
+   */
+  stopAsking(reason: string, source: string): void {
+    this.#unanswerable = reason
+    for (const id of [...this.#pending.keys()]) this.replyPermission(id, 'deny', source)
+  }
+
   /** Pending permission requests (for clients that attach late). */
   pendingPermissions(): string[] {
     return [...this.#pending.keys()]
+  }
+
+  /** The pending requests with their data, from the log (for clients that attach late). */
+  async pendingPermissionRequests(): Promise<PermissionRequestData[]> {
+    const ids = new Set(this.#pending.keys())
+    if (ids.size === 0) return []
+    const events = await this.events(Math.max(0, this.lastSeq - 2000))
+    return events.filter((e): e is EventOf<'permission_request'> => e.type === 'permission_request' && ids.has(e.data.request_id)).map((e) => e.data)
   }
 
   /** Answer a pending permission request from any transport; false when it is not pending. */
   replyPermission(requestId: string, decision: PermissionDecision, source: string): boolean {
     const p = this.#pending.get(requestId)
     if (!p) return false
+    this.lastTouched = Date.now()
     this.#pending.delete(requestId)
     p.resolve({ decision, source })
     return true
   }
 
   turnUsage(): Usage {
-    const now = this.#state.summary.usage ?? { input_tokens: 0, output_tokens: 0 }
-    const start = this.#turnUsageStart ?? { input_tokens: 0, output_tokens: 0 }
-    return {
-      input_tokens: now.input_tokens - start.input_tokens,
-      output_tokens: now.output_tokens - start.output_tokens,
-      total_tokens: now.input_tokens - start.input_tokens + now.output_tokens - start.output_tokens,
-      cost_usd: (now.cost_usd ?? 0) - (start.cost_usd ?? 0),
-    }
+    return subUsage(this.#state.summary.usage ?? zeroUsage(), this.#turnUsageStart)
   }
 
   /** Summarise the history into one message (an event records it). Only while idle. */
@@ -321,13 +498,38 @@ export class Session implements TurnHost {
     await this.emit('approval_changed', { old, new: policy })
   }
 
-  /** Cancel any running turn, drop queued prompts, release waiters (teardown). */
+  /** Cancel any running turn, drop queued work, release waiters (teardown). */
   close(): void {
+    this.#closed = true
     this.cancel()
-    for (const q of this.#queue.splice(0)) q.resolve({ stop_reason: 'cancelled', success: false, output: '' })
+    for (const q of this.#queue.splice(0)) q.cancelQueued()
+  }
+
+  /** Resolves when every event written so far has settled (persisted or failed). */
+  flush(): Promise<void> {
+    return this.#writer.settled()
+  }
+}
+
+function failedOutcome(output: string): TurnOutcome {
+  return { stop_reason: 'cancelled', success: false, output }
+}
+
+function realCwd(cwd: string): string {
+  try {
+    return realpathSync(cwd)
+  } catch {
+    return cwd
   }
 }
 
 export class SessionBusyError extends Error {
   override name = 'SessionBusyError'
+}
+
+export class SessionClosedError extends Error {
+  override name = 'SessionClosedError'
+  constructor(id: string) {
+    super(`session ${id} was closed`)
+  }
 }

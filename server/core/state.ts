@@ -4,7 +4,7 @@
  * from disk run the same reducer, so a reload rebuilds exactly what was there.
  */
 import type { ChatMessage, SessionSummary, Usage } from '../../generated/schemas.gen.ts'
-import type { AnyEvent } from './events.ts'
+import type { AnyEvent } from '../events/event-types.ts'
 
 export interface SessionState {
   messages: ChatMessage[]
@@ -18,9 +18,54 @@ export interface SessionState {
   summary: SessionSummary
   /** The assistant message being streamed in the current step, if any. */
   open?: ChatMessage
+  /** Index in `messages` where each turn that can still be undone starts (oldest first). */
+  turnStarts: number[]
+  /** Turns rewound by `undo`, most recently rewound on top; a new user turn discards them. */
+  redo: ChatMessage[][]
+  /** A turn has started and not ended (after a crash: the turn to close before the next). */
+  inTurn: boolean
+  /** Tool calls of the open turn without a result yet (call id → tool). */
+  openCalls: Map<string, string>
 }
 
-const ZERO: Usage = { input_tokens: 0, output_tokens: 0, cache_tokens: 0, reasoning_tokens: 0, total_tokens: 0, cost_usd: 0 }
+const ZERO: Usage = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, cache_tokens: 0, reasoning_tokens: 0, total_tokens: 0, cost_usd: 0 }
+
+/** `a + b`; a null (unknown) cost on either side makes the sum unknown. */
+const addCost = (a: number | null | undefined, b: number | null | undefined): number | null => (a === null || b === null ? null : (a ?? 0) + (b ?? 0))
+
+/** Add usage `b` to usage `a` (both cumulative shapes). */
+export function addUsage(a: Usage, b: Usage): Usage {
+  const cacheRead = (a.cache_read_tokens ?? 0) + (b.cache_read_tokens ?? 0)
+  const cacheWrite = (a.cache_write_tokens ?? 0) + (b.cache_write_tokens ?? 0)
+  return {
+    input_tokens: a.input_tokens + b.input_tokens,
+    output_tokens: a.output_tokens + b.output_tokens,
+    cache_read_tokens: cacheRead,
+    cache_write_tokens: cacheWrite,
+    cache_tokens: (a.cache_tokens ?? 0) + (b.cache_tokens ?? (b.cache_read_tokens ?? 0) + (b.cache_write_tokens ?? 0)),
+    reasoning_tokens: (a.reasoning_tokens ?? 0) + (b.reasoning_tokens ?? 0),
+    total_tokens: (a.total_tokens ?? a.input_tokens + a.output_tokens) + (b.total_tokens ?? b.input_tokens + b.output_tokens),
+    cost_usd: addCost(a.cost_usd, b.cost_usd),
+  }
+}
+
+/** `now - start` for cumulative usage (a turn's share of the session's usage). */
+export function subUsage(now: Usage, start: Usage): Usage {
+  const d = (k: keyof Usage): number => Math.max(0, ((now[k] as number | null | undefined) ?? 0) - ((start[k] as number | null | undefined) ?? 0))
+  const cost = now.cost_usd === null ? null : start.cost_usd === null ? null : d('cost_usd')
+  return {
+    input_tokens: d('input_tokens'),
+    output_tokens: d('output_tokens'),
+    cache_read_tokens: d('cache_read_tokens'),
+    cache_write_tokens: d('cache_write_tokens'),
+    cache_tokens: d('cache_tokens'),
+    reasoning_tokens: d('reasoning_tokens'),
+    total_tokens: d('total_tokens'),
+    cost_usd: cost,
+  }
+}
+
+export const zeroUsage = (): Usage => ({ ...ZERO })
 
 export function initialState(init: { session_id: string; model: string; mode: string; created_at: string; working_dir: string; approval?: string }): SessionState {
   return {
@@ -30,6 +75,10 @@ export function initialState(init: { session_id: string; model: string; mode: st
     ...(init.approval ? { approval: init.approval } : {}),
     turns: 0,
     lastSeq: 0,
+    turnStarts: [],
+    redo: [],
+    inTurn: false,
+    openCalls: new Map(),
     summary: {
       session_id: init.session_id,
       started_at: init.created_at,
@@ -62,6 +111,8 @@ export function reduce(s: SessionState, e: AnyEvent): SessionState {
   switch (e.type) {
     case 'user_message':
       s.open = undefined
+      s.turnStarts.push(s.messages.length)
+      s.redo = []
       s.messages.push({ role: 'user', content: e.data.text })
       break
     case 'steering':
@@ -69,6 +120,8 @@ export function reduce(s: SessionState, e: AnyEvent): SessionState {
       s.messages.push({ role: 'user', content: e.data.text })
       break
     case 'turn_start':
+      s.inTurn = true
+      s.openCalls.clear()
       s.turns = e.turn + 1
       if (!s.summary.prompt) s.summary.prompt = e.data.prompt
       s.summary.model = s.model
@@ -82,7 +135,17 @@ export function reduce(s: SessionState, e: AnyEvent): SessionState {
     case 'text_delta':
       assistant(s).content += e.data.text
       break
+    case 'reasoning': {
+      const m = assistant(s)
+      const blocks = (m.reasoning ??= [])
+      const lastBlock = blocks.at(-1)
+      if (!lastBlock || lastBlock.signature !== undefined) blocks.push({ text: e.data.text })
+      else lastBlock.text += e.data.text
+      if (e.data.signature !== undefined) blocks.at(-1)!.signature = e.data.signature
+      break
+    }
     case 'tool_call': {
+      s.openCalls.set(e.data.call_id, e.data.tool)
       const m = assistant(s)
       m.tool_calls = [...(m.tool_calls ?? []), { call_id: e.data.call_id, tool: e.data.tool, args: e.data.args }]
       s.summary.tool_calls = (s.summary.tool_calls ?? 0) + 1
@@ -90,6 +153,7 @@ export function reduce(s: SessionState, e: AnyEvent): SessionState {
     }
     case 'tool_result': {
       const d = e.data
+      s.openCalls.delete(d.call_id)
       s.messages.push({
         role: 'tool',
         content: d.ok ? (d.output ?? '') : (d.error ?? 'failed'),
@@ -101,19 +165,14 @@ export function reduce(s: SessionState, e: AnyEvent): SessionState {
       s.open = undefined
       break
     case 'usage': {
-      const u = s.summary.usage ?? { ...ZERO }
-      const add = e.data.usage
-      s.summary.usage = {
-        input_tokens: u.input_tokens + add.input_tokens,
-        output_tokens: u.output_tokens + add.output_tokens,
-        cache_tokens: (u.cache_tokens ?? 0) + (add.cache_tokens ?? 0),
-        reasoning_tokens: (u.reasoning_tokens ?? 0) + (add.reasoning_tokens ?? 0),
-        total_tokens: (u.total_tokens ?? 0) + (add.total_tokens ?? add.input_tokens + add.output_tokens),
-        cost_usd: (u.cost_usd ?? 0) + (add.cost_usd ?? 0),
-      }
-      s.summary.cost_usd = s.summary.usage.cost_usd
+      s.summary.usage = addUsage(s.summary.usage ?? zeroUsage(), e.data.usage)
+      // The summary's flat cost stays a number (a run with an unpriced model costs "at least" this).
+      s.summary.cost_usd = s.summary.usage.cost_usd ?? s.summary.cost_usd ?? 0
       break
     }
+    case 'turn_end':
+      s.inTurn = false
+      break
     case 'agent_result':
       s.open = undefined
       s.summary.success = e.data.success
@@ -129,7 +188,30 @@ export function reduce(s: SessionState, e: AnyEvent): SessionState {
       // The summary replaces everything but the newest `messages_after - 1` messages.
       s.open = undefined
       const keep = Math.max(0, e.data.messages_after - 1)
-      s.messages = [{ role: 'system', content: e.data.summary }, ...(keep ? s.messages.slice(-keep) : [])]
+      const kept = keep ? s.messages.slice(-keep) : []
+      const firstKept = s.messages.length - kept.length
+      s.messages = [{ role: 'system', content: e.data.summary }, ...kept]
+      // Turns summarised away can no longer be undone; the kept ones shift behind the summary.
+      s.turnStarts = s.turnStarts.filter((i) => i >= firstKept).map((i) => i - firstKept + 1)
+      s.redo = []
+      break
+    }
+    case 'undo': {
+      s.open = undefined
+      const n = Math.min(e.data.turns, s.turnStarts.length)
+      for (let k = 0; k < n; k++) {
+        const start = s.turnStarts.pop()!
+        s.redo.push(s.messages.splice(start))
+      }
+      break
+    }
+    case 'redo': {
+      s.open = undefined
+      const n = Math.min(e.data.turns, s.redo.length)
+      for (let k = 0; k < n; k++) {
+        s.turnStarts.push(s.messages.length)
+        s.messages.push(...s.redo.pop()!)
+      }
       break
     }
     case 'model_changed':

@@ -9,6 +9,7 @@ import { H3, HTTPError } from 'h3'
 import type { ZodType } from 'zod'
 import { httpOperations, type HttpOperationId } from '../../generated/http/routes.gen.ts'
 import type { Logger } from '../log.ts'
+import { issueRows } from '../validation.ts'
 import { authorize } from './auth.ts'
 import { readJsonBody } from './body.ts'
 import { HttpError, errorResponse } from './errors.ts'
@@ -34,8 +35,6 @@ export interface HttpAppOptions {
 
 type Operation = (typeof httpOperations)[HttpOperationId]
 
-const issuesOf = (err: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }) =>
-  err.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }))
 
 /** Query strings are text; coerce the keys the schema wants as numbers or booleans, then parse. */
 function parseQuery(schema: ZodType, raw: Record<string, string>): ReturnType<ZodType['safeParse']> {
@@ -58,7 +57,7 @@ async function runOperation(op: Operation, handler: OperationHandler | undefined
   if (op.pathParams) {
     const r = op.pathParams.safeParse(params)
     if (!r.success) {
-      throw 'id' in params ? new HttpError(404, 'session_not_found', `unknown session id`) : new HttpError(404, 'not_found', 'no such resource', { detail: issuesOf(r.error) })
+      throw 'id' in params ? new HttpError(404, 'session_not_found', `unknown session id`) : new HttpError(404, 'not_found', 'no such resource', { detail: issueRows(r.error) })
     }
     path = r.data as Record<string, unknown>
   }
@@ -66,7 +65,7 @@ async function runOperation(op: Operation, handler: OperationHandler | undefined
   if (op.query) {
     const raw = Object.fromEntries(new URL(req.url).searchParams)
     const r = parseQuery(op.query, raw)
-    if (!r.success) throw new HttpError(400, 'invalid_query', 'malformed query parameter', { detail: issuesOf(r.error!) })
+    if (!r.success) throw new HttpError(400, 'invalid_query', 'malformed query parameter', { detail: issueRows(r.error!) })
     query = r.data as Record<string, unknown>
   }
   let body: unknown
@@ -75,7 +74,7 @@ async function runOperation(op: Operation, handler: OperationHandler | undefined
     if (raw === undefined && op.body.required) throw new HttpError(400, 'invalid_body', 'a JSON request body is required')
     if (raw !== undefined) {
       const r = op.body.schema.safeParse(raw)
-      if (!r.success) throw new HttpError(400, 'invalid_body', 'request body does not match the schema', { detail: issuesOf(r.error) })
+      if (!r.success) throw new HttpError(400, 'invalid_body', 'request body does not match the schema', { detail: issueRows(r.error) })
       body = r.data
     }
   }

@@ -6,6 +6,7 @@
  * - CORS: a request carrying an `Origin` outside the `--cors` allow-list gets 403; an allowed
  *   origin gets `Access-Control-Allow-Origin` echoed exactly (never `*`), and its preflight 204.
  */
+import { isIP } from 'node:net'
 import { HttpError } from './errors.ts'
 
 export interface GuardOptions {
@@ -15,14 +16,27 @@ export interface GuardOptions {
   allowedHosts?: readonly string[]
 }
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1'])
 export const CORS_ALLOW_HEADERS = 'authorization, content-type, last-event-id'
 export const CORS_MAX_AGE = '600'
 
-function hostName(host: string): string {
-  if (host.startsWith('[')) return host.slice(0, host.indexOf(']') + 1)
-  const i = host.lastIndexOf(':')
-  return (i === -1 ? host : host.slice(0, i)).toLowerCase()
+/**
+ * The host name of a Host header value (`name`, `name:port`, `[v6]`, `[v6]:port`), lower-cased,
+ * or undefined when the value is not a well-formed host (a comma-joined pair, junk after `]`).
+ */
+export function hostName(host: string): string | undefined {
+  const h = host.trim().toLowerCase()
+  const v6 = /^\[([0-9a-f:.]+)\](?::(\d{1,5}))?$/.exec(h)
+  if (v6) return isIP(v6[1]!) === 6 ? v6[1] : undefined
+  const m = /^([a-z0-9.-]+)(?::(\d{1,5}))?$/.exec(h)
+  return m ? m[1] : undefined
+}
+
+/** True for `localhost` and loopback IP literals (127.0.0.0/8, ::1), compared as parsed addresses. */
+export function isLoopbackName(name: string): boolean {
+  if (name === 'localhost') return true
+  if (isIP(name) === 4) return name.split('.')[0] === '127'
+  if (isIP(name) === 6) return name === '::1' || name === '0:0:0:0:0:0:0:1'
+  return false
 }
 
 /** Throws when the Host header is not acceptable for a loopback-bound server. */
@@ -30,8 +44,8 @@ export function checkHost(req: Request, opts: GuardOptions): void {
   if (!opts.allowedHosts) return
   const host = req.headers.get('host') ?? new URL(req.url).host
   const name = hostName(host)
-  if (!name || (!LOOPBACK_HOSTS.has(name) && !opts.allowedHosts.includes(name) && !name.startsWith('127.'))) {
-    throw new HttpError(421, 'misdirected_request', `host ${JSON.stringify(host)} is not served here`)
+  if (name === undefined || (!isLoopbackName(name) && !opts.allowedHosts.includes(name))) {
+    throw new HttpError(421, 'misdirected_request', `host ${JSON.stringify(host.slice(0, 200))} is not served here`)
   }
 }
 

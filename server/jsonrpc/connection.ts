@@ -6,7 +6,7 @@
  */
 import type { Readable, Writable } from 'node:stream'
 import type { Logger } from '../log.ts'
-import { readFrames, LineWriter } from '../framing/stdio.ts'
+import { readFrames, LineWriter } from '../framing/line-stream.ts'
 import type { Frame } from '../framing/ndjson.ts'
 import { CODES, RpcError, toWireError, type InternalErrorMapper, type WireError } from './errors.ts'
 import { parseLine, type Id, type Incoming } from './messages.ts'
@@ -54,6 +54,9 @@ export class Connection {
     this.#router = router
     try {
       await readFrames(this.#opts.input, this.#opts.maxLineBytes, (f) => this.#onFrame(f))
+    } catch (err) {
+      // A destroyed input (shutdown) or a broken pipe ends the connection like EOF.
+      this.#opts.logger.debug('connection input ended with an error', err)
     } finally {
       this.#abort.abort(new Error('connection closed'))
       for (const c of this.#inflight.values()) c.abort(new Error('connection closed'))

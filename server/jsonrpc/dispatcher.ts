@@ -5,7 +5,8 @@
  * or one the dialect does not serve, is Method not found.
  */
 import type { ZodType } from 'zod'
-import { RpcError, zodIssues } from './errors.ts'
+import { issueRows } from '../validation.ts'
+import { RpcError } from './errors.ts'
 
 export interface MethodSpec {
   readonly direction: string
@@ -49,7 +50,7 @@ export class Dispatcher {
     if (!this.served.has(method)) throw RpcError.methodNotFound(method)
     const spec = this.table[method]!
     const parsed = spec.params.safeParse(params ?? {})
-    if (!parsed.success) throw RpcError.invalidParams(zodIssues(parsed.error))
+    if (!parsed.success) throw RpcError.invalidParams(issueRows(parsed.error))
     const result = await this.handlers[method]!(parsed.data, ctx)
     return result ?? {}
   }

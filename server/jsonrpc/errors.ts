@@ -5,7 +5,6 @@
  * params with its issues, anything else is masked by the dialect's `internal` mapping (its
  * details go to the injected logger, never to the peer).
  */
-import type { ZodError } from 'zod'
 import { ACP_V1_ERRORS } from '../../generated/acp/v1-methods.gen.ts'
 
 /** Standard JSON-RPC 2.0 codes (identical in every dialect; the v1 spec lists them). */
@@ -58,10 +57,6 @@ export class RpcError extends Error {
   }
 }
 
-/** Issues of a zod error as plain `{path, message, code}` rows. */
-export function zodIssues(err: ZodError): { path: string; message: string; code: string }[] {
-  return err.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message, code: i.code }))
-}
 
 /** Maps an error that is not an RpcError to what the peer sees (dialect-specific). */
 export type InternalErrorMapper = (err: unknown) => WireError

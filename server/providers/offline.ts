@@ -112,7 +112,7 @@ export class OfflineProvider implements Provider {
   }
 
   accepts(model: string): boolean {
-    return model === OFFLINE_MODEL
+    return this.models().includes(model)
   }
 
   contextWindow(): number {

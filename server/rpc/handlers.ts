@@ -2,30 +2,43 @@
  * The command handlers of `chimera code --mode rpc` (the document's `RpcHandler`), over one
  * agent-core session:
  * - `prompt` starts (or queues) a turn and is acknowledged when that turn ends: success for a
- *   finished turn, failure with the reason for an error, a cancel or `max_steps`;
+ *   finished turn, failure with the reason for an error, a cancel or `max_steps`; a prompt
+ *   that is `/undo` or `/redo` rewinds turns (its reply line streams as the final message);
  * - `steer` injects into the running turn; with no running turn it fails
- *   (docs/decisions/0008-rpc-steer-when-idle.md);
+ *   (docs/decisions/0008-rpc-steer-and-prompt-acks.md);
  * - `cancel` cancels the running turn (a no-op success when idle);
- * - `get_state` replies `{id, messages, model}`; `compact` summarises the history;
+ * - `get_state` replies `{id, messages, model}` in its place among the replies (after the
+ *   commands before it); `compact` summarises the history;
  * - `set_model` switches the model (an unknown model fails and the old one stays);
  * - `permission_reply` answers a pending permission request (`--approval ask`).
  */
 import type { Session } from '../core/session.ts'
-import { RpcCommandError, type RpcHandlers } from './server.ts'
+import { RpcCommandError, type RpcHandlers } from './rpc-server.ts'
 
 const REASONS: Record<string, string> = {
   error: 'the turn failed',
   cancelled: 'the turn was cancelled',
   max_steps: 'the turn stopped at max_steps',
+  max_tokens: 'the model stopped at its output token limit',
+  refusal: 'the model refused',
 }
 
-export function createRpcHandlers(session: Session): RpcHandlers {
+const rethrow = (err: unknown): never => {
+  throw new RpcCommandError(err instanceof Error ? err.message : String(err))
+}
+
+/**
+ * `delivered(seq)` resolves once the events up to `seq` are on the wire, so a command's events
+ * precede its acknowledgement (the document's "event, then response").
+ */
+export function createRpcHandlers(session: Session, delivered: (seq: number) => Promise<void> = async () => {}): RpcHandlers {
   return {
     prompt: async (cmd) => {
       const outcome = await session.prompt(cmd.message).done
+      await delivered(session.lastSeq)
       if (!outcome.success) {
-        const reason = REASONS[outcome.stop_reason] ?? outcome.stop_reason
-        throw new RpcCommandError(outcome.stop_reason === 'error' && outcome.output ? `${reason}: ${outcome.output}` : reason)
+        const reason = Object.hasOwn(REASONS, outcome.stop_reason) ? REASONS[outcome.stop_reason]! : outcome.stop_reason
+        throw new RpcCommandError(outcome.stop_reason === 'error' && outcome.output ? `${reason}: ${outcome.output}` : outcome.stop_reason === 'end_turn' ? outcome.output : reason)
       }
     },
     steer: async (cmd) => {
@@ -35,21 +48,15 @@ export function createRpcHandlers(session: Session): RpcHandlers {
       session.cancel()
     },
     get_state: async (cmd, ctx) => {
-      await ctx.emit({ type: 'state', id: cmd.id ?? null, messages: session.messages(), model: session.model })
+      ctx.reply(() => ({ type: 'state', id: cmd.id ?? null, messages: session.messages(), model: session.model }))
     },
     compact: async () => {
-      try {
-        await session.compact()
-      } catch (err) {
-        throw new RpcCommandError((err as Error).message)
-      }
+      await session.compact().catch(rethrow)
+      await delivered(session.lastSeq)
     },
     set_model: async (cmd) => {
-      try {
-        await session.setModel(cmd.model)
-      } catch (err) {
-        throw new RpcCommandError((err as Error).message)
-      }
+      await session.setModel(cmd.model).catch(rethrow)
+      await delivered(session.lastSeq)
     },
     permission_reply: async (cmd) => {
       if (!session.replyPermission(cmd.request_id, cmd.decision, 'rpc')) throw new RpcCommandError(`no pending permission request "${cmd.request_id}"`)

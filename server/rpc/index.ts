@@ -3,7 +3,7 @@
  * acknowledgements) and `createRpcHandlers` (the commands over one agent-core session), or
  * `runRpc` for both wired to a session, as `chimera code --mode rpc` does.
  */
-export { RpcServer, RpcCommandError, type RpcHandlers, type RpcContext, type RpcServerOptions, type Command } from './server.ts'
+export { RpcServer, RpcCommandError, type RpcHandlers, type RpcContext, type RpcServerOptions, type Command } from './rpc-server.ts'
 export { createRpcHandlers } from './handlers.ts'
-export { runRpc, type RpcMainOptions } from './main.ts'
+export { runRpc, type RpcMainOptions } from './run-rpc.ts'
 export { toRpcMessages } from './event-map.ts'

@@ -21,40 +21,40 @@ function collect(out: PassThrough): () => Record<string, unknown>[] {
 }
 
 describe('RpcServer as a library', () => {
-  it('dispatches to a handlers map, acknowledges every command, and returns at EOF', async () => {
+  it('dispatches to a handlers map, acknowledges every command in the order received, and returns at EOF', async () => {
     const input = new PassThrough()
     const output = new PassThrough()
     const lines = collect(output)
     const server = new RpcServer({ input, output, logger: noopLogger })
     const seen: string[] = []
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
     const handlers: RpcHandlers = {
-      get_state: async (cmd, ctx) => {
-        seen.push(`get_state:${cmd.id}`)
-        await ctx.emit({ type: 'state', id: cmd.id ?? null, messages: [], model: 'm' })
-      },
+      // The first command finishes last: its work is held until the others have run.
       set_model: async (cmd) => {
         seen.push(`set_model:${cmd.model}`)
+        await gate
+      },
+      get_state: async (cmd, ctx) => {
+        seen.push(`get_state:${cmd.id}`)
+        ctx.reply({ type: 'state', id: cmd.id ?? null, messages: [], model: 'm' })
+        release()
       },
     }
     server.setHandlers(handlers)
     const done = server.run()
-    input.write('{"type":"get_state","id":1}\n{"type":"set_model","id":2,"model":"x"}\n{"type":"compact","id":3}\n')
+    input.write('{"type":"set_model","id":1,"model":"x"}\n{"type":"get_state","id":2}\n{"type":"compact","id":3}\n')
     input.end()
     await done
-    expect(seen).toEqual(['get_state:1', 'set_model:x'])
-    const out = lines()
-    // Commands run concurrently (a long one must not block `cancel`), so acknowledgements are
-    // matched by id; a reply still precedes its own acknowledgement.
-    expect(out).toHaveLength(4)
-    expect(out).toEqual(
-      expect.arrayContaining([
-        { type: 'state', id: 1, messages: [], model: 'm' },
-        { type: 'response', command: 'get_state', id: 1, success: true, error: '' },
-        { type: 'response', command: 'set_model', id: 2, success: true, error: '' },
-        { type: 'response', command: 'compact', id: 3, success: false, error: 'command "compact" is not available in this build' },
-      ]),
-    )
-    expect(out.findIndex((m) => m.type === 'state')).toBeLessThan(out.findIndex((m) => m.command === 'get_state'))
+    // Work starts as commands are read: get_state ran while set_model was still waiting.
+    expect(seen).toEqual(['set_model:x', 'get_state:2'])
+    // Replies come in command order, each reply before its acknowledgement.
+    expect(lines()).toEqual([
+      { type: 'response', command: 'set_model', id: 1, success: true, error: '' },
+      { type: 'state', id: 2, messages: [], model: 'm' },
+      { type: 'response', command: 'get_state', id: 2, success: true, error: '' },
+      { type: 'response', command: 'compact', id: 3, success: false, error: 'command "compact" is not available in this build' },
+    ])
   })
 })
 

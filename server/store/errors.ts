@@ -10,6 +10,7 @@ export type StoreErrorCode =
   | 'invalid_meta'
   | 'invalid_summary'
   | 'seq_mismatch'
+  | 'store_full'
 
 /** A store operation refused its input or found no session. */
 export class StoreError extends Error {

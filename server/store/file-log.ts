@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto'
 import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { AnyEvent } from '../core/events.ts'
+import type { AnyEvent } from '../events/event-types.ts'
 import { eventFileName, parseEventFileName } from './paths.ts'
 import { eventProblem } from './validate.ts'
 
@@ -42,11 +42,11 @@ export async function writeJsonAtomic(path: string, value: unknown, fsync = fals
   }
 }
 
-/** Write one event as `event-NNNNNN-<type>.json`: its JSON and a newline, never overwriting. */
-export async function writeEventFile(dir: string, event: AnyEvent, fsync = false): Promise<string> {
-  const name = eventFileName(event.seq, event.type)
-  await writeExclusive(join(dir, name), `${JSON.stringify(event)}\n`, fsync)
-  return name
+/** Write one event as `event-NNNNNN-<type>.json`: its JSON and a newline, never overwriting; returns the bytes written. */
+export async function writeEventFile(dir: string, event: AnyEvent, fsync = false): Promise<number> {
+  const text = `${JSON.stringify(event)}\n`
+  await writeExclusive(join(dir, eventFileName(event.seq, event.type)), text, fsync)
+  return text.length
 }
 
 export type JsonRead = { kind: 'ok'; value: unknown } | { kind: 'missing' } | { kind: 'bad'; reason: string }

@@ -13,14 +13,16 @@
 import { mkdir, readdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { SessionSummary } from '../../generated/schemas.gen.ts'
-import type { AnyEvent } from '../core/events.ts'
+import type { AnyEvent } from '../events/event-types.ts'
 import { noopLogger, type Logger } from '../log.ts'
 import { StoreError } from './errors.ts'
 import { errCode, mapLimit, quarantine, readJsonFile, scanLog, writeEventFile, writeJsonAtomic } from './file-log.ts'
+import { streamEvents } from './event-stream.ts'
 import { ListenerRegistry } from './listeners.ts'
+import { RecentRing } from './recent-ring.ts'
 import { agentAllowed, applyListFilter } from './listing.ts'
 import { isSessionId, sessionDir } from './paths.ts'
-import type { EventListener, EventStore, ListFilter, LoadedSession, SessionMeta } from './types.ts'
+import type { EventListener, EventStore, ListFilter, LoadedSession, SessionMeta, StreamOptions } from './types.ts'
 import { checkNextSeq, checkSessionId, metaProblem, minimalSummary, validateEvent, validateMeta, validateSummary } from './validate.ts'
 
 export interface FileEventStoreOptions {
@@ -40,6 +42,8 @@ export class FileEventStore implements EventStore {
   /** Last persisted seq of each session this instance has opened. */
   readonly #lastSeq = new Map<string, number>()
   readonly #queues = new Map<string, Promise<unknown>>()
+  /** Recent events of each session this instance has opened (resume without a directory read). */
+  readonly #rings = new Map<string, RecentRing>()
 
   constructor(opts: FileEventStoreOptions) {
     this.root = opts.root
@@ -64,6 +68,7 @@ export class FileEventStore implements EventStore {
       await writeJsonAtomic(join(dir, 'session.json'), meta, this.#fsync)
       await writeJsonAtomic(join(dir, 'summary.json'), summary, this.#fsync)
       this.#lastSeq.set(id, 0)
+      this.#rings.set(id, new RecentRing())
     })
   }
 
@@ -73,14 +78,16 @@ export class FileEventStore implements EventStore {
     const dir = sessionDir(this.root, id)
     return this.#enqueue(id, async () => {
       checkNextSeq(id, e.seq, await this.#open(id, dir))
+      let size: number
       try {
-        await writeEventFile(dir, e, this.#fsync)
+        size = await writeEventFile(dir, e, this.#fsync)
       } catch (err) {
         if (errCode(err) !== 'ENOENT') throw err
         this.#lastSeq.delete(id)
         throw new StoreError('session_not_found', `session ${id} not found`)
       }
       this.#lastSeq.set(id, e.seq)
+      this.#ring(id).push(e, size)
       this.#listeners.notify(e)
     })
   }
@@ -128,12 +135,40 @@ export class FileEventStore implements EventStore {
     return this.#listeners.add(sessionId, listener)
   }
 
+  stream(sessionId: string, opts: StreamOptions = {}): AsyncIterable<AnyEvent> {
+    checkSessionId(sessionId)
+    return streamEvents(
+      {
+        subscribe: (id, l) => this.subscribe(id, l),
+        read: (id, after) => this.read(id, after),
+        // The ring holds exactly the persisted tail; later events reach the stream's subscription.
+        recent: (id, after) => this.#rings.get(id)?.after(after),
+      },
+      sessionId,
+      opts,
+    )
+  }
+
+  /** Drop what this instance keeps in memory for a session that is no longer live. */
+  release(sessionId: string): void {
+    if (this.#queues.has(sessionId)) return
+    this.#rings.delete(sessionId)
+    this.#lastSeq.delete(sessionId)
+  }
+
   async remove(sessionId: string): Promise<void> {
     const dir = sessionDir(this.root, sessionId)
     return this.#enqueue(sessionId, async () => {
       await rm(dir, { recursive: true, force: true })
       this.#lastSeq.delete(sessionId)
+      this.#rings.delete(sessionId)
     })
+  }
+
+  #ring(sessionId: string): RecentRing {
+    let r = this.#rings.get(sessionId)
+    if (!r) this.#rings.set(sessionId, (r = new RecentRing()))
+    return r
   }
 
   /** Run `fn` after everything already queued for `sessionId`. */
@@ -185,6 +220,9 @@ export class FileEventStore implements EventStore {
       }
     }
     this.#lastSeq.set(sessionId, scan.events.length)
+    const ring = this.#ring(sessionId)
+    ring.clear()
+    for (const e of scan.events.slice(-ring.capacity)) ring.push(e, JSON.stringify(e).length + 1)
     return { meta, summary: await this.#summaryOrRebuild(dir, meta, scan.events.length), events: scan.events, repaired }
   }
 

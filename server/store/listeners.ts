@@ -3,7 +3,7 @@
  * listener that throws (or returns a promise that rejects) is logged and never disturbs the
  * append that triggered it or the other listeners.
  */
-import type { AnyEvent } from '../core/events.ts'
+import type { AnyEvent } from '../events/event-types.ts'
 import type { Logger } from '../log.ts'
 import type { EventListener } from './types.ts'
 

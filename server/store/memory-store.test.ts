@@ -3,7 +3,7 @@
  * checks, ordered notification, copies that callers cannot mutate, list filters.
  */
 import { describe, expect, it } from 'vitest'
-import type { AnyEvent } from '../core/events.ts'
+import type { AnyEvent } from '../events/event-types.ts'
 import { createLogger } from '../log.ts'
 import { sampleEvent, sampleMeta, sampleSummary } from './fixtures/sample.ts'
 import { MemoryEventStore } from './memory-store.ts'

@@ -2,50 +2,69 @@
  * An `EventStore` kept in memory: for `persist: false` sessions and tests. Same validation,
  * counter checks and notification order as the file store; stored values are JSON copies, so
  * callers get back exactly what a file-store reader would and cannot mutate the log.
+ *
+ * Bounded: at most `maxSessions` sessions (creating one more is a clear `store_full` error;
+ * the session manager removes a memory session when it is deleted or evicted) and at most
+ * `maxEventsPerSession` events per session (the oldest are dropped; a stream from a cursor
+ * before the oldest kept event reports the gap).
  */
 import type { SessionSummary } from '../../generated/schemas.gen.ts'
-import type { AnyEvent } from '../core/events.ts'
+import type { AnyEvent } from '../events/event-types.ts'
 import { noopLogger, type Logger } from '../log.ts'
 import { StoreError } from './errors.ts'
+import { streamEvents } from './event-stream.ts'
 import { ListenerRegistry } from './listeners.ts'
 import { applyListFilter } from './listing.ts'
-import type { EventListener, EventStore, ListFilter, LoadedSession, SessionMeta } from './types.ts'
+import type { EventListener, EventStore, ListFilter, LoadedSession, SessionMeta, StreamOptions } from './types.ts'
 import { checkNextSeq, checkSessionId, jsonCopy, validateEvent, validateMeta, validateSummary } from './validate.ts'
+
+export const MEMORY_MAX_SESSIONS = 1000
+export const MEMORY_MAX_EVENTS_PER_SESSION = 20_000
 
 interface MemorySession {
   meta: SessionMeta
   summary: SessionSummary
+  /** The retained events (the newest `maxEventsPerSession`), contiguous. */
   events: AnyEvent[]
+  lastSeq: number
 }
 
 /** The in-memory `EventStore`. */
 export class MemoryEventStore implements EventStore {
   readonly #sessions = new Map<string, MemorySession>()
   readonly #listeners: ListenerRegistry
+  readonly #maxSessions: number
+  readonly #maxEvents: number
 
-  constructor(opts: { logger?: Logger } = {}) {
+  constructor(opts: { logger?: Logger; maxSessions?: number; maxEventsPerSession?: number } = {}) {
     this.#listeners = new ListenerRegistry(opts.logger ?? noopLogger)
+    this.#maxSessions = opts.maxSessions ?? MEMORY_MAX_SESSIONS
+    this.#maxEvents = opts.maxEventsPerSession ?? MEMORY_MAX_EVENTS_PER_SESSION
   }
 
   async create(meta: SessionMeta, summary: SessionSummary): Promise<void> {
     validateMeta(meta)
     validateSummary(meta.session_id, summary)
     if (this.#sessions.has(meta.session_id)) throw new StoreError('session_exists', `session ${meta.session_id} already exists`)
-    this.#sessions.set(meta.session_id, { meta: jsonCopy(meta), summary: jsonCopy(summary), events: [] })
+    if (this.#sessions.size >= this.#maxSessions) {
+      throw new StoreError('store_full', `the in-memory store holds its maximum of ${this.#maxSessions} sessions; delete one or use a persisted session`)
+    }
+    this.#sessions.set(meta.session_id, { meta: jsonCopy(meta), summary: jsonCopy(summary), events: [], lastSeq: 0 })
   }
 
   /** Synchronous inside: appends of one session take effect (and notify) in call order. */
   async append(event: AnyEvent): Promise<void> {
     const e = validateEvent(event)
     const s = this.#get(e.session_id)
-    checkNextSeq(e.session_id, e.seq, s.events.length)
+    checkNextSeq(e.session_id, e.seq, s.lastSeq)
     s.events.push(jsonCopy(e))
+    s.lastSeq = e.seq
+    if (s.events.length > this.#maxEvents) s.events.splice(0, s.events.length - this.#maxEvents)
     this.#listeners.notify(e)
   }
 
   async read(sessionId: string, afterSeq = 0): Promise<AnyEvent[]> {
-    if (!Number.isSafeInteger(afterSeq) || afterSeq < 0) throw new RangeError(`afterSeq must be a non-negative integer, got ${afterSeq}`)
-    return jsonCopy(this.#get(sessionId).events.slice(afterSeq))
+    return jsonCopy(this.#after(sessionId, afterSeq))
   }
 
   async writeSummary(sessionId: string, summary: SessionSummary): Promise<void> {
@@ -56,7 +75,7 @@ export class MemoryEventStore implements EventStore {
   async load(sessionId: string): Promise<LoadedSession | undefined> {
     checkSessionId(sessionId)
     const s = this.#sessions.get(sessionId)
-    return s && { ...jsonCopy(s), repaired: false }
+    return s && { meta: jsonCopy(s.meta), summary: jsonCopy(s.summary), events: jsonCopy(s.events), repaired: false }
   }
 
   async list(filter: ListFilter = {}): Promise<SessionSummary[]> {
@@ -68,9 +87,21 @@ export class MemoryEventStore implements EventStore {
     return this.#listeners.add(sessionId, listener)
   }
 
+  stream(sessionId: string, opts: StreamOptions = {}): AsyncIterable<AnyEvent> {
+    this.#get(sessionId)
+    return streamEvents({ subscribe: (id, l) => this.subscribe(id, l), read: (id, after) => this.read(id, after) }, sessionId, opts)
+  }
+
   async remove(sessionId: string): Promise<void> {
     checkSessionId(sessionId)
     this.#sessions.delete(sessionId)
+  }
+
+  #after(sessionId: string, afterSeq: number): AnyEvent[] {
+    if (!Number.isSafeInteger(afterSeq) || afterSeq < 0) throw new RangeError(`afterSeq must be a non-negative integer, got ${afterSeq}`)
+    const s = this.#get(sessionId)
+    const first = s.events[0]?.seq ?? s.lastSeq + 1
+    return s.events.slice(Math.max(0, afterSeq - first + 1))
   }
 
   #get(sessionId: string): MemorySession {

@@ -9,8 +9,9 @@
  *   last record (a crash mid-write) is detected and dropped — never half-read — so the events
  *   returned are an exact prefix of what was appended.
  * - `list` returns summaries, newest first, filtered.
+ * - `stream` yields catch-up then live events with no gap or duplicate (event-stream.ts).
  */
-import type { AnyEvent } from '../core/events.ts'
+import type { AnyEvent } from '../events/event-types.ts'
 import type { SessionSummary } from '../../generated/schemas.gen.ts'
 
 export type AgentPrefix = 'otter' | 'ferret' | 'mink'
@@ -25,7 +26,7 @@ export interface SessionMeta {
   allowed_tools?: string[]
   max_steps?: number
   /** The approval policy the session was created with (later changes are events). */
-  approval?: 'allow' | 'deny' | 'ask'
+  approval?: 'allow' | 'deny' | 'ask' | 'auto' | 'read-only'
   created_at: string
 }
 
@@ -50,6 +51,18 @@ export interface LoadedSession {
 
 export type EventListener = (event: AnyEvent) => void
 
+/** Options of {@link EventStore.stream}. */
+export interface StreamOptions {
+  /** Yield events with `seq > afterSeq` (default 0: everything). */
+  afterSeq?: number
+  /** Ends the stream (the iterator returns). */
+  signal?: AbortSignal
+  /** Live events buffered before a slow consumer falls back to catch-up reads. */
+  highWaterMark?: number
+  /** Called when the store no longer holds events `from..to` (a bounded memory store). */
+  onGap?(from: number, to: number): void
+}
+
 export interface EventStore {
   /** Create storage for a new session. */
   create(meta: SessionMeta, summary: SessionSummary): Promise<void>
@@ -65,6 +78,14 @@ export interface EventStore {
   list(filter?: ListFilter): Promise<SessionSummary[]>
   /** Called after each event of the session is persisted; returns an unsubscribe function. */
   subscribe(sessionId: string, listener: EventListener): () => void
+  /**
+   * The persisted events after `afterSeq`, then live ones as they are persisted: no gap and
+   * no duplicate at the seam, bounded memory for a slow consumer (event-stream.ts). Ends when
+   * `signal` aborts; throws `session_not_found` for an unknown session.
+   */
+  stream(sessionId: string, opts?: StreamOptions): AsyncIterable<AnyEvent>
   /** Remove a session's stored data. */
   remove(sessionId: string): Promise<void>
+  /** Drop what the store keeps in memory for a session that is no longer live (optional). */
+  release?(sessionId: string): void
 }

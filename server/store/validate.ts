@@ -3,9 +3,9 @@
  * same things: events against `ChimeraEventSchema` and their `data` against the per-type schema,
  * summaries against `SessionSummarySchema`, and session meta by hand (it is not a wire shape).
  */
-import { z } from 'zod'
+import { formatIssues } from '../validation.ts'
 import { ChimeraEventSchema, EventDataByTypeSchema, EventTypeSchema, SessionSummarySchema, type SessionSummary } from '../../generated/schemas.gen.ts'
-import type { AnyEvent } from '../core/events.ts'
+import type { AnyEvent } from '../events/event-types.ts'
 import { StoreError, shownId } from './errors.ts'
 import { AGENT_PREFIXES, isSessionId } from './paths.ts'
 import type { SessionMeta } from './types.ts'
@@ -21,10 +21,10 @@ export function eventProblem(event: unknown): string | undefined {
   const type = EventTypeSchema.safeParse(typeof event === 'object' && event !== null ? (event as { type?: unknown }).type : undefined)
   if (type.success) {
     const data = EventDataByTypeSchema.shape[type.data].safeParse((event as { data?: unknown }).data)
-    if (!data.success) return `data of a ${type.data} event: ${z.prettifyError(data.error)}`
+    if (!data.success) return `data of a ${type.data} event: ${formatIssues(data.error)}`
   }
   const env = ChimeraEventSchema.safeParse(event)
-  return env.success ? undefined : z.prettifyError(env.error)
+  return env.success ? undefined : formatIssues(env.error)
 }
 
 /** The event itself when valid; otherwise a `StoreError` (`invalid_event`). */
@@ -54,7 +54,7 @@ export function metaProblem(meta: unknown): string | undefined {
   const tools = m.allowed_tools
   if (tools !== undefined && !(Array.isArray(tools) && tools.every((t) => typeof t === 'string'))) return 'allowed_tools must be a string array'
   if (m.max_steps !== undefined && !(Number.isSafeInteger(m.max_steps) && (m.max_steps as number) >= 0)) return 'max_steps must be a non-negative integer'
-  if (m.approval !== undefined && !['allow', 'deny', 'ask'].includes(m.approval as string)) return 'approval must be allow, deny or ask'
+  if (m.approval !== undefined && !['allow', 'deny', 'ask', 'auto', 'read-only'].includes(m.approval as string)) return 'approval must be allow, deny, ask, auto or read-only'
   return undefined
 }
 
@@ -68,7 +68,7 @@ export function validateMeta(meta: unknown): SessionMeta {
 /** The summary itself when valid for `sessionId`; otherwise a `StoreError` (`invalid_summary`). */
 export function validateSummary(sessionId: string, summary: unknown): SessionSummary {
   const r = SessionSummarySchema.safeParse(summary)
-  if (!r.success) throw new StoreError('invalid_summary', `invalid session summary: ${z.prettifyError(r.error)}`)
+  if (!r.success) throw new StoreError('invalid_summary', `invalid session summary: ${formatIssues(r.error)}`)
   if (r.data.session_id !== sessionId) {
     throw new StoreError('invalid_summary', `summary session_id ${shownId(r.data.session_id)} does not match session ${sessionId}`)
   }

@@ -10,6 +10,7 @@ import { editTool } from './edit.ts'
 import { globTool } from './glob.ts'
 import { grepTool } from './grep.ts'
 import { listFilesTool } from './list-files.ts'
+import { formatIssues } from '../validation.ts'
 import { errorText, fail } from './outcome.ts'
 import { readTool } from './read.ts'
 import type { Tool, ToolContext, ToolOutcome } from './types.ts'
@@ -31,16 +32,6 @@ export function builtinTools(): Map<string, Tool> {
 
 const BUILTINS = builtinTools()
 
-/** A zod-style issue, as much of it as the error message needs. */
-interface Issue {
-  path: readonly PropertyKey[]
-  message: string
-}
-
-/** `path: message; …` for validation issues (`(root)` for issues about the whole object). */
-export function formatIssues(issues: readonly Issue[]): string {
-  return issues.map((i) => `${i.path.length ? i.path.map(String).join('.') : '(root)'}: ${i.message}`).join('; ')
-}
 
 /** Options of {@link runTool}. */
 export interface RunToolOptions {

@@ -7,6 +7,7 @@
  */
 import { readSpec } from './lib/files.ts'
 import { ACP_VENDOR } from './lib/refs.ts'
+import { byKey } from './lib/order.ts'
 
 export const ACP_V1_OPENRPC = 'specs/openrpc/acp-v1.openrpc.json'
 export const ACP_V1_EXTENSIONS = 'specs/openrpc/acp-v1.extensions.yaml'
@@ -39,7 +40,7 @@ export function assembleAcpV1(): any {
   const errors = errorsFrom(defs)
   const errorRefs = (names: string[]) => names.filter((n) => n in errors).map((n) => ({ $ref: `#/components/errors/${n}` }))
   const methods = [...byMethod.entries()]
-    .sort(([a], [b]) => a.localeCompare(b))
+    .sort(byKey)
     .map(([method, m]) => {
       const req = defs[m.req!]
       const required = new Set<string>(req.required ?? [])
@@ -80,7 +81,7 @@ export function assembleAcpV1(): any {
     components: {
       schemas: ext.components?.schemas ?? {},
       errors: Object.fromEntries(
-        Object.entries({ ...errors, ...(ext.components?.errors ?? {}) }).sort(([a], [b]) => a.localeCompare(b)),
+        Object.entries({ ...errors, ...(ext.components?.errors ?? {}) }).sort(byKey),
       ),
     },
   }

@@ -1,6 +1,7 @@
 /** Assembling one generated TypeScript module from zod declarations and tables. */
 import { header } from './files.ts'
 import { renderImports, type ZodModule } from './zod.ts'
+import { byKey } from './order.ts'
 
 export interface GeneratedFile {
   path: string
@@ -17,7 +18,7 @@ export function tsModule(path: string, sources: string[], zod: ZodModule, extra 
 export function stableJson(value: unknown): string {
   return JSON.stringify(value, (_k, v) =>
     v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)))
+      ? Object.fromEntries(Object.entries(v).sort(byKey))
       : v,
   )
 }

@@ -6,6 +6,7 @@
  * (json-schema-to-zod would otherwise produce an untyped `z.any().superRefine`).
  */
 import { jsonSchemaToZod, parseSchema } from 'json-schema-to-zod'
+import { byKey } from './order.ts'
 
 /** Where a `$ref` points: a schema name in this module, or in an imported one. */
 export type RefTarget = { module: 'local' } | { module: string; importFrom: string }
@@ -88,7 +89,15 @@ export function schemasToZod(
       parserOverride: (s: any, refs: any) => {
         if (typeof s.$ref === 'string') return exprFor(s.$ref)
         if (Array.isArray(s.oneOf)) {
-          const { oneOf, discriminator: _d, ...rest } = s
+          // `x-discriminator: <property>` (a spec extension every ecosystem's schema dialect
+          // accepts; OpenAPI's `discriminator` object is not valid in AsyncAPI schemas) makes a
+          // discriminated union: each value is checked against the variant its tag names, so
+          // `{type: 'text_delta', metadata: {step: 1}}` fails.
+          const { oneOf, 'x-discriminator': tag, discriminator: _d, ...rest } = s
+          if (typeof tag === 'string' && Object.keys(rest).every((k) => k === 'description' || k === 'title')) {
+            const variants = (oneOf as unknown[]).map((v) => parseSchema(v as never, refs))
+            return `z.discriminatedUnion(${JSON.stringify(tag)}, [${variants.join(', ')}])`
+          }
           return parseSchema({ ...rest, anyOf: oneOf }, refs)
         }
         return undefined
@@ -104,7 +113,7 @@ export function schemasToZod(
 /** Render the import block for a module's namespaces (sorted, deterministic). */
 export function renderImports(imports: Map<string, string>): string {
   const lines = ["import { z } from 'zod'"]
-  for (const [alias, from] of [...imports].sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [alias, from] of [...imports].sort(byKey)) {
     lines.push(`import * as ${alias} from '${from}'`)
   }
   return lines.join('\n') + '\n\n'

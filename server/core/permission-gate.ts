@@ -1,20 +1,29 @@
 /** The permission gate of one tool call (decision table in permissions.ts). */
 import { randomUUID } from 'node:crypto'
 import type { ToolCall } from '../../generated/schemas.gen.ts'
-import { applyReply, type GateOutcome } from './permissions.ts'
+import { applyReply, approvalVerdict, riskOf, type GateOutcome } from './permissions.ts'
 import type { TurnHost } from './turn-host.ts'
 
-const RISK: Record<string, 'low' | 'medium' | 'high'> = { Bash: 'high', Write: 'medium', Edit: 'medium' }
+const APPROVAL_REASON: Record<string, string> = {
+  deny: 'approval requests are denied in this session (--approval deny)',
+  'read-only': 'the read-only approval preset runs only tools and commands that do not change anything (--approval read-only)',
+}
 
 export async function gate(host: TurnHost, call: ToolCall, key: string): Promise<GateOutcome> {
   const rule = host.rules.get(call.tool) ?? 'ask'
   if (rule === 'allow') return { run: true, via: 'rule' }
   if (rule === 'deny') return { run: false, reason: `${call.tool} is denied by the permission rules` }
-  const remembered = host.audit.lookup(call.tool, key)
+  const cwd = host.meta.cwd
+  const remembered = await host.audit.lookup(cwd, call.tool, key)
   if (remembered === 'always') return { run: true, via: 'audit-log' }
   if (remembered === 'never') return { run: false, reason: `${call.tool} was denied earlier with "never" for these arguments` }
-  if (host.approval === 'allow') return { run: true, via: 'approval' }
-  if (host.approval === 'deny') return { run: false, reason: `${call.tool} needs approval, and approval requests are denied in this session (--approval deny)` }
+  const risk = riskOf(call.tool, call.args)
+  const policy = host.approval
+  const verdict = approvalVerdict(policy, call.tool, risk)
+  if (verdict === 'run') return { run: true, via: `approval:${policy}` }
+  if (verdict === 'refuse') return { run: false, reason: `${call.tool} needs approval, and ${APPROVAL_REASON[policy] ?? `the approval policy is ${policy}`}` }
+  const nobody = host.unanswerable()
+  if (nobody !== undefined) return { run: false, reason: `${call.tool} needs approval (--approval ${policy}), and ${nobody}` }
   const requestId = `perm-${randomUUID()}`
   const reply = host.waitForPermission(requestId)
   await host.emit('permission_request', {
@@ -22,11 +31,11 @@ export async function gate(host: TurnHost, call: ToolCall, key: string): Promise
     call_id: call.call_id,
     tool: call.tool,
     args: call.args,
-    risk: RISK[call.tool] ?? 'medium',
+    risk,
     options: ['allow', 'always', 'deny', 'never'],
   })
   // A cancelled turn releases the request: the session answers it with 'cancelled'.
   const { decision, source } = await reply
   await host.emit('permission_reply', { request_id: requestId, decision, source })
-  return applyReply(decision, host.audit, { session_id: host.meta.session_id, tool: call.tool, key })
+  return applyReply(decision, host.audit, { session_id: host.meta.session_id, cwd, tool: call.tool, key })
 }

@@ -21,11 +21,17 @@ export class LineWriter {
   #chain: Promise<void> = Promise.resolve()
   #closed = false
 
+  #waiting = new Set<() => void>()
+
   constructor(out: Writable) {
     this.#out = out
-    out.on('error', () => {
+    const closed = (): void => {
       this.#closed = true
-    })
+      for (const w of this.#waiting) w()
+      this.#waiting.clear()
+    }
+    out.on('error', closed)
+    out.on('close', closed)
   }
 
   /** Queue `value` as one JSON line; resolves once it is handed to the stream. */
@@ -35,11 +41,23 @@ export class LineWriter {
       () =>
         new Promise<void>((resolve) => {
           if (this.#closed || this.#out.destroyed || this.#out.writableEnded) return resolve()
-          if (this.#out.write(line)) resolve()
-          else this.#out.once('drain', () => resolve())
+          if (this.#out.write(line)) return resolve()
+          // A reader that stops reading holds the writer here (bounded memory); a closed one releases it.
+          const done = (): void => {
+            this.#waiting.delete(done)
+            this.#out.off('drain', done)
+            resolve()
+          }
+          this.#waiting.add(done)
+          this.#out.once('drain', done)
         }),
     )
     return this.#chain
+  }
+
+  /** True once the output errored or closed: further writes are dropped. */
+  get closed(): boolean {
+    return this.#closed
   }
 
   /** Resolves when everything queued so far has been written. */

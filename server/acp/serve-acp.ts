@@ -3,6 +3,7 @@
  * Connection, the dialect chosen by `initialize`, and requests before it refused.
  */
 import type { Readable, Writable } from 'node:stream'
+import type { SessionManager } from '../core/manager.ts'
 import type { Logger } from '../log.ts'
 import { Connection } from '../jsonrpc/connection.ts'
 import { RpcError, maskInternal } from '../jsonrpc/errors.ts'
@@ -20,11 +21,17 @@ export interface AcpServerOptions {
   output: Writable
   logger: Logger
   onWire?: (dir: 'in' | 'out', message: unknown) => void
+  /** The process's session manager, shared with the other transports. */
+  manager?: SessionManager
+  /** Shutdown: stop reading and answer what is in flight. */
+  signal?: AbortSignal
 }
 
 /** Serve ACP until the input closes. */
 export async function serveAcp(opts: AcpServerOptions): Promise<void> {
   const conn = new Connection({ input: opts.input, output: opts.output, maxLineBytes: ACP_MAX_LINE_BYTES, logger: opts.logger, onWire: opts.onWire })
+  const stop = (): void => void opts.input.destroy()
+  opts.signal?.addEventListener('abort', stop, { once: true })
   const info = { agent: opts.agent, version: opts.version }
   let dialect: Dialect | undefined
   await conn.serve({

@@ -1,0 +1,76 @@
+/**
+ * What every agent command (`code --mode rpc`, `otter serve`, `ferret serve`) does around its
+ * transports: build the one session manager of the process from the session flags, check that
+ * CHIMERA_HOME can hold event logs (one clear line when it cannot), and end gracefully on
+ * SIGTERM, SIGINT or SIGHUP — running turns are cancelled and logged as cancelled, their tool
+ * processes killed, every transport closed, exit 0.
+ */
+import { randomUUID } from 'node:crypto'
+import { mkdir, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { SessionManager, type ManagerOptions } from '../core/manager.ts'
+import type { Logger } from '../log.ts'
+import { chimeraHome, eventlogRoot } from '../store/paths.ts'
+import type { AgentPrefix } from '../store/types.ts'
+
+/** Why the event log under `home` cannot be written, or undefined when it can. */
+export async function eventLogProblem(home: string): Promise<string | undefined> {
+  const root = eventlogRoot(home)
+  const probe = join(root, `.write-probe-${process.pid}-${randomUUID().slice(0, 8)}`)
+  try {
+    await mkdir(root, { recursive: true })
+    await writeFile(probe, '')
+    await rm(probe, { force: true })
+    return undefined
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException
+    const why = e.code === 'EROFS' ? 'read-only file system' : e.code === 'ENOSPC' ? 'no space left on device' : e.code === 'EACCES' || e.code === 'EPERM' ? 'permission denied' : e.message
+    return `CHIMERA_HOME ${home} cannot hold event logs (${why}${e.code ? `, ${e.code}` : ''})`
+  }
+}
+
+export interface AgentProcess {
+  manager: SessionManager
+  /** Aborted when a termination signal arrives. */
+  signal: AbortSignal
+  /** Run `fn` on shutdown, after turns were cancelled and logged (transports close here). */
+  onShutdown(fn: () => Promise<void> | void): void
+  /** Resolves when shutdown has finished (after a signal, or `shutdown()`). */
+  done: Promise<void>
+  shutdown(reason: string): Promise<void>
+}
+
+export async function startAgentProcess(agent: AgentPrefix, opts: Omit<ManagerOptions, 'agent' | 'logger' | 'home'>, logger: Logger): Promise<AgentProcess> {
+  const home = chimeraHome()
+  const manager = new SessionManager({ ...opts, agent, home, logger })
+  const controller = new AbortController()
+  const hooks: (() => Promise<void> | void)[] = []
+  let finished!: () => void
+  const done = new Promise<void>((r) => {
+    finished = r
+  })
+  let stopping: Promise<void> | undefined
+  const shutdown = (reason: string): Promise<void> => {
+    stopping ??= (async () => {
+      logger.info(`${reason}: shutting down (cancelling running turns)`)
+      controller.abort(new Error(reason))
+      await manager.shutdown()
+      for (const h of hooks) {
+        try {
+          await h()
+        } catch (err) {
+          logger.error('shutdown step failed', err)
+        }
+      }
+      finished()
+    })()
+    return stopping
+  }
+  for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+    process.on(sig, () => {
+      if (stopping) return
+      void shutdown(`received ${sig}`)
+    })
+  }
+  return { manager, signal: controller.signal, onShutdown: (fn) => void hooks.push(fn), done, shutdown }
+}
