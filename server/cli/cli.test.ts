@@ -9,10 +9,10 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { CLI_BUNDLE } from '../../conformance/harness/targets.ts'
 
-function run(args: string[]) {
+function run(args: string[], env: Record<string, string> = {}) {
   const home = mkdtempSync(join(tmpdir(), 'cli-home-'))
   try {
-    const r = spawnSync(process.execPath, [CLI_BUNDLE, ...args], { input: '', encoding: 'utf8', env: { ...process.env, CHIMERA_HOME: home }, timeout: 20_000 })
+    const r = spawnSync(process.execPath, [CLI_BUNDLE, ...args], { input: '', encoding: 'utf8', env: { ...process.env, CHIMERA_HOME: home, ...env }, timeout: 20_000 })
     return { code: r.status, stdout: r.stdout, stderr: r.stderr }
   } finally {
     rmSync(home, { recursive: true, force: true })
@@ -32,7 +32,35 @@ describe('chimera CLI', () => {
     expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/)
   })
 
+  it('--help has no colour codes when stdout is not a terminal', () => {
+    for (const args of [['--help'], ['otter', 'serve', '--help'], ['code', '--help'], ['ferret', 'serve', '--help']]) {
+      const r = run(args)
+      expect(r.code).toBe(0)
+      expect(r.stdout).not.toMatch(/\u001b\[/)
+      expect(r.stdout).toMatch(/USAGE/)
+    }
+  })
+
   const usage: [string, string[], RegExp][] = [
+    ['an unknown command', ['foo'], /^error: unknown command "foo"/],
+    ['an unknown subcommand', ['otter', 'bogus'], /^error: unknown command "otter bogus"/],
+    ['a missing subcommand', ['ferret'], /missing subcommand/],
+    ['an unknown option', ['code', '--mode', 'rpc', '--nope'], /unknown option --nope/],
+    ['an unknown option on serve', ['otter', 'serve', '--verbose'], /unknown option --verbose/],
+    ['an option without its value', ['otter', 'serve', '--port'], /--port needs a value/],
+    ['an unexpected positional argument', ['code', '--mode', 'rpc', 'extra'], /unexpected argument "extra"/],
+    ['a model no configured provider serves (otter serve)', ['otter', 'serve', '--model', 'gpt-4o'], /unknown model "gpt-4o"/],
+    ['a model no configured provider serves (ferret serve)', ['ferret', 'serve', '--model', 'gpt-4o'], /unknown model "gpt-4o"/],
+    ['a --cwd that does not exist (otter serve --acp)', ['otter', 'serve', '--acp', '--cwd', '/nonexistent'], /--cwd: \/nonexistent is not a directory/],
+    ['an unknown tool (ferret serve)', ['ferret', 'serve', '--allowed-tools', 'Foo'], /unknown tool\(s\) Foo/],
+    ['an inherited property name as a tool', ['code', '--mode', 'rpc', '--allowed-tools', 'constructor,toString'], /unknown tool\(s\) constructor, toString/],
+    ['an inherited property name in --permission', ['code', '--mode', 'rpc', '--permission', 'toString=allow'], /unknown tool "toString"/],
+    ['a bad approval preset', ['ferret', 'serve', '--approval', 'maybe'], /--approval must be one of allow, deny, ask, auto, read-only/],
+    ['a bad sandbox mode', ['ferret', 'serve', '--sandbox', 'open'], /--sandbox must be one of/],
+    ['a bad port', ['otter', 'serve', '--port', '70000'], /--port must be an integer 0-65535/],
+    ['a TLS certificate that cannot be read', ['otter', 'serve', '--tls-cert', '/nonexistent.pem', '--tls-key', '/nonexistent.key'], /--tls-cert: cannot read \/nonexistent\.pem/],
+    ['a --session that is not a session id', ['code', '--mode', 'rpc', '--session', '../x'], /--session: "\.\.\/x" is not a session id/],
+    ['a --session that does not exist', ['code', '--mode', 'rpc', '--session', 'otter-20260101T000000Z-00000000-0000-4000-8000-000000000000'], /--session: session not found/],
     ['an unknown model', ['code', '--mode', 'rpc', '--model', 'nope'], /unknown model "nope"; available: offline/],
     ['an unknown tool in --allowed-tools', ['code', '--mode', 'rpc', '--allowed-tools', 'Read,Nope'], /unknown tool\(s\) Nope/],
     ['a --cwd that is not a directory', ['code', '--mode', 'rpc', '--cwd', '/nonexistent/dir'], /is not a directory/],
@@ -43,10 +71,20 @@ describe('chimera CLI', () => {
     ['a non-loopback bind without a token', ['otter', 'serve', '--host', '0.0.0.0'], /refusing to bind 0\.0\.0\.0 without a bearer token/],
   ]
   for (const [what, args, message] of usage) {
-    it(`${what} is a usage error: exit 2, the reason on stderr, nothing on stdout`, () => {
+    it(`${what} is a usage error: exit 2, one line on stderr, nothing on stdout`, () => {
       const r = run(args)
       expect(r.code).toBe(2)
       expect(r.stderr).toMatch(message)
+      expect(r.stderr.trimEnd().split('\n')).toHaveLength(1)
+      expect(r.stdout).toBe('')
+    })
+  }
+
+  for (const [agent, variable] of [['otter', 'OTTER_SERVER_TOKEN'], ['ferret', 'FERRET_SERVER_TOKEN']] as const) {
+    it(`an empty ${variable} is a usage error, not a server that refuses everyone`, () => {
+      const r = run([agent, 'serve', ...(agent === 'ferret' ? ['--http'] : [])], { [variable]: '' })
+      expect(r.code).toBe(2)
+      expect(r.stderr).toMatch(new RegExp(`${variable} is set but empty`))
       expect(r.stdout).toBe('')
     })
   }

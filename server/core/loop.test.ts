@@ -13,7 +13,8 @@ import type { Session } from './session.ts'
 import { builtinTools } from '../tools/registry.ts'
 import type { Tool } from '../tools/types.ts'
 import type { BashData } from '../tools/bash.ts'
-import { last, ofType, processAlive, streamShape, testEnv, textOf, turnEvents, typesOf, until, within, type TestEnv } from './fixtures/harness.ts'
+import { last, ofType, processAlive, streamShape, testEnv, textOf, turnEvents, typesOf, until, waitForType, within, type TestEnv } from './fixtures/harness.ts'
+import { FLUSH_BYTES, PROGRESS_CAP_BYTES } from './event-writer.ts'
 
 let env: TestEnv
 beforeEach(() => {
@@ -334,5 +335,64 @@ describe('tool failures never escape the loop', () => {
     expect(reply.split('\n')).toHaveLength(3)
     expect(reply.split('\n')[0]).toMatch(/^Nope error: unknown tool/)
     expect(last(events)).toMatchObject({ type: 'agent_result', data: { success: true } })
+  })
+})
+
+describe('cancel closes every call', () => {
+  it('two calls, cancelled during the first: every tool_call has its tool_result and the history stays well-formed', async () => {
+    const session = await env.manager({ sandbox: 'danger-full-access' }).create()
+    const { done } = session.prompt('!call Bash {"command":"sleep 30"}\n!call Read {"path":"never-read.txt"}')
+    await waitForType(session, 'tool_start')
+    expect(session.cancel()).toBe(true)
+    const outcome = await within(done, 8000, 'the cancelled turn')
+    expect(outcome.stop_reason).toBe('cancelled')
+    const events = await session.events()
+    const calls = ofType(events, 'tool_call')
+    const results = ofType(events, 'tool_result')
+    expect(calls).toHaveLength(2)
+    expect(results.map((r) => r.data.call_id)).toEqual(calls.map((c) => c.data.call_id))
+    expect(results[0]!.data).toMatchObject({ tool: 'Bash', ok: false })
+    expect(results[1]!.data).toMatchObject({ tool: 'Read', ok: false, error: 'cancelled' })
+    // The call that never ran has no tool_start.
+    expect(ofType(events, 'tool_start').map((e) => e.data.call_id)).toEqual([calls[0]!.data.call_id])
+    expect(typesOf(events).slice(-3)).toEqual(['step_end', 'turn_end', 'cancelled'])
+    const history = session.messages()
+    expect(history.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'tool'])
+    expect(history.slice(2).map((m) => m.tool_result?.call_id)).toEqual(calls.map((c) => c.data.call_id))
+  })
+})
+
+describe('bounded storage', () => {
+  it('a flood of Bash output persists a bounded number of progress events and bytes, the last marked truncated', async () => {
+    const session = await env.manager({ sandbox: 'danger-full-access' }).create()
+    const { events } = await runPrompt(session, '!call Bash {"command":"seq 1 400000"}', 30_000)
+    const progress = ofType(events, 'tool_progress')
+    const bytes = progress.reduce((n, e) => n + (e.data.stdout?.length ?? 0) + (e.data.stderr?.length ?? 0), 0)
+    // seq 1 400000 writes 2.7 MB; the log keeps at most the progress cap (plus one chunk).
+    expect(bytes).toBeLessThanOrEqual(PROGRESS_CAP_BYTES + 128 * 1024)
+    expect(progress.length).toBeLessThanOrEqual(Math.ceil(PROGRESS_CAP_BYTES / FLUSH_BYTES) + 20)
+    expect(progress.at(-1)!.data.truncated).toBe(true)
+    expect(progress.filter((e) => e.data.truncated)).toHaveLength(1)
+    expect(progress.every((e) => e.data.tool === 'Bash')).toBe(true)
+    const result = ofType(events, 'tool_result')[0]!
+    expect(result.data.ok).toBe(true)
+    expect(result.data.output).toMatch(/400000\n$/)
+  }, 40_000)
+})
+
+describe('hostile directives', () => {
+  it('!sleep past the timer range is a clear provider error, not an instant return', async () => {
+    const session = await env.manager().create()
+    const { outcome } = await runPrompt(session, '!sleep 99999999999999999999')
+    expect(outcome).toMatchObject({ stop_reason: 'error', source: 'provider' })
+    expect(outcome.output).toMatch(/!sleep needs a number of milliseconds from 0 to 3600000/)
+  })
+
+  it('!call arguments nested past the depth limit are refused clearly; the turn ends normally', async () => {
+    const session = await env.manager().create()
+    const deep = `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`
+    const { outcome } = await runPrompt(session, `!call Read ${deep}`)
+    expect(outcome).toMatchObject({ stop_reason: 'error', source: 'provider' })
+    expect(outcome.output).toMatch(/nested deeper than 64 levels/)
   })
 })

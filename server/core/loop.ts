@@ -16,6 +16,7 @@ import { toolSpecs, type ToolName } from '../../generated/tools/tools.gen.ts'
 import type { ToolCall } from '../../generated/schemas.gen.ts'
 import type { FinishReason, Provider, ToolSchema } from '../providers/types.ts'
 import type { ToolOutcome } from '../tools/types.ts'
+import { MAX_JSON_DEPTH, valueDepth } from '../json-depth.ts'
 import { formatIssues } from '../validation.ts'
 import type { TurnHost } from './turn-host.ts'
 import { isCancellation, type TurnToken } from './cancel.ts'
@@ -47,7 +48,7 @@ export function prepareCall(host: TurnHost, call: ToolCall): { args: unknown } |
 
 const failText = (err: unknown): string => (err instanceof Error ? err.message : String(err))
 
-async function runCall(host: TurnHost, token: TurnToken, call: ToolCall): Promise<void> {
+async function runCall(host: TurnHost, token: TurnToken, call: ToolCall, refusal?: string): Promise<void> {
   const started = Date.now()
   const finish = (o: ToolOutcome) =>
     host.emit('tool_result', {
@@ -58,6 +59,7 @@ async function runCall(host: TurnHost, token: TurnToken, call: ToolCall): Promis
       ...(o.data !== undefined ? { data: o.data } : {}),
       duration_ms: Date.now() - started,
     })
+  if (refusal !== undefined) return void (await finish({ ok: false, error: refusal }))
   const prepared = prepareCall(host, call)
   if ('error' in prepared) return void (await finish({ ok: false, error: prepared.error }))
   const tool = host.tools.get(call.tool)!
@@ -151,11 +153,19 @@ export async function runTurn(host: TurnHost, token: TurnToken, prompt: string, 
         outcome = { stop_reason: 'error', success: false, output: failText(err), source: 'provider' }
         break
       }
-      for (const call of calls) await host.emit('tool_call', { call_id: call.call_id, tool: call.tool, args: call.args, step })
+      const refused = new Map<string, string>()
+      for (const call of calls) {
+        // A model may nest arguments deeper than anything can safely process: record the call without them.
+        if (valueDepth(call.args) > MAX_JSON_DEPTH) {
+          call.args = {}
+          refused.set(call.call_id, `arguments are nested deeper than ${MAX_JSON_DEPTH} levels; the call was not run`)
+        }
+        await host.emit('tool_call', { call_id: call.call_id, tool: call.tool, args: call.args, step })
+      }
       unanswered = [...calls]
       while (unanswered.length) {
         if (token.cancelled) throw token.signal.reason
-        await runCall(host, token, unanswered[0]!)
+        await runCall(host, token, unanswered[0]!, refused.get(unanswered[0]!.call_id))
         unanswered.shift()
       }
       if (token.cancelled) throw token.signal.reason

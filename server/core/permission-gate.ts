@@ -37,5 +37,7 @@ export async function gate(host: TurnHost, call: ToolCall, key: string): Promise
   // A cancelled turn releases the request: the session answers it with 'cancelled'.
   const { decision, source } = await reply
   await host.emit('permission_reply', { request_id: requestId, decision, source })
+  const gone = host.unanswerable()
+  if (decision === 'deny' && gone !== undefined) return { run: false, reason: `${call.tool} needs approval (--approval ${policy}), and ${gone}` }
   return applyReply(decision, host.audit, { session_id: host.meta.session_id, cwd, tool: call.tool, key })
 }

@@ -17,6 +17,7 @@ import { eventlogRoot } from '../store/paths.ts'
 import type { AnyEvent } from '../events/event-types.ts'
 import { SessionNotFoundError } from './manager.ts'
 import { ModelRegistry } from './model-registry.ts'
+import { heldModel } from './fixtures/scripted-provider.ts'
 import type { Session } from './session.ts'
 import { initialState, reduce } from './state.ts'
 import { longTurnPrompt, ofType, processAlive, sleep, testEnv, textOf, waitForType, within, type TestEnv } from './fixtures/harness.ts'
@@ -169,11 +170,13 @@ describe('summary and list()', () => {
   })
 
   it('a live running session is listed with its current status', async () => {
-    const m = env.manager()
+    const held = heldModel()
+    const m = env.manager(held)
     const s = await m.create()
-    const { done } = s.prompt('!sleep 1500\n!say x')
+    const { done } = s.prompt('!hold\n!say x')
     await waitForType(s, 'step_start')
     expect((await m.list())[0]).toMatchObject({ session_id: s.id, status: 'running' })
+    held.release()
     await within(done, 5000, 'the turn')
     expect((await m.list())[0]).toMatchObject({ session_id: s.id, status: 'idle' })
   })

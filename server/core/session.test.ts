@@ -14,6 +14,7 @@ import { eventlogRoot } from '../store/paths.ts'
 import type { BashData } from '../tools/bash.ts'
 import type { AnyEvent } from '../events/event-types.ts'
 import type { Rule } from './permissions.ts'
+import { heldModel } from './fixtures/scripted-provider.ts'
 import type { TurnOutcome } from './loop.ts'
 import { ModelRegistry, UnknownModelError } from './model-registry.ts'
 import { SessionBusyError, type Session } from './session.ts'
@@ -84,11 +85,13 @@ describe('the turn queue', () => {
   })
 
   it('a queued prompt waits: its user_message is only emitted when its turn starts', async () => {
-    const session = await env.manager().create()
-    const first = session.prompt('!sleep 1500\n!say one')
+    const held = heldModel()
+    const session = await env.manager(held).create()
+    const first = session.prompt('!hold\n!say one')
     const second = session.prompt('!say two')
     await waitForType(session, 'step_start')
     expect(ofType(await session.events(), 'user_message')).toHaveLength(1)
+    held.release()
     await within(Promise.all([first.done, second.done]), 5000, 'both turns')
     expect(ofType(await session.events(), 'user_message')).toHaveLength(2)
   })
@@ -119,11 +122,13 @@ describe('the turn queue', () => {
 
 describe('steering', () => {
   it('delivers a steering message before the next model call', async () => {
-    const session = await env.manager().create()
+    const held = heldModel()
+    const session = await env.manager(held).create()
     expect(session.steer('too early')).toBe(false)
-    const { done } = session.prompt('!sleep 1500\n!say first')
+    const { done } = session.prompt('!hold\n!say first')
     await waitForType(session, 'step_start')
     expect(session.steer('!say steered')).toBe(true)
+    held.release()
     const outcome = await within(done, 5000, 'the steered turn')
     expect(outcome).toEqual({ stop_reason: 'end_turn', success: true, output: 'steered' })
     expect(session.steer('too late')).toBe(false)
@@ -147,7 +152,7 @@ describe('steering', () => {
     expect(textOf(events.filter((e) => e.type === 'text_delta' && e.data.step === 2))).toBe('steered')
     expect(last(events)).toMatchObject({ type: 'agent_result', data: { output: 'steered', steps: 2 } })
     expect(session.messages()).toEqual([
-      { role: 'user', content: '!sleep 1500\n!say first' },
+      { role: 'user', content: '!hold\n!say first' },
       { role: 'assistant', content: 'first' },
       { role: 'user', content: '!say steered' },
       { role: 'assistant', content: 'steered' },
@@ -264,10 +269,12 @@ describe('compaction', () => {
   })
 
   it('refuses to compact while a turn is running', async () => {
-    const session = await env.manager().create()
-    const { done } = session.prompt('!sleep 1500\n!say done')
+    const held = heldModel()
+    const session = await env.manager(held).create()
+    const { done } = session.prompt('!hold\n!say done')
     await waitForType(session, 'step_start')
     await expect(session.compact()).rejects.toBeInstanceOf(SessionBusyError)
+    held.release()
     expect((await within(done, 5000, 'the turn')).output).toBe('done')
     expect(ofType(await session.events(), 'compaction')).toHaveLength(0)
   })

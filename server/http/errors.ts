@@ -3,14 +3,15 @@
  * stable `error` code; everything else is a masked 500 (`internal_error`), its details logged.
  * Every error body has the spec's ErrorBody shape.
  */
+import type { ErrorCode } from '../../generated/schemas.gen.ts'
 import type { Logger } from '../log.ts'
 
 export class HttpError extends Error {
   readonly status: number
-  readonly code: string
+  readonly code: ErrorCode
   readonly detail: unknown
   readonly headers: Record<string, string>
-  constructor(status: number, code: string, message?: string, opts: { detail?: unknown; headers?: Record<string, string> } = {}) {
+  constructor(status: number, code: ErrorCode, message?: string, opts: { detail?: unknown; headers?: Record<string, string> } = {}) {
     super(message ?? code)
     this.name = 'HttpError'
     this.status = status

@@ -19,6 +19,7 @@
  * Usage: ceil(characters read / 4) in, ceil(characters written / 4) out; cost 0.
  */
 import type { ChatMessage, ToolCall } from '../../generated/schemas.gen.ts'
+import { jsonTextDepth, MAX_JSON_DEPTH } from '../json-depth.ts'
 import { ProviderError, type ModelRequest, type Provider, type ProviderEvent } from './types.ts'
 
 export const OFFLINE_MODEL = 'offline'
@@ -29,6 +30,9 @@ export type Directive =
   | { kind: 'sleep'; ms: number }
 
 const DIRECTIVE = /^!(call|say|think|sleep|fail)(?:\s(.*))?$/
+
+/** The longest `!sleep` (an hour): longer values would overflow the timer and return at once. */
+export const MAX_SLEEP_MS = 3_600_000
 
 /** Parse a message's directive lines; throws ProviderError for a malformed one. */
 export function parseDirectives(message: string): Directive[] {
@@ -41,6 +45,7 @@ export function parseDirectives(message: string): Directive[] {
       const cm = /^(\S+)\s*(.*)$/.exec(rest.trim())
       if (!cm) throw new ProviderError('!call needs a tool name: !call <Tool> <json-object>')
       const [, tool, json] = cm as unknown as [string, string, string]
+      if (jsonTextDepth(json) > MAX_JSON_DEPTH) throw new ProviderError(`!call ${tool}: arguments are nested deeper than ${MAX_JSON_DEPTH} levels`)
       let args: unknown
       try {
         args = json.trim() === '' ? {} : JSON.parse(json)
@@ -51,7 +56,9 @@ export function parseDirectives(message: string): Directive[] {
       out.push({ kind: 'call', tool, args: args as Record<string, unknown> })
     } else if (kind === 'sleep') {
       const ms = Number(rest.trim())
-      if (!Number.isFinite(ms) || ms < 0) throw new ProviderError(`!sleep needs a number of milliseconds, got ${JSON.stringify(rest.trim())}`)
+      if (!/^\d+(\.\d+)?$/.test(rest.trim()) || !Number.isFinite(ms) || ms > MAX_SLEEP_MS) {
+        throw new ProviderError(`!sleep needs a number of milliseconds from 0 to ${MAX_SLEEP_MS}, got ${JSON.stringify(rest.trim().slice(0, 40))}`)
+      }
       out.push({ kind: 'sleep', ms })
     } else out.push({ kind: kind as 'say' | 'think' | 'fail', text: rest })
   }

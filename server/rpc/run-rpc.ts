@@ -42,7 +42,7 @@ export async function runRpc(o: RpcMainOptions): Promise<Session> {
   await server.run({
     onEnd: () => {
       if (session.approval === 'ask' || session.approval === 'auto') {
-        session.stopAsking(`no client can answer permission requests: input ended (--approval ${session.approval})`, 'end-of-input')
+        session.stopAsking('no client can answer permission requests: input ended', 'end-of-input')
       }
     },
   })

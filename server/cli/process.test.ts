@@ -1,0 +1,147 @@
+/**
+ * The agent process as users run it: SIGTERM, SIGINT and SIGHUP end every surface gracefully
+ * (the running turn is cancelled and logged as cancelled, its tool process killed, exit 0);
+ * `ferret serve --http` serves ACP on stdio and HTTP at once in one process; `code --mode rpc
+ * --session <id>` continues a persisted conversation.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { CLI_BUNDLE } from '../../conformance/harness/targets.ts'
+import { tempDirs } from '../../conformance/harness/temp-dirs.ts'
+import { FileEventStore } from '../store/file-store.ts'
+
+const temp = tempDirs()
+const children: ChildProcessWithoutNullStreams[] = []
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
+  temp.cleanup()
+})
+
+interface Proc {
+  child: ChildProcessWithoutNullStreams
+  lines(): Record<string, unknown>[]
+  stderr(): string
+  waitLine(pred: (m: Record<string, unknown>) => boolean, ms?: number): Promise<Record<string, unknown>>
+  waitStderr(re: RegExp, ms?: number): Promise<string>
+  exit(): Promise<number | null>
+}
+
+function start(args: string[], env: Record<string, string>): Proc {
+  const child = spawn(process.execPath, [CLI_BUNDLE, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] })
+  children.push(child)
+  let out = ''
+  let err = ''
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d))
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d))
+  const lines = () => out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>)
+  const poll = async <T>(get: () => T | undefined, ms: number, what: string): Promise<T> => {
+    const deadline = Date.now() + ms
+    for (;;) {
+      const v = get()
+      if (v !== undefined) return v
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; stdout: ${out.slice(-400)} stderr: ${err.slice(-400)}`)
+      await new Promise((r) => setTimeout(r, 20))
+    }
+  }
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
+  return {
+    child,
+    lines,
+    stderr: () => err,
+    waitLine: (pred, ms = 10_000) => poll(() => lines().find(pred), ms, 'a line'),
+    waitStderr: (re, ms = 10_000) => poll(() => re.exec(err)?.[0], ms, String(re)),
+    exit: () => exited,
+  }
+}
+
+/** True while a process whose command line contains `marker` exists. */
+function processWith(marker: string): boolean {
+  for (const pid of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker)) return true
+    } catch {
+      // gone
+    }
+  }
+  return false
+}
+
+async function lastEvent(home: string) {
+  const root = join(home, 'eventlog')
+  const [id] = readdirSync(root).filter((n) => /^(otter|ferret)-/.test(n))
+  const loaded = await new FileEventStore({ root }).load(id!)
+  return loaded!.events
+}
+
+describe('termination signals', () => {
+  for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+    it(`${sig} during a turn in RPC mode: the turn is logged as cancelled, its Bash process killed, exit 0`, async () => {
+      const home = temp.make('sig-home-')
+      const ws = temp.make('sig-ws-')
+      const marker = `chimera-sig-${sig}-${process.pid}-${Date.now()}`
+      const p = start(['code', '--mode', 'rpc', '--sandbox', 'danger-full-access', '--cwd', ws], { CHIMERA_HOME: home })
+      p.child.stdin.write(`${JSON.stringify({ type: 'prompt', id: 'p', message: `!call Bash ${JSON.stringify({ command: `sleep 300; echo ${marker}` })}` })}\n`)
+      await p.waitLine((m) => m.type === 'tool_execution' && m.status === 'started')
+      // tool_start is written just before the process is spawned: wait until it exists.
+      for (let i = 0; i < 200 && !processWith(marker); i++) await new Promise((r) => setTimeout(r, 10))
+      expect(processWith(marker)).toBe(true)
+      p.child.kill(sig)
+      expect(await p.exit()).toBe(0)
+      expect(p.lines().find((m) => m.type === 'response')).toMatchObject({ command: 'prompt', id: 'p', success: false, error: 'the turn was cancelled' })
+      const events = await lastEvent(home)
+      expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1))
+      expect(events.slice(-2).map((e) => e.type)).toEqual(['turn_end', 'cancelled'])
+      expect(processWith(marker)).toBe(false)
+      expect(p.stderr()).toContain(`received ${sig}: shutting down`)
+    })
+  }
+
+  it('SIGTERM to an ACP agent (otter serve --acp) exits 0', async () => {
+    const p = start(['otter', 'serve', '--acp'], { CHIMERA_HOME: temp.make('sig-acp-') })
+    p.child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n')
+    await p.waitLine((m) => m.id === 1)
+    p.child.kill('SIGTERM')
+    expect(await p.exit()).toBe(0)
+  })
+})
+
+describe('ferret serve --http', () => {
+  it('serves ACP on stdio and HTTP on a socket from one process; stdin closing ends ACP only, SIGTERM ends the process', async () => {
+    const p = start(['ferret', 'serve', '--http', '--port', '0'], { CHIMERA_HOME: temp.make('ferret-both-'), CHIMERA_LOG_LEVEL: 'info' })
+    p.child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n')
+    expect(await p.waitLine((m) => m.id === 1)).toMatchObject({ result: { protocolVersion: 1 } })
+    const url = (await p.waitStderr(/listening on (http:\/\/127\.0\.0\.1:\d+)/)).replace(/^listening on /, '')
+    expect(((await (await fetch(`${url}/health`)).json()) as { status: string }).status).toBe('ok')
+    p.child.stdin.end()
+    await p.waitStderr(/ACP input ended; still serving HTTP/)
+    expect((await fetch(`${url}/health`)).status).toBe(200)
+    p.child.kill('SIGTERM')
+    expect(await p.exit()).toBe(0)
+  })
+})
+
+describe('code --mode rpc --session', () => {
+  it('continues a persisted conversation after a restart', async () => {
+    const home = temp.make('resume-home-')
+    const first = start(['code', '--mode', 'rpc'], { CHIMERA_HOME: home })
+    first.child.stdin.end('{"type":"prompt","id":1,"message":"!say remembered"}\n')
+    expect(await first.exit()).toBe(0)
+    const [id] = readdirSync(join(home, 'eventlog'))
+    const again = start(['code', '--mode', 'rpc', '--session', id!], { CHIMERA_HOME: home })
+    again.child.stdin.end('{"type":"prompt","id":2,"message":"!say and more"}\n{"type":"get_state","id":3}\n')
+    expect(await again.exit()).toBe(0)
+    const lines = again.lines()
+    // Only the new turn's events are shown; the state holds both conversations.
+    expect(lines.filter((m) => m.type === 'message' && m.done === true).map((m) => m.content)).toEqual(['and more'])
+    expect(lines.find((m) => m.type === 'state')).toMatchObject({
+      messages: [
+        { role: 'user', content: '!say remembered' },
+        { role: 'assistant', content: 'remembered' },
+        { role: 'user', content: '!say and more' },
+        { role: 'assistant', content: 'and more' },
+      ],
+    })
+  })
+})
