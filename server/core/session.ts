@@ -86,6 +86,8 @@ export class Session implements TurnHost {
   #acceptSteering = false
   #unanswerable: string | undefined
   #closed = false
+  /** Tools a transport substitutes for this session (an ACP client's file system or terminal). */
+  #toolOverrides: ReadonlyMap<string, Tool> | undefined
   lastTouched = Date.now()
 
   constructor(meta: SessionMeta, deps: SessionDeps, state?: SessionState) {
@@ -130,7 +132,22 @@ export class Session implements TurnHost {
     return this.#deps.models
   }
   get tools(): ReadonlyMap<string, Tool> {
-    return this.#deps.tools
+    if (!this.#toolOverrides) return this.#deps.tools
+    return new Map([...this.#deps.tools, ...this.#toolOverrides])
+  }
+
+  /**
+   * Substitute tool implementations for this session (same names, same contracts): an ACP
+   * client that offers `fs/*` or `terminal/*` gets file tools and Bash that go through it.
+   * `undefined` restores the built-ins. Takes effect from the next tool call.
+   */
+  useTools(overrides: ReadonlyMap<string, Tool> | undefined): void {
+    this.#toolOverrides = overrides && overrides.size ? overrides : undefined
+  }
+
+  /** Mark the session as used now (transports call it on every observable activity). */
+  touch(): void {
+    this.lastTouched = Date.now()
   }
   get sandbox(): SandboxMode {
     return this.#deps.sandbox
@@ -163,7 +180,7 @@ export class Session implements TurnHost {
   availableTools(): ToolSchema[] {
     const allowed = this.meta.allowed_tools
     const out: ToolSchema[] = []
-    for (const name of this.#deps.tools.keys()) {
+    for (const name of this.tools.keys()) {
       if (!Object.hasOwn(toolSpecs, name) || (allowed && !allowed.includes(name))) continue
       const s = toolSpecs[name as ToolName]
       if (this.mode === 'plan' && s.permission !== 'allow') continue
