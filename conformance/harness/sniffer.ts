@@ -47,6 +47,11 @@ export class AcpSniffer extends Sniffer {
   readonly #pendingIn = new Map<unknown, string>() // client request id → method
   readonly #pendingOut = new Map<unknown, string>() // agent request id → method
 
+  /** The method's spec in the negotiated table (own properties only: `toString` is no method). */
+  #spec(method: string): Table[string] | undefined {
+    return this.#table && Object.hasOwn(this.#table, method) ? this.#table[method] : undefined
+  }
+
   get dialect(): 'acp-v1' | 'seed' | undefined {
     return this.#table === undefined ? undefined : this.#table === (acpV1Methods as unknown) ? 'acp-v1' : 'seed'
   }
@@ -65,7 +70,7 @@ export class AcpSniffer extends Sniffer {
       if ('id' in m) (dir === 'in' ? this.#pendingIn : this.#pendingOut).set(m.id, m.method)
       if (dir === 'in' && opts.invalid) return
       const table = this.#table ?? ((m.method === 'initialize' ? acpSeedMethods : undefined) as unknown as Table | undefined)
-      const spec = table?.[m.method]
+      const spec = table && Object.hasOwn(table, m.method) ? table[m.method] : undefined
       if (!spec) {
         if (dir === 'out') this.flag(dir, m, `agent sent ${m.method}, which its dialect does not define`)
         return
@@ -83,7 +88,7 @@ export class AcpSniffer extends Sniffer {
     if ('error' in m) {
       const e = m.error
       if (!isObj(e) || !Number.isInteger(e.code) || typeof e.message !== 'string') return this.flag(dir, m, 'error is not {code:int, message:string}')
-      const spec = method ? this.#table?.[method] : undefined
+      const spec = method ? this.#spec(method) : undefined
       const allowed = [...JSONRPC_CODES, ...(spec?.errors ?? [])]
       if (!allowed.includes(e.code)) this.flag(dir, m, `error code ${e.code} is not declared for ${method ?? 'this message'}`)
       return
@@ -92,7 +97,7 @@ export class AcpSniffer extends Sniffer {
       if (dir === 'out') this.flag(dir, m, `response to unknown request id ${JSON.stringify(m.id)}`)
       return
     }
-    const spec = this.#table?.[method]
+    const spec = this.#spec(method)
     if (spec?.result) {
       const bad = issues(spec.result, m.result)
       if (bad) this.flag(dir, m, `result of ${method}: ${bad}`)

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs'
 import type { Server } from 'node:http'
 import type { SessionManager } from '../core/manager.ts'
 import { isLoopbackName } from '../http/guard.ts'
+import { guardSlowClients } from '../http/slow-clients.ts'
 import type { Logger } from '../log.ts'
 import { UsageError } from './args.ts'
 
@@ -85,6 +86,7 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
   server.requestTimeout = REQUEST_TIMEOUT_MS
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS
   server.maxConnections = MAX_CONNECTIONS
+  guardSlowClients(server, { headersMs: HEADERS_TIMEOUT_MS, bodyMs: REQUEST_TIMEOUT_MS })
   o.logger.info(`chimera ${o.agent} serve: listening on ${listener.url.replace(/\/$/, '')}${o.token ? ' (bearer auth on)' : ''}`)
   await new Promise<void>((resolve) => {
     const stop = (): void => {

@@ -40,7 +40,7 @@ export class Dispatcher {
     this.handlers = handlers
     this.served = new Set(
       Object.entries(table)
-        .filter(([name, spec]) => spec.direction !== 'agent-to-client' && accept(name, spec) && name in handlers)
+        .filter(([name, spec]) => spec.direction !== 'agent-to-client' && accept(name, spec) && Object.hasOwn(handlers, name))
         .map(([name]) => name),
     )
   }
