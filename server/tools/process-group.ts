@@ -1,7 +1,9 @@
 /**
  * Running a command in its own process group and killing the whole group: on timeout or abort
  * it gets SIGTERM, then SIGKILL after a grace period. When the command itself exits, processes
- * it left in its group (background jobs) are killed too, so nothing outlives the call.
+ * it left in its group (background jobs) are killed too, so nothing outlives the call. Every
+ * live group a tool started is tracked, so the server can kill them all when it shuts down
+ * ({@link killAllToolProcesses}); a group led by bwrap takes its whole PID namespace with it.
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process'
 import type { Readable } from 'node:stream'
@@ -30,6 +32,34 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   } catch {
     // ESRCH: nobody left.
   }
+}
+
+const liveGroups = new Set<number>()
+
+/**
+ * Track a process group a tool started (its leader's pid), until the returned function is
+ * called. Tools that spawn processes outside {@link runInGroup} (ripgrep, language servers)
+ * register them here so {@link killAllToolProcesses} reaches them.
+ */
+export function trackProcessGroup(pgid: number): () => void {
+  liveGroups.add(pgid)
+  return () => void liveGroups.delete(pgid)
+}
+
+/** The process groups of tool processes still running. */
+export function liveToolProcessGroups(): number[] {
+  return [...liveGroups]
+}
+
+/**
+ * Kill every process group a tool started and that is still running (for shutdown: SIGTERM,
+ * SIGINT, SIGHUP, the end of stdin). Synchronous, so it can run in an `exit` handler. Returns
+ * how many groups were signalled. The runs themselves still finish (as cancelled or killed).
+ */
+export function killAllToolProcesses(signal: NodeJS.Signals = 'SIGKILL'): number {
+  const groups = [...liveGroups]
+  for (const pgid of groups) signalGroup(pgid, signal)
+  return groups.length
 }
 
 /** What {@link runInGroup} needs. */
@@ -91,6 +121,7 @@ export function runInGroup(file: string, args: readonly string[], opts: RunOptio
       return
     }
     const pid = child.pid
+    const untrack = pid === undefined ? () => {} : trackProcessGroup(pid)
 
     const terminate = (): void => {
       if (terminating || pid === undefined) return
@@ -111,6 +142,7 @@ export function runInGroup(file: string, args: readonly string[], opts: RunOptio
       opts.signal.removeEventListener('abort', onAbort)
       // Whatever is left of the group (background jobs that closed their output) dies too.
       if (pid !== undefined) signalGroup(pid, 'SIGKILL')
+      untrack()
       resolveRun({
         pid,
         exitCode,
