@@ -87,6 +87,7 @@ export const bashTool: Tool<BashInput> = {
     const result = await runInGroup(cmd.file, cmd.args, {
       cwd,
       env: toolProcessEnv({ home: cmd.home, extra: ctx.toolEnv }),
+      tree: cmd.sandboxed,
       timeoutMs,
       signal: ctx.signal,
       maxOutputChars: MAX_BASH_OUTPUT_CHARS,

@@ -6,6 +6,7 @@
  * ({@link killAllToolProcesses}); a group led by bwrap takes its whole PID namespace with it.
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
 import type { Readable } from 'node:stream'
 import { errorCode, errorText } from './outcome.ts'
 import { OutputTail } from './output-tail.ts'
@@ -34,32 +35,91 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   }
 }
 
-const liveGroups = new Set<number>()
+/**
+ * Every descendant of `pid` (children, grandchildren …), read from /proc; empty where there is
+ * no /proc. A process whose parent already died (re-parented to init) is not found.
+ */
+export function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>()
+  let names: string[]
+  try {
+    names = readdirSync('/proc')
+  } catch {
+    return []
+  }
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue
+    let stat: string
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'utf8')
+    } catch {
+      continue
+    }
+    // pid (comm) state ppid …; comm may hold spaces and parentheses.
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+    const list = children.get(ppid) ?? []
+    list.push(Number(name))
+    children.set(ppid, list)
+  }
+  const out: number[] = []
+  const queue = [pid]
+  while (queue.length > 0 && out.length < 100_000) {
+    for (const c of children.get(queue.shift() as number) ?? []) {
+      out.push(c)
+      queue.push(c)
+    }
+  }
+  return out
+}
 
 /**
- * Track a process group a tool started (its leader's pid), until the returned function is
- * called. Tools that spawn processes outside {@link runInGroup} (ripgrep, language servers)
- * register them here so {@link killAllToolProcesses} reaches them.
+ * Kill `pid`, its group and every descendant at once, with SIGKILL. The leader is stopped first
+ * so it cannot start another child meanwhile. For a bwrap leader this takes the sandbox's PID
+ * namespace down even when bwrap has not yet armed its own die-with-parent (a cancel in the
+ * first milliseconds): killing a namespace's first process kills everything in it.
  */
-export function trackProcessGroup(pgid: number): () => void {
-  liveGroups.add(pgid)
-  return () => void liveGroups.delete(pgid)
+export function killTree(pid: number): void {
+  try {
+    process.kill(pid, 'SIGSTOP')
+  } catch {
+    // already gone
+  }
+  for (const p of descendants(pid)) {
+    try {
+      process.kill(p, 'SIGKILL')
+    } catch {
+      // already gone
+    }
+  }
+  signalGroup(pid, 'SIGKILL')
+}
+
+const live = new Map<number, () => void>()
+
+/**
+ * Track a process group a tool started (its leader's pid) until the returned function is called;
+ * `kill` is how {@link killAllToolProcesses} ends it (default: SIGKILL to the group). Tools that
+ * spawn processes outside {@link runInGroup} (ripgrep, language servers) register them here.
+ */
+export function trackProcessGroup(pgid: number, kill: () => void = () => signalGroup(pgid, 'SIGKILL')): () => void {
+  live.set(pgid, kill)
+  return () => void live.delete(pgid)
 }
 
 /** The process groups of tool processes still running. */
 export function liveToolProcessGroups(): number[] {
-  return [...liveGroups]
+  return [...live.keys()]
 }
 
 /**
- * Kill every process group a tool started and that is still running (for shutdown: SIGTERM,
- * SIGINT, SIGHUP, the end of stdin). Synchronous, so it can run in an `exit` handler. Returns
- * how many groups were signalled. The runs themselves still finish (as cancelled or killed).
+ * Kill every process a tool started that is still running (for shutdown: SIGTERM, SIGINT,
+ * SIGHUP, the end of stdin), with SIGKILL. Synchronous, so it can run in an `exit` handler.
+ * Returns how many groups were killed. The runs themselves still finish (as killed).
  */
-export function killAllToolProcesses(signal: NodeJS.Signals = 'SIGKILL'): number {
-  const groups = [...liveGroups]
-  for (const pgid of groups) signalGroup(pgid, signal)
-  return groups.length
+export function killAllToolProcesses(): number {
+  const kills = [...live.values()]
+  for (const kill of kills) kill()
+  return kills.length
 }
 
 /** What {@link runInGroup} needs. */
@@ -73,6 +133,11 @@ export interface RunOptions {
   onStdout?(chunk: string): void
   onStderr?(chunk: string): void
   graceMs?: number
+  /**
+   * The leader is a sandbox (bwrap) whose processes must all die with it: a timeout, cancel or
+   * shutdown kills the whole tree at once ({@link killTree}) instead of SIGTERM, then SIGKILL.
+   */
+  tree?: boolean
 }
 
 /** How a command ended. */
@@ -121,11 +186,12 @@ export function runInGroup(file: string, args: readonly string[], opts: RunOptio
       return
     }
     const pid = child.pid
-    const untrack = pid === undefined ? () => {} : trackProcessGroup(pid)
+    const untrack = pid === undefined ? () => {} : trackProcessGroup(pid, () => (opts.tree ? killTree(pid) : signalGroup(pid, 'SIGKILL')))
 
     const terminate = (): void => {
       if (terminating || pid === undefined) return
       terminating = true
+      if (opts.tree) return killTree(pid)
       signalGroup(pid, 'SIGTERM')
       later(grace, () => signalGroup(pid, 'SIGKILL'))
     }
