@@ -36,6 +36,12 @@ describe('Edit', () => {
     if (r.ok) expect(r.output).toMatch(/^Edited f\.ts: 1 replacement\n--- a\/f\.ts/)
   })
 
+  it('tells the file-change tracker around the write, and not when nothing changes', async () => {
+    const { ctx } = await edit({ path: 'f.ts', old_string: 'const b = 2', new_string: 'const b = 3' })
+    expect(ctx.fileEvents).toEqual([`will ${join(ws.cwd, 'f.ts')}`, `changed ${join(ws.cwd, 'f.ts')}`])
+    expect((await edit({ path: 'f.ts', old_string: 'absent', new_string: 'x' })).ctx.fileEvents).toEqual([])
+  })
+
   it('fails naming the file when there is no match', async () => {
     const { r } = await edit({ path: 'f.ts', old_string: 'nothing like this', new_string: 'x' })
     expect(r).toMatchObject({ ok: false, error: 'old_string was not found in f.ts' })

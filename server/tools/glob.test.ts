@@ -52,6 +52,24 @@ describe('Glob', () => {
     expect((await glob({ pattern: '/etc/*' })).r).toMatchObject({ ok: false, error: expect.stringContaining('inside the search directory') })
   })
 
+  it('rejects a pattern past the wildcard cap at once, and matches one at the cap in bounded time', async () => {
+    ws.write({ ['a'.repeat(200)]: '' })
+    const r = await glob({ pattern: '*a*a*a*a*a*a*a*a*a*a*a*a*c' })
+    expect(r.r).toEqual({ ok: false, error: 'the glob "*a*a*a*a*a*a*a*a*a*a*a*a*c" has 13 "*" wildcards in the segment "*a*a*a*a*a*a*a*a*a*a*a*a*c"; at most 3 per path segment are allowed (more can make matching very slow): narrow the pattern' })
+    expect((await glob({ pattern: '*a*a*c' })).lines).toEqual(['No files found'])
+    expect((await glob({ pattern: '**/*a*a*c/**/*a*a*' })).lines).toEqual(['No files found'])
+    expect((await glob({ pattern: '{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}' })).r).toMatchObject({ ok: false, error: expect.stringContaining('more than 64 {…} alternatives') })
+  })
+
+  it('treats regular-expression syntax in a glob literally', async () => {
+    ws.write({ 'a(b|c).ts': '', 'ab.ts': '', 'a+b.ts': '', 'aab.ts': '', '!x.ts': '', 'a{1,3}.ts': '' })
+    expect((await glob({ pattern: 'a(b|c).ts' })).lines).toEqual(['a(b|c).ts'])
+    expect((await glob({ pattern: 'a+b.ts' })).lines).toEqual(['a+b.ts'])
+    expect((await glob({ pattern: '!x.ts' })).lines).toEqual(['!x.ts'])
+    expect((await glob({ pattern: '[!i]*.ts' })).lines).toEqual(['!x.ts', 'a(b|c).ts', 'a+b.ts', 'aab.ts', 'ab.ts', 'a{1,3}.ts'])
+    expect((await glob({ pattern: '[[:alpha:]]b.ts' })).lines).toEqual(['ab.ts'])
+  })
+
   it('caps the results', async () => {
     const { r, lines } = await glob({ pattern: '**', max_results: 2 })
     expect(lines).toEqual(['.gitignore', 'README.md', '(results truncated at 2 files; narrow the pattern or path)'])

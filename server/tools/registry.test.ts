@@ -41,7 +41,9 @@ describe('runTool', () => {
 
   it('rejects an unknown tool', async () => {
     expect(await runTool('Frobnicate', {}, recordingContext(ws.cwd))).toEqual({ ok: false, error: 'unknown tool "Frobnicate"' })
-    expect(await runTool('toString', {}, recordingContext(ws.cwd))).toEqual({ ok: false, error: 'unknown tool "toString"' })
+    for (const name of ['toString', 'constructor', 'hasOwnProperty', '__proto__', 'valueOf']) {
+      expect(await runTool(name, {}, recordingContext(ws.cwd))).toEqual({ ok: false, error: `unknown tool "${name}"` })
+    }
   })
 
   it('rejects a tool outside the allowed list', async () => {
@@ -99,6 +101,8 @@ describe('parseAllowedTools', () => {
   })
   it('throws listing the valid names for unknown ones', () => {
     expect(() => parseAllowedTools(['Read', 'read', 'Shell'])).toThrow('unknown tools "read", "Shell"; valid tools: Read, Write, Edit, Bash, Grep, Glob, list_files')
+    expect(() => parseAllowedTools('constructor,toString')).toThrow('unknown tools "constructor", "toString"')
+    expect(() => parseAllowedTools('__proto__ hasOwnProperty')).toThrow('unknown tools "__proto__", "hasOwnProperty"')
   })
 })
 

@@ -57,6 +57,15 @@ describe('Write', () => {
     for (const f of ['up.txt', 'abs.txt', 'via-link.txt', 'nested']) expect(existsSync(join(ws.outside, f))).toBe(false)
   })
 
+  it('tells the file-change tracker before and after, with the real path', async () => {
+    const created = await write('new/f.txt', 'x')
+    expect(created.ctx.fileEvents).toEqual([`will ${join(ws.cwd, 'new/f.txt')}`, `changed ${join(ws.cwd, 'new/f.txt')}`])
+    symlinkSync(join(ws.cwd, 'new'), join(ws.cwd, 'alias'))
+    const overwritten = await write('alias/f.txt', 'y')
+    expect(overwritten.ctx.fileEvents).toEqual([`will ${join(ws.cwd, 'new/f.txt')}`, `changed ${join(ws.cwd, 'new/f.txt')}`])
+    expect((await write('../outside/no.txt', 'z')).ctx.fileEvents).toEqual([])
+  })
+
   it('writes outside in danger-full-access', async () => {
     const { r } = await write('../outside/ok.txt', 'fine', 'danger-full-access')
     expect(r.ok).toBe(true)
