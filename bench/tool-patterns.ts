@@ -44,7 +44,7 @@ try {
   const estimate = (short[2] as number) * growth ** (40 - 22)
   const grepBefore = jsRegexMs('(a+)+$', line)
   writeFileSync(join(ws, 'redos.txt'), `${line}\n`)
-  const grepAfter = await timeTool(() => grepTool.run({ pattern: '(a+)+$' }, recordingContext(ws)))
+  const grepAfter = await timeTool(() => grepTool.run({ pattern: '(a+)+$', case_insensitive: false, max_results: 200 }, recordingContext(ws)))
 
   // Glob: the old matcher compiled the glob to one JavaScript RegExp over the whole path.
   const glob = '*a*a*a*a*a*a*a*a*a*a*a*a*c'
@@ -53,11 +53,11 @@ try {
   const globBefore = jsRegexMs(oldGlobRe, name)
   const globShort = [20, 25, 30].map((n) => jsRegexMs(oldGlobRe, 'a'.repeat(n)) ?? NaN)
   writeFileSync(join(ws, name), '')
-  const globAfter = await timeTool(() => globTool.run({ pattern: glob }, recordingContext(ws)))
-  const capped = await timeTool(() => globTool.run({ pattern: '*a*a*c' }, recordingContext(ws)))
+  const globAfter = await timeTool(() => globTool.run({ pattern: glob, max_results: 1000 }, recordingContext(ws)))
+  const capped = await timeTool(() => globTool.run({ pattern: '*a*a*c', max_results: 1000 }, recordingContext(ws)))
   const cappedName = 'a'.repeat(255)
   writeFileSync(join(ws, cappedName), '')
-  const cappedLong = await timeTool(() => globTool.run({ pattern: '*a*a*c' }, recordingContext(ws)))
+  const cappedLong = await timeTool(() => globTool.run({ pattern: '*a*a*c', max_results: 1000 }, recordingContext(ws)))
 
   const out = [
     `Grep (a+)+$ on one line of 40 "a" and "!":`,

@@ -133,7 +133,7 @@ describe('Grep on ripgrep', () => {
   it('a cancelled search stops at once and leaves no ripgrep behind', async () => {
     const ctx = recordingContext(ws.cwd)
     ctx.controller.abort()
-    expect(await grepTool.run({ pattern: 'needle' }, ctx)).toEqual({ ok: false, error: 'search cancelled' })
+    expect(await grepTool.run({ pattern: 'needle', case_insensitive: false, max_results: 200 }, ctx)).toEqual({ ok: false, error: 'search cancelled' })
     expect(liveToolProcessGroups()).toEqual([])
   })
 
