@@ -46,13 +46,13 @@ describe.each(['workspace-write', 'danger-full-access', 'read-only'] as const)('
   })
 
   it('a protected path is never searched or listed', async () => {
-    const grep = await grepTool.run({ pattern: 'needle' }, ctxFor(mode))
+    const grep = await grepTool.run({ case_insensitive: false, max_results: 200, pattern: 'needle' }, ctxFor(mode))
     expect(grep.ok && grep.output.split('\n')).toEqual(['.chimera/config.json:1:{"needle":1}', 'free.txt:1:needle free'])
-    const glob = await globTool.run({ pattern: '**' }, ctxFor(mode))
+    const glob = await globTool.run({ max_results: 1000, pattern: '**' }, ctxFor(mode))
     expect(glob.ok && glob.output).not.toContain('state')
-    const list = await listFilesTool.run({ recursive: true }, ctxFor(mode))
+    const list = await listFilesTool.run({ max_entries: 1000, recursive: true }, ctxFor(mode))
     expect(list.ok && list.output).not.toContain('state')
-    for (const r of [await grepTool.run({ pattern: 'x', path: 'state' }, ctxFor(mode)), await listFilesTool.run({ path: 'state' }, ctxFor(mode)), await globTool.run({ pattern: '*', path: 'state' }, ctxFor(mode))]) {
+    for (const r of [await grepTool.run({ case_insensitive: false, max_results: 200, pattern: 'x', path: 'state' }, ctxFor(mode)), await listFilesTool.run({ recursive: false, max_entries: 1000, path: 'state' }, ctxFor(mode)), await globTool.run({ max_results: 1000, pattern: '*', path: 'state' }, ctxFor(mode))]) {
       expect(r).toMatchObject({ ok: false, error: expect.stringContaining('protected path') })
     }
   })
@@ -69,7 +69,7 @@ describe.each(['workspace-write', 'danger-full-access'] as const)('writes to pro
       const ctx = ctxFor(mode)
       const w = await writeTool.run({ path, content: '{"permission":{"Bash":"allow"}}' }, ctx)
       expect(w, path).toMatchObject({ ok: false, error: expect.stringMatching(/protected path|read-only path/) })
-      const e = await editTool.run({ path, old_string: 'needle', new_string: 'pwned' }, ctx)
+      const e = await editTool.run({ path, old_string: 'needle', new_string: 'pwned', replace_all: false }, ctx)
       expect(e, path).toMatchObject({ ok: false, error: expect.stringMatching(/protected path|read-only path/) })
       expect(ctx.violations, path).toHaveLength(2)
       expect(ctx.fileEvents, path).toEqual([])

@@ -53,23 +53,23 @@ describe('special files in the workspace', () => {
     for (const name of specials) {
       const w = await writeTool.run({ path: name, content: 'x' }, ctx())
       expect(w, name).toEqual({ ok: false, error: `${name} is not a regular file (a FIFO, socket or device); only regular files can be written` })
-      const e = await editTool.run({ path: name, old_string: 'a', new_string: 'b' }, ctx())
+      const e = await editTool.run({ replace_all: false, path: name, old_string: 'a', new_string: 'b' }, ctx())
       expect(e, name).toMatchObject({ ok: false, error: expect.stringContaining('is not a regular file') })
       expect(existsSync(join(ws.cwd, name))).toBe(true)
     }
   })
 
   it('Grep skips them in a directory search and refuses one named explicitly', async () => {
-    const r = await grepTool.run({ pattern: 'needle|.' }, ctx())
+    const r = await grepTool.run({ case_insensitive: false, max_results: 200, pattern: 'needle|.' }, ctx())
     expect(r).toMatchObject({ ok: true, output: 'a.txt:1:needle here', data: { filesSearched: 1 } })
     for (const name of specials) {
-      const one = await grepTool.run({ pattern: 'x', path: name }, ctx())
+      const one = await grepTool.run({ case_insensitive: false, max_results: 200, pattern: 'x', path: name }, ctx())
       expect(one, name).toEqual({ ok: false, error: `${name} is not a regular file (a FIFO, socket or device); only regular files are searched` })
     }
   })
 
   it('Glob and list_files leave them out', async () => {
-    expect(await globTool.run({ pattern: '**' }, ctx())).toMatchObject({ ok: true, output: 'a.txt' })
-    expect(await listFilesTool.run({ recursive: true }, ctx())).toMatchObject({ ok: true, output: 'a.txt' })
+    expect(await globTool.run({ max_results: 1000, pattern: '**' }, ctx())).toMatchObject({ ok: true, output: 'a.txt' })
+    expect(await listFilesTool.run({ max_entries: 1000, recursive: true }, ctx())).toMatchObject({ ok: true, output: 'a.txt' })
   })
 })

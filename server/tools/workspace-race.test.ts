@@ -48,7 +48,7 @@ describe.skipIf(!kind.ok)(`workspace boundary under a rename race${kind.ok ? '' 
         if (r.output.includes('OUTSIDE')) readEscapes++
       }
       // Edits toggle the inside file's word; one that escaped would change the outside file.
-      if (i % 5 === 0) await editTool.run({ path: 'd/f.txt', old_string: i % 10 === 0 ? 'needle' : 'NEEDLE', new_string: i % 10 === 0 ? 'NEEDLE' : 'needle' }, ctx)
+      if (i % 5 === 0) await editTool.run({ replace_all: false, path: 'd/f.txt', old_string: i % 10 === 0 ? 'needle' : 'NEEDLE', new_string: i % 10 === 0 ? 'NEEDLE' : 'needle' }, ctx)
     }
     await swapper?.stop()
     const outsideNow = readdirSync(ws.outside).sort()
