@@ -139,6 +139,7 @@ function tokens(pattern: string, whole: string): Token[] {
   if (segs.length > MAX_GLOB_SEGMENTS) throw new GlobError(`the glob "${whole}" has more than ${MAX_GLOB_SEGMENTS} path segments`)
   return segs.map((seg): Token => {
     if (seg === '**') return { globstar: true }
+    if (seg === '') return { globstar: false, re: /^$/ } // a trailing `/`: no file path ends there
     const { source, stars } = safeSegment(seg)
     if (stars > MAX_STARS_PER_SEGMENT) {
       throw new GlobError(`the glob "${whole}" has ${stars} "*" wildcards in the segment "${seg}"; at most ${MAX_STARS_PER_SEGMENT} per path segment are allowed (more can make matching very slow): narrow the pattern`)

@@ -70,6 +70,13 @@ describe('Glob', () => {
     expect((await glob({ pattern: '[[:alpha:]]b.ts' })).lines).toEqual(['ab.ts'])
   })
 
+  it('accepts odd but valid patterns: a trailing slash, non-ASCII, spaces', async () => {
+    ws.write({ 'é x.ts': '', '日本語.md': '' })
+    expect((await glob({ pattern: 'src/' })).lines).toEqual(['No files found'])
+    expect((await glob({ pattern: 'é *.ts' })).lines).toEqual(['é x.ts'])
+    expect((await glob({ pattern: '日本*' })).lines).toEqual(['日本語.md'])
+  })
+
   it('caps the results', async () => {
     const { r, lines } = await glob({ pattern: '**', max_results: 2 })
     expect(lines).toEqual(['.gitignore', 'README.md', '(results truncated at 2 files; narrow the pattern or path)'])
