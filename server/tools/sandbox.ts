@@ -92,9 +92,9 @@ export type SystemMount = { kind: 'ro-bind'; src: string; dest: string } | { kin
 /**
  * The system part of the confined root, read from the host (`root` is `/` except in tests):
  * each existing entry of {@link SYSTEM_ROOT_ENTRIES} and {@link ETC_ENTRIES}. A symlink whose
- * target stays under `/usr` or `/etc` is recreated as a symlink; one that leads elsewhere
- * (`/etc/resolv.conf` → `/run/…`) is replaced by its target, bound read-only, so the place it
- * points to is never mounted.
+ * target lies under `/usr` is recreated as a symlink (it resolves inside the sandbox); one that
+ * leads elsewhere (`/etc/resolv.conf` → `/run/…`) is replaced by its target, bound read-only, so
+ * nothing around that target is mounted.
  */
 export function systemMounts(root = '/'): SystemMount[] {
   const out: SystemMount[] = []
@@ -114,9 +114,13 @@ export function systemMounts(root = '/'): SystemMount[] {
       } catch {
         return
       }
-      const inside = (top: string): boolean => isInside(join(root, top), real)
-      if (inside('usr') || (inside('etc') && rel.startsWith('etc/'))) out.push({ kind: 'symlink', target: readlinkSync(host), dest })
-      else if (statSync(real).isFile() || statSync(real).isDirectory()) out.push({ kind: 'ro-bind', src: real, dest })
+      if (isInside(join(root, 'usr'), real)) return void out.push({ kind: 'symlink', target: readlinkSync(host), dest })
+      try {
+        const target = statSync(real)
+        if (target.isFile() || target.isDirectory()) out.push({ kind: 'ro-bind', src: real, dest })
+      } catch {
+        // gone meanwhile
+      }
       return
     }
     if (st.isDirectory() || st.isFile()) out.push({ kind: 'ro-bind', src: host, dest })
@@ -223,12 +227,6 @@ export function probeBwrap(bwrap: string): Promise<BwrapFeatures | { error: stri
     probes.set(bwrap, p)
   }
   return p
-}
-
-/** Forget the probe results (tests that swap bwrap executables). */
-export function resetBwrapProbes(): void {
-  probes.clear()
-  cachedSystem = undefined
 }
 
 /** What the sandbox needs to know about the session's special paths. */
