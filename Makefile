@@ -22,11 +22,11 @@ node_modules/.install-stamp: package.json package-lock.json
 
 install: node_modules/.install-stamp system-deps ## install dependencies (npm ci, install scripts limited by allowScripts; bubblewrap where possible)
 
-system-deps: ## install bubblewrap (the Bash sandbox) when missing and apt-get is usable as root
+system-deps: ## install bubblewrap (the Bash sandbox; required by the confined modes) when missing and apt-get is usable as root
 	@command -v bwrap >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    (apt-get update -qq && apt-get install -y -qq bubblewrap) >/dev/null 2>&1 || echo "note: could not install bubblewrap; Bash will run without its sandbox"; \
-	  else echo "note: bubblewrap (bwrap) is not installed; Bash will run without its sandbox (install the bubblewrap package)"; fi; }
+	    (apt-get update -qq && apt-get install -y -qq bubblewrap) >/dev/null 2>&1 || echo "note: could not install bubblewrap; Bash is refused in the read-only and workspace-write sandboxes (or start with --allow-unconfined)"; \
+	  else echo "note: bubblewrap (bwrap) is not installed; Bash is refused in the read-only and workspace-write sandboxes (install the bubblewrap package, or start with --allow-unconfined)"; fi; }
 
 dist/chimera.mjs: node_modules/.install-stamp $(shell find server generated -name '*.ts' -o -name '*.json' 2>/dev/null) package.json scripts/build.mjs
 	node scripts/build.mjs

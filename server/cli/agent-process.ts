@@ -11,6 +11,8 @@ import { join } from 'node:path'
 import { SessionManager, type ManagerOptions } from '../core/manager.ts'
 import type { Logger } from '../log.ts'
 import { chimeraHome, eventlogRoot } from '../store/paths.ts'
+import { killAllToolProcesses } from '../tools/process-group.ts'
+import { sandboxStatus } from '../tools/sandbox.ts'
 import type { AgentPrefix } from '../store/types.ts'
 
 /** Why the event log under `home` cannot be written, or undefined when it can. */
@@ -38,6 +40,8 @@ export interface AgentProcess {
   /** Resolves when shutdown has finished (after a signal, or `shutdown()`). */
   done: Promise<void>
   shutdown(reason: string): Promise<void>
+  /** Print the start-up line about the sandbox (after the command's own checks passed). */
+  announce(): void
 }
 
 export async function startAgentProcess(agent: AgentPrefix, opts: Omit<ManagerOptions, 'agent' | 'logger' | 'home'>, logger: Logger): Promise<AgentProcess> {
@@ -55,6 +59,8 @@ export async function startAgentProcess(agent: AgentPrefix, opts: Omit<ManagerOp
       logger.info(`${reason}: shutting down (cancelling running turns)`)
       controller.abort(new Error(reason))
       await manager.shutdown()
+      // Whatever a tool started and its cancel did not reach (it is synchronous: safe at exit too).
+      killAllToolProcesses()
       for (const h of hooks) {
         try {
           await h()
@@ -66,11 +72,16 @@ export async function startAgentProcess(agent: AgentPrefix, opts: Omit<ManagerOp
     })()
     return stopping
   }
+  process.once('exit', () => killAllToolProcesses())
   for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
     process.on(sig, () => {
       if (stopping) return
       void shutdown(`received ${sig}`)
     })
   }
-  return { manager, signal: controller.signal, onShutdown: (fn) => void hooks.push(fn), done, shutdown }
+  const announce = (): void => {
+    const sandbox = sandboxStatus(opts.sandbox ?? 'workspace-write', opts.allowUnconfined ?? false)
+    logger[sandbox.level === 'info' ? 'info' : 'warn'](sandbox.text)
+  }
+  return { manager, signal: controller.signal, onShutdown: (fn) => void hooks.push(fn), done, shutdown, announce }
 }

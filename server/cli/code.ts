@@ -25,12 +25,15 @@ export default defineCommand({
     if (problem) throw new Error(problem)
     const proc = await startAgentProcess('otter', { ...defaults, models }, logger)
     const { runRpc } = await import('../rpc/run-rpc.ts')
+    let session
     try {
-      await runRpc({ input: process.stdin, output: process.stdout, logger, manager: proc.manager, sessionId: args.session, signal: proc.signal })
+      session = args.session ? await proc.manager.get(args.session) : await proc.manager.create()
     } catch (err) {
       if ((err as Error).name === 'SessionNotFoundError') throw new UsageError(`--session: ${(err as Error).message}`)
       throw err
     }
+    proc.announce()
+    await runRpc({ input: process.stdin, output: process.stdout, logger, manager: proc.manager, session, signal: proc.signal })
     await proc.shutdown('input ended')
   },
 })

@@ -74,6 +74,7 @@ export async function runServe(agent: AgentName, transports: { acp: boolean; htt
   const problem = await eventLogProblem(chimeraHome())
   if (problem) logger.warn(`${problem}: sessions cannot be saved until this is fixed`)
   const proc = await startAgentProcess(agent, { ...defaults, models }, logger)
+  proc.announce()
   const running: Promise<unknown>[] = []
   if (http) {
     const { serveHttp } = await import('./serve-http.ts')

@@ -1,17 +1,20 @@
 /**
  * Bash: output and exit codes, progress streaming in order, the timeout and cancellation
- * killing the whole process group (grandchildren included, checked with kill(-pgid, 0)),
- * output capping, and the bubblewrap sandbox: writes only in the workspace in
- * workspace-write, none in read-only, no network, and the notice when bwrap is missing.
+ * killing the whole process group (grandchildren included, checked with kill(-pgid, 0), on plain
+ * bash without bubblewrap so the pids are the host's), output capping, and the bubblewrap
+ * sandbox basics: writes only in the workspace in workspace-write, none in read-only, no
+ * network; without bwrap the confined modes refuse to run unless running unconfined was allowed,
+ * which warns. Escapes, visibility and the environment: bash-sandbox.test.ts; orphans:
+ * bash-orphans.test.ts.
  */
 import { existsSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest'
 import { bashTool, MAX_BASH_OUTPUT_CHARS, type BashData } from './bash.ts'
 import { groupAlive } from './process-group.ts'
 import { findBwrap } from './sandbox.ts'
-import { recordingContext, tempWorkspace, type RecordingContext, type TempWorkspace } from './test-support.ts'
+import { hideBwrap, recordingContext, tempWorkspace, withoutBwrap, type RecordingContext, type TempWorkspace } from './fixtures/workspace.ts'
 import type { SandboxMode, ToolOutcome } from './types.ts'
 
 const hasBwrap = findBwrap() !== undefined
@@ -62,7 +65,7 @@ async function pidsFromProgress(ctx: RecordingContext): Promise<number[]> {
 describe('Bash basics', () => {
   it('runs in the working directory and returns the output with exit code 0', async () => {
     const r = await bash('pwd; echo hello').done
-    expect(r).toMatchObject({ ok: true, output: `${ws.cwd}\nhello\n`, data: { exitCode: 0, signal: null, timedOut: false, cancelled: false, sandboxed: false } })
+    expect(r).toMatchObject({ ok: true, output: `${ws.cwd}\nhello\n`, data: { exitCode: 0, signal: null, timedOut: false, cancelled: false } })
   })
 
   it('reports a non-zero exit as a failure with the code and the output', async () => {
@@ -115,7 +118,13 @@ describe('Bash basics', () => {
   })
 })
 
-describe('Bash process groups', () => {
+describe('Bash process groups (plain bash, no bubblewrap)', () => {
+  let restore: () => void
+  beforeEach(() => {
+    restore = hideBwrap()
+  })
+  afterEach(() => restore())
+
   it('kills a command that never exits when the timeout fires, leaving no process', async () => {
     const started = Date.now()
     const r = await bash('sleep 30; echo never', 'danger-full-access', 300).done
@@ -220,24 +229,33 @@ describe('Bash sandbox (bubblewrap)', () => {
     expect(await gone(dataOf(r).pid as number, true)).toBe(true)
   })
 
-  it('runs unconfined with a warning when bwrap is missing', async () => {
-    const saved = process.env.CHIMERA_BWRAP
-    process.env.CHIMERA_BWRAP = '/nonexistent'
-    try {
-      const { ctx, done } = bash('echo hi', 'workspace-write')
+  it('refuses the confined modes without bwrap, naming the package, and starts nothing', async () => {
+    const restore = hideBwrap()
+    onTestFinished(restore)
+    for (const mode of ['workspace-write', 'read-only'] as const) {
+      const { ctx, done } = bash(`touch ${join(ws.cwd, 'ran')}`, mode)
       const r = await done
-      expect(r).toMatchObject({ ok: true, output: 'hi\n', data: { sandboxed: false } })
-      expect(ctx.notices).toEqual([{ level: 'warning', text: 'bubblewrap (bwrap) is not installed: Bash runs without the workspace-write sandbox' }])
-    } finally {
-      if (saved === undefined) delete process.env.CHIMERA_BWRAP
-      else process.env.CHIMERA_BWRAP = saved
+      expect(r.ok, mode).toBe(false)
+      expect(text(r)).toMatch(/bubblewrap \(bwrap\) is not installed\. Install the "bubblewrap" package/)
+      expect(ctx.notices).toEqual([])
     }
+    expect(existsSync(join(ws.cwd, 'ran'))).toBe(false)
   })
 
-  it('danger-full-access never uses bwrap and says nothing', async () => {
+  it('runs unconfined, warning every client, when the user allowed it', async () => {
+    const ctx = recordingContext(ws.cwd, 'workspace-write')
+    ctx.allowUnconfined = true
+    const r = await withoutBwrap(() => bashTool.run({ command: 'echo hi' }, ctx))
+    expect(r).toMatchObject({ ok: true, output: 'hi\n', data: { sandboxed: false } })
+    expect(ctx.notices).toEqual([{ level: 'warning', text: 'bubblewrap (bwrap) is not installed and --allow-unconfined was given: Bash runs UNCONFINED, without the workspace-write sandbox' }])
+  })
+
+  it('danger-full-access says nothing, with or without bwrap (a PID namespace only when bwrap exists)', async () => {
     const { ctx, done } = bash('echo hi')
-    expect(await done).toMatchObject({ ok: true, data: { sandboxed: false } })
-    expect(ctx.notices).toEqual([])
+    expect(await done).toMatchObject({ ok: true, data: { sandboxed: hasBwrap } })
+    const plain = recordingContext(ws.cwd, 'danger-full-access')
+    expect(await withoutBwrap(() => bashTool.run({ command: 'echo hi' }, plain))).toMatchObject({ ok: true, data: { sandboxed: false } })
+    expect([...ctx.notices, ...plain.notices]).toEqual([])
   })
 })
 

@@ -1,14 +1,20 @@
 /**
  * The Bash tool: `bash -c command` in the working directory, in its own process group, inside
- * bubblewrap in the confined sandbox modes. stdout and stderr stream as progress; the timeout
+ * bubblewrap (sandbox.ts): confined in `read-only` and `workspace-write`, a PID namespace only
+ * in `danger-full-access`. Without bubblewrap the confined modes refuse to run unless the user
+ * allowed running unconfined, and then every client gets a warning notice. The command sees an
+ * allow-listed environment (env.ts). stdout and stderr stream as progress; the timeout
  * (default 120 s) and cancellation kill the whole group (SIGTERM, then SIGKILL after ~2 s).
  * The result keeps the last ~100 KiB of combined output; a non-zero exit is a failure.
  */
+import { homedir } from 'node:os'
 import { realpath } from 'node:fs/promises'
 import type { BashInput } from '../../generated/tools/tools.gen.ts'
+import { toolProcessEnv } from './env.ts'
 import { errorText, fail, succeed } from './outcome.ts'
+import { realPathList } from './paths.ts'
 import { runInGroup, type RunResult } from './process-group.ts'
-import { missingBwrapNotice, sandboxedCommand } from './sandbox.ts'
+import { sandboxedCommand, unconfinedNotice } from './sandbox.ts'
 import type { Tool, ToolOutcome } from './types.ts'
 
 /** Timeout when the call gives none. */
@@ -70,10 +76,18 @@ export const bashTool: Tool<BashInput> = {
     } catch (e) {
       return fail(`working directory ${ctx.cwd} is not accessible: ${errorText(e)}`)
     }
-    const cmd = sandboxedCommand(ctx.sandbox, cwd, args.command)
-    if (cmd.missingBwrap) ctx.notice('warning', missingBwrapNotice(ctx.sandbox))
+    const cmd = await sandboxedCommand(ctx.sandbox, cwd, args.command, {
+      protectedPaths: await realPathList(ctx.protectedPaths),
+      readOnlyPaths: await realPathList(ctx.readOnlyPaths),
+      allowUnconfined: ctx.allowUnconfined,
+      realHome: homedir(),
+    })
+    if (!cmd.ok) return fail(cmd.error)
+    if (cmd.unconfined) ctx.notice('warning', unconfinedNotice(ctx.sandbox))
     const result = await runInGroup(cmd.file, cmd.args, {
       cwd,
+      env: toolProcessEnv({ home: cmd.home, extra: ctx.toolEnv }),
+      tree: cmd.sandboxed,
       timeoutMs,
       signal: ctx.signal,
       maxOutputChars: MAX_BASH_OUTPUT_CHARS,

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { findOccurrences, replaceAt, replacementDiff } from './edit-diff.ts'
 import { editTool } from './edit.ts'
-import { recordingContext, tempWorkspace, type TempWorkspace } from './test-support.ts'
+import { recordingContext, tempWorkspace, type TempWorkspace } from './fixtures/workspace.ts'
 import type { SandboxMode } from './types.ts'
 
 let ws: TempWorkspace
@@ -34,6 +34,12 @@ describe('Edit', () => {
       diff: '--- a/f.ts\n+++ b/f.ts\n@@ -2,1 +2,2 @@\n-const b = 2\n+const b = 3\n+const c = 4',
     })
     if (r.ok) expect(r.output).toMatch(/^Edited f\.ts: 1 replacement\n--- a\/f\.ts/)
+  })
+
+  it('tells the file-change tracker around the write, and not when nothing changes', async () => {
+    const { ctx } = await edit({ path: 'f.ts', old_string: 'const b = 2', new_string: 'const b = 3' })
+    expect(ctx.fileEvents).toEqual([`will ${join(ws.cwd, 'f.ts')}`, `changed ${join(ws.cwd, 'f.ts')}`])
+    expect((await edit({ path: 'f.ts', old_string: 'absent', new_string: 'x' })).ctx.fileEvents).toEqual([])
   })
 
   it('fails naming the file when there is no match', async () => {

@@ -1,15 +1,46 @@
 /**
  * The Edit tool: replace an exact string in a workspace file. No match is an error naming the
  * file; several matches are an error with the count unless `replace_all` is set. Returns the
- * number of replacements and a diff-style summary in `data`.
+ * number of replacements and a diff-style summary in `data`. The file is opened once, through
+ * safe-open.ts, and read and rewritten through that one descriptor, so what is written is the
+ * file that was read and checked. The file-change tracker hears about the write before and after.
  */
-import { writeFile } from 'node:fs/promises'
 import type { EditInput } from '../../generated/tools/tools.gen.ts'
 import { findOccurrences, replaceAt, replacementDiff } from './edit-diff.ts'
 import { errorText, fail, succeed } from './outcome.ts'
 import { confinePath, displayPath, lexicalPath } from './paths.ts'
-import { readTextFile } from './text-file.ts'
-import type { Tool } from './types.ts'
+import { openGuard, openVerified, overwrite } from './safe-open.ts'
+import { openFailureText, readTextFrom } from './text-file.ts'
+import type { FileHandle } from 'node:fs/promises'
+import type { Tool, ToolContext, ToolOutcome } from './types.ts'
+import { writeOpenFailure } from './write.ts'
+
+/** Read, replace and rewrite through the one open descriptor `fh` of `abs`. */
+async function editOpenFile(args: EditInput, ctx: ToolContext, fh: FileHandle, size: number, abs: string, name: string): Promise<ToolOutcome> {
+  const file = await readTextFrom(fh, size, name)
+  if (!file.ok) return fail(file.error)
+  const at = findOccurrences(file.text, args.old_string)
+  if (at.length === 0) return fail(`old_string was not found in ${name}`, { path: name, replacements: 0 })
+  const replaceAll = args.replace_all ?? false
+  if (at.length > 1 && !replaceAll) {
+    return fail(
+      `old_string occurs ${at.length} times in ${name}; include more surrounding context to make it unique, or set replace_all to true`,
+      { path: name, matches: at.length, replacements: 0 },
+    )
+  }
+  const updated = replaceAt(file.text, args.old_string, args.new_string, at)
+  await ctx.files.willChange(abs)
+  try {
+    await overwrite(fh, Buffer.from(updated, 'utf8'))
+  } catch (e) {
+    return fail(`cannot write ${name}: ${errorText(e)}`)
+  } finally {
+    await ctx.files.changed(abs)
+  }
+  const diff = replacementDiff(name, file.text, args.old_string, args.new_string, at)
+  const n = at.length
+  return succeed(`Edited ${name}: ${n} replacement${n === 1 ? '' : 's'}\n${diff}`, { path: name, replacements: n, diff })
+}
 
 /** The Edit tool. */
 export const editTool: Tool<EditInput> = {
@@ -20,25 +51,15 @@ export const editTool: Tool<EditInput> = {
     if (!where.ok) return where.outcome
     const name = displayPath(where.root, where.abs)
     if (args.old_string === args.new_string) return fail('old_string and new_string are identical; nothing to change')
-    const file = await readTextFile(where.abs, name)
-    if (!file.ok) return fail(file.error)
-    const at = findOccurrences(file.text, args.old_string)
-    if (at.length === 0) return fail(`old_string was not found in ${name}`, { path: name, replacements: 0 })
-    const replaceAll = args.replace_all ?? false
-    if (at.length > 1 && !replaceAll) {
-      return fail(
-        `old_string occurs ${at.length} times in ${name}; include more surrounding context to make it unique, or set replace_all to true`,
-        { path: name, matches: at.length, replacements: 0 },
-      )
+    const opened = await openVerified(where.abs, await openGuard(ctx, where.root), 'update')
+    if (!opened.ok) {
+      if (opened.kind === 'missing' || opened.kind === 'not_regular') return fail(openFailureText(opened, name).error)
+      return writeOpenFailure('Edit', ctx, where.abs, name, opened)
     }
-    const updated = replaceAt(file.text, args.old_string, args.new_string, at)
     try {
-      await writeFile(where.abs, updated, 'utf8')
-    } catch (e) {
-      return fail(`cannot write ${name}: ${errorText(e)}`)
+      return await editOpenFile(args, ctx, opened.fh, opened.size, where.abs, name)
+    } finally {
+      await opened.fh.close().catch(() => {})
     }
-    const diff = replacementDiff(name, file.text, args.old_string, args.new_string, at)
-    const n = at.length
-    return succeed(`Edited ${name}: ${n} replacement${n === 1 ? '' : 's'}\n${diff}`, { path: name, replacements: n, diff })
   },
 }

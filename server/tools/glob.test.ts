@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { GlobInput } from '../../generated/tools/tools.gen.ts'
 import { globTool } from './glob.ts'
-import { recordingContext, tempWorkspace, type TempWorkspace } from './test-support.ts'
+import { recordingContext, tempWorkspace, type TempWorkspace } from './fixtures/workspace.ts'
 
 let ws: TempWorkspace
 beforeEach(() => {
@@ -50,6 +50,31 @@ describe('Glob', () => {
     expect((await glob({ pattern: '*.ts', path: 'src' })).lines).toEqual(['src/a.ts'])
     expect((await glob({ pattern: join(ws.cwd, 'src', '**', '*.ts') })).lines).toEqual(['src/a.ts', 'src/lib/b.ts'])
     expect((await glob({ pattern: '/etc/*' })).r).toMatchObject({ ok: false, error: expect.stringContaining('inside the search directory') })
+  })
+
+  it('rejects a pattern past the wildcard cap at once, and matches one at the cap in bounded time', async () => {
+    ws.write({ ['a'.repeat(200)]: '' })
+    const r = await glob({ pattern: '*a*a*a*a*a*a*a*a*a*a*a*a*c' })
+    expect(r.r).toEqual({ ok: false, error: 'the glob "*a*a*a*a*a*a*a*a*a*a*a*a*c" has 13 "*" wildcards in the segment "*a*a*a*a*a*a*a*a*a*a*a*a*c"; at most 3 per path segment are allowed (more can make matching very slow): narrow the pattern' })
+    expect((await glob({ pattern: '*a*a*c' })).lines).toEqual(['No files found'])
+    expect((await glob({ pattern: '**/*a*a*c/**/*a*a*' })).lines).toEqual(['No files found'])
+    expect((await glob({ pattern: '{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}' })).r).toMatchObject({ ok: false, error: expect.stringContaining('more than 64 {…} alternatives') })
+  })
+
+  it('treats regular-expression syntax in a glob literally', async () => {
+    ws.write({ 'a(b|c).ts': '', 'ab.ts': '', 'a+b.ts': '', 'aab.ts': '', '!x.ts': '', 'a{1,3}.ts': '' })
+    expect((await glob({ pattern: 'a(b|c).ts' })).lines).toEqual(['a(b|c).ts'])
+    expect((await glob({ pattern: 'a+b.ts' })).lines).toEqual(['a+b.ts'])
+    expect((await glob({ pattern: '!x.ts' })).lines).toEqual(['!x.ts'])
+    expect((await glob({ pattern: '[!i]*.ts' })).lines).toEqual(['!x.ts', 'a(b|c).ts', 'a+b.ts', 'aab.ts', 'ab.ts', 'a{1,3}.ts'])
+    expect((await glob({ pattern: '[[:alpha:]]b.ts' })).lines).toEqual(['ab.ts'])
+  })
+
+  it('accepts odd but valid patterns: a trailing slash, non-ASCII, spaces', async () => {
+    ws.write({ 'é x.ts': '', '日本語.md': '' })
+    expect((await glob({ pattern: 'src/' })).lines).toEqual(['No files found'])
+    expect((await glob({ pattern: 'é *.ts' })).lines).toEqual(['é x.ts'])
+    expect((await glob({ pattern: '日本*' })).lines).toEqual(['日本語.md'])
   })
 
   it('caps the results', async () => {

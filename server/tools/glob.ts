@@ -1,13 +1,15 @@
 /**
  * The Glob tool: workspace files whose path, relative to the search directory, matches a glob
  * (`src/**\/*.ts`), with the same ignore rules as Grep. Paths come back relative to the working
- * directory, in name order, capped at `max_results`.
+ * directory, in name order, capped at `max_results`. Matching is bounded (glob-match.ts: a cap
+ * on `*` per segment, segment-by-segment matching); FIFOs, sockets, devices and protected paths
+ * are never listed.
  */
 import { isAbsolute, relative } from 'node:path'
 import type { GlobInput } from '../../generated/tools/tools.gen.ts'
-import { compileGlob } from './glob-match.ts'
-import { fail, succeed } from './outcome.ts'
-import { confineDirectory, displayPath, isInside, lexicalPath, toFsPath } from './paths.ts'
+import { compileGlob, GlobError, type GlobMatcher } from './glob-match.ts'
+import { errorText, fail, succeed } from './outcome.ts'
+import { confineDirectory, displayPath, isInside, lexicalPath, realPathList, toFsPath } from './paths.ts'
 import type { Tool } from './types.ts'
 import { walk } from './walk.ts'
 
@@ -26,11 +28,17 @@ export const globTool: Tool<GlobInput> = {
       if (!isInside(abs, fsPattern.path)) return fail(`an absolute pattern must lie inside the search directory ${abs}; use a relative pattern`)
       pattern = relative(abs, fsPattern.path) || '**'
     }
-    const re = compileGlob(pattern)
+    let re: GlobMatcher
+    try {
+      re = compileGlob(pattern)
+    } catch (e) {
+      return fail(e instanceof GlobError ? e.message : `invalid glob "${pattern}": ${errorText(e)}`)
+    }
     const max = args.max_results ?? 1000
     const found: string[] = []
     let truncated = false
-    for await (const e of walk({ root, start: abs, signal: ctx.signal })) {
+    const skip = await realPathList(ctx.protectedPaths)
+    for await (const e of walk({ root, start: abs, signal: ctx.signal, skip })) {
       if (e.isDir || !re.test(e.relToStart)) continue
       if (found.length >= max) {
         truncated = true

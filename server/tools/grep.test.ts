@@ -2,14 +2,18 @@
  * Grep: `path:line:text` results relative to the cwd; root and nested .gitignore (with
  * negation); `.git` and `node_modules` always skipped; binary files skipped; glob filter;
  * case-insensitivity; the max_results cap; invalid regexes; confinement of the search path and
- * of symlinked files.
+ * of symlinked files; ripgrep's regex dialect, linear time on the ReDoS pattern of issue 14,
+ * and a search that runs out of process (the event loop answers and a cancel kills it).
  */
-import { symlinkSync, writeFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { openSync, closeSync, constants, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { GrepInput } from '../../generated/tools/tools.gen.ts'
 import { grepTool } from './grep.ts'
-import { recordingContext, tempWorkspace, type TempWorkspace } from './test-support.ts'
+import { liveToolProcessGroups } from './process-group.ts'
+import { locateRipgrep, runRipgrep } from './ripgrep.ts'
+import { processesMatching, recordingContext, tempWorkspace, type TempWorkspace } from './fixtures/workspace.ts'
 
 let ws: TempWorkspace
 beforeEach(() => {
@@ -98,3 +102,65 @@ describe('Grep', () => {
     expect((await grep({ pattern: 'needle deep' }, 'read-only')).lines).toEqual(['src/deep/c.ts:1:needle deep'])
   })
 })
+
+describe('Grep on ripgrep', () => {
+  it('uses the ripgrep binary shipped by @vscode/ripgrep', async () => {
+    const rg = await locateRipgrep()
+    expect(rg).toMatchObject({ ok: true, path: expect.stringMatching(/@vscode\/ripgrep-[^/]+\/bin\/rg(\.exe)?$/) })
+  })
+
+  it('speaks ripgrep\'s regex dialect: no look-around or backreferences, Unicode classes, CRLF lines', async () => {
+    ws.write({ 'u.txt': 'αβγ greek\r\nplain line\r\n' })
+    expect((await grep({ pattern: 'needle(?= one)' })).r).toMatchObject({ ok: false, error: expect.stringMatching(/^invalid regular expression \/needle\(\?= one\)\/: .*look-around/s) })
+    expect((await grep({ pattern: '(n)eedle \\1' })).r).toMatchObject({ ok: false, error: expect.stringContaining('backreferences are not supported') })
+    expect((await grep({ pattern: '^\\p{Greek}+ greek$', path: 'u.txt' })).lines).toEqual(['u.txt:1:αβγ greek'])
+    expect((await grep({ pattern: '-v' })).r).toMatchObject({ ok: true, output: 'No matches found' })
+  })
+
+  it('runs the ReDoS pattern of issue 14 in linear time: (a+)+$ on a line of 40 a and !', async () => {
+    ws.write({ 'redos.txt': `${'a'.repeat(40)}!\n`.repeat(1000), 'hit.txt': `${'a'.repeat(40)}\n` })
+    const { r, lines } = await grep({ pattern: '(a+)+$' })
+    expect(r.ok).toBe(true)
+    expect(lines).toEqual([`hit.txt:1:${'a'.repeat(40)}`])
+  })
+
+  it('cuts very long matched lines', async () => {
+    ws.write({ 'long.txt': `needle${'x'.repeat(5000)}\n` })
+    const { lines } = await grep({ pattern: 'needle', path: 'long.txt' })
+    expect(lines).toEqual([`long.txt:1:needle${'x'.repeat(494)}…`])
+  })
+
+  it('a cancelled search stops at once and leaves no ripgrep behind', async () => {
+    const ctx = recordingContext(ws.cwd)
+    ctx.controller.abort()
+    expect(await grepTool.run({ pattern: 'needle', case_insensitive: false, max_results: 200 }, ctx)).toEqual({ ok: false, error: 'search cancelled' })
+    expect(liveToolProcessGroups()).toEqual([])
+  })
+
+  it('searches out of process: while ripgrep waits on its input the event loop answers, and a cancel kills it', async () => {
+    // A FIFO opened read-write never reaches end-of-file: ripgrep blocks reading it until killed.
+    const fifo = join(ws.outside, 'never-ending')
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0)
+    const fd = openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK)
+    try {
+      const rg = await locateRipgrep()
+      if (!rg.ok) throw new Error(rg.error)
+      const controller = new AbortController()
+      const search = runRipgrep({ rg: rg.path, pattern: '(a+)+$', caseInsensitive: false, fds: [fd], signal: controller.signal, onMatch: () => true })
+      const until = Date.now() + 10_000
+      while (processesMatching('(a+)+$').length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10))
+      // The timers above ran while ripgrep was busy: the event loop is free.
+      expect(processesMatching('(a+)+$')).toHaveLength(1)
+      expect(liveToolProcessGroups()).toHaveLength(1)
+      const ticked = await new Promise<boolean>((r) => setTimeout(() => r(true), 20))
+      expect(ticked).toBe(true)
+      controller.abort()
+      expect(await search).toEqual({ ok: true, stopped: false, cancelled: true })
+      expect(liveToolProcessGroups()).toEqual([])
+      expect(processesMatching('(a+)+$')).toEqual([])
+    } finally {
+      closeSync(fd)
+    }
+  })
+})
+

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { list_filesInput } from '../../generated/tools/tools.gen.ts'
 import { listFilesTool } from './list-files.ts'
-import { recordingContext, tempWorkspace, type TempWorkspace } from './test-support.ts'
+import { recordingContext, tempWorkspace, type TempWorkspace } from './fixtures/workspace.ts'
 
 let ws: TempWorkspace
 beforeEach(() => {

@@ -1,11 +1,12 @@
 /**
  * The list_files tool: the entries of a workspace directory (directories end with `/`),
  * optionally recursive, with the same ignore rules as Grep and Glob. Paths are relative to the
- * working directory, capped at `max_entries`.
+ * working directory, capped at `max_entries`. FIFOs, sockets, devices and protected paths are
+ * left out.
  */
 import type { list_filesInput } from '../../generated/tools/tools.gen.ts'
 import { fail, succeed } from './outcome.ts'
-import { confineDirectory, displayPath, lexicalPath } from './paths.ts'
+import { confineDirectory, displayPath, lexicalPath, realPathList } from './paths.ts'
 import type { Tool } from './types.ts'
 import { walk } from './walk.ts'
 
@@ -20,7 +21,8 @@ export const listFilesTool: Tool<list_filesInput> = {
     const max = args.max_entries ?? 1000
     const entries: string[] = []
     let truncated = false
-    for await (const e of walk({ root, start: abs, recursive: args.recursive ?? false, signal: ctx.signal })) {
+    const skip = await realPathList(ctx.protectedPaths)
+    for await (const e of walk({ root, start: abs, recursive: args.recursive ?? false, signal: ctx.signal, skip })) {
       if (entries.length >= max) {
         truncated = true
         break

@@ -4,7 +4,11 @@
  * the working directory unless the sandbox is `danger-full-access`. In `read-only` no write is
  * allowed anywhere. Files that do not exist yet are resolved through their nearest existing
  * ancestor, following dangling symlinks too, so a link to a not-yet-existing file outside the
- * workspace cannot be used to create it.
+ * workspace cannot be used to create it. In every mode, protected paths (`CHIMERA_HOME`) are
+ * neither read nor written, and read-only paths (`<cwd>/.chimera`) are not written.
+ *
+ * This check names the file; safe-open.ts then opens exactly that file, so a path changed
+ * between the check and the open cannot lead elsewhere.
  */
 import { lstat, readlink, realpath, stat } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
@@ -18,6 +22,10 @@ export interface ResolveOptions {
   forWrite?: boolean
   /** The sandbox mode; default `workspace-write`. */
   mode?: SandboxMode
+  /** Real absolute paths never read or written (see `ToolContext.protectedPaths`). */
+  protectedPaths?: readonly string[]
+  /** Real absolute paths never written (see `ToolContext.readOnlyPaths`). */
+  readOnlyPaths?: readonly string[]
 }
 
 /**
@@ -93,8 +101,48 @@ export async function realpathLoose(p: string, depth = 0): Promise<string> {
 }
 
 /**
+ * Each path as given (made absolute and normalised) and its real path, without duplicates: a
+ * rule about a path must hold whichever name reaches it.
+ */
+export async function realPathList(paths: readonly string[]): Promise<string[]> {
+  const out = new Set<string>()
+  for (const p of paths) {
+    if (typeof p !== 'string' || p === '' || p.includes('\0')) continue
+    const abs = resolve(p)
+    out.add(abs)
+    try {
+      out.add(await realpathLoose(abs))
+    } catch {
+      // A loop or an unreadable ancestor: the path as given still counts.
+    }
+  }
+  return [...out]
+}
+
+/** The first of `list` that is `abs` or one of its ancestors. */
+export function coveringPath(list: readonly string[], abs: string): string | undefined {
+  return list.find((p) => isInside(p, abs))
+}
+
+/**
+ * Why `abs` (a real path) may not be touched, or undefined: inside a protected path (never, in
+ * any mode), or inside a read-only path for a write. `protectedPaths` and `readOnlyPaths` come
+ * through {@link realPathList}.
+ */
+export function pathRuleViolation(abs: string, rules: { protectedPaths: readonly string[]; readOnlyPaths: readonly string[] }, forWrite: boolean): string | undefined {
+  const prot = coveringPath(rules.protectedPaths, abs)
+  if (prot !== undefined) return `"${abs}" lies in the protected path ${prot}, which no tool may read or write`
+  if (forWrite) {
+    const ro = coveringPath(rules.readOnlyPaths, abs)
+    if (ro !== undefined) return `"${abs}" lies in the read-only path ${ro}, which no tool may change`
+  }
+  return undefined
+}
+
+/**
  * Resolve `p` against `cwd` and check it against the sandbox: inside `realpath(cwd)` (unless
- * `danger-full-access`), and no writes in `read-only`.
+ * `danger-full-access`), no writes in `read-only`, never a protected path, no writes to a
+ * read-only path.
  */
 export async function resolveInWorkspace(cwd: string, p: string, opts: ResolveOptions = {}): Promise<Resolved> {
   const mode = opts.mode ?? 'workspace-write'
@@ -119,6 +167,9 @@ export async function resolveInWorkspace(cwd: string, p: string, opts: ResolveOp
     const via = abs === resolve(cwd, fsPath.path) ? '' : ` (resolves to ${abs})`
     return { ok: false, reason: `path "${p}"${via} is outside the workspace ${root}`, violation: true, abs }
   }
+  const rules = { protectedPaths: await realPathList(opts.protectedPaths ?? []), readOnlyPaths: await realPathList(opts.readOnlyPaths ?? []) }
+  const broken = pathRuleViolation(abs, rules, opts.forWrite ?? false)
+  if (broken !== undefined) return { ok: false, reason: broken, violation: true, abs }
   return { ok: true, abs, root }
 }
 
@@ -128,23 +179,34 @@ export async function resolveInWorkspace(cwd: string, p: string, opts: ResolveOp
  */
 export async function confinePath(
   tool: string,
-  ctx: Pick<ToolContext, 'cwd' | 'sandbox' | 'sandboxViolation'>,
+  ctx: ConfineContext,
   p: string,
   opts: { forWrite?: boolean } = {},
 ): Promise<{ ok: true; abs: string; root: string } | { ok: false; outcome: ToolOutcome }> {
-  const r = await resolveInWorkspace(ctx.cwd, p, { forWrite: opts.forWrite, mode: ctx.sandbox })
+  const r = await resolveInWorkspace(ctx.cwd, p, {
+    forWrite: opts.forWrite,
+    mode: ctx.sandbox,
+    protectedPaths: ctx.protectedPaths,
+    readOnlyPaths: ctx.readOnlyPaths,
+  })
   if (r.ok) return r
-  if (r.violation) {
-    ctx.sandboxViolation({ tool, path: r.abs ?? p, mode: ctx.sandbox })
-    return { ok: false, outcome: fail(`sandbox violation (${ctx.sandbox}): ${r.reason}`, { violation: true, path: r.abs ?? p }) }
-  }
+  if (r.violation) return { ok: false, outcome: violation(tool, ctx, r.abs ?? p, r.reason) }
   return { ok: false, outcome: fail(r.reason) }
+}
+
+/** What confinement reads from the tool context. */
+export type ConfineContext = Pick<ToolContext, 'cwd' | 'sandbox' | 'sandboxViolation' | 'protectedPaths' | 'readOnlyPaths'>
+
+/** Report a sandbox violation to the context and build its tool error. */
+export function violation(tool: string, ctx: Pick<ToolContext, 'sandbox' | 'sandboxViolation'>, path: string, reason: string): ToolOutcome {
+  ctx.sandboxViolation({ tool, path, mode: ctx.sandbox })
+  return fail(`sandbox violation (${ctx.sandbox}): ${reason}`, { violation: true, path })
 }
 
 /** `confinePath` for a directory to walk: also fails clearly when it is not a directory. */
 export async function confineDirectory(
   tool: string,
-  ctx: Pick<ToolContext, 'cwd' | 'sandbox' | 'sandboxViolation'>,
+  ctx: ConfineContext,
   p: string,
   verb: string,
 ): Promise<{ ok: true; abs: string; root: string } | { ok: false; outcome: ToolOutcome }> {

@@ -6,7 +6,7 @@ import { symlinkSync, truncateSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { numberLine, readTool, splitLines } from './read.ts'
-import { recordingContext, tempWorkspace, type TempWorkspace } from './test-support.ts'
+import { recordingContext, tempWorkspace, type TempWorkspace } from './fixtures/workspace.ts'
 import { MAX_TEXT_FILE_BYTES } from './text-file.ts'
 
 let ws: TempWorkspace

@@ -1,11 +1,13 @@
 /**
  * The Read tool: a text file of the workspace as numbered lines (`     1\tfirst line`), with
- * 1-based `offset` and `limit`. Binary files, directories, missing files and files over 10 MiB
- * are clear errors.
+ * 1-based `offset` and `limit`. Binary files, directories, FIFOs, sockets, devices, missing files
+ * and files over 10 MiB are clear errors. The file read is the one the path check approved
+ * (safe-open.ts).
  */
 import type { ReadInput } from '../../generated/tools/tools.gen.ts'
 import { fail, succeed } from './outcome.ts'
-import { confinePath, displayPath, lexicalPath } from './paths.ts'
+import { confinePath, displayPath, lexicalPath, violation } from './paths.ts'
+import { openGuard } from './safe-open.ts'
 import { readTextFile } from './text-file.ts'
 import type { Tool } from './types.ts'
 
@@ -36,8 +38,8 @@ export const readTool: Tool<ReadInput> = {
     const where = await confinePath('Read', ctx, args.path)
     if (!where.ok) return where.outcome
     const name = displayPath(where.root, where.abs)
-    const file = await readTextFile(where.abs, name)
-    if (!file.ok) return fail(file.error)
+    const file = await readTextFile(where.abs, name, await openGuard(ctx, where.root))
+    if (!file.ok) return file.kind === 'violation' ? violation('Read', ctx, where.abs, file.error) : fail(file.error)
     const lines = splitLines(file.text)
     const total = lines.length
     const offset = args.offset ?? 1

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { toolSpecs } from '../../generated/tools/tools.gen.ts'
 import { formatIssues } from '../validation.ts'
 import { builtinTools, parseAllowedTools, runTool, TOOL_NAMES, toolDescriptors } from './registry.ts'
-import { recordingContext, tempWorkspace, type TempWorkspace } from './test-support.ts'
+import { recordingContext, tempWorkspace, type TempWorkspace } from './fixtures/workspace.ts'
 import type { Tool } from './types.ts'
 
 let ws: TempWorkspace
@@ -42,7 +42,9 @@ describe('runTool', () => {
 
   it('rejects an unknown tool', async () => {
     expect(await runTool('Frobnicate', {}, recordingContext(ws.cwd))).toEqual({ ok: false, error: 'unknown tool "Frobnicate"' })
-    expect(await runTool('toString', {}, recordingContext(ws.cwd))).toEqual({ ok: false, error: 'unknown tool "toString"' })
+    for (const name of ['toString', 'constructor', 'hasOwnProperty', '__proto__', 'valueOf']) {
+      expect(await runTool(name, {}, recordingContext(ws.cwd))).toEqual({ ok: false, error: `unknown tool "${name}"` })
+    }
   })
 
   it('rejects a tool outside the allowed list', async () => {
@@ -100,6 +102,8 @@ describe('parseAllowedTools', () => {
   })
   it('throws listing the valid names for unknown ones', () => {
     expect(() => parseAllowedTools(['Read', 'read', 'Shell'])).toThrow('unknown tools "read", "Shell"; valid tools: Read, Write, Edit, Bash, Grep, Glob, list_files')
+    expect(() => parseAllowedTools('constructor,toString')).toThrow('unknown tools "constructor", "toString"')
+    expect(() => parseAllowedTools('__proto__ hasOwnProperty')).toThrow('unknown tools "__proto__", "hasOwnProperty"')
   })
 })
 

@@ -2,7 +2,9 @@
  * The workspace walker behind Grep, Glob and list_files: entries beneath a start directory in
  * name order, depth first, skipping `.git`, `node_modules` and whatever the .gitignore files
  * (root and nested) exclude. Symlinks are reported but never descended into, so a walk cannot
- * leave the workspace or loop.
+ * leave the workspace or loop. FIFOs, sockets and devices (and symlinks to them) are skipped:
+ * nothing downstream may open them. Protected paths (`CHIMERA_HOME`) are neither listed nor
+ * descended into.
  */
 import type { Dirent } from 'node:fs'
 import { readdir, stat } from 'node:fs/promises'
@@ -33,6 +35,8 @@ export interface WalkOptions {
   recursive?: boolean
   /** Stop early when aborted. */
   signal?: AbortSignal
+  /** Real paths skipped with everything beneath them (the protected paths). */
+  skip?: readonly string[]
 }
 
 const toPosix = (p: string): string => (sep === '/' ? p : p.split(sep).join('/'))
@@ -81,15 +85,18 @@ export async function* walk(opts: WalkOptions): AsyncGenerator<WalkEntry> {
       if (ALWAYS_SKIPPED.has(name)) continue
       const abs = join(dirAbs, name)
       const rel = dirRel === '' ? name : `${dirRel}/${name}`
+      if (opts.skip?.some((p) => isInside(p, abs))) continue
       const isSymlink = d.isSymbolicLink()
       let isDir = d.isDirectory()
       if (isSymlink) {
         try {
-          isDir = (await stat(abs)).isDirectory()
+          const target = await stat(abs)
+          if (!target.isDirectory() && !target.isFile()) continue
+          isDir = target.isDirectory()
         } catch {
           isDir = false
         }
-      }
+      } else if (!isDir && !d.isFile()) continue
       if (isIgnored(here, rel, isDir)) continue
       const relToStart = startRel === '' ? rel : rel.slice(startRel.length + 1)
       yield { abs, rel, relToStart, name, isDir, isSymlink }

@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { recordingContext, tempWorkspace, type TempWorkspace } from './test-support.ts'
+import { recordingContext, tempWorkspace, type TempWorkspace } from './fixtures/workspace.ts'
 import type { SandboxMode } from './types.ts'
 import { writeTool } from './write.ts'
 
@@ -55,6 +55,15 @@ describe('Write', () => {
       expect(ctx.violations, p).toHaveLength(1)
     }
     for (const f of ['up.txt', 'abs.txt', 'via-link.txt', 'nested']) expect(existsSync(join(ws.outside, f))).toBe(false)
+  })
+
+  it('tells the file-change tracker before and after, with the real path', async () => {
+    const created = await write('new/f.txt', 'x')
+    expect(created.ctx.fileEvents).toEqual([`will ${join(ws.cwd, 'new/f.txt')}`, `changed ${join(ws.cwd, 'new/f.txt')}`])
+    symlinkSync(join(ws.cwd, 'new'), join(ws.cwd, 'alias'))
+    const overwritten = await write('alias/f.txt', 'y')
+    expect(overwritten.ctx.fileEvents).toEqual([`will ${join(ws.cwd, 'new/f.txt')}`, `changed ${join(ws.cwd, 'new/f.txt')}`])
+    expect((await write('../outside/no.txt', 'z')).ctx.fileEvents).toEqual([])
   })
 
   it('writes outside in danger-full-access', async () => {

@@ -1,14 +1,24 @@
 /**
  * The Write tool: create or overwrite a workspace file, creating missing parent directories.
- * The file is written at its resolved real path, so a symlink cannot redirect the write out of
- * the workspace after the check.
+ * The file written is the one the path check approved: it is opened through safe-open.ts (no
+ * symlink on the way, a regular file only, its descriptor's real path checked), so a path swapped
+ * after the check cannot redirect the write out of the workspace, and a FIFO cannot block it.
+ * The file-change tracker hears about the write before and after.
  */
-import { mkdir, stat, writeFile } from 'node:fs/promises'
-import { dirname } from 'node:path'
 import type { WriteInput } from '../../generated/tools/tools.gen.ts'
-import { errorCode, errorText, fail, succeed } from './outcome.ts'
-import { confinePath, displayPath, lexicalPath } from './paths.ts'
-import type { Tool } from './types.ts'
+import { errorText, fail, succeed } from './outcome.ts'
+import { confinePath, displayPath, lexicalPath, violation } from './paths.ts'
+import { openGuard, openVerified, overwrite, type OpenFailure } from './safe-open.ts'
+import type { Tool, ToolContext, ToolOutcome } from './types.ts'
+
+/** The tool error for a refused open of `abs` (shown as `name`) by a writing tool. */
+export function writeOpenFailure(tool: string, ctx: ToolContext, abs: string, name: string, f: OpenFailure): ToolOutcome {
+  if (f.kind === 'violation') return violation(tool, ctx, abs, f.reason)
+  if (f.kind === 'directory') return fail(`${name} is a directory; cannot write file content to it`)
+  if (f.kind === 'not_regular') return fail(`${name} is not a regular file (a FIFO, socket or device); only regular files can be written`)
+  if (f.kind === 'missing') return fail(`file not found: ${name}`)
+  return fail(`cannot write ${name}: ${f.reason}`)
+}
 
 /** The Write tool. */
 export const writeTool: Tool<WriteInput> = {
@@ -18,21 +28,27 @@ export const writeTool: Tool<WriteInput> = {
     const where = await confinePath('Write', ctx, args.path, { forWrite: true })
     if (!where.ok) return where.outcome
     const name = displayPath(where.root, where.abs)
-    let created = true
+    const guard = await openGuard(ctx, where.root)
+    const data = Buffer.from(args.content, 'utf8')
+    // An existing file is opened before the tracker hears of it; a new one is announced first,
+    // because creating it is already a change.
+    let opened = await openVerified(where.abs, guard, 'write')
+    if (!opened.ok && opened.kind !== 'missing') return writeOpenFailure('Write', ctx, where.abs, name, opened)
+    await ctx.files.willChange(where.abs)
     try {
-      const st = await stat(where.abs)
-      if (st.isDirectory()) return fail(`${name} is a directory; cannot write file content to it`)
-      created = false
-    } catch (e) {
-      if (errorCode(e) !== 'ENOENT') return fail(`cannot write ${name}: ${errorText(e)}`)
+      if (!opened.ok) opened = await openVerified(where.abs, guard, 'write', { create: true, mkdirs: true })
+      if (!opened.ok) return writeOpenFailure('Write', ctx, where.abs, name, opened)
+      try {
+        await overwrite(opened.fh, data)
+      } catch (e) {
+        return fail(`cannot write ${name}: ${errorText(e)}`)
+      } finally {
+        await opened.fh.close().catch(() => {})
+      }
+      const created = opened.created
+      return succeed(`${created ? 'Created' : 'Wrote'} ${name} (${data.length} bytes)`, { path: name, bytes: data.length, created })
+    } finally {
+      await ctx.files.changed(where.abs)
     }
-    const bytes = Buffer.byteLength(args.content, 'utf8')
-    try {
-      await mkdir(dirname(where.abs), { recursive: true })
-      await writeFile(where.abs, args.content, 'utf8')
-    } catch (e) {
-      return fail(`cannot write ${name}: ${errorText(e)}`)
-    }
-    return succeed(`${created ? 'Created' : 'Wrote'} ${name} (${bytes} bytes)`, { path: name, bytes, created })
   },
 }
