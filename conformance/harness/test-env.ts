@@ -10,7 +10,18 @@ import { afterAll } from 'vitest'
 
 const home = mkdtempSync(join(tmpdir(), 'chimera-test-home-'))
 process.env.CHIMERA_HOME = home
-for (const k of ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'CHIMERA_OPENAI_BASE_URL', 'OTTER_SERVER_TOKEN', 'FERRET_SERVER_TOKEN']) {
+for (const k of [
+  'ANTHROPIC_API_KEY',
+  'ANTHROPIC_BASE_URL',
+  'CHIMERA_ANTHROPIC_THINKING_BUDGET',
+  'OPENAI_API_KEY',
+  'OPENAI_BASE_URL',
+  'CHIMERA_OPENAI_BASE_URL',
+  'CHIMERA_OPENAI_API_KEY',
+  'CHIMERA_OPENAI_CONTEXT_WINDOW',
+  'OTTER_SERVER_TOKEN',
+  'FERRET_SERVER_TOKEN',
+]) {
   delete process.env[k]
 }
 afterAll(() => rmSync(home, { recursive: true, force: true }))

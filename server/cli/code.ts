@@ -1,6 +1,6 @@
 /** `chimera code --mode rpc`: JSON-lines RPC over stdin/stdout (seeds/004). */
 import { defineCommand } from 'citty'
-import { ModelRegistry } from '../core/model-registry.ts'
+import { buildModelRegistry } from '../providers/registry.ts'
 import { isSessionId } from '../store/paths.ts'
 import { createLogger, levelFromEnv } from '../log.ts'
 import { eventLogProblem, startAgentProcess } from './agent-process.ts'
@@ -19,7 +19,7 @@ export default defineCommand({
     if (args.mode !== 'rpc') throw new UsageError('--mode must be rpc')
     if (args.session !== undefined && !isSessionId(args.session)) throw new UsageError(`--session: ${JSON.stringify(args.session)} is not a session id`)
     const logger = createLogger({ level: levelFromEnv(), name: 'rpc' })
-    const models = new ModelRegistry()
+    const models = buildModelRegistry(process.env, { model: args.model, logger })
     const defaults = sessionFlags(args, rawArgs, models)
     const problem = await eventLogProblem(chimeraHome())
     if (problem) throw new Error(problem)

@@ -7,7 +7,7 @@
  * signal (docs/decisions/0009-one-process-many-transports.md).
  */
 import type { Logger } from '../log.ts'
-import { ModelRegistry } from '../core/model-registry.ts'
+import { buildModelRegistry } from '../providers/registry.ts'
 import type { ApprovalPolicy } from '../core/permissions.ts'
 import type { AgentName } from '../acp/dialect.ts'
 import { chimeraHome } from '../store/paths.ts'
@@ -54,7 +54,7 @@ export function masterToken(agent: AgentName, flag: string | undefined, env: Nod
 
 /** Serve until stopped: ACP on stdio, HTTP, or both over one session manager. */
 export async function runServe(agent: AgentName, transports: { acp: boolean; http: boolean }, args: ServeArgs, rawArgs: readonly string[], logger: Logger): Promise<void> {
-  const models = new ModelRegistry()
+  const models = buildModelRegistry(process.env, { model: args.model, logger })
   const defaults = sessionFlags(args, rawArgs, models)
   const http = transports.http
     ? {

@@ -15,7 +15,6 @@ import { toolSpecs } from '../../generated/tools/tools.gen.ts'
 import type { SessionSummary } from '../../generated/schemas.gen.ts'
 import type { Logger } from '../log.ts'
 import { noopLogger } from '../log.ts'
-import { OFFLINE_MODEL } from '../providers/offline.ts'
 import { FileAuditStore, type AuditStore } from '../store/audit-store.ts'
 import { FileEventStore } from '../store/file-store.ts'
 import { MemoryEventStore } from '../store/memory-store.ts'
@@ -101,12 +100,12 @@ export class SessionManager {
     this.audit = new PermissionAuditLog(opts.auditStore ?? new FileAuditStore(join(this.home, 'permissions', 'audit.jsonl')))
     this.tools = opts.tools ?? builtinTools()
     if (opts.allowedTools) checkToolNames(opts.allowedTools)
-    this.models.check(opts.model ?? OFFLINE_MODEL)
+    this.models.check(opts.model ?? this.models.defaultModel)
     this.#protected = [realOrSelf(this.home), ...(opts.protectedPaths ?? []).map(realOrSelf)]
   }
 
   get defaultModel(): string {
-    return this.opts.model ?? OFFLINE_MODEL
+    return this.opts.model ?? this.models.defaultModel
   }
 
   /** Create a session; validates model, mode and tools before anything is stored. */

@@ -1,12 +1,15 @@
 /** Which provider serves which model. The offline provider is always present (DESIGN §5). */
-import { OfflineProvider } from '../providers/offline.ts'
+import { OFFLINE_MODEL, OfflineProvider } from '../providers/offline.ts'
 import type { Provider } from '../providers/types.ts'
 
 export class ModelRegistry {
   readonly #providers: Provider[]
+  /** The model of sessions that name none (the process's configured provider, else offline). */
+  readonly defaultModel: string
 
-  constructor(providers: Provider[] = [new OfflineProvider()]) {
+  constructor(providers: Provider[] = [new OfflineProvider()], opts: { defaultModel?: string } = {}) {
     this.#providers = providers
+    this.defaultModel = opts.defaultModel ?? OFFLINE_MODEL
   }
 
   /** The provider for `model`, or undefined when no configured provider serves it. */

@@ -24,7 +24,7 @@ import { endTurn, runTurn, type TurnOutcome } from './loop.ts'
 import type { ModelRegistry } from './model-registry.ts'
 import { isApprovalPolicy, type ApprovalPolicy, type PermissionAuditLog, type PermissionDecision, type Rule } from './permissions.ts'
 import { parseSlash, rewindReply, type CommandRenderer } from './slash-commands.ts'
-import { initialState, reduce, subUsage, zeroUsage, type SessionState } from './state.ts'
+import { addUsage, initialState, reduce, zeroUsage, type SessionState } from './state.ts'
 import type { PermissionReply, TurnHost } from './turn-host.ts'
 
 export type SessionStatus = 'idle' | 'running' | 'cancelled'
@@ -79,7 +79,8 @@ export class Session implements TurnHost {
   #steering: string[] = []
   #token: TurnToken | undefined
   #pending = new Map<string, { resolve: (r: PermissionReply) => void }>()
-  #turnUsageStart: Usage = zeroUsage()
+  /** Usage of the running turn: the sum of its `usage` events (an unpriced step makes its cost null). */
+  #turnUsage: Usage = zeroUsage()
   #idleWaiters: (() => void)[] = []
   #pumping = false
   /** False once the running turn has decided to finish: a later steer would be lost. */
@@ -199,6 +200,7 @@ export class Session implements TurnHost {
 
   #onEvent(e: AnyEvent): void {
     this.lastTouched = Date.now()
+    if (e.type === 'usage') this.#turnUsage = addUsage(this.#turnUsage, e.data.usage)
     // Keep the on-disk summary current at the points that change what it says.
     if (SUMMARY_POINTS.has(e.type)) void this.#writeSummary()
   }
@@ -323,7 +325,7 @@ export class Session implements TurnHost {
     this.#token = token
     this.#status = 'running'
     this.#acceptSteering = true
-    this.#turnUsageStart = { ...(this.#state.summary.usage ?? zeroUsage()) }
+    this.#turnUsage = zeroUsage()
     let outcome: TurnOutcome
     try {
       await this.#closeInterruptedTurn()
@@ -475,7 +477,7 @@ export class Session implements TurnHost {
   }
 
   turnUsage(): Usage {
-    return subUsage(this.#state.summary.usage ?? zeroUsage(), this.#turnUsageStart)
+    return { ...this.#turnUsage }
   }
 
   /** Summarise the history into one message (an event records it). Only while idle. */

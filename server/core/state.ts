@@ -49,22 +49,6 @@ export function addUsage(a: Usage, b: Usage): Usage {
   }
 }
 
-/** `now - start` for cumulative usage (a turn's share of the session's usage). */
-export function subUsage(now: Usage, start: Usage): Usage {
-  const d = (k: keyof Usage): number => Math.max(0, ((now[k] as number | null | undefined) ?? 0) - ((start[k] as number | null | undefined) ?? 0))
-  const cost = now.cost_usd === null ? null : start.cost_usd === null ? null : d('cost_usd')
-  return {
-    input_tokens: d('input_tokens'),
-    output_tokens: d('output_tokens'),
-    cache_read_tokens: d('cache_read_tokens'),
-    cache_write_tokens: d('cache_write_tokens'),
-    cache_tokens: d('cache_tokens'),
-    reasoning_tokens: d('reasoning_tokens'),
-    total_tokens: d('total_tokens'),
-    cost_usd: cost,
-  }
-}
-
 export const zeroUsage = (): Usage => ({ ...ZERO })
 
 export function initialState(init: { session_id: string; model: string; mode: string; created_at: string; working_dir: string; approval?: string }): SessionState {

@@ -19,58 +19,12 @@
  * Usage: ceil(characters read / 4) in, ceil(characters written / 4) out; cost 0.
  */
 import type { ChatMessage, ToolCall } from '../../generated/schemas.gen.ts'
-import { jsonTextDepth, MAX_JSON_DEPTH } from '../json-depth.ts'
+import { planFirstStep, resultsReply, tokensFor, wordChunks } from './directives.ts'
 import { ProviderError, type ModelRequest, type Provider, type ProviderEvent } from './types.ts'
 
+export { parseDirectives, wordChunks, type Directive } from './directives.ts'
+
 export const OFFLINE_MODEL = 'offline'
-
-export type Directive =
-  | { kind: 'call'; tool: string; args: Record<string, unknown> }
-  | { kind: 'say' | 'think' | 'fail'; text: string }
-  | { kind: 'sleep'; ms: number }
-
-const DIRECTIVE = /^!(call|say|think|sleep|fail)(?:\s(.*))?$/
-
-/** The longest `!sleep` (an hour): longer values would overflow the timer and return at once. */
-export const MAX_SLEEP_MS = 3_600_000
-
-/** Parse a message's directive lines; throws ProviderError for a malformed one. */
-export function parseDirectives(message: string): Directive[] {
-  const out: Directive[] = []
-  for (const raw of message.split(/\r?\n/)) {
-    const m = DIRECTIVE.exec(raw.trimEnd())
-    if (!m) continue
-    const [, kind, rest = ''] = m
-    if (kind === 'call') {
-      const cm = /^(\S+)\s*(.*)$/.exec(rest.trim())
-      if (!cm) throw new ProviderError('!call needs a tool name: !call <Tool> <json-object>')
-      const [, tool, json] = cm as unknown as [string, string, string]
-      if (jsonTextDepth(json) > MAX_JSON_DEPTH) throw new ProviderError(`!call ${tool}: arguments are nested deeper than ${MAX_JSON_DEPTH} levels`)
-      let args: unknown
-      try {
-        args = json.trim() === '' ? {} : JSON.parse(json)
-      } catch (e) {
-        throw new ProviderError(`!call ${tool}: arguments are not valid JSON (${(e as Error).message})`)
-      }
-      if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new ProviderError(`!call ${tool}: arguments must be a JSON object`)
-      out.push({ kind: 'call', tool, args: args as Record<string, unknown> })
-    } else if (kind === 'sleep') {
-      const ms = Number(rest.trim())
-      if (!/^\d+(\.\d+)?$/.test(rest.trim()) || !Number.isFinite(ms) || ms > MAX_SLEEP_MS) {
-        throw new ProviderError(`!sleep needs a number of milliseconds from 0 to ${MAX_SLEEP_MS}, got ${JSON.stringify(rest.trim().slice(0, 40))}`)
-      }
-      out.push({ kind: 'sleep', ms })
-    } else out.push({ kind: kind as 'say' | 'think' | 'fail', text: rest })
-  }
-  return out
-}
-
-/** Word-sized chunks that concatenate back to `text` exactly. */
-export function wordChunks(text: string): string[] {
-  return text.match(/\s*\S+|\s+$/g) ?? (text === '' ? [] : [text])
-}
-
-const tokens = (chars: number): number => Math.ceil(chars / 4)
 
 function charsRead(messages: ChatMessage[]): number {
   let n = 0
@@ -129,63 +83,37 @@ export class OfflineProvider implements Provider {
   async *stream(req: ModelRequest): AsyncIterable<ProviderEvent> {
     const { user, after } = lastUserTurn(req.messages)
     const read = charsRead(req.messages)
-    let written = 0
     const results = after.filter((m) => m.role === 'tool' && m.tool_result)
     if (results.length > 0) {
       // Second step: one line per call, in call order.
-      const lines = results.map((m) => {
-        const r = m.tool_result!
-        return r.ok ? `${r.tool} ok: ${(r.output ?? '').split('\n')[0]}` : `${r.tool} error: ${r.error ?? 'failed'}`
-      })
-      const text = lines.join('\n')
+      const text = resultsReply(results.map((m) => ({ tool: m.tool_result!.tool, ok: m.tool_result!.ok, text: (m.tool_result!.ok ? m.tool_result!.output : m.tool_result!.error) ?? '' })))
       for (const chunk of wordChunks(text)) yield { type: 'text', text: chunk }
-      written += text.length
-      yield { type: 'usage', input_tokens: tokens(read), output_tokens: tokens(written), cost_usd: 0 }
+      yield { type: 'usage', input_tokens: tokensFor(read), output_tokens: tokensFor(text.length), cost_usd: 0 }
       yield { type: 'finish', reason: 'end_turn' }
       return
     }
-    const message = user?.content ?? ''
-    const directives = parseDirectives(message)
-    if (directives.length === 0) {
-      const text = `offline model: no provider is configured. You said: ${message}`
-      for (const chunk of wordChunks(text)) yield { type: 'text', text: chunk }
-      yield { type: 'usage', input_tokens: tokens(read), output_tokens: tokens(text.length), cost_usd: 0 }
-      yield { type: 'finish', reason: 'end_turn' }
-      return
-    }
-    const calls: ToolCall[] = []
-    let said = false
-    for (const d of directives) {
+    const plan = planFirstStep(user?.content ?? '')
+    for (const move of plan.moves) {
       if (req.signal.aborted) throw req.signal.reason
-      switch (d.kind) {
-        case 'say': {
-          const text = said ? `\n${d.text}` : d.text
-          said = true
-          for (const chunk of wordChunks(text)) yield { type: 'text', text: chunk }
-          written += text.length
-          break
-        }
-        case 'think':
-          for (const chunk of wordChunks(d.text)) yield { type: 'reasoning', text: chunk }
-          written += d.text.length
+      switch (move.kind) {
+        case 'text':
+        case 'reasoning':
+          for (const chunk of wordChunks(move.text)) yield { type: move.kind, text: chunk }
           break
         case 'sleep':
-          await sleep(d.ms, req.signal)
+          await sleep(move.ms, req.signal)
           break
         case 'fail':
-          throw new ProviderError(d.text || 'offline model: !fail')
-        case 'call':
-          calls.push({ call_id: `call_${req.messages.length}_${calls.length + 1}`, tool: d.tool, args: d.args })
-          written += d.tool.length + JSON.stringify(d.args).length
-          break
+          throw new ProviderError(move.message)
       }
     }
+    const calls: ToolCall[] = plan.calls.map((c, i) => ({ call_id: `call_${req.messages.length}_${i + 1}`, tool: c.tool, args: c.args }))
     for (const call of calls) {
       yield { type: 'tool_input_start', call_id: call.call_id, tool: call.tool }
       yield { type: 'tool_input_delta', call_id: call.call_id, delta: JSON.stringify(call.args) }
       yield { type: 'tool_call', call }
     }
-    yield { type: 'usage', input_tokens: tokens(read), output_tokens: tokens(written), cost_usd: 0 }
+    yield { type: 'usage', input_tokens: tokensFor(read), output_tokens: tokensFor(plan.written), cost_usd: 0 }
     yield { type: 'finish', reason: calls.length ? 'tool_use' : 'end_turn' }
   }
 }

@@ -1,0 +1,87 @@
+/**
+ * What the model double answers to a chat-completions request, decided exactly as the offline
+ * model decides (server/providers/directives.ts): if tool results follow the newest user
+ * message, the reply is one line per result; otherwise the directives of that message are
+ * played. Only the reading of the OpenAI wire is the double's own:
+ *
+ * - user content is a string or an array of `{type: "text", text}` parts (joined);
+ * - a `tool` message's tool name is looked up by `tool_call_id` in the assistant message that
+ *   made the call;
+ * - a tool result whose content starts with `Error: ` is an error result (the chat-completions
+ *   wire has no error flag; Chimera's providers send failed results that way).
+ */
+import { planFirstStep, resultsReply, tokensFor, type Plan, type ResultSeen } from '../../server/providers/directives.ts'
+
+export interface WireToolCall {
+  id?: string
+  type?: string
+  function?: { name?: string; arguments?: string }
+}
+
+export interface WireMessage {
+  role: string
+  content?: unknown
+  tool_calls?: WireToolCall[]
+  tool_call_id?: string
+  reasoning_content?: string
+}
+
+export const ERROR_PREFIX = 'Error: '
+
+/** Text of a message's content (string, or text parts joined). */
+export function textOf(content: unknown): string {
+  if (typeof content === 'string') return content
+  if (!Array.isArray(content)) return ''
+  return content
+    .map((p) => (typeof p === 'object' && p !== null && (p as { type?: unknown }).type === 'text' && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : ''))
+    .join('')
+}
+
+/** The plan for a request's messages; throws ProviderError for a malformed directive. */
+export function planFor(messages: readonly WireMessage[]): Plan {
+  let lastUser = -1
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]!.role === 'user') {
+      lastUser = i
+      break
+    }
+  }
+  const after = messages.slice(lastUser + 1)
+  const names = new Map<string, string>()
+  for (const m of after) for (const c of m.tool_calls ?? []) if (c.id) names.set(c.id, c.function?.name ?? 'tool')
+  const results: ResultSeen[] = after
+    .filter((m) => m.role === 'tool')
+    .map((m) => {
+      const text = textOf(m.content)
+      const tool = names.get(m.tool_call_id ?? '') ?? 'tool'
+      return text.startsWith(ERROR_PREFIX) ? { tool, ok: false, text: text.slice(ERROR_PREFIX.length) } : { tool, ok: true, text }
+    })
+  if (results.length > 0) {
+    const text = resultsReply(results)
+    return { moves: [{ kind: 'text', text }], calls: [], written: text.length }
+  }
+  return planFirstStep(lastUser === -1 ? '' : textOf(messages[lastUser]!.content))
+}
+
+/** Characters the model reads (usage: ceil(chars / 4) prompt tokens). */
+export function charsRead(messages: readonly WireMessage[]): number {
+  let n = 0
+  for (const m of messages) {
+    n += textOf(m.content).length
+    for (const c of m.tool_calls ?? []) n += (c.function?.arguments ?? '').length
+  }
+  return n
+}
+
+export const usageOf = (messages: readonly WireMessage[], plan: Plan): { prompt_tokens: number; completion_tokens: number; total_tokens: number } => {
+  const prompt = tokensFor(charsRead(messages))
+  const completion = tokensFor(plan.written)
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
+}
+
+/** `s` in pieces of at most `size` characters (tool-call arguments arrive split across chunks). */
+export function pieces(s: string, size: number): string[] {
+  const out: string[] = []
+  for (let i = 0; i < s.length; i += size) out.push(s.slice(i, i + size))
+  return out.length ? out : ['']
+}
