@@ -86,6 +86,8 @@ export class Session implements TurnHost {
   #acceptSteering = false
   #unanswerable: string | undefined
   #closed = false
+  /** The file history was lined up with the messages (once, before the first queued work). */
+  #aligned = false
   lastTouched = Date.now()
 
   constructor(meta: SessionMeta, deps: SessionDeps, state?: SessionState) {
@@ -293,10 +295,19 @@ export class Session implements TurnHost {
 
   async #pump(): Promise<void> {
     this.#pumping = true
+    if (!this.#aligned) {
+      this.#aligned = true
+      if (this.#deps.history?.align) {
+        // Work is queued: the session is busy from now on, also while the history lines up.
+        this.#status = 'running'
+        await this.#alignHistory()
+      }
+    }
     while (this.#queue.length) {
       const next = this.#queue.shift()!
       await next.run()
     }
+    if (this.#status === 'running') this.#status = 'idle' // work closed before it ran
     this.#pumping = false
     for (const w of this.#idleWaiters.splice(0)) w()
   }
@@ -338,6 +349,24 @@ export class Session implements TurnHost {
     await endTurn(this, { stop_reason: 'error', success: false, output: 'the turn was interrupted: the process stopped before it finished', source: 'internal' }, 0)
   }
 
+  async #alignHistory(): Promise<void> {
+    try {
+      await this.#deps.history?.align?.({ undoable: this.#state.turnStarts.length, redoable: this.#state.redo.length, turns: this.#state.turns })
+    } catch (err) {
+      this.#deps.logger.error(`session ${this.id}: undo history not aligned`, err)
+    }
+  }
+
+  /** Remove the session's file-level undo history (teardown), after any running work. */
+  async clearFileHistory(): Promise<void> {
+    await this.idle()
+    try {
+      await this.#deps.history?.clear()
+    } catch (err) {
+      this.#deps.logger.error(`session ${this.id}: undo history not cleared`, err)
+    }
+  }
+
   async #commitFiles(): Promise<void> {
     const changed = this.#tracker.takeChanged()
     try {
@@ -349,6 +378,7 @@ export class Session implements TurnHost {
 
   async #commandError(message: string): Promise<TurnOutcome> {
     await this.emit('error', { message, source: 'command' })
+    await this.#writeSummary()
     return { stop_reason: 'error', success: false, output: message, source: 'internal' }
   }
 
@@ -360,10 +390,24 @@ export class Session implements TurnHost {
       const messageSide = kind === 'undo' ? this.#state.turnStarts.length : this.#state.redo.length
       const fileSide = counts ? (kind === 'undo' ? counts.undoable : counts.redoable) : messageSide
       const n = Math.max(0, Math.min(steps, messageSide, fileSide))
-      const files = n > 0 && history ? (await history[kind](n)).files : []
+      let files: string[] = []
+      if (n > 0 && history) {
+        try {
+          files = (await history[kind](n)).files
+        } catch (err) {
+          // The files could not be moved: the messages stay where they are too.
+          const message = `/${kind}: the files could not be ${kind === 'undo' ? 'rewound' : 'replayed'}: ${err instanceof Error ? err.message : String(err)}`
+          this.#deps.logger.error(`session ${this.id}: ${message}`)
+          await this.emit('error', { message, source: 'command' })
+          await this.#writeSummary()
+          return { turns: 0, files_restored: 0, remaining: Math.min(messageSide, fileSide), files: [], output: message }
+        }
+      }
       const remaining = Math.max(0, Math.min(messageSide, fileSide) - n)
       const output = rewindReply(kind, n, files.length, remaining)
       await this.emit(kind, { turns: n, files_restored: files.length, remaining, files, output })
+      // Settles the summary write the event started (the store runs them in order).
+      await this.#writeSummary()
       return { turns: n, files_restored: files.length, remaining, files, output }
     } finally {
       this.#status = this.#queue.length ? 'running' : 'idle'
