@@ -266,6 +266,17 @@ export class Session implements TurnHost {
     return { messageId, done: this.#enqueue(() => this.#turn(message, messageId, command), failedOutcome('')) }
   }
 
+  /**
+   * Queue the rendered template of a custom command as a turn (the invoke route, which renders
+   * it first): the text goes to the model as is, never parsed as a slash command, and the user
+   * message records the command.
+   */
+  promptCommand(rendered: string, command: { name: string; arguments: string }): { messageId: string; done: Promise<TurnOutcome> } {
+    const messageId = `msg-${randomUUID()}`
+    this.lastTouched = Date.now()
+    return { messageId, done: this.#enqueue(() => this.#turn(rendered, messageId, command), failedOutcome('')) }
+  }
+
   /** `/undo` as an operation (transports' undo endpoints): rewinds up to `steps` turns. */
   undo(steps = 1): Promise<RewindResult> {
     return this.#enqueue(() => this.#rewind('undo', steps), undefined)
