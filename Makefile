@@ -63,8 +63,9 @@ test: install build check-generated lint-specs typecheck $(NODE24) ## every chec
 serve: install build ## run `chimera otter serve` on 127.0.0.1:5173 with the offline model
 	node bin/chimera.mjs otter serve
 
-bench: install build ## print start-up figures (bench/)
+bench: install build ## print start-up and rollup figures (bench/)
 	node bench/cold-start.mjs
+	$(TSX) bench/runs-rollup.ts
 
 clean: ## remove build output and caches (keeps node_modules)
 	rm -rf dist .tmp
