@@ -233,9 +233,17 @@ export class SessionManager {
     if (s) this.#remove(s, 'deleted')
     if (opts.purge) {
       if (s) await s.clearFileHistory()
+      else await this.#clearStoredHistory(id)
       await (s?.persist === false ? this.memory : this.store).remove(id)
     }
     return Boolean(s)
+  }
+
+  /** The undo history of a persisted session that is not in memory (purged without a load). */
+  async #clearStoredHistory(id: string): Promise<void> {
+    if (!this.opts.history) return
+    const loaded = await this.store.load(id).catch(() => undefined)
+    if (loaded) await this.opts.history(loaded.meta).clear()
   }
 
   /** Cancel every running turn (shutdown). */

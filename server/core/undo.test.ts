@@ -197,4 +197,17 @@ describe('file-level undo and redo through the core', () => {
     expect(existsSync(snapDir(s.id))).toBe(false)
     expect(file('f')).toBe('1')
   })
+
+  it('purging a persisted session that is not in memory (after a restart) wipes its snapshot store too', async () => {
+    const first = manager()
+    const s = await first.create()
+    await send(s, write('f', '1'))
+    await first.shutdown()
+    expect(existsSync(snapDir(s.id))).toBe(true)
+    const second = manager()
+    expect(second.peek(s.id)).toBeUndefined()
+    await second.delete(s.id, { purge: true })
+    expect(existsSync(snapDir(s.id))).toBe(false)
+    expect(await second.get(s.id).catch(() => undefined)).toBeUndefined()
+  })
 })
