@@ -60,9 +60,11 @@ export class Connection {
     } finally {
       this.#abort.abort(new Error('connection closed'))
       for (const c of this.#inflight.values()) c.abort(new Error('connection closed'))
-      await Promise.allSettled([...this.#tasks])
+      // No response can arrive once the input ended: requests to the peer fail now, so the
+      // handlers waiting on them (a permission asked of the client) can finish.
       for (const p of this.#pending.values()) p.reject(new Error('connection closed'))
       this.#pending.clear()
+      await Promise.allSettled([...this.#tasks])
       await this.#writer.flush()
     }
   }
@@ -72,11 +74,27 @@ export class Connection {
     return this.#send({ jsonrpc: '2.0', method, params })
   }
 
-  /** Send a request to the peer and wait for its response. */
-  request(method: string, params: unknown): Promise<unknown> {
+  /**
+   * Send a request to the peer and wait for its response. Aborting `signal` withdraws it: the
+   * peer gets `$/cancel_request {requestId}` and the promise rejects with the abort reason.
+   */
+  request(method: string, params: unknown, opts: { signal?: AbortSignal } = {}): Promise<unknown> {
     const id = this.#nextId++
+    const signal = opts.signal
+    if (signal?.aborted) return Promise.reject(signal.reason)
+    if (this.#abort.signal.aborted) return Promise.reject(new Error('connection closed'))
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject })
+      const onAbort = (): void => {
+        if (!this.#pending.delete(id)) return
+        void this.notify('$/cancel_request', { requestId: id })
+        reject(signal!.reason)
+      }
+      const settle = <T>(fn: (v: T) => void) => (v: T): void => {
+        signal?.removeEventListener('abort', onAbort)
+        fn(v)
+      }
+      this.#pending.set(id, { resolve: settle(resolve), reject: settle(reject) })
+      signal?.addEventListener('abort', onAbort, { once: true })
       void this.#send({ jsonrpc: '2.0', id, method, params })
     })
   }
