@@ -16,14 +16,16 @@
  * | tool_progress      | tool_call_update {content: latest output chunk}                      |
  * | tool_result        | tool_call_update {status: completed/failed, content, rawOutput}      |
  * | usage              | usage_update {used: context tokens, size: context window}           |
- * | mode_changed       | current_mode_update + config_option_update (via the session's rows)  |
+ * | mode_changed       | current_mode_update + config_option_update                           |
  * | model_changed      | config_option_update                                                 |
- * | agent_result, undo, redo | nothing / agent_message_chunk of the reply line (undo/redo)    |
- * | cancelled          | nothing (the prompt answers `cancelled`)                             |
- * | error              | agent_message_chunk with the error text                              |
+ * | steering           | user_message_chunk (`_meta.chimera/steering`)                        |
+ * | error              | agent_message_chunk with the error text (the prompt answers -32603)  |
  * | notice             | agent_message_chunk (`_meta.chimera/notice`)                         |
+ * | undo / redo        | agent_message_chunk of the reply line                                |
  * | permission_request | nothing: it is the `session/request_permission` request              |
  * | every other type   | nothing                                                              |
+ * The config rows read the session's current model/mode for the other selector (the spec wants
+ * the complete option list).
  */
 import type { z } from 'zod'
 import type { SessionUpdateSchema } from '../../../generated/acp/v1-schema.gen.ts'
