@@ -162,7 +162,8 @@ export class Connection {
             .then(
               (result) => this.#respond(msg.id, { result: result ?? {} }),
               (err) => {
-                if (!RpcError.is(err)) this.#opts.logger.error(`request ${msg.method} failed`, err)
+                // The stack goes to the log (stderr), never to the peer.
+                if (!RpcError.is(err)) this.#opts.logger.error(`request ${msg.method} failed`, err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : err)
                 return this.#respond(msg.id, { error: toWireError(err, router.internalError) })
               },
             )
