@@ -23,10 +23,10 @@ afterEach(() => {
   temp.cleanup()
 })
 
-function startFerret(args: string[] = []) {
+function startFerret(approval = 'ask') {
   const home = temp.make('acp-home-')
   const ws = temp.make('acp-ws-')
-  const child = spawn(process.execPath, [CLI_BUNDLE, 'ferret', 'serve', '--approval', 'ask', '--cwd', ws, ...args], {
+  const child = spawn(process.execPath, [CLI_BUNDLE, 'ferret', 'serve', '--approval', approval, '--cwd', ws], {
     env: { ...process.env, CHIMERA_HOME: home },
     stdio: ['pipe', 'pipe', 'pipe'],
   })
@@ -149,5 +149,48 @@ describe('ACP v1 through the official SDK client', () => {
     expect(out.some((m) => m.method === '$/cancel_request')).toBe(true)
     expect(invalidAgentFrames(agent.frames)).toEqual([])
     expect(agent.stderr()).not.toMatch(/at .*\.ts:\d+/)
+  }, 30_000)
+
+  it('reads and writes files through the client when it offers fs', async () => {
+    const agent = startFerret('allow')
+    const buffers = new Map<string, string>([[join(agent.ws, 'unsaved.txt'), 'buffer text\nsecond line\n']])
+    const writes: { path: string; content: string }[] = []
+    const app = acp
+      .client({ name: 'test-ide' })
+      .onNotification(acp.methods.client.session.update, () => {})
+      .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => {
+        const content = buffers.get(params.path)
+        if (content === undefined) throw acp.RequestError.resourceNotFound(params.path)
+        return { content }
+      })
+      .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => {
+        writes.push({ path: params.path, content: params.content })
+        buffers.set(params.path, params.content)
+        return {}
+      })
+    const outputs: string[] = []
+    await app.connectWith(agent.stream, async (ctx) => {
+      await ctx.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true, writeTextFile: true } } })
+      const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: agent.ws, mcpServers: [] })
+      for (const text of [
+        '!call Read {"path":"unsaved.txt"}',
+        '!call Edit {"path":"unsaved.txt","old_string":"buffer","new_string":"edited"}',
+        '!call Read {"path":"../outside.txt"}',
+      ]) {
+        const r = await ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text }] })
+        expect(r.stopReason).toBe('end_turn')
+      }
+      outputs.push(...agent.frames.filter((f) => f.dir === 'out' && f.msg.params?.update?.sessionUpdate === 'tool_call_update' && f.msg.params.update.rawOutput).map((f) => JSON.stringify(f.msg.params.update.rawOutput)))
+    })
+    // The unsaved buffer was read (the file does not exist on disk) and the edit went to the editor.
+    expect(existsSync(join(agent.ws, 'unsaved.txt'))).toBe(false)
+    expect(outputs[0]).toContain('buffer text')
+    expect(writes).toEqual([{ path: join(agent.ws, 'unsaved.txt'), content: 'edited text\nsecond line\n' }])
+    // A path outside the workspace is refused before the client is asked.
+    expect(outputs[2]).toMatch(/outside|sandbox|workspace/i)
+    expect(agent.frames.filter((f) => f.dir === 'out' && f.msg.method === 'fs/read_text_file')).toHaveLength(2)
+    agent.child.stdin.end()
+    expect(await agent.exited).toBe(0)
+    expect(invalidAgentFrames(agent.frames)).toEqual([])
   }, 30_000)
 })

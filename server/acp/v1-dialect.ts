@@ -35,6 +35,12 @@ export function v1Initialize(info: AgentInfo): z.input<typeof InitializeResponse
 
 export function createV1Dialect(info: AgentInfo, ctx: DialectContext): Dialect {
   const agent = new V1Agent({ conn: ctx.conn, manager: ctx.manager, logger: ctx.logger })
-  const handlers = { initialize: () => v1Initialize(info), ...agent.handlers() }
+  const handlers = {
+    initialize: (p: { clientCapabilities?: { fs?: { readTextFile?: boolean; writeTextFile?: boolean } } }) => {
+      agent.setClient(p.clientCapabilities)
+      return v1Initialize(info)
+    },
+    ...agent.handlers(),
+  }
   return { name: 'acp-v1', dispatcher: new Dispatcher(acpV1Methods, handlers), internalError: maskInternal, end: () => agent.end() }
 }

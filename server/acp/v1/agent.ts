@@ -29,6 +29,7 @@ import { asClientError } from '../session-errors.ts'
 import { toV1Updates, type V1MapContext, type V1Update } from './event-map.ts'
 import { promptText } from './prompt-text.ts'
 import { configOptions, modeState } from './session-config.ts'
+import { clientTools, type ClientFs } from './client-tools.ts'
 import { toolDiff, toolKind, toolLocations, toolTitle } from './tool-view.ts'
 
 type PermissionResponse = z.output<typeof RequestPermissionResponseSchema>
@@ -69,6 +70,8 @@ export const sessionNotFound = (id: string): RpcError => new RpcError(CODES.reso
 export class V1Agent {
   readonly #o: V1AgentOptions
   readonly #sessions = new Map<string, Attachment>()
+  /** What the client offered in `initialize`. */
+  #clientFs: ClientFs | undefined
 
   constructor(o: V1AgentOptions) {
     this.#o = o
@@ -77,6 +80,11 @@ export class V1Agent {
   /** Sessions this connection has open. */
   get attached(): Session[] {
     return [...this.#sessions.values()].map((a) => a.session)
+  }
+
+  /** Remember the client's capabilities (from `initialize`). */
+  setClient(caps: { fs?: ClientFs } | undefined): void {
+    this.#clientFs = caps?.fs
   }
 
   handlers(): Handlers {
@@ -116,6 +124,7 @@ export class V1Agent {
         await a.session.flush()
         await a.pump.delivered(a.session.lastSeq)
         await a.pump.stop()
+        a.session.useTools(undefined)
       }),
     )
     this.#sessions.clear()
@@ -153,6 +162,8 @@ export class V1Agent {
     const att: Attachment = { session, map, asks: new Map(), own: new Set(), pump: undefined as unknown as EventPump }
     att.pump = new EventPump(session, afterSeq, (e) => this.#deliver(att, e), this.#o.logger)
     this.#sessions.set(session.id, att)
+    // File tools go through the editor while this client has the session open.
+    session.useTools(clientTools(this.#o.conn, session.id, this.#clientFs))
     return att
   }
 
@@ -257,6 +268,7 @@ export class V1Agent {
     a.session.cancel()
     for (const c of a.asks.values()) c.abort(new Error('session closed'))
     this.#sessions.delete(id)
+    a.session.useTools(undefined)
     await a.pump.stop()
     return {}
   }
