@@ -19,9 +19,8 @@ afterEach(async () => {
   await env.cleanup()
 })
 
-function start(agent: 'otter' | 'ferret', manager: SessionManager) {
+function start(agent: 'otter' | 'ferret', manager: SessionManager, output = new PassThrough()) {
   const input = new PassThrough()
-  const output = new PassThrough()
   const log: string[] = []
   const frames: Record<string, any>[] = []
   const waiters: (() => void)[] = []
@@ -134,5 +133,28 @@ describe('ACP concurrency', () => {
     const events = await (await manager.get(sid)).events()
     expect(events.find((e) => e.type === 'permission_reply')?.data).toMatchObject({ decision: 'deny' })
     expect(events.at(-1)?.type).toBe('agent_result')
+  })
+
+  it('holds a client that stops reading in bounded memory and loses no update', async () => {
+    const manager = env.manager()
+    const output = new PassThrough({ highWaterMark: 4096 })
+    const s = start('ferret', manager, output)
+    await s.call('initialize', { protocolVersion: 1, clientCapabilities: {} })
+    const sid = (await s.call('session/new', { cwd: env.cwd, mcpServers: [] })).result.sessionId
+    const words = Array.from({ length: 40000 }, (_, i) => `w${i}`).join(' ')
+    output.pause()
+    s.send({ jsonrpc: '2.0', id: 'big', method: 'session/prompt', params: { sessionId: sid, prompt: [{ type: 'text', text: `!say ${words}` }] } })
+    const session = await manager.get(sid)
+    await within(session.idle(), 8000, 'the turn (it runs although nobody reads)')
+    // The writer waits for drain: what sits in the stream's buffers stays near its limits.
+    expect(output.writableLength + output.readableLength).toBeLessThan(64 * 1024)
+    output.resume()
+    await s.waitFor((m) => m.id === 'big', 'the prompt response')
+    const text = s.frames.filter((m) => m.params?.update?.sessionUpdate === 'agent_message_chunk').map((m) => m.params.update.content.text).join('')
+    expect(text).toBe(words)
+    // Enough updates that, unbounded, they would have overflowed the limit above many times.
+    expect(JSON.stringify(s.frames).length).toBeGreaterThan(256 * 1024)
+    s.input.end()
+    await s.done
   })
 })
