@@ -36,6 +36,8 @@ export class Connection {
   #nextId = 0
   readonly #pending = new Map<Id, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>()
   readonly #inflight = new Map<Id, AbortController>()
+  /** Requests this side withdrew: their late responses are dropped quietly. */
+  readonly #withdrawn = new Set<Id>()
   readonly #abort = new AbortController()
   readonly #tasks = new Set<Promise<void>>()
 
@@ -86,6 +88,9 @@ export class Connection {
     return new Promise((resolve, reject) => {
       const onAbort = (): void => {
         if (!this.#pending.delete(id)) return
+        // The peer may still answer (an ACP client answers a withdrawn permission `cancelled`).
+        this.#withdrawn.add(id)
+        if (this.#withdrawn.size > 1024) this.#withdrawn.delete(this.#withdrawn.values().next().value as Id)
         void this.notify('$/cancel_request', { requestId: id })
         reject(signal!.reason)
       }
@@ -135,6 +140,7 @@ export class Connection {
         return
       case 'response': {
         const p = this.#pending.get(msg.id)
+        if (!p && this.#withdrawn.delete(msg.id)) return
         if (!p) {
           this.#opts.logger.warn('response to an unknown request id dropped', { id: msg.id })
           return
