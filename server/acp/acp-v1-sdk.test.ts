@@ -23,10 +23,10 @@ afterEach(() => {
   temp.cleanup()
 })
 
-function startFerret(approval = 'ask') {
+function startFerret(approval = 'ask', extra: string[] = []) {
   const home = temp.make('acp-home-')
   const ws = temp.make('acp-ws-')
-  const child = spawn(process.execPath, [CLI_BUNDLE, 'ferret', 'serve', '--approval', approval, '--cwd', ws], {
+  const child = spawn(process.execPath, [CLI_BUNDLE, 'ferret', 'serve', '--approval', approval, '--cwd', ws, ...extra], {
     env: { ...process.env, CHIMERA_HOME: home },
     stdio: ['pipe', 'pipe', 'pipe'],
   })
@@ -192,5 +192,49 @@ describe('ACP v1 through the official SDK client', () => {
     agent.child.stdin.end()
     expect(await agent.exited).toBe(0)
     expect(invalidAgentFrames(agent.frames)).toEqual([])
+  }, 30_000)
+
+  it('runs Bash in the client terminal under danger-full-access only', async () => {
+    const run = async (sandbox: string) => {
+      const agent = startFerret('allow', ['--sandbox', sandbox, '--allow-unconfined'])
+      const calls: string[] = []
+      const app = acp
+        .client({ name: 'test-ide' })
+        .onNotification(acp.methods.client.session.update, () => {})
+        .onRequest(acp.methods.client.terminal.create, ({ params }) => {
+          calls.push(`create ${params.command} ${(params.args ?? []).join(' ')} in ${params.cwd}`)
+          return { terminalId: 'term-1' }
+        })
+        .onRequest(acp.methods.client.terminal.waitForExit, () => {
+          calls.push('wait')
+          return { exitCode: 3, signal: null }
+        })
+        .onRequest(acp.methods.client.terminal.output, () => {
+          calls.push('output')
+          return { output: 'from the editor terminal\n', truncated: false }
+        })
+        .onRequest(acp.methods.client.terminal.release, () => {
+          calls.push('release')
+          return {}
+        })
+      let result = ''
+      await app.connectWith(agent.stream, async (ctx) => {
+        await ctx.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: { terminal: true } })
+        const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: agent.ws, mcpServers: [] })
+        await ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: '!call Bash {"command":"echo local"}' }] })
+      })
+      agent.child.stdin.end()
+      expect(await agent.exited).toBe(0)
+      const done = agent.frames.find((f) => f.dir === 'out' && f.msg.params?.update?.sessionUpdate === 'tool_call_update' && f.msg.params.update.rawOutput)
+      result = JSON.stringify(done?.msg.params.update.rawOutput)
+      expect(invalidAgentFrames(agent.frames)).toEqual([])
+      return { calls, result, ws: agent.ws }
+    }
+    const full = await run('danger-full-access')
+    expect(full.calls).toEqual([`create bash -c echo local in ${full.ws}`, 'wait', 'output', 'release'])
+    expect(full.result).toMatch(/exited with code 3[\s\S]*from the editor terminal/)
+    const confined = await run('workspace-write')
+    expect(confined.calls).toEqual([])
+    expect(confined.result).toContain('local')
   }, 30_000)
 })

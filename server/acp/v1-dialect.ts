@@ -36,7 +36,7 @@ export function v1Initialize(info: AgentInfo): z.input<typeof InitializeResponse
 export function createV1Dialect(info: AgentInfo, ctx: DialectContext): Dialect {
   const agent = new V1Agent({ conn: ctx.conn, manager: ctx.manager, logger: ctx.logger })
   const handlers = {
-    initialize: (p: { clientCapabilities?: { fs?: { readTextFile?: boolean; writeTextFile?: boolean } } }) => {
+    initialize: (p: { clientCapabilities?: { fs?: { readTextFile?: boolean; writeTextFile?: boolean }; terminal?: boolean } }) => {
       agent.setClient(p.clientCapabilities)
       return v1Initialize(info)
     },

@@ -72,6 +72,7 @@ export class V1Agent {
   readonly #sessions = new Map<string, Attachment>()
   /** What the client offered in `initialize`. */
   #clientFs: ClientFs | undefined
+  #clientTerminal = false
 
   constructor(o: V1AgentOptions) {
     this.#o = o
@@ -83,8 +84,9 @@ export class V1Agent {
   }
 
   /** Remember the client's capabilities (from `initialize`). */
-  setClient(caps: { fs?: ClientFs } | undefined): void {
+  setClient(caps: { fs?: ClientFs; terminal?: boolean } | undefined): void {
     this.#clientFs = caps?.fs
+    this.#clientTerminal = caps?.terminal === true
   }
 
   handlers(): Handlers {
@@ -163,7 +165,7 @@ export class V1Agent {
     att.pump = new EventPump(session, afterSeq, (e) => this.#deliver(att, e), this.#o.logger)
     this.#sessions.set(session.id, att)
     // File tools go through the editor while this client has the session open.
-    session.useTools(clientTools(this.#o.conn, session.id, this.#clientFs))
+    session.useTools(clientTools(this.#o.conn, session.id, this.#clientFs, this.#clientTerminal))
     return att
   }
 

@@ -4,10 +4,13 @@
  * sees its unsaved buffers and records the change in its own undo. Same names, arguments,
  * outputs and confinement as the built-ins (the path is checked against the workspace, the
  * sandbox and the protected paths before the client is asked); a client failure is a tool
- * error; a cancelled turn withdraws the request. Bash stays local (the bubblewrap sandbox
- * cannot reach into the editor's terminal), see docs/decisions/0070.
+ * error; a cancelled turn withdraws the request. When the client offers `terminal`, Bash runs
+ * in the editor's terminal (`terminal/create`, `wait_for_exit`, `output`, `kill`, `release`)
+ * only under `--sandbox danger-full-access`: in the confined modes it stays local, inside
+ * bubblewrap, which cannot reach into the editor's terminal (docs/decisions/0070).
  */
-import type { EditInput, ReadInput, WriteInput } from '../../../generated/tools/tools.gen.ts'
+import type { BashInput, EditInput, ReadInput, WriteInput } from '../../../generated/tools/tools.gen.ts'
+import { bashOutcome, bashTool, DEFAULT_BASH_TIMEOUT_MS, MAX_BASH_OUTPUT_CHARS } from '../../tools/bash.ts'
 import type { Connection } from '../../jsonrpc/connection.ts'
 import { findOccurrences, replaceAt, replacementDiff } from '../../tools/edit-diff.ts'
 import { errorText, fail, succeed } from '../../tools/outcome.ts'
@@ -39,9 +42,74 @@ async function writeVia(conn: Connection, sessionId: string, abs: string, conten
   }
 }
 
-/** The tool substitutes for a client with these fs capabilities (empty when it offers none). */
-export function clientTools(conn: Connection, sessionId: string, fs: ClientFs | undefined): Map<string, Tool> {
+/** Bash in the client's terminal (danger-full-access only; otherwise the local sandboxed Bash). */
+function terminalBash(conn: Connection, sessionId: string): Tool<BashInput> {
+  return {
+    name: 'Bash',
+    permissionKey: (args, ctx) => bashTool.permissionKey(args, ctx),
+    async run(args, ctx) {
+      if (ctx.sandbox !== 'danger-full-access') return bashTool.run(args, ctx)
+      if (ctx.signal.aborted) return fail('command cancelled before it started')
+      const timeoutMs = args.timeout_ms ?? DEFAULT_BASH_TIMEOUT_MS
+      const t0 = Date.now()
+      let terminalId: string
+      try {
+        const created = (await conn.request(
+          'terminal/create',
+          { sessionId, command: 'bash', args: ['-c', args.command], cwd: ctx.cwd, outputByteLimit: MAX_BASH_OUTPUT_CHARS },
+          { signal: ctx.signal },
+        )) as { terminalId?: unknown }
+        if (typeof created?.terminalId !== 'string') return fail('could not start the command: the editor returned no terminal')
+        terminalId = created.terminalId
+      } catch (e) {
+        return fail(`could not start the command in the editor's terminal: ${errorText(e)}`)
+      }
+      const ref = { sessionId, terminalId }
+      let timedOut = false
+      let cancelled = false
+      const kill = (): void => void conn.request('terminal/kill', ref).catch(() => {})
+      const onAbort = (): void => {
+        cancelled = true
+        kill()
+      }
+      ctx.signal.addEventListener('abort', onAbort, { once: true })
+      const timer = setTimeout(() => {
+        timedOut = true
+        kill()
+      }, timeoutMs)
+      try {
+        const exit = (await conn.request('terminal/wait_for_exit', ref)) as { exitCode?: number | null; signal?: string | null }
+        const out = (await conn.request('terminal/output', ref)) as { output?: string; truncated?: boolean }
+        const output = typeof out?.output === 'string' ? out.output : ''
+        return bashOutcome(
+          {
+            exitCode: typeof exit?.exitCode === 'number' ? exit.exitCode : null,
+            signal: (exit?.signal ?? null) as NodeJS.Signals | null,
+            timedOut,
+            cancelled,
+            output,
+            truncated: out?.truncated === true,
+            totalOutputChars: output.length,
+            durationMs: Date.now() - t0,
+          },
+          timeoutMs,
+          false,
+        )
+      } catch (e) {
+        return fail(`the editor's terminal failed: ${errorText(e)}`)
+      } finally {
+        clearTimeout(timer)
+        ctx.signal.removeEventListener('abort', onAbort)
+        void conn.request('terminal/release', ref).catch(() => {})
+      }
+    },
+  }
+}
+
+/** The tool substitutes for a client with these capabilities (empty when it offers none). */
+export function clientTools(conn: Connection, sessionId: string, fs: ClientFs | undefined, terminal = false): Map<string, Tool> {
   const tools = new Map<string, Tool>()
+  if (terminal) tools.set('Bash', terminalBash(conn, sessionId))
   if (fs?.readTextFile) {
     const read: Tool<ReadInput> = {
       name: 'Read',
