@@ -11,6 +11,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { listen } from 'listhen'
 import { SessionManager } from '../../server/core/manager.ts'
+import { buildModelRegistry } from '../../server/providers/registry.ts'
 import { nodeHandler } from '../../server/http/node-handler.ts'
 import { createHttpServerApp, type HttpServerApp } from '../../server/http/server-app.ts'
 import type { SseSettings } from '../../server/http/sse/sse-stream.ts'
@@ -51,7 +52,9 @@ function build(opts: ServerOptions): { server: HttpServerApp; cwd: string; home:
     mkdirSync(dirname(p), { recursive: true })
     writeFileSync(p, content)
   }
-  const manager = new SessionManager({ agent: 'otter', cwd, home, approval: opts.approval ?? 'allow', logger: opts.logger })
+  // The CLI's registry with no provider configured: the offline model, the others listed as unconfigured.
+  const models = buildModelRegistry({}, { logger: opts.logger })
+  const manager = new SessionManager({ agent: 'otter', cwd, home, models, approval: opts.approval ?? 'allow', logger: opts.logger })
   const server = createHttpServerApp({
     version: VERSION,
     startedAt: new Date(),

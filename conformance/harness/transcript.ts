@@ -22,14 +22,14 @@ import { readFileSync } from 'node:fs'
 import { z } from 'zod'
 
 export const SURFACES = ['http', 'sse', 'acp', 'rpc'] as const
-export const ARMS = ['http-inprocess', 'http-socket', 'sse-socket', 'stdio'] as const
+export const ARMS = ['http-inprocess', 'http-socket', 'sse-inprocess', 'sse-socket', 'stdio'] as const
 export type Surface = (typeof SURFACES)[number]
 export type ArmName = (typeof ARMS)[number]
 
 /** Arms a surface runs on when a header names none. */
 export const DEFAULT_ARMS: Record<Surface, ArmName[]> = {
   http: ['http-inprocess', 'http-socket'],
-  sse: ['sse-socket'],
+  sse: ['sse-inprocess', 'sse-socket'],
   acp: ['stdio'],
   rpc: ['stdio'],
 }

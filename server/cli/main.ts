@@ -8,6 +8,7 @@
 import { defineCommand, renderUsage, runCommand, type CommandDef } from 'citty'
 import { VERSION } from '../version.ts'
 import { ExitStatus, UsageError, checkArgs } from './args.ts'
+import { setOutput } from './output.ts'
 
 const main = defineCommand({
   meta: { name: 'chimera', version: VERSION, description: 'Contract-first agent server: HTTP + SSE, ACP over stdio, JSON-lines RPC' },
@@ -93,4 +94,5 @@ async function run(rawArgs: string[]): Promise<number> {
   }
 }
 
+setOutput((text) => process.stdout.write(text))
 process.exitCode = await run(process.argv.slice(2))

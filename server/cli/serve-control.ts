@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { chimeraHome } from '../store/paths.ts'
 import { isAlive, listPidfiles, releasePidfile, type PidfilePrefix, type PidRecord } from '../store/pidfile.ts'
 import { UsageError, parsePort } from './args.ts'
+import { output } from './output.ts'
 
 export const DEFAULT_SERVE_TIMEOUT_S = 10
 
@@ -24,7 +25,7 @@ export function statusLines(prefix: PidfilePrefix, home = chimeraHome()): string
   })
 }
 
-export function runStatus(prefix: PidfilePrefix, out: (s: string) => void = (s) => process.stdout.write(s)): number {
+export function runStatus(prefix: PidfilePrefix, out: (s: string) => void = output): number {
   const lines = statusLines(prefix)
   for (const l of lines) out(`${l}\n`)
   if (!lines.length) process.stderr.write(`no ${prefix} servers recorded under ${chimeraHome()}/run\n`)
@@ -81,7 +82,7 @@ export function parseServeTimeout(v: string | undefined): number {
   return n * 1000
 }
 
-export async function runStop(prefix: PidfilePrefix, args: StopArgs, out: (s: string) => void = (s) => process.stdout.write(s)): Promise<number> {
+export async function runStop(prefix: PidfilePrefix, args: StopArgs, out: (s: string) => void = output): Promise<number> {
   const timeoutMs = parseServeTimeout(args['serve-timeout'])
   if (args.port !== undefined && args.all) throw new UsageError('give --port or --all, not both')
   const port = args.port !== undefined ? parsePort(args.port, 0) : undefined
