@@ -16,6 +16,7 @@ const main = defineCommand({
     otter: () => import('./otter.ts').then((m) => m.default),
     ferret: () => import('./ferret.ts').then((m) => m.default),
     code: () => import('./code.ts').then((m) => m.default),
+    mink: () => import('./mink.ts').then((m) => m.default),
     // The conformance kit's model double (the one place the CLI reaches into conformance/).
     'model-double': () => import('../../conformance/model-double/command.ts').then((m) => m.default),
   },

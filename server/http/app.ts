@@ -115,6 +115,9 @@ export function createHttpApp(opts: HttpAppOptions): H3 {
   const guard: GuardOptions = opts.guard ?? { cors: [], allowedHosts: [] }
   const app = new H3({
     silent: true,
+    // A malformed escape (`/sessions/%E0%A4%A`) reaches the routes: decodeParams answers it as
+    // an unknown resource (404), the same as any other id no session can have.
+    allowMalformedURL: true,
     onError: (error: HTTPError) => {
       // Errors raised by h3 itself before routing (e.g. a malformed percent-encoded path).
       const status = error.status && error.status >= 400 && error.status < 500 ? error.status : 500

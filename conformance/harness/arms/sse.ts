@@ -16,6 +16,8 @@ export class SseArm extends HttpArm {
   #reading: Promise<void> | undefined
   #reader: ReadableStreamDefaultReader<string> | undefined
   #sse: SseSniffer[] = []
+  /** Items of the open stream: a stream that is closed or replaced takes its unread ones with it. */
+  #items = new WeakSet<object>()
 
   constructor(name: 'sse-inprocess' | 'sse-socket', target: HttpTarget) {
     super(name, target)
@@ -35,7 +37,11 @@ export class SseArm extends HttpArm {
     const headersOut = Object.fromEntries([...res.headers].map(([k, v]) => [k.toLowerCase(), v]))
     this.sniffer.exchange({ method: 'GET', path, status: res.status, contentType: headersOut['content-type'] ?? null, body: undefined })
     // The first item of a stream is its response head, so transcripts can check the headers.
-    this.inbox.push({ status: res.status, headers: headersOut, stream: true })
+    const push = (item: Record<string, unknown>): void => {
+      this.#items.add(item)
+      this.inbox.push(item)
+    }
+    push({ status: res.status, headers: headersOut, stream: true })
     const sniffer = new SseSniffer(path)
     this.#sse.push(sniffer)
     let retry: number | undefined
@@ -54,7 +60,7 @@ export class SseArm extends HttpArm {
           record.data = e.data
         }
         sniffer.frame('out', { id: e.id, event: e.event, data: e.data, retry: record.retry })
-        this.inbox.push(record)
+        push(record)
       },
     })
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader()
@@ -66,7 +72,7 @@ export class SseArm extends HttpArm {
           if (done) break
           parser.feed(value)
         }
-        if (this.#reader === reader) this.inbox.push({ closed: true })
+        if (this.#reader === reader) push({ closed: true })
       } catch {
         // aborted by close()
       }
@@ -80,6 +86,9 @@ export class SseArm extends HttpArm {
     // An in-process body does not see the request's abort: cancel the read side too.
     await reader?.cancel().catch(() => {})
     await this.#reading
+    const items = this.#items
+    this.inbox.discard((i) => typeof i === 'object' && i !== null && items.has(i))
+    this.#items = new WeakSet()
     this.#stream = undefined
     this.#reading = undefined
   }

@@ -20,7 +20,7 @@ import { sseResponse } from '../sse/sse-stream.ts'
  * log and no turn has started since (so a replayed multi-turn history is sent whole, and a live
  * turn ends the stream with its own terminal event).
  */
-export function pluralEndRule(session: Session): (e: AnyEvent) => SseEnd | undefined {
+export function pluralEndRule(session: Session): (e: AnyEvent) => { end: SseEnd; ready?: Promise<boolean> } | undefined {
   let turnOpen = false
   let terminal: SseEnd | undefined
   return (e) => {
@@ -29,11 +29,16 @@ export function pluralEndRule(session: Session): (e: AnyEvent) => SseEnd | undef
       turnOpen = false
       terminal = { session_id: session.id, success: e.type === 'agent_result' ? e.data.success : false }
     }
-    return terminal && !turnOpen && e.seq >= session.lastSeq ? terminal : undefined
+    if (!terminal || turnOpen || e.seq < session.lastSeq) return undefined
+    // A turn accepted but not yet started (its user_message still to come) keeps the session
+    // running: end only once it settles with nothing written after this event.
+    if (session.status !== 'running') return { end: terminal }
+    const seq = e.seq
+    return { end: terminal, ready: session.idle().then(() => session.lastSeq <= seq) }
   }
 }
 
-function stream(deps: HttpDeps, session: Session, afterSeq: number, record: (e: AnyEvent) => SseRecord, endAfter?: (e: AnyEvent) => SseEnd | undefined): Response {
+function stream(deps: HttpDeps, session: Session, afterSeq: number, record: (e: AnyEvent) => SseRecord, endAfter?: ReturnType<typeof pluralEndRule>): Response {
   const reg = deps.streams.register(session.id)
   return sseResponse({
     sessionId: session.id,

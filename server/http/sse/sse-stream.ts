@@ -43,8 +43,11 @@ export interface SseStreamOptions {
   /** The events to send (the session's stream from the start cursor), ended by `signal`. */
   events(signal: AbortSignal): AsyncIterable<AnyEvent>
   record(e: AnyEvent): SseRecord
-  /** After each event: the `end` payload when the stream must close after it. */
-  endAfter?(e: AnyEvent): SseEnd | undefined
+  /**
+   * After each event: whether the stream closes after it. `ready` (when given) resolves true
+   * when the stream may end, unless another event arrives first (a turn still finishing).
+   */
+  endAfter?(e: AnyEvent): { end: SseEnd; ready?: Promise<boolean> } | undefined
   /** Aborted when the session leaves the manager or the server stops: `end`, then close. */
   stop: AbortSignal
   settings: SseSettings
@@ -112,11 +115,22 @@ export function sseResponse(o: SseStreamOptions): Response {
 
   const pump = async (): Promise<void> => {
     try {
-      for await (const e of o.events(iterating.signal)) {
-        if (closed) return
-        write(encodeRecord(o.record(e)))
-        const last = o.endAfter?.(e)
-        if (last) return end(last)
+      const it = o.events(iterating.signal)[Symbol.asyncIterator]()
+      const read = (): Promise<IteratorResult<AnyEvent>> => {
+        const p = it.next()
+        p.catch(() => {}) // a read abandoned at `end` may fail later; nobody awaits it then
+        return p
+      }
+      let next = read()
+      for (;;) {
+        const r = await next
+        if (r.done || closed) return
+        write(encodeRecord(o.record(r.value)))
+        next = read()
+        const last = o.endAfter?.(r.value)
+        // With `ready`: the session settles with nothing after this event (end), or the next
+        // event comes first (go on with it).
+        if (last && (!last.ready || (await Promise.race([next.then(() => false, () => false), last.ready])))) return end(last.end)
         if (!(await room())) return drop(`it took nothing for ${settings.stallMs} ms with ${settings.bufferBytes} bytes waiting`)
       }
     } catch (err) {
