@@ -10,7 +10,9 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { listen } from 'listhen'
-import { SessionManager } from '../../server/core/manager.ts'
+import { customCommands } from '../../server/commands/custom-commands.ts'
+import { SessionManager, type ManagerOptions } from '../../server/core/manager.ts'
+import { snapshotHistory, snapshotRoot } from '../../server/store/snapshots.ts'
 import { buildModelRegistry } from '../../server/providers/registry.ts'
 import { nodeHandler } from '../../server/http/node-handler.ts'
 import { createHttpServerApp, type HttpServerApp } from '../../server/http/server-app.ts'
@@ -32,6 +34,8 @@ export interface ServerOptions {
   workspace?: Record<string, string>
   sse?: Partial<SseSettings>
   logger?: Logger
+  /** Custom commands per working directory (default: the CLI's, user scope in the temp base). */
+  commands?: ManagerOptions['commands']
 }
 
 /** An HTTP target plus the server behind it (tests reach into the manager and the workspace). */
@@ -54,7 +58,19 @@ function build(opts: ServerOptions): { server: HttpServerApp; cwd: string; home:
   }
   // The CLI's registry with no provider configured: the offline model, the others listed as unconfigured.
   const models = buildModelRegistry({}, { logger: opts.logger })
-  const manager = new SessionManager({ agent: 'otter', cwd, home, models, approval: opts.approval ?? 'allow', logger: opts.logger })
+  // As the CLI builds it (agent-process.ts): snapshot undo history and custom commands, the
+  // user scope inside the temporary base so a developer's own commands never leak in.
+  const manager = new SessionManager({
+    agent: 'otter',
+    cwd,
+    home,
+    models,
+    approval: opts.approval ?? 'allow',
+    logger: opts.logger,
+    history: snapshotHistory({ home, env: {}, logger: opts.logger ?? noopLogger }),
+    commands: opts.commands ?? customCommands({ userDir: join(base, 'user-commands') }),
+    protectedPaths: [snapshotRoot(home, {})],
+  })
   const server = createHttpServerApp({
     version: VERSION,
     startedAt: new Date(),

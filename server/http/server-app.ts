@@ -12,12 +12,15 @@ import type { GuardOptions } from './guard.ts'
 import { IdleEviction } from './idle-eviction.ts'
 import { bodyErrors } from './routes/body-errors.ts'
 import { approveHandlers } from './routes/approve.ts'
+import { commandsHandlers } from './routes/commands.ts'
 import { eventsHandlers } from './routes/events.ts'
 import { healthHandlers } from './routes/health.ts'
 import { infoHandlers } from './routes/info.ts'
 import { openapiHandlers } from './routes/openapi.ts'
+import { runsHandlers } from './routes/runs.ts'
 import { sessionHandlers } from './routes/session.ts'
 import { sessionsHandlers } from './routes/sessions.ts'
+import { transcriptHandlers } from './routes/transcript.ts'
 import { undoHandlers } from './routes/undo.ts'
 import { SessionTokens } from './session-tokens.ts'
 import { StreamRegistry } from './sse/registry.ts'
@@ -70,7 +73,10 @@ export function createHttpServerApp(o: HttpServerOptions): HttpServerApp {
     ...eventsHandlers(deps),
     ...undoHandlers(deps),
     ...approveHandlers(deps),
-  } as OperationHandlers // FEATURES-PENDING: transcript, share, commands, runs
+    ...transcriptHandlers(deps),
+    ...commandsHandlers(deps),
+    ...runsHandlers(deps),
+  } satisfies OperationHandlers
   const app = createHttpApp({
     logger: o.logger,
     masterToken: o.masterToken,
