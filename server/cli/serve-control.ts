@@ -62,7 +62,8 @@ async function stopOne(prefix: PidfilePrefix, path: string, port: number, record
     return { line: `${head} stopped (SIGTERM)`, ok: true }
   }
   signal(record.pid, 'SIGKILL')
-  if (await waitGone(record.pid, 5000)) {
+  // SIGKILL cannot be caught: a process still there after this is one we may not signal.
+  if (await waitGone(record.pid, 2000)) {
     releasePidfile(path, record)
     return { line: `${head} killed (SIGKILL after ${timeoutMs / 1000} s)`, ok: true }
   }

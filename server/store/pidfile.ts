@@ -48,6 +48,13 @@ export function isAlive(pid: number): boolean {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false
   }
+  // A zombie has exited (only its parent has not collected it yet): it serves nothing.
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z') return false
+  } catch {
+    // no procfs: signal 0 is all we know
+  }
   // A PID reused by an unrelated program after a crash is not our server (Linux: its command line says).
   try {
     const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
