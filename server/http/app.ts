@@ -136,6 +136,9 @@ export function createHttpApp(opts: HttpAppOptions): H3 {
       let cors: Record<string, string> = {}
       try {
         checkHost(req, guard)
+        // The router ignores a trailing slash; the spec has no such paths (`/sessions/` is not `/sessions`).
+        const pathname = new URL(req.url).pathname
+        if (pathname.length > 1 && pathname.endsWith('/')) throw new HttpError(404, 'not_found', `no route for ${req.method} ${pathname.slice(0, 200)}`)
         if (req.method === 'OPTIONS' && req.headers.get('origin') !== null) return preflight(req, guard, allow)
         cors = corsHeaders(req, guard)
         if (!op) throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${route}`, { headers: { allow } })
