@@ -137,7 +137,7 @@ export function createHttpApp(opts: HttpAppOptions): H3 {
       try {
         checkHost(req, guard)
         // The router ignores a trailing slash; the spec has no such paths (`/sessions/` is not `/sessions`).
-        const pathname = new URL(req.url).pathname
+        const pathname = event.url.pathname
         if (pathname.length > 1 && pathname.endsWith('/')) throw new HttpError(404, 'not_found', `no route for ${req.method} ${pathname.slice(0, 200)}`)
         if (req.method === 'OPTIONS' && req.headers.get('origin') !== null) return preflight(req, guard, allow)
         cors = corsHeaders(req, guard)
