@@ -2,7 +2,8 @@
 // measured in the same run (issue 8 item 9). Prints; asserts nothing.
 //   GET /health requests/s (autocannon, BENCH_CONNECTIONS connections for BENCH_SECONDS s) on
 //   a bare node:http server, a bare h3 app (same node handler), and the Chimera app (auth,
-//   guards, the generated operation table, a real SessionManager) — target >= 0.9x bare h3;
+//   guards, the generated operation table, a real SessionManager) on the same kind of server
+//   and as the CLI serves it (listhen) — target >= 0.9x bare h3;
 //   spawn to first 200 of the bundled CLI against spawning a bare node:http server.
 // Run: node scripts/build.mjs && node_modules/.bin/tsx bench/http-health.ts
 import { spawn } from 'node:child_process'
@@ -10,7 +11,8 @@ import { createServer, type Server } from 'node:http'
 import autocannon from 'autocannon'
 import { H3 } from 'h3'
 import { toNodeHandler } from 'h3/node'
-import { socketTarget } from '../conformance/harness/targets.ts'
+import { inProcessTarget, socketTarget } from '../conformance/harness/targets.ts'
+import { nodeHandler } from '../server/http/node-handler.ts'
 import { CLI_BUNDLE } from '../conformance/harness/targets.ts'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
@@ -37,14 +39,19 @@ const bare = createServer((_req, res) => {
 const h3 = new H3().get('/health', () => ({ status: 'ok', version: '0.0.0', started_at: new Date().toISOString() }))
 const h3Server = createServer(toNodeHandler(h3))
 const chimera = await socketTarget()
+const plain = inProcessTarget()
+const chimeraNode = createServer(nodeHandler(plain.server.app))
 
 const rows: [string, number][] = []
 rows.push(['bare node:http', await rps(await listen(bare))])
 rows.push(['bare h3', await rps(await listen(h3Server))])
-rows.push(['chimera (no token)', await rps(chimera.baseUrl)])
+rows.push(['chimera app, same node:http server', await rps(await listen(chimeraNode))])
+rows.push(['chimera app, served by listhen (as the CLI does)', await rps(chimera.baseUrl)])
 bare.close()
 h3Server.close()
+chimeraNode.close()
 await chimera.close()
+await plain.close()
 
 async function firstOk(args: string[]): Promise<number> {
   const t0 = performance.now()
