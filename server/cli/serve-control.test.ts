@@ -108,6 +108,21 @@ describe('serve status and stop', () => {
     expect(await cli(home, ['status'])).toMatchObject({ code: 0, stdout: '' })
   }, 40_000)
 
+  it('a port taken by another program is one line naming the port, exit 1, no stack trace', async () => {
+    const home = temp.make('serve-inuse-')
+    const other = createServer()
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', r))
+    const port = (other.address() as { port: number }).port
+    try {
+      const s = launch(['otter', 'serve', '--port', String(port)], { CHIMERA_HOME: home })
+      expect(await s.exit).toBe(1)
+      expect(s.stderr().trim().split('\n').filter((l) => !/ INFO /.test(l))).toEqual([`error: port ${port} on 127.0.0.1 is already in use`])
+      expect(existsSync(pidfile(home, port))).toBe(false)
+    } finally {
+      await new Promise((r) => other.close(r))
+    }
+  }, 40_000)
+
   it('takes over a stale pidfile; status flags it; stop reaps it', async () => {
     const home = temp.make('serve-stale-')
     const port = await freePort()
