@@ -5,11 +5,15 @@
 //   2. BENCH_CLIENTS SSE clients (default 500) on one session while turns write about
 //      BENCH_RATE events/s for BENCH_SECONDS s: gaps (must be 0) and p50/p99 delivery latency
 //      (receive time - event ts) vs the p99 of a single client alone;
-//   3. Last-Event-ID replay of a session of BENCH_REPLAY events (default 100,000; built with
-//      !say turns of 8 events) from 0 to `end`, vs reading the same events from the store;
+//   3. Last-Event-ID replay of a session of BENCH_REPLAY events (default 100,000; a real turn's
+//      events, its text_delta repeated, appended to the store) from 0 to `end`, vs reading the
+//      same events from the store;
 //   4. RSS with 100 live sessions vs the RSS before creating them (target <= 100 MB).
 // Run: node_modules/.bin/tsx bench/http-sse.ts
+import { randomUUID } from 'node:crypto'
 import { request } from 'node:http'
+import { newSessionId } from '../server/store/paths.ts'
+import { minimalSummary } from '../server/store/validate.ts'
 import { socketTarget } from '../conformance/harness/targets.ts'
 
 const FIRST = Number(process.env.BENCH_FIRST ?? 30)
@@ -105,23 +109,32 @@ const run = async (clients: number): Promise<{ gaps: number; lat: number[]; rece
 const alone = await run(1)
 const many = await run(CLIENTS)
 
-// 3. Replay from 0 of a long session.
-const { session_id: long } = await post('/session')
-const ls = t.server.deps.manager.peek(long as string)!
-while (ls.lastSeq < REPLAY) {
-  const batch = Array.from({ length: 50 }, (_, i) => ls.prompt(`!say r${ls.lastSeq + i}`).done)
-  await Promise.all(batch)
-}
-await ls.flush()
+// 3. Replay from 0 of a long session: a real turn's events as templates, its text_delta
+// repeated to REPLAY events in the store (as a long session would have written them), then
+// GET /sessions/{id}/events with Last-Event-ID: 0 until `end`.
+const { session_id: tpl } = await post('/sessions', { prompt: '!say template' })
+const tplSession = t.server.deps.manager.peek(tpl as string)!
+await tplSession.idle()
+const events = await tplSession.events(0)
+const store = t.server.deps.manager.store
+const meta = { session_id: newSessionId('otter'), agent: 'otter' as const, cwd: t.cwd, model: 'offline', mode: 'build', created_at: new Date().toISOString() }
+await store.create(meta, minimalSummary(meta))
+const head = events.filter((e) => e.type !== 'agent_result' && e.type !== 'text_delta')
+const delta = events.find((e) => e.type === 'text_delta')!
+const tail = events.find((e) => e.type === 'agent_result')!
+let seq = 0
+const put = (e: (typeof events)[number]) => store.append({ ...e, seq: ++seq, id: `evt-${randomUUID()}`, session_id: meta.session_id } as typeof e)
+for (const e of head) await put(e)
+while (seq < REPLAY - 1) await put(delta)
+await put(tail)
 let t0 = performance.now()
-const fromStore = (await ls.events(0)).length
+const fromStore = (await store.read(meta.session_id, 0)).length
 const storeMs = performance.now() - t0
 t0 = performance.now()
 let replayed = 0
-const r = subscribe(`/session/${long}/events`, () => void replayed++, { 'last-event-id': '0' })
-while (replayed < ls.lastSeq) await new Promise((res) => setTimeout(res, 5))
+await subscribe(`/sessions/${meta.session_id}/events`, () => void replayed++, { 'last-event-id': '0' }).done
 const replayMs = performance.now() - t0
-r.close()
+const ls = { lastSeq: replayed }
 
 // 4. RSS with 100 live sessions.
 globalThis.gc?.()
@@ -135,7 +148,7 @@ console.log('|---|---:|---:|---:|')
 console.log(`| POST /sessions -> first SSE record, median of ${FIRST} | ${pct(first, 50).toFixed(2)} ms | GET /health round trip ${pct(health, 50).toFixed(2)} ms | ${(pct(first, 50) / pct(health, 50)).toFixed(2)}x |`)
 console.log(`| ${CLIENTS} SSE clients, ~${RATE} events/s for ${SECONDS} s: gaps | ${many.gaps} (${many.sent} events x ${CLIENTS} clients, ${many.received} received) | 1 client: ${alone.gaps} gaps | |`)
 console.log(`| ${CLIENTS} SSE clients: delivery latency p50 / p99 | ${pct(many.lat, 50)} / ${pct(many.lat, 99)} ms | 1 client p99 ${pct(alone.lat, 99)} ms | ${(pct(many.lat, 99) / Math.max(1, pct(alone.lat, 99))).toFixed(1)}x |`)
-console.log(`| Last-Event-ID: 0 replay of ${ls.lastSeq} events | ${replayMs.toFixed(0)} ms | store read of the same events ${storeMs.toFixed(0)} ms (${fromStore}) | ${(replayMs / storeMs).toFixed(2)}x |`)
+console.log(`| Last-Event-ID: 0 replay of ${seq} events to end (${ls.lastSeq} received) | ${replayMs.toFixed(0)} ms | store read of the same events ${storeMs.toFixed(0)} ms (${fromStore}) | ${(replayMs / storeMs).toFixed(2)}x |`)
 console.log(`| RSS with 100 live sessions | +${((rss1 - rss0) / 1048576).toFixed(1)} MB (total ${(rss1 / 1048576).toFixed(0)} MB) | RSS before ${(rss0 / 1048576).toFixed(0)} MB | |`)
 await t.close()
 process.exit(0)
