@@ -70,6 +70,8 @@ bench: install build ## print the figures of bench/ (start-up, run rollups, tool
 	$(TSX) bench/acp-encoder.ts
 	$(TSX) bench/acp-rss.ts
 	$(TSX) bench/tool-patterns.ts
+	$(TSX) bench/http-health.ts
+	$(TSX) bench/http-sse.ts
 
 clean: ## remove build output and caches (keeps node_modules)
 	rm -rf dist .tmp
