@@ -114,6 +114,11 @@ export class LspClient {
     })
     this.#proc = proc
     proc.on('error', (e) => this.#die(`${this.spec.id} could not start: ${e.message}`))
+    if (proc.pid === undefined) {
+      // The spawn failed (not found, not executable): its 'error' event says why, next tick.
+      await new Promise<void>((r) => setImmediate(r))
+      throw serverFailed(this.#dead ?? `${this.spec.id} could not start`)
+    }
     proc.on('exit', (code, signal) => {
       // What it started in its group (tsserver, workers) must not outlive it.
       if (proc.pid !== undefined) signalGroup(proc.pid, 'SIGKILL')

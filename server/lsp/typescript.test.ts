@@ -5,16 +5,10 @@
  * files, references counted, a rename across files applied (file_edit events) and undone. One
  * session, so one server, for the whole file.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { EventOf } from '../events/event-types.ts'
-import { snapshotHistory } from '../store/snapshots.ts'
-import type { SessionManager } from '../core/manager.ts'
-import type { Session } from '../core/session.ts'
-import { ofType, testEnv, within, type TestEnv } from '../core/fixtures/harness.ts'
-import { processesIn } from './fixtures.ts'
-import { autoDetectLsp } from './provider.ts'
+import { ofType, within } from '../core/fixtures/harness.ts'
+import { call, lspProject, processesIn, type LspProject } from './fixtures/project.ts'
 
 const MATH = `export function add(a: number, b: number): number {
   return a + b
@@ -30,43 +24,25 @@ const USE = `import * as math from './math'
 export const x = math.
 `
 
-let env: TestEnv
-let manager: SessionManager
-let session: Session
-
+let p: LspProject
 beforeAll(async () => {
-  env = testEnv('chimera-lsp-ts-')
-  writeFileSync(join(env.cwd, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, target: 'es2020', module: 'commonjs', noEmit: true }, include: ['src'] }))
-  mkdirSync(join(env.cwd, 'src'))
-  writeFileSync(join(env.cwd, 'src/math.ts'), MATH)
-  writeFileSync(join(env.cwd, 'src/main.ts'), MAIN)
-  writeFileSync(join(env.cwd, 'src/use.ts'), USE)
-  manager = env.manager({ lsp: autoDetectLsp(), history: snapshotHistory({ home: env.home, env: {} }) })
-  session = await manager.create()
+  const tsconfig = JSON.stringify({ compilerOptions: { strict: true, target: 'es2020', module: 'commonjs', noEmit: true }, include: ['src'] })
+  p = await lspProject('chimera-lsp-ts-', { 'tsconfig.json': tsconfig, 'src/math.ts': MATH, 'src/main.ts': MAIN, 'src/use.ts': USE })
 })
-
 afterAll(async () => {
-  await manager?.shutdown()
-  expect(processesIn(env.cwd)).toEqual([])
-  await env?.cleanup()
+  const cwd = p?.env.cwd
+  await p?.close()
+  if (cwd) expect(processesIn(cwd)).toEqual([])
 })
 
-const call = (tool: string, args: unknown) => `!call ${tool} ${JSON.stringify(args)}`
-
-/** Run one turn of `!call` lines; the tool results of that turn, in order. */
-async function turn(text: string): Promise<EventOf<'tool_result'>['data'][]> {
-  const before = session.lastSeq
-  await within(session.prompt(text).done, 25_000, text)
-  return ofType(await session.events(before), 'tool_result').map((e) => e.data)
-}
-
-const file = (rel: string) => readFileSync(join(env.cwd, rel), 'utf8')
+const turn = (text: string) => p.turn(text)
+const file = (rel: string) => p.file(rel)
 
 describe('LSP tools on a TypeScript project (typescript-language-server)', () => {
   it('offers the five tools, and starts no server before one is used', () => {
-    const names = session.availableTools().map((t) => t.name)
+    const names = p.session.availableTools().map((t) => t.name)
     expect(names).toEqual(expect.arrayContaining(['lsp_diagnostics', 'lsp_completion', 'lsp_rename', 'lsp_definition', 'lsp_references']))
-    expect(processesIn(env.cwd)).toEqual([])
+    expect(processesIn(p.env.cwd)).toEqual([])
   })
 
   it('diagnoses a type error, and the error is gone after an Edit fixes it', async () => {
@@ -77,7 +53,7 @@ describe('LSP tools on a TypeScript project (typescript-language-server)', () =>
     expect(d.diagnostics[0]).toMatchObject({ line: 2, code: 2322, severity: 'error' })
     expect(r?.output).toContain('src/main.ts:2:6 error [typescript 2322]')
 
-    const [edit, after] = await turn(`${call('Edit', { path: 'src/main.ts', old_string: 'const s: string', new_string: 'const s: number' })}\n${call('lsp_diagnostics', { path: join(env.cwd, 'src/main.ts') })}`)
+    const [edit, after] = await turn(`${call('Edit', { path: 'src/main.ts', old_string: 'const s: string', new_string: 'const s: number' })}\n${call('lsp_diagnostics', { path: join(p.env.cwd, 'src/main.ts') })}`)
     expect(edit?.ok).toBe(true)
     expect(after?.ok).toBe(true)
     expect(after?.data).toMatchObject({ count: 0, errors: 0 })
@@ -92,7 +68,7 @@ describe('LSP tools on a TypeScript project (typescript-language-server)', () =>
   })
 
   it('finds a definition in another file, from an anchor and from a file:// URI', async () => {
-    const [byAnchor, byUri] = await turn(`${call('lsp_definition', { path: 'src/main.ts', position: { text: 'add', occurrence: 2 } })}\n${call('lsp_definition', { path: `file://${join(env.cwd, 'src/main.ts')}`, position: { line: 1, character: 19 } })}`)
+    const [byAnchor, byUri] = await turn(`${call('lsp_definition', { path: 'src/main.ts', position: { text: 'add', occurrence: 2 } })}\n${call('lsp_definition', { path: `file://${join(p.env.cwd, 'src/main.ts')}`, position: { line: 1, character: 19 } })}`)
     for (const r of [byAnchor, byUri]) {
       expect(r?.ok).toBe(true)
       expect((r?.data as { definitions: unknown[] }).definitions).toEqual([expect.objectContaining({ path: 'src/math.ts', line: 0, character: 16 })])
@@ -113,20 +89,20 @@ describe('LSP tools on a TypeScript project (typescript-language-server)', () =>
 
   it('renames across files through the edit path (file_edit events), then /undo restores both files', async () => {
     const before = { math: file('src/math.ts'), main: file('src/main.ts') }
-    const seq = session.lastSeq
+    const seq = p.session.lastSeq
     const [r] = await turn(call('lsp_rename', { path: 'src/math.ts', position: { text: 'add' }, new_name: 'sum' }))
     expect(r?.ok).toBe(true)
     expect(r?.data).toMatchObject({ new_name: 'sum', edits: 6, files: expect.arrayContaining([{ path: 'src/math.ts', edits: 2 }, { path: 'src/main.ts', edits: 4 }]) })
     expect(file('src/math.ts')).toBe(before.math.replaceAll('add', 'sum'))
     expect(file('src/main.ts')).toBe(before.main.replaceAll('add', 'sum'))
-    const edits = ofType(await session.events(seq), 'file_edit').map((e) => e.data.path).sort()
+    const edits = ofType(await p.session.events(seq), 'file_edit').map((e) => e.data.path).sort()
     expect(edits).toEqual(['src/main.ts', 'src/math.ts'])
 
     // The server saw the rename: the new name is defined where the old one was.
     const [def] = await turn(call('lsp_definition', { path: 'src/main.ts', position: { text: 'sum', occurrence: 2 } }))
     expect((def?.data as { definitions: unknown[] }).definitions).toEqual([expect.objectContaining({ path: 'src/math.ts', line: 0, character: 16 })])
 
-    const undo = await within(session.prompt('/undo 2').done, 10_000, '/undo')
+    const undo = await within(p.session.prompt('/undo 2').done, 10_000, '/undo')
     expect(undo.output).toMatch(/rewound 2 turns, 2 files restored/)
     expect(file('src/math.ts')).toBe(before.math)
     expect(file('src/main.ts')).toBe(before.main)
