@@ -99,7 +99,10 @@ export const BUILTIN_SERVERS: readonly LspServerSpec[] = [
     languageId: (ext) => TS_IDS[ext] ?? 'typescript',
     resolve: () => {
       const tsserver = tsserverPath()
-      return nodeOrPath('typescript-language-server', 'typescript-language-server', ['--stdio'], { initializationOptions: { disableAutomaticTypingAcquisition: true, ...(tsserver ? { tsserver: { path: tsserver } } : {}) } })
+      // No syntax server: it answers navigation before the project has loaded, with the import
+      // binding instead of the definition. No typings acquisition: it would reach the network.
+      const options = { disableAutomaticTypingAcquisition: true, tsserver: { useSyntaxServer: 'never', ...(tsserver ? { path: tsserver } : {}) } }
+      return nodeOrPath('typescript-language-server', 'typescript-language-server', ['--stdio'], { initializationOptions: options })
     },
   },
   {
