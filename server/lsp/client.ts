@@ -39,6 +39,12 @@ import type { LspCommand, LspServerSpec } from './servers.ts'
 export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024
 /** After the last publish for a document, how long to wait for another before answering. */
 export const PUBLISH_QUIET_MS = 300
+/**
+ * How long to wait for a new publish after a change when the server has published for the
+ * document before: some servers (typescript-language-server) publish nothing when the
+ * diagnostics did not change, so silence then means "as before".
+ */
+export const PUBLISH_SETTLE_MS = 2000
 const STDERR_TAIL = 2000
 
 export interface LspClientOptions {
@@ -299,6 +305,7 @@ export class LspClient {
       let quiet: NodeJS.Timeout | undefined
       const finish = (f: () => void): void => {
         clearTimeout(deadline)
+        clearTimeout(settle)
         clearTimeout(quiet)
         this.#publishWaiters.delete(check)
         signal?.removeEventListener('abort', onAbort)
@@ -313,6 +320,10 @@ export class LspClient {
       }
       const onAbort = (): void => finish(() => reject(new LspError('LSP request cancelled')))
       const deadline = setTimeout(() => finish(() => reject(timedOut())), this.#opts.requestTimeoutMs)
+      const previous = afterSeq > 0
+      const settle = previous ? setTimeout(() => {
+        if (quiet === undefined) finish(() => resolve(this.#published.get(uri)?.items ?? []))
+      }, Math.min(PUBLISH_SETTLE_MS, this.#opts.requestTimeoutMs)) : undefined
       this.#publishWaiters.add(check)
       signal?.addEventListener('abort', onAbort, { once: true })
       check()
