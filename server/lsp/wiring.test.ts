@@ -12,6 +12,10 @@ import { testEnv, within, ofType, type TestEnv } from '../core/fixtures/harness.
 import { LspManager, findRoot } from './manager.ts'
 import { LspServers, registerLspServer, defaultServers, BUILTIN_SERVERS } from './servers.ts'
 import type { LspFactory } from './provider.ts'
+import { processesIn } from './fixtures/project.ts'
+import { fileURLToPath } from 'node:url'
+
+const SILENT = fileURLToPath(new URL('./fixtures/silent-server.mjs', import.meta.url))
 
 let env: TestEnv
 beforeEach(() => {
@@ -69,6 +73,27 @@ describe('LSP in a session', () => {
     const s = await env.manager({ lsp: () => undefined }).create()
     const out = await within(s.prompt('!call lsp_diagnostics {"path":"a.ts"}').done, 10_000, 'LSP')
     expect(out.output).toBe('lsp_diagnostics error: LSP not configured')
+  })
+})
+
+describe('cancel', () => {
+  it('cancelling a turn stuck in an LSP request ends it at once; the server is the session\'s until it closes, then gone', async () => {
+    writeFileSync(join(env.cwd, 'x.silent'), 'anything\n')
+    const servers = new LspServers([{ id: 'silent', extensions: ['.silent'], rootMarkers: [], languageId: () => 'silent', resolve: () => ({ command: process.execPath, args: [SILENT] }) }])
+    let sent!: () => void
+    const requestOut = new Promise<void>((r) => (sent = r))
+    const onRequest = (method: string) => void (method === 'textDocument/definition' && sent())
+    const manager = env.manager({ lsp: (cwd) => new LspManager({ cwd, servers, onRequest }) })
+    const s = await manager.create()
+    const turn = s.prompt('!call lsp_definition {"path":"x.silent","position":{"line":0,"character":0}}')
+    // The request is out (the server never answers it): cancel the turn.
+    await within(requestOut, 10_000, 'the definition request')
+    expect(processesIn(env.cwd)).toHaveLength(1)
+    s.cancel()
+    const out = await within(turn.done, 5000, 'the cancelled turn')
+    expect(out.stop_reason).toBe('cancelled')
+    await manager.shutdown()
+    expect(processesIn(env.cwd)).toEqual([])
   })
 })
 
