@@ -73,8 +73,12 @@ describe('LSP tools on a Python project (pyright)', () => {
     expect(r?.data).toMatchObject({ edits: 6, files: expect.arrayContaining([{ path: 'pkg/mathx.py', edits: 2 }, { path: 'main.py', edits: 4 }]) })
     expect(p.file('pkg/mathx.py')).toBe(before.mathx.replaceAll('add', 'plus'))
     expect(p.file('main.py')).toBe(before.main.replaceAll('add', 'plus'))
-    const undo = await p.session.prompt('/undo').done
-    expect(undo.output).toMatch(/rewound 1 turn, 2 files restored/)
+    // The server saw the rename: the new name resolves, and the files are clean.
+    const [def, diag] = await p.turn(`${call('lsp_definition', { path: 'main.py', position: { text: 'plus', occurrence: 2 } })}\n${call('lsp_diagnostics', { path: 'main.py' })}`)
+    expect((def?.data as { definitions: unknown[] }).definitions).toEqual([expect.objectContaining({ path: 'pkg/mathx.py', line: 0, character: 4 })])
+    expect(diag?.data).toMatchObject({ errors: 0 })
+    const undo = await p.session.prompt('/undo 2').done
+    expect(undo.output).toMatch(/rewound 2 turns, 2 files restored/)
     expect(p.file('pkg/mathx.py')).toBe(before.mathx)
     expect(p.file('main.py')).toBe(before.main)
   })

@@ -103,8 +103,9 @@ export function lspTools(provider?: LspProvider): Tool[] {
       const applied = await applyWorkspaceEdit('lsp_rename', ctx, edit)
       if (!applied.ok) return applied.outcome
       const files = applied.files
-      // The server's copies of the changed files (and any it has open) follow the disk again.
-      await manager.resync(abs).catch(() => {})
+      // The server's copies of the changed files follow the disk again (opened now if they were
+      // not: a server that does not watch the disk would otherwise keep the old names).
+      for (const f of [{ abs }, ...files]) await manager.resync(f.abs).catch(() => {})
       const edits = files.reduce((n, f) => n + f.edits, 0)
       return succeed(
         `Renamed the symbol at ${name}:${pos.line}:${pos.character} to ${args.new_name}: ${edits} edit${edits === 1 ? '' : 's'} in ${files.length} file${files.length === 1 ? '' : 's'}${files.length ? `\n${files.map((f) => `${f.path} (${f.edits})`).join('\n')}` : ''}`,
