@@ -30,7 +30,7 @@ import {
 import type { Diagnostic, ServerCapabilities } from 'vscode-languageserver-protocol'
 import type { Logger } from '../log.ts'
 import { noopLogger } from '../log.ts'
-import { killTree, signalGroup, trackProcessGroup } from '../tools/process-group.ts'
+import { groupAlive, killTree, signalGroup, trackProcessGroup } from '../tools/process-group.ts'
 import { toolProcessEnv } from '../tools/env.ts'
 import { LspError, serverFailed, timedOut } from './errors.ts'
 import type { LspCommand, LspServerSpec } from './servers.ts'
@@ -354,6 +354,8 @@ export class LspClient {
     if (proc.pid !== undefined) {
       if (proc.exitCode === null && proc.signalCode === null) killTree(proc.pid)
       else signalGroup(proc.pid, 'SIGKILL')
+      // Shut down means gone: wait (bounded) until the kernel has removed the whole group.
+      for (let i = 0; i < 100 && groupAlive(proc.pid); i++) await new Promise((r) => setTimeout(r, 10))
     }
     this.#die(`${this.spec.id} was shut down`)
   }
