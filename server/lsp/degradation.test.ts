@@ -15,7 +15,7 @@ import { recordingContext, tempWorkspace, type TempWorkspace } from '../tools/fi
 import { lspTools } from '../tools/lsp.ts'
 import type { ToolContext } from '../tools/types.ts'
 import { LspManager } from './manager.ts'
-import { processesIn } from './fixtures/project.ts'
+import { COLD_MS, processesIn } from './fixtures/project.ts'
 import { LspServers, BUILTIN_SERVERS, type LspServerSpec } from './servers.ts'
 import { within } from '../core/fixtures/harness.ts'
 
@@ -143,7 +143,7 @@ describe('degradation with the exact errors', () => {
   it('LSP server failed: a real server killed mid-request; the next call restarts it, the old one leaves nothing behind', async () => {
     const pos = { text: 'alpha', occurrence: 2 }
     const others = processesIn(ws.cwd)
-    const once = await within(def('b.ts', pos), 25_000, 'first definition')
+    const once = await within(def('b.ts', pos), COLD_MS, 'first definition')
     expect(once).toMatchObject({ ok: true, data: { definitions: [expect.objectContaining({ uri: expect.stringMatching(/\/[ab]\.ts$/) })] } })
     const first = manager.servers().find((s) => s.id === 'typescript')
     const before = processesIn(ws.cwd).filter((p) => !others.includes(p))
@@ -156,10 +156,10 @@ describe('degradation with the exact errors', () => {
     while (before.some(alive) && Date.now() < until) await new Promise((r) => setTimeout(r, 50))
     expect(before.filter(alive)).toEqual([])
 
-    const again = await within(def('b.ts', pos), 25_000, 'definition after the restart')
+    const again = await within(def('b.ts', pos), COLD_MS, 'definition after the restart')
     expect(again).toEqual(once)
     const second = manager.servers().find((s) => s.id === 'typescript')
     expect(second?.pid).not.toBe(first?.pid)
     expect(second?.dead).toBeUndefined()
-  })
+  }, 2 * COLD_MS)
 })

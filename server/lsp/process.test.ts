@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { CLI_BUNDLE } from '../../conformance/harness/targets.ts'
 import { tempDirs } from '../../conformance/harness/temp-dirs.ts'
-import { processesIn } from './fixtures/project.ts'
+import { COLD_MS, processesIn } from './fixtures/project.ts'
 
 const temp = tempDirs()
 const children: ChildProcessWithoutNullStreams[] = []
@@ -33,7 +33,7 @@ async function agentWithServer(): Promise<{ child: ChildProcessWithoutNullStream
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d))
   child.stderr.resume()
   child.stdin.write(`${JSON.stringify({ type: 'prompt', id: 'p1', message: '!call lsp_definition {"path":"src/b.ts","position":{"text":"alpha","occurrence":2}}' })}\n`)
-  const deadline = Date.now() + 25_000
+  const deadline = Date.now() + COLD_MS - 10_000
   while (!out.includes('"command":"prompt"') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
   expect(out).toContain('src/a.ts:0:13')
   expect(processesIn(ws).length).toBeGreaterThan(0)
@@ -52,12 +52,12 @@ describe('language servers end with the agent process', () => {
     child.stdin.end()
     expect(await exited).toBe(0)
     expect(processesIn(ws)).toEqual([])
-  }, 30_000)
+  }, COLD_MS)
 
   it('SIGKILL of the agent: the servers exit by themselves', async () => {
     const { child, ws, exited } = await agentWithServer()
     child.kill('SIGKILL')
     await exited
     expect(await gone(ws, 10_000)).toEqual([])
-  }, 40_000)
+  }, COLD_MS)
 })

@@ -5,7 +5,7 @@
  * files, references counted, a rename across files applied and undone. One server per file.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { call, lspProject, processesIn, type LspProject } from './fixtures/project.ts'
+import { call, COLD_MS, lspProject, processesIn, type LspProject } from './fixtures/project.ts'
 
 const MATHX = `def add(a: int, b: int) -> int:
     return a + b
@@ -45,7 +45,7 @@ describe('LSP tools on a Python project (pyright)', () => {
     const [edit, after] = await p.turn(`${call('Edit', { path: 'main.py', old_string: 's: str', new_string: 's: int' })}\n${call('lsp_diagnostics', { path: 'main.py' })}`)
     expect(edit?.ok).toBe(true)
     expect(after?.data).toMatchObject({ errors: 0 })
-  })
+  }, COLD_MS)
 
   it('offers completions at a position', async () => {
     const [r] = await p.turn(call('lsp_completion', { path: 'use.py', position: { line: 2, character: 10 } }))

@@ -8,7 +8,7 @@
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ofType, within } from '../core/fixtures/harness.ts'
-import { call, lspProject, processesIn, type LspProject } from './fixtures/project.ts'
+import { call, COLD_MS, lspProject, processesIn, type LspProject } from './fixtures/project.ts'
 
 const MATH = `export function add(a: number, b: number): number {
   return a + b
@@ -58,7 +58,7 @@ describe('LSP tools on a TypeScript project (typescript-language-server)', () =>
     expect(after?.ok).toBe(true)
     expect(after?.data).toMatchObject({ count: 0, errors: 0 })
     expect(after?.output).toBe('No diagnostics in src/main.ts')
-  })
+  }, COLD_MS)
 
   it('offers completions at a position', async () => {
     const [r] = await turn(call('lsp_completion', { path: 'src/use.ts', position: { line: 1, character: 22 } }))
