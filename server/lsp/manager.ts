@@ -37,6 +37,8 @@ export interface LspServerState {
   root: string
   pid: number | undefined
   dead: string | undefined
+  /** The server offers pull diagnostics (`textDocument/diagnostic`); else they are published. */
+  pullDiagnostics: boolean
 }
 
 export class LspManager {
@@ -143,7 +145,7 @@ export class LspManager {
 
   /** The servers started so far. */
   servers(): LspServerState[] {
-    return [...this.#clients.values()].map((c) => ({ id: c.spec.id, root: c.root, pid: c.pid, dead: c.dead }))
+    return [...this.#clients.values()].map((c) => ({ id: c.spec.id, root: c.root, pid: c.pid, dead: c.dead, pullDiagnostics: Boolean(c.capabilities.diagnosticProvider) }))
   }
 
   /** Shut every server down (politely, then by force); the manager starts no more. */

@@ -97,6 +97,25 @@ describe('cancel', () => {
   })
 })
 
+describe('pull diagnostics', () => {
+  it('a server that offers textDocument/diagnostic is asked, and sees the file as it is now', async () => {
+    const PULL = fileURLToPath(new URL('./fixtures/pull-server.mjs', import.meta.url))
+    writeFileSync(join(env.cwd, 'n.pull'), 'one\nTODO two\n')
+    const servers = new LspServers([{ id: 'pull', extensions: ['.pull'], rootMarkers: [], languageId: () => 'pull', resolve: () => ({ command: process.execPath, args: [PULL] }) }])
+    const m = new LspManager({ cwd: env.cwd, servers })
+    try {
+      const first = await m.diagnostics(join(env.cwd, 'n.pull'))
+      expect(first.map((d) => [d.range.start.line, d.message])).toEqual([[1, 'a TODO is left']])
+      expect(m.servers()).toEqual([expect.objectContaining({ id: 'pull', pullDiagnostics: true })])
+      writeFileSync(join(env.cwd, 'n.pull'), 'TODO\nok\nTODO\n')
+      expect((await m.diagnostics(join(env.cwd, 'n.pull'))).map((d) => d.range.start.line)).toEqual([0, 2])
+    } finally {
+      await m.shutdown()
+    }
+    expect(processesIn(env.cwd)).toEqual([])
+  })
+})
+
 describe('discovery', () => {
   it('finds the nearest root marker up to the workspace, else the workspace; cached per directory', () => {
     mkdirSync(join(env.cwd, 'pkg/src/deep'), { recursive: true })
