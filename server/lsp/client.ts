@@ -243,9 +243,15 @@ export class LspClient {
   async sync(abs: string): Promise<boolean> {
     await this.start()
     let changed = false
-    for (const path of new Set([...this.#docs.keys(), abs])) {
-      const now = await this.#syncOne(path)
-      if (path === abs) changed = now
+    try {
+      for (const path of new Set([...this.#docs.keys(), abs])) {
+        const now = await this.#syncOne(path)
+        if (path === abs) changed = now
+      }
+    } catch (e) {
+      if (e instanceof LspError) throw e
+      // A notification written to a server that just died: report the death.
+      throw serverFailed(this.#dead ?? (e as Error).message)
     }
     return changed
   }
