@@ -63,9 +63,12 @@ test: install build check-generated lint-specs typecheck $(NODE24) ## every chec
 serve: install build ## run `chimera otter serve` on 127.0.0.1:5173 with the offline model
 	node bin/chimera.mjs otter serve
 
-bench: install build ## print the figures of bench/ (start-up, run rollups, tool patterns, LSP calls)
+bench: install build ## print the figures of bench/ (start-up, run rollups, tool patterns, ACP, LSP calls)
 	node bench/cold-start.mjs
 	$(TSX) bench/runs-rollup.ts
+	$(TSX) bench/acp-startup.ts
+	$(TSX) bench/acp-encoder.ts
+	$(TSX) bench/acp-rss.ts
 	$(TSX) bench/tool-patterns.ts
 	$(TSX) bench/lsp-calls.ts
 

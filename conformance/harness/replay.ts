@@ -121,6 +121,7 @@ async function runStep(t: Transcript, arm: Arm, step: Step, vars: Vars): Promise
 export async function replay(t: Transcript, armName: ArmName, stdio?: StdioTarget): Promise<Vars> {
   const arm = await startArm(t, armName, stdio)
   const vars: Vars = new Map()
+  if (arm.cwd) vars.set('cwd', arm.cwd)
   try {
     for (const step of t.steps) {
       if ('arms' in step && step.arms && !step.arms.includes(armName)) continue
