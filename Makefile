@@ -63,7 +63,7 @@ test: install build check-generated lint-specs typecheck $(NODE24) ## every chec
 serve: install build ## run `chimera otter serve` on 127.0.0.1:5173 with the offline model
 	node bin/chimera.mjs otter serve
 
-bench: install build ## print the figures of bench/ (start-up, run rollups, tool patterns, ACP)
+bench: install build ## print the figures of bench/ (start-up, run rollups, tool patterns, ACP, LSP calls)
 	node bench/cold-start.mjs
 	$(TSX) bench/runs-rollup.ts
 	$(TSX) bench/acp-startup.ts
@@ -72,6 +72,7 @@ bench: install build ## print the figures of bench/ (start-up, run rollups, tool
 	$(TSX) bench/tool-patterns.ts
 	$(TSX) bench/http-health.ts
 	$(TSX) bench/http-sse.ts
+	$(TSX) bench/lsp-calls.ts
 
 clean: ## remove build output and caches (keeps node_modules)
 	rm -rf dist .tmp
