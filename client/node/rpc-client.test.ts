@@ -29,7 +29,7 @@ function start(args: string[] = []): { rpc: RpcClient; sniffer: RpcSniffer; cwd:
 describe('RPC client over `chimera code --mode rpc`', () => {
   it('runs a turn: streamed message events, then the prompt resolves; get_state holds the history; close exits 0', async () => {
     const { rpc, sniffer } = start()
-    const seen: RpcEvent[] = []
+    const seen: Extract<RpcEvent, { type: 'message' }>[] = []
     const off = rpc.on('message', (m) => seen.push(m))
     const response = await rpc.prompt('!say hello there')
     expect(response).toMatchObject({ command: 'prompt', success: true })
