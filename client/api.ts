@@ -74,6 +74,8 @@ export const OPERATION_METHODS = {
   'providers.list': 'providers',
   'tools.list': 'tools',
   'openapi.get': 'openapi',
+  'asyncapi.get': 'asyncapi',
+  'openrpc.get': 'openrpc',
   'sessions.list': 'sessions.list',
   'sessions.create': 'sessions.create',
   'sessions.get': 'sessions.get',
@@ -154,6 +156,10 @@ function buildClient(opts: ChimeraClientOptions) {
     providers: (o?: CallOptions) => ok('GET /providers', raw.GET('/providers', init(o))),
     tools: (o?: CallOptions) => ok('GET /tools', raw.GET('/tools', init(o))),
     openapi: (o?: CallOptions) => ok('GET /openapi.json', raw.GET('/openapi.json', init(o))),
+    /** The AsyncAPI document of the event streams. */
+    asyncapi: (o?: CallOptions) => ok('GET /asyncapi.json', raw.GET('/asyncapi.json', init(o))),
+    /** The OpenRPC document of the ACP surface: the v1 wire (default) or the seed dialect. */
+    openrpc: (dialect: 'v1' | 'seed' = 'v1', o?: CallOptions) => ok('GET /openrpc.json', raw.GET('/openrpc.json', { ...init(o), params: { query: { dialect } } })),
 
     sessions: {
       list: (query: SessionsListQuery = {}, o?: CallOptions) => ok('GET /sessions', raw.GET('/sessions', { ...init(o), params: { query } })),

@@ -166,11 +166,19 @@ export class EventStream<T> implements AsyncIterable<T> {
             },
           })
           const reader = res.body.pipeThrough(new TextDecoderStream()).getReader()
+          // Not every fetch ties a response body to the request's signal (msw's mocked bodies do
+          // not): cancel the read ourselves, so an abort or the idle timer always ends it.
+          const stopRead = (): void => void reader.cancel(ctl.signal.reason).catch(() => {})
+          ctl.signal.addEventListener('abort', stopRead, { once: true })
           try {
             for (;;) {
               armIdle()
               const { done, value } = await reader.read()
-              if (done) break
+              if (done) {
+                // Our own cancel (abort, idle timer) ends the read quietly: report why.
+                if (ctl.signal.aborted) throw ctl.signal.reason
+                break
+              }
               // Bytes (records or `: ping` comments) mean the connection works: the backoff starts over.
               progressed = true
               parser.feed(value)
@@ -205,6 +213,7 @@ export class EventStream<T> implements AsyncIterable<T> {
               }
             }
           } finally {
+            ctl.signal.removeEventListener('abort', stopRead)
             await reader.cancel().catch(() => {})
           }
         }

@@ -45,7 +45,14 @@ export class SessionEventStream extends EventStream<SessionStreamEvent> {
   }
 }
 
-export class LoopEventStream extends EventStream<LoopStreamEvent> {}
+/** The singular-family stream: open across turns; it ends on `end` only when the session is deleted or evicted or the server stops. */
+export class LoopEventStream extends EventStream<LoopStreamEvent> {
+  /** `{session_id, success: false}` of the `end` record, once received. */
+  get end(): SseEnd | undefined {
+    const rec = this.endRecord
+    return rec ? (parseData(rec, 'GET /session/{id}/events') as SseEnd) : undefined
+  }
+}
 
 function parseData(rec: SseRecord, operation: string): Record<string, unknown> {
   let data: unknown
@@ -94,7 +101,7 @@ export function openLoopEvents(sessionId: string, c: Connection & Omit<StreamOpt
   const path = `/session/${encodeURIComponent(sessionId)}/events`
   const operation = 'GET /session/{id}/events'
   const base = c.baseUrl.replace(/\/+$/, '')
-  return new LoopEventStream({ ...baseOptions(path, c, operation), url: () => `${base}${path}` }, (rec) => {
+  return new LoopEventStream({ ...baseOptions(path, c, operation), url: () => `${base}${path}`, endEvent: 'end' }, (rec) => {
     const data = parseData(rec, operation)
     if (typeof data.type !== 'string') throw new ChimeraClientError('protocol', `${operation}: record ${rec.id} carries no type`)
     return { ...data, seq: Number(rec.id), event: rec.event } as LoopStreamEvent

@@ -11,6 +11,7 @@ import type { ZodType } from 'zod'
 import openapiDocument from '../../generated/http/openapi.bundle.json' with { type: 'json' }
 import { httpOperations, type HttpOperationId } from '../../generated/http/routes.gen.ts'
 import type { ChimeraEvent, ErrorCode } from '../../generated/schemas.gen.ts'
+import { sseChannels } from '../../generated/sse/events.gen.ts'
 import { toolSpecs } from '../../generated/tools/tools.gen.ts'
 import { MockState, toSseEnvelope, type MockSession } from './state.ts'
 import { pluralStream, singularStream } from './sse.ts'
@@ -100,6 +101,9 @@ export const OPERATIONS = {
   'providers.list': () => json(200, { active: { provider: 'offline', model: MODEL }, available: [{ name: 'offline', configured: true }, { name: 'anthropic', configured: false }, { name: 'openai', configured: false }] }),
   'tools.list': () => json(200, { tools: Object.entries(toolSpecs).map(([name, t]) => ({ name, description: t.description, input_schema: t.inputSchema })) }),
   'openapi.get': () => json(200, openapiDocument),
+  // Stand-ins: the server serves the full bundled documents; a mock only names what it mocks.
+  'asyncapi.get': () => json(200, { asyncapi: '3.0.0', info: { title: 'Chimera session event streams (SSE), mocked', version: VERSION }, channels: Object.fromEntries(Object.entries(sseChannels).map(([name, c]) => [name, { address: c.address, messages: Object.fromEntries(Object.keys(c.events).map((e) => [e, { name: e }])) }])) }),
+  'openrpc.get': ({ query }) => json(200, { openrpc: '1.3.2', info: { title: `Chimera ACP (${query.dialect === 'seed' ? 'seed' : 'v1'} dialect), mocked`, version: VERSION }, methods: [] }),
 
   'sessions.list': ({ state, query }) => {
     const rows = [...state.sessions.values()].reverse().map((s) => summary(s))
@@ -203,14 +207,24 @@ function parseQuery(schema: ZodType, raw: Record<string, string>) {
   return schema.safeParse(coerced)
 }
 
+/**
+ * The bearer tiers of the server (server/http/auth.ts): the master token passes everywhere; a
+ * session's own token passes on its `/session/{id}` routes; a valid session token that is not
+ * enough (its own id on a master-only route, or a route without an id) is 403 `admin_only`;
+ * anything else — another session's token included — is 401 `unauthorized`.
+ */
 function authorize(op: Op, req: Request, token: string | undefined, state: MockState, sessionId: string | undefined): Response | undefined {
   if (token === undefined || op.security.length === 0) return undefined
-  const m = /^Bearer +(.+)$/i.exec(req.headers.get('authorization') ?? '')
-  const bearer = m?.[1]?.trim()
+  const m = /^Bearer[ \t]+(\S+)\s*$/i.exec(req.headers.get('authorization') ?? '')
+  const bearer = m?.[1]
   if (bearer === token) return undefined
-  const security = op.security as readonly string[]
-  if (bearer && security.includes('sessionToken') && sessionId !== undefined && state.sessions.get(sessionId)?.token === bearer) return undefined
-  if (bearer && op.operationId === 'session.rotateToken' && [...state.sessions.values()].some((s) => s.token === bearer)) return fail(403, 'admin_only', 'only the master token may rotate session tokens')
+  if (bearer !== undefined) {
+    const security = op.security as readonly string[]
+    const adminOnly = (): Response => fail(403, 'admin_only', 'this route needs the master token; a session token is not enough')
+    if (sessionId !== undefined) {
+      if (state.sessions.get(sessionId)?.token === bearer) return security.includes('sessionToken') ? undefined : adminOnly()
+    } else if ([...state.sessions.values()].some((s) => s.token === bearer)) return adminOnly()
+  }
   return fail(401, 'unauthorized', 'missing or invalid bearer token')
 }
 

@@ -5,7 +5,7 @@
  * `id:` lines and resume from `Last-Event-ID`, and the bearer tiers behave as the spec says.
  */
 import { setupServer } from 'msw/node'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { sniffingFetch, type SniffingFetch } from '../../conformance/harness/sniffing-fetch.ts'
 import { httpOperations, type HttpOperationId } from '../../generated/http/routes.gen.ts'
 import { createChimeraClient, OPERATION_METHODS, type ChimeraClient } from '../api.ts'
@@ -101,7 +101,18 @@ describe('msw handlers driving the client', () => {
     const { session_token } = await client.session.rotateToken(created.session_id)
     expect(session_token).not.toBe(created.session_token)
     await expect(mine.session.get(created.session_id)).rejects.toSatisfy((e) => ChimeraApiError.is(e, 'unauthorized'))
+    // Another session's token is 401 on this session's routes; a session token on a master-only route is 403.
+    const other = await client.session.create()
+    await expect(client.withToken(other.session_token).session.get(created.session_id)).rejects.toSatisfy((e) => ChimeraApiError.is(e, 'unauthorized') && (e as ChimeraApiError).status === 401)
+    await expect(client.withToken(session_token).sessions.get(created.session_id)).rejects.toSatisfy((e) => ChimeraApiError.is(e, 'admin_only'))
+    await expect(client.withToken(session_token).info()).rejects.toSatisfy((e) => ChimeraApiError.is(e, 'admin_only'))
+    // Deleting the session ends a stream that is open on it with `end`, success false.
+    const open = client.withToken(session_token).session.events(created.session_id, { from: sampleTranscript.length })
+    const tail = drain(open)
+    await vi.waitFor(() => expect(mock.state.sessions.get(created.session_id)!.listeners.size).toBe(1))
     await client.withToken(session_token).session.delete(created.session_id)
+    expect(await tail).toEqual([])
+    expect(open.end).toEqual({ session_id: created.session_id, success: false })
     await expect(client.session.get(created.session_id)).rejects.toSatisfy((e) => ChimeraApiError.is(e, 'session_not_found') && (e as ChimeraApiError).status === 404)
   })
 
@@ -110,6 +121,7 @@ describe('msw handlers driving the client', () => {
     const anon = client.withToken(undefined)
     await expect(anon.info()).rejects.toSatisfy((e) => ChimeraApiError.is(e, 'unauthorized') && (e as ChimeraApiError).body?.message === 'missing or invalid bearer token')
     await expect(anon.health()).resolves.toMatchObject({ status: 'ok' })
+    sniff.expectInvalidRequest()
     await expect(client.sessions.create({ prompt: '' })).rejects.toSatisfy((e) => ChimeraApiError.is(e, 'invalid_body') && (e as ChimeraApiError).status === 400)
     await expect(client.runs.list({ limit: 0 })).rejects.toSatisfy((e) => ChimeraApiError.is(e, 'invalid_query'))
     const created = await client.session.create()
@@ -140,6 +152,8 @@ describe('msw handlers driving the client', () => {
       'providers.list': () => client.providers(),
       'tools.list': () => client.tools(),
       'openapi.get': () => client.openapi(),
+      'asyncapi.get': () => client.asyncapi(),
+      'openrpc.get': async () => [await client.openrpc(), await client.openrpc('seed')],
       'sessions.list': () => client.sessions.list({ limit: 5 }),
       'sessions.create': () => client.sessions.create({ prompt: 'again' }),
       'sessions.get': () => client.sessions.get(session_id),

@@ -43,6 +43,12 @@ function eventStream(start: (push: (text: string) => void, close: () => void) =>
   return new Response(body, { status: 200, headers: HEADERS })
 }
 
+/** The session was deleted: both streams end with `end`, `success: false`. */
+function gone(push: (text: string) => void, close: () => void, s: MockSession): void {
+  push(record({ event: 'end', data: { session_id: s.id, success: false } }))
+  close()
+}
+
 export function pluralStream(s: MockSession, req: Request, retryMs: number): Response {
   const live = new URL(req.url).searchParams.get('from') === 'live'
   let cursor = req.headers.has('last-event-id') ? cursorOf(req) : live ? s.events.length : 0
@@ -60,7 +66,7 @@ export function pluralStream(s: MockSession, req: Request, retryMs: number): Res
     }
     for (const e of s.events.slice(cursor)) if (send(e)) return () => {}
     const listener = (e: ChimeraEvent | null): void => {
-      if (e === null) return close()
+      if (e === null) return gone(push, close, s)
       if (e.seq > cursor) send(e)
     }
     s.listeners.add(listener)
@@ -78,7 +84,7 @@ export function singularStream(state: MockState, s: MockSession, req: Request, r
       first = false
     }
     for (const e of s.events.slice(cursor)) send(e)
-    const listener = (e: ChimeraEvent | null): void => (e === null ? close() : send(e))
+    const listener = (e: ChimeraEvent | null): void => (e === null ? gone(push, close, s) : send(e))
     s.listeners.add(listener)
     return () => s.listeners.delete(listener)
   })

@@ -13,6 +13,8 @@ export interface SniffingFetch {
   seen: string[]
   /** SSE records seen, per path. */
   records: { path: string; id?: string; event?: string; data: string }[]
+  /** The next request is sent invalid on purpose: its body is not checked (the answer still is). */
+  expectInvalidRequest(): void
 }
 
 export function sniffingFetch(inner: (req: Request) => Promise<Response> = (req) => globalThis.fetch(req)): SniffingFetch {
@@ -20,11 +22,17 @@ export function sniffingFetch(inner: (req: Request) => Promise<Response> = (req)
   const sse: SseSniffer[] = []
   const seen: string[] = []
   const records: SniffingFetch['records'] = []
+  let invalidNext = false
   return {
     seen,
     records,
+    expectInvalidRequest: () => {
+      invalidNext = true
+    },
     violations: () => [...http.violations, ...sse.flatMap((s) => s.violations)],
     fetch: async (req) => {
+      const invalid = invalidNext
+      invalidNext = false
       const url = new URL(req.url)
       const requestText = req.body ? await req.clone().text() : ''
       const res = await inner(req)
@@ -59,7 +67,7 @@ export function sniffingFetch(inner: (req: Request) => Promise<Response> = (req)
       if ((type ?? '').startsWith('application/json')) body = JSON.parse(text)
       let requestBody: unknown
       if (requestText) requestBody = JSON.parse(requestText)
-      http.exchange({ method: req.method, path: url.pathname + url.search, requestBody, status: res.status, contentType: type, body: res.status === 204 ? undefined : body })
+      http.exchange({ method: req.method, path: url.pathname + url.search, requestBody, status: res.status, contentType: type, body: res.status === 204 ? undefined : body }, { invalid })
       return res
     },
   }
