@@ -78,6 +78,17 @@ describe('the decision table', () => {
     expect(ofType(events, 'permission_request')).toHaveLength(0)
   })
 
+  it('an "always" recorded in another project does not approve the same call here', async () => {
+    const elsewhere = join(env.home, 'other-project')
+    mkdirSync(elsewhere, { recursive: true })
+    await auditLog(env.home).record({ session_id: 'earlier', cwd: elsewhere, tool: 'Write', key: join(env.cwd, 'out.txt'), decision: 'always' })
+    const s = await session({}, 'deny')
+    const r = onlyResult(await run(s, writeCall('out.txt')))
+    expect(r.data.ok).toBe(false)
+    expect(r.data.error).toMatch(/Write needs approval/)
+    expect(existsSync(join(env.cwd, 'out.txt'))).toBe(false)
+  })
+
   it('ask + audit log "never": a tool error without asking, even with approval allow', async () => {
     await auditLog(env.home).record({ session_id: 'earlier', cwd: env.cwd, tool: 'Write', key: join(env.cwd, 'out.txt'), decision: 'never' })
     const s = await session({}, 'allow')
