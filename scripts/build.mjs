@@ -1,10 +1,10 @@
 // Bundles with esbuild: the CLI into dist/ so `chimera` starts without a TypeScript loader
 // (code splitting keeps `chimera --help` from loading the transports it does not run), and the
 // client SDK's package entries into dist/client/ (`chimera/client`, `chimera/client/node`,
-// `chimera/client/msw`; dependencies stay imports). Declarations come from
+// `chimera/client/msw`; dependencies stay imports), and the web console into dist/ui/. Declarations come from
 // scripts/build-client-types.mjs (tsc, slower), into dist/types/, which this script keeps.
 import { build } from 'esbuild'
-import { readdirSync, rmSync } from 'node:fs'
+import { copyFileSync, readdirSync, rmSync } from 'node:fs'
 
 const dist = new URL('../dist/', import.meta.url)
 for (const entry of (() => {
@@ -39,3 +39,8 @@ const sdk = { bundle: true, format: 'esm', packages: 'external', outdir: 'dist/c
 await build({ ...sdk, entryPoints: { index: 'client/index.ts' }, platform: 'neutral' })
 await build({ ...sdk, entryPoints: { msw: 'client/msw/index.ts' }, platform: 'neutral' })
 await build({ ...sdk, entryPoints: { node: 'client/node/index.ts' }, platform: 'node', target: 'node20' })
+
+// The web console (`/ui`): one browser bundle of client/ui/main.ts (the SDK included, no
+// Node imports, no CDN) beside its static page and stylesheet; the HTTP server serves dist/ui/.
+await build({ entryPoints: { app: 'client/ui/main.ts' }, outdir: 'dist/ui', bundle: true, format: 'esm', platform: 'browser', target: 'es2022', minify: true, legalComments: 'linked', logLevel: 'warning' })
+for (const file of ['index.html', 'app.css']) copyFileSync(new URL(`../client/ui/${file}`, import.meta.url), new URL(`../dist/ui/${file}`, import.meta.url))

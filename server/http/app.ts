@@ -14,6 +14,7 @@ import { authorize } from './auth.ts'
 import { readJsonBody } from './body.ts'
 import { HttpError, errorResponse } from './errors.ts'
 import { checkHost, corsHeaders, preflight, type GuardOptions } from './guard.ts'
+import { mountUi } from './ui.ts'
 
 export interface OperationInput {
   path: Record<string, unknown>
@@ -120,6 +121,8 @@ export function createHttpApp(opts: HttpAppOptions): H3 {
       }
     })
   }
+  // The web console's static files (server/http/ui.ts).
+  mountUi(app, guard, opts.logger)
   app.all('/**', (event) => {
     try {
       checkHost(event.req as Request, guard)
