@@ -43,4 +43,4 @@ await build({ ...sdk, entryPoints: { node: 'client/node/index.ts' }, platform: '
 // The web console (`/ui`): one browser bundle of client/ui/main.ts (the SDK included, no
 // Node imports, no CDN) beside its static page and stylesheet; the HTTP server serves dist/ui/.
 await build({ entryPoints: { app: 'client/ui/main.ts' }, outdir: 'dist/ui', bundle: true, format: 'esm', platform: 'browser', target: 'es2022', minify: true, legalComments: 'linked', logLevel: 'warning' })
-for (const file of ['index.html', 'app.css']) copyFileSync(new URL(`../client/ui/${file}`, import.meta.url), new URL(`../dist/ui/${file}`, import.meta.url))
+for (const file of ['index.html', 'app.css', 'icon.svg']) copyFileSync(new URL(`../client/ui/${file}`, import.meta.url), new URL(`../dist/ui/${file}`, import.meta.url))

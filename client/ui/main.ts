@@ -127,7 +127,10 @@ function wire(): void {
   byId('cancel').addEventListener('click', () => current && void act('cancelling', () => client.sessions.cancel(current!.id)))
   byId('undo').addEventListener('click', () => current && void act('undo', async () => status((await client.sessions.undo(current!.id)).message)))
   byId('redo').addEventListener('click', () => current && void act('redo', async () => status((await client.sessions.redo(current!.id)).message)))
-  void act('connecting', refreshSessions)
+  // Connect at once when this tab already has a token; otherwise wait for the form (a server
+  // without auth needs one click on Connect with the field empty).
+  if (token.value) void act('connecting', refreshSessions)
+  else status('enter the token and connect')
 }
 
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', wire)

@@ -21,6 +21,7 @@ const FILES: Record<string, { file: string; type: string }> = {
   '/ui/index.html': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/ui/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
   '/ui/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
+  '/ui/icon.svg': { file: 'icon.svg', type: 'image/svg+xml' },
 }
 
 /** dist/ui/ of the package this module belongs to (from the sources or from the bundle in dist/). */
