@@ -118,7 +118,10 @@ export const OPERATIONS = {
     state.runTurn(need(session), body.prompt)
     return json(202, { session_id: need(session).id, status: 'running' })
   },
-  'sessions.cancel': () => json(204, null),
+  'sessions.cancel': ({ state, session }) => {
+    state.cancel(need(session))
+    return json(204, null)
+  },
   'sessions.streamEvents': ({ session, req, retryMs }) => pluralStream(need(session), req, retryMs),
   'sessions.getTranscript': ({ session, query }) => transcriptOf(need(session), (query.format as 'html' | 'md' | 'json' | undefined) ?? 'html'),
   'sessions.share': ({ session, body }) => {
@@ -149,7 +152,10 @@ export const OPERATIONS = {
     return json(204, null)
   },
   'session.sendMessage': ({ state, session, body }) => json(202, { message_id: state.runTurn(need(session), body.message ?? body.prompt) }),
-  'session.cancel': () => json(204, null),
+  'session.cancel': ({ state, session }) => {
+    state.cancel(need(session))
+    return json(204, null)
+  },
   'session.streamEvents': ({ state, session, req, retryMs }) => singularStream(state, need(session), req, retryMs),
   'session.rotateToken': ({ session }) => {
     need(session).token = crypto.randomUUID().replaceAll('-', '')
@@ -161,8 +167,7 @@ export const OPERATIONS = {
   'tool.approve': ({ state, body }) => {
     const s = state.sessions.get(body.session_id)
     if (!s) return fail(404, 'session_not_found')
-    if (!state.pending(s).includes(body.request_id)) return fail(404, 'request_not_found', `no pending permission request ${JSON.stringify(body.request_id)}`)
-    state.append(s, 'permission_reply', { request_id: body.request_id, decision: body.decision, source: 'http' })
+    if (!state.answer(s, body.request_id, body.decision)) return fail(404, 'request_not_found', `no pending permission request ${JSON.stringify(body.request_id)}`)
     return json(200, { ok: true })
   },
   'commands.list': () => json(200, { commands: COMMANDS }),

@@ -27,6 +27,12 @@ export interface ChimeraMockOptions {
   retryMs?: number
   /** Working directory the mock reports. Default `/workspace`. */
   cwd?: string
+  /**
+   * Turns stop at each recorded permission request until it is answered with
+   * `POST /tool/approve` (allow plays on; deny fails the call). Default false: the recorded
+   * answer is replayed.
+   */
+  askPermissions?: boolean
 }
 
 export interface ChimeraMock {
@@ -35,7 +41,7 @@ export interface ChimeraMock {
 }
 
 export function createChimeraMock(opts: ChimeraMockOptions = {}): ChimeraMock {
-  const state = new MockState(opts.transcript ?? sampleTranscript, opts.cwd)
+  const state = new MockState(opts.transcript ?? sampleTranscript, opts.cwd, { askPermissions: opts.askPermissions })
   return { state, handlers: buildHandlers(state, { baseUrl: opts.baseUrl ?? 'http://127.0.0.1:5173', token: opts.token, retryMs: opts.retryMs ?? 1000 }) }
 }
 

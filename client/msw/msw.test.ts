@@ -10,6 +10,7 @@ import { sniffingFetch, type SniffingFetch } from '../../conformance/harness/sni
 import { httpOperations, type HttpOperationId } from '../../generated/http/routes.gen.ts'
 import { createChimeraClient, OPERATION_METHODS, type ChimeraClient } from '../api.ts'
 import { ChimeraApiError } from '../errors.ts'
+import { answerPermission, continueSession, followTurn, startSession } from '../helpers.ts'
 import type { SessionStreamEvent } from '../events/session-events.ts'
 import { createChimeraMock, sampleTranscript, type ChimeraMock } from './index.ts'
 
@@ -201,5 +202,38 @@ describe('msw handlers driving the client', () => {
     const again = await drain(client.sessions.events(replay.session_id))
     expect(again.map((e) => e.type)).toEqual(recording.map((e) => e.type))
     expect(again[0]).toMatchObject({ type: 'user_message', metadata: { text: 'replayed' } })
+  })
+})
+
+describe('the high-level helpers over a mock that asks for permission', () => {
+  it('startSession follows the turn to its end, answering the permission request through the callback', async () => {
+    fresh({ askPermissions: true })
+    const asked: string[] = []
+    const run = await startSession(client, { prompt: 'write hello.txt' }, { onPermission: (req) => (asked.push(`${req.metadata.tool} ${req.metadata.args.path}`), 'allow') })
+    expect(asked).toEqual(['Write hello.txt'])
+    expect(run.success).toBe(true)
+    expect(run.output).toBe('Write ok: Created hello.txt (14 bytes)')
+    expect(run.events.map((e) => e.type)).toEqual(sampleTranscript.map((e) => e.type))
+    expect(run.events.find((e) => e.type === 'permission_reply')?.metadata).toMatchObject({ decision: 'allow', source: 'http' })
+    // The next turn starts after this one: only its own events come back.
+    const next = await continueSession(client, run.session_id, 'again', { onPermission: () => 'deny' })
+    expect(next.events[0]).toMatchObject({ seq: sampleTranscript.length + 1, type: 'user_message', metadata: { text: 'again' } })
+    expect(next.events.filter((e) => e.type === 'file_edit')).toEqual([])
+    expect(next.events.find((e) => e.type === 'tool_result')?.metadata).toMatchObject({ ok: false, error: 'the user denied Write' })
+    expect(next.success).toBe(true)
+  })
+
+  it('a turn held at a permission request waits for an answer from anywhere, and cancel ends it', async () => {
+    fresh({ askPermissions: true })
+    const { session_id } = await client.sessions.create({ prompt: 'write' })
+    const seen: string[] = []
+    const following = followTurn(client, session_id, 0, { onEvent: (e) => seen.push(e.type) })
+    await vi.waitFor(() => expect(seen.at(-1)).toBe('permission_request'))
+    await client.sessions.cancel(session_id)
+    const run = await following
+    expect(run.success).toBe(false)
+    expect(seen.slice(-2)).toEqual(['permission_reply', 'cancelled'])
+    expect(run.events.at(-2)?.metadata).toMatchObject({ decision: 'cancelled' })
+    await expect(answerPermission(client, session_id, 'perm-gone', 'allow')).rejects.toSatisfy((e) => ChimeraApiError.is(e, 'request_not_found'))
   })
 })

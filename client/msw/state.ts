@@ -24,6 +24,15 @@ export interface MockSession {
   undone: number
   /** The singular family's subscribers, told about each event appended after they connected. */
   listeners: Set<(e: ChimeraEvent | null) => void>
+  /** With `askPermissions`: the turn waiting for the answer to this request, and what it plays next. */
+  held?: { requestId: string; callId: string; tool: string; rest: TurnItem[] }
+}
+
+/** One event of a turn still to be appended. */
+interface TurnItem {
+  type: EventType
+  data: Record<string, unknown>
+  turn: number
 }
 
 /** Canonical events from a recording, in seq order. */
@@ -64,9 +73,17 @@ export class MockState {
   readonly #template: ChimeraEvent[]
   readonly #cwd: string
 
-  constructor(transcript: Recording, cwd = '/workspace') {
+  readonly #ask: boolean
+
+  /**
+   * `askPermissions`: a turn stops at each recorded `permission_request` until it is answered
+   * (`POST /tool/approve`), instead of replaying the recorded answer; allowing plays the rest of
+   * the recording, denying fails that tool call and plays on after its recorded result.
+   */
+  constructor(transcript: Recording, cwd = '/workspace', opts: { askPermissions?: boolean } = {}) {
     this.#template = toChimeraEvents(transcript)
     this.#cwd = cwd
+    this.#ask = opts.askPermissions ?? false
     if (this.#template.length === 0) throw new TypeError('the transcript has no events')
   }
 
@@ -99,13 +116,54 @@ export class MockState {
     s.turns++
     s.undone = 0
     if (!s.prompt) s.prompt = prompt
-    for (const t of this.#template) {
+    const requestIds = new Map<string, string>()
+    const items = this.#template.map((t): TurnItem => {
       let data = t.data as Record<string, unknown>
       if (t.type === 'user_message') data = { ...data, text: prompt, message_id: messageId }
       if (t.type === 'turn_start') data = { ...data, prompt }
-      this.append(s, t.type, data as never, turnBase + (t.turn - firstTurn))
-    }
+      // Each turn's permission requests get ids of their own.
+      if (typeof data.request_id === 'string' && (t.type === 'permission_request' || t.type === 'permission_reply')) {
+        const id = requestIds.get(data.request_id) ?? `perm-${uuid()}`
+        requestIds.set(data.request_id, id)
+        data = { ...data, request_id: id }
+      }
+      return { type: t.type, data, turn: turnBase + (t.turn - firstTurn) }
+    })
+    this.#play(s, items)
     return messageId
+  }
+
+  #play(s: MockSession, items: TurnItem[]): void {
+    for (let i = 0; i < items.length; i++) {
+      const it = items[i]!
+      this.append(s, it.type, it.data as never, it.turn)
+      if (this.#ask && it.type === 'permission_request') {
+        const requestId = it.data.request_id as string
+        // The recorded answer is not replayed: the caller's answer takes its place.
+        const rest = items.slice(i + 1).filter((x) => !(x.type === 'permission_reply' && x.data.request_id === requestId))
+        s.held = { requestId, callId: it.data.call_id as string, tool: it.data.tool as string, rest }
+        return
+      }
+    }
+  }
+
+  /** Answers a pending request: resumes a held turn, or records the reply. False when nothing is pending under that id. */
+  answer(s: MockSession, requestId: string, decision: string): boolean {
+    if (!this.pending(s).includes(requestId)) return false
+    const held = s.held?.requestId === requestId ? s.held : undefined
+    const turn = held?.rest[0]?.turn
+    this.append(s, 'permission_reply', { request_id: requestId, decision, source: 'http' } as never, turn)
+    if (!held) return true
+    s.held = undefined
+    if (decision === 'allow' || decision === 'always') {
+      this.#play(s, held.rest)
+      return true
+    }
+    // Denied: the call fails, and the recording goes on after that call's result.
+    const after = held.rest.findIndex((x) => x.type === 'tool_result' && x.data.call_id === held.callId)
+    this.append(s, 'tool_result', { call_id: held.callId, tool: held.tool, ok: false, error: `the user denied ${held.tool}` } as never, turn)
+    this.#play(s, held.rest.slice(after + 1))
+    return true
   }
 
   append<T extends EventType>(s: MockSession, type: T, data: EventDataByType[T], turn = s.events.at(-1)?.turn ?? 0): ChimeraEvent {
@@ -114,6 +172,17 @@ export class MockState {
     s.lastTouched = Date.now() / 1000
     for (const l of s.listeners) l(e)
     return e
+  }
+
+  /** Cancels a turn held at a permission request (the request is answered `cancelled`); false when no turn is running. */
+  cancel(s: MockSession): boolean {
+    const held = s.held
+    if (!held) return false
+    s.held = undefined
+    const turn = held.rest[0]?.turn
+    this.append(s, 'permission_reply', { request_id: held.requestId, decision: 'cancelled', source: 'http' } as never, turn)
+    this.append(s, 'cancelled', { partial_output: '', reason: 'cancelled by the user' } as never, turn)
+    return true
   }
 
   /** Permission requests without a reply yet. */
