@@ -1,5 +1,5 @@
 /**
- * The SDK's two error families (docs/decisions/0080): `ChimeraApiError` is an answer the server
+ * The SDK's two error families (docs/decisions/0090): `ChimeraApiError` is an answer the server
  * sent (an HTTP error status with the spec's ErrorBody); `ChimeraClientError` is a local failure
  * (the stream broke its contract, a reconnection budget ran out, a child process died). Both are
  * recognised by name as well as by class, so two bundled copies of the SDK agree.

@@ -9,7 +9,7 @@
  * drops; a record cut mid-way never dispatches (a fresh parser per connection). A gap (an id
  * past the next one) makes it reconnect once from the last id; a server that answers the same
  * gap again does not have those records, and the stream goes on (counted in `stats.gaps`).
- * Why this is hand-written rather than the `eventsource` package: docs/decisions/0081.
+ * Why this is hand-written rather than the `eventsource` package: docs/decisions/0091.
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser'
 import { ChimeraApiError, ChimeraClientError } from '../errors.ts'
