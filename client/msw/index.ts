@@ -3,7 +3,8 @@
  * dependency). `createChimeraMock()` gives handlers for every operation of the HTTP spec, with
  * spec-valid bodies and the bearer tiers, and event streams that replay a recorded transcript
  * with real `id:` lines and `Last-Event-ID` resume — by default the recorded sample session, or
- * your own recording (`(await client.sessions.get(id)).events`, or the events a stream yielded).
+ * your own recording (`(await client.sessions.get(id)).events`, the events a stream yielded, or a
+ * saved stream body through `parseSseRecording`).
  *
  * @example
  * import { setupServer } from 'msw/node'
@@ -13,6 +14,7 @@
  */
 import type { RequestHandler } from 'msw'
 import { buildHandlers, OPERATIONS } from './handlers.ts'
+import { parseSseRecording } from './recording.ts'
 import { sampleTranscript, SAMPLE_SESSION_ID } from './sample-transcript.ts'
 import { MockState, toChimeraEvents, toLoopRecord, toSseEnvelope, type MockSession, type Recording } from './state.ts'
 
@@ -48,4 +50,4 @@ export function createChimeraMock(opts: ChimeraMockOptions = {}): ChimeraMock {
 /** Just the handlers: `setupServer(...chimeraHandlers())`. */
 export const chimeraHandlers = (opts: ChimeraMockOptions = {}): RequestHandler[] => createChimeraMock(opts).handlers
 
-export { MockState, OPERATIONS as MOCK_OPERATIONS, sampleTranscript, SAMPLE_SESSION_ID, toChimeraEvents, toLoopRecord, toSseEnvelope, type MockSession, type Recording }
+export { MockState, OPERATIONS as MOCK_OPERATIONS, parseSseRecording, sampleTranscript, SAMPLE_SESSION_ID, toChimeraEvents, toLoopRecord, toSseEnvelope, type MockSession, type Recording }

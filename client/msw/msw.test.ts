@@ -12,7 +12,7 @@ import { createChimeraClient, OPERATION_METHODS, type ChimeraClient } from '../a
 import { ChimeraApiError } from '../errors.ts'
 import { answerPermission, continueSession, followTurn, startSession } from '../helpers.ts'
 import type { SessionStreamEvent } from '../events/session-events.ts'
-import { createChimeraMock, sampleTranscript, type ChimeraMock } from './index.ts'
+import { createChimeraMock, parseSseRecording, sampleTranscript, type ChimeraMock } from './index.ts'
 
 const BASE = 'http://chimera.test'
 const TOKEN = 'master-token'
@@ -191,6 +191,20 @@ describe('msw handlers driving the client', () => {
     }
     expect(new Set(sniff.seen)).toEqual(new Set(Object.keys(httpOperations)))
     expect((await client.commands.invoke('summarize', { session_id: sid, args: ['chapter-7'], kwargs: { target: 'the REPL' } })).rendered).toBe('Summarize chapter-7 about the REPL')
+  })
+
+  it('replays a stream body saved as text (what `curl -N …/events > s.sse` records)', async () => {
+    fresh()
+    const { session_id } = await client.sessions.create({ prompt: 'saved' })
+    const res = await fetch(`${BASE}/sessions/${session_id}/events`, { headers: { authorization: `Bearer ${TOKEN}` } })
+    const text = await res.text()
+    const recording = parseSseRecording(text)
+    expect(recording.map((e) => e.seq)).toEqual(sampleTranscript.map((e) => e.seq))
+    fresh({ transcript: recording })
+    const again = await drain(client.sessions.events((await client.sessions.create({ prompt: 'replayed' })).session_id))
+    expect(again.map((e) => e.type)).toEqual(sampleTranscript.map((e) => e.type))
+    expect(() => parseSseRecording('event: text_delta\ndata: {"nope":1}\n\n')).toThrow(/without a counter id/)
+    expect(() => parseSseRecording('id: 1\nevent: text_delta\ndata: {"nope":1}\n\n')).toThrow(/record 1:/)
   })
 
   it('replays a recording the user made with the client (the events a stream yielded)', async () => {
