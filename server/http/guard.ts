@@ -40,12 +40,27 @@ export function isLoopbackName(name: string): boolean {
   return false
 }
 
+/** Verdicts of recent Host values per guard (every request carries one; most repeat). Bounded. */
+const hostVerdicts = new WeakMap<GuardOptions, Map<string, boolean>>()
+const HOST_VERDICTS_MAX = 256
+
+function hostAllowed(host: string, opts: GuardOptions & { allowedHosts: readonly string[] }): boolean {
+  let seen = hostVerdicts.get(opts)
+  if (!seen) hostVerdicts.set(opts, (seen = new Map()))
+  const known = seen.get(host)
+  if (known !== undefined) return known
+  const name = hostName(host)
+  const ok = name !== undefined && (isLoopbackName(name) || opts.allowedHosts.includes(name))
+  if (seen.size >= HOST_VERDICTS_MAX) seen.clear()
+  seen.set(host, ok)
+  return ok
+}
+
 /** Throws when the Host header is not acceptable for a loopback-bound server. */
 export function checkHost(req: Request, opts: GuardOptions): void {
   if (!opts.allowedHosts) return
   const host = req.headers.get('host') ?? new URL(req.url).host
-  const name = hostName(host)
-  if (name === undefined || (!isLoopbackName(name) && !opts.allowedHosts.includes(name))) {
+  if (!hostAllowed(host, opts as GuardOptions & { allowedHosts: readonly string[] })) {
     throw new HttpError(421, 'misdirected_request', `host ${JSON.stringify(host.slice(0, 200))} is not served here`)
   }
 }
