@@ -70,11 +70,11 @@ function nodeOrPath(pkg: string, bin: string, args: string[], extra: Omit<LspCom
   return { missing: `${bin} is not installed (npm package ${pkg}, or ${bin} on PATH)` }
 }
 
-function pathOnly(bins: readonly { bin: string; args: string[] }[]): () => LspCommand | { missing: string } {
+function pathOnly(bins: readonly { bin: string; args: string[]; initializationOptions?: unknown }[]): () => LspCommand | { missing: string } {
   return () => {
-    for (const { bin, args } of bins) {
+    for (const { bin, args, initializationOptions } of bins) {
       const exe = onPath(bin)
-      if (exe) return { command: exe, args }
+      if (exe) return { command: exe, args, ...(initializationOptions !== undefined ? { initializationOptions } : {}) }
     }
     return { missing: `${bins.map((b) => b.bin).join(' or ')} is not installed (not found on PATH)` }
   }
@@ -89,6 +89,13 @@ function tsserverPath(): string | undefined {
 }
 
 const TS_IDS: Record<string, string> = { '.ts': 'typescript', '.mts': 'typescript', '.cts': 'typescript', '.tsx': 'typescriptreact', '.js': 'javascript', '.mjs': 'javascript', '.cjs': 'javascript', '.jsx': 'javascriptreact' }
+
+/** rust-analyzer settings under which it runs no project code (build.rs, proc macros, cargo check). */
+export const RUST_NO_CODE_EXECUTION = {
+  cargo: { buildScripts: { enable: false } },
+  procMacro: { enable: false },
+  checkOnSave: false,
+} as const
 
 /** The built-in servers, in registration order. */
 export const BUILTIN_SERVERS: readonly LspServerSpec[] = [
@@ -113,7 +120,15 @@ export const BUILTIN_SERVERS: readonly LspServerSpec[] = [
     resolve: () => nodeOrPath('pyright', 'pyright-langserver', ['--stdio']),
   },
   { id: 'gopls', extensions: ['.go'], rootMarkers: ['go.work', 'go.mod'], languageId: () => 'go', resolve: pathOnly([{ bin: 'gopls', args: [] }]) },
-  { id: 'rust-analyzer', extensions: ['.rs'], rootMarkers: ['Cargo.toml'], languageId: () => 'rust', resolve: pathOnly([{ bin: 'rust-analyzer', args: [] }]) },
+  {
+    id: 'rust-analyzer',
+    extensions: ['.rs'],
+    rootMarkers: ['Cargo.toml'],
+    languageId: () => 'rust',
+    // Language servers run outside the Bash sandbox: never let this one execute code the model
+    // wrote (build scripts, proc macros, `cargo check` on save).
+    resolve: pathOnly([{ bin: 'rust-analyzer', args: [], initializationOptions: RUST_NO_CODE_EXECUTION }]),
+  },
   {
     id: 'ruby',
     extensions: ['.rb', '.rake', '.gemspec'],

@@ -135,6 +135,20 @@ describe('discovery', () => {
     expect(m.discover(join(env.cwd, 'app.rb')).spec.id).toBe('ruby')
   })
 
+  it('rust-analyzer is started with build scripts, proc macros and check-on-save off (no project code runs outside the sandbox)', () => {
+    const bin = join(env.cwd, 'bin')
+    mkdirSync(bin)
+    writeFileSync(join(bin, 'rust-analyzer'), '#!/bin/sh\n', { mode: 0o755 })
+    const saved = process.env.PATH
+    process.env.PATH = bin
+    try {
+      const cmd = BUILTIN_SERVERS.find((s) => s.id === 'rust-analyzer')!.resolve()
+      expect(cmd).toMatchObject({ command: join(bin, 'rust-analyzer'), initializationOptions: { cargo: { buildScripts: { enable: false } }, procMacro: { enable: false }, checkOnSave: false } })
+    } finally {
+      process.env.PATH = saved
+    }
+  })
+
   it('custom registration: a new extension, and a replacement that wins for its extensions', () => {
     const servers = new LspServers(BUILTIN_SERVERS)
     servers.register({ id: 'zig', extensions: ['.zig'], rootMarkers: ['build.zig'], languageId: () => 'zig', resolve: () => ({ missing: 'zls is not installed' }) })
