@@ -322,7 +322,10 @@ export class V1Agent {
   async #load(p: { sessionId: string }) {
     const session = await this.#get(p.sessionId)
     const old = this.#sessions.get(session.id)
-    if (old) await old.pump.stop()
+    if (old) {
+      await old.pump.stop()
+      await old.queue // a replay still writing finishes first
+    }
     this.#sessions.delete(session.id)
     const events = await session.events(0)
     const replayMap: V1MapContext = { cwd: session.meta.cwd, configOptions: (m, mode) => configOptions(this.#o.manager.models.models(), m, mode), model: () => session.model, mode: () => session.mode }
