@@ -104,6 +104,13 @@ describe('ACP event maps', () => {
     expect(kinds.sort()).toEqual(['approval_changed', 'file_edit', 'file_open', 'notice', 'sandbox_violation'])
   })
 
+  it('tells every dialect about a notice (an unconfined Bash warning must reach each client)', () => {
+    const e = sample('notice', 7)
+    expect(toV1Updates(e, ctx('/w'))).toMatchObject([{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: '\n[warning] careful\n' } }])
+    expect(toOtterParams(e)).toMatchObject({ eventId: 7, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: '\n[warning] careful\n' } } })
+    expect(toFerretParams(e)).toMatchObject({ eventId: 7, kind: 'notice', level: 'warning', text: 'careful' })
+  })
+
   it('shows an edit as a diff with absolute paths, and keeps it when the edit completes', () => {
     const [call] = toV1Updates(sample('tool_call', 1), ctx('/w'))
     expect(call).toMatchObject({ sessionUpdate: 'tool_call', kind: 'edit', locations: [{ path: '/w/a.txt' }], content: [{ type: 'diff', path: '/w/a.txt', oldText: 'a', newText: 'b' }] })

@@ -9,6 +9,7 @@
  */
 import { readFileSync } from 'node:fs'
 import type { Server } from 'node:http'
+import { networkInterfaces } from 'node:os'
 import type { SessionManager } from '../core/manager.ts'
 import { isLoopbackName } from '../http/guard.ts'
 import { guardSlowClients } from '../http/slow-clients.ts'
@@ -52,6 +53,15 @@ export const CLOSE_GRACE_MS = 3000
 /** True for a loopback bind address or name (`--host`; parsed IP literals, not prefixes). */
 export const isLoopback = (host: string): boolean => isLoopbackName((host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host).toLowerCase())
 
+/** The names a browser reaches this server by: the bound address, or each interface's for a wildcard bind. */
+export function servedHosts(host: string): string[] {
+  const bare = (host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host).toLowerCase()
+  if (bare !== '0.0.0.0' && bare !== '::') return [bare]
+  return Object.values(networkInterfaces())
+    .flat()
+    .flatMap((i) => (i ? [i.address.toLowerCase()] : []))
+}
+
 function readPem(path: string, flag: string): string {
   try {
     return readFileSync(path, 'utf8')
@@ -91,7 +101,7 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
   }
   if (o.port !== 0) takePidfile(o.port)
   // The Host check (DNS-rebinding guard) applies to loopback binds; other binds need a token.
-  const guard = { cors: o.cors ?? [], allowedHosts: isLoopback(o.host) ? [] : undefined }
+  const guard = { cors: o.cors ?? [], allowedHosts: isLoopback(o.host) ? [] : undefined, servedHosts: servedHosts(o.host) }
   const http = createHttpServerApp({ version: o.version, startedAt: new Date(), logger: o.logger, manager: o.manager, masterToken: o.token, guard, sessionTtlMs: o.sessionTtlMs, sse: o.sse })
   let listener: Awaited<ReturnType<typeof listen>>
   try {

@@ -20,14 +20,23 @@ export async function readJsonBody(req: Request, limit = MAX_BODY_BYTES): Promis
   const chunks: Uint8Array[] = []
   let size = 0
   for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.byteLength
+    let next: ReadableStreamReadResult<Uint8Array>
+    try {
+      next = await reader.read()
+    } catch {
+      // The client went away mid-upload (or was cut for being too slow): its request, not ours.
+      throw new HttpError(400, 'invalid_body', 'the request body was not received in full (connection closed)')
+    }
+    if (next.done) break
+    size += next.value.byteLength
+    // Stop reading and answer 413 with `connection: close`. Not `reader.cancel()`: that destroys
+    // the socket under the response still being written, which crashed the process through
+    // listhen's shutdown hook (a chunked body has no length to refuse up front).
     if (size > limit) {
-      await reader.cancel().catch(() => {})
+      reader.releaseLock()
       throw tooLarge(limit)
     }
-    chunks.push(value)
+    chunks.push(next.value)
   }
   if (size === 0) return undefined
   let text: string

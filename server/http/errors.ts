@@ -3,6 +3,7 @@
  * stable `error` code; everything else is a masked 500 (`internal_error`), its details logged.
  * Every error body has the spec's ErrorBody shape.
  */
+import { FastResponse } from 'srvx'
 import type { ErrorCode } from '../../generated/schemas.gen.ts'
 import type { Logger } from '../log.ts'
 
@@ -28,8 +29,13 @@ export class HttpError extends Error {
   }
 }
 
+/**
+ * A JSON answer. srvx's `FastResponse` is a `Response` (instanceof holds) that the Node adapter
+ * writes straight to the socket instead of through a web stream: about twice the requests per
+ * second on small bodies (bench/http-health.ts).
+ */
 export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(status === 204 ? null : JSON.stringify(body), {
+  return new FastResponse(status === 204 ? null : JSON.stringify(body), {
     status,
     headers: status === 204 ? headers : { 'content-type': 'application/json', ...headers },
   })

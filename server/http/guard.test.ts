@@ -19,4 +19,12 @@ describe('same-origin requests', () => {
     }
     expect(corsHeaders(req('127.0.0.1:5173', 'http://localhost:3000'), guard)).toMatchObject({ 'access-control-allow-origin': 'http://localhost:3000' })
   })
+
+  it('on a non-loopback bind (no Host check) a rebound name is not the server\'s own origin; its address is', () => {
+    const lan = { cors: [], servedHosts: ['10.0.0.5'] }
+    const rebound = req('evil.example:5173', 'http://evil.example:5173')
+    expect(isSameOrigin('http://evil.example:5173', rebound, lan)).toBe(false)
+    expect(() => corsHeaders(rebound, lan)).toThrow(/not in the --cors allow-list/)
+    expect(corsHeaders(req('10.0.0.5:5173', 'http://10.0.0.5:5173'), lan)).toEqual({})
+  })
 })

@@ -15,6 +15,12 @@ export interface GuardOptions {
   cors: readonly string[]
   /** Host names accepted besides loopback ones; undefined = no Host check (non-loopback bind). */
   allowedHosts?: readonly string[]
+  /**
+   * Names this server is reached by besides loopback names and `allowedHosts` (a non-loopback
+   * bind: its address, or every interface address for a wildcard bind). Only these count as the
+   * server's own origin for a browser request; a rebound name never does.
+   */
+  servedHosts?: readonly string[]
 }
 
 export const CORS_ALLOW_HEADERS = 'authorization, content-type, last-event-id'
@@ -40,12 +46,27 @@ export function isLoopbackName(name: string): boolean {
   return false
 }
 
+/** Verdicts of recent Host values per guard (every request carries one; most repeat). Bounded. */
+const hostVerdicts = new WeakMap<GuardOptions, Map<string, boolean>>()
+const HOST_VERDICTS_MAX = 256
+
+function hostAllowed(host: string, opts: GuardOptions & { allowedHosts: readonly string[] }): boolean {
+  let seen = hostVerdicts.get(opts)
+  if (!seen) hostVerdicts.set(opts, (seen = new Map()))
+  const known = seen.get(host)
+  if (known !== undefined) return known
+  const name = hostName(host)
+  const ok = name !== undefined && (isLoopbackName(name) || opts.allowedHosts.includes(name))
+  if (seen.size >= HOST_VERDICTS_MAX) seen.clear()
+  seen.set(host, ok)
+  return ok
+}
+
 /** Throws when the Host header is not acceptable for a loopback-bound server. */
 export function checkHost(req: Request, opts: GuardOptions): void {
   if (!opts.allowedHosts) return
   const host = req.headers.get('host') ?? new URL(req.url).host
-  const name = hostName(host)
-  if (name === undefined || (!isLoopbackName(name) && !opts.allowedHosts.includes(name))) {
+  if (!hostAllowed(host, opts as GuardOptions & { allowedHosts: readonly string[] })) {
     throw new HttpError(421, 'misdirected_request', `host ${JSON.stringify(host.slice(0, 200))} is not served here`)
   }
 }
@@ -55,7 +76,7 @@ export function checkHost(req: Request, opts: GuardOptions): void {
  * the Host header): the web console at /ui posting to its own origin. Browsers send `Origin` on
  * same-origin POSTs too; that is not a cross-origin call, so the allow-list does not apply.
  */
-export function isSameOrigin(origin: string, req: Request): boolean {
+export function isSameOrigin(origin: string, req: Request, opts: GuardOptions = { cors: [] }): boolean {
   let url: URL
   try {
     url = new URL(origin)
@@ -64,13 +85,17 @@ export function isSameOrigin(origin: string, req: Request): boolean {
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== origin) return false
   const host = (req.headers.get('host') ?? new URL(req.url).host).trim().toLowerCase()
-  return url.host === host
+  if (url.host !== host) return false
+  // A DNS-rebinding page sends a matching Origin/Host pair for its own name: only a name this
+  // server is known by makes the request its own origin.
+  const name = hostName(host)
+  return name !== undefined && (isLoopbackName(name) || (opts.allowedHosts ?? []).includes(name) || (opts.servedHosts ?? []).includes(name))
 }
 
 /** CORS response headers for an allowed origin, or a 403 for a disallowed one; {} without Origin or from the same origin. */
 export function corsHeaders(req: Request, opts: GuardOptions): Record<string, string> {
   const origin = req.headers.get('origin')
-  if (origin === null || isSameOrigin(origin, req)) return {}
+  if (origin === null || isSameOrigin(origin, req, opts)) return {}
   if (!opts.cors.includes(origin)) throw new HttpError(403, 'origin_not_allowed', `origin ${JSON.stringify(origin)} is not in the --cors allow-list`)
   return { 'access-control-allow-origin': origin, vary: 'Origin', 'access-control-expose-headers': 'content-type' }
 }

@@ -15,6 +15,8 @@
  * | step_end           | stepEnd {event}                                        |
  * | turn_end           | turnEnd {event}                                        |
  * | error              | error {event}                                          |
+ * | notice             | agent_message_chunk `[level] text` (otter has no notice |
+ * |                    | kind; an unconfined Bash warning must still be seen)   |
  * | every other type   | nothing                                                |
  */
 import type { z } from 'zod'
@@ -53,7 +55,7 @@ export const OTTER_EVENT_MAP: { [T in EventType]: Row<T> } = {
   model_changed: none,
   mode_changed: none,
   approval_changed: none,
-  notice: none,
+  notice: (e) => ({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `\n[${e.data.level}] ${e.data.text}\n` } }),
   file_edit: none,
   file_open: none,
   undo: none,
