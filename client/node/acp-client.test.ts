@@ -26,10 +26,13 @@ describe('spawnAgent: the SDK client app over chimera ferret serve', () => {
     // Params outside the spec never leave the client.
     await expect(a.ext.setSandbox({ sessionId: 's-1', mode: 'everything' as never })).rejects.toThrow(/_ferret\/session\/setSandbox: mode/)
     // An error answer reaches the caller as the SDK's RequestError with the agent's code
-    // (method not found until the ACP session methods land, then session not found).
+    // (the extensions are served: an unknown session is Resource not found).
     const err = await a.ext.state({ sessionId: 'no-such-session' }).catch((e: unknown) => e)
-    expect(err).toMatchObject({ code: expect.any(Number) })
-    expect([-32601, -32002]).toContain((err as { code: number }).code)
+    expect(err).toMatchObject({ code: -32002 })
+    // And a typed call's result comes back checked against the generated validator.
+    const { sessionId } = await a.agent.request('session/new', { cwd: launch().cwd, mcpServers: [] })
+    expect(await a.ext.state({ sessionId })).toMatchObject({ sessionId, mode: 'build', status: 'idle', messages: [] })
+    expect(await a.ext.bridgeStatus({ sessionId })).toEqual({ attached: false })
     open.splice(open.indexOf(a), 1)
     expect(await a.close()).toBe(0)
   })

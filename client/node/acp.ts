@@ -71,9 +71,9 @@ export function chimeraExtensions(agent: ClientContext) {
   return {
     /** `_session/steering`: inject a prompt into the running turn. */
     steer: (p: ExtParams<'_session/steering'>) => callExtension(agent, '_session/steering', p),
-    /** `_chimera/session/replay`: the session's canonical events after `sinceEventId`. */
+    /** `_chimera/session/replay`: the retained `session/update`s after `sinceEventId`, written before the answer. */
     replay: (p: ExtParams<'_chimera/session/replay'>) => callExtension(agent, '_chimera/session/replay', p),
-    /** `_chimera/session/state`: model, mode, approval, usage and status. */
+    /** `_chimera/session/state`: model, mode, status, message history and last event id. */
     state: (p: ExtParams<'_chimera/session/state'>) => callExtension(agent, '_chimera/session/state', p),
     /** `_chimera/session/compact`: summarise the history now. */
     compact: (p: ExtParams<'_chimera/session/compact'>) => callExtension(agent, '_chimera/session/compact', p),

@@ -4,8 +4,9 @@
  * through a whole session as an IDE would: initialize, new, prompt (thought, message, usage),
  * an edit with a permission round-trip and its diff, a cancel that withdraws a pending
  * permission, set_config_option / set_mode / legacy set_model, list, close, load (replay
- * before the response), resume (no replay). Every frame the agent wrote is checked against
- * the official v1 schema.
+ * before the response), resume (no replay); then our extensions through the same client
+ * (`_chimera/session/*`, `_ferret/session/*`, `_ferret/session/update` when asked for). Every
+ * frame the agent wrote is checked against the official v1 schema + our extensions.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
@@ -14,6 +15,7 @@ import * as acp from '@agentclientprotocol/sdk'
 import { afterEach, describe, expect, it } from 'vitest'
 import { CLI_BUNDLE } from '../../conformance/harness/targets.ts'
 import { tempDirs } from '../../conformance/harness/temp-dirs.ts'
+import { FerretSessionUpdateParamsSchema, type FerretSessionUpdateParams } from '../../generated/acp/v1-methods.gen.ts'
 import { invalidAgentFrames, tapAgent } from './fixtures/v1-frames.ts'
 
 const temp = tempDirs()
@@ -236,5 +238,46 @@ describe('ACP v1 through the official SDK client', () => {
     const confined = await run('workspace-write')
     expect(confined.calls).toEqual([])
     expect(confined.result).toContain('local')
+  }, 30_000)
+
+  it('serves the _chimera and _ferret extensions to an SDK client that asks for ferret updates', async () => {
+    const agent = startFerret('allow')
+    const updates: Update[] = []
+    const ferret: FerretSessionUpdateParams[] = []
+    const app = acp
+      .client({ name: 'test-ide' })
+      .onNotification(acp.methods.client.session.update, ({ params }) => {
+        updates.push(params.update)
+      })
+      .onNotification('_ferret/session/update', FerretSessionUpdateParamsSchema, ({ params }) => {
+        ferret.push(params)
+      })
+    await app.connectWith(agent.stream, async (ctx) => {
+      const init = await ctx.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: { _meta: { 'ferret/updates': true } } })
+      expect(init.agentCapabilities?._meta).toEqual({
+        'chimera/extensions': ['_chimera/session/replay', '_chimera/session/state', '_chimera/session/compact', '_ferret/session/setSandbox', '_ferret/session/setApproval', '_ferret/session/bridgeStatus'],
+        'ferret/updates': true,
+      })
+      const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: agent.ws, mcpServers: [] })
+      await ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: '!say one' }] })
+      updates.length = 0
+      const replay = await ctx.request<{ replayed: number; lastEventId: number; truncated: boolean }>('_chimera/session/replay', { sessionId, sinceEventId: 0 })
+      // The replayed updates reached the client's handler before the response resolved.
+      expect(updates.map((u) => u.sessionUpdate)).toEqual(['user_message_chunk', 'agent_message_chunk', 'usage_update'])
+      expect(replay).toMatchObject({ replayed: 3, truncated: false, lastEventId: updates.at(-1)!._meta!['chimera/eventId'] })
+      const state = await ctx.request<{ status: string; messages: { role: string; content: string }[]; lastEventId: number }>('_chimera/session/state', { sessionId })
+      expect(state).toMatchObject({ status: 'idle', messages: [{ role: 'user', content: '!say one' }, { role: 'assistant', content: 'one' }] })
+      expect(state.lastEventId).toBeGreaterThanOrEqual(replay.lastEventId)
+      expect(await ctx.request('_ferret/session/setApproval', { sessionId, approval: 'ask' })).toEqual({ old: 'allow', new: 'ask' })
+      expect(await ctx.request('_ferret/session/bridgeStatus', { sessionId })).toEqual({ attached: false })
+      await expect(ctx.request('_chimera/session/compact', { sessionId: 'nope' })).rejects.toMatchObject({ code: -32002 })
+      expect(await ctx.request('_chimera/session/compact', { sessionId })).toMatchObject({ messagesBefore: 2, messagesAfter: 1 })
+      // A later prompt's response follows every update before it, the approval change included.
+      await ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: '!say two' }] })
+      expect(ferret).toEqual([{ sessionId, eventId: expect.any(Number), kind: 'approval_changed', data: { old: 'allow', new: 'ask' } }])
+    })
+    agent.child.stdin.end()
+    expect(await agent.exited).toBe(0)
+    expect(invalidAgentFrames(agent.frames)).toEqual([])
   }, 30_000)
 })

@@ -13,6 +13,8 @@ import { V1_EVENT_MAP, toV1Updates, type V1MapContext } from './v1/event-map.ts'
 import { configOptions } from './v1/session-config.ts'
 import { OTTER_EVENT_MAP, toOtterParams } from './seed/otter-map.ts'
 import { FERRET_EVENT_MAP, toFerretParams } from './seed/ferret-map.ts'
+import { FerretSessionUpdateParamsSchema } from '../../generated/acp/v1-methods.gen.ts'
+import { toFerretUpdate } from './v1/ferret-updates.ts'
 
 const SID = 'ferret-20260101T000000Z-00000000-0000-0000-0000-000000000000'
 const usage = { input_tokens: 10, output_tokens: 5, cache_read_tokens: 2, cache_write_tokens: 1, cost_usd: 0.01 }
@@ -87,6 +89,19 @@ describe('ACP event maps', () => {
       ['agent_message_chunk', 'approval_changed', 'cost_update', 'file_edit', 'file_open', 'notice', 'permission_request', 'sandbox_violation', 'tool_call_end', 'tool_call_progress', 'tool_call_start', 'turn_end'].sort(),
     )
     expect([...shown.v1].sort()).toEqual(['agent_message_chunk', 'agent_thought_chunk', 'config_option_update', 'current_mode_update', 'tool_call', 'tool_call_update', 'usage_update', 'user_message_chunk'])
+  })
+
+  it('map exactly the five ferret IDE kinds to _ferret/session/update, with the event data as is', () => {
+    const kinds: string[] = []
+    EVENT_TYPES.forEach((type, i) => {
+      const u = toFerretUpdate(sample(type, i + 1))
+      if (!u) return
+      const r = FerretSessionUpdateParamsSchema.safeParse(u)
+      expect(r.success, `${type} → ${JSON.stringify(u)}: ${r.error?.message}`).toBe(true)
+      expect(u).toEqual({ sessionId: SID, eventId: i + 1, kind: type, data: SAMPLES[type] })
+      kinds.push(u.kind)
+    })
+    expect(kinds.sort()).toEqual(['approval_changed', 'file_edit', 'file_open', 'notice', 'sandbox_violation'])
   })
 
   it('tells every dialect about a notice (an unconfined Bash warning must reach each client)', () => {

@@ -2,7 +2,8 @@
  * The ACP server in process (real streams, real session manager): an internal failure is
  * -32000 `{name, message}` on the seed wire and a masked -32603 on v1, never a stack (the stack
  * goes to the log); prompts to different sessions run in parallel (one blocked on a permission
- * does not hold the other); a second session/message queues behind the first.
+ * does not hold the other); a second session/message queues behind the first; the v1
+ * extensions: `_ferret/session/update` only for a client that asked, a replay during a turn.
  */
 import { PassThrough } from 'node:stream'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -154,6 +155,67 @@ describe('ACP concurrency', () => {
     expect(text).toBe(words)
     // Enough updates that, unbounded, they would have overflowed the limit above many times.
     expect(JSON.stringify(s.frames).length).toBeGreaterThan(256 * 1024)
+    s.input.end()
+    await s.done
+  })
+})
+
+describe('ACP v1 extensions', () => {
+  it('sends _ferret/session/update only to the client that advertised ferret/updates', async () => {
+    const manager = env.manager()
+    const asking = start('ferret', manager)
+    const plain = start('ferret', manager)
+    await asking.call('initialize', { protocolVersion: 1, clientCapabilities: { _meta: { 'ferret/updates': true } } })
+    await plain.call('initialize', { protocolVersion: 1, clientCapabilities: {} })
+    const sid = (await asking.call('session/new', { cwd: env.cwd, mcpServers: [] })).result.sessionId
+    expect((await plain.call('session/resume', { sessionId: sid, cwd: env.cwd })).result).toBeDefined()
+    const r = await plain.call('_ferret/session/setApproval', { sessionId: sid, approval: 'deny' })
+    expect(r.result).toEqual({ old: 'allow', new: 'deny' })
+    const update = await asking.waitFor((m) => m.method === '_ferret/session/update', 'the ferret update')
+    expect(update.params).toEqual({ sessionId: sid, eventId: expect.any(Number), kind: 'approval_changed', data: { old: 'allow', new: 'deny' } })
+    // Both pumps have written the event (a later prompt's response follows its updates).
+    expect((await plain.call('session/prompt', { sessionId: sid, prompt: [{ type: 'text', text: '!say after' }] })).result).toEqual({ stopReason: 'end_turn' })
+    expect(plain.frames.filter((m) => m.method === '_ferret/session/update')).toEqual([])
+    expect(asking.frames.filter((m) => m.method === '_ferret/session/update')).toHaveLength(1)
+    asking.input.end()
+    plain.input.end()
+    await Promise.all([asking.done, plain.done])
+  })
+
+  it('replays during a held turn: updates before the response, then the turn goes on with nothing missed or doubled', async () => {
+    const manager = env.manager({ approval: 'ask' })
+    const s = start('ferret', manager)
+    await s.call('initialize', { protocolVersion: 1, clientCapabilities: {} })
+    const sid = (await s.call('session/new', { cwd: env.cwd, mcpServers: [] })).result.sessionId
+    await s.call('session/prompt', { sessionId: sid, prompt: [{ type: 'text', text: '!say first' }] })
+    s.send({ jsonrpc: '2.0', id: 'held', method: 'session/prompt', params: { sessionId: sid, prompt: [{ type: 'text', text: '!say writing\n!call Write {"path":"z.txt","content":"z"}' }] } })
+    const ask = await s.waitFor((m) => m.method === 'session/request_permission', 'the permission request')
+    const before = s.frames.length
+    const r = await s.call('_chimera/session/replay', { sessionId: sid })
+    const replayFrames = s.frames.slice(before).filter((m) => m.method === 'session/update')
+    const responseAt = s.frames.indexOf(r)
+    // Every replayed update precedes the response.
+    expect(s.frames.slice(before, responseAt).filter((m) => m.method === 'session/update')).toHaveLength(r.result.replayed)
+    expect(replayFrames.length).toBe(r.result.replayed)
+    const ids = replayFrames.map((m) => m.params.update._meta['chimera/eventId'] as number)
+    expect(ids).toEqual([...ids].sort((a, b) => a - b))
+    expect(r.result).toMatchObject({ sessionId: sid, truncated: false, lastEventId: ids.at(-1) })
+    expect(replayFrames.map((m) => m.params.update.sessionUpdate)).toEqual(['user_message_chunk', 'agent_message_chunk', 'usage_update', 'user_message_chunk', 'agent_message_chunk', 'usage_update', 'tool_call'])
+    s.send({ jsonrpc: '2.0', id: ask.id, result: { outcome: { outcome: 'selected', optionId: 'allow' } } })
+    expect((await s.waitFor((m) => m.id === 'held', 'the held prompt')).result).toEqual({ stopReason: 'end_turn' })
+    // The live stream goes on after the replay from the next event: nothing written twice, no gap.
+    const eventId = (m: Record<string, any>) => m.params.update._meta?.['chimera/eventId'] as number | undefined
+    const live = s.frames.filter((m, i) => m.method === 'session/update' && (i < before || i > responseAt) && eventId(m) !== undefined)
+    const liveKeys = live.map((m) => `${eventId(m)}:${m.params.update.sessionUpdate}`)
+    expect(new Set(liveKeys).size).toBe(liveKeys.length)
+    const after = s.frames.slice(responseAt + 1).filter((m) => m.method === 'session/update' && eventId(m) !== undefined).map((m) => eventId(m)!)
+    expect(after.length).toBeGreaterThan(0)
+    expect(Math.min(...after)).toBeGreaterThan(r.result.lastEventId)
+    // ...and together the live updates are the whole history (a full replay), less the client's own prompts.
+    const mark = s.frames.length
+    await s.call('_chimera/session/replay', { sessionId: sid })
+    const full = s.frames.slice(mark).filter((m) => m.method === 'session/update' && m.params.update.sessionUpdate !== 'user_message_chunk')
+    expect(liveKeys.filter((k) => !k.endsWith(':user_message_chunk') && !k.endsWith(':available_commands_update'))).toEqual(full.map((m) => `${eventId(m)}:${m.params.update.sessionUpdate}`))
     s.input.end()
     await s.done
   })

@@ -5,7 +5,7 @@ import type { InitializeResponseSchema } from '../../generated/acp/v1-schema.gen
 import { Dispatcher } from '../jsonrpc/dispatcher.ts'
 import { maskInternal } from '../jsonrpc/errors.ts'
 import type { AgentName, Dialect, DialectContext } from './dialect.ts'
-import { V1Agent } from './v1/agent.ts'
+import { V1Agent, type V1ClientCaps } from './v1/agent.ts'
 
 export interface AgentInfo {
   agent: AgentName
@@ -16,7 +16,7 @@ export interface AgentInfo {
  * `initialize` on the v1 wire: echo version 1 and advertise only what this build serves.
  * Credentials come from the environment, so the one auth method needs no client action.
  */
-export function v1Initialize(info: AgentInfo): z.input<typeof InitializeResponseSchema> {
+export function v1Initialize(info: AgentInfo, extensions: readonly string[] = []): z.input<typeof InitializeResponseSchema> {
   return {
     protocolVersion: ACP_V1_PROTOCOL_VERSION,
     agentCapabilities: {
@@ -24,6 +24,11 @@ export function v1Initialize(info: AgentInfo): z.input<typeof InitializeResponse
       promptCapabilities: { image: false, audio: false, embeddedContext: true },
       mcpCapabilities: { http: false, sse: false },
       sessionCapabilities: { list: {}, resume: {}, close: {} },
+      // Custom capabilities ride in `_meta` of the capability object (docs/decisions/0120).
+      _meta: {
+        'chimera/extensions': [...extensions],
+        ...(info.agent === 'ferret' ? { 'ferret/updates': true } : {}),
+      },
     },
     agentInfo: { name: `chimera-${info.agent}`, title: `Chimera ${info.agent}`, version: info.version },
     authMethods: [
@@ -34,11 +39,11 @@ export function v1Initialize(info: AgentInfo): z.input<typeof InitializeResponse
 }
 
 export function createV1Dialect(info: AgentInfo, ctx: DialectContext): Dialect {
-  const agent = new V1Agent({ conn: ctx.conn, manager: ctx.manager, logger: ctx.logger })
+  const agent = new V1Agent({ agent: info.agent, conn: ctx.conn, manager: ctx.manager, logger: ctx.logger })
   const handlers = {
-    initialize: (p: { clientCapabilities?: { fs?: { readTextFile?: boolean; writeTextFile?: boolean }; terminal?: boolean } }) => {
+    initialize: (p: { clientCapabilities?: V1ClientCaps }) => {
       agent.setClient(p.clientCapabilities)
-      return v1Initialize(info)
+      return v1Initialize(info, agent.extensions())
     },
     ...agent.handlers(),
   }

@@ -21,23 +21,12 @@ import { RpcError } from '../../jsonrpc/errors.ts'
 import type { Logger } from '../../log.ts'
 import type { AgentName } from '../dialect.ts'
 import { EventPump } from '../event-pump.ts'
+import { historySize, normaliseCursor, replayWindow } from '../history.ts'
 import { clientMistake } from '../session-errors.ts'
 import { toFerretParams } from './ferret-map.ts'
 import { toOtterParams } from './otter-map.ts'
 
-export const DEFAULT_HISTORY_SIZE = 1024
 const SEED_APP_ERROR = -32000
-
-/** `OTTER_ACP_DEFAULT_HISTORY_SIZE`, when a positive integer; else the default. */
-export function historySize(env: NodeJS.ProcessEnv = process.env): number {
-  const n = Number(env.OTTER_ACP_DEFAULT_HISTORY_SIZE)
-  return Number.isSafeInteger(n) && n > 0 ? n : DEFAULT_HISTORY_SIZE
-}
-
-/** seeds/000 "Cursor edge cases". */
-export function normaliseCursor(v: unknown): number {
-  return typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : 0
-}
 
 export const seedSessionNotFound = (id: string): RpcError => new RpcError(SEED_APP_ERROR, 'Agent error', { name: 'SessionNotFound', message: `session not found: ${id}` })
 
@@ -192,21 +181,11 @@ export class SeedAgent {
       const params = this.params(e)
       if (params) updates.push({ eventId: e.seq, params })
     }
-    const limit = this.#o.historySize ?? historySize()
-    const evicted = Math.max(0, updates.length - limit)
-    const retained = updates.slice(evicted)
-    const oldestRetained = retained[0]?.eventId ?? 0
-    const replay = retained.filter((u) => u.eventId > cursor)
-    for (const u of replay) await this.#o.conn.notify('session/update', u.params)
+    const w = replayWindow(updates, cursor, this.#o.historySize ?? historySize())
+    for (const u of w.replay) await this.#o.conn.notify('session/update', u.params)
     const lastSeq = events.at(-1)?.seq ?? 0
     this.#attach(s, lastSeq)
-    return {
-      sessionId: s.id,
-      replayed: replay.length,
-      lastEventId: updates.at(-1)?.eventId ?? 0,
-      // Something after the cursor fell out of the buffer.
-      truncated: evicted > 0 && cursor < oldestRetained - 1 && updates[evicted - 1]!.eventId > cursor,
-    }
+    return { sessionId: s.id, replayed: w.replay.length, lastEventId: w.lastEventId, truncated: w.truncated }
   }
 
   async #respond(p: { requestId?: string; reply?: PermissionDecision; sessionId?: string; id?: string; decision?: PermissionDecision }) {

@@ -11,12 +11,18 @@
  *   Answered elsewhere (HTTP, a cancel), the client's request is withdrawn.
  * - `session/load` replays the whole log through the same rows before responding; `resume`
  *   re-attaches without replay. Updates of a session never precede its new/resume response.
+ * - Extensions (specs/openrpc/acp-v1.extensions.yaml, docs/decisions/0120): `_chimera/session/
+ *   replay|state|compact` and, on ferret, `_ferret/session/setSandbox|setApproval|bridgeStatus`
+ *   act on a session this client has open; a replay writes its updates, in the pump's turn
+ *   (never interleaved with live ones), before its response. `_ferret/session/update` goes only
+ *   to a ferret client that advertised `_meta["ferret/updates"]`.
  */
 import { isAbsolute } from 'node:path'
 import type { z } from 'zod'
 import type { RequestPermissionResponseSchema } from '../../../generated/acp/v1-schema.gen.ts'
 import { RequestPermissionResponseSchema as PermissionResponse } from '../../../generated/acp/v1-schema.gen.ts'
 import type { SessionManager } from '../../core/manager.ts'
+import type { ApprovalPolicy } from '../../core/permissions.ts'
 import type { Session } from '../../core/session.ts'
 import type { PermissionDecision } from '../../core/permissions.ts'
 import type { AnyEvent, EventOf } from '../../events/event-types.ts'
@@ -24,17 +30,21 @@ import type { Connection } from '../../jsonrpc/connection.ts'
 import { CODES, RpcError } from '../../jsonrpc/errors.ts'
 import type { Handlers } from '../../jsonrpc/dispatcher.ts'
 import type { Logger } from '../../log.ts'
+import type { AgentName } from '../dialect.ts'
 import { EventPump } from '../event-pump.ts'
+import { historySize, normaliseCursor, replayWindow } from '../history.ts'
 import { asClientError } from '../session-errors.ts'
 import { toV1Updates, type V1MapContext, type V1Update } from './event-map.ts'
 import { promptText } from './prompt-text.ts'
 import { configOptions, modeState } from './session-config.ts'
 import { clientTools, type ClientFs } from './client-tools.ts'
 import { toolDiff, toolKind, toolLocations, toolTitle } from './tool-view.ts'
+import { toFerretUpdate } from './ferret-updates.ts'
 
 type PermissionResponse = z.output<typeof RequestPermissionResponseSchema>
 
 export interface V1AgentOptions {
+  agent: AgentName
   conn: Connection
   manager: SessionManager
   logger: Logger
@@ -48,6 +58,17 @@ interface Attachment {
   asks: Map<string, AbortController>
   /** Prompts this client sent: their user message is its own, not echoed back live. */
   own: Set<string>
+  /** Writes to the client (pump deliveries, replays) run one after another through this chain. */
+  queue: Promise<unknown>
+  /** The last event seq the pump has written. */
+  upTo: number
+}
+
+/** The client capabilities this agent reads from `initialize`. */
+export interface V1ClientCaps {
+  fs?: ClientFs
+  terminal?: boolean
+  _meta?: Record<string, unknown> | null
 }
 
 const OPTION: Record<PermissionDecision, { name: string; kind: 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always' }> = {
@@ -73,6 +94,7 @@ export class V1Agent {
   /** What the client offered in `initialize`. */
   #clientFs: ClientFs | undefined
   #clientTerminal = false
+  #ferretUpdates = false
 
   constructor(o: V1AgentOptions) {
     this.#o = o
@@ -84,9 +106,15 @@ export class V1Agent {
   }
 
   /** Remember the client's capabilities (from `initialize`). */
-  setClient(caps: { fs?: ClientFs; terminal?: boolean } | undefined): void {
+  setClient(caps: V1ClientCaps | undefined): void {
     this.#clientFs = caps?.fs
     this.#clientTerminal = caps?.terminal === true
+    this.#ferretUpdates = this.#o.agent === 'ferret' && caps?._meta?.['ferret/updates'] === true
+  }
+
+  /** The `_`-prefixed extension methods this agent serves (advertised in `initialize`). */
+  extensions(): string[] {
+    return Object.keys(this.handlers()).filter((m) => m.startsWith('_') && m !== '_session/steering')
   }
 
   handlers(): Handlers {
@@ -111,6 +139,37 @@ export class V1Agent {
       '_session/steering': (p) => {
         const s = this.#att(p.sessionId).session
         return s.steer(promptText(p.prompt)) ? { outcome: 'injected' } : { outcome: 'promptRequired', reason: 'noRunningTurn' }
+      },
+      '_chimera/session/replay': (p) => this.#replay(p),
+      '_chimera/session/state': (p) => {
+        const s = this.#att(p.sessionId).session
+        return { sessionId: s.id, model: s.model, mode: s.mode, status: s.status, messages: s.messages(), lastEventId: s.lastSeq }
+      },
+      '_chimera/session/compact': async (p) => {
+        const e = await this.#att(p.sessionId).session.compact().catch(asClientError)
+        return { summary: e.data.summary, messagesBefore: e.data.messages_before, messagesAfter: e.data.messages_after }
+      },
+      ...(this.#o.agent === 'ferret' ? this.#ferretHandlers() : {}),
+    }
+  }
+
+  /** seeds/002's ferret session methods under `_ferret/` (same behaviour as the seed dialect). */
+  #ferretHandlers(): Handlers {
+    return {
+      '_ferret/session/setSandbox': (p: { sessionId: string; mode?: string }) => {
+        const s = this.#att(p.sessionId).session
+        if (p.mode === undefined || p.mode === s.sandbox) return { mode: s.sandbox, restartRequired: false }
+        return { mode: s.sandbox, restartRequired: true, message: `restart required: the sandbox is fixed at launch (--sandbox ${p.mode})` }
+      },
+      '_ferret/session/setApproval': async (p: { sessionId: string; approval: ApprovalPolicy }) => {
+        const s = this.#att(p.sessionId).session
+        const old = s.approval
+        await s.setApproval(p.approval)
+        return { old, new: s.approval }
+      },
+      '_ferret/session/bridgeStatus': (p: { sessionId: string }) => {
+        this.#att(p.sessionId)
+        return { attached: false }
       },
     }
   }
@@ -161,8 +220,17 @@ export class V1Agent {
       model: () => session.model,
       mode: () => session.mode,
     }
-    const att: Attachment = { session, map, asks: new Map(), own: new Set(), pump: undefined as unknown as EventPump }
-    att.pump = new EventPump(session, afterSeq, (e) => this.#deliver(att, e), this.#o.logger)
+    const att: Attachment = { session, map, asks: new Map(), own: new Set(), pump: undefined as unknown as EventPump, queue: Promise.resolve(), upTo: afterSeq }
+    att.pump = new EventPump(
+      session,
+      afterSeq,
+      (e) =>
+        this.#exclusive(att, async () => {
+          await this.#deliver(att, e)
+          att.upTo = e.seq
+        }),
+      this.#o.logger,
+    )
     this.#sessions.set(session.id, att)
     // File tools go through the editor while this client has the session open.
     session.useTools(clientTools(this.#o.conn, session.id, this.#clientFs, this.#clientTerminal))
@@ -172,8 +240,40 @@ export class V1Agent {
   async #deliver(att: Attachment, e: AnyEvent): Promise<void> {
     if (e.type === 'user_message' && att.own.delete(e.data.message_id)) return
     for (const u of toV1Updates(e, att.map)) await this.#update(att.session.id, u)
+    if (this.#ferretUpdates) {
+      const extra = toFerretUpdate(e)
+      if (extra) await this.#o.conn.notify('_ferret/session/update', extra)
+    }
     if (e.type === 'permission_request') this.#ask(att, e)
     else if (e.type === 'permission_reply') att.asks.get(e.data.request_id)?.abort(new Error('answered'))
+  }
+
+  /** Run `fn` once every earlier write to this client for the session is done, and before later ones. */
+  #exclusive<T>(att: Attachment, fn: () => Promise<T>): Promise<T> {
+    const run = att.queue.then(fn)
+    att.queue = run.catch(() => undefined)
+    return run
+  }
+
+  /**
+   * `_chimera/session/replay`: the retained updates after the cursor, up to what the pump has
+   * written (it holds still meanwhile and goes on after them, so nothing is missed or doubled),
+   * all on the wire before the response. Bounded like the seed `session/resume` (history.ts).
+   */
+  #replay(p: { sessionId: string; sinceEventId?: number }) {
+    const att = this.#att(p.sessionId)
+    const cursor = normaliseCursor(p.sinceEventId)
+    return this.#exclusive(att, async () => {
+      await att.session.flush()
+      const all: { eventId: number; update: V1Update }[] = []
+      for (const e of await att.session.events(0)) {
+        if (e.seq > att.upTo) break
+        for (const update of toV1Updates(e, att.map)) all.push({ eventId: e.seq, update })
+      }
+      const w = replayWindow(all, cursor, historySize())
+      for (const u of w.replay) await this.#update(att.session.id, u.update)
+      return { sessionId: att.session.id, replayed: w.replay.length, lastEventId: w.lastEventId, truncated: w.truncated }
+    })
   }
 
   #update(sessionId: string, update: V1Update): Promise<void> {
@@ -222,7 +322,10 @@ export class V1Agent {
   async #load(p: { sessionId: string }) {
     const session = await this.#get(p.sessionId)
     const old = this.#sessions.get(session.id)
-    if (old) await old.pump.stop()
+    if (old) {
+      await old.pump.stop()
+      await old.queue // a replay still writing finishes first
+    }
     this.#sessions.delete(session.id)
     const events = await session.events(0)
     const replayMap: V1MapContext = { cwd: session.meta.cwd, configOptions: (m, mode) => configOptions(this.#o.manager.models.models(), m, mode), model: () => session.model, mode: () => session.mode }
