@@ -155,7 +155,7 @@ describe('--agent and the allowed tools', () => {
     expect(() => agentFlag({ cwd, agent: 'typo' }, { userDir })).toThrow(/^--agent: .*typo\.md: unknown tool "bsh"/)
     project('far', '---\nmodel: nope-model\n---\n')
     const far = agentFlag({ cwd, agent: 'far' }, { userDir })
-    expect(() => sessionFlags({ cwd, agent: 'far' }, [], new ModelRegistry(), far)).toThrow(/unknown model "nope-model"/)
+    expect(() => sessionFlags({ cwd, agent: 'far' }, [], new ModelRegistry(), far)).toThrow(/^--agent: .*far\.md: `model`: unknown model "nope-model"/)
     expect(agentFlag({ cwd }, { userDir })).toBeUndefined()
   })
 

@@ -84,6 +84,13 @@ export function sessionFlags(args: SessionFlagValues, rawArgs: readonly string[]
   const cwd = sessionCwd(args)
   const listed = parseList(args['allowed-tools'])
   const model = sessionModel(args, agent)
+  if (args.model === undefined && agent?.model !== undefined) {
+    try {
+      models.check(agent.model)
+    } catch (err) {
+      throw new UsageError(`--agent: ${agent.source}: \`model\`: ${(err as Error).message}`)
+    }
+  }
   try {
     if (model !== undefined) models.check(model)
     if (listed) checkToolNames(listed)
