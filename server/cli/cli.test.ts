@@ -3,7 +3,7 @@
  * code 2 and nothing on stdout (stdout is the wire on the stdio transports).
  */
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -69,14 +69,42 @@ describe('chimera CLI', () => {
     ['--mode other than rpc', ['code', '--mode', 'tui'], /mode/],
     ['--tls-cert without --tls-key', ['otter', 'serve', '--tls-cert', 'x.pem'], /--tls-cert and --tls-key must be given together/],
     ['a non-loopback bind without a token', ['otter', 'serve', '--host', '0.0.0.0'], /refusing to bind 0\.0\.0\.0 without a bearer token/],
+    ['an agent that does not exist (code)', ['code', '--mode', 'rpc', '--agent', 'no-such-agent'], /^error: --agent: no agent named "no-such-agent" \(looked for no-such-agent\.md in .*\.opencode\/agent and \/nonexistent\/user-agents\)/],
+    ['an agent that does not exist (otter serve)', ['otter', 'serve', '--agent', 'no-such-agent'], /--agent: no agent named "no-such-agent"/],
+    ['an agent that does not exist (ferret serve)', ['ferret', 'serve', '--agent', 'no-such-agent'], /--agent: no agent named "no-such-agent"/],
+    ['an agent name that is a path', ['code', '--mode', 'rpc', '--agent', '../x'], /--agent: "\.\.\/x" is not an agent name/],
   ]
   for (const [what, args, message] of usage) {
     it(`${what} is a usage error: exit 2, one line on stderr, nothing on stdout`, () => {
-      const r = run(args)
+      const r = run(args, { CHIMERA_USER_AGENTS_DIR: '/nonexistent/user-agents' })
       expect(r.code).toBe(2)
       expect(r.stderr).toMatch(message)
       expect(r.stderr.trimEnd().split('\n')).toHaveLength(1)
       expect(r.stdout).toBe('')
+    })
+  }
+
+  // Malformed agent files (server/agents/agent-definitions.test.ts has every kind): the flag names the file and what is wrong.
+  const agentFiles: [string, string, RegExp][] = [
+    ['an unknown tool', '---\ntools: [bash, lsp_hover]\n---\n', /unknown tool "lsp_hover" in `tools`; tools: Read, /],
+    ['YAML that does not parse', '---\ntools: [read\n---\n', /frontmatter is not valid YAML/],
+    ['a model no provider serves', '---\nmodel: nope-model\n---\n', /^error: --agent: .*broken\.md: `model`: unknown model "nope-model"/],
+  ]
+  for (const [what, text, message] of agentFiles) {
+    it(`an agent file with ${what} is a usage error naming it: exit 2, one line on stderr, nothing on stdout`, () => {
+      const cwd = mkdtempSync(join(tmpdir(), 'cli-agent-'))
+      try {
+        mkdirSync(join(cwd, '.opencode', 'agent'), { recursive: true })
+        writeFileSync(join(cwd, '.opencode', 'agent', 'broken.md'), text)
+        const r = run(['code', '--mode', 'rpc', '--cwd', cwd, '--agent', 'broken'], { CHIMERA_USER_AGENTS_DIR: '/nonexistent/user-agents' })
+        expect(r.code).toBe(2)
+        expect(r.stderr).toMatch(message)
+        expect(r.stderr).toContain(join(cwd, '.opencode', 'agent', 'broken.md'))
+        expect(r.stderr.trimEnd().split('\n')).toHaveLength(1)
+        expect(r.stdout).toBe('')
+      } finally {
+        rmSync(cwd, { recursive: true, force: true })
+      }
     })
   }
 

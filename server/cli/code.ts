@@ -5,7 +5,7 @@ import { isSessionId } from '../store/paths.ts'
 import { createLogger, levelFromEnv } from '../log.ts'
 import { eventLogProblem, startAgentProcess } from './agent-process.ts'
 import { UsageError } from './args.ts'
-import { sessionArgs, sessionFlags } from './session-flags.ts'
+import { agentFlag, sessionArgs, sessionFlags, sessionModel } from './session-flags.ts'
 import { chimeraHome } from '../store/paths.ts'
 
 export default defineCommand({
@@ -19,8 +19,9 @@ export default defineCommand({
     if (args.mode !== 'rpc') throw new UsageError('--mode must be rpc')
     if (args.session !== undefined && !isSessionId(args.session)) throw new UsageError(`--session: ${JSON.stringify(args.session)} is not a session id`)
     const logger = createLogger({ level: levelFromEnv(), name: 'rpc' })
-    const models = buildModelRegistry(process.env, { model: args.model, logger })
-    const defaults = sessionFlags(args, rawArgs, models)
+    const agent = agentFlag(args)
+    const models = buildModelRegistry(process.env, { model: sessionModel(args, agent), logger })
+    const defaults = sessionFlags(args, rawArgs, models, agent)
     const problem = await eventLogProblem(chimeraHome())
     if (problem) throw new Error(problem)
     const proc = await startAgentProcess('otter', { ...defaults, models }, logger)

@@ -16,7 +16,7 @@ import { eventLogProblem, startAgentProcess } from './agent-process.ts'
 import { UsageError, parsePort, repeatable } from './args.ts'
 import { DEFAULT_SESSION_TTL_S } from '../http/idle-eviction.ts'
 import { checkServeOptions } from './serve-http.ts'
-import { sessionArgs, sessionFlags, type SessionFlagValues } from './session-flags.ts'
+import { agentFlag, sessionArgs, sessionFlags, sessionModel, type SessionFlagValues } from './session-flags.ts'
 
 export const HTTP_ARGS = {
   port: { type: 'string', description: 'HTTP port (0: any free port)', default: '5173' },
@@ -66,8 +66,9 @@ export function parseSessionTtl(v: string | undefined): number {
 
 /** Serve until stopped: ACP on stdio, HTTP, or both over one session manager. */
 export async function runServe(agent: AgentName, transports: { acp: boolean; http: boolean }, args: ServeArgs, rawArgs: readonly string[], logger: Logger): Promise<void> {
-  const models = buildModelRegistry(process.env, { model: args.model, logger })
-  const defaults = sessionFlags(args, rawArgs, models)
+  const agentDef = agentFlag(args)
+  const models = buildModelRegistry(process.env, { model: sessionModel(args, agentDef), logger })
+  const defaults = sessionFlags(args, rawArgs, models, agentDef)
   const http = transports.http
     ? {
         agent,

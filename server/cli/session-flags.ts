@@ -4,10 +4,13 @@
  * starts: `--cwd` (an existing directory), `--model` (served by a configured provider),
  * `--allowed-tools` (known tools), `--permission Tool=rule` (repeatable), `--sandbox`,
  * `--approval` (`allow`, `deny`, `ask`, and the ferret presets `auto`, `read-only`) and
- * `--allow-unconfined` (run Bash without bubblewrap in the confined modes).
+ * `--allow-unconfined` (run Bash without bubblewrap in the confined modes), and `--agent` (an
+ * agent definition whose frontmatter sets the tools, cut to `--allowed-tools` when both are
+ * given, and the model unless `--model` is given; server/agents/agent-definitions.ts).
  */
 import { statSync } from 'node:fs'
 import { resolve } from 'node:path'
+import { AgentDefinitionError, agentAllowedTools, loadAgentDefinition, type AgentDefinition } from '../agents/agent-definitions.ts'
 import type { ManagerOptions } from '../core/manager.ts'
 import { checkToolNames } from '../core/manager.ts'
 import type { ModelRegistry } from '../core/model-registry.ts'
@@ -29,6 +32,7 @@ export function sessionArgs(defaultApproval: ApprovalPolicy) {
     sandbox: { type: 'enum', options: [...SANDBOX_MODES] as string[], description: 'File and shell confinement', default: 'workspace-write' },
     approval: { type: 'enum', options: [...APPROVAL_POLICIES] as string[], description: 'How tools that ask for permission are answered (auto, read-only: presets, see docs/core.md)', default: defaultApproval as string },
     'allow-unconfined': { type: 'boolean', description: 'Run Bash without bubblewrap when it is missing (the confined sandbox modes refuse otherwise)', default: false },
+    agent: { type: 'string', description: 'Agent definition (.opencode/agent/<name>.md, project then ~/.opencode/agent): its tools and model' },
   } satisfies ArgsDef
 }
 
@@ -39,24 +43,64 @@ export type SessionFlagValues = {
   sandbox?: string
   approval?: string
   'allow-unconfined'?: boolean
+  agent?: string
 }
 
 export type SessionDefaults = Pick<ManagerOptions, 'cwd' | 'model' | 'allowedTools' | 'permissionOverrides' | 'sandbox' | 'approval' | 'allowUnconfined'>
 
-/** Check the session flags and turn them into session-manager defaults; UsageError when wrong. */
-export function sessionFlags(args: SessionFlagValues, rawArgs: readonly string[], models: ModelRegistry): SessionDefaults {
+/** `--cwd` resolved (default: the current directory); UsageError when it is not a directory. */
+export function sessionCwd(args: SessionFlagValues): string {
   const cwd = resolve(args.cwd ?? process.cwd())
   if (!statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`--cwd: ${cwd} is not a directory`)
-  const allowedTools = parseList(args['allowed-tools'])
+  return cwd
+}
+
+/**
+ * `--agent <name>`: its definition (project scope of `--cwd`, then the user scope), undefined
+ * without the flag, a usage error naming the file and what is wrong. Read before the model
+ * registry is built: the agent's `model` chooses the process's provider when `--model` is absent.
+ * `env` and `userDir` locate the user scope (tests point it elsewhere).
+ */
+export function agentFlag(args: SessionFlagValues, o: { env?: NodeJS.ProcessEnv; userDir?: string } = {}): AgentDefinition | undefined {
+  if (args.agent === undefined) return undefined
+  const cwd = sessionCwd(args)
   try {
-    if (args.model !== undefined) models.check(args.model)
-    if (allowedTools) checkToolNames(allowedTools)
+    return loadAgentDefinition(args.agent, { cwd, ...o })
+  } catch (err) {
+    if (err instanceof AgentDefinitionError) throw new UsageError(`--agent: ${err.message}`)
+    throw err
+  }
+}
+
+/** The model the process runs by default: `--model`, else the agent's. */
+export const sessionModel = (args: SessionFlagValues, agent: AgentDefinition | undefined): string | undefined => args.model ?? agent?.model
+
+/**
+ * Check the session flags and turn them into session-manager defaults; UsageError when wrong.
+ * `agent` (from `agentFlag`) narrows the tools (cut to `--allowed-tools` when both are given)
+ * and gives the model when `--model` is absent.
+ */
+export function sessionFlags(args: SessionFlagValues, rawArgs: readonly string[], models: ModelRegistry, agent?: AgentDefinition): SessionDefaults {
+  const cwd = sessionCwd(args)
+  const listed = parseList(args['allowed-tools'])
+  const model = sessionModel(args, agent)
+  if (args.model === undefined && agent?.model !== undefined) {
+    try {
+      models.check(agent.model)
+    } catch (err) {
+      throw new UsageError(`--agent: ${agent.source}: \`model\`: ${(err as Error).message}`)
+    }
+  }
+  try {
+    if (model !== undefined) models.check(model)
+    if (listed) checkToolNames(listed)
+    const allowedTools = agentAllowedTools(agent?.tools, listed)
     const permissionOverrides = parsePermissionFlags(repeatable(rawArgs, '--permission'))
     // A broken .chimera/config.json fails here, clearly.
     resolveRules({ cwd, overrides: permissionOverrides, config: loadProjectConfig(cwd) })
     return {
       cwd,
-      ...(args.model !== undefined ? { model: args.model } : {}),
+      ...(model !== undefined ? { model } : {}),
       ...(allowedTools ? { allowedTools } : {}),
       permissionOverrides,
       sandbox: (args.sandbox ?? 'workspace-write') as SandboxMode,

@@ -15,9 +15,9 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
-import { parse as parseYaml } from 'yaml'
 import type { components } from '../../generated/http/openapi.gen.d.ts'
 import type { CommandRenderer } from '../core/slash-commands.ts'
+import { splitFrontmatter } from './frontmatter.ts'
 import { argumentString, isArgName, parseArgumentString, renderTemplate, type TemplateArgs } from './template.ts'
 
 export type CommandDescriptor = components['schemas']['CommandDescriptor']
@@ -74,22 +74,9 @@ export interface CustomCommandsOptions {
 
 /** The parsed command file, or why it is skipped. */
 export function parseCommandFile(name: string, source: string, text: string): { descriptor: CommandDescriptor; template: string } | string {
-  let body = text.replace(/^\uFEFF/, '')
-  let front: unknown = null
-  const open = /^---[ \t]*\r?\n/.exec(body)
-  if (open) {
-    const rest = body.slice(open[0].length)
-    const close = /^---[ \t]*(?:\r?\n|$)/m.exec(rest)
-    if (!close) return 'frontmatter is not closed (no second --- line)'
-    try {
-      front = parseYaml(rest.slice(0, close.index), { maxAliasCount: 50, prettyErrors: false })
-    } catch (err) {
-      return `frontmatter is not valid YAML: ${(err as Error).message.split('\n')[0]}`
-    }
-    body = rest.slice(close.index + close[0].length)
-  }
-  if (front !== null && front !== undefined && (typeof front !== 'object' || Array.isArray(front))) return 'frontmatter must be a mapping'
-  const fm = (front ?? {}) as Record<string, unknown>
+  const split = splitFrontmatter(text)
+  if (typeof split === 'string') return split
+  const { front: fm, body } = split
   // The file's own line breaks around the template are not part of the prompt.
   const template = body.replace(/^\r?\n/, '').trimEnd()
   if (template.trim() === '') return 'the template is empty'
