@@ -99,20 +99,12 @@ describe('ferret serve --http: ACP and HTTP in one process', () => {
   }, 30_000)
 
   it('one session manager behind both; the master token is FERRET_SERVER_TOKEN', async () => {
-    const child = spawn(process.execPath, [CLI_BUNDLE, 'ferret', 'serve', '--http', '--port', '0'], {
-      env: { ...process.env, CHIMERA_HOME: temp.make('ferret-http-'), CHIMERA_LOG_LEVEL: 'info', FERRET_SERVER_TOKEN: 'f3rret' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    })
-    children.push(child)
-    let out = ''
-    let err = ''
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d))
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d))
+    const { child, out, err } = startFerret()
     const acp = (id: number): Promise<Record<string, unknown>> =>
-      until(() => out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).find((m) => m.id === id), `ACP reply ${id}`)
+      until(() => out().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).find((m) => m.id === id), `ACP reply ${id}`)
     child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n')
     expect(await acp(1)).toMatchObject({ result: { protocolVersion: 1 } })
-    const url = await until(() => /listening on (http:\/\/127\.0\.0\.1:\d+) \(bearer auth on\)/.exec(err)?.[1], 'the start-up line')
+    const url = await until(() => /listening on (http:\/\/127\.0\.0\.1:\d+) \(bearer auth on\)/.exec(err())?.[1], 'the start-up line')
 
     const master = { authorization: 'Bearer f3rret', 'content-type': 'application/json' }
     expect((await fetch(`${url}/session`, { method: 'POST' })).status).toBe(401)
@@ -120,19 +112,11 @@ describe('ferret serve --http: ACP and HTTP in one process', () => {
     const own = { authorization: `Bearer ${created.session_token}`, 'content-type': 'application/json' }
     const res = await fetch(`${url}/session/${created.session_id}/events`, { headers: own })
     expect(res.status).toBe(200)
-    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader()
-    let text = ''
-    void (async () => {
-      for (;;) {
-        const r = await reader.read().catch(() => ({ done: true, value: undefined }))
-        if (r.done) return
-        text += r.value
-      }
-    })()
+    const sse = collect(res)
     expect((await fetch(`${url}/session/${created.session_id}/message`, { method: 'POST', headers: own, body: JSON.stringify({ message: '!say from http' }) })).status).toBe(202)
-    await until(() => (/event: result\n/.test(text) ? true : undefined), 'the result record')
-    expect(text).toMatch(/event: user_message\ndata: .*"text":"!say from http"/)
-    expect(text).toMatch(/event: result\ndata: .*"output":"from http"/)
+    await until(() => (/event: result\n/.test(sse.text()) ? true : undefined), 'the result record')
+    expect(sse.text()).toMatch(/event: user_message\ndata: .*"text":"!say from http"/)
+    expect(sse.text()).toMatch(/event: result\ndata: .*"output":"from http"/)
     // The plural family sees the same session (master token only: the session token is 403 there).
     expect((await fetch(`${url}/sessions/${created.session_id}`, { headers: own })).status).toBe(403)
     const shown = (await (await fetch(`${url}/sessions/${created.session_id}`, { headers: master })).json()) as { events: { type: string }[] }
@@ -140,7 +124,7 @@ describe('ferret serve --http: ACP and HTTP in one process', () => {
     // ACP is still served by the same process, in between.
     child.stdin.write('{"jsonrpc":"2.0","id":2,"method":"no/such/method","params":{}}\n')
     expect(await acp(2)).toMatchObject({ error: { code: -32601 } })
-    await reader.cancel()
+    await sse.cancel()
     child.kill('SIGTERM')
     expect(await new Promise((r) => child.on('exit', (code) => r(code)))).toBe(0)
   }, 30_000)
