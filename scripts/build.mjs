@@ -1,11 +1,12 @@
-// Bundles the CLI into dist/ with esbuild so `chimera` starts without a TypeScript loader.
+// Bundles the CLI into dist/ with esbuild so `chimera` starts without a TypeScript loader, and
+// the conformance kit on its own (dist/chimera-conformance.mjs, for bin/chimera-conformance.mjs).
 // Code splitting keeps `chimera --help` from loading the transports it does not run.
 import { build } from 'esbuild'
 import { rmSync } from 'node:fs'
 
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true })
 await build({
-  entryPoints: { chimera: 'server/cli/main.ts' },
+  entryPoints: { chimera: 'server/cli/main.ts', 'chimera-conformance': 'conformance/kit/cli/main.ts' },
   outdir: 'dist',
   bundle: true,
   splitting: true,

@@ -15,8 +15,10 @@ const main = defineCommand({
     otter: () => import('./otter.ts').then((m) => m.default),
     ferret: () => import('./ferret.ts').then((m) => m.default),
     code: () => import('./code.ts').then((m) => m.default),
-    // The conformance kit's model double (the one place the CLI reaches into conformance/).
+    // The conformance kit's model double and runner (the two places the CLI reaches into conformance/).
     'model-double': () => import('../../conformance/model-double/command.ts').then((m) => m.default),
+    // The conformance kit's runner (also its own bin, bin/chimera-conformance.mjs).
+    conformance: () => import('../../conformance/kit/cli/command.ts').then((m) => m.default),
   },
 })
 
@@ -77,7 +79,8 @@ async function run(rawArgs: string[]): Promise<number> {
     }
     checkArgs(t.rest, (await resolveDef(t.cmd.args)) ?? {}, name)
     await runCommand(main, { rawArgs })
-    return 0
+    // A command may report an outcome through the exit code (`chimera conformance`: 1 when a requirement failed).
+    return typeof process.exitCode === 'number' ? process.exitCode : 0
   } catch (err) {
     const usage = err instanceof UsageError || (err as { name?: string })?.name === 'CLIError'
     if (usage) {
