@@ -63,8 +63,10 @@ test: install build check-generated lint-specs typecheck $(NODE24) ## every chec
 serve: install build ## run `chimera otter serve` on 127.0.0.1:5173 with the offline model
 	node bin/chimera.mjs otter serve
 
-bench: install build ## print start-up figures (bench/)
+bench: install build ## print the figures of bench/ (start-up, run rollups, tool patterns)
 	node bench/cold-start.mjs
+	$(TSX) bench/runs-rollup.ts
+	$(TSX) bench/tool-patterns.ts
 
 clean: ## remove build output and caches (keeps node_modules)
 	rm -rf dist .tmp

@@ -10,7 +10,9 @@ import { mkdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { SessionManager, type ManagerOptions } from '../core/manager.ts'
 import type { Logger } from '../log.ts'
+import { customCommands } from '../commands/custom-commands.ts'
 import { chimeraHome, eventlogRoot } from '../store/paths.ts'
+import { snapshotHistory, snapshotRoot } from '../store/snapshots.ts'
 import { killAllToolProcesses } from '../tools/process-group.ts'
 import { sandboxStatus } from '../tools/sandbox.ts'
 import type { AgentPrefix } from '../store/types.ts'
@@ -46,7 +48,16 @@ export interface AgentProcess {
 
 export async function startAgentProcess(agent: AgentPrefix, opts: Omit<ManagerOptions, 'agent' | 'logger' | 'home'>, logger: Logger): Promise<AgentProcess> {
   const home = chimeraHome()
-  const manager = new SessionManager({ ...opts, agent, home, logger })
+  const manager = new SessionManager({
+    history: snapshotHistory({ home, logger }),
+    commands: customCommands(),
+    // A snapshot root outside CHIMERA_HOME holds other sessions' file contents too.
+    protectedPaths: [snapshotRoot(home)],
+    ...opts,
+    agent,
+    home,
+    logger,
+  })
   const controller = new AbortController()
   const hooks: (() => Promise<void> | void)[] = []
   let finished!: () => void

@@ -8,6 +8,7 @@
 import { defineCommand, renderUsage, runCommand, type CommandDef } from 'citty'
 import { VERSION } from '../version.ts'
 import { UsageError, checkArgs } from './args.ts'
+import { setOutput } from './output.ts'
 
 const main = defineCommand({
   meta: { name: 'chimera', version: VERSION, description: 'Contract-first agent server: HTTP + SSE, ACP over stdio, JSON-lines RPC' },
@@ -15,6 +16,7 @@ const main = defineCommand({
     otter: () => import('./otter.ts').then((m) => m.default),
     ferret: () => import('./ferret.ts').then((m) => m.default),
     code: () => import('./code.ts').then((m) => m.default),
+    mink: () => import('./mink.ts').then((m) => m.default),
     // The conformance kit's model double and runner (the two places the CLI reaches into conformance/).
     'model-double': () => import('../../conformance/model-double/command.ts').then((m) => m.default),
     // The conformance kit's runner (also its own bin, bin/chimera-conformance.mjs).
@@ -93,4 +95,5 @@ async function run(rawArgs: string[]): Promise<number> {
   }
 }
 
+setOutput((text) => process.stdout.write(text))
 process.exitCode = await run(process.argv.slice(2))

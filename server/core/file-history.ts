@@ -17,4 +17,12 @@ export interface FileHistory {
   counts(): Promise<{ undoable: number; redoable: number }>
   /** Remove everything the history stored (session teardown). */
   clear(): Promise<void>
+  /**
+   * Optional, for a history that keeps its own position on disk: called once before the
+   * session's first operation after it was created or loaded, with the position of the
+   * messages (turns that can be undone and redone, turns started in all). The history lines
+   * itself up after a crash between a turn's end and its snapshot, or between a file rewind and
+   * its `undo` / `redo` event.
+   */
+  align?(messages: { undoable: number; redoable: number; turns: number }): Promise<void>
 }

@@ -222,7 +222,9 @@ export class SessionManager {
       }
     }
     // Persisted sessions stay on disk (loadable again); memory ones are gone with the session.
+    // Teardown (and the end of a memory session, which cannot come back) wipes the undo history.
     void s.idle().then(() => (s.persist ? this.store.release?.(s.id) : this.memory.remove(s.id)))
+    if (reason === 'deleted' || !s.persist) void s.clearFileHistory()
   }
 
   /** Cancel and forget a session; with `purge`, delete its stored data too. True when it existed. */
@@ -230,10 +232,18 @@ export class SessionManager {
     const s = this.#sessions.get(id)
     if (s) this.#remove(s, 'deleted')
     if (opts.purge) {
-      if (s) await s.idle()
+      if (s) await s.clearFileHistory()
+      else await this.#clearStoredHistory(id)
       await (s?.persist === false ? this.memory : this.store).remove(id)
     }
     return Boolean(s)
+  }
+
+  /** The undo history of a persisted session that is not in memory (purged without a load). */
+  async #clearStoredHistory(id: string): Promise<void> {
+    if (!this.opts.history) return
+    const loaded = await this.store.load(id).catch(() => undefined)
+    if (loaded) await this.opts.history(loaded.meta).clear()
   }
 
   /** Cancel every running turn (shutdown). */

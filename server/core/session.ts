@@ -89,6 +89,8 @@ export class Session implements TurnHost {
   #closed = false
   /** Tools a transport substitutes for this session (an ACP client's file system or terminal). */
   #toolOverrides: ReadonlyMap<string, Tool> | undefined
+  /** The file history was lined up with the messages (once, before the first queued work). */
+  #aligned = false
   lastTouched = Date.now()
 
   constructor(meta: SessionMeta, deps: SessionDeps, state?: SessionState) {
@@ -283,6 +285,17 @@ export class Session implements TurnHost {
     return { messageId, done: this.#enqueue(() => this.#turn(message, messageId, command), failedOutcome('')) }
   }
 
+  /**
+   * Queue the rendered template of a custom command as a turn (the invoke route, which renders
+   * it first): the text goes to the model as is, never parsed as a slash command, and the user
+   * message records the command.
+   */
+  promptCommand(rendered: string, command: { name: string; arguments: string }): { messageId: string; done: Promise<TurnOutcome> } {
+    const messageId = `msg-${randomUUID()}`
+    this.lastTouched = Date.now()
+    return { messageId, done: this.#enqueue(() => this.#turn(rendered, messageId, command), failedOutcome('')) }
+  }
+
   /** `/undo` as an operation (transports' undo endpoints): rewinds up to `steps` turns. */
   undo(steps = 1): Promise<RewindResult> {
     return this.#enqueue(() => this.#rewind('undo', steps), undefined)
@@ -312,10 +325,19 @@ export class Session implements TurnHost {
 
   async #pump(): Promise<void> {
     this.#pumping = true
+    if (!this.#aligned) {
+      this.#aligned = true
+      if (this.#deps.history?.align) {
+        // Work is queued: the session is busy from now on, also while the history lines up.
+        this.#status = 'running'
+        await this.#alignHistory()
+      }
+    }
     while (this.#queue.length) {
       const next = this.#queue.shift()!
       await next.run()
     }
+    if (this.#status === 'running') this.#status = 'idle' // work closed before it ran
     this.#pumping = false
     for (const w of this.#idleWaiters.splice(0)) w()
   }
@@ -357,6 +379,24 @@ export class Session implements TurnHost {
     await endTurn(this, { stop_reason: 'error', success: false, output: 'the turn was interrupted: the process stopped before it finished', source: 'internal' }, 0)
   }
 
+  async #alignHistory(): Promise<void> {
+    try {
+      await this.#deps.history?.align?.({ undoable: this.#state.turnStarts.length, redoable: this.#state.redo.length, turns: this.#state.turns })
+    } catch (err) {
+      this.#deps.logger.error(`session ${this.id}: undo history not aligned`, err)
+    }
+  }
+
+  /** Remove the session's file-level undo history (teardown), after any running work. */
+  async clearFileHistory(): Promise<void> {
+    await this.idle()
+    try {
+      await this.#deps.history?.clear()
+    } catch (err) {
+      this.#deps.logger.error(`session ${this.id}: undo history not cleared`, err)
+    }
+  }
+
   async #commitFiles(): Promise<void> {
     const changed = this.#tracker.takeChanged()
     try {
@@ -368,6 +408,7 @@ export class Session implements TurnHost {
 
   async #commandError(message: string): Promise<TurnOutcome> {
     await this.emit('error', { message, source: 'command' })
+    await this.#writeSummary()
     return { stop_reason: 'error', success: false, output: message, source: 'internal' }
   }
 
@@ -379,10 +420,24 @@ export class Session implements TurnHost {
       const messageSide = kind === 'undo' ? this.#state.turnStarts.length : this.#state.redo.length
       const fileSide = counts ? (kind === 'undo' ? counts.undoable : counts.redoable) : messageSide
       const n = Math.max(0, Math.min(steps, messageSide, fileSide))
-      const files = n > 0 && history ? (await history[kind](n)).files : []
+      let files: string[] = []
+      if (n > 0 && history) {
+        try {
+          files = (await history[kind](n)).files
+        } catch (err) {
+          // The files could not be moved: the messages stay where they are too.
+          const message = `/${kind}: the files could not be ${kind === 'undo' ? 'rewound' : 'replayed'}: ${err instanceof Error ? err.message : String(err)}`
+          this.#deps.logger.error(`session ${this.id}: ${message}`)
+          await this.emit('error', { message, source: 'command' })
+          await this.#writeSummary()
+          return { turns: 0, files_restored: 0, remaining: Math.min(messageSide, fileSide), files: [], output: message }
+        }
+      }
       const remaining = Math.max(0, Math.min(messageSide, fileSide) - n)
       const output = rewindReply(kind, n, files.length, remaining)
       await this.emit(kind, { turns: n, files_restored: files.length, remaining, files, output })
+      // Settles the summary write the event started (the store runs them in order).
+      await this.#writeSummary()
       return { turns: n, files_restored: files.length, remaining, files, output }
     } finally {
       this.#status = this.#queue.length ? 'running' : 'idle'

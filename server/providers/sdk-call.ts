@@ -46,7 +46,10 @@ export async function* streamCall(req: ModelRequest, s: CallSettings): AsyncIter
         ...(s.providerOptions ? { providerOptions: s.providerOptions } : {}),
       })
       for await (const part of result.fullStream) {
+        // Parts already buffered when the caller aborted must not reach it.
+        if (req.signal.aborted) throw req.signal.reason
         for (const ev of mapper.map(part)) {
+          if (req.signal.aborted) throw req.signal.reason
           streamed = true
           yield ev
         }

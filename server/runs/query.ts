@@ -1,0 +1,68 @@
+/**
+ * The filters of `/runs`, `/runs/cost` and `chimera mink runs`: `since` (`7d`, `24h`, `30m`, an
+ * ISO-8601 date or date-time), `model` (case-insensitive substring; `all` or empty: none) and
+ * `limit` (a positive integer: the newest N). A malformed value is a `RunsError` with the
+ * document's `invalid_query` code and a detail naming the parameter.
+ */
+import { parseSince } from '../store/since.ts'
+
+export interface RunsFilter {
+  since?: Date
+  /** The `since` value as given (echoed in the cost rollup's `filters`). */
+  sinceText?: string
+  /** Lower-cased substring; absent for none. */
+  model?: string
+  /** The `model` value as given. */
+  modelText?: string
+  limit?: number
+}
+
+/** A rollup failure the transports map: `invalid_query` → 400, `runs_cost_failed` → 500. */
+export class RunsError extends Error {
+  readonly code: 'invalid_query' | 'runs_cost_failed'
+  readonly status: 400 | 500
+  readonly detail: string
+  constructor(code: RunsError['code'], detail: string) {
+    super(detail)
+    this.name = 'RunsError'
+    this.code = code
+    this.status = code === 'invalid_query' ? 400 : 500
+    this.detail = detail
+  }
+}
+
+const MAX_LIMIT = 1_000_000
+
+/** Parse raw query values (strings, as a URL or a command line gives them). Unknown keys are ignored. */
+export function parseRunsQuery(q: Readonly<Record<string, unknown>>, now: Date = new Date()): RunsFilter {
+  const one = (key: string): string | undefined => {
+    const v = q[key]
+    if (v === undefined || v === null) return undefined
+    if (typeof v !== 'string') throw new RunsError('invalid_query', `${key} must be given once, as a string`)
+    return v
+  }
+  const f: RunsFilter = {}
+  const since = one('since')
+  if (since !== undefined && since !== '') {
+    try {
+      f.since = parseSince(since, now)
+    } catch (err) {
+      throw new RunsError('invalid_query', `since: ${(err as Error).message}`)
+    }
+    f.sinceText = since
+  }
+  const model = one('model')
+  if (model !== undefined && model !== '' && model.toLowerCase() !== 'all') {
+    f.model = model.toLowerCase()
+    f.modelText = model
+  }
+  const limit = one('limit')
+  if (limit !== undefined) {
+    const n = Number(limit)
+    if (!/^[0-9]+$/.test(limit) || !Number.isSafeInteger(n) || n < 1 || n > MAX_LIMIT) {
+      throw new RunsError('invalid_query', `limit must be an integer from 1 to ${MAX_LIMIT}, got ${JSON.stringify(limit.slice(0, 40))}`)
+    }
+    f.limit = n
+  }
+  return f
+}
