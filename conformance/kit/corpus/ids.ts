@@ -1,7 +1,7 @@
 /**
  * Requirement ids, transports and surfaces: the vocabulary every scenario, report and
  * expected-failures file shares. An id is dot-separated lowercase words
- * (`acp.v1.cancel.stop-reason`); it never changes once published (docs/decisions/0090).
+ * (`acp.v1.cancel.stop-reason`); it never changes once published (docs/decisions/0100).
  */
 
 /** The wires a scenario can bind to. `http` is REST plus its SSE event streams. */

@@ -34,6 +34,17 @@ function transcriptTransports(t: Transcript): TransportId[] {
   return init?.send.params?.protocolVersion === 1 ? ['acp-v1'] : ['acp-otter']
 }
 
+/**
+ * An HTTP transcript's `server.token` says whether the server runs with a master token: the
+ * kit asks the target for `auth=token` or `auth=none` (a profile says how; a server given by
+ * `--http` matches when `--token` was or was not given).
+ */
+function transcriptConfig(t: Transcript): Record<string, string> {
+  const config = { ...(t.header.config ?? {}) }
+  if ((t.header.surface === 'http' || t.header.surface === 'sse') && config.auth === undefined) config.auth = t.header.server?.token === undefined ? 'none' : 'token'
+  return config
+}
+
 function fromTranscript(t: Transcript, base: string): CorpusEntry {
   const derived = `transcript.${t.header.surface}.${relative(base, t.file).replace(/\.jsonl$/, '').replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`
   const id = t.header.id ?? derived
@@ -45,7 +56,7 @@ function fromTranscript(t: Transcript, base: string): CorpusEntry {
     transports: transcriptTransports(t),
     surface: t.header.surface === 'sse' ? 'sse' : surfaceOf(id),
     requires: t.header.requires ?? [],
-    config: t.header.config ?? {},
+    config: transcriptConfig(t),
     file: t.file,
     explicitId: t.header.id !== undefined,
     body: { kind: 'transcript', transcript: t },

@@ -1,5 +1,5 @@
 /**
- * The abstract scenario format (docs/decisions/0090): one scenario per JSONL file, written once
+ * The abstract scenario format (docs/decisions/0100): one scenario per JSONL file, written once
  * and run on every transport it binds to. Line 1 is the header, every further line one step in
  * the abstract vocabulary below; per-transport adapters (conformance/kit/adapters/) turn each
  * step into that wire's frames and each wire's frames back into observations.

@@ -1,5 +1,5 @@
 /**
- * Target profiles (docs/decisions/0093): a small JSON or YAML file saying how to start an
+ * Target profiles (docs/decisions/0101): a small JSON or YAML file saying how to start an
  * implementation on each transport, how to point it at the model double (environment
  * variables, arguments or a config file it reads), how its tool names map to the scenarios'
  * abstract actions, how to start it with a named configuration (`approval=ask`), and which

@@ -26,15 +26,16 @@ export function resultLine(r: Result, verbose = false): string {
 export function summaryText(results: readonly Result[]): string {
   const c = counts(results)
   const out: string[] = ['']
-  const bySurface = new Map<string, { pass: number; fail: number }>()
+  const bySurface = new Map<string, { pass: number; fail: number; xfail: number; skip: number }>()
   for (const r of results) {
     const k = `${r.surface} [${r.transport}]`
-    const e = bySurface.get(k) ?? { pass: 0, fail: 0 }
-    if (r.status === 'pass' || r.status === 'xfail') e.pass += r.status === 'pass' ? 1 : 0
-    if (r.status === 'fail' || r.status === 'stale') e.fail++
+    const e = bySurface.get(k) ?? { pass: 0, fail: 0, xfail: 0, skip: 0 }
+    if (r.status === 'pass') e.pass++
+    else if (r.status === 'fail' || r.status === 'stale') e.fail++
+    else e[r.status]++
     bySurface.set(k, e)
   }
-  for (const [k, e] of [...bySurface].sort()) out.push(`  ${k.padEnd(24)} ${e.pass} passed, ${e.fail} failed`)
+  for (const [k, e] of [...bySurface].sort()) out.push(`  ${k.padEnd(24)} ${e.pass} passed, ${e.fail} failed${e.xfail ? `, ${e.xfail} expected failure(s)` : ''}${e.skip ? `, ${e.skip} skipped` : ''}`)
   if (c.xfail) out.push(`${c.xfail} expected failure(s)`)
   if (c.stale) out.push(`${c.stale} stale expected failure(s): listed, but passing (remove them from the list)`)
   out.push(`${c.pass} passed, ${c.fail + c.stale} failed, ${c.skip} skipped`)

@@ -66,11 +66,14 @@ async function waitReady(url: string, child: ChildProcess, stderr: () => string,
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`the server exited with code ${child.exitCode} before it answered: ${stderr().slice(-400)}`)
     try {
-      await fetch(url, { signal: AbortSignal.timeout(1000) })
-      return
+      const r = await fetch(url, { signal: AbortSignal.timeout(1000) })
+      await r.arrayBuffer()
+      // A proxy in front of a server still starting answers 502/503: not ready yet.
+      if (r.status < 500) return
     } catch {
-      await new Promise((r) => setTimeout(r, 100))
+      // not listening yet
     }
+    await new Promise((r) => setTimeout(r, 100))
   }
   throw new Error(`the server did not answer ${url} within ${ms} ms: ${stderr().slice(-400)}`)
 }
@@ -106,7 +109,9 @@ export async function prepare(o: PrepareOptions): Promise<Prepared> {
   try {
     writeFiles(o.workspaceFiles, workspace, home)
     const extra = { args: [] as string[], env: {} as Record<string, string>, files: {} as Record<string, unknown> }
-    for (const [k, v] of Object.entries(o.config)) {
+    // A server given by --http runs as it was started: its configuration is checked below, not set.
+    const external = o.transport === 'http' && !launch?.command
+    for (const [k, v] of Object.entries(external ? {} : o.config)) {
       const c = o.profile.profile.config[`${k}=${v}`]
       if (!c) throw new SkipError(`needs configuration ${k}=${v}, which the profile does not say how to set`)
       extra.args.push(...c.args)
@@ -132,7 +137,10 @@ export async function prepare(o: PrepareOptions): Promise<Prepared> {
     if (o.transport === 'http') {
       if (!launch?.command) {
         if (!o.externalHttp) throw new SkipError('no HTTP target (give --http <url> or a profile with targets.http)')
-        if (Object.keys(o.config).length) throw new SkipError(`needs the server started with ${JSON.stringify(o.config)}; a server given by --http is used as it runs`)
+        const { auth, ...rest } = o.config
+        if (auth === 'token' && !o.externalHttp.token) throw new SkipError('needs a server with a master token (give --token)')
+        if (auth === 'none' && o.externalHttp.token) throw new SkipError('needs a server without a master token (run without --token)')
+        if (Object.keys(rest).length) throw new SkipError(`needs the server started with ${JSON.stringify(rest)}; a server given by --http is used as it runs`)
         return { workspace, http: o.externalHttp, close }
       }
       const command = [...launch.command, ...extra.args].map((a) => expand(a, vars))
