@@ -93,7 +93,16 @@ export class HttpAdapter implements Adapter {
     const ctl = new AbortController()
     const headers = this.#headers({ accept: 'text/event-stream', ...(lastEventId === undefined ? {} : { 'last-event-id': String(lastEventId) }) })
     this.#note(`>> GET ${path}${lastEventId === undefined ? '' : ` Last-Event-ID: ${lastEventId}`}`)
-    const res = await fetch(new URL(path, this.#ep.baseUrl), { headers, signal: ctl.signal })
+    // A server that never sends the response head must not hang the run.
+    const timer = setTimeout(() => ctl.abort(new Error(`GET ${path}: no response head within ${this.#ctx.timeoutMs} ms`)), this.#ctx.timeoutMs)
+    let res: Response
+    try {
+      res = await fetch(new URL(path, this.#ep.baseUrl), { headers, signal: ctl.signal })
+    } catch (e) {
+      throw ctl.signal.aborted ? (ctl.signal.reason as Error) : e
+    } finally {
+      clearTimeout(timer)
+    }
     if (!(res.headers.get('content-type') ?? '').startsWith('text/event-stream') || !res.body) {
       const text = await res.text()
       throw new Error(`GET ${path} answered ${res.status} ${res.headers.get('content-type')} ${text.slice(0, 200)}`)

@@ -26,6 +26,13 @@ const Manifest = z
           killedBy: z.string().min(1),
           /** The failure message must match this (the kill is for the right reason, not a crash). */
           because: z.string().min(1),
+          /**
+           * A mutant that is its own implementation (a mini agent with `--fault`): its command, and
+           * the control's (the same program unbroken). Without it, the mutant wraps the profile's
+           * command for `transport` (`<name>.mjs <real command…>`) and the control is the profile.
+           */
+          command: z.array(z.string()).min(1).optional(),
+          control: z.array(z.string()).min(1).optional(),
         })
         .strict(),
     ),
@@ -40,9 +47,16 @@ export function loadMutants(dir = mutantsDir()): Mutant[] {
 /** The profile with `transport`'s command run through the mutant wrapper. */
 export function mutate(base: ResolvedProfile, m: Mutant, dir = mutantsDir()): ResolvedProfile {
   const launch = base.profile.targets[m.transport]
+  if (m.command) return resolveProfile({ ...base.profile, name: m.name, targets: { [m.transport]: { env: {}, files: {}, ready: '/health', command: m.command } }, expectedFailures: undefined }, base.dir)
   if (!launch?.command) throw new Error(`mutant ${m.name}: the profile has no ${m.transport} command to wrap`)
   const targets = { [m.transport]: { ...launch, command: ['${node}', join(dir, `${m.name}.mjs`), ...launch.command] } }
   return resolveProfile({ ...base.profile, name: `${base.profile.name}+${m.name}`, targets, expectedFailures: undefined }, base.dir)
+}
+
+/** The unbroken target the mutant is compared with. */
+export function control(base: ResolvedProfile, m: Mutant): ResolvedProfile {
+  if (!m.control) return resolveProfile({ ...base.profile, expectedFailures: undefined }, base.dir)
+  return resolveProfile({ ...base.profile, name: `${m.name} control`, targets: { [m.transport]: { env: {}, files: {}, ready: '/health', command: m.control } }, expectedFailures: undefined }, base.dir)
 }
 
 export interface MutantOutcome {
@@ -54,6 +68,11 @@ export interface MutantOutcome {
 }
 
 const failedIds = (rs: readonly Result[]): string[] => [...new Set(rs.filter((r) => r.status === 'fail').flatMap((r) => [r.id, ...r.violations.map((v) => v.rule)]))]
+
+/** The mutant's requirements against the unbroken target: every one must pass. */
+export async function runControl(m: Mutant, entries: readonly CorpusEntry[], base: ResolvedProfile, timeoutMs = 10_000): Promise<Result[]> {
+  return runCorpus({ entries: entries.filter((e) => matchesAny(e.id, m.only)), profile: control(base, m), transports: [m.transport as TransportId], timeoutMs })
+}
 
 export async function runMutant(m: Mutant, entries: readonly CorpusEntry[], base: ResolvedProfile, timeoutMs = 10_000): Promise<MutantOutcome> {
   const selected = entries.filter((e) => matchesAny(e.id, m.only))
