@@ -30,9 +30,10 @@ async function prompt(id, params) {
   }
   if (!steps.length) steps.push(['say', 'ok'])
   let cancelled = false
+  let said = 0 // consecutive `say` lines are joined with a newline, as the model double does
   if (fault === 'reply-before-updates') send({ id, result: { stopReason: 'end_turn' } })
   for (const [k, arg] of steps) {
-    if (k === 'say') update(params.sessionId, 'agent_message_chunk', arg)
+    if (k === 'say') update(params.sessionId, 'agent_message_chunk', said++ ? `\n${arg}` : arg)
     else if (k === 'think') update(params.sessionId, 'agent_thought_chunk', arg)
     else {
       cancelled = await new Promise((res) => {

@@ -40,8 +40,10 @@ async function run(s, text) {
     const m = /^!(say|think|sleep) ?(.*)$/.exec(line)
     if (!m) continue
     if (m[1] === 'say') {
-      out += m[2]
-      emit(s, 'text_delta', { text: m[2] })
+      // Consecutive `say` lines are joined with a newline, as the model double does.
+      const text = out ? `\n${m[2]}` : m[2]
+      out += text
+      emit(s, 'text_delta', { text })
     } else if (m[1] === 'think') emit(s, 'reasoning', { text: m[2] })
     else {
       const cancelled = await new Promise((res) => {

@@ -140,6 +140,12 @@ export class AcpV1Adapter implements Adapter {
     if (r.error || typeof r.result?.sessionId !== 'string') throw new Error(`session/new failed: ${JSON.stringify(r.error ?? r.result)}`)
     this.#sessions.set(session, r.result.sessionId)
     this.#names.set(r.result.sessionId, session)
+    // The profile's way to select the model double where a config file alone does not.
+    for (const [configId, raw] of Object.entries(this.#ctx.profile.profile.acpSessionConfig)) {
+      const value = raw.replace('${double.model}', this.#ctx.doubleModel ?? '')
+      const c = await this.#peer.request('session/set_config_option', { sessionId: r.result.sessionId, configId, value }, this.#ctx.timeoutMs)
+      if (c.error) throw new Error(`session/set_config_option ${configId}=${value} failed: ${JSON.stringify(c.error)}`)
+    }
   }
 
   #sid(session: string): string {

@@ -43,6 +43,8 @@ export interface AdapterContext {
   profile: ResolvedProfile
   /** Default wait for a reply, in ms. */
   timeoutMs: number
+  /** The model double's model id, when the kit started one. */
+  doubleModel?: string
 }
 
 export class Unsupported extends Error {

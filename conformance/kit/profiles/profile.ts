@@ -48,6 +48,8 @@ export const ProfileSchema = z
     acpKinds: z.partialRecord(z.enum(ACTIONS), z.array(z.string())).default({}),
     /** Named configurations (`approval=ask`) → extra arguments, environment and files. */
     config: z.record(z.string(), z.object({ args: z.array(z.string()).default([]), ...Setup }).strict()).default({}),
+    /** ACP v1: session config options set with `session/set_config_option` after each `session/new` (e.g. `{"model": "double/chimera-double"}`). */
+    acpSessionConfig: z.record(z.string(), z.string()).default({}),
     capabilities: z.array(z.string()).default([]),
     /** An expected-failures file, relative to the profile. */
     expectedFailures: z.string().optional(),
@@ -116,7 +118,8 @@ export function expand(text: string, vars: Record<string, string>): string {
 export function expandDeep(v: unknown, vars: Record<string, string>): unknown {
   if (typeof v === 'string') return expand(v, vars)
   if (Array.isArray(v)) return v.map((x) => expandDeep(x, vars))
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, expandDeep(x, vars)]))
+  // Keys too: a config file may be keyed by the double's model id.
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [expand(k, vars), expandDeep(x, vars)]))
   return v
 }
 

@@ -91,7 +91,7 @@ async function runEntry(e: CorpusEntry, transport: TransportId, o: RunOptions, d
     if (err instanceof SkipError) return { ...base, status: 'skip', message: err.message }
     return { ...base, status: 'fail', message: `could not start the target: ${(err as Error).message}` }
   }
-  const ctx: AdapterContext = { workspace: prepared.workspace, profile: o.profile, timeoutMs: o.timeoutMs ?? 10_000 }
+  const ctx: AdapterContext = { workspace: prepared.workspace, profile: o.profile, timeoutMs: o.timeoutMs ?? 10_000, doubleModel: double?.model }
   let violations: KitViolation[] = []
   let transcript: string[] = []
   try {
@@ -126,7 +126,8 @@ async function runEntry(e: CorpusEntry, transport: TransportId, o: RunOptions, d
       }
     }
   } catch (err) {
-    const line = err instanceof StepFailure ? err.line : /:(\d+):/.exec((err as Error).message)?.[1]
+    // A transcript's ReplayError names `<file>:<line>:`; any other number in a message (a peer's stderr) is not a line.
+    const line = err instanceof StepFailure ? err.line : new RegExp(`${e.file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:(\\d+):`).exec((err as Error).message)?.[1]
     return { ...base, status: 'fail', message: (err as Error).message.replace(`${e.file}:`, 'line '), line: line === undefined ? undefined : Number(line), violations, transcript }
   } finally {
     await prepared.close()
