@@ -31,6 +31,8 @@ interface SessionState {
   /** Seq of the last turn end a step consumed (expectIdle looks after it). */
   lastTurnEnd: number
   cursor: Record<'tool_call' | 'tool_result' | 'permission' | 'turn_end' | 'replay', number>
+  /** Tool results a step already matched (by seq). */
+  used: Set<number>
 }
 
 const show = (v: unknown): string => JSON.stringify(v)?.slice(0, 200) ?? String(v)
@@ -55,7 +57,7 @@ export class ScenarioRun {
   #state(session: string): SessionState {
     let s = this.#sessions.get(session)
     if (!s) {
-      s = { openTurns: 0, turnStart: 0, lastTurnEnd: -1, cursor: { tool_call: 0, tool_result: 0, permission: 0, turn_end: 0, replay: 0 } }
+      s = { openTurns: 0, turnStart: 0, lastTurnEnd: -1, cursor: { tool_call: 0, tool_result: 0, permission: 0, turn_end: 0, replay: 0 }, used: new Set() }
       this.#sessions.set(session, s)
     }
     return s
@@ -191,9 +193,13 @@ export class ScenarioRun {
       const want = step.expectToolResult
       const callId = want.call ? this.#aliases.get(want.call) : undefined
       if (want.call && callId === undefined) throw new StepFailure(line, `no tool call named ${want.call}`)
-      const o = await this.#find(st.cursor.tool_result, (x) => x.session === session && x.kind === 'tool_result' && !x.replay && (callId === undefined || x.callId === callId), deadline)
+      // A named call's result may come before an earlier call's (calls of one step can run
+      // concurrently): look for it from the turn's start; an unnamed one takes the next in order.
+      const from = callId === undefined ? st.cursor.tool_result : st.turnStart
+      const o = await this.#find(from, (x) => x.session === session && x.kind === 'tool_result' && !x.replay && (callId === undefined ? !st.used.has(x.seq!) : x.callId === callId), deadline)
       if (!o) throw new StepFailure(line, `expected a tool result${want.call ? ` for ${want.call}` : ''} within ${wait} ms; none came`)
-      st.cursor.tool_result = o.seq! + 1
+      st.used.add(o.seq!)
+      if (callId === undefined) st.cursor.tool_result = o.seq! + 1
       if (o.ok !== want.ok) throw new StepFailure(line, `expected the tool to ${want.ok ? 'succeed' : 'fail'}, it ${o.ok ? 'succeeded' : 'failed'}: ${show(o.output)}`)
       if (want.output !== undefined) {
         const ms = typeof want.output === 'string' ? (o.output === want.output ? [] : [{ path: '$', reason: `expected ${show(want.output)}, got ${show(o.output)}` }]) : match(want.output, o.output)
