@@ -136,10 +136,12 @@ describe('the CLI (in process)', () => {
     expect(code).toBe(0)
     expect(out).toMatch(/^core\.cancel\.mid-turn {2}\[acp-v1,acp-otter,acp-ferret,http,rpc\] {2}MUST {2}Cancel mid-turn/m)
     expect(out).toMatch(/^\d+ requirement\(s\), \d+ bindings$/m)
+    expect(out).toMatch(/^surface +requirements +acp-v1 +acp-otter +acp-ferret +http +rpc$/m)
+    expect(out).toMatch(/^total +\d+( +\d+){5}$/m)
   })
   it('--only narrows the list', async () => {
     const { out } = await run({ list: true }, ['--only', 'rpc.eof.*'])
-    expect(out.trim().split('\n')).toHaveLength(4)
+    expect(out.trim().split('\n').filter((l) => l.startsWith('rpc.eof.'))).toHaveLength(3)
   })
   it('usage errors: nothing to test, a bad URL, --token without --http, an unknown profile or transport', async () => {
     await expect(run({})).rejects.toThrow(UsageError)

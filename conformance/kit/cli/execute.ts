@@ -101,6 +101,13 @@ function select(rawArgs: readonly string[]): { entries: CorpusEntry[]; globs: st
   return { entries: all.filter((e) => matchesAny(e.id, globs)), globs }
 }
 
+/** Requirements per surface and how many bind to each transport. */
+export function countTable(entries: readonly CorpusEntry[]): string {
+  const surfaces = [...new Set(entries.map((e) => e.surface))].sort()
+  const row = (name: string, es: readonly CorpusEntry[]) => `${name.padEnd(8)} ${String(es.length).padStart(12)} ${TRANSPORTS.map((t) => String(es.filter((e) => e.transports.includes(t)).length).padStart(11)).join('')}`
+  return ['', `${'surface'.padEnd(8)} ${'requirements'.padStart(12)} ${TRANSPORTS.map((t) => t.padStart(11)).join('')}`, ...surfaces.map((s) => row(s, entries.filter((e) => e.surface === s))), row('total', entries)].join('\n')
+}
+
 function write(file: string, text: string): void {
   mkdirSync(dirname(resolve(file)), { recursive: true })
   writeFileSync(file, text)
@@ -110,6 +117,7 @@ export async function execute(f: KitFlags, rawArgs: readonly string[], out: (lin
   const { entries, globs } = select(rawArgs)
   if (f.list) {
     for (const e of entries) out(`${e.id}  [${e.transports.join(',')}]  ${e.level}  ${e.title}`)
+    out(countTable(entries))
     out(`${entries.length} requirement(s), ${entries.reduce((a, e) => a + e.transports.length, 0)} bindings`)
     return 0
   }
