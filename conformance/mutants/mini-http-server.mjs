@@ -6,7 +6,10 @@
 //   resume-skip           a resumed stream skips the first event after Last-Event-ID
 //   resume-repeat         a resumed stream repeats the Last-Event-ID event itself
 //   ignore-last-event-id  a resumed stream replays from the start
-// Usage: mini-http-server.mjs --port N [--fault name]. Without --fault it is the control.
+//   any-session-token     a session token is accepted on another session's routes
+// With `--auth-token T`, T (the master token) authorizes everything but /health, and the token
+// POST /session returns authorizes only that session's /session/{id}/… routes (seeds/001).
+// Usage: mini-http-server.mjs --port N [--auth-token T] [--fault name]. Without --fault it is the control.
 import { randomBytes } from 'node:crypto'
 import { createServer } from 'node:http'
 
@@ -16,6 +19,16 @@ const arg = (name) => {
 }
 const port = Number(arg('--port'))
 const fault = arg('--fault')
+const master = arg('--auth-token')
+
+/** Who the bearer is: 'master', a session id, or undefined. */
+function bearer(req) {
+  const m = /^bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')
+  if (!m) return undefined
+  if (m[1] === master) return 'master'
+  for (const [id, s] of sessions) if (s.token === m[1]) return id
+  return undefined
+}
 const sessions = new Map()
 let n = 0
 
@@ -78,11 +91,21 @@ createServer(async (req, res) => {
   const m = /^\/session\/([^/]+)\/(events|message|cancel)$/.exec(url.pathname)
   const s = m ? sessions.get(decodeURIComponent(m[1])) : undefined
   if (req.method === 'GET' && url.pathname === '/health') return json(res, 200, { status: 'ok' })
+  if (master !== undefined) {
+    const who = bearer(req)
+    const own = m && who === decodeURIComponent(m[1])
+    const ok = who === 'master' || (m && who !== undefined && (own || fault === 'any-session-token'))
+    if (!ok) {
+      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' })
+      return res.end(JSON.stringify({ error: 'unauthorized', message: 'missing or invalid bearer token' }))
+    }
+  }
   if (req.method === 'POST' && url.pathname === '/session') {
     const b = await body(req)
     const id = `mini-${++n}`
-    sessions.set(id, { events: [], clients: new Set(), turn: 0 })
-    return json(res, 201, { session_id: id, working_dir: String(b?.working_dir ?? '.'), created_at: Math.floor(Date.now() / 1000), session_token: randomBytes(32).toString('base64url') })
+    const token = randomBytes(32).toString('base64url')
+    sessions.set(id, { events: [], clients: new Set(), turn: 0, token })
+    return json(res, 201, { session_id: id, working_dir: String(b?.working_dir ?? '.'), created_at: Math.floor(Date.now() / 1000), session_token: token })
   }
   if (m && !s) return json(res, 404, { error: 'session_not_found', message: 'no such session' })
   if (req.method === 'GET' && m?.[2] === 'events') {

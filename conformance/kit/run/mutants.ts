@@ -45,9 +45,17 @@ export function loadMutants(dir = mutantsDir()): Mutant[] {
 }
 
 /** The profile with `transport`'s command run through the mutant wrapper. */
+/** A small target's profile: its command, and for HTTP a master token it takes as `--auth-token` when a requirement needs one. */
+function standalone(base: ResolvedProfile, name: string, transport: Mutant['transport'], command: string[]): ResolvedProfile {
+  const http = transport === 'http'
+  const config = http ? { ...base.profile.config, 'auth=token': { args: ['--auth-token', '${token}'], env: {}, files: {} }, 'auth=none': { args: [], env: {}, files: {} } } : base.profile.config
+  const target = { env: {}, files: {}, ready: '/health', command, ...(http ? { token: 'kit-mini-token' } : {}) }
+  return resolveProfile({ ...base.profile, name, targets: { [transport]: target }, config, expectedFailures: undefined }, base.dir)
+}
+
 export function mutate(base: ResolvedProfile, m: Mutant, dir = mutantsDir()): ResolvedProfile {
   const launch = base.profile.targets[m.transport]
-  if (m.command) return resolveProfile({ ...base.profile, name: m.name, targets: { [m.transport]: { env: {}, files: {}, ready: '/health', command: m.command } }, expectedFailures: undefined }, base.dir)
+  if (m.command) return standalone(base, m.name, m.transport, m.command)
   if (!launch?.command) throw new Error(`mutant ${m.name}: the profile has no ${m.transport} command to wrap`)
   const targets = { [m.transport]: { ...launch, command: ['${node}', join(dir, `${m.name}.mjs`), ...launch.command] } }
   return resolveProfile({ ...base.profile, name: `${base.profile.name}+${m.name}`, targets, expectedFailures: undefined }, base.dir)
@@ -56,7 +64,7 @@ export function mutate(base: ResolvedProfile, m: Mutant, dir = mutantsDir()): Re
 /** The unbroken target the mutant is compared with. */
 export function control(base: ResolvedProfile, m: Mutant): ResolvedProfile {
   if (!m.control) return resolveProfile({ ...base.profile, expectedFailures: undefined }, base.dir)
-  return resolveProfile({ ...base.profile, name: `${m.name} control`, targets: { [m.transport]: { env: {}, files: {}, ready: '/health', command: m.control } }, expectedFailures: undefined }, base.dir)
+  return standalone(base, `${m.name} control`, m.transport, m.control)
 }
 
 export interface MutantOutcome {
