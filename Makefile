@@ -22,13 +22,17 @@ node_modules/.install-stamp: package.json package-lock.json
 
 install: node_modules/.install-stamp system-deps ## install dependencies (npm ci, install scripts limited by allowScripts; bubblewrap where possible)
 
-system-deps: ## install bubblewrap (the Bash sandbox; required by the confined modes) when missing and apt-get is usable as root
+system-deps: ## install bubblewrap (the Bash sandbox; required by the confined modes) and chromium (the /ui browser test) when missing and apt-get is usable as root
 	@command -v bwrap >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    (apt-get update -qq && apt-get install -y -qq bubblewrap) >/dev/null 2>&1 || echo "note: could not install bubblewrap; Bash is refused in the read-only and workspace-write sandboxes (or start with --allow-unconfined)"; \
 	  else echo "note: bubblewrap (bwrap) is not installed; Bash is refused in the read-only and workspace-write sandboxes (install the bubblewrap package, or start with --allow-unconfined)"; fi; }
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1 || echo "note: could not install chromium; the /ui browser test fails without it (or set CHIMERA_CHROMIUM)"; \
+	  else echo "note: chromium is not installed; the /ui browser test needs it (install Debian's chromium package, or set CHIMERA_CHROMIUM)"; fi; }
 
-dist/chimera.mjs: node_modules/.install-stamp $(shell find server generated -name '*.ts' -o -name '*.json' 2>/dev/null) package.json scripts/build.mjs
+dist/chimera.mjs: node_modules/.install-stamp $(shell find server generated client -name '*.ts' -o -name '*.json' -o -name '*.html' -o -name '*.css' -o -name '*.svg' 2>/dev/null) package.json scripts/build.mjs
 	node scripts/build.mjs
 
 build: dist/chimera.mjs ## bundle the CLI into dist/ (esbuild)
@@ -63,10 +67,16 @@ test: install build check-generated lint-specs typecheck $(NODE24) ## every chec
 serve: install build ## run `chimera otter serve` on 127.0.0.1:5173 with the offline model
 	node bin/chimera.mjs otter serve
 
-bench: install build ## print the figures of bench/ (start-up, run rollups, tool patterns)
+bench: install build ## print the figures of bench/ (start-up, run rollups, tool patterns, ACP, LSP calls)
 	node bench/cold-start.mjs
 	$(TSX) bench/runs-rollup.ts
+	$(TSX) bench/acp-startup.ts
+	$(TSX) bench/acp-encoder.ts
+	$(TSX) bench/acp-rss.ts
 	$(TSX) bench/tool-patterns.ts
+	$(TSX) bench/http-health.ts
+	$(TSX) bench/http-sse.ts
+	$(TSX) bench/lsp-calls.ts
 
 clean: ## remove build output and caches (keeps node_modules)
 	rm -rf dist .tmp

@@ -28,8 +28,10 @@ export async function startArm(t: Transcript, arm: ArmName, stdio?: StdioTarget)
       return new HttpArm(arm, inProcessTarget(t.header.server))
     case 'http-socket':
       return new HttpArm(arm, await socketTarget(t.header.server))
+    case 'sse-inprocess':
+      return new SseArm(arm, inProcessTarget(t.header.server))
     case 'sse-socket':
-      return new SseArm(await socketTarget(t.header.server))
+      return new SseArm(arm, await socketTarget(t.header.server))
     case 'stdio': {
       const sniffer = t.header.surface === 'rpc' ? new RpcSniffer() : new AcpSniffer()
       const target = stdio ?? cliTarget(t.header.env)
@@ -104,7 +106,7 @@ async function runStep(t: Transcript, arm: Arm, step: Step, vars: Vars): Promise
   }
   if ('open' in step) {
     if (!arm.open) throw new ReplayError(`${where(t, step)}: ${arm.name} cannot open streams`)
-    return arm.open(String(substitute(step.open.path, vars)), step.open.headers ?? {})
+    return arm.open(String(substitute(step.open.path, vars)), substitute(step.open.headers ?? {}, vars) as Record<string, string>)
   }
   if ('close' in step) return arm.close?.()
   if ('closeInput' in step) {
@@ -130,6 +132,7 @@ export async function replay(t: Transcript, armName: ArmName, stdio?: StdioTarge
   const arm = await startArm(t, armName, stdio)
   // `${token}` in a transcript is the server's master token (the kit fills in its target's).
   const vars: Vars = new Map(t.header.server?.token === undefined ? [] : [['token', t.header.server.token]])
+  if (arm.cwd) vars.set('cwd', arm.cwd)
   try {
     await replaySteps(t, arm, armName, vars)
   } finally {

@@ -84,7 +84,7 @@ afterAll(async () => {
 /** An arm whose target is the fixture server (closing the arm leaves the server running). */
 function arm(): SseArm {
   const target: HttpTarget = { baseUrl, fetch: (req) => fetch(req), close: async () => {} }
-  return new SseArm(target)
+  return new SseArm('sse-socket', target)
 }
 
 /** Everything the arm receives until the stream-closed marker (which is not included). */
@@ -94,6 +94,7 @@ async function drain(a: SseArm): Promise<Record<string, unknown>[]> {
     const item = (await a.next(3000)) as Record<string, unknown> | undefined
     if (item === undefined) throw new Error(`the stream did not close; received so far: ${JSON.stringify(out)}`)
     if (item.closed === true) return out
+    if (item.stream === true) continue // the response head
     out.push(item)
   }
 }
@@ -173,6 +174,7 @@ describe('SseArm against a fixture SSE server', () => {
     try {
       const closedBefore = liveClosed
       await a.open('/sessions/otter-live/events', {})
+      expect(await a.next(3000)).toMatchObject({ status: 200, stream: true, headers: { 'content-type': expect.stringMatching(/^text\/event-stream/) } })
       expect(await a.next(3000)).toMatchObject({ id: '1', event: 'turn_start' })
       await a.close()
       for (let waited = 0; liveClosed === closedBefore && waited < 3000; waited += 20) await new Promise((r) => setTimeout(r, 20))

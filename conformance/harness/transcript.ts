@@ -22,14 +22,14 @@ import { readFileSync } from 'node:fs'
 import { z } from 'zod'
 
 export const SURFACES = ['http', 'sse', 'acp', 'rpc'] as const
-export const ARMS = ['http-inprocess', 'http-socket', 'sse-socket', 'stdio'] as const
+export const ARMS = ['http-inprocess', 'http-socket', 'sse-inprocess', 'sse-socket', 'stdio'] as const
 export type Surface = (typeof SURFACES)[number]
 export type ArmName = (typeof ARMS)[number]
 
 /** Arms a surface runs on when a header names none. */
 export const DEFAULT_ARMS: Record<Surface, ArmName[]> = {
   http: ['http-inprocess', 'http-socket'],
-  sse: ['sse-socket'],
+  sse: ['sse-inprocess', 'sse-socket'],
   acp: ['stdio'],
   rpc: ['stdio'],
 }
@@ -42,7 +42,18 @@ const Header = z
     arms: z.array(z.enum(ARMS)).optional(),
     /** stdio: CLI arguments after `chimera`; http/sse: server options. */
     launch: z.array(z.string()).optional(),
-    server: z.object({ token: z.string().optional(), cors: z.array(z.string()).optional() }).strict().optional(),
+    /** http/sse: the server under test (see harness/targets.ts ServerOptions). */
+    server: z
+      .object({
+        token: z.string().optional(),
+        cors: z.array(z.string()).optional(),
+        ttlMs: z.number().int().positive().optional(),
+        approval: z.enum(['allow', 'deny', 'ask', 'auto', 'read-only']).optional(),
+        workspace: z.record(z.string(), z.string()).optional(),
+        sse: z.object({ retryMs: z.number().int().nonnegative(), heartbeatMs: z.number().int().positive(), bufferBytes: z.number().int().positive(), stallMs: z.number().int().positive() }).partial().strict().optional(),
+      })
+      .strict()
+      .optional(),
     env: z.record(z.string(), z.string()).optional(),
     /** stdio: a temporary working directory for the child, with these files (path → content). */
     workspace: z.object({ files: z.record(z.string(), z.string()).default({}) }).strict().optional(),

@@ -34,6 +34,6 @@ describe('tool contracts', () => {
 
   it('read-only tools default to allow; tools that change files or run commands default to ask', () => {
     const perms = Object.fromEntries(Object.entries(toolSpecs).map(([n, s]) => [n, s.permission]))
-    expect(perms).toEqual({ Read: 'allow', Write: 'ask', Edit: 'ask', Bash: 'ask', Grep: 'allow', Glob: 'allow', list_files: 'allow' })
+    expect(perms).toEqual({ Read: 'allow', Write: 'ask', Edit: 'ask', Bash: 'ask', Grep: 'allow', Glob: 'allow', list_files: 'allow', lsp_diagnostics: 'allow', lsp_completion: 'allow', lsp_rename: 'ask', lsp_definition: 'allow', lsp_references: 'allow' })
   })
 })

@@ -6,6 +6,9 @@
  */
 import type { Dispatcher } from '../jsonrpc/dispatcher.ts'
 import type { InternalErrorMapper } from '../jsonrpc/errors.ts'
+import type { Connection } from '../jsonrpc/connection.ts'
+import type { SessionManager } from '../core/manager.ts'
+import type { Logger } from '../log.ts'
 import { ACP_V1_PROTOCOL_VERSION } from '../../generated/acp/v1-methods.gen.ts'
 
 export type AgentName = 'otter' | 'ferret'
@@ -15,6 +18,15 @@ export interface Dialect {
   name: DialectName
   dispatcher: Dispatcher
   internalError: InternalErrorMapper
+  /** The input ended: let running turns finish (no client can answer any more), stop pumps. */
+  end(): Promise<void>
+}
+
+/** What a dialect drives: the connection, the process's sessions, the log. */
+export interface DialectContext {
+  conn: Connection
+  manager: SessionManager
+  logger: Logger
 }
 
 /** Which wire an `initialize` request selects. */

@@ -6,8 +6,9 @@
 import type { z } from 'zod'
 import { acpSeedMethods, ACP_SEED_ERRORS, type InitializeMethodResultSchema } from '../../generated/acp/seed.gen.ts'
 import { Dispatcher, type Handlers } from '../jsonrpc/dispatcher.ts'
+import { SeedAgent } from './seed/agent.ts'
 import type { InternalErrorMapper } from '../jsonrpc/errors.ts'
-import type { AgentName, Dialect } from './dialect.ts'
+import type { AgentName, Dialect, DialectContext } from './dialect.ts'
 import type { AgentInfo } from './v1-dialect.ts'
 
 /** seeds/000 "Resume after disconnect": builds that ship `session/resume` report version 2. */
@@ -46,10 +47,12 @@ export function seedInitialize(info: AgentInfo): z.input<typeof InitializeMethod
   }
 }
 
-export function createSeedDialect(agent: AgentName, info: AgentInfo): Dialect {
+export function createSeedDialect(agent: AgentName, info: AgentInfo, ctx: DialectContext): Dialect {
+  const seed = new SeedAgent({ agent, conn: ctx.conn, manager: ctx.manager, logger: ctx.logger })
   const handlers: Handlers = {
     initialize: () => seedInitialize(info),
+    ...seed.handlers(),
   }
   const dispatcher = new Dispatcher(acpSeedMethods, handlers, (_name, spec) => spec.dialects?.includes(agent) ?? false)
-  return { name: 'seed', dispatcher, internalError: seedInternalError }
+  return { name: 'seed', dispatcher, internalError: seedInternalError, end: () => seed.end() }
 }

@@ -22,7 +22,7 @@ export interface AcpServerOptions {
   logger: Logger
   onWire?: (dir: 'in' | 'out', message: unknown) => void
   /** The process's session manager, shared with the other transports. */
-  manager?: SessionManager
+  manager: SessionManager
   /** Shutdown: stop reading and answer what is in flight. */
   signal?: AbortSignal
 }
@@ -34,16 +34,24 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
   opts.signal?.addEventListener('abort', stop, { once: true })
   const info = { agent: opts.agent, version: opts.version }
   let dialect: Dialect | undefined
+  let initializing: Promise<unknown> | undefined
+  const dctx = { conn, manager: opts.manager, logger: opts.logger }
   await conn.serve({
     internalError: (err) => (dialect ?? { internalError: maskInternal }).internalError(err),
     async request(method, params, ctx) {
       if (method === 'initialize') {
-        const chosen = negotiate(params) === 'acp-v1' ? createV1Dialect(info) : createSeedDialect(opts.agent, info)
-        const result = await chosen.dispatcher.call(method, params, { signal: ctx.signal, id: ctx.id })
+        const chosen = negotiate(params) === 'acp-v1' ? createV1Dialect(info, dctx) : createSeedDialect(opts.agent, info, dctx)
+        const call = chosen.dispatcher.call(method, params, { signal: ctx.signal, id: ctx.id })
+        initializing = call.catch(() => undefined)
+        const result = await call
+        // A second initialize renegotiates: the old dialect's sessions finish and detach.
+        if (dialect) void dialect.end()
         dialect = chosen
         opts.logger.info(`initialized: ${chosen.name} wire`)
         return result
       }
+      // Requests pipelined behind an initialize wait for it.
+      if (!dialect && initializing) await initializing
       if (!dialect) throw RpcError.invalidRequest(`ACP connection must be initialized before '${method}'`)
       return dialect.dispatcher.call(method, params, { signal: ctx.signal, id: ctx.id })
     },
@@ -60,4 +68,8 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
       await dialect.dispatcher.call(method, params, { signal: conn.signal })
     },
   })
+  opts.signal?.removeEventListener('abort', stop)
+  // Input ended: running turns finish and their events are written before the process exits.
+  await dialect?.end()
+  await conn.flush()
 }

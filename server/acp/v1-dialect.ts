@@ -1,34 +1,46 @@
-/** The real ACP v1 wire: the official method table, masked internal errors. */
+/** The real ACP v1 wire: the official method table, honest capabilities, masked internal errors. */
 import { acpV1Methods, ACP_V1_PROTOCOL_VERSION } from '../../generated/acp/v1-methods.gen.ts'
 import type { z } from 'zod'
 import type { InitializeResponseSchema } from '../../generated/acp/v1-schema.gen.ts'
-import { Dispatcher, type Handlers } from '../jsonrpc/dispatcher.ts'
+import { Dispatcher } from '../jsonrpc/dispatcher.ts'
 import { maskInternal } from '../jsonrpc/errors.ts'
-import type { AgentName, Dialect } from './dialect.ts'
+import type { AgentName, Dialect, DialectContext } from './dialect.ts'
+import { V1Agent } from './v1/agent.ts'
 
 export interface AgentInfo {
   agent: AgentName
   version: string
 }
 
-/** `initialize` on the v1 wire: echo version 1 and advertise only what this build serves. */
+/**
+ * `initialize` on the v1 wire: echo version 1 and advertise only what this build serves.
+ * Credentials come from the environment, so the one auth method needs no client action.
+ */
 export function v1Initialize(info: AgentInfo): z.input<typeof InitializeResponseSchema> {
   return {
     protocolVersion: ACP_V1_PROTOCOL_VERSION,
     agentCapabilities: {
-      loadSession: false,
-      promptCapabilities: { image: false, audio: false, embeddedContext: false },
+      loadSession: true,
+      promptCapabilities: { image: false, audio: false, embeddedContext: true },
       mcpCapabilities: { http: false, sse: false },
-      sessionCapabilities: {},
+      sessionCapabilities: { list: {}, resume: {}, close: {} },
     },
     agentInfo: { name: `chimera-${info.agent}`, title: `Chimera ${info.agent}`, version: info.version },
-    authMethods: [],
+    authMethods: [
+      { id: 'environment', name: 'Provider keys from the environment', description: 'Set ANTHROPIC_API_KEY or OPENAI_API_KEY where the agent starts; without one the offline model answers' },
+    ],
+    _meta: { steering: { supported: true } },
   }
 }
 
-export function createV1Dialect(info: AgentInfo): Dialect {
-  const handlers: Handlers = {
-    initialize: () => v1Initialize(info),
+export function createV1Dialect(info: AgentInfo, ctx: DialectContext): Dialect {
+  const agent = new V1Agent({ conn: ctx.conn, manager: ctx.manager, logger: ctx.logger })
+  const handlers = {
+    initialize: (p: { clientCapabilities?: { fs?: { readTextFile?: boolean; writeTextFile?: boolean }; terminal?: boolean } }) => {
+      agent.setClient(p.clientCapabilities)
+      return v1Initialize(info)
+    },
+    ...agent.handlers(),
   }
-  return { name: 'acp-v1', dispatcher: new Dispatcher(acpV1Methods, handlers), internalError: maskInternal }
+  return { name: 'acp-v1', dispatcher: new Dispatcher(acpV1Methods, handlers), internalError: maskInternal, end: () => agent.end() }
 }

@@ -14,6 +14,7 @@ import { customCommands } from '../commands/custom-commands.ts'
 import { chimeraHome, eventlogRoot } from '../store/paths.ts'
 import { snapshotHistory, snapshotRoot } from '../store/snapshots.ts'
 import { killAllToolProcesses } from '../tools/process-group.ts'
+import { autoDetectLsp } from '../lsp/provider.ts'
 import { sandboxStatus } from '../tools/sandbox.ts'
 import type { AgentPrefix } from '../store/types.ts'
 
@@ -53,6 +54,8 @@ export async function startAgentProcess(agent: AgentPrefix, opts: Omit<ManagerOp
     commands: customCommands(),
     // A snapshot root outside CHIMERA_HOME holds other sessions' file contents too.
     protectedPaths: [snapshotRoot(home)],
+    // Language servers start on the first LSP tool call, one set per session and directory.
+    lsp: autoDetectLsp({ logger }),
     ...opts,
     agent,
     home,

@@ -5,6 +5,16 @@ export class UsageError extends Error {
   override name = 'UsageError'
 }
 
+/** A command that has said what it had to and ends with a non-zero exit code. */
+export class ExitStatus extends Error {
+  override name = 'ExitStatus'
+  readonly code: number
+  constructor(code: number) {
+    super(`exit ${code}`)
+    this.code = code
+  }
+}
+
 /** Every value of a repeatable string flag (`--cors a --cors b`, `--cors=a`), in order. */
 export function repeatable(rawArgs: readonly string[], flag: string): string[] {
   const out: string[] = []

@@ -2,6 +2,7 @@
 import { defineCommand } from 'citty'
 import { createLogger, levelFromEnv } from '../log.ts'
 import { HTTP_ARGS, runServe, serveSessionArgs } from './serve-command.ts'
+import { serveSubCommands } from './serve-subcommands.ts'
 
 const serve = defineCommand({
   meta: { name: 'serve', description: 'Run ferret as an ACP agent on stdio (and HTTP + SSE beside it with --http)' },
@@ -10,6 +11,7 @@ const serve = defineCommand({
     ...HTTP_ARGS,
     ...serveSessionArgs('auto'),
   },
+  subCommands: serveSubCommands('ferret'),
   run: ({ args, rawArgs }) => runServe('ferret', { acp: true, http: args.http }, args, rawArgs, createLogger({ level: levelFromEnv(), name: 'ferret' })),
 })
 

@@ -7,7 +7,7 @@
  */
 import { defineCommand, renderUsage, runCommand, type CommandDef } from 'citty'
 import { VERSION } from '../version.ts'
-import { UsageError, checkArgs } from './args.ts'
+import { ExitStatus, UsageError, checkArgs } from './args.ts'
 import { setOutput } from './output.ts'
 
 const main = defineCommand({
@@ -80,10 +80,13 @@ async function run(rawArgs: string[]): Promise<number> {
       throw new UsageError(`${name}: missing subcommand (${subs})`)
     }
     checkArgs(t.rest, (await resolveDef(t.cmd.args)) ?? {}, name)
-    await runCommand(main, { rawArgs })
+    // Run the resolved command itself: citty would run a command's own `run` after one of its
+    // subcommands too (`serve` has both: `serve` starts a server, `serve stop` must not).
+    await runCommand({ ...t.cmd, subCommands: undefined }, { rawArgs: t.rest })
     // A command may report an outcome through the exit code (`chimera conformance`: 1 when a requirement failed).
     return typeof process.exitCode === 'number' ? process.exitCode : 0
   } catch (err) {
+    if (err instanceof ExitStatus) return err.code
     const usage = err instanceof UsageError || (err as { name?: string })?.name === 'CLIError'
     if (usage) {
       const help = ['chimera', ...(t?.path ?? []), '--help'].join(' ')

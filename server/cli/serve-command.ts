@@ -14,6 +14,7 @@ import { chimeraHome } from '../store/paths.ts'
 import { VERSION } from '../version.ts'
 import { eventLogProblem, startAgentProcess } from './agent-process.ts'
 import { UsageError, parsePort, repeatable } from './args.ts'
+import { DEFAULT_SESSION_TTL_S } from '../http/idle-eviction.ts'
 import { checkServeOptions } from './serve-http.ts'
 import { sessionArgs, sessionFlags, type SessionFlagValues } from './session-flags.ts'
 
@@ -25,6 +26,7 @@ export const HTTP_ARGS = {
   'tls-cert': { type: 'string', description: 'TLS certificate (PEM); needs --tls-key' },
   'tls-key': { type: 'string', description: 'TLS private key (PEM); needs --tls-cert' },
   insecure: { type: 'boolean', description: 'Allow a non-loopback bind without a token', default: false },
+  'session-ttl': { type: 'string', description: 'Evict sessions idle this many seconds (0 or none: never)', default: '3600' },
 } as const
 
 export const serveSessionArgs = (approval: ApprovalPolicy) => sessionArgs(approval)
@@ -38,6 +40,7 @@ export interface ServeArgs extends SessionFlagValues {
   'tls-cert'?: string
   'tls-key'?: string
   insecure: boolean
+  'session-ttl'?: string
 }
 
 /** The master token from `--auth-token` or the agent's variable; an empty one is a usage error. */
@@ -50,6 +53,15 @@ export function masterToken(agent: AgentName, flag: string | undefined, env: Nod
   if (v === undefined) return undefined
   if (v.trim() === '') throw new UsageError(`${TOKEN_ENV[agent]} is set but empty: set a token, or unset it to run without auth`)
   return v
+}
+
+/** `--session-ttl`: seconds (fractions allowed), `0` or `none` to disable; milliseconds out. */
+export function parseSessionTtl(v: string | undefined): number {
+  if (v === undefined) return DEFAULT_SESSION_TTL_S * 1000
+  if (v === 'none' || v === '0') return 0
+  const n = Number(v)
+  if (v.trim() === '' || !Number.isFinite(n) || n < 0 || n > 365 * 86_400) throw new UsageError(`--session-ttl must be seconds (0 or none: never), got ${JSON.stringify(v)}`)
+  return n * 1000
 }
 
 /** Serve until stopped: ACP on stdio, HTTP, or both over one session manager. */
@@ -66,6 +78,8 @@ export async function runServe(agent: AgentName, transports: { acp: boolean; htt
         tlsKey: args['tls-key'],
         insecure: args.insecure,
         cors: repeatable(rawArgs, '--cors'),
+        sessionTtlMs: parseSessionTtl(args['session-ttl']),
+        home: chimeraHome(),
         version: VERSION,
         logger,
       }

@@ -1,15 +1,20 @@
 /**
  * Serve the HTTP surface with listhen on host:port until the process shuts down. Usage errors
  * (exit 2, before binding): a TLS flag alone, an unreadable certificate or key, a non-loopback
- * bind without a token. The Node server gets header, request and keep-alive timeouts and a cap
- * on concurrent connections, so slow or half-open clients cannot pile up descriptors.
+ * bind without a token. A port that is taken is one line naming it (and the PID a pidfile
+ * names), exit 1. The pidfile (CHIMERA_HOME/run/<agent>-<port>.pid) is taken before binding a
+ * fixed port, after binding port 0, and removed on shutdown, after the turns were cancelled and
+ * their events written and every SSE stream got its final `end`. The Node server gets header,
+ * request and keep-alive timeouts and a cap on concurrent connections.
  */
 import { readFileSync } from 'node:fs'
 import type { Server } from 'node:http'
 import type { SessionManager } from '../core/manager.ts'
 import { isLoopbackName } from '../http/guard.ts'
 import { guardSlowClients } from '../http/slow-clients.ts'
+import type { SseSettings } from '../http/sse/sse-stream.ts'
 import type { Logger } from '../log.ts'
+import { PidfileLocked, acquirePidfile, pidfilePath, readPidfile, releasePidfile, tokenHash, type PidRecord } from '../store/pidfile.ts'
 import { UsageError } from './args.ts'
 
 export interface ServeHttpOptions {
@@ -22,11 +27,18 @@ export interface ServeHttpOptions {
   insecure?: boolean
   /** Browser origins allowed by CORS (`--cors`, repeatable). */
   cors?: string[]
+  /** Idle sessions are evicted after this long (0: never). */
+  sessionTtlMs?: number
+  sse?: Partial<SseSettings>
+  /** CHIMERA_HOME for the pidfile; undefined: no pidfile (embedders, tests). */
+  home?: string
   version: string
   logger: Logger
-  manager?: SessionManager
+  manager: SessionManager
   /** Shutdown: close the listener and open connections. */
   signal?: AbortSignal
+  /** Called with the bound URL once listening. */
+  onListening?(url: string): void
 }
 
 /** Slow clients: headers must arrive within 10 s, a whole request within 30 s (SSE responses are not limited). */
@@ -34,6 +46,8 @@ export const HEADERS_TIMEOUT_MS = 10_000
 export const REQUEST_TIMEOUT_MS = 30_000
 export const KEEP_ALIVE_TIMEOUT_MS = 5_000
 export const MAX_CONNECTIONS = 1024
+/** Open connections get this long to finish after the streams ended, then they are cut. */
+export const CLOSE_GRACE_MS = 3000
 
 /** True for a loopback bind address or name (`--host`; parsed IP literals, not prefixes). */
 export const isLoopback = (host: string): boolean => isLoopbackName((host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host).toLowerCase())
@@ -55,15 +69,33 @@ export function checkServeOptions(o: Pick<ServeHttpOptions, 'host' | 'token' | '
   return { cert: readPem(o.tlsCert, '--tls-cert'), key: readPem(o.tlsKey, '--tls-key') }
 }
 
+function inUse(o: ServeHttpOptions): Error {
+  const held = o.home ? readPidfile(pidfilePath(o.home, o.agent, o.port)) : undefined
+  return new Error(`port ${o.port} on ${o.host} is already in use${held ? ` (PID ${held.pid}, per ${pidfilePath(o.home!, o.agent, o.port)})` : ''}`)
+}
+
 export async function serveHttp(o: ServeHttpOptions): Promise<void> {
   const https = checkServeOptions(o)
   const [{ listen }, { nodeHandler }, { createHttpServerApp }] = await Promise.all([import('listhen'), import('../http/node-handler.ts'), import('../http/server-app.ts')])
+  const record = (port: number): PidRecord => ({ pid: process.pid, host: o.host, port, prefix: o.agent, auth_token_hash: tokenHash(o.token), started_at: Date.now() / 1000, scheme: https ? 'https' : 'http' })
+  let pidfile: { path: string; record: PidRecord } | undefined
+  const takePidfile = (port: number): void => {
+    if (!o.home) return
+    const r = record(port)
+    try {
+      pidfile = { path: acquirePidfile(o.home, r), record: r }
+    } catch (err) {
+      if (err instanceof PidfileLocked) throw new Error(`chimera ${o.agent} serve: ${err.message}`)
+      throw err
+    }
+  }
+  if (o.port !== 0) takePidfile(o.port)
   // The Host check (DNS-rebinding guard) applies to loopback binds; other binds need a token.
   const guard = { cors: o.cors ?? [], allowedHosts: isLoopback(o.host) ? [] : undefined }
-  const app = createHttpServerApp({ version: o.version, startedAt: new Date(), logger: o.logger, masterToken: o.token, guard })
+  const http = createHttpServerApp({ version: o.version, startedAt: new Date(), logger: o.logger, manager: o.manager, masterToken: o.token, guard, sessionTtlMs: o.sessionTtlMs, sse: o.sse })
   let listener: Awaited<ReturnType<typeof listen>>
   try {
-    listener = await listen(nodeHandler(app), {
+    listener = await listen(nodeHandler(http.app), {
       hostname: o.host,
       port: o.port === 0 ? { random: true } : { port: o.port, portRange: [o.port, o.port] },
       showURL: false,
@@ -76,29 +108,51 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
       autoClose: false,
     } as never)
   } catch (err) {
+    if (pidfile) releasePidfile(pidfile.path, pidfile.record)
+    http.close()
     const e = err as NodeJS.ErrnoException
-    if (e.code === 'EADDRINUSE') throw new Error(`port ${o.port} on ${o.host} is already in use`)
+    if (e.code === 'EADDRINUSE' || /already in use|not available|GetPortError/i.test(`${e.name} ${e.message}`)) throw inUse(o)
     if (e.code === 'EADDRNOTAVAIL') throw new Error(`cannot bind ${o.host}: the address is not available on this machine`)
     throw err
   }
   const server = (listener as unknown as { server: Server }).server
+  const bound = server.address()
+  const port = bound && typeof bound === 'object' ? bound.port : o.port
+  if (o.port === 0) {
+    try {
+      takePidfile(port)
+    } catch (err) {
+      await listener.close()
+      http.close()
+      throw err
+    }
+  }
+  const release = (): void => {
+    if (pidfile) releasePidfile(pidfile.path, pidfile.record)
+  }
+  process.once('exit', release)
   server.headersTimeout = HEADERS_TIMEOUT_MS
   server.requestTimeout = REQUEST_TIMEOUT_MS
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS
   server.maxConnections = MAX_CONNECTIONS
   guardSlowClients(server, { headersMs: HEADERS_TIMEOUT_MS, bodyMs: REQUEST_TIMEOUT_MS })
-  o.logger.info(`chimera ${o.agent} serve: listening on ${listener.url.replace(/\/$/, '')}${o.token ? ' (bearer auth on)' : ''}`)
+  const host = o.host.includes(':') && !o.host.startsWith('[') ? `[${o.host}]` : o.host
+  const url = `${https ? 'https' : 'http'}://${host}:${port}`
+  o.logger.info(`chimera ${o.agent} serve: listening on ${url}${o.token ? ' (bearer auth on)' : ''}`)
+  o.onListening?.(url)
   await new Promise<void>((resolve) => {
-    const stop = (): void => {
-      // Open streams (SSE) would hold close() forever: cut idle and open connections after a grace period.
+    const stop = async (): Promise<void> => {
+      // Turns are cancelled and their last events written first (bounded), so the streams carry them.
+      await o.manager.shutdown().catch((err) => o.logger.error('session shutdown failed', err))
+      http.close()
       server.closeIdleConnections()
-      setTimeout(() => server.closeAllConnections(), 3000).unref()
-      void listener.close().finally(() => {
-        o.logger.info('HTTP server stopped')
-        resolve()
-      })
+      setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS).unref()
+      await listener.close().catch(() => {})
+      release()
+      o.logger.info('HTTP server stopped')
+      resolve()
     }
-    if (o.signal?.aborted) stop()
-    else o.signal?.addEventListener('abort', stop, { once: true })
+    if (o.signal?.aborted) void stop()
+    else o.signal?.addEventListener('abort', () => void stop(), { once: true })
   })
 }

@@ -21,6 +21,8 @@ import { MemoryEventStore } from '../store/memory-store.ts'
 import { chimeraHome, eventlogRoot, isSessionId, newSessionId } from '../store/paths.ts'
 import type { AgentPrefix, EventStore, ListFilter, SessionMeta } from '../store/types.ts'
 import { builtinTools } from '../tools/registry.ts'
+import { lspTools } from '../tools/lsp.ts'
+import type { LspFactory } from '../lsp/provider.ts'
 import type { SandboxMode, Tool } from '../tools/types.ts'
 import type { FileHistory } from './file-history.ts'
 import { ModelRegistry } from './model-registry.ts'
@@ -56,6 +58,11 @@ export interface ManagerOptions {
   commands?: (cwd: string) => CommandRenderer
   /** Real paths tools must never touch, besides CHIMERA_HOME. */
   protectedPaths?: string[]
+  /**
+   * LSP for sessions (seeds/003): makes the manager of a working directory, lazily on the first
+   * LSP tool call. When set, the five LSP tools join the tool registry; absent: no LSP tools.
+   */
+  lsp?: LspFactory
 }
 
 export interface CreateOptions {
@@ -98,7 +105,7 @@ export class SessionManager {
     this.models = opts.models ?? new ModelRegistry()
     this.store = opts.store ?? new FileEventStore({ root: eventlogRoot(this.home), logger: this.logger })
     this.audit = new PermissionAuditLog(opts.auditStore ?? new FileAuditStore(join(this.home, 'permissions', 'audit.jsonl')))
-    this.tools = opts.tools ?? builtinTools()
+    this.tools = opts.lsp ? withLspTools(opts.tools ?? builtinTools()) : opts.tools ?? builtinTools()
     if (opts.allowedTools) checkToolNames(opts.allowedTools)
     this.models.check(opts.model ?? this.models.defaultModel)
     this.#protected = [realOrSelf(this.home), ...(opts.protectedPaths ?? []).map(realOrSelf)]
@@ -153,6 +160,7 @@ export class SessionManager {
       toolEnv: config.env,
       ...(this.opts.history ? { history: this.opts.history(meta) } : {}),
       ...(this.opts.commands ? { commands: this.opts.commands(meta.cwd) } : {}),
+      ...(this.opts.lsp ? { lsp: this.opts.lsp } : {}),
     }
   }
 
@@ -260,6 +268,7 @@ export class SessionManager {
       Promise.all(all.map(async (s) => {
         await s.idle()
         await s.flush()
+        await s.shutdownLsp()
       })),
       new Promise<void>((r) => {
         timer = setTimeout(r, ms)
@@ -267,6 +276,13 @@ export class SessionManager {
     ])
     clearTimeout(timer)
   }
+}
+
+/** `tools` plus the LSP tools (those already in `tools` are kept: a caller's substitutes win). */
+function withLspTools(tools: ReadonlyMap<string, Tool>): ReadonlyMap<string, Tool> {
+  const out = new Map(tools)
+  for (const t of lspTools()) if (!out.has(t.name)) out.set(t.name, t)
+  return out
 }
 
 export function checkToolNames(names: string[]): void {

@@ -78,6 +78,17 @@ describe('the decision table', () => {
     expect(ofType(events, 'permission_request')).toHaveLength(0)
   })
 
+  it('an "always" recorded in another project does not approve the same call here', async () => {
+    const elsewhere = join(env.home, 'other-project')
+    mkdirSync(elsewhere, { recursive: true })
+    await auditLog(env.home).record({ session_id: 'earlier', cwd: elsewhere, tool: 'Write', key: join(env.cwd, 'out.txt'), decision: 'always' })
+    const s = await session({}, 'deny')
+    const r = onlyResult(await run(s, writeCall('out.txt')))
+    expect(r.data.ok).toBe(false)
+    expect(r.data.error).toMatch(/Write needs approval/)
+    expect(existsSync(join(env.cwd, 'out.txt'))).toBe(false)
+  })
+
   it('ask + audit log "never": a tool error without asking, even with approval allow', async () => {
     await auditLog(env.home).record({ session_id: 'earlier', cwd: env.cwd, tool: 'Write', key: join(env.cwd, 'out.txt'), decision: 'never' })
     const s = await session({}, 'allow')
@@ -291,7 +302,7 @@ describe('resolveRules', () => {
   const asObject = (m: Map<string, Rule>): Record<string, Rule> => Object.fromEntries(m)
 
   it('defaults come from the tool specs: read-only tools allow, the others ask', () => {
-    expect(asObject(resolveRules({ cwd: env.cwd }))).toEqual({ Read: 'allow', Write: 'ask', Edit: 'ask', Bash: 'ask', Grep: 'allow', Glob: 'allow', list_files: 'allow' })
+    expect(asObject(resolveRules({ cwd: env.cwd }))).toEqual({ Read: 'allow', Write: 'ask', Edit: 'ask', Bash: 'ask', Grep: 'allow', Glob: 'allow', list_files: 'allow', lsp_diagnostics: 'allow', lsp_completion: 'allow', lsp_rename: 'ask', lsp_definition: 'allow', lsp_references: 'allow' })
   })
 
   it('project config beats the defaults, command-line overrides beat both', () => {

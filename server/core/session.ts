@@ -14,6 +14,7 @@ import type { Logger } from '../log.ts'
 import type { ToolSchema } from '../providers/types.ts'
 import type { EventStore, SessionMeta, StreamOptions } from '../store/types.ts'
 import type { SandboxMode, Tool, ToolContext } from '../tools/types.ts'
+import { lazyProvider, type LspFactory, type LspProvider } from '../lsp/provider.ts'
 import type { AnyEvent, EventData, EventOf, EventType } from '../events/event-types.ts'
 import { TurnToken } from './cancel.ts'
 import { AUTO_COMPACT_RATIO, currentTurnStart, estimateTokens, summarise } from './compaction.ts'
@@ -52,6 +53,8 @@ export interface SessionDeps {
   history?: FileHistory
   /** Custom slash commands (`/name args`). */
   commands?: CommandRenderer
+  /** Makes the LSP manager of a working directory (absent: the LSP tools say `LSP not configured`). */
+  lsp?: LspFactory
 }
 
 /** The result of `/undo` or `/redo`. */
@@ -91,6 +94,8 @@ export class Session implements TurnHost {
   #toolOverrides: ReadonlyMap<string, Tool> | undefined
   /** The file history was lined up with the messages (once, before the first queued work). */
   #aligned = false
+  /** The session's language servers: made on the first LSP tool call, shut down with the session. */
+  readonly #lsp: { provider: LspProvider; shutdown(): Promise<void> } | undefined
   lastTouched = Date.now()
 
   constructor(meta: SessionMeta, deps: SessionDeps, state?: SessionState) {
@@ -98,6 +103,7 @@ export class Session implements TurnHost {
     this.#deps = deps
     this.#state = state ?? initialState(Session.#init(meta))
     this.#writer = new EventWriter({ store: deps.store, state: this.#state, sessionId: meta.session_id, logger: deps.logger, onEvent: (e) => this.#onEvent(e) })
+    this.#lsp = deps.lsp ? lazyProvider(deps.lsp, () => this.meta.cwd) : undefined
     this.#tracker = new FileTracker({ cwd: meta.cwd, history: deps.history, emit: (path, diff) => this.#writer.post('file_edit', { path, diff }) })
   }
 
@@ -230,6 +236,7 @@ export class Session implements TurnHost {
       allowUnconfined: this.#deps.allowUnconfined,
       toolEnv: this.#deps.toolEnv,
       files: this.#tracker,
+      ...(this.#lsp ? { lsp: this.#lsp.provider } : {}),
     }
   }
 
@@ -577,6 +584,16 @@ export class Session implements TurnHost {
     this.#closed = true
     this.cancel()
     for (const q of this.#queue.splice(0)) q.cancelQueued()
+    void this.shutdownLsp()
+  }
+
+  /** Stop the session's language servers (idempotent; the session starts no more). */
+  async shutdownLsp(): Promise<void> {
+    try {
+      await this.#lsp?.shutdown()
+    } catch (err) {
+      this.#deps.logger.error(`session ${this.id}: language servers did not shut down cleanly`, err)
+    }
   }
 
   /** Resolves when every event written so far has settled (persisted or failed). */

@@ -18,7 +18,11 @@ export async function readFrames(input: Readable, maxLineBytes: number, onFrame:
 /** Serialised line writer: each value becomes exactly one line; writes never interleave. */
 export class LineWriter {
   #out: Writable
-  #chain: Promise<void> = Promise.resolve()
+  /** Settles once every line queued so far was handed to the stream. */
+  #chain: Promise<void> = RESOLVED
+  /** Lines queued behind a full stream (or behind each other). */
+  #queued = 0
+  #corked = false
   #closed = false
 
   #waiting = new Set<() => void>()
@@ -37,22 +41,58 @@ export class LineWriter {
   /** Queue `value` as one JSON line; resolves once it is handed to the stream. */
   write(value: unknown): Promise<void> {
     const line = `${JSON.stringify(value)}\n`
-    this.#chain = this.#chain.then(
-      () =>
-        new Promise<void>((resolve) => {
-          if (this.#closed || this.#out.destroyed || this.#out.writableEnded) return resolve()
-          if (this.#out.write(line)) return resolve()
-          // A reader that stops reading holds the writer here (bounded memory); a closed one releases it.
-          const done = (): void => {
-            this.#waiting.delete(done)
-            this.#out.off('drain', done)
-            resolve()
-          }
-          this.#waiting.add(done)
-          this.#out.once('drain', done)
-        }),
-    )
+    // Fast path: nothing queued, so writing now keeps the order; wait only when the stream is full.
+    if (this.#queued === 0) {
+      if (!this.#writable()) return RESOLVED
+      this.#batch()
+      if (this.#out.write(line)) return RESOLVED
+      this.#chain = this.#drained()
+      return this.#chain
+    }
+    return this.#enqueue(line)
+  }
+
+  #enqueue(line: string): Promise<void> {
+    this.#queued++
+    this.#chain = this.#chain.then(() => {
+      this.#queued--
+      if (!this.#writable()) return undefined
+      this.#batch()
+      if (this.#out.write(line)) return undefined
+      return this.#drained()
+    })
     return this.#chain
+  }
+
+  /** Lines written in the same tick go out in one writev (corked until the next tick). */
+  #batch(): void {
+    if (this.#corked) return
+    this.#corked = true
+    this.#out.cork()
+    process.nextTick(() => {
+      this.#corked = false
+      this.#out.uncork()
+    })
+  }
+
+  #writable(): boolean {
+    return !(this.#closed || this.#out.destroyed || this.#out.writableEnded)
+  }
+
+  /** Resolves on `drain`, or when the stream closes (a reader that stops reading holds us here). */
+  #drained(): Promise<void> {
+    // Later writes queue behind this one until the stream drains.
+    this.#queued++
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        this.#waiting.delete(done)
+        this.#out.off('drain', done)
+        this.#queued--
+        resolve()
+      }
+      this.#waiting.add(done)
+      this.#out.once('drain', done)
+    })
   }
 
   /** True once the output errored or closed: further writes are dropped. */
@@ -62,6 +102,12 @@ export class LineWriter {
 
   /** Resolves when everything queued so far has been written. */
   flush(): Promise<void> {
+    if (this.#corked) {
+      this.#corked = false
+      this.#out.uncork()
+    }
     return this.#chain
   }
 }
+
+const RESOLVED: Promise<void> = Promise.resolve()

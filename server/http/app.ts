@@ -1,9 +1,11 @@
 /**
  * The HTTP surface as an h3 app, built from the generated operation table: one route per spec
  * path, and for each operation the same pipeline — bearer auth per the operation's security
- * tiers, path/query/body validation with the generated validators, then the operation's
- * handler. Operations without a handler yet answer 404 `not_found`; unknown paths 404, a known
- * path with another method 405 with `Allow`. Handlers never see h3 types.
+ * tiers (auth.ts), path/query/body validation with the generated validators, then the
+ * operation's handler. Every operation has a handler (the type says so); unknown paths answer
+ * 404, a known path with another method 405 with `Allow`. Where the document names a specific
+ * error for a bad body, an operation's `bodyError` maps the validation failure to it. Handlers
+ * never see h3 types.
  */
 import { H3, HTTPError } from 'h3'
 import type { ZodType } from 'zod'
@@ -11,9 +13,11 @@ import { httpOperations, type HttpOperationId } from '../../generated/http/route
 import type { Logger } from '../log.ts'
 import { issueRows } from '../validation.ts'
 import { authorize } from './auth.ts'
+import type { SessionTokens } from './session-tokens.ts'
 import { readJsonBody } from './body.ts'
 import { HttpError, errorResponse } from './errors.ts'
 import { checkHost, corsHeaders, preflight, type GuardOptions } from './guard.ts'
+import { mountUi } from './ui.ts'
 
 export interface OperationInput {
   path: Record<string, unknown>
@@ -22,13 +26,20 @@ export interface OperationInput {
   req: Request
 }
 export type OperationHandler = (input: OperationInput) => Response | Promise<Response>
-export type OperationHandlers = Partial<Record<HttpOperationId, OperationHandler>>
+export type OperationHandlers = Record<HttpOperationId, OperationHandler>
+/** Maps a body that failed its schema to the document's error for that operation, if it names one. */
+export type BodyErrorMapper = (raw: unknown) => HttpError | undefined
 
 export interface HttpAppOptions {
   handlers: OperationHandlers
   logger: Logger
   /** Master bearer token; undefined = auth off. */
   masterToken?: string
+  /** Per-session tokens (the `sessionToken` tier). */
+  tokens?: SessionTokens
+  bodyErrors?: Partial<Record<HttpOperationId, BodyErrorMapper>>
+  /** Runs before every routed request (opportunistic idle eviction). */
+  onRequest?: () => void
   /** CORS allow-list and Host check (defaults: no origins, loopback hosts only). */
   guard?: GuardOptions
 }
@@ -51,8 +62,8 @@ function parseQuery(schema: ZodType, raw: Record<string, string>): ReturnType<Zo
   return schema.safeParse(coerced)
 }
 
-async function runOperation(op: Operation, handler: OperationHandler | undefined, req: Request, params: Record<string, string>, opts: HttpAppOptions): Promise<Response> {
-  authorize(req, op.security, opts.masterToken)
+async function runOperation(op: Operation, handler: OperationHandler, req: Request, params: Record<string, string>, opts: HttpAppOptions): Promise<Response> {
+  authorize(req, op.security, params.id, { masterToken: opts.masterToken, tokens: opts.tokens })
   let path: Record<string, unknown> = {}
   if (op.pathParams) {
     const r = op.pathParams.safeParse(params)
@@ -71,15 +82,28 @@ async function runOperation(op: Operation, handler: OperationHandler | undefined
   let body: unknown
   if (op.body) {
     const raw = await readJsonBody(req)
-    if (raw === undefined && op.body.required) throw new HttpError(400, 'invalid_body', 'a JSON request body is required')
+    const mapped = (): HttpError | undefined => opts.bodyErrors?.[op.operationId as HttpOperationId]?.(raw)
+    if (raw === undefined && op.body.required) throw mapped() ?? new HttpError(400, 'invalid_body', 'a JSON request body is required')
     if (raw !== undefined) {
       const r = op.body.schema.safeParse(raw)
-      if (!r.success) throw new HttpError(400, 'invalid_body', 'request body does not match the schema', { detail: issueRows(r.error) })
+      if (!r.success) throw mapped() ?? new HttpError(400, 'invalid_body', 'request body does not match the schema', { detail: issueRows(r.error) })
       body = r.data
     }
   }
-  if (!handler) throw new HttpError(404, 'not_found', `${op.method} ${op.path} is not available yet`)
   return handler({ path, query, body, req })
+}
+
+/** Percent-decoded path parameters; a malformed escape is an unknown resource, not a crash. */
+function decodeParams(raw: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [k, v] of Object.entries(raw)) {
+    try {
+      out[k] = decodeURIComponent(String(v))
+    } catch {
+      throw k === 'id' ? new HttpError(404, 'session_not_found', 'unknown session id') : new HttpError(404, 'not_found', `malformed ${k} in the path`)
+    }
+  }
+  return out
 }
 
 /** Adds headers to a response (CORS on every answer to an allowed origin). */
@@ -92,6 +116,9 @@ export function createHttpApp(opts: HttpAppOptions): H3 {
   const guard: GuardOptions = opts.guard ?? { cors: [], allowedHosts: [] }
   const app = new H3({
     silent: true,
+    // A malformed escape (`/sessions/%E0%A4%A`) reaches the routes: decodeParams answers it as
+    // an unknown resource (404), the same as any other id no session can have.
+    allowMalformedURL: true,
     onError: (error: HTTPError) => {
       // Errors raised by h3 itself before routing (e.g. a malformed percent-encoded path).
       const status = error.status && error.status >= 400 && error.status < 500 ? error.status : 500
@@ -110,16 +137,22 @@ export function createHttpApp(opts: HttpAppOptions): H3 {
       let cors: Record<string, string> = {}
       try {
         checkHost(req, guard)
+        // The router ignores a trailing slash; the spec has no such paths (`/sessions/` is not `/sessions`).
+        const pathname = event.url.pathname
+        if (pathname.length > 1 && pathname.endsWith('/')) throw new HttpError(404, 'not_found', `no route for ${req.method} ${pathname.slice(0, 200)}`)
         if (req.method === 'OPTIONS' && req.headers.get('origin') !== null) return preflight(req, guard, allow)
         cors = corsHeaders(req, guard)
         if (!op) throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${route}`, { headers: { allow } })
-        const params = Object.fromEntries(Object.entries(event.context.params ?? {}).map(([k, v]) => [k, decodeURIComponent(String(v))]))
+        opts.onRequest?.()
+        const params = decodeParams(event.context.params ?? {})
         return withHeaders(await runOperation(op, opts.handlers[op.operationId as HttpOperationId], req, params, opts), cors)
       } catch (err) {
         return withHeaders(errorResponse(err, opts.logger), cors)
       }
     })
   }
+  // The web console's static files (server/http/ui.ts).
+  mountUi(app, guard, opts.logger)
   app.all('/**', (event) => {
     try {
       checkHost(event.req as Request, guard)

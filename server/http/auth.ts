@@ -1,11 +1,20 @@
 /**
- * Bearer authentication. Tokens are compared as SHA-256 digests in constant time, so neither
- * the length nor a prefix of the secret leaks through timing. Per-session tokens join the
- * master token when sessions land; an operation's `security` list (from the spec) says which
- * tiers may call it.
+ * Bearer authentication, per the decision tree of seeds/001 "Authentication (per-session
+ * tokens)". With a master token configured:
+ * - open operations (`security: []`, the health probes) need nothing;
+ * - the master token passes everywhere (compared as SHA-256 digests in constant time, so
+ *   neither the length nor a prefix of the secret leaks through timing);
+ * - a session token passes on the operations that list `sessionToken` for the session in their
+ *   path (`/session/{id}/...`);
+ * - a session token that is valid but not enough — its own session's id on a master-only route
+ *   (`rotate-token`, the plural `/sessions/{id}/...`), or any route without a session id — is
+ *   `403 admin_only` (authenticated, not privileged);
+ * - anything else, including another session's token on a `{id}` route, is `401 unauthorized`.
+ * Without a master token the server is open (the document's default on loopback).
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { HttpError } from './errors.ts'
+import type { SessionTokens } from './session-tokens.ts'
 
 const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest()
 
@@ -26,8 +35,25 @@ export function tokenMatches(presented: string | undefined, expected: string): b
 export const unauthorized = (): HttpError =>
   new HttpError(401, 'unauthorized', 'missing or invalid bearer token', { headers: { 'www-authenticate': 'Bearer' } })
 
-/** Throws 401 unless the operation is open, auth is off, or the master token is presented. */
-export function authorize(req: Request, security: readonly string[], masterToken: string | undefined): void {
-  if (security.length === 0 || masterToken === undefined) return
-  if (!tokenMatches(bearerToken(req), masterToken)) throw unauthorized()
+export const adminOnly = (): HttpError => new HttpError(403, 'admin_only', 'this route needs the master token; a session token is not enough')
+
+export interface AuthContext {
+  masterToken: string | undefined
+  tokens?: SessionTokens
+}
+
+/** Throws 401 or 403 unless the request may call an operation with these security tiers. */
+export function authorize(req: Request, security: readonly string[], pathSessionId: string | undefined, ctx: AuthContext): void {
+  if (security.length === 0 || ctx.masterToken === undefined) return
+  const token = bearerToken(req)
+  if (tokenMatches(token, ctx.masterToken)) return
+  if (token !== undefined && ctx.tokens) {
+    if (pathSessionId !== undefined) {
+      if (ctx.tokens.verify(pathSessionId, token)) {
+        if (security.includes('sessionToken')) return
+        throw adminOnly()
+      }
+    } else if (ctx.tokens.sessionOf(token) !== undefined) throw adminOnly()
+  }
+  throw unauthorized()
 }

@@ -11,13 +11,16 @@ export class HttpError extends Error {
   readonly code: ErrorCode
   readonly detail: unknown
   readonly headers: Record<string, string>
-  constructor(status: number, code: ErrorCode, message?: string, opts: { detail?: unknown; headers?: Record<string, string> } = {}) {
+  /** The body's `name`: the missing resource, where one is named (`command_not_found`). */
+  readonly resource: string | undefined
+  constructor(status: number, code: ErrorCode, message?: string, opts: { detail?: unknown; headers?: Record<string, string>; name?: string } = {}) {
     super(message ?? code)
     this.name = 'HttpError'
     this.status = status
     this.code = code
     this.detail = opts.detail
     this.headers = opts.headers ?? {}
+    this.resource = opts.name
   }
 
   static is(x: unknown): x is HttpError {
@@ -37,6 +40,7 @@ export function errorResponse(err: unknown, logger: Logger): Response {
     const body: Record<string, unknown> = { error: err.code }
     if (err.message && err.message !== err.code) body.message = err.message
     if (err.detail !== undefined) body.detail = err.detail
+    if (err.resource !== undefined) body.name = err.resource
     return jsonResponse(err.status, body, err.headers)
   }
   logger.error('unhandled error in HTTP handler', err)

@@ -5,6 +5,7 @@
  *   127.0.0.1 cannot drive the server.
  * - CORS: a request carrying an `Origin` outside the `--cors` allow-list gets 403; an allowed
  *   origin gets `Access-Control-Allow-Origin` echoed exactly (never `*`), and its preflight 204.
+ *   A same-origin request (the /ui console) is not cross-origin and passes without CORS headers.
  */
 import { isIP } from 'node:net'
 import { HttpError } from './errors.ts'
@@ -49,10 +50,27 @@ export function checkHost(req: Request, opts: GuardOptions): void {
   }
 }
 
-/** CORS response headers for an allowed origin, or a 403 for a disallowed one; {} without Origin. */
+/**
+ * True when `Origin` names the server the request reached (its scheme-less host and port equal
+ * the Host header): the web console at /ui posting to its own origin. Browsers send `Origin` on
+ * same-origin POSTs too; that is not a cross-origin call, so the allow-list does not apply.
+ */
+export function isSameOrigin(origin: string, req: Request): boolean {
+  let url: URL
+  try {
+    url = new URL(origin)
+  } catch {
+    return false
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== origin) return false
+  const host = (req.headers.get('host') ?? new URL(req.url).host).trim().toLowerCase()
+  return url.host === host
+}
+
+/** CORS response headers for an allowed origin, or a 403 for a disallowed one; {} without Origin or from the same origin. */
 export function corsHeaders(req: Request, opts: GuardOptions): Record<string, string> {
   const origin = req.headers.get('origin')
-  if (origin === null) return {}
+  if (origin === null || isSameOrigin(origin, req)) return {}
   if (!opts.cors.includes(origin)) throw new HttpError(403, 'origin_not_allowed', `origin ${JSON.stringify(origin)} is not in the --cors allow-list`)
   return { 'access-control-allow-origin': origin, vary: 'Origin', 'access-control-expose-headers': 'content-type' }
 }

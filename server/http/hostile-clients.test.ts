@@ -7,13 +7,12 @@
 import { createServer, type Server } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
-import { noopLogger } from '../log.ts'
 import { checkHost, hostName } from './guard.ts'
 import { nodeHandler } from './node-handler.ts'
-import { createHttpServerApp } from './server-app.ts'
+import { inProcessTarget } from '../../conformance/harness/targets.ts'
 import { guardSlowClients } from './slow-clients.ts'
 
-const app = () => createHttpServerApp({ version: '0.0.0', startedAt: new Date(), logger: noopLogger, guard: { cors: [], allowedHosts: [] } })
+const app = () => inProcessTarget().server.app
 const req = (host: string) => new Request('http://127.0.0.1/health', { headers: { host } })
 
 describe('the Host check', () => {

@@ -1,23 +1,98 @@
-/** Assembles the HTTP app with every operation handler this build implements. */
+/**
+ * The composition root of the HTTP surface: the session manager it is given (one per process,
+ * shared with ACP in a ferret process), per-session tokens, the registry of open streams, idle
+ * eviction, and every route group's handlers, assembled into the h3 app.
+ */
+import type { H3 } from 'h3'
+import type { SessionManager } from '../core/manager.ts'
 import type { Logger } from '../log.ts'
-import { createHttpApp } from './app.ts'
+import { createHttpApp, type OperationHandlers } from './app.ts'
+import type { HttpDeps } from './deps.ts'
 import type { GuardOptions } from './guard.ts'
+import { IdleEviction } from './idle-eviction.ts'
+import { bodyErrors } from './routes/body-errors.ts'
+import { approveHandlers } from './routes/approve.ts'
+import { commandsHandlers } from './routes/commands.ts'
+import { eventsHandlers } from './routes/events.ts'
 import { healthHandlers } from './routes/health.ts'
+import { infoHandlers } from './routes/info.ts'
 import { openapiHandlers } from './routes/openapi.ts'
+import { runsHandlers } from './routes/runs.ts'
+import { sessionHandlers } from './routes/session.ts'
+import { sessionsHandlers } from './routes/sessions.ts'
+import { transcriptHandlers } from './routes/transcript.ts'
+import { undoHandlers } from './routes/undo.ts'
+import { SessionTokens } from './session-tokens.ts'
+import { StreamRegistry } from './sse/registry.ts'
+import { DEFAULT_SSE_SETTINGS, type SseSettings } from './sse/sse-stream.ts'
 
-export interface HttpServerDeps {
+export interface HttpServerOptions {
   version: string
   startedAt: Date
   logger: Logger
+  manager: SessionManager
   masterToken?: string
   guard?: GuardOptions
+  /** Idle sessions are evicted after this long; 0 or undefined: never. */
+  sessionTtlMs?: number
+  sse?: Partial<SseSettings>
+  env?: NodeJS.ProcessEnv
 }
 
-export function createHttpServerApp(deps: HttpServerDeps) {
-  return createHttpApp({
-    logger: deps.logger,
-    masterToken: deps.masterToken,
-    guard: deps.guard,
-    handlers: { ...healthHandlers(deps), ...openapiHandlers() },
+export interface HttpServerApp {
+  app: H3
+  deps: HttpDeps
+  /** End every open stream with `end` and stop the eviction timer (shutdown). */
+  close(): void
+}
+
+export function createHttpServerApp(o: HttpServerOptions): HttpServerApp {
+  const deps: HttpDeps = {
+    version: o.version,
+    startedAt: o.startedAt,
+    logger: o.logger,
+    manager: o.manager,
+    tokens: new SessionTokens(),
+    streams: new StreamRegistry(),
+    sse: { ...DEFAULT_SSE_SETTINGS, ...o.sse },
+    eviction: new IdleEviction(o.manager, o.sessionTtlMs, o.logger),
+    env: o.env ?? process.env,
+  }
+  // A session leaving the manager (deleted, evicted) takes its token and its streams with it.
+  const unsubscribe = o.manager.onEvict((s) => {
+    deps.tokens.revoke(s.id)
+    deps.streams.end(s.id)
   })
+  deps.eviction.start()
+  const handlers: OperationHandlers = {
+    ...healthHandlers(deps),
+    ...openapiHandlers(),
+    ...infoHandlers(deps),
+    ...sessionsHandlers(deps),
+    ...sessionHandlers(deps),
+    ...eventsHandlers(deps),
+    ...undoHandlers(deps),
+    ...approveHandlers(deps),
+    ...transcriptHandlers(deps),
+    ...commandsHandlers(deps),
+    ...runsHandlers(deps),
+  } satisfies OperationHandlers
+  const app = createHttpApp({
+    logger: o.logger,
+    masterToken: o.masterToken,
+    tokens: deps.tokens,
+    guard: o.guard,
+    handlers,
+    bodyErrors,
+    onRequest: () => deps.eviction.sweep(),
+  })
+  return {
+    app,
+    deps,
+    close: () => {
+      deps.eviction.stop()
+      unsubscribe()
+      deps.streams.endAll()
+    },
+  }
 }

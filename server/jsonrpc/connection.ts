@@ -36,6 +36,8 @@ export class Connection {
   #nextId = 0
   readonly #pending = new Map<Id, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>()
   readonly #inflight = new Map<Id, AbortController>()
+  /** Requests this side withdrew: their late responses are dropped quietly. */
+  readonly #withdrawn = new Set<Id>()
   readonly #abort = new AbortController()
   readonly #tasks = new Set<Promise<void>>()
 
@@ -60,9 +62,11 @@ export class Connection {
     } finally {
       this.#abort.abort(new Error('connection closed'))
       for (const c of this.#inflight.values()) c.abort(new Error('connection closed'))
-      await Promise.allSettled([...this.#tasks])
+      // No response can arrive once the input ended: requests to the peer fail now, so the
+      // handlers waiting on them (a permission asked of the client) can finish.
       for (const p of this.#pending.values()) p.reject(new Error('connection closed'))
       this.#pending.clear()
+      await Promise.allSettled([...this.#tasks])
       await this.#writer.flush()
     }
   }
@@ -72,11 +76,30 @@ export class Connection {
     return this.#send({ jsonrpc: '2.0', method, params })
   }
 
-  /** Send a request to the peer and wait for its response. */
-  request(method: string, params: unknown): Promise<unknown> {
+  /**
+   * Send a request to the peer and wait for its response. Aborting `signal` withdraws it: the
+   * peer gets `$/cancel_request {requestId}` and the promise rejects with the abort reason.
+   */
+  request(method: string, params: unknown, opts: { signal?: AbortSignal } = {}): Promise<unknown> {
     const id = this.#nextId++
+    const signal = opts.signal
+    if (signal?.aborted) return Promise.reject(signal.reason)
+    if (this.#abort.signal.aborted) return Promise.reject(new Error('connection closed'))
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject })
+      const onAbort = (): void => {
+        if (!this.#pending.delete(id)) return
+        // The peer may still answer (an ACP client answers a withdrawn permission `cancelled`).
+        this.#withdrawn.add(id)
+        if (this.#withdrawn.size > 1024) this.#withdrawn.delete(this.#withdrawn.values().next().value as Id)
+        void this.notify('$/cancel_request', { requestId: id })
+        reject(signal!.reason)
+      }
+      const settle = <T>(fn: (v: T) => void) => (v: T): void => {
+        signal?.removeEventListener('abort', onAbort)
+        fn(v)
+      }
+      this.#pending.set(id, { resolve: settle(resolve), reject: settle(reject) })
+      signal?.addEventListener('abort', onAbort, { once: true })
       void this.#send({ jsonrpc: '2.0', id, method, params })
     })
   }
@@ -117,6 +140,7 @@ export class Connection {
         return
       case 'response': {
         const p = this.#pending.get(msg.id)
+        if (!p && this.#withdrawn.delete(msg.id)) return
         if (!p) {
           this.#opts.logger.warn('response to an unknown request id dropped', { id: msg.id })
           return
@@ -144,7 +168,8 @@ export class Connection {
             .then(
               (result) => this.#respond(msg.id, { result: result ?? {} }),
               (err) => {
-                if (!RpcError.is(err)) this.#opts.logger.error(`request ${msg.method} failed`, err)
+                // The stack goes to the log (stderr), never to the peer.
+                if (!RpcError.is(err)) this.#opts.logger.error(`request ${msg.method} failed`, err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : err)
                 return this.#respond(msg.id, { error: toWireError(err, router.internalError) })
               },
             )

@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { toolSpecs } from '../../generated/tools/tools.gen.ts'
 import { formatIssues } from '../validation.ts'
+import { LSP_TOOL_NAMES, lspTools } from './lsp.ts'
 import { builtinTools, parseAllowedTools, runTool, TOOL_NAMES, toolDescriptors } from './registry.ts'
 import { recordingContext, tempWorkspace, type TempWorkspace } from './fixtures/workspace.ts'
 import type { Tool } from './types.ts'
@@ -20,11 +21,12 @@ beforeEach(() => {
 afterEach(() => ws.cleanup())
 
 describe('builtinTools', () => {
-  it('has exactly the tools of the spec, each under its own name', () => {
+  it('has exactly the tools of the spec (the LSP tools apart: they join when LSP is configured), each under its own name', () => {
     const tools = builtinTools()
-    expect([...tools.keys()].sort()).toEqual(Object.keys(toolSpecs).sort())
+    const lsp = lspTools()
+    expect([...tools.keys(), ...lsp.map((t) => t.name)].sort()).toEqual(Object.keys(toolSpecs).sort())
     for (const [name, tool] of tools) expect(tool.name).toBe(name)
-    expect(TOOL_NAMES).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Grep', 'Glob', 'list_files'])
+    expect(TOOL_NAMES).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Grep', 'Glob', 'list_files', ...LSP_TOOL_NAMES])
   })
 })
 

@@ -5,6 +5,7 @@
  * `ok: false` and a clear message.
  */
 import type { ToolName } from '../../generated/tools/tools.gen.ts'
+import type { LspProvider } from '../lsp/provider.ts'
 
 export type SandboxMode = 'read-only' | 'workspace-write' | 'danger-full-access'
 
@@ -45,6 +46,11 @@ export interface ToolContext {
    * diff). Both take the real absolute path and never throw.
    */
   files: FileChangeTracker
+  /**
+   * The session's LSP provider (seeds/003): called by an LSP tool when it runs, returns the
+   * manager for this working directory or nothing (`LSP not configured`). Absent: no LSP.
+   */
+  lsp?: LspProvider
 }
 
 /** See {@link ToolContext.files}. */

@@ -16,6 +16,7 @@ import { generateHttpRoutes, generateHttpTypes, generateOpenApiBundle, OPENAPI_S
 import { ACP_VENDOR } from './lib/refs.ts'
 import { generateTools, TOOLS_SPEC } from './gen-tools.ts'
 import { ACP_V1_OPENRPC } from './acp-v1-openrpc.ts'
+import { generateBundles } from './gen-bundles.ts'
 
 const OUT = 'generated'
 
@@ -30,6 +31,7 @@ export async function renderAll(): Promise<GeneratedFile[]> {
     generateHttpRoutes(),
     await generateHttpTypes(),
     await generateOpenApiBundle(),
+    ...generateBundles(),
   ]
   const inputs = [...sharedFiles(), ACP_VENDOR, ACP_V1_OPENRPC, ACP_SEED_OPENRPC, SSE_SPEC, RPC_SPEC, OPENAPI_SPEC, TOOLS_SPEC]
   const pkg = JSON.parse(readFileSync(abs('package.json'), 'utf8'))

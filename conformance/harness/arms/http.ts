@@ -21,6 +21,15 @@ export interface HttpRequestSpec {
   headers?: Record<string, string>
   body?: unknown
   bodyText?: string
+  /** A generated body: `prefix`, `fill` repeated to `bytes` bytes in all, `suffix` (size limits). */
+  bodyFill?: { prefix?: string; fill: string; bytes: number; suffix?: string }
+}
+
+function filled(f: NonNullable<HttpRequestSpec['bodyFill']>): string {
+  const prefix = f.prefix ?? ''
+  const suffix = f.suffix ?? ''
+  const n = Math.max(0, f.bytes - Buffer.byteLength(prefix) - Buffer.byteLength(suffix))
+  return prefix + f.fill.repeat(Math.ceil(n / f.fill.length)).slice(0, n) + suffix
 }
 
 export interface HttpReply {
@@ -59,7 +68,7 @@ export class HttpArm implements Arm {
     const spec = message as HttpRequestSpec
     const method = (spec.method ?? 'GET').toUpperCase()
     const headers: Record<string, string> = { ...(spec.headers ?? {}) }
-    let body: string | undefined = spec.bodyText
+    let body: string | undefined = spec.bodyFill ? filled(spec.bodyFill) : spec.bodyText
     if (spec.body !== undefined) {
       body = JSON.stringify(spec.body)
       if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json'

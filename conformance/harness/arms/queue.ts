@@ -33,6 +33,11 @@ export class Inbox<T> {
     })
   }
 
+  /** Drop unread items that `unwanted` picks (a replaced stream's leftovers). */
+  discard(unwanted: (item: T) => boolean): void {
+    this.#items = this.#items.filter((i) => !unwanted(i))
+  }
+
   get pending(): number {
     return this.#items.length
   }

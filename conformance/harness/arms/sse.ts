@@ -1,7 +1,9 @@
 /**
- * The SSE arm: opens event streams over a real loopback socket and parses them with
+ * The SSE arms: open event streams (in process, or over a real loopback socket) and parse them with
  * eventsource-parser (spec-exact field and line handling). A received item is a record
- * `{id?, event, data, retry?}` with `data` parsed as JSON (the raw text stays in `dataText`).
+ * `{id?, event, data, retry?}` with `data` parsed as JSON (the raw text stays in `dataText`),
+ * after one `{status, headers, stream: true}` item for the response head; `{closed: true}` when
+ * the server ends the stream.
  * A response that is not an event stream is received as `{status, headers, body}`. Plain
  * HTTP sends are allowed too, to trigger events.
  */
@@ -12,10 +14,13 @@ import { HttpArm, readReply, type HttpTarget } from './http.ts'
 export class SseArm extends HttpArm {
   #stream: AbortController | undefined
   #reading: Promise<void> | undefined
+  #reader: ReadableStreamDefaultReader<string> | undefined
   #sse: SseSniffer[] = []
+  /** Items of the open stream: a stream that is closed or replaced takes its unread ones with it. */
+  #items = new WeakSet<object>()
 
-  constructor(target: HttpTarget) {
-    super('sse-socket', target)
+  constructor(name: 'sse-inprocess' | 'sse-socket', target: HttpTarget) {
+    super(name, target)
   }
 
   async open(path: string, headers: Record<string, string>): Promise<void> {
@@ -29,6 +34,14 @@ export class SseArm extends HttpArm {
       this.inbox.push(reply)
       return
     }
+    const headersOut = Object.fromEntries([...res.headers].map(([k, v]) => [k.toLowerCase(), v]))
+    this.sniffer.exchange({ method: 'GET', path, status: res.status, contentType: headersOut['content-type'] ?? null, body: undefined })
+    // The first item of a stream is its response head, so transcripts can check the headers.
+    const push = (item: Record<string, unknown>): void => {
+      this.#items.add(item)
+      this.inbox.push(item)
+    }
+    push({ status: res.status, headers: headersOut, stream: true })
     const sniffer = new SseSniffer(path)
     this.#sse.push(sniffer)
     let retry: number | undefined
@@ -47,10 +60,11 @@ export class SseArm extends HttpArm {
           record.data = e.data
         }
         sniffer.frame('out', { id: e.id, event: e.event, data: e.data, retry: record.retry })
-        this.inbox.push(record)
+        push(record)
       },
     })
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader()
+    this.#reader = reader
     this.#reading = (async () => {
       try {
         for (;;) {
@@ -58,7 +72,7 @@ export class SseArm extends HttpArm {
           if (done) break
           parser.feed(value)
         }
-        this.inbox.push({ closed: true })
+        if (this.#reader === reader) push({ closed: true })
       } catch {
         // aborted by close()
       }
@@ -66,8 +80,15 @@ export class SseArm extends HttpArm {
   }
 
   async close(): Promise<void> {
+    const reader = this.#reader
+    this.#reader = undefined
     this.#stream?.abort()
+    // An in-process body does not see the request's abort: cancel the read side too.
+    await reader?.cancel().catch(() => {})
     await this.#reading
+    const items = this.#items
+    this.inbox.discard((i) => typeof i === 'object' && i !== null && items.has(i))
+    this.#items = new WeakSet()
     this.#stream = undefined
     this.#reading = undefined
   }

@@ -37,10 +37,12 @@ export class StdioArm implements Arm {
   readonly home: string
 
   readonly #ownedDirs: string[]
+  readonly cwd: string
 
   /** `ownedWorkspace`: a working directory made for this arm, removed on dispose. */
   constructor(target: StdioTarget, args: string[], sniffer: FrameSniffer, ownedWorkspace?: string) {
     this.#sniffer = sniffer
+    this.cwd = target.cwd ?? process.cwd()
     const [cmd, ...lead] = target.command
     this.home = mkdtempSync(join(tmpdir(), 'chimera-conf-'))
     this.#ownedDirs = ownedWorkspace ? [this.home, ownedWorkspace] : [this.home]

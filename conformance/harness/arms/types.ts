@@ -4,6 +4,8 @@ import type { Violation } from '../sniffer.ts'
 
 export interface Arm {
   readonly name: ArmName
+  /** The peer's working directory (stdio arm): `${cwd}` in a transcript's sends. */
+  readonly cwd?: string
   /** Send one logical message (a JSON frame, or an HTTP request). */
   send(message: unknown, opts: { invalid?: boolean }): Promise<void>
   /** Send raw bytes, split into `chunks` sizes (stdio framing cases). */

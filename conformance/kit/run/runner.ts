@@ -70,7 +70,7 @@ function makeAdapter(t: TransportId, p: Prepared, ctx: AdapterContext): Adapter 
 function makeArm(t: Transcript, transport: TransportId, p: Prepared): { arm: Arm; name: 'stdio' | 'http-socket' | 'sse-socket' } {
   if (transport === 'http') {
     const target = { baseUrl: p.http!.baseUrl, fetch: (req: Request) => fetch(req), close: async () => {} }
-    return t.header.surface === 'sse' ? { arm: new SseArm(target), name: 'sse-socket' } : { arm: new HttpArm('http-socket', target), name: 'http-socket' }
+    return t.header.surface === 'sse' ? { arm: new SseArm('sse-socket', target), name: 'sse-socket' } : { arm: new HttpArm('http-socket', target), name: 'http-socket' }
   }
   const sniffer = transport === 'rpc' ? new RpcSniffer() : new AcpSniffer()
   return { arm: new StdioArm(p.stdio!, [], sniffer), name: 'stdio' }
@@ -113,6 +113,8 @@ async function runEntry(e: CorpusEntry, transport: TransportId, o: RunOptions, d
       const t = e.body.transcript
       const { arm, name } = makeArm(t, transport, prepared)
       const vars: Vars = new Map(prepared.http?.token ? [['token', prepared.http.token]] : [])
+      // `${cwd}` in a transcript's sends is the peer's working directory (the scenario's workspace).
+      if (arm instanceof StdioArm) vars.set('cwd', arm.cwd)
       if (t.steps.some((s) => JSON.stringify(s).includes('${token}')) && !vars.has('token')) {
         await arm.dispose()
         return { ...base, status: 'skip', message: "needs the server's master token (--token, or the profile's targets.http.token)" }

@@ -4,7 +4,7 @@ import type { HealthGetResponse200Schema } from '../../../generated/http/routes.
 import type { OperationHandlers } from '../app.ts'
 import { jsonResponse } from '../errors.ts'
 
-export function healthHandlers(info: { version: string; startedAt: Date }): OperationHandlers {
+export function healthHandlers(info: { version: string; startedAt: Date }): Pick<OperationHandlers, 'health.get' | 'healthz.get'> {
   const body = (): z.input<typeof HealthGetResponse200Schema> => ({ status: 'ok', version: info.version, started_at: info.startedAt.toISOString().replace(/\.\d{3}Z$/, 'Z') })
   return {
     'health.get': () => jsonResponse(200, body()),

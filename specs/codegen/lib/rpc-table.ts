@@ -20,10 +20,12 @@ export function methodTable(doc: any, source: string, outFile: string, prefix: s
   const rows: string[] = []
   for (const m of doc.methods as any[]) {
     const base = pascal(m.name)
+    // A param may be a `$ref` to `components/contentDescriptors`.
+    const descriptors = ((m.params ?? []) as any[]).map((p) => (p.$ref ? pointer(doc, p.$ref) : p))
     const paramsSchema = m['x-params-schema'] ?? {
       type: 'object',
-      properties: Object.fromEntries((m.params as any[]).map((p) => [p.name, p.schema])),
-      required: (m.params as any[]).filter((p) => p.required).map((p) => p.name),
+      properties: Object.fromEntries(descriptors.map((p) => [p.name, p.schema])),
+      required: descriptors.filter((p) => p.required).map((p) => p.name),
       additionalProperties: m['x-params-additional'] ?? true,
     }
     const params = add(base, 'Params', paramsSchema)

@@ -1,0 +1,154 @@
+// SSE and session figures of the HTTP server (issue 8 item 9), each against a baseline measured
+// in the same run. Prints; asserts nothing. Loopback socket, offline model.
+//   1. POST /sessions to the first SSE record (median of BENCH_FIRST runs) vs a GET /health
+//      round trip (target <= 2 ms);
+//   2. BENCH_CLIENTS SSE clients (default 500) on one session while turns write about
+//      BENCH_RATE events/s for BENCH_SECONDS s: gaps (must be 0) and p50/p99 delivery latency
+//      (receive time - event ts) vs the p99 of a single client alone;
+//   3. Last-Event-ID replay of a session of BENCH_REPLAY events (default 100,000; a real turn's
+//      events, its text_delta repeated, appended to the store) from 0 to `end`, vs reading the
+//      same events from the store;
+//   4. RSS with 100 live sessions vs the RSS before creating them (target <= 100 MB).
+// Run: node_modules/.bin/tsx bench/http-sse.ts
+import { randomUUID } from 'node:crypto'
+import { request } from 'node:http'
+import { newSessionId } from '../server/store/paths.ts'
+import { minimalSummary } from '../server/store/validate.ts'
+import { socketTarget } from '../conformance/harness/targets.ts'
+
+const FIRST = Number(process.env.BENCH_FIRST ?? 30)
+const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 500)
+const RATE = Number(process.env.BENCH_RATE ?? 100)
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
+const REPLAY = Number(process.env.BENCH_REPLAY ?? 100_000)
+const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] ?? NaN
+const t = await socketTarget({ sse: { bufferBytes: 1 << 20 } })
+const base = t.baseUrl
+const post = async (path: string, body?: unknown): Promise<Record<string, unknown>> =>
+  (await (await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })).json()) as Record<string, unknown>
+
+/** An SSE client on node:http: calls `onRecord(id, data)` per record; resolves when the stream ends. */
+function subscribe(path: string, onRecord: (id: number, data: string, at: number) => void, headers: Record<string, string> = {}): { done: Promise<void>; close(): void } {
+  let req!: ReturnType<typeof request>
+  const done = new Promise<void>((resolve) => {
+    req = request(`${base}${path}`, { headers: { accept: 'text/event-stream', ...headers } }, (res) => {
+      let buf = ''
+      res.setEncoding('utf8')
+      res.on('data', (chunk: string) => {
+        const at = Date.now()
+        buf += chunk
+        let i: number
+        while ((i = buf.indexOf('\n\n')) >= 0) {
+          const frame = buf.slice(0, i)
+          buf = buf.slice(i + 2)
+          const id = /^id: (\d+)$/m.exec(frame)?.[1]
+          if (id) onRecord(Number(id), /^data: (.*)$/m.exec(frame)?.[1] ?? '', at)
+        }
+      })
+      res.on('end', resolve)
+      res.on('error', () => resolve())
+    })
+    req.on('error', () => resolve())
+    req.end()
+  })
+  return { done, close: () => req.destroy() }
+}
+
+// 4. (measured first, before the other figures grow the heap) RSS with 100 live sessions.
+globalThis.gc?.()
+const rss0 = process.memoryUsage().rss
+for (let i = 0; i < 100; i++) await post('/session')
+globalThis.gc?.()
+const rss1 = process.memoryUsage().rss
+
+// 1. POST /sessions to the first SSE record.
+const first: number[] = []
+const health: number[] = []
+for (let i = 0; i < FIRST; i++) {
+  let t0 = performance.now()
+  await (await fetch(`${base}/health`)).text()
+  health.push(performance.now() - t0)
+  t0 = performance.now()
+  const { session_id: id } = await post('/sessions', { prompt: '!say hi' })
+  await new Promise<void>((resolve) => {
+    const s = subscribe(`/sessions/${id}/events`, () => {
+      first.push(performance.now() - t0)
+      s.close()
+      resolve()
+    })
+  })
+}
+
+// 2. Fan-out: many clients on one session while turns write events at about RATE/s.
+const { session_id: fan } = await post('/session')
+const run = async (clients: number): Promise<{ gaps: number; lat: number[]; received: number; sent: number }> => {
+  const start = t.server.deps.manager.peek(fan as string)!.lastSeq
+  const lat: number[] = []
+  const last = new Array<number>(clients).fill(start)
+  let gaps = 0
+  let received = 0
+  const subs = Array.from({ length: clients }, (_, c) =>
+    subscribe(`/session/${fan}/events`, (id, data, at) => {
+      if (id !== last[c]! + 1) gaps++
+      last[c] = id
+      received++
+      const ts = Date.parse((JSON.parse(data) as { timestamp?: number }).timestamp as unknown as string) || (JSON.parse(data) as { timestamp: number }).timestamp
+      lat.push(at - ts)
+    }, { 'last-event-id': String(start) }),
+  )
+  await new Promise((r) => setTimeout(r, 300))
+  const turnsPerSecond = RATE / 8
+  const deadline = Date.now() + SECONDS * 1000
+  let n = 0
+  while (Date.now() < deadline) {
+    await post(`/session/${fan}/message`, { message: `!say tick ${n++}` })
+    await new Promise((r) => setTimeout(r, 1000 / turnsPerSecond))
+  }
+  const session = t.server.deps.manager.peek(fan as string)!
+  await session.idle()
+  const sent = session.lastSeq - start
+  const until = Date.now() + 10_000
+  while (last.some((l) => l < start + sent) && Date.now() < until) await new Promise((r) => setTimeout(r, 20))
+  for (const s of subs) s.close()
+  gaps += last.filter((l) => l < start + sent).length
+  return { gaps, lat, received, sent }
+}
+const alone = await run(1)
+const many = await run(CLIENTS)
+
+// 3. Replay from 0 of a long session: a real turn's events as templates, its text_delta
+// repeated to REPLAY events in the store (as a long session would have written them), then
+// GET /sessions/{id}/events with Last-Event-ID: 0 until `end`.
+const { session_id: tpl } = await post('/sessions', { prompt: '!say template' })
+const tplSession = t.server.deps.manager.peek(tpl as string)!
+await tplSession.idle()
+const events = await tplSession.events(0)
+const store = t.server.deps.manager.store
+const meta = { session_id: newSessionId('otter'), agent: 'otter' as const, cwd: t.cwd, model: 'offline', mode: 'build', created_at: new Date().toISOString() }
+await store.create(meta, minimalSummary(meta))
+const head = events.filter((e) => e.type !== 'agent_result' && e.type !== 'text_delta')
+const delta = events.find((e) => e.type === 'text_delta')!
+const tail = events.find((e) => e.type === 'agent_result')!
+let seq = 0
+const put = (e: (typeof events)[number]) => store.append({ ...e, seq: ++seq, id: `evt-${randomUUID()}`, session_id: meta.session_id } as typeof e)
+for (const e of head) await put(e)
+while (seq < REPLAY - 1) await put(delta)
+await put(tail)
+let t0 = performance.now()
+const fromStore = (await store.read(meta.session_id, 0)).length
+const storeMs = performance.now() - t0
+t0 = performance.now()
+let replayed = 0
+await subscribe(`/sessions/${meta.session_id}/events`, () => void replayed++, { 'last-event-id': '0' }).done
+const replayMs = performance.now() - t0
+const ls = { lastSeq: replayed }
+
+console.log('| figure | value | baseline (same run) | ratio |')
+console.log('|---|---:|---:|---:|')
+console.log(`| POST /sessions -> first SSE record, median of ${FIRST} | ${pct(first, 50).toFixed(2)} ms | GET /health round trip ${pct(health, 50).toFixed(2)} ms | ${(pct(first, 50) / pct(health, 50)).toFixed(2)}x |`)
+console.log(`| ${CLIENTS} SSE clients, ~${RATE} events/s for ${SECONDS} s: gaps | ${many.gaps} (${many.sent} events x ${CLIENTS} clients, ${many.received} received) | 1 client: ${alone.gaps} gaps | |`)
+console.log(`| ${CLIENTS} SSE clients: delivery latency p50 / p99 | ${pct(many.lat, 50)} / ${pct(many.lat, 99)} ms | 1 client p99 ${pct(alone.lat, 99)} ms | ${(pct(many.lat, 99) / Math.max(1, pct(alone.lat, 99))).toFixed(1)}x |`)
+console.log(`| Last-Event-ID: 0 replay of ${seq} events to end (${ls.lastSeq} received) | ${replayMs.toFixed(0)} ms | store read of the same events ${storeMs.toFixed(0)} ms (${fromStore}) | ${(replayMs / storeMs).toFixed(2)}x |`)
+console.log(`| RSS with 100 live sessions | +${((rss1 - rss0) / 1048576).toFixed(1)} MB (total ${(rss1 / 1048576).toFixed(0)} MB) | RSS before ${(rss0 / 1048576).toFixed(0)} MB | |`)
+await t.close()
+process.exit(0)

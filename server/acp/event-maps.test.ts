@@ -1,0 +1,124 @@
+/**
+ * The three ACP event maps (v1, otter, ferret) have a row for every canonical event type, and
+ * every message they produce — for a sample of every type and for a real session's log —
+ * validates against its wire's generated schema. Each row is a pure function of one event:
+ * mapping a log from any cursor gives exactly the tail of the full mapping.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { SessionNotificationSchema } from '../../generated/acp/v1-schema.gen.ts'
+import { FerretSessionUpdateSchema, OtterSessionUpdateParamsSchema } from '../../generated/acp/seed.gen.ts'
+import { testEnv, within, type TestEnv } from '../core/fixtures/harness.ts'
+import { checkEventData, EVENT_TYPES, type AnyEvent, type EventData, type EventType } from '../events/event-types.ts'
+import { V1_EVENT_MAP, toV1Updates, type V1MapContext } from './v1/event-map.ts'
+import { configOptions } from './v1/session-config.ts'
+import { OTTER_EVENT_MAP, toOtterParams } from './seed/otter-map.ts'
+import { FERRET_EVENT_MAP, toFerretParams } from './seed/ferret-map.ts'
+
+const SID = 'ferret-20260101T000000Z-00000000-0000-0000-0000-000000000000'
+const usage = { input_tokens: 10, output_tokens: 5, cache_read_tokens: 2, cache_write_tokens: 1, cost_usd: 0.01 }
+const SAMPLES: { [T in EventType]: EventData<T> } = {
+  user_message: { message_id: 'm1', text: 'hello' },
+  turn_start: { prompt: 'hello', model: 'offline' },
+  step_start: { step: 1 },
+  text_delta: { text: 'hi', message_id: 'm2', step: 1 },
+  reasoning: { text: 'thinking', step: 1 },
+  tool_call: { call_id: 'c1', tool: 'Edit', args: { path: 'a.txt', old_string: 'a', new_string: 'b' } },
+  tool_start: { call_id: 'c1', tool: 'Edit', args: { path: 'a.txt' } },
+  tool_progress: { call_id: 'c2', tool: 'Bash', stdout: 'out', stderr: 'err' },
+  tool_result: { call_id: 'c1', tool: 'Edit', ok: true, output: 'edited', duration_ms: 3 },
+  permission_request: { request_id: 'p1', call_id: 'c1', tool: 'Edit', args: { path: 'a.txt' }, risk: 'medium', options: ['allow', 'always', 'deny', 'never'] },
+  permission_reply: { request_id: 'p1', decision: 'allow', source: 'acp' },
+  sandbox_violation: { tool: 'Write', path: '/etc/x', mode: 'workspace-write' },
+  usage: { usage, context_window: 200000 },
+  step_end: { step: 1, stop_reason: 'end_turn' },
+  turn_end: { stop_reason: 'max_tokens', steps: 1 },
+  agent_result: { success: true, output: 'hi', usage, steps: 1 },
+  error: { message: 'boom', name: 'ProviderError', source: 'provider' },
+  cancelled: { partial_output: 'h', reason: 'user' },
+  compaction: { summary: 's', messages_before: 4, messages_after: 1 },
+  steering: { text: 'also' },
+  model_changed: { old: 'offline', new: 'offline' },
+  mode_changed: { old: 'build', new: 'plan' },
+  approval_changed: { old: 'ask', new: 'allow' },
+  notice: { level: 'warning', text: 'careful' },
+  file_edit: { path: '/w/a.txt', diff: '--- a\n+++ b\n@@ -1 +1 @@\n-a\n+b\n' },
+  file_open: { path: '/w/a.txt', line: 3 },
+  undo: { turns: 1, files_restored: 1, remaining: 0, files: ['/w/a.txt'], output: '/undo: rewound 1 turn' },
+  redo: { turns: 1, files_restored: 1, remaining: 0, output: '/redo: replayed 1 turn' },
+}
+
+const sample = (type: EventType, seq: number): AnyEvent =>
+  ({ seq, id: `evt-00000000-0000-0000-0000-00000000000${seq % 10}`, session_id: SID, type, turn: 1, ts: '2026-01-01T00:00:00.000Z', data: checkEventData(type, SAMPLES[type]) }) as AnyEvent
+
+const ctx = (cwd: string): V1MapContext => ({ cwd, configOptions: (m, mode) => configOptions(['offline'], m, mode), model: () => 'offline', mode: () => 'build' })
+
+describe('ACP event maps', () => {
+  it('have a row for every event type', () => {
+    for (const map of [V1_EVENT_MAP, OTTER_EVENT_MAP, FERRET_EVENT_MAP]) expect(Object.keys(map).sort()).toEqual([...EVENT_TYPES].sort())
+  })
+
+  it('map a sample of every type to messages that validate on their wire', () => {
+    const shown = { v1: new Set<string>(), otter: new Set<string>(), ferret: new Set<string>() }
+    EVENT_TYPES.forEach((type, i) => {
+      const e = sample(type, i + 1)
+      for (const update of toV1Updates(e, ctx('/w'))) {
+        const r = SessionNotificationSchema.safeParse({ sessionId: SID, update })
+        expect(r.success, `${type} → ${JSON.stringify(update)}: ${r.error?.message}`).toBe(true)
+        shown.v1.add(update.sessionUpdate)
+      }
+      const o = toOtterParams(e)
+      if (o) {
+        const r = OtterSessionUpdateParamsSchema.safeParse(o)
+        expect(r.success, `${type} → ${JSON.stringify(o)}: ${r.error?.message}`).toBe(true)
+        expect(o.eventId).toBe(i + 1)
+        shown.otter.add(o.update.sessionUpdate)
+      }
+      const f = toFerretParams(e)
+      if (f) {
+        const r = FerretSessionUpdateSchema.safeParse(f)
+        expect(r.success, `${type} → ${JSON.stringify(f)}: ${r.error?.message}`).toBe(true)
+        expect(f.eventId).toBe(i + 1)
+        shown.ferret.add(f.kind)
+      }
+    })
+    // seeds/000: five kinds (+ 001's four); seeds/002: twelve kinds.
+    expect([...shown.otter].sort()).toEqual(['agent_message_chunk', 'error', 'permission_request', 'stepEnd', 'stepStart', 'tool_call', 'tool_result', 'turnEnd', 'usage_update'])
+    expect([...shown.ferret].sort()).toEqual(
+      ['agent_message_chunk', 'approval_changed', 'cost_update', 'file_edit', 'file_open', 'notice', 'permission_request', 'sandbox_violation', 'tool_call_end', 'tool_call_progress', 'tool_call_start', 'turn_end'].sort(),
+    )
+    expect([...shown.v1].sort()).toEqual(['agent_message_chunk', 'agent_thought_chunk', 'config_option_update', 'current_mode_update', 'tool_call', 'tool_call_update', 'usage_update', 'user_message_chunk'])
+  })
+
+  it('shows an edit as a diff with absolute paths, and keeps it when the edit completes', () => {
+    const [call] = toV1Updates(sample('tool_call', 1), ctx('/w'))
+    expect(call).toMatchObject({ sessionUpdate: 'tool_call', kind: 'edit', locations: [{ path: '/w/a.txt' }], content: [{ type: 'diff', path: '/w/a.txt', oldText: 'a', newText: 'b' }] })
+    const [done] = toV1Updates(sample('tool_result', 2), ctx('/w'))
+    expect(done).toMatchObject({ sessionUpdate: 'tool_call_update', status: 'completed' })
+    expect(done).not.toHaveProperty('content')
+  })
+})
+
+describe('ACP event maps over a real session', () => {
+  let env: TestEnv
+  beforeEach(() => {
+    env = testEnv('chimera-acpmap-')
+  })
+  afterEach(async () => {
+    await env.cleanup()
+  })
+
+  it('map the same from every cursor as from the start', async () => {
+    const session = await env.manager({ sandbox: 'danger-full-access' }).create()
+    await within(session.prompt('!think first\n!say hi\n!call Bash {"command":"echo out; echo err >&2"}\n!call Nope {}').done, 8000, 'the turn')
+    await within(session.prompt('/undo').done, 5000, 'the undo')
+    const events = await session.events()
+    const all = (list: AnyEvent[]) => list.map((e) => [toV1Updates(e, ctx(session.meta.cwd)), toOtterParams(e), toFerretParams(e)])
+    const full = all(events)
+    for (let k = 0; k < events.length; k += 3) expect(all(await session.events(k))).toEqual(full.slice(k))
+    for (const [v1, o, f] of full) {
+      for (const update of v1 as ReturnType<typeof toV1Updates>) expect(SessionNotificationSchema.safeParse({ sessionId: session.id, update }).success).toBe(true)
+      if (o) expect(OtterSessionUpdateParamsSchema.safeParse(o).success).toBe(true)
+      if (f) expect(FerretSessionUpdateSchema.safeParse(f).success).toBe(true)
+    }
+  })
+})

@@ -1,0 +1,51 @@
+/**
+ * One session's events written to one ACP connection, in order, one at a time, from the
+ * session's gap-free stream (`session.stream({afterSeq, signal})`): a client that stops
+ * reading holds the pump (bounded memory; the store keeps everything). `delivered(seq)` lets a
+ * response wait until the events it follows are on the wire (the prompt's updates before its
+ * `stopReason`).
+ */
+import type { Session } from '../core/session.ts'
+import type { AnyEvent } from '../events/event-types.ts'
+import type { Logger } from '../log.ts'
+
+export class EventPump {
+  readonly #stop = new AbortController()
+  readonly #done: Promise<void>
+  #written: number
+  #waiters: { seq: number; resolve: () => void }[] = []
+
+  constructor(session: Session, afterSeq: number, write: (e: AnyEvent) => Promise<void>, logger: Logger) {
+    this.#written = afterSeq
+    this.#done = (async () => {
+      for await (const e of session.stream({ afterSeq, signal: this.#stop.signal })) {
+        await write(e)
+        this.#written = e.seq
+        if (this.#waiters.length) this.#waiters = this.#waiters.filter((w) => (w.seq <= e.seq ? (w.resolve(), false) : true))
+      }
+    })()
+      .catch((err: unknown) => {
+        if (!this.#stop.signal.aborted) logger.error(`event stream of ${session.id} failed`, err)
+      })
+      .finally(() => {
+        for (const w of this.#waiters.splice(0)) w.resolve()
+      })
+  }
+
+  /** The last event seq written. */
+  get written(): number {
+    return this.#written
+  }
+
+  /** Resolves once every event up to `seq` has been written (or the pump stopped). */
+  delivered(seq: number): Promise<void> {
+    if (this.#written >= seq || this.#stop.signal.aborted) return Promise.resolve()
+    return new Promise((resolve) => this.#waiters.push({ seq, resolve }))
+  }
+
+  async stop(): Promise<void> {
+    this.#stop.abort()
+    for (const w of this.#waiters.splice(0)) w.resolve()
+    await this.#done
+  }
+}

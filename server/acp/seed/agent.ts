@@ -1,0 +1,223 @@
+/**
+ * The seed dialect's sessions on one connection (seeds/000 otter, seeds/002 ferret): each
+ * session this client opened has an event pump writing the agent's `session/update` shape
+ * (otter-map.ts or ferret-map.ts) with `eventId`; `session/message` (and 001's alias
+ * `session/turn`) replies with the final assistant message once its updates are written; a
+ * second message while one runs queues behind it (the core's queue). Permissions go out as
+ * `permission_request` updates and come back through `permission/respond`.
+ *
+ * `session/resume {sinceEventId}` replays the retained updates after the cursor: the most
+ * recent `OTTER_ACP_DEFAULT_HISTORY_SIZE` (default 1024) updates of the session; `truncated`
+ * tells the client its cursor is older than the oldest one retained. Cursor: omitted, 0,
+ * negative or non-integer → everything retained; at or past the latest → nothing.
+ */
+import type { SessionManager } from '../../core/manager.ts'
+import type { Session } from '../../core/session.ts'
+import { isApprovalPolicy, type PermissionDecision } from '../../core/permissions.ts'
+import type { AnyEvent } from '../../events/event-types.ts'
+import type { Connection } from '../../jsonrpc/connection.ts'
+import type { Handlers } from '../../jsonrpc/dispatcher.ts'
+import { RpcError } from '../../jsonrpc/errors.ts'
+import type { Logger } from '../../log.ts'
+import type { AgentName } from '../dialect.ts'
+import { EventPump } from '../event-pump.ts'
+import { clientMistake } from '../session-errors.ts'
+import { toFerretParams } from './ferret-map.ts'
+import { toOtterParams } from './otter-map.ts'
+
+export const DEFAULT_HISTORY_SIZE = 1024
+const SEED_APP_ERROR = -32000
+
+/** `OTTER_ACP_DEFAULT_HISTORY_SIZE`, when a positive integer; else the default. */
+export function historySize(env: NodeJS.ProcessEnv = process.env): number {
+  const n = Number(env.OTTER_ACP_DEFAULT_HISTORY_SIZE)
+  return Number.isSafeInteger(n) && n > 0 ? n : DEFAULT_HISTORY_SIZE
+}
+
+/** seeds/000 "Cursor edge cases". */
+export function normaliseCursor(v: unknown): number {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : 0
+}
+
+export const seedSessionNotFound = (id: string): RpcError => new RpcError(SEED_APP_ERROR, 'Agent error', { name: 'SessionNotFound', message: `session not found: ${id}` })
+
+export interface SeedAgentOptions {
+  agent: AgentName
+  conn: Connection
+  manager: SessionManager
+  logger: Logger
+  historySize?: number
+}
+
+interface Attachment {
+  session: Session
+  pump: EventPump
+}
+
+type Prompt = string | { type: 'text'; text: string }[]
+
+export class SeedAgent {
+  readonly #o: SeedAgentOptions
+  readonly #sessions = new Map<string, Attachment>()
+
+  constructor(o: SeedAgentOptions) {
+    this.#o = o
+  }
+
+  /** The `session/update` params of one event on this agent's wire. */
+  params(e: AnyEvent): object | undefined {
+    return this.#o.agent === 'ferret' ? toFerretParams(e) : toOtterParams(e)
+  }
+
+  handlers(): Handlers {
+    const message = (p: { sessionId: string; prompt: Prompt }) => this.#message(p)
+    return {
+      'session/new': async (p: { cwd?: string }) => {
+        const s = await this.#o.manager.create(p.cwd ? { cwd: p.cwd } : {}).catch(rethrowClient)
+        this.#attach(s, s.lastSeq)
+        return { sessionId: s.id }
+      },
+      'session/load': async (p: { sessionId: string }) => {
+        const s = await this.#get(p.sessionId)
+        if (!this.#sessions.has(s.id)) this.#attach(s, s.lastSeq)
+        return { sessionId: s.id }
+      },
+      'session/list': async () => ({ sessions: await this.#o.manager.list({ agents: [this.#o.manager.opts.agent] }) }),
+      'session/message': message,
+      'session/turn': message,
+      'session/get': async (p: { sessionId: string }) => {
+        const s = await this.#get(p.sessionId)
+        return { sessionId: s.id, status: s.status, summary: s.summary }
+      },
+      'session/cancel': async (p: { sessionId: string }) => {
+        const s = await this.#get(p.sessionId)
+        s.cancel()
+        return { ok: true }
+      },
+      'session/setMode': async (p: { sessionId: string; mode: string }) => {
+        await (await this.#get(p.sessionId)).setMode(p.mode).catch(rethrowClient)
+        return { ok: true }
+      },
+      'session/setModel': async (p: { sessionId: string; model: string }) => {
+        await (await this.#get(p.sessionId)).setModel(p.model).catch(rethrowClient)
+        return { ok: true }
+      },
+      'session/resume': (p: { sessionId: string; sinceEventId?: unknown }) => this.#resume(p.sessionId, p.sinceEventId),
+      'permission/respond': (p: { requestId?: string; reply?: PermissionDecision; sessionId?: string; id?: string; decision?: PermissionDecision }) => this.#respond(p),
+      'session/setSandbox': async (p: { sessionId: string; sandbox?: string }) => {
+        const s = await this.#get(p.sessionId)
+        if (p.sandbox === undefined || p.sandbox === s.sandbox) return { mode: s.sandbox }
+        return { mode: s.sandbox, restartRequired: true, message: `restart required: the sandbox is fixed at launch (--sandbox ${p.sandbox})` }
+      },
+      'session/setApproval': async (p: { sessionId: string; approval: string }) => {
+        const s = await this.#get(p.sessionId)
+        if (!isApprovalPolicy(p.approval)) throw RpcError.invalidParams([{ path: 'approval', message: `unknown approval preset "${p.approval}"` }])
+        await s.setApproval(p.approval)
+        return { ok: true }
+      },
+      'session/bridgeStatus': async (p: { sessionId?: string }) => {
+        if (p.sessionId) await this.#get(p.sessionId)
+        return { attached: false, reason: 'no cloud bridge is configured in this build' }
+      },
+    }
+  }
+
+  async end(): Promise<void> {
+    for (const a of this.#sessions.values()) {
+      if (a.session.approval === 'ask' || a.session.approval === 'auto') a.session.stopAsking('the ACP client went away: input ended', 'end-of-input')
+    }
+    await Promise.all(
+      [...this.#sessions.values()].map(async (a) => {
+        await a.session.idle()
+        await a.session.flush()
+        await a.pump.delivered(a.session.lastSeq)
+        await a.pump.stop()
+      }),
+    )
+    this.#sessions.clear()
+  }
+
+  async #get(id: string): Promise<Session> {
+    try {
+      return await this.#o.manager.get(id)
+    } catch (err) {
+      if (err instanceof Error && err.name === 'SessionNotFoundError') throw seedSessionNotFound(id)
+      throw err
+    }
+  }
+
+  #attach(session: Session, afterSeq: number): Attachment {
+    const old = this.#sessions.get(session.id)
+    if (old) void old.pump.stop()
+    const pump = new EventPump(
+      session,
+      afterSeq,
+      async (e) => {
+        const params = this.params(e)
+        if (params) await this.#o.conn.notify('session/update', params)
+      },
+      this.#o.logger,
+    )
+    const att = { session, pump }
+    this.#sessions.set(session.id, att)
+    return att
+  }
+
+  async #attached(id: string): Promise<Attachment> {
+    const s = await this.#get(id)
+    return this.#sessions.get(s.id) ?? this.#attach(s, s.lastSeq)
+  }
+
+  async #message(p: { sessionId: string; prompt: Prompt }) {
+    const a = await this.#attached(p.sessionId)
+    const text = typeof p.prompt === 'string' ? p.prompt : p.prompt.map((b) => b.text).join('\n')
+    const outcome = await a.session.prompt(text).done
+    await a.session.flush()
+    await a.pump.delivered(a.session.lastSeq)
+    const chunk = this.#o.agent === 'ferret' ? outcome.output : { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: outcome.output } }
+    if (outcome.stop_reason === 'cancelled') return { stopReason: 'cancelled', cancelled: true, message: chunk }
+    if (outcome.stop_reason === 'error') return { stopReason: 'error', message: chunk }
+    return { stopReason: outcome.stop_reason === 'max_steps' ? 'max_steps' : 'end_turn', message: chunk }
+  }
+
+  async #resume(id: string, since: unknown) {
+    const s = await this.#get(id)
+    const old = this.#sessions.get(s.id)
+    if (old) await old.pump.stop()
+    this.#sessions.delete(s.id)
+    const cursor = normaliseCursor(since)
+    const events = await s.events(0)
+    const updates: { eventId: number; params: object }[] = []
+    for (const e of events) {
+      const params = this.params(e)
+      if (params) updates.push({ eventId: e.seq, params })
+    }
+    const limit = this.#o.historySize ?? historySize()
+    const evicted = Math.max(0, updates.length - limit)
+    const retained = updates.slice(evicted)
+    const oldestRetained = retained[0]?.eventId ?? 0
+    const replay = retained.filter((u) => u.eventId > cursor)
+    for (const u of replay) await this.#o.conn.notify('session/update', u.params)
+    const lastSeq = events.at(-1)?.seq ?? 0
+    this.#attach(s, lastSeq)
+    return {
+      sessionId: s.id,
+      replayed: replay.length,
+      lastEventId: updates.at(-1)?.eventId ?? 0,
+      // Something after the cursor fell out of the buffer.
+      truncated: evicted > 0 && cursor < oldestRetained - 1 && updates[evicted - 1]!.eventId > cursor,
+    }
+  }
+
+  async #respond(p: { requestId?: string; reply?: PermissionDecision; sessionId?: string; id?: string; decision?: PermissionDecision }) {
+    const rid = p.requestId ?? p.id!
+    const decision = (p.reply ?? p.decision)!
+    const candidates = p.sessionId ? [await this.#get(p.sessionId)] : [...this.#sessions.values()].map((a) => a.session).concat(this.#o.manager.live())
+    for (const s of candidates) if (s.replyPermission(rid, decision, 'acp')) return { ok: true }
+    throw RpcError.invalidParams([{ path: p.requestId !== undefined ? 'requestId' : 'id', message: `no pending permission request "${rid}"` }])
+  }
+}
+
+function rethrowClient(err: unknown): never {
+  throw clientMistake(err) ?? err
+}

@@ -1,0 +1,330 @@
+/**
+ * The ACP v1 agent of one connection: the sessions this client opened (new, load, resume),
+ * each with an event pump mapping canonical events to `session/update`s (event-map.ts), the
+ * permission requests it asked of the client, and the handlers of every v1 method we serve.
+ *
+ * - `session/prompt` answers with the turn's `stopReason` only after every update of the turn
+ *   is on the wire; `session/cancel` cancels the turn and withdraws pending permission requests
+ *   (`$/cancel_request`), so the prompt answers `cancelled`.
+ * - A `permission_request` event becomes a `session/request_permission` request; its outcome
+ *   answers the core (`cancelled`, or no answer because the input ended, counts as deny).
+ *   Answered elsewhere (HTTP, a cancel), the client's request is withdrawn.
+ * - `session/load` replays the whole log through the same rows before responding; `resume`
+ *   re-attaches without replay. Updates of a session never precede its new/resume response.
+ */
+import { isAbsolute } from 'node:path'
+import type { z } from 'zod'
+import type { RequestPermissionResponseSchema } from '../../../generated/acp/v1-schema.gen.ts'
+import { RequestPermissionResponseSchema as PermissionResponse } from '../../../generated/acp/v1-schema.gen.ts'
+import type { SessionManager } from '../../core/manager.ts'
+import type { Session } from '../../core/session.ts'
+import type { PermissionDecision } from '../../core/permissions.ts'
+import type { AnyEvent, EventOf } from '../../events/event-types.ts'
+import type { Connection } from '../../jsonrpc/connection.ts'
+import { CODES, RpcError } from '../../jsonrpc/errors.ts'
+import type { Handlers } from '../../jsonrpc/dispatcher.ts'
+import type { Logger } from '../../log.ts'
+import { EventPump } from '../event-pump.ts'
+import { asClientError } from '../session-errors.ts'
+import { toV1Updates, type V1MapContext, type V1Update } from './event-map.ts'
+import { promptText } from './prompt-text.ts'
+import { configOptions, modeState } from './session-config.ts'
+import { clientTools, type ClientFs } from './client-tools.ts'
+import { toolDiff, toolKind, toolLocations, toolTitle } from './tool-view.ts'
+
+type PermissionResponse = z.output<typeof RequestPermissionResponseSchema>
+
+export interface V1AgentOptions {
+  conn: Connection
+  manager: SessionManager
+  logger: Logger
+}
+
+interface Attachment {
+  session: Session
+  pump: EventPump
+  map: V1MapContext
+  /** Permission requests asked of the client, by core request id. */
+  asks: Map<string, AbortController>
+  /** Prompts this client sent: their user message is its own, not echoed back live. */
+  own: Set<string>
+}
+
+const OPTION: Record<PermissionDecision, { name: string; kind: 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always' }> = {
+  allow: { name: 'Allow once', kind: 'allow_once' },
+  always: { name: 'Always allow', kind: 'allow_always' },
+  deny: { name: 'Reject', kind: 'reject_once' },
+  never: { name: 'Always reject', kind: 'reject_always' },
+}
+
+const STOP: Record<string, 'end_turn' | 'max_tokens' | 'max_turn_requests' | 'refusal' | 'cancelled'> = {
+  end_turn: 'end_turn',
+  max_tokens: 'max_tokens',
+  max_steps: 'max_turn_requests',
+  refusal: 'refusal',
+  cancelled: 'cancelled',
+}
+
+export const sessionNotFound = (id: string): RpcError => new RpcError(CODES.resourceNotFound, 'Resource not found', { sessionId: id })
+
+export class V1Agent {
+  readonly #o: V1AgentOptions
+  readonly #sessions = new Map<string, Attachment>()
+  /** What the client offered in `initialize`. */
+  #clientFs: ClientFs | undefined
+  #clientTerminal = false
+
+  constructor(o: V1AgentOptions) {
+    this.#o = o
+  }
+
+  /** Sessions this connection has open. */
+  get attached(): Session[] {
+    return [...this.#sessions.values()].map((a) => a.session)
+  }
+
+  /** Remember the client's capabilities (from `initialize`). */
+  setClient(caps: { fs?: ClientFs; terminal?: boolean } | undefined): void {
+    this.#clientFs = caps?.fs
+    this.#clientTerminal = caps?.terminal === true
+  }
+
+  handlers(): Handlers {
+    return {
+      authenticate: () => ({}),
+      'session/new': (p) => this.#new(p),
+      'session/load': (p) => this.#load(p),
+      'session/resume': (p) => this.#resume(p),
+      'session/list': (p) => this.#list(p),
+      'session/close': (p) => this.#close(p.sessionId),
+      'session/prompt': (p, ctx) => this.#prompt(p, ctx.signal),
+      'session/cancel': (p) => void this.#att(p.sessionId).session.cancel(),
+      'session/set_mode': async (p) => {
+        await this.#att(p.sessionId).session.setMode(p.modeId).catch(asClientError)
+        return {}
+      },
+      'session/set_config_option': (p) => this.#setConfig(p),
+      'session/set_model': async (p) => {
+        await this.#att(p.sessionId).session.setModel(p.modelId).catch(asClientError)
+        return {}
+      },
+      '_session/steering': (p) => {
+        const s = this.#att(p.sessionId).session
+        return s.steer(promptText(p.prompt)) ? { outcome: 'injected' } : { outcome: 'promptRequired', reason: 'noRunningTurn' }
+      },
+    }
+  }
+
+  /** The connection ended: nobody can answer permission requests; stop the pumps once idle. */
+  async end(): Promise<void> {
+    for (const a of this.#sessions.values()) {
+      if (a.session.approval === 'ask' || a.session.approval === 'auto') a.session.stopAsking('the ACP client went away: input ended', 'end-of-input')
+    }
+    await Promise.all(
+      [...this.#sessions.values()].map(async (a) => {
+        await a.session.idle()
+        await a.session.flush()
+        await a.pump.delivered(a.session.lastSeq)
+        await a.pump.stop()
+        a.session.useTools(undefined)
+      }),
+    )
+    this.#sessions.clear()
+  }
+
+  #att(id: string): Attachment {
+    const a = this.#sessions.get(id)
+    if (!a) throw sessionNotFound(id)
+    return a
+  }
+
+  async #get(id: string): Promise<Session> {
+    try {
+      return await this.#o.manager.get(id)
+    } catch (err) {
+      if (err instanceof Error && err.name === 'SessionNotFoundError') throw sessionNotFound(id)
+      throw err
+    }
+  }
+
+  #selectors(s: Session) {
+    return { modes: modeState(s.mode), configOptions: configOptions(this.#o.manager.models.models(), s.model, s.mode) }
+  }
+
+  #attach(session: Session, afterSeq: number): Attachment {
+    const old = this.#sessions.get(session.id)
+    if (old) void old.pump.stop()
+    const models = this.#o.manager.models
+    const map: V1MapContext = {
+      cwd: session.meta.cwd,
+      configOptions: (model, mode) => configOptions(models.models(), model, mode),
+      model: () => session.model,
+      mode: () => session.mode,
+    }
+    const att: Attachment = { session, map, asks: new Map(), own: new Set(), pump: undefined as unknown as EventPump }
+    att.pump = new EventPump(session, afterSeq, (e) => this.#deliver(att, e), this.#o.logger)
+    this.#sessions.set(session.id, att)
+    // File tools go through the editor while this client has the session open.
+    session.useTools(clientTools(this.#o.conn, session.id, this.#clientFs, this.#clientTerminal))
+    return att
+  }
+
+  async #deliver(att: Attachment, e: AnyEvent): Promise<void> {
+    if (e.type === 'user_message' && att.own.delete(e.data.message_id)) return
+    for (const u of toV1Updates(e, att.map)) await this.#update(att.session.id, u)
+    if (e.type === 'permission_request') this.#ask(att, e)
+    else if (e.type === 'permission_reply') att.asks.get(e.data.request_id)?.abort(new Error('answered'))
+  }
+
+  #update(sessionId: string, update: V1Update): Promise<void> {
+    return this.#o.conn.notify('session/update', { sessionId, update })
+  }
+
+  #ask(att: Attachment, e: EventOf<'permission_request'>): void {
+    const { request_id: rid, tool, args, call_id: callId } = e.data
+    if (!att.session.pendingPermissions().includes(rid)) return
+    const cwd = att.session.meta.cwd
+    const ctl = new AbortController()
+    att.asks.set(rid, ctl)
+    const diff = toolDiff(cwd, tool, args)
+    const params = {
+      sessionId: att.session.id,
+      toolCall: { toolCallId: callId, title: toolTitle(tool, args), kind: toolKind(tool), status: 'pending', locations: toolLocations(cwd, args), rawInput: args, ...(diff.length ? { content: diff } : {}) },
+      options: e.data.options.map((d) => ({ optionId: d, ...OPTION[d] })),
+      _meta: { 'chimera/requestId': rid, ...(e.data.risk ? { 'chimera/risk': e.data.risk } : {}) },
+    }
+    this.#o.conn
+      .request('session/request_permission', params, { signal: ctl.signal })
+      .then((raw) => {
+        const parsed = PermissionResponse.safeParse(raw)
+        const r: PermissionResponse['outcome'] | undefined = parsed.success ? parsed.data.outcome : undefined
+        const chosen = r?.outcome === 'selected' ? e.data.options.find((o) => o === r.optionId) : undefined
+        if (!chosen) this.#o.logger.info(`permission ${rid}: ${r ? `outcome ${r.outcome}` : 'malformed answer'}; denying`)
+        att.session.replyPermission(rid, chosen ?? 'deny', 'acp')
+      })
+      .catch((err: unknown) => {
+        if (ctl.signal.aborted) return
+        // The client failed the request or went away (input ended): nobody will answer.
+        this.#o.logger.info(`permission ${rid} not answered by the client; denying`, err)
+        att.session.replyPermission(rid, 'deny', 'acp')
+      })
+      .finally(() => att.asks.delete(rid))
+  }
+
+  async #new(p: { cwd: string }) {
+    if (!isAbsolute(p.cwd)) throw RpcError.invalidParams([{ path: 'cwd', message: 'must be an absolute path' }])
+    const session = await this.#o.manager.create({ cwd: p.cwd }).catch(asClientError)
+    this.#attach(session, session.lastSeq)
+    this.#afterResponse(session)
+    return { sessionId: session.id, ...this.#selectors(session) }
+  }
+
+  async #load(p: { sessionId: string }) {
+    const session = await this.#get(p.sessionId)
+    const old = this.#sessions.get(session.id)
+    if (old) await old.pump.stop()
+    this.#sessions.delete(session.id)
+    const events = await session.events(0)
+    const replayMap: V1MapContext = { cwd: session.meta.cwd, configOptions: (m, mode) => configOptions(this.#o.manager.models.models(), m, mode), model: () => session.model, mode: () => session.mode }
+    let last = 0
+    for (const e of events) {
+      for (const u of toV1Updates(e, replayMap)) await this.#update(session.id, u)
+      last = e.seq
+    }
+    const att = this.#attach(session, last)
+    // Requests still waiting for an answer are asked again of this client.
+    for (const req of await session.pendingPermissionRequests()) {
+      const e = events.find((x): x is EventOf<'permission_request'> => x.type === 'permission_request' && x.data.request_id === req.request_id)
+      if (e) this.#ask(att, e)
+    }
+    this.#afterResponse(session)
+    return this.#selectors(session)
+  }
+
+  async #resume(p: { sessionId: string }) {
+    const session = await this.#get(p.sessionId)
+    this.#attach(session, session.lastSeq)
+    this.#afterResponse(session)
+    return this.#selectors(session)
+  }
+
+  async #list(p: { cwd?: string | null; cursor?: string | null }) {
+    const PAGE = 100
+    const start = p.cursor ? Number.parseInt(p.cursor, 10) : 0
+    if (!Number.isInteger(start) || start < 0) throw RpcError.invalidParams([{ path: 'cursor', message: 'unknown cursor' }])
+    const all = (await this.#o.manager.list({ agents: [this.#o.manager.opts.agent] })).filter((s) => !p.cwd || s.working_dir === p.cwd)
+    const page = all.slice(start, start + PAGE)
+    return {
+      sessions: page.map((s) => ({
+        sessionId: s.session_id,
+        cwd: s.working_dir ?? this.#o.manager.opts.cwd,
+        ...(s.prompt ? { title: s.prompt.split('\n')[0]!.slice(0, 100) } : {}),
+        ...(s.last_touched !== undefined ? { updatedAt: new Date(s.last_touched * 1000).toISOString() } : {}),
+      })),
+      ...(start + PAGE < all.length ? { nextCursor: String(start + PAGE) } : {}),
+    }
+  }
+
+  async #close(id: string) {
+    const a = this.#att(id)
+    a.session.cancel()
+    for (const c of a.asks.values()) c.abort(new Error('session closed'))
+    this.#sessions.delete(id)
+    a.session.useTools(undefined)
+    await a.pump.stop()
+    return {}
+  }
+
+  async #prompt(p: { sessionId: string; prompt: Parameters<typeof promptText>[0] }, signal: AbortSignal) {
+    const a = this.#att(p.sessionId)
+    const text = promptText(p.prompt)
+    const { messageId, done } = a.session.prompt(text)
+    a.own.add(messageId)
+    // `$/cancel_request` for this prompt cancels its turn (a closed connection does not).
+    const onAbort = (): void => {
+      if (RpcError.is(signal.reason) && signal.reason.code === CODES.requestCancelled) a.session.cancel()
+    }
+    signal.addEventListener('abort', onAbort, { once: true })
+    try {
+      const outcome = await done
+      await a.session.flush()
+      await a.pump.delivered(a.session.lastSeq)
+      if (outcome.stop_reason === 'error') throw new RpcError(CODES.internalError, 'Internal error', { details: outcome.output })
+      return { stopReason: STOP[outcome.stop_reason] ?? 'end_turn' }
+    } finally {
+      signal.removeEventListener('abort', onAbort)
+      a.own.delete(messageId)
+    }
+  }
+
+  async #setConfig(p: { sessionId: string; configId: string; value: unknown }) {
+    const s = this.#att(p.sessionId).session
+    if (typeof p.value !== 'string') throw RpcError.invalidParams([{ path: 'value', message: `${p.configId} takes a string value` }])
+    if (p.configId === 'model') await s.setModel(p.value).catch(asClientError)
+    else if (p.configId === 'mode') await s.setMode(p.value).catch(asClientError)
+    else throw RpcError.invalidParams([{ path: 'configId', message: `unknown config option "${p.configId}"; available: model, mode` }])
+    return { configOptions: this.#selectors(s).configOptions }
+  }
+
+  /** Updates that follow a session's new/load/resume response (never before it). */
+  #afterResponse(session: Session): void {
+    setImmediate(() => {
+      if (!this.#sessions.has(session.id)) return
+      void this.#update(session.id, { sessionUpdate: 'available_commands_update', availableCommands: availableCommands(this.#o.manager, session.meta.cwd) })
+    })
+  }
+}
+
+function availableCommands(manager: SessionManager, cwd: string): { name: string; description: string; input?: { hint: string } }[] {
+  const out = [
+    { name: 'undo', description: 'Rewind the last turn (messages and files)', input: { hint: '[N]' } },
+    { name: 'redo', description: 'Replay the last undone turn', input: { hint: '[N]' } },
+  ]
+  const renderer = manager.opts.commands?.(cwd) as { list?: () => { commands: { name: string; description: string }[] } } | undefined
+  try {
+    for (const c of renderer?.list?.().commands ?? []) out.push({ name: c.name, description: c.description || c.name, input: { hint: 'arguments' } })
+  } catch {
+    // A broken command directory must not break the session: its problems show on GET /commands.
+  }
+  return out
+}

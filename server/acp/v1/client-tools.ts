@@ -1,0 +1,197 @@
+/**
+ * Tools that go through the ACP client when it offers them (`clientCapabilities.fs`): Read,
+ * Write and Edit read and write via `fs/read_text_file` / `fs/write_text_file`, so the editor
+ * sees its unsaved buffers and records the change in its own undo. Same names, arguments,
+ * outputs and confinement as the built-ins (the path is checked against the workspace, the
+ * sandbox and the protected paths before the client is asked); a client failure is a tool
+ * error; a cancelled turn withdraws the request. When the client offers `terminal`, Bash runs
+ * in the editor's terminal (`terminal/create`, `wait_for_exit`, `output`, `kill`, `release`)
+ * only under `--sandbox danger-full-access`: in the confined modes it stays local, inside
+ * bubblewrap, which cannot reach into the editor's terminal (docs/decisions/0070).
+ */
+import type { BashInput, EditInput, ReadInput, WriteInput } from '../../../generated/tools/tools.gen.ts'
+import { bashOutcome, bashTool, DEFAULT_BASH_TIMEOUT_MS, MAX_BASH_OUTPUT_CHARS } from '../../tools/bash.ts'
+import type { Connection } from '../../jsonrpc/connection.ts'
+import { findOccurrences, replaceAt, replacementDiff } from '../../tools/edit-diff.ts'
+import { errorText, fail, succeed } from '../../tools/outcome.ts'
+import { confinePath, displayPath, lexicalPath } from '../../tools/paths.ts'
+import { DEFAULT_READ_LIMIT, numberLine, splitLines } from '../../tools/read.ts'
+import type { Tool, ToolContext } from '../../tools/types.ts'
+
+export interface ClientFs {
+  readTextFile?: boolean
+  writeTextFile?: boolean
+}
+
+async function readVia(conn: Connection, sessionId: string, abs: string, ctx: ToolContext): Promise<{ ok: true; text: string } | { ok: false; error: string }> {
+  try {
+    const r = (await conn.request('fs/read_text_file', { sessionId, path: abs }, { signal: ctx.signal })) as { content?: unknown }
+    if (typeof r?.content !== 'string') return { ok: false, error: 'the editor answered without content' }
+    return { ok: true, text: r.content }
+  } catch (e) {
+    return { ok: false, error: errorText(e) }
+  }
+}
+
+async function writeVia(conn: Connection, sessionId: string, abs: string, content: string, ctx: ToolContext): Promise<string | undefined> {
+  try {
+    await conn.request('fs/write_text_file', { sessionId, path: abs, content }, { signal: ctx.signal })
+    return undefined
+  } catch (e) {
+    return errorText(e)
+  }
+}
+
+/** Bash in the client's terminal (danger-full-access only; otherwise the local sandboxed Bash). */
+function terminalBash(conn: Connection, sessionId: string): Tool<BashInput> {
+  return {
+    name: 'Bash',
+    permissionKey: (args, ctx) => bashTool.permissionKey(args, ctx),
+    async run(args, ctx) {
+      if (ctx.sandbox !== 'danger-full-access') return bashTool.run(args, ctx)
+      if (ctx.signal.aborted) return fail('command cancelled before it started')
+      const timeoutMs = args.timeout_ms ?? DEFAULT_BASH_TIMEOUT_MS
+      const t0 = Date.now()
+      let terminalId: string
+      try {
+        const created = (await conn.request(
+          'terminal/create',
+          { sessionId, command: 'bash', args: ['-c', args.command], cwd: ctx.cwd, outputByteLimit: MAX_BASH_OUTPUT_CHARS },
+          { signal: ctx.signal },
+        )) as { terminalId?: unknown }
+        if (typeof created?.terminalId !== 'string') return fail('could not start the command: the editor returned no terminal')
+        terminalId = created.terminalId
+      } catch (e) {
+        return fail(`could not start the command in the editor's terminal: ${errorText(e)}`)
+      }
+      const ref = { sessionId, terminalId }
+      let timedOut = false
+      let cancelled = false
+      const kill = (): void => void conn.request('terminal/kill', ref).catch(() => {})
+      const onAbort = (): void => {
+        cancelled = true
+        kill()
+      }
+      ctx.signal.addEventListener('abort', onAbort, { once: true })
+      const timer = setTimeout(() => {
+        timedOut = true
+        kill()
+      }, timeoutMs)
+      try {
+        const exit = (await conn.request('terminal/wait_for_exit', ref)) as { exitCode?: number | null; signal?: string | null }
+        const out = (await conn.request('terminal/output', ref)) as { output?: string; truncated?: boolean }
+        const output = typeof out?.output === 'string' ? out.output : ''
+        return bashOutcome(
+          {
+            exitCode: typeof exit?.exitCode === 'number' ? exit.exitCode : null,
+            signal: (exit?.signal ?? null) as NodeJS.Signals | null,
+            timedOut,
+            cancelled,
+            output,
+            truncated: out?.truncated === true,
+            totalOutputChars: output.length,
+            durationMs: Date.now() - t0,
+          },
+          timeoutMs,
+          false,
+        )
+      } catch (e) {
+        return fail(`the editor's terminal failed: ${errorText(e)}`)
+      } finally {
+        clearTimeout(timer)
+        ctx.signal.removeEventListener('abort', onAbort)
+        void conn.request('terminal/release', ref).catch(() => {})
+      }
+    },
+  }
+}
+
+/** The tool substitutes for a client with these capabilities (empty when it offers none). */
+export function clientTools(conn: Connection, sessionId: string, fs: ClientFs | undefined, terminal = false): Map<string, Tool> {
+  const tools = new Map<string, Tool>()
+  if (terminal) tools.set('Bash', terminalBash(conn, sessionId))
+  if (fs?.readTextFile) {
+    const read: Tool<ReadInput> = {
+      name: 'Read',
+      permissionKey: (args, ctx) => lexicalPath(ctx.cwd, args.path),
+      async run(args, ctx) {
+        const where = await confinePath('Read', ctx, args.path)
+        if (!where.ok) return where.outcome
+        const name = displayPath(where.root, where.abs)
+        const file = await readVia(conn, sessionId, where.abs, ctx)
+        if (!file.ok) return fail(`cannot read ${name}: ${file.error}`)
+        const lines = splitLines(file.text)
+        const total = lines.length
+        const offset = args.offset ?? 1
+        const limit = args.limit ?? DEFAULT_READ_LIMIT
+        if (total === 0) return succeed('(empty file)', { path: name, totalLines: 0, startLine: 0, endLine: 0 })
+        if (offset > total) return fail(`offset ${offset} is past the end of ${name} (${total} lines)`)
+        const end = Math.min(total, offset - 1 + limit)
+        const out: string[] = []
+        for (let i = offset - 1; i < end; i++) out.push(numberLine(i + 1, lines[i] ?? ''))
+        const more = end < total
+        let output = out.join('\n')
+        if (more || offset > 1) output += `\n\n(lines ${offset}-${end} of ${total}${more ? '; use offset/limit to read more' : ''})`
+        return succeed(output, { path: name, totalLines: total, startLine: offset, endLine: end, truncated: more, via: 'client' })
+      },
+    }
+    tools.set('Read', read)
+  }
+  if (fs?.writeTextFile) {
+    const write: Tool<WriteInput> = {
+      name: 'Write',
+      permissionKey: (args, ctx) => lexicalPath(ctx.cwd, args.path),
+      async run(args, ctx) {
+        const where = await confinePath('Write', ctx, args.path, { forWrite: true })
+        if (!where.ok) return where.outcome
+        const name = displayPath(where.root, where.abs)
+        await ctx.files.willChange(where.abs)
+        try {
+          const err = await writeVia(conn, sessionId, where.abs, args.content, ctx)
+          if (err) return fail(`cannot write ${name}: ${err}`)
+        } finally {
+          await ctx.files.changed(where.abs)
+        }
+        const bytes = Buffer.byteLength(args.content, 'utf8')
+        return succeed(`Wrote ${name} (${bytes} bytes)`, { path: name, bytes, via: 'client' })
+      },
+    }
+    tools.set('Write', write)
+  }
+  if (fs?.readTextFile && fs.writeTextFile) {
+    const edit: Tool<EditInput> = {
+      name: 'Edit',
+      permissionKey: (args, ctx) => lexicalPath(ctx.cwd, args.path),
+      async run(args, ctx) {
+        const where = await confinePath('Edit', ctx, args.path, { forWrite: true })
+        if (!where.ok) return where.outcome
+        const name = displayPath(where.root, where.abs)
+        if (args.old_string === args.new_string) return fail('old_string and new_string are identical; nothing to change')
+        const file = await readVia(conn, sessionId, where.abs, ctx)
+        if (!file.ok) return fail(`cannot read ${name}: ${file.error}`)
+        const at = findOccurrences(file.text, args.old_string)
+        if (at.length === 0) return fail(`old_string was not found in ${name}`, { path: name, replacements: 0 })
+        if (at.length > 1 && !(args.replace_all ?? false)) {
+          return fail(`old_string occurs ${at.length} times in ${name}; include more surrounding context to make it unique, or set replace_all to true`, {
+            path: name,
+            matches: at.length,
+            replacements: 0,
+          })
+        }
+        const updated = replaceAt(file.text, args.old_string, args.new_string, at)
+        await ctx.files.willChange(where.abs)
+        try {
+          const err = await writeVia(conn, sessionId, where.abs, updated, ctx)
+          if (err) return fail(`cannot write ${name}: ${err}`)
+        } finally {
+          await ctx.files.changed(where.abs)
+        }
+        const diff = replacementDiff(name, file.text, args.old_string, args.new_string, at)
+        const n = at.length
+        return succeed(`Edited ${name}: ${n} replacement${n === 1 ? '' : 's'}\n${diff}`, { path: name, replacements: n, diff, via: 'client' })
+      },
+    }
+    tools.set('Edit', edit)
+  }
+  return tools
+}

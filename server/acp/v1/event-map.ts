@@ -1,0 +1,126 @@
+/**
+ * The ACP v1 wire as a mapping of the canonical event stream: one row per event type, each a
+ * pure function of that event (and the session's working directory, for absolute paths), so
+ * `session/load` replays history through the same rows as the live stream. The table is typed
+ * over every event type: a new type does not compile until this wire decides what it shows.
+ * Only stable v1 `sessionUpdate` kinds appear (the SDK client drops anything else); our extras
+ * ride in `_meta` under `chimera/…` keys.
+ *
+ * | event              | session/update                                                       |
+ * |--------------------|----------------------------------------------------------------------|
+ * | user_message       | user_message_chunk (text, messageId)                                 |
+ * | text_delta         | agent_message_chunk (text, messageId)                                |
+ * | reasoning          | agent_thought_chunk (text)                                           |
+ * | tool_call          | tool_call {status: pending, kind, title, locations, rawInput, diff}  |
+ * | tool_start         | tool_call_update {status: in_progress}                               |
+ * | tool_progress      | tool_call_update {content: latest output chunk}                      |
+ * | tool_result        | tool_call_update {status: completed/failed, content, rawOutput}      |
+ * | usage              | usage_update {used: context tokens, size: context window}           |
+ * | mode_changed       | current_mode_update + config_option_update                           |
+ * | model_changed      | config_option_update                                                 |
+ * | steering           | user_message_chunk (`_meta.chimera/steering`)                        |
+ * | error              | agent_message_chunk with the error text (the prompt answers -32603)  |
+ * | notice             | agent_message_chunk (`_meta.chimera/notice`)                         |
+ * | undo / redo        | agent_message_chunk of the reply line                                |
+ * | permission_request | nothing: it is the `session/request_permission` request              |
+ * | every other type   | nothing                                                              |
+ * The config rows read the session's current model/mode for the other selector (the spec wants
+ * the complete option list).
+ */
+import type { z } from 'zod'
+import type { SessionUpdateSchema } from '../../../generated/acp/v1-schema.gen.ts'
+import type { AnyEvent, EventOf, EventType } from '../../events/event-types.ts'
+import { EDIT_TOOLS, textContent, toolDiff, toolKind, toolLocations, toolTitle } from './tool-view.ts'
+
+export type V1Update = z.input<typeof SessionUpdateSchema>
+
+/** What a row may know besides the event: fixed per session. */
+export interface V1MapContext {
+  cwd: string
+  /** The config options after a model or mode change (the complete list, as the spec wants). */
+  configOptions(model: string, mode: string): Extract<V1Update, { sessionUpdate: 'config_option_update' }>['configOptions']
+  model: () => string
+  mode: () => string
+}
+
+type Row<T extends EventType> = (e: EventOf<T>, c: V1MapContext) => V1Update[]
+const none = (): V1Update[] => []
+const text = (t: string) => ({ type: 'text' as const, text: t })
+const eventMeta = (e: AnyEvent) => ({ 'chimera/eventId': e.seq })
+
+export const V1_EVENT_MAP: { [T in EventType]: Row<T> } = {
+  user_message: (e) => [{ sessionUpdate: 'user_message_chunk', content: text(e.data.text), messageId: e.data.message_id, _meta: eventMeta(e) }],
+  turn_start: none,
+  step_start: none,
+  text_delta: (e) => [
+    { sessionUpdate: 'agent_message_chunk', content: text(e.data.text), ...(e.data.message_id ? { messageId: e.data.message_id } : {}), _meta: eventMeta(e) },
+  ],
+  reasoning: (e) => (e.data.text ? [{ sessionUpdate: 'agent_thought_chunk', content: text(e.data.text), _meta: eventMeta(e) }] : []),
+  tool_call: (e, c) => {
+    const diff = toolDiff(c.cwd, e.data.tool, e.data.args)
+    return [
+      {
+        sessionUpdate: 'tool_call',
+        toolCallId: e.data.call_id,
+        title: toolTitle(e.data.tool, e.data.args),
+        kind: toolKind(e.data.tool),
+        status: 'pending',
+        locations: toolLocations(c.cwd, e.data.args),
+        rawInput: e.data.args,
+        ...(diff.length ? { content: diff } : {}),
+        _meta: { ...eventMeta(e), 'chimera/tool': e.data.tool },
+      },
+    ]
+  },
+  tool_start: (e) => [{ sessionUpdate: 'tool_call_update', toolCallId: e.data.call_id, status: 'in_progress', _meta: eventMeta(e) }],
+  tool_progress: (e) => {
+    const out = (e.data.stdout ?? '') + (e.data.stderr ?? '')
+    return out ? [{ sessionUpdate: 'tool_call_update', toolCallId: e.data.call_id, content: [textContent(out)], _meta: eventMeta(e) }] : []
+  },
+  tool_result: (e) => {
+    const body = e.data.ok ? (e.data.output ?? '') : (e.data.error ?? 'failed')
+    // An edit keeps the diff it showed at the call; `content` would replace it.
+    const keepDiff = e.data.ok && EDIT_TOOLS.has(e.data.tool)
+    return [
+      {
+        sessionUpdate: 'tool_call_update',
+        toolCallId: e.data.call_id,
+        status: e.data.ok ? 'completed' : 'failed',
+        ...(keepDiff ? {} : { content: body ? [textContent(body)] : [] }),
+        rawOutput: e.data.ok ? { output: e.data.output ?? '' } : { error: body },
+        _meta: { ...eventMeta(e), ...(e.data.duration_ms !== undefined ? { 'chimera/durationMs': e.data.duration_ms } : {}) },
+      },
+    ]
+  },
+  permission_request: none,
+  permission_reply: none,
+  sandbox_violation: none,
+  usage: (e) => {
+    const u = e.data.usage
+    const used = u.input_tokens + (u.cache_tokens ?? (u.cache_read_tokens ?? 0) + (u.cache_write_tokens ?? 0)) + u.output_tokens
+    return [{ sessionUpdate: 'usage_update', used, size: Math.max(e.data.context_window ?? 0, 0), _meta: { ...eventMeta(e), 'chimera/usage': u } }]
+  },
+  step_end: none,
+  turn_end: none,
+  agent_result: none,
+  error: (e) => [{ sessionUpdate: 'agent_message_chunk', content: text(`\n\nError: ${e.data.message}`), _meta: { ...eventMeta(e), 'chimera/error': true } }],
+  cancelled: none,
+  compaction: none,
+  steering: (e) => [{ sessionUpdate: 'user_message_chunk', content: text(e.data.text), _meta: { ...eventMeta(e), 'chimera/steering': true } }],
+  model_changed: (e, c) => [{ sessionUpdate: 'config_option_update', configOptions: c.configOptions(e.data.new, c.mode()), _meta: eventMeta(e) }],
+  mode_changed: (e, c) => [
+    { sessionUpdate: 'current_mode_update', currentModeId: e.data.new, _meta: eventMeta(e) },
+    { sessionUpdate: 'config_option_update', configOptions: c.configOptions(c.model(), e.data.new), _meta: eventMeta(e) },
+  ],
+  approval_changed: none,
+  notice: (e) => [{ sessionUpdate: 'agent_message_chunk', content: text(`\n[${e.data.level}] ${e.data.text}\n`), _meta: { ...eventMeta(e), 'chimera/notice': e.data.level } }],
+  file_edit: none,
+  file_open: none,
+  undo: (e) => [{ sessionUpdate: 'agent_message_chunk', content: text(e.data.output), _meta: eventMeta(e) }],
+  redo: (e) => [{ sessionUpdate: 'agent_message_chunk', content: text(e.data.output), _meta: eventMeta(e) }],
+}
+
+/** The v1 updates of one event. */
+export function toV1Updates(e: AnyEvent, c: V1MapContext): V1Update[] {
+  return (V1_EVENT_MAP[e.type] as Row<typeof e.type>)(e as never, c)
+}

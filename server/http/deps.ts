@@ -1,0 +1,50 @@
+/** What the route handlers are built from: one per server, shared by every route group. */
+import type { SessionManager } from '../core/manager.ts'
+import { SessionNotFoundError } from '../core/manager.ts'
+import type { Session } from '../core/session.ts'
+import type { Logger } from '../log.ts'
+import { HttpError } from './errors.ts'
+import type { IdleEviction } from './idle-eviction.ts'
+import type { SessionTokens } from './session-tokens.ts'
+import type { StreamRegistry } from './sse/registry.ts'
+import type { SseSettings } from './sse/sse-stream.ts'
+
+export interface HttpDeps {
+  version: string
+  startedAt: Date
+  logger: Logger
+  manager: SessionManager
+  tokens: SessionTokens
+  streams: StreamRegistry
+  sse: SseSettings
+  eviction: IdleEviction
+  /** Environment for features that read it (share URL, user command dir). */
+  env: NodeJS.ProcessEnv
+}
+
+export const sessionNotFound = (id: string): HttpError => new HttpError(404, 'session_not_found', `no session ${JSON.stringify(id.slice(0, 160))}`)
+
+/** A session of the manager (singular family: live sessions only), touched. */
+export function liveSession(deps: HttpDeps, id: string): Session {
+  const s = deps.manager.peek(id)
+  if (!s) throw sessionNotFound(id)
+  s.touch()
+  return s
+}
+
+/** A live session, or a persisted one loaded into the manager (plural family), touched. */
+export async function anySession(deps: HttpDeps, id: string): Promise<Session> {
+  try {
+    const s = await deps.manager.get(id)
+    s.touch()
+    return s
+  } catch (err) {
+    if (err instanceof SessionNotFoundError) throw sessionNotFound(id)
+    throw err
+  }
+}
+
+/** A turn started over HTTP runs in the background; its failures are logged, never thrown. */
+export function background(deps: HttpDeps, session: Session, done: Promise<unknown>): void {
+  done.catch((err) => deps.logger.error(`session ${session.id}: turn failed`, err))
+}

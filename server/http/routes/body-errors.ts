@@ -1,0 +1,31 @@
+/**
+ * The invoke body's errors as seeds/001 "Custom slash commands over HTTP" names them, checked
+ * in the document's order: no `session_id` → `missing_session_id`; `args` not a list →
+ * `args_must_be_list`; `kwargs` not an object → `kwargs_must_be_object`; a `session_id` no
+ * session can have → `404 session_not_found`. Anything else wrong is the generic `invalid_body`.
+ * `POST /tool/approve` likewise answers an impossible `session_id` with `session_not_found`.
+ */
+import { SessionIdSchema } from '../../../generated/schemas.gen.ts'
+import type { BodyErrorMapper } from '../app.ts'
+import type { HttpOperationId } from '../../../generated/http/routes.gen.ts'
+import { HttpError } from '../errors.ts'
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+export const invokeBodyError: BodyErrorMapper = (raw) => {
+  if (raw !== undefined && !isObject(raw)) return undefined
+  const b = raw ?? {}
+  if (typeof b.session_id !== 'string' || b.session_id === '') return new HttpError(400, 'missing_session_id', 'the body lacks session_id')
+  if (b.args !== undefined && !Array.isArray(b.args)) return new HttpError(400, 'args_must_be_list', '`args` must be a JSON list')
+  if (b.kwargs !== undefined && !isObject(b.kwargs)) return new HttpError(400, 'kwargs_must_be_object', '`kwargs` must be a JSON object')
+  if (!SessionIdSchema.safeParse(b.session_id).success) return new HttpError(404, 'session_not_found', 'unknown session_id')
+  return undefined
+}
+
+/** `POST /tool/approve` with a `session_id` no session can have: the document's `session_not_found`. */
+export const approveBodyError: BodyErrorMapper = (raw) => {
+  if (!isObject(raw) || typeof raw.session_id !== 'string') return undefined
+  return SessionIdSchema.safeParse(raw.session_id).success ? undefined : new HttpError(404, 'session_not_found', 'unknown session_id')
+}
+
+export const bodyErrors: Partial<Record<HttpOperationId, BodyErrorMapper>> = { 'commands.invoke': invokeBodyError, 'tool.approve': approveBodyError }

@@ -1,0 +1,48 @@
+/**
+ * Custom slash commands over HTTP (seeds/001 "Custom slash commands over HTTP"): `GET
+ * /commands` lists the palette of the server's working directory; `POST
+ * /commands/{name}/invoke` renders a command and submits it as a new user turn of a live
+ * session, as `POST /session/{id}/message` does (`202 {message_id, name, rendered}`). The
+ * body errors come first (body-errors.ts: `missing_session_id`, `args_must_be_list`,
+ * `kwargs_must_be_object`), then `command_not_found` (404, with `name`), a render failure
+ * `command_invoke_failed` (500), and an unknown session `session_not_found` (404).
+ */
+import { CommandError, CustomCommands } from '../../commands/custom-commands.ts'
+import type { OperationHandlers } from '../app.ts'
+import { background, liveSession, type HttpDeps } from '../deps.ts'
+import { HttpError, jsonResponse } from '../errors.ts'
+
+/** The process's custom commands for `cwd` (the manager's, as `/name args` prompts see them). */
+export function commandsFor(deps: HttpDeps, cwd: string): CustomCommands {
+  const r = deps.manager.opts.commands?.(cwd)
+  return r instanceof CustomCommands ? r : new CustomCommands({ cwd, env: deps.env })
+}
+
+const asHttp = (err: unknown): unknown =>
+  err instanceof CommandError ? new HttpError(err.status, err.code, err.message, { ...(err.detail !== undefined ? { detail: err.detail } : {}), ...(err.commandName !== undefined ? { name: err.commandName } : {}) }) : err
+
+export function commandsHandlers(deps: HttpDeps): Pick<OperationHandlers, 'commands.list' | 'commands.invoke'> {
+  return {
+    'commands.list': () => jsonResponse(200, commandsFor(deps, deps.manager.opts.cwd).list()),
+    'commands.invoke': ({ path, body }) => {
+      const name = path.name as string
+      let r
+      try {
+        // The session's own working directory decides which project commands it sees.
+        const cwd = deps.manager.peek((body as { session_id: string }).session_id)?.meta.cwd ?? deps.manager.opts.cwd
+        r = commandsFor(deps, cwd).invoke(name, body)
+      } catch (err) {
+        throw asHttp(err)
+      }
+      const session = liveSession(deps, r.session_id)
+      let submitted
+      try {
+        submitted = session.promptCommand(r.rendered, { name: r.name, arguments: r.arguments })
+      } catch (err) {
+        throw new HttpError(500, 'command_invoke_failed', `/${r.name}: the turn could not be submitted`, { detail: (err as Error).message })
+      }
+      background(deps, session, submitted.done)
+      return jsonResponse(202, { message_id: submitted.messageId, name: r.name, rendered: r.rendered })
+    },
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * The session options a create body may set, checked before anything is stored: a working
+ * directory (absolute, an existing directory), a model some configured provider serves
+ * (unknown or unconfigured: 400, as `models.check` says), known tools, a known mode. Every
+ * failure is `400 invalid_body` naming the field.
+ */
+import { statSync } from 'node:fs'
+import { isAbsolute } from 'node:path'
+import { checkToolNames, type CreateOptions } from '../../core/manager.ts'
+import { MODES } from '../../core/session.ts'
+import type { HttpDeps } from '../deps.ts'
+import { HttpError } from '../errors.ts'
+
+export interface CreateFields {
+  cwd?: string
+  model?: string
+  mode?: string
+  allowed_tools?: string[]
+  max_steps?: number
+  persist?: boolean
+}
+
+const bad = (field: string, message: string): HttpError => new HttpError(400, 'invalid_body', `${field}: ${message}`, { detail: [{ path: field, message }] })
+
+export function createOptions(deps: HttpDeps, f: CreateFields, cwdField = 'cwd'): CreateOptions {
+  const o: CreateOptions = { persist: f.persist ?? true }
+  if (f.cwd !== undefined) {
+    if (!isAbsolute(f.cwd)) throw bad(cwdField, 'must be an absolute path')
+    if (f.cwd.includes('\0') || !statSync(f.cwd, { throwIfNoEntry: false })?.isDirectory()) throw bad(cwdField, 'is not an existing directory')
+    o.cwd = f.cwd
+  }
+  if (f.model !== undefined) {
+    try {
+      deps.manager.models.check(f.model)
+    } catch (err) {
+      throw bad('model', (err as Error).message)
+    }
+    o.model = f.model
+  }
+  if (f.mode !== undefined) {
+    if (!(MODES as readonly string[]).includes(f.mode)) throw bad('mode', `unknown mode; available: ${MODES.join(', ')}`)
+    o.mode = f.mode
+  }
+  if (f.allowed_tools !== undefined) {
+    try {
+      checkToolNames(f.allowed_tools)
+    } catch (err) {
+      throw bad('allowed_tools', (err as Error).message)
+    }
+    o.allowedTools = f.allowed_tools
+  }
+  if (f.max_steps !== undefined) o.maxSteps = f.max_steps
+  return o
+}

@@ -1,0 +1,70 @@
+/**
+ * The two event streams (specs/asyncapi/sse.asyncapi.yaml): `GET /sessions/{id}/events` (a
+ * persisted session is loaded so it can stream; ends with `end` after a turn's terminal event)
+ * and `GET /session/{id}/events` (live sessions; open across turns). Both start after the
+ * cursor resume.ts computes, read the session through `Session.stream` (gap-free catch-up then
+ * live), and end with `end` when the session leaves the manager or the server stops.
+ */
+import type { SseEnd } from '../../../generated/schemas.gen.ts'
+import { TERMINAL_EVENTS, type AnyEvent } from '../../events/event-types.ts'
+import type { Session } from '../../core/session.ts'
+import type { OperationHandlers } from '../app.ts'
+import { anySession, liveSession, type HttpDeps } from '../deps.ts'
+import type { SseRecord } from '../sse/format.ts'
+import { pluralRecord, singularRecord } from '../sse/event-map.ts'
+import { startCursor } from '../sse/resume.ts'
+import { sseResponse } from '../sse/sse-stream.ts'
+
+/**
+ * The plural stream's end rule: after a terminal event, once the stream has caught up with the
+ * log and no turn has started since (so a replayed multi-turn history is sent whole, and a live
+ * turn ends the stream with its own terminal event).
+ */
+export function pluralEndRule(session: Session): (e: AnyEvent) => { end: SseEnd; ready?: Promise<boolean> } | undefined {
+  let turnOpen = false
+  let terminal: SseEnd | undefined
+  return (e) => {
+    if (e.type === 'user_message' || e.type === 'turn_start') turnOpen = true
+    if (TERMINAL_EVENTS.has(e.type)) {
+      turnOpen = false
+      terminal = { session_id: session.id, success: e.type === 'agent_result' ? e.data.success : false }
+    }
+    if (!terminal || turnOpen || e.seq < session.lastSeq) return undefined
+    // A turn accepted but not yet started (its user_message still to come) keeps the session
+    // running: end only once it settles with nothing written after this event.
+    if (session.status !== 'running') return { end: terminal }
+    const seq = e.seq
+    return { end: terminal, ready: session.idle().then(() => session.lastSeq <= seq) }
+  }
+}
+
+function stream(deps: HttpDeps, session: Session, afterSeq: number, record: (e: AnyEvent) => SseRecord, endAfter?: ReturnType<typeof pluralEndRule>): Response {
+  const reg = deps.streams.register(session.id)
+  return sseResponse({
+    sessionId: session.id,
+    events: (signal) => session.stream({ afterSeq, signal }),
+    record,
+    endAfter,
+    stop: reg.signal,
+    settings: deps.sse,
+    logger: deps.logger,
+    onClose: reg.release,
+  })
+}
+
+type Handlers = Pick<OperationHandlers, 'sessions.streamEvents' | 'session.streamEvents'>
+
+export function eventsHandlers(deps: HttpDeps): Handlers {
+  return {
+    'sessions.streamEvents': async ({ path, query, req }) => {
+      const session = await anySession(deps, path.id as string)
+      const after = startCursor(req.headers.get('last-event-id'), query.from === 'live', session.lastSeq)
+      return stream(deps, session, after, pluralRecord, pluralEndRule(session))
+    },
+    'session.streamEvents': ({ path, req }) => {
+      const session = liveSession(deps, path.id as string)
+      const after = startCursor(req.headers.get('last-event-id'), false, session.lastSeq)
+      return stream(deps, session, after, singularRecord)
+    },
+  }
+}

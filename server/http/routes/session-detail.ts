@@ -1,0 +1,22 @@
+/**
+ * `GET /sessions/{id}`'s body (`chimera otter sessions show --json`): a live session's current
+ * summary and events, or a persisted one read from disk without loading it into the manager
+ * (a read does not make a session live, nor reset its idle clock).
+ */
+import type { SessionDetail } from '../../../generated/http/routes.gen.ts'
+import type { SessionSummary } from '../../../generated/schemas.gen.ts'
+import { isSessionId } from '../../store/paths.ts'
+import { sessionNotFound, type HttpDeps } from '../deps.ts'
+
+export async function sessionDetail(deps: HttpDeps, id: string): Promise<SessionDetail> {
+  const live = deps.manager.peek(id)
+  if (live) {
+    live.touch()
+    await live.flush()
+    return { session_id: id, summary: live.summary as SessionSummary, events: await live.events() }
+  }
+  if (!isSessionId(id)) throw sessionNotFound(id)
+  const loaded = await deps.manager.store.load(id)
+  if (!loaded) throw sessionNotFound(id)
+  return { session_id: id, summary: loaded.summary, events: loaded.events }
+}

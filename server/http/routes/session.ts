@@ -1,0 +1,65 @@
+/**
+ * The singular session family of the multi-session manager (seeds/001 "Multi-session support",
+ * "Authentication (per-session tokens)"): create an idle session and issue its token, list live
+ * ids, snapshot, send a message, cancel, tear down, rotate the token. These routes see live
+ * sessions only: an evicted or deleted session is `404` here (the plural family still shows a
+ * persisted one from disk).
+ */
+import type { SessionCreateRequest, SessionMessageRequest, SessionSnapshot } from '../../../generated/http/routes.gen.ts'
+import type { OperationHandlers } from '../app.ts'
+import { background, liveSession, sessionNotFound, type HttpDeps } from '../deps.ts'
+import { jsonResponse } from '../errors.ts'
+import { createOptions } from './create-options.ts'
+
+type Handlers = Pick<OperationHandlers, 'session.create' | 'session.list' | 'session.get' | 'session.delete' | 'session.sendMessage' | 'session.cancel' | 'session.rotateToken'>
+
+export function sessionHandlers(deps: HttpDeps): Handlers {
+  return {
+    'session.create': async ({ body }) => {
+      const b = (body ?? {}) as SessionCreateRequest
+      const session = await deps.manager.create(createOptions(deps, { ...b, cwd: b.working_dir }, 'working_dir'))
+      const token = deps.tokens.issue(session.id)
+      return jsonResponse(201, { session_id: session.id, working_dir: session.meta.cwd, created_at: Date.parse(session.meta.created_at) / 1000, session_token: token })
+    },
+    'session.list': () => {
+      const live = deps.manager.live().sort((a, b) => b.lastTouched - a.lastTouched)
+      return jsonResponse(200, live.map((s) => s.id))
+    },
+    'session.get': async ({ path }) => {
+      const s = liveSession(deps, path.id as string)
+      await s.flush()
+      const snapshot: SessionSnapshot = {
+        session_id: s.id,
+        working_dir: s.meta.cwd,
+        created_at: Date.parse(s.meta.created_at) / 1000,
+        last_touched: s.lastTouched / 1000,
+        event_count: s.lastSeq,
+        status: s.status,
+        model: s.model,
+        mode: s.mode,
+        messages: s.messages(),
+      }
+      return jsonResponse(200, snapshot)
+    },
+    'session.delete': async ({ path }) => {
+      const id = path.id as string
+      if (!(await deps.manager.delete(id))) throw sessionNotFound(id)
+      return jsonResponse(204, null)
+    },
+    'session.sendMessage': ({ path, body }) => {
+      const s = liveSession(deps, path.id as string)
+      const b = body as SessionMessageRequest
+      const { messageId, done } = s.prompt((b.message ?? b.prompt)!)
+      background(deps, s, done)
+      return jsonResponse(202, { message_id: messageId })
+    },
+    'session.cancel': ({ path }) => {
+      liveSession(deps, path.id as string).cancel()
+      return jsonResponse(204, null)
+    },
+    'session.rotateToken': ({ path }) => {
+      const s = liveSession(deps, path.id as string)
+      return jsonResponse(200, { session_token: deps.tokens.issue(s.id) })
+    },
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * The plural session family (seeds/001 "Endpoints"): list persisted and live sessions, show one
+ * (summary + events), create one with its first turn, add a turn, cancel. Sessions known only
+ * from disk are loaded into the manager when a turn is added.
+ */
+import type { SessionsCreateRequest, SessionsTurnRequest } from '../../../generated/http/routes.gen.ts'
+import type { SessionSummary } from '../../../generated/schemas.gen.ts'
+import { applyListFilter } from '../../store/listing.ts'
+import type { ListFilter } from '../../store/types.ts'
+import { parseSince } from '../../store/since.ts'
+import type { OperationHandlers } from '../app.ts'
+import { anySession, background, type HttpDeps } from '../deps.ts'
+import { HttpError, jsonResponse } from '../errors.ts'
+import { createOptions } from './create-options.ts'
+import { sessionDetail } from './session-detail.ts'
+
+export const DEFAULT_LIST_LIMIT = 20
+
+function listFilter(q: Record<string, unknown>): ListFilter {
+  const f: ListFilter = { limit: (q.limit as number | undefined) ?? DEFAULT_LIST_LIMIT }
+  if (typeof q.since === 'string') {
+    try {
+      f.since = parseSince(q.since)
+    } catch (err) {
+      throw new HttpError(400, 'invalid_query', `since: ${(err as Error).message}`, { detail: [{ path: 'since', message: (err as Error).message }] })
+    }
+  }
+  if (typeof q.model === 'string') f.model = q.model
+  return f
+}
+
+type Handlers = Pick<OperationHandlers, 'sessions.list' | 'sessions.get' | 'sessions.create' | 'sessions.addTurn' | 'sessions.cancel'>
+
+export function sessionsHandlers(deps: HttpDeps): Handlers {
+  return {
+    'sessions.list': async ({ query }) => {
+      const filter = listFilter(query)
+      const stored = await deps.manager.list({ ...filter, limit: undefined })
+      // Sessions that are not journaled (`persist: false`) are listed while they are live.
+      const memory = deps.manager.live().filter((s) => !s.persist).map((s) => s.summary as SessionSummary)
+      return jsonResponse(200, { sessions: applyListFilter([...stored, ...memory], filter) })
+    },
+    'sessions.get': async ({ path }) => jsonResponse(200, await sessionDetail(deps, path.id as string)),
+    'sessions.create': async ({ body }) => {
+      const b = body as SessionsCreateRequest
+      const session = await deps.manager.create(createOptions(deps, b))
+      background(deps, session, session.prompt(b.prompt).done)
+      return jsonResponse(201, { session_id: session.id, status: 'running' })
+    },
+    'sessions.addTurn': async ({ path, body }) => {
+      const session = await anySession(deps, path.id as string)
+      background(deps, session, session.prompt((body as SessionsTurnRequest).prompt).done)
+      return jsonResponse(202, { session_id: session.id, status: 'running' })
+    },
+    'sessions.cancel': async ({ path }) => {
+      const id = path.id as string
+      // A session known only from disk runs nothing; loading it just to check is enough.
+      const session = deps.manager.peek(id) ?? (await anySession(deps, id))
+      session.touch()
+      session.cancel()
+      return jsonResponse(204, null)
+    },
+  }
+}

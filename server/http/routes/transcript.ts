@@ -1,0 +1,39 @@
+/**
+ * A session's transcript and its sharing (seeds/001 `GET /sessions/{id}/transcript`,
+ * `POST /sessions/{id}/share`), over the features' renderers and sinks (server/share/): the
+ * same bodies as `chimera otter share`. Both read the session as `GET /sessions/{id}` does
+ * (live, or from disk without loading it). Share errors keep the sink's code and status:
+ * `invalid_body` (400) and `share_failed` (502, the collector named by origin only).
+ */
+import type { ShareRequest } from '../../../generated/http/routes.gen.ts'
+import { renderTranscript, type SessionDetail, type TranscriptFormat } from '../../share/transcript.ts'
+import { share, ShareError } from '../../share/share.ts'
+import type { OperationHandlers } from '../app.ts'
+import type { HttpDeps } from '../deps.ts'
+import { HttpError, jsonResponse } from '../errors.ts'
+import { sessionDetail } from './session-detail.ts'
+
+/** The session as the renderers take it (the wire type and the store's events are the same objects). */
+const detailOf = async (deps: HttpDeps, id: string): Promise<SessionDetail> => (await sessionDetail(deps, id)) as unknown as SessionDetail
+
+type Handlers = Pick<OperationHandlers, 'sessions.getTranscript' | 'sessions.share'>
+
+export function transcriptHandlers(deps: HttpDeps): Handlers {
+  return {
+    'sessions.getTranscript': async ({ path, query }) => {
+      const detail = await detailOf(deps, path.id as string)
+      const { body, contentType } = renderTranscript(detail, (query.format as TranscriptFormat | undefined) ?? 'html')
+      return new Response(body, { status: 200, headers: { 'content-type': contentType } })
+    },
+    'sessions.share': async ({ path, body }) => {
+      const b = body as ShareRequest
+      const detail = await detailOf(deps, path.id as string)
+      try {
+        return jsonResponse(200, await share(detail, { sink: b.sink, format: b.format, url: b.url, env: deps.env }))
+      } catch (err) {
+        if (err instanceof ShareError) throw new HttpError(err.status, err.code, err.message, err.detail === undefined ? {} : { detail: err.detail })
+        throw err
+      }
+    },
+  }
+}
