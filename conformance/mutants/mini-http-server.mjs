@@ -8,7 +8,8 @@
 //   ignore-last-event-id  a resumed stream replays from the start
 //   any-session-token     a session token is accepted on another session's routes
 // With `--auth-token T`, T (the master token) authorizes everything but /health, and the token
-// POST /session returns authorizes only that session's /session/{id}/… routes (seeds/001).
+// POST /session returns authorizes only that session's /session/{id}/… routes (seeds/001;
+// elsewhere it is 403 admin_only).
 // Usage: mini-http-server.mjs --port N [--auth-token T] [--fault name]. Without --fault it is the control.
 import { randomBytes } from 'node:crypto'
 import { createServer } from 'node:http'
@@ -95,6 +96,8 @@ createServer(async (req, res) => {
     const who = bearer(req)
     const own = m && who === decodeURIComponent(m[1])
     const ok = who === 'master' || (m && who !== undefined && (own || fault === 'any-session-token'))
+    // seeds/001 decision tree: a valid session token on a master-only route is 403 admin_only.
+    if (!ok && who !== undefined && !m) return json(res, 403, { error: 'admin_only', message: 'this route needs the master token; a session token is not enough' })
     if (!ok) {
       res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' })
       return res.end(JSON.stringify({ error: 'unauthorized', message: 'missing or invalid bearer token' }))

@@ -3,8 +3,10 @@
  * integer protocolVersion 1 and no fs/terminal capabilities, `session/new`, `session/prompt`
  * (its response ends the turn), the `session/cancel` notification, the agent's
  * `session/request_permission` requests answered by option kind, `_session/steering`, and
- * Chimera's `_chimera/session/replay` for resume. Updates become observations; event ids come
- * from `_meta["chimera/eventId"]` when the agent sends them.
+ * `session/load` for resume (v1 has no cursor: the agent replays the whole history before its
+ * response, and the adapter keeps what comes after the cursor by `_meta["chimera/eventId"]`).
+ * Updates become observations; event ids come from `_meta["chimera/eventId"]` when the agent
+ * sends them.
  */
 import { AcpSniffer } from '../../harness/sniffer.ts'
 import type { StdioTarget } from '../../harness/arms/stdio.ts'
@@ -40,7 +42,7 @@ export class AcpV1Adapter implements Adapter {
   readonly #prompts = new Map<string, string>() // request id → kit session
   readonly #perms = new Map<string, { id: unknown; options: { optionId: string; kind: string }[]; session: string }>()
   readonly #calls = new Map<string, { tool?: string; kind?: string }>()
-  #replaying: { id: string; session: string } | undefined
+  #replaying: { id: string; session: string; after: number } | undefined
   #initialized = false
 
   constructor(target: StdioTarget, ctx: AdapterContext) {
@@ -72,7 +74,7 @@ export class AcpV1Adapter implements Adapter {
       if (this.#replaying && key === this.#replaying.id) {
         const session = this.#replaying.session
         this.#replaying = undefined
-        this.#emit({ kind: 'replay_end', session, wireType: '_chimera/session/replay', frame: m })
+        this.#emit({ kind: 'replay_end', session, wireType: m.error ? 'session/load error' : 'session/load', output: m.error ? JSON.stringify(m.error) : undefined, frame: m })
       }
     }
   }
@@ -83,6 +85,8 @@ export class AcpV1Adapter implements Adapter {
     const eventId = typeof p._meta?.['chimera/eventId'] === 'number' ? p._meta['chimera/eventId'] : undefined
     const base = { eventId, wireType: String(u.sessionUpdate), frame: m, replay: this.#replaying !== undefined || undefined }
     const sid = p.sessionId
+    // session/load replays everything: what is not after the cursor is not part of this resume.
+    if (this.#replaying && eventId !== undefined && eventId <= this.#replaying.after) return
     switch (u.sessionUpdate) {
       case 'agent_message_chunk':
         return this.#emit({ ...base, kind: 'text', text: textOf(u.content) }, sid)
@@ -184,8 +188,9 @@ export class AcpV1Adapter implements Adapter {
   }
 
   async resume(session: string, afterId: number): Promise<void> {
-    const id = await this.#peer.requestNoWait('_chimera/session/replay', { sessionId: this.#sid(session), sinceEventId: afterId })
-    this.#replaying = { id: JSON.stringify(id), session }
+    if (!this.#caps.has('load-session')) throw new Unsupported('the agent does not advertise loadSession')
+    const id = await this.#peer.requestNoWait('session/load', { sessionId: this.#sid(session), cwd: this.#ctx.workspace, mcpServers: [] })
+    this.#replaying = { id: JSON.stringify(id), session, after: afterId }
   }
 
   next(ms: number): Promise<Observation | undefined> {

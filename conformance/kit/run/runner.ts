@@ -70,7 +70,9 @@ function makeAdapter(t: TransportId, p: Prepared, ctx: AdapterContext): Adapter 
 function makeArm(t: Transcript, transport: TransportId, p: Prepared): { arm: Arm; name: 'stdio' | 'http-socket' | 'sse-socket' } {
   if (transport === 'http') {
     const target = { baseUrl: p.http!.baseUrl, fetch: (req: Request) => fetch(req), close: async () => {} }
-    return t.header.surface === 'sse' ? { arm: new SseArm('sse-socket', target), name: 'sse-socket' } : { arm: new HttpArm('http-socket', target), name: 'http-socket' }
+    // A transcript of the sse surface, or an http one that runs only on the SSE arms (it opens streams), needs the SSE arm.
+    const sse = t.header.surface === 'sse' || (t.header.arms?.length && t.header.arms.every((a) => a.startsWith('sse-')))
+    return sse ? { arm: new SseArm('sse-socket', target), name: 'sse-socket' } : { arm: new HttpArm('http-socket', target), name: 'http-socket' }
   }
   const sniffer = transport === 'rpc' ? new RpcSniffer() : new AcpSniffer()
   return { arm: new StdioArm(p.stdio!, [], sniffer), name: 'stdio' }
@@ -79,7 +81,7 @@ function makeArm(t: Transcript, transport: TransportId, p: Prepared): { arm: Arm
 async function runEntry(e: CorpusEntry, transport: TransportId, o: RunOptions, double: RunningDouble | undefined): Promise<Omit<Result, 'durationMs'>> {
   const base = { id: e.id, title: e.title, section: e.section, level: e.level, surface: e.surface, transport, file: e.file, violations: [] as KitViolation[] }
   const declared = new Set(o.profile.profile.capabilities)
-  const workspaceFiles = e.body.kind === 'scenario' ? e.body.scenario.header.workspace : (e.body.transcript.header.workspace?.files ?? {})
+  const workspaceFiles = e.body.kind === 'scenario' ? e.body.scenario.header.workspace : (e.body.transcript.header.workspace?.files ?? e.body.transcript.header.server?.workspace ?? {})
   let prepared: Prepared
   try {
     if (e.body.kind === 'transcript') {
@@ -130,7 +132,10 @@ async function runEntry(e: CorpusEntry, transport: TransportId, o: RunOptions, d
   } catch (err) {
     // A transcript's ReplayError names `<file>:<line>:`; any other number in a message (a peer's stderr) is not a line.
     const line = err instanceof StepFailure ? err.line : new RegExp(`${e.file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:(\\d+):`).exec((err as Error).message)?.[1]
-    return { ...base, status: 'fail', message: (err as Error).message.replace(`${e.file}:`, 'line '), line: line === undefined ? undefined : Number(line), violations, transcript }
+    // fetch's own message ("fetch failed") says nothing; its cause names the socket error.
+    const cause = (err as { cause?: { message?: string } }).cause?.message
+    const message = (err as Error).message.replace(`${e.file}:`, 'line ') + (cause ? ` (${cause})` : '')
+    return { ...base, status: 'fail', message, line: line === undefined ? undefined : Number(line), violations, transcript }
   } finally {
     await prepared.close()
   }
