@@ -85,7 +85,7 @@ export const AbstractStep = z.union([
   z.object({ expectNoEventLost: z.literal(true), ...on }).strict(),
   /** Remember the last event id seen as `name`. */
   z.object({ mark: z.string(), ...on }).strict(),
-  /** Reconnect / replay from after a mark (SSE `Last-Event-ID`, seed `session/resume`, v1 `_chimera/session/replay`). */
+  /** Reconnect / replay from after a mark (SSE `Last-Event-ID`, seed `session/resume`, v1 `session/load`). */
   z.object({ resume: z.object({ after: z.union([z.string(), z.number().int()]) }).strict(), ...on }).strict(),
   /**
    * The replay that `resume` produced. `starts-after`: no replayed id is at or before the mark.
