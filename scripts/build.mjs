@@ -1,8 +1,9 @@
 // Bundles with esbuild: the CLI into dist/ so `chimera` starts without a TypeScript loader
-// (code splitting keeps `chimera --help` from loading the transports it does not run), and the
+// (code splitting keeps `chimera --help` from loading the transports it does not run), the
+// conformance kit on its own (dist/chimera-conformance.mjs, for bin/chimera-conformance.mjs), the
 // client SDK's package entries into dist/client/ (`chimera/client`, `chimera/client/node`,
-// `chimera/client/msw`; dependencies stay imports), and the web console into dist/ui/. Declarations come from
-// scripts/build-client-types.mjs (tsc, slower), into dist/types/, which this script keeps.
+// `chimera/client/msw`; dependencies stay imports), and the web console into dist/ui/. Declarations
+// come from scripts/build-client-types.mjs (tsc, slower), into dist/types/, which this script keeps.
 import { build } from 'esbuild'
 import { copyFileSync, readdirSync, rmSync } from 'node:fs'
 
@@ -18,7 +19,7 @@ for (const entry of (() => {
 }
 
 await build({
-  entryPoints: { chimera: 'server/cli/main.ts' },
+  entryPoints: { chimera: 'server/cli/main.ts', 'chimera-conformance': 'conformance/kit/cli/main.ts' },
   outdir: 'dist',
   bundle: true,
   splitting: true,

@@ -119,16 +119,22 @@ async function runStep(t: Transcript, arm: Arm, step: Step, vars: Vars): Promise
   }
 }
 
+/** Run `t`'s steps on an arm someone else started (the conformance kit's targets); throws ReplayError on a mismatch. */
+export async function replaySteps(t: Transcript, arm: Arm, armName: ArmName, vars: Vars): Promise<void> {
+  for (const step of t.steps) {
+    if ('arms' in step && step.arms && !step.arms.includes(armName)) continue
+    await runStep(t, arm, step, vars)
+  }
+}
+
 /** Replay `t` on `armName`; resolves with the captured values, throws ReplayError on failure. */
 export async function replay(t: Transcript, armName: ArmName, stdio?: StdioTarget): Promise<Vars> {
   const arm = await startArm(t, armName, stdio)
-  const vars: Vars = new Map()
+  // `${token}` in a transcript is the server's master token (the kit fills in its target's).
+  const vars: Vars = new Map(t.header.server?.token === undefined ? [] : [['token', t.header.server.token]])
   if (arm.cwd) vars.set('cwd', arm.cwd)
   try {
-    for (const step of t.steps) {
-      if ('arms' in step && step.arms && !step.arms.includes(armName)) continue
-      await runStep(t, arm, step, vars)
-    }
+    await replaySteps(t, arm, armName, vars)
   } finally {
     await arm.dispose()
   }

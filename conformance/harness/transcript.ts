@@ -58,6 +58,15 @@ const Header = z
     /** stdio: a temporary working directory for the child, with these files (path → content). */
     workspace: z.object({ files: z.record(z.string(), z.string()).default({}) }).strict().optional(),
     specRefs: z.array(z.string()).optional(),
+    // The conformance kit's corpus fields (docs/decisions/0100): the stable requirement id, the
+    // document section it comes from, its level, the kit transports it binds to, the named
+    // configuration a third-party target must be started with, and capabilities it needs.
+    id: z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*(?:\.[a-z0-9]+(?:-[a-z0-9]+)*)+$/).optional(),
+    section: z.string().optional(),
+    level: z.enum(['MUST', 'SHOULD', 'MAY']).optional(),
+    transports: z.array(z.enum(['acp-v1', 'acp-otter', 'acp-ferret', 'http', 'rpc'])).optional(),
+    config: z.record(z.string(), z.string()).optional(),
+    requires: z.array(z.string()).optional(),
   })
   .strict()
 

@@ -17,8 +17,10 @@ const main = defineCommand({
     ferret: () => import('./ferret.ts').then((m) => m.default),
     code: () => import('./code.ts').then((m) => m.default),
     mink: () => import('./mink.ts').then((m) => m.default),
-    // The conformance kit's model double (the one place the CLI reaches into conformance/).
+    // The conformance kit's model double and runner (the two places the CLI reaches into conformance/).
     'model-double': () => import('../../conformance/model-double/command.ts').then((m) => m.default),
+    // The conformance kit's runner (also its own bin, bin/chimera-conformance.mjs).
+    conformance: () => import('../../conformance/kit/cli/command.ts').then((m) => m.default),
   },
 })
 
@@ -81,7 +83,8 @@ async function run(rawArgs: string[]): Promise<number> {
     // Run the resolved command itself: citty would run a command's own `run` after one of its
     // subcommands too (`serve` has both: `serve` starts a server, `serve stop` must not).
     await runCommand({ ...t.cmd, subCommands: undefined }, { rawArgs: t.rest })
-    return 0
+    // A command may report an outcome through the exit code (`chimera conformance`: 1 when a requirement failed).
+    return typeof process.exitCode === 'number' ? process.exitCode : 0
   } catch (err) {
     if (err instanceof ExitStatus) return err.code
     const usage = err instanceof UsageError || (err as { name?: string })?.name === 'CLIError'

@@ -151,6 +151,10 @@ export class StdioArm implements Arm {
 
   async dispose(): Promise<void> {
     await this.#stop()
+    // A grandchild (a wrapper's native binary) may still hold the pipes open: stop reading them.
+    this.#child.stdout.destroy()
+    this.#child.stderr.destroy()
+    this.#inbox.close()
     for (const d of this.#ownedDirs) rmSync(d, { recursive: true, force: true })
   }
 

@@ -1,0 +1,12 @@
+/** `chimera conformance`: the kit's runner as a subcommand of the chimera CLI (flags in options.ts). */
+import { defineCommand } from 'citty'
+import { KIT_ARGS } from './options.ts'
+import { execute } from './execute.ts'
+
+export default defineCommand({
+  meta: { name: 'conformance', description: 'Run the conformance kit against an ACP agent, an HTTP+SSE server or a JSON-lines RPC process' },
+  args: KIT_ARGS,
+  async run({ args, rawArgs }) {
+    process.exitCode = await execute(args, rawArgs, (line) => process.stdout.write(`${line}\n`))
+  },
+})

@@ -1,0 +1,147 @@
+/**
+ * What `chimera conformance` does with its flags: pick the targets (flags, a profile, or both),
+ * load and filter the corpus, list it or run it, print a line per requirement and transport
+ * and a summary, write the JUnit and JSON reports, and return the exit code (0 only when
+ * nothing unexpected happened; usage errors throw UsageError, exit 2).
+ */
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
+import { UsageError, parseList, repeatable } from '../../../server/cli/args.ts'
+import { TRANSPORTS, matchesAny, type TransportId } from '../corpus/ids.ts'
+import { loadCorpus, type CorpusEntry } from '../corpus/load.ts'
+import { adHocProfile, loadProfile, type ResolvedProfile } from '../profiles/profile.ts'
+import { corpusDirs, profilesDir } from '../paths.ts'
+import { loadExpectedFailures, type ExpectedFailure } from '../run/expected.ts'
+import { plan, runCorpus } from '../run/runner.ts'
+import { resultLine, summaryText } from '../report/console.ts'
+import { jsonReport } from '../report/json.ts'
+import { junitReport } from '../report/junit.ts'
+import { exitCodeOf } from '../report/summary.ts'
+import { coverageText, coverage } from '../coverage/coverage.ts'
+
+export interface KitFlags {
+  acp?: string
+  'acp-dialect'?: string
+  http?: string
+  token?: string
+  rpc?: string
+  profile?: string
+  transport?: string
+  'model-double'?: boolean
+  list?: boolean
+  'expected-failures'?: string
+  junit?: string
+  json?: string
+  coverage?: boolean
+  timeout?: string
+  verbose?: boolean
+}
+
+/** A shipped profile by name, or a file. */
+function profilePath(p: string): string {
+  if (existsSync(p)) return p
+  for (const ext of ['.json', '.yaml', '.yml']) {
+    const f = join(profilesDir(), `${p}${ext}`)
+    if (existsSync(f)) return f
+  }
+  throw new UsageError(`--profile ${JSON.stringify(p)}: no such file, and no shipped profile of that name`)
+}
+
+const shell = (cmd: string): string[] => ['/bin/sh', '-c', `exec ${cmd}`]
+const DOUBLE_ENV = { CHIMERA_CONFORMANCE_MODEL_URL: '${double.url}', CHIMERA_CONFORMANCE_MODEL: '${double.model}', CHIMERA_CONFORMANCE_MODEL_KEY: '${double.key}' }
+
+interface Targets {
+  profile: ResolvedProfile
+  transports: TransportId[]
+  externalHttp?: { baseUrl: string; token?: string }
+}
+
+function targets(f: KitFlags): Targets {
+  const profile = f.profile ? loadProfile(profilePath(f.profile)) : adHocProfile({})
+  const given: TransportId[] = []
+  const env = f['model-double'] ? DOUBLE_ENV : {}
+  if (f['model-double']) profile.profile.model = { double: true, apiKey: profile.profile.model?.apiKey }
+  if (f.acp !== undefined) {
+    const t = `acp-${f['acp-dialect'] ?? 'v1'}` as TransportId
+    profile.profile.targets[t] = { ...profile.profile.targets[t], command: shell(f.acp), env: { ...profile.profile.targets[t]?.env, ...env }, files: profile.profile.targets[t]?.files ?? {}, ready: '/health' }
+    given.push(t)
+  }
+  if (f.rpc !== undefined) {
+    profile.profile.targets.rpc = { ...profile.profile.targets.rpc, command: shell(f.rpc), env: { ...profile.profile.targets.rpc?.env, ...env }, files: profile.profile.targets.rpc?.files ?? {}, ready: '/health' }
+    given.push('rpc')
+  }
+  let externalHttp: Targets['externalHttp']
+  if (f.http !== undefined) {
+    let url: URL
+    try {
+      url = new URL(f.http)
+    } catch {
+      throw new UsageError(`--http must be a URL, got ${JSON.stringify(f.http)}`)
+    }
+    if (!/^https?:$/.test(url.protocol)) throw new UsageError(`--http must be an http(s) URL, got ${JSON.stringify(f.http)}`)
+    delete profile.profile.targets.http
+    externalHttp = { baseUrl: f.http.replace(/\/$/, ''), token: f.token }
+    given.push('http')
+  } else if (f.token !== undefined) throw new UsageError('--token goes with --http')
+  let transports = given.length ? given : (Object.keys(profile.profile.targets) as TransportId[])
+  const only = parseList(f.transport)
+  if (only) {
+    const bad = only.filter((t) => !(TRANSPORTS as readonly string[]).includes(t))
+    if (bad.length) throw new UsageError(`--transport: unknown ${bad.join(', ')} (known: ${TRANSPORTS.join(', ')})`)
+    transports = transports.filter((t) => only.includes(t))
+  }
+  return { profile, transports, externalHttp }
+}
+
+function select(rawArgs: readonly string[]): { entries: CorpusEntry[]; globs: string[] } {
+  const extra = repeatable(rawArgs, '--corpus').map((d) => resolve(d))
+  for (const d of extra) if (!existsSync(d)) throw new UsageError(`--corpus ${d}: no such directory`)
+  const globs = repeatable(rawArgs, '--only').flatMap((g) => g.split(',').map((s) => s.trim()).filter(Boolean))
+  const all = loadCorpus([...corpusDirs(), ...extra])
+  return { entries: all.filter((e) => matchesAny(e.id, globs)), globs }
+}
+
+/** Requirements per surface and how many bind to each transport. */
+export function countTable(entries: readonly CorpusEntry[]): string {
+  const surfaces = [...new Set(entries.map((e) => e.surface))].sort()
+  const row = (name: string, es: readonly CorpusEntry[]) => `${name.padEnd(8)} ${String(es.length).padStart(12)} ${TRANSPORTS.map((t) => String(es.filter((e) => e.transports.includes(t)).length).padStart(11)).join('')}`
+  return ['', `${'surface'.padEnd(8)} ${'requirements'.padStart(12)} ${TRANSPORTS.map((t) => t.padStart(11)).join('')}`, ...surfaces.map((s) => row(s, entries.filter((e) => e.surface === s))), row('total', entries)].join('\n')
+}
+
+function write(file: string, text: string): void {
+  mkdirSync(dirname(resolve(file)), { recursive: true })
+  writeFileSync(file, text)
+}
+
+export async function execute(f: KitFlags, rawArgs: readonly string[], out: (line: string) => void): Promise<number> {
+  const { entries, globs } = select(rawArgs)
+  if (f.list) {
+    for (const e of entries) out(`${e.id}  [${e.transports.join(',')}]  ${e.level}  ${e.title}`)
+    out(countTable(entries))
+    out(`${entries.length} requirement(s), ${entries.reduce((a, e) => a + e.transports.length, 0)} bindings`)
+    return 0
+  }
+  if (f.coverage && !f.acp && !f.http && !f.rpc && !f.profile) {
+    out(coverageText(coverage(entries)))
+    return 0
+  }
+  const t = targets(f)
+  if (!t.transports.length) throw new UsageError('nothing to test: give --acp, --http, --rpc or a --profile with targets')
+  const timeoutMs = Number(f.timeout ?? '10000')
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new UsageError(`--timeout must be a positive integer (ms), got ${JSON.stringify(f.timeout)}`)
+  const expected: ExpectedFailure[] = []
+  if (t.profile.profile.expectedFailures) expected.push(...loadExpectedFailures(resolve(t.profile.dir, t.profile.profile.expectedFailures)))
+  if (f['expected-failures']) {
+    if (!existsSync(f['expected-failures'])) throw new UsageError(`--expected-failures ${f['expected-failures']}: no such file`)
+    expected.push(...loadExpectedFailures(f['expected-failures']))
+  }
+  const planned = plan(entries, t.transports)
+  out(`chimera-conformance: ${planned.length} check(s): ${entries.length} requirement(s)${globs.length ? ` matching ${globs.join(', ')}` : ''} on ${t.transports.join(', ')} (profile: ${t.profile.profile.name})`)
+  const started = new Date()
+  const results = await runCorpus({ entries, profile: t.profile, transports: t.transports, externalHttp: t.externalHttp, expected, timeoutMs, onResult: (r) => out(resultLine(r, f.verbose)) })
+  if (f.coverage) out(coverageText(coverage(entries.filter((e) => e.transports.some((x) => t.transports.includes(x))))))
+  out(summaryText(results))
+  if (f.json) write(f.json, jsonReport(results, { profile: t.profile.profile.name, transports: t.transports }, started))
+  if (f.junit) write(f.junit, junitReport(results))
+  return exitCodeOf(results)
+}

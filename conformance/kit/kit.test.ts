@@ -1,0 +1,154 @@
+/**
+ * The conformance kit's own rules: the requirement corpus (every entry has a stable id, a
+ * section and transports; ids are unique), `--only` globs, expected-failures files, the
+ * reports (console, JUnit XML, JSON) and exit codes, and the CLI's list / usage errors.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { ID_PATTERN, TRANSPORTS, globToRegExp, matchesAny } from './corpus/ids.ts'
+import { loadCorpus, parseCorpusFile } from './corpus/load.ts'
+import { parseScenario } from './corpus/scenario.ts'
+import { corpusDirs } from './paths.ts'
+import { execute } from './cli/execute.ts'
+import { expectedFor, loadExpectedFailures } from './run/expected.ts'
+import type { Result } from './run/runner.ts'
+import { resultLine, summaryText } from './report/console.ts'
+import { junitReport } from './report/junit.ts'
+import { jsonReport } from './report/json.ts'
+import { exitCodeOf } from './report/summary.ts'
+import { UsageError } from '../../server/cli/args.ts'
+
+const tmp = mkdtempSync(join(tmpdir(), 'kit-test-'))
+afterAll(() => rmSync(tmp, { recursive: true, force: true }))
+
+describe('the requirement corpus', () => {
+  const corpus = loadCorpus(corpusDirs())
+  it('loads every transcript and scenario with an explicit, well-formed, unique id, a section and transports', () => {
+    expect(corpus.length).toBeGreaterThanOrEqual(48)
+    for (const e of corpus) {
+      expect(e.explicitId, e.file).toBe(true)
+      expect(e.id, e.file).toMatch(ID_PATTERN)
+      expect(e.section, e.file).not.toBe('')
+      expect(e.transports.length, e.file).toBeGreaterThan(0)
+      for (const t of e.transports) expect(TRANSPORTS).toContain(t)
+    }
+    expect(new Set(corpus.map((e) => e.id)).size).toBe(corpus.length)
+  })
+  it('binds one abstract scenario to several transports (cancel mid-turn on all five)', () => {
+    const cancel = corpus.find((e) => e.id === 'core.cancel.mid-turn')!
+    expect(cancel.body.kind).toBe('scenario')
+    expect([...cancel.transports].sort()).toEqual([...TRANSPORTS].sort())
+  })
+  it('asks an HTTP transcript target for a master token exactly when the transcript has one', () => {
+    expect(corpus.find((e) => e.id === 'http.auth.master-token')!.config.auth).toBe('token')
+    expect(corpus.find((e) => e.id === 'http.errors.bad-requests')!.config.auth).toBe('none')
+    expect(corpus.find((e) => e.id === 'rpc.prompt.queue')!.config.auth).toBeUndefined()
+  })
+  it('refuses a duplicate id, naming both files', () => {
+    const dir = mkdtempSync(join(tmp, 'dup-'))
+    const s = '{"scenario":1,"id":"core.x.y","title":"t","section":"s","transports":["rpc"]}\n{"prompt":"hi"}\n'
+    writeFileSync(join(dir, 'a.jsonl'), s)
+    writeFileSync(join(dir, 'b.jsonl'), s)
+    expect(() => loadCorpus([dir])).toThrow(/core\.x\.y is used twice: .*a\.jsonl and .*b\.jsonl/)
+  })
+  it('reports a bad scenario step with its file and line', () => {
+    expect(() => parseScenario('{"scenario":1,"id":"core.a.b","title":"t","section":"s","transports":["rpc"]}\n\n{"prompt":"x"}\n{"expectTxt":"y"}\n', 'f.jsonl')).toThrow(/^f\.jsonl:4: bad step/)
+    expect(() => parseScenario('{"scenario":1,"id":"Core.A","title":"t","section":"s","transports":["rpc"]}\n', 'f.jsonl')).toThrow(/f\.jsonl:1: bad scenario header: id/)
+    expect(() => parseCorpusFile('{"scenario":1,"id":"core.a.b","title":"t","section":"s","transports":["smtp"]}\n', 'g.jsonl', tmp)).toThrow(/g\.jsonl:1: bad scenario header: transports/)
+  })
+})
+
+describe('--only globs', () => {
+  it('* stays within a word run, ** crosses dots, a trailing .* also matches deeper ids', () => {
+    expect(globToRegExp('core.*').test('core.cancel')).toBe(true)
+    expect(globToRegExp('core.*').test('core.cancel.idle')).toBe(false)
+    expect(globToRegExp('core.**').test('core.cancel.idle')).toBe(true)
+    expect(matchesAny('core.cancel.idle', ['core.*'])).toBe(true)
+    expect(matchesAny('rpc.prompt.queue', ['core.*', 'http.**'])).toBe(false)
+    expect(matchesAny('anything.at.all', [])).toBe(true)
+    expect(globToRegExp('a.b').test('aXb')).toBe(false)
+  })
+})
+
+const result = (over: Partial<Result>): Result => ({ id: 'core.prompt.text', title: 'A <title> & "quotes"', section: 's', level: 'MUST', surface: 'core', transport: 'rpc', file: 'f.jsonl', status: 'pass', durationMs: 12, violations: [], ...over })
+
+describe('expected failures', () => {
+  it('loads JSON and YAML lists, matches globs per transport, and refuses a malformed file', () => {
+    const j = join(tmp, 'x.json')
+    writeFileSync(j, JSON.stringify({ failures: [{ id: 'core.**', transport: 'http', reason: 'routes not merged' }] }))
+    const y = join(tmp, 'x.yaml')
+    writeFileSync(y, 'failures:\n  - id: rpc.prompt.queue\n    reason: known\n')
+    const list = [...loadExpectedFailures(j), ...loadExpectedFailures(y)]
+    expect(expectedFor(list, 'core.cancel.idle', 'http')?.reason).toBe('routes not merged')
+    expect(expectedFor(list, 'core.cancel.idle', 'rpc')).toBeUndefined()
+    expect(expectedFor(list, 'rpc.prompt.queue', 'rpc')?.reason).toBe('known')
+    const bad = join(tmp, 'bad.json')
+    writeFileSync(bad, JSON.stringify({ failures: [{ id: 'x.y' }] }))
+    expect(() => loadExpectedFailures(bad)).toThrow(/not an expected-failures file: failures\.0\.reason/)
+  })
+  it('exit code: 0 with passes, skips and expected failures; 1 with a failure or a stale entry', () => {
+    expect(exitCodeOf([result({}), result({ status: 'skip' }), result({ status: 'xfail' })])).toBe(0)
+    expect(exitCodeOf([result({}), result({ status: 'fail' })])).toBe(1)
+    expect(exitCodeOf([result({ status: 'stale' })])).toBe(1)
+  })
+})
+
+describe('reports', () => {
+  const violation = { rule: 'rpc.stdout.protocol-only', dir: 'out' as const, frame: '[info] hello', problem: 'stdout carried a line that is not JSON', spec: 'specs/asyncapi/rpc.asyncapi.yaml' }
+  const results = [result({}), result({ id: 'core.tool.read', status: 'fail', message: 'expected text "a", got "b"', line: 4, violations: [violation] }), result({ id: 'core.cancel.idle', status: 'xfail', expectedReason: 'not merged' }), result({ id: 'core.tool.run', status: 'stale', expectedReason: 'old', message: 'passes' }), result({ id: 'rpc.x.y', surface: 'rpc', status: 'skip', message: 'needs offline-model' })]
+  it('console: one line per result, failure details with the rule and spec, a summary ending in the plain counts', () => {
+    const lines = results.map((r) => resultLine(r)).join('\n')
+    expect(lines).toContain('PASS  core.prompt.text [rpc]')
+    expect(lines).toContain('FAIL  core.tool.read [rpc]')
+    expect(lines).toContain('f.jsonl:4: expected text "a", got "b"')
+    expect(lines).toContain('violation rpc.stdout.protocol-only: received [info] hello — stdout carried a line that is not JSON (specs/asyncapi/rpc.asyncapi.yaml)')
+    const summary = summaryText(results)
+    expect(summary).toContain('core [rpc]               1 passed, 2 failed, 1 expected failure(s)')
+    expect(summary.split('\n').at(-1)).toBe('1 passed, 2 failed, 1 skipped')
+  })
+  it('JUnit XML: a suite per transport, failures and skips counted, text escaped', () => {
+    const xml = junitReport(results)
+    expect(xml).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\n<testsuites name="chimera-conformance">/)
+    expect(xml).toContain('<testsuite name="chimera-conformance rpc" tests="5" failures="2" errors="0" skipped="2"')
+    expect(xml).toContain('<testcase name="core.tool.read" classname="core.rpc" file="f.jsonl" time="0.012"><failure message="expected text &quot;a&quot;, got &quot;b&quot;" type="fail">')
+    expect(xml).toContain('<skipped message="expected failure: not merged"/>')
+    expect(xml).not.toMatch(/<title>|& "/)
+  })
+  it('JSON: lossless results with the target and the counts', () => {
+    const r = JSON.parse(jsonReport(results, { profile: 'p', transports: ['rpc'] }, new Date(0)))
+    expect(r.kit).toEqual({ name: 'chimera-conformance', format: 1 })
+    expect(r.summary).toEqual({ pass: 1, fail: 1, xfail: 1, stale: 1, skip: 1, total: 5 })
+    expect(r.results[1].violations[0].rule).toBe('rpc.stdout.protocol-only')
+    expect(r.startedAt).toBe('1970-01-01T00:00:00.000Z')
+  })
+})
+
+describe('the CLI (in process)', () => {
+  const run = async (flags: Record<string, unknown>, raw: string[] = []) => {
+    const out: string[] = []
+    const code = await execute(flags, raw, (l) => out.push(l))
+    return { code, out: out.join('\n') }
+  }
+  it('--list prints every requirement with its transports and the totals', async () => {
+    const { code, out } = await run({ list: true })
+    expect(code).toBe(0)
+    expect(out).toMatch(/^core\.cancel\.mid-turn {2}\[acp-v1,acp-otter,acp-ferret,http,rpc\] {2}MUST {2}Cancel mid-turn/m)
+    expect(out).toMatch(/^\d+ requirement\(s\), \d+ bindings$/m)
+    expect(out).toMatch(/^surface +requirements +acp-v1 +acp-otter +acp-ferret +http +rpc$/m)
+    expect(out).toMatch(/^total +\d+( +\d+){5}$/m)
+  })
+  it('--only narrows the list', async () => {
+    const { out } = await run({ list: true }, ['--only', 'rpc.eof.*'])
+    expect(out.trim().split('\n').filter((l) => l.startsWith('rpc.eof.'))).toHaveLength(3)
+  })
+  it('usage errors: nothing to test, a bad URL, --token without --http, an unknown profile or transport', async () => {
+    await expect(run({})).rejects.toThrow(UsageError)
+    await expect(run({ http: 'ftp://x' })).rejects.toThrow(/--http must be an http\(s\) URL/)
+    await expect(run({ rpc: 'x', token: 't' })).rejects.toThrow(/--token goes with --http/)
+    await expect(run({ profile: 'no-such-profile' })).rejects.toThrow(/no shipped profile of that name/)
+    await expect(run({ profile: 'chimera', transport: 'smtp' })).rejects.toThrow(/--transport: unknown smtp/)
+    await expect(run({ rpc: 'x', timeout: '-1' })).rejects.toThrow(/--timeout must be a positive integer/)
+  })
+})

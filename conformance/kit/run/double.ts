@@ -1,0 +1,12 @@
+/** The model double, started by the kit when a target profile asks for it (one per run). */
+import { DOUBLE_MODEL, startModelDouble } from '../../model-double/server.ts'
+import type { DoubleInfo } from './launch.ts'
+
+export interface RunningDouble extends DoubleInfo {
+  close(): Promise<void>
+}
+
+export async function startDouble(apiKey = 'kit-double-key'): Promise<RunningDouble> {
+  const d = await startModelDouble({ host: '127.0.0.1', port: 0, apiKey })
+  return { url: d.url, model: DOUBLE_MODEL, key: apiKey, close: () => d.close() }
+}

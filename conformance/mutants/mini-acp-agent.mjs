@@ -1,0 +1,71 @@
+#!/usr/bin/env node
+// A minimal ACP v1 agent over stdio, written for the kit's self-test: it plays the model
+// double's directive lines itself (`!say text`, `!think text`, `!sleep ms`, one per line) with
+// no model, answers initialize / session/new / session/prompt / session/cancel as
+// reference/acp-v1.md says, and with `--fault <name>` breaks exactly one rule:
+//   reply-before-updates  answers session/prompt before sending the turn's updates
+//   non-v1-update         sends a seed-dialect `textDelta` update to a v1 client
+// Without --fault it is the control: the same scenarios must pass against it.
+import { createInterface } from 'node:readline'
+
+const i = process.argv.indexOf('--fault')
+const fault = i >= 0 ? process.argv[i + 1] : undefined
+const send = (m) => process.stdout.write(`${JSON.stringify({ jsonrpc: '2.0', ...m })}\n`)
+const sessions = new Map() // sessionId → { cancel?: () => void }
+let n = 0
+
+const update = (sessionId, kind, text) => {
+  if (kind === 'agent_message_chunk' && fault === 'non-v1-update') return send({ method: 'session/update', params: { sessionId, update: { sessionUpdate: 'textDelta', delta: text } } })
+  send({ method: 'session/update', params: { sessionId, update: { sessionUpdate: kind, content: { type: 'text', text } } } })
+}
+
+async function prompt(id, params) {
+  const s = sessions.get(params?.sessionId)
+  if (!s) return send({ id, error: { code: -32602, message: 'Invalid params', data: { detail: 'unknown sessionId' } } })
+  const text = (params.prompt ?? []).filter((b) => b?.type === 'text').map((b) => b.text).join('\n')
+  const steps = []
+  for (const line of text.split('\n')) {
+    const m = /^!(say|think|sleep) ?(.*)$/.exec(line)
+    if (m) steps.push([m[1], m[2]])
+  }
+  if (!steps.length) steps.push(['say', 'ok'])
+  let cancelled = false
+  let said = 0 // consecutive `say` lines are joined with a newline, as the model double does
+  if (fault === 'reply-before-updates') send({ id, result: { stopReason: 'end_turn' } })
+  for (const [k, arg] of steps) {
+    if (k === 'say') update(params.sessionId, 'agent_message_chunk', said++ ? `\n${arg}` : arg)
+    else if (k === 'think') update(params.sessionId, 'agent_thought_chunk', arg)
+    else {
+      cancelled = await new Promise((res) => {
+        const t = setTimeout(() => res(false), Number(arg) || 0)
+        s.cancel = () => {
+          clearTimeout(t)
+          res(true)
+        }
+      })
+      s.cancel = undefined
+      if (cancelled) break
+    }
+  }
+  if (fault !== 'reply-before-updates') send({ id, result: { stopReason: cancelled ? 'cancelled' : 'end_turn' } })
+}
+
+createInterface({ input: process.stdin, crlfDelay: Infinity }).on('line', (line) => {
+  if (!line.trim()) return
+  let m
+  try {
+    m = JSON.parse(line)
+  } catch {
+    return send({ id: null, error: { code: -32700, message: 'Parse error' } })
+  }
+  const { id, method, params } = m
+  if (method === 'initialize') return send({ id, result: { protocolVersion: 1, agentCapabilities: { loadSession: false }, authMethods: [] } })
+  if (method === 'session/new') {
+    const sessionId = `mini-${++n}`
+    sessions.set(sessionId, {})
+    return send({ id, result: { sessionId } })
+  }
+  if (method === 'session/prompt') return void prompt(id, params)
+  if (method === 'session/cancel') return void sessions.get(params?.sessionId)?.cancel?.()
+  if (id !== undefined && method !== undefined) send({ id, error: { code: -32601, message: 'Method not found', data: { method } } })
+})
