@@ -11,7 +11,7 @@ TSX := node_modules/.bin/tsx
 VITEST := node_modules/vitest/vitest.mjs
 
 .PHONY: help install system-deps build generate check-generated specs-refresh lint-specs typecheck \
-        test test-node20 test-node24 serve bench clean
+        test test-node20 test-node24 test-deps serve bench clean
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -22,11 +22,13 @@ node_modules/.install-stamp: package.json package-lock.json
 
 install: node_modules/.install-stamp system-deps ## install dependencies (npm ci, install scripts limited by allowScripts; bubblewrap where possible)
 
-system-deps: ## install bubblewrap (the Bash sandbox; required by the confined modes) and chromium (the /ui browser test) when missing and apt-get is usable as root
+system-deps: ## install bubblewrap (the Bash sandbox; required by the confined modes) when missing and apt-get is usable as root
 	@command -v bwrap >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    (apt-get update -qq && apt-get install -y -qq bubblewrap) >/dev/null 2>&1 || echo "note: could not install bubblewrap; Bash is refused in the read-only and workspace-write sandboxes (or start with --allow-unconfined)"; \
 	  else echo "note: bubblewrap (bwrap) is not installed; Bash is refused in the read-only and workspace-write sandboxes (install the bubblewrap package, or start with --allow-unconfined)"; fi; }
+
+test-deps: ## install chromium (the /ui browser test) when missing and apt-get is usable as root
 	@command -v chromium >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1 || echo "note: could not install chromium; the /ui browser test fails without it (or set CHIMERA_CHROMIUM)"; \
@@ -55,13 +57,13 @@ typecheck: install ## tsc --noEmit over specs/codegen, generated, server, client
 $(NODE24):
 	npm install --prefix $(NODE24_DIR) --no-save --no-package-lock --no-audit --no-fund node@$(NODE24_VERSION)
 
-test-node20: install build ## the whole suite on this machine's Node
+test-node20: install test-deps build ## the whole suite on this machine's Node
 	node $(VITEST) run
 
-test-node24: install build $(NODE24) ## the whole suite on Node 24 LTS (npm package `node`)
+test-node24: install test-deps build $(NODE24) ## the whole suite on Node 24 LTS (npm package `node`)
 	$(NODE24) $(VITEST) run
 
-test: install build check-generated lint-specs typecheck $(NODE24) ## every check, then the suite on Node 20 and Node 24
+test: install test-deps build check-generated lint-specs typecheck $(NODE24) ## every check, then the suite on Node 20 and Node 24
 	node scripts/test-matrix.mjs node $(NODE24)
 
 serve: install build ## run `chimera otter serve` on 127.0.0.1:5173 with the offline model
