@@ -7,6 +7,9 @@
 //   spawn to first 200 of the bundled CLI against spawning a bare node:http server.
 // Run: node scripts/build.mjs && node_modules/.bin/tsx bench/http-health.ts
 import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { createServer, type Server } from 'node:http'
 import autocannon from 'autocannon'
 import { H3 } from 'h3'
@@ -55,7 +58,9 @@ await plain.close()
 
 async function firstOk(args: string[]): Promise<number> {
   const t0 = performance.now()
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CHIMERA_LOG_LEVEL: 'info' } })
+  // A throwaway CHIMERA_HOME: the server writes a pidfile and event logs there, never in the user's home.
+  const home = mkdtempSync(join(tmpdir(), 'chimera-bench-'))
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CHIMERA_LOG_LEVEL: 'info', CHIMERA_HOME: home } })
   let text = ''
   child.stdout.setEncoding('utf8').on('data', (d: string) => (text += d))
   child.stderr.setEncoding('utf8').on('data', (d: string) => (text += d))
@@ -71,6 +76,8 @@ async function firstOk(args: string[]): Promise<number> {
     }
   } finally {
     child.kill('SIGKILL')
+    await new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r(undefined) : child.once('exit', r)))
+    rmSync(home, { recursive: true, force: true })
   }
 }
 const bareScript = "require('http').createServer((q,s)=>s.end('ok')).listen(0,'127.0.0.1',function(){console.log('http://127.0.0.1:'+this.address().port)})"
