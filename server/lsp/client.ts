@@ -33,6 +33,7 @@ import { noopLogger } from '../log.ts'
 import { groupAlive, killTree, signalGroup, trackProcessGroup } from '../tools/process-group.ts'
 import { toolProcessEnv } from '../tools/env.ts'
 import { LspError, serverFailed, timedOut } from './errors.ts'
+import { quietWriter } from './quiet-writer.ts'
 import type { LspCommand, LspServerSpec } from './servers.ts'
 
 /** Files larger than this are not sent to a server. */
@@ -46,6 +47,8 @@ export const PUBLISH_QUIET_MS = 300
  */
 export const PUBLISH_SETTLE_MS = 2000
 const STDERR_TAIL = 2000
+/** How long a server whose input broke gets to exit on its own before it is ended. */
+const WRITE_FAILURE_GRACE_MS = 1000
 
 export interface LspClientOptions {
   spec: LspServerSpec
@@ -139,7 +142,8 @@ export class LspClient {
       const pid = proc.pid
       this.#untrack = trackProcessGroup(pid, () => killTree(pid))
     }
-    const conn = createProtocolConnection(new StreamMessageReader(proc.stdout), new StreamMessageWriter(proc.stdin))
+    const writer = quietWriter(new StreamMessageWriter(proc.stdin), (err) => this.#writeFailed(err))
+    const conn = createProtocolConnection(new StreamMessageReader(proc.stdout), writer)
     this.#conn = conn
     conn.onError(([e]) => this.#log.debug(`lsp ${this.spec.id}: connection error: ${e.message}`))
     conn.onRequest('workspace/configuration', (p: { items?: unknown[] }) => (Array.isArray(p?.items) ? p.items.map(() => null) : []))
@@ -181,6 +185,21 @@ export class LspClient {
   #stderrTail(): string {
     const line = this.#stderr.trim().split('\n').filter(Boolean).slice(-3).join(' | ')
     return line ? `: ${line.slice(-500)}` : ''
+  }
+
+  /**
+   * A write to the server failed: its input pipe is broken, so it is exiting (its exit says why,
+   * and ends every waiting request) or it closed its input while running: then end it.
+   */
+  #writeFailed(err: Error): void {
+    if (this.#dead) return
+    this.#log.debug(`lsp ${this.spec.id}: write failed: ${err.message}`)
+    setTimeout(() => {
+      if (this.#dead) return
+      const pid = this.#proc?.pid
+      if (pid !== undefined) signalGroup(pid, 'SIGKILL')
+      this.#die(`${this.spec.id} stopped reading its input (${err.message})`)
+    }, WRITE_FAILURE_GRACE_MS).unref()
   }
 
   #die(reason: string): void {
