@@ -15,31 +15,44 @@ import type { FileHandle } from 'node:fs/promises'
 import type { Tool, ToolContext, ToolOutcome } from './types.ts'
 import { writeOpenFailure } from './write.ts'
 
-/** Read, replace and rewrite through the one open descriptor `fh` of `abs`. */
-async function editOpenFile(args: EditInput, ctx: ToolContext, fh: FileHandle, size: number, abs: string, name: string): Promise<ToolOutcome> {
-  const file = await readTextFrom(fh, size, name)
-  if (!file.ok) return fail(file.error)
-  const at = findOccurrences(file.text, args.old_string)
+/**
+ * What an edit of `text` does: an error outcome (no match; several without `replace_all`), or
+ * the updated text and, once written, the result to report. Shared with the ACP client-file Edit.
+ */
+export function planEdit(args: EditInput, text: string, name: string): ToolOutcome | { updated: string; result: (extra?: Record<string, unknown>) => ToolOutcome } {
+  const at = findOccurrences(text, args.old_string)
   if (at.length === 0) return fail(`old_string was not found in ${name}`, { path: name, replacements: 0 })
-  const replaceAll = args.replace_all ?? false
-  if (at.length > 1 && !replaceAll) {
+  if (at.length > 1 && !(args.replace_all ?? false)) {
     return fail(
       `old_string occurs ${at.length} times in ${name}; include more surrounding context to make it unique, or set replace_all to true`,
       { path: name, matches: at.length, replacements: 0 },
     )
   }
-  const updated = replaceAt(file.text, args.old_string, args.new_string, at)
+  return {
+    updated: replaceAt(text, args.old_string, args.new_string, at),
+    result: (extra = {}) => {
+      const diff = replacementDiff(name, text, args.old_string, args.new_string, at)
+      const n = at.length
+      return succeed(`Edited ${name}: ${n} replacement${n === 1 ? '' : 's'}\n${diff}`, { path: name, replacements: n, diff, ...extra })
+    },
+  }
+}
+
+/** Read, replace and rewrite through the one open descriptor `fh` of `abs`. */
+async function editOpenFile(args: EditInput, ctx: ToolContext, fh: FileHandle, size: number, abs: string, name: string): Promise<ToolOutcome> {
+  const file = await readTextFrom(fh, size, name)
+  if (!file.ok) return fail(file.error)
+  const plan = planEdit(args, file.text, name)
+  if (!('updated' in plan)) return plan
   await ctx.files.willChange(abs)
   try {
-    await overwrite(fh, Buffer.from(updated, 'utf8'))
+    await overwrite(fh, Buffer.from(plan.updated, 'utf8'))
   } catch (e) {
     return fail(`cannot write ${name}: ${errorText(e)}`)
   } finally {
     await ctx.files.changed(abs)
   }
-  const diff = replacementDiff(name, file.text, args.old_string, args.new_string, at)
-  const n = at.length
-  return succeed(`Edited ${name}: ${n} replacement${n === 1 ? '' : 's'}\n${diff}`, { path: name, replacements: n, diff })
+  return plan.result()
 }
 
 /** The Edit tool. */

@@ -9,7 +9,7 @@ import { fail, succeed } from './outcome.ts'
 import { confinePath, displayPath, lexicalPath, violation } from './paths.ts'
 import { openGuard } from './safe-open.ts'
 import { readTextFile } from './text-file.ts'
-import type { Tool } from './types.ts'
+import type { Tool, ToolOutcome } from './types.ts'
 
 /** Lines returned when no `limit` is given. */
 export const DEFAULT_READ_LIMIT = 2000
@@ -31,6 +31,23 @@ export function numberLine(n: number, text: string): string {
 }
 
 /** The Read tool. */
+/** The numbered lines `offset`..`offset+limit-1` of a file's text: the Read result (also for ACP clients' files). */
+export function readWindow(name: string, text: string, args: Pick<ReadInput, 'offset' | 'limit'>, extra: Record<string, unknown> = {}): ToolOutcome {
+  const lines = splitLines(text)
+  const total = lines.length
+  const offset = args.offset ?? 1
+  const limit = args.limit ?? DEFAULT_READ_LIMIT
+  if (total === 0) return succeed('(empty file)', { path: name, totalLines: 0, startLine: 0, endLine: 0, ...extra })
+  if (offset > total) return fail(`offset ${offset} is past the end of ${name} (${total} lines)`)
+  const end = Math.min(total, offset - 1 + limit)
+  const out: string[] = []
+  for (let i = offset - 1; i < end; i++) out.push(numberLine(i + 1, lines[i] ?? ''))
+  let output = out.join('\n')
+  const more = end < total
+  if (more || offset > 1) output += `\n\n(lines ${offset}-${end} of ${total}${more ? '; use offset/limit to read more' : ''})`
+  return succeed(output, { path: name, totalLines: total, startLine: offset, endLine: end, truncated: more, ...extra })
+}
+
 export const readTool: Tool<ReadInput> = {
   name: 'Read',
   permissionKey: (args, ctx) => lexicalPath(ctx.cwd, args.path),
@@ -40,18 +57,6 @@ export const readTool: Tool<ReadInput> = {
     const name = displayPath(where.root, where.abs)
     const file = await readTextFile(where.abs, name, await openGuard(ctx, where.root))
     if (!file.ok) return file.kind === 'violation' ? violation('Read', ctx, where.abs, file.error) : fail(file.error)
-    const lines = splitLines(file.text)
-    const total = lines.length
-    const offset = args.offset ?? 1
-    const limit = args.limit ?? DEFAULT_READ_LIMIT
-    if (total === 0) return succeed('(empty file)', { path: name, totalLines: 0, startLine: 0, endLine: 0 })
-    if (offset > total) return fail(`offset ${offset} is past the end of ${name} (${total} lines)`)
-    const end = Math.min(total, offset - 1 + limit)
-    const out: string[] = []
-    for (let i = offset - 1; i < end; i++) out.push(numberLine(i + 1, lines[i] ?? ''))
-    let output = out.join('\n')
-    const more = end < total
-    if (more || offset > 1) output += `\n\n(lines ${offset}-${end} of ${total}${more ? '; use offset/limit to read more' : ''})`
-    return succeed(output, { path: name, totalLines: total, startLine: offset, endLine: end, truncated: more })
+    return readWindow(name, file.text, args)
   },
 }

@@ -12,10 +12,10 @@
 import type { BashInput, EditInput, ReadInput, WriteInput } from '../../../generated/tools/tools.gen.ts'
 import { bashOutcome, bashTool, DEFAULT_BASH_TIMEOUT_MS, MAX_BASH_OUTPUT_CHARS } from '../../tools/bash.ts'
 import type { Connection } from '../../jsonrpc/connection.ts'
-import { findOccurrences, replaceAt, replacementDiff } from '../../tools/edit-diff.ts'
+import { planEdit } from '../../tools/edit.ts'
 import { errorText, fail, succeed } from '../../tools/outcome.ts'
 import { confinePath, displayPath, lexicalPath } from '../../tools/paths.ts'
-import { DEFAULT_READ_LIMIT, numberLine, splitLines } from '../../tools/read.ts'
+import { readWindow } from '../../tools/read.ts'
 import type { Tool, ToolContext } from '../../tools/types.ts'
 
 export interface ClientFs {
@@ -120,19 +120,7 @@ export function clientTools(conn: Connection, sessionId: string, fs: ClientFs | 
         const name = displayPath(where.root, where.abs)
         const file = await readVia(conn, sessionId, where.abs, ctx)
         if (!file.ok) return fail(`cannot read ${name}: ${file.error}`)
-        const lines = splitLines(file.text)
-        const total = lines.length
-        const offset = args.offset ?? 1
-        const limit = args.limit ?? DEFAULT_READ_LIMIT
-        if (total === 0) return succeed('(empty file)', { path: name, totalLines: 0, startLine: 0, endLine: 0 })
-        if (offset > total) return fail(`offset ${offset} is past the end of ${name} (${total} lines)`)
-        const end = Math.min(total, offset - 1 + limit)
-        const out: string[] = []
-        for (let i = offset - 1; i < end; i++) out.push(numberLine(i + 1, lines[i] ?? ''))
-        const more = end < total
-        let output = out.join('\n')
-        if (more || offset > 1) output += `\n\n(lines ${offset}-${end} of ${total}${more ? '; use offset/limit to read more' : ''})`
-        return succeed(output, { path: name, totalLines: total, startLine: offset, endLine: end, truncated: more, via: 'client' })
+        return readWindow(name, file.text, args, { via: 'client' })
       },
     }
     tools.set('Read', read)
@@ -169,26 +157,16 @@ export function clientTools(conn: Connection, sessionId: string, fs: ClientFs | 
         if (args.old_string === args.new_string) return fail('old_string and new_string are identical; nothing to change')
         const file = await readVia(conn, sessionId, where.abs, ctx)
         if (!file.ok) return fail(`cannot read ${name}: ${file.error}`)
-        const at = findOccurrences(file.text, args.old_string)
-        if (at.length === 0) return fail(`old_string was not found in ${name}`, { path: name, replacements: 0 })
-        if (at.length > 1 && !(args.replace_all ?? false)) {
-          return fail(`old_string occurs ${at.length} times in ${name}; include more surrounding context to make it unique, or set replace_all to true`, {
-            path: name,
-            matches: at.length,
-            replacements: 0,
-          })
-        }
-        const updated = replaceAt(file.text, args.old_string, args.new_string, at)
+        const plan = planEdit(args, file.text, name)
+        if (!('updated' in plan)) return plan
         await ctx.files.willChange(where.abs)
         try {
-          const err = await writeVia(conn, sessionId, where.abs, updated, ctx)
+          const err = await writeVia(conn, sessionId, where.abs, plan.updated, ctx)
           if (err) return fail(`cannot write ${name}: ${err}`)
         } finally {
           await ctx.files.changed(where.abs)
         }
-        const diff = replacementDiff(name, file.text, args.old_string, args.new_string, at)
-        const n = at.length
-        return succeed(`Edited ${name}: ${n} replacement${n === 1 ? '' : 's'}\n${diff}`, { path: name, replacements: n, diff, via: 'client' })
+        return plan.result({ via: 'client' })
       },
     }
     tools.set('Edit', edit)
