@@ -49,3 +49,24 @@ export class EventPump {
     await this.#done
   }
 }
+
+/**
+ * The connection's input ended: nobody can answer permission requests any more, so sessions
+ * that would ask stop asking; then each session's running turn finishes, its last events are
+ * written to the client, and its pump stops. `after` runs per session once its pump stopped.
+ */
+export async function endAttachments<A extends { session: Session; pump: EventPump }>(attached: Iterable<A>, after?: (a: A) => void): Promise<void> {
+  const all = [...attached]
+  for (const a of all) {
+    if (a.session.approval === 'ask' || a.session.approval === 'auto') a.session.stopAsking('the ACP client went away: input ended', 'end-of-input')
+  }
+  await Promise.all(
+    all.map(async (a) => {
+      await a.session.idle()
+      await a.session.flush()
+      await a.pump.delivered(a.session.lastSeq)
+      await a.pump.stop()
+      after?.(a)
+    }),
+  )
+}

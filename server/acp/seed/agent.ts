@@ -20,7 +20,7 @@ import type { Handlers } from '../../jsonrpc/dispatcher.ts'
 import { RpcError } from '../../jsonrpc/errors.ts'
 import type { Logger } from '../../log.ts'
 import type { AgentName } from '../dialect.ts'
-import { EventPump } from '../event-pump.ts'
+import { EventPump, endAttachments } from '../event-pump.ts'
 import { historySize, normaliseCursor, replayWindow } from '../history.ts'
 import { clientMistake } from '../session-errors.ts'
 import { toFerretParams } from './ferret-map.ts'
@@ -112,17 +112,7 @@ export class SeedAgent {
   }
 
   async end(): Promise<void> {
-    for (const a of this.#sessions.values()) {
-      if (a.session.approval === 'ask' || a.session.approval === 'auto') a.session.stopAsking('the ACP client went away: input ended', 'end-of-input')
-    }
-    await Promise.all(
-      [...this.#sessions.values()].map(async (a) => {
-        await a.session.idle()
-        await a.session.flush()
-        await a.pump.delivered(a.session.lastSeq)
-        await a.pump.stop()
-      }),
-    )
+    await endAttachments(this.#sessions.values())
     this.#sessions.clear()
   }
 

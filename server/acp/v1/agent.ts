@@ -31,7 +31,7 @@ import { CODES, RpcError } from '../../jsonrpc/errors.ts'
 import type { Handlers } from '../../jsonrpc/dispatcher.ts'
 import type { Logger } from '../../log.ts'
 import type { AgentName } from '../dialect.ts'
-import { EventPump } from '../event-pump.ts'
+import { EventPump, endAttachments } from '../event-pump.ts'
 import { historySize, normaliseCursor, replayWindow } from '../history.ts'
 import { asClientError } from '../session-errors.ts'
 import { toV1Updates, type V1MapContext, type V1Update } from './event-map.ts'
@@ -176,18 +176,7 @@ export class V1Agent {
 
   /** The connection ended: nobody can answer permission requests; stop the pumps once idle. */
   async end(): Promise<void> {
-    for (const a of this.#sessions.values()) {
-      if (a.session.approval === 'ask' || a.session.approval === 'auto') a.session.stopAsking('the ACP client went away: input ended', 'end-of-input')
-    }
-    await Promise.all(
-      [...this.#sessions.values()].map(async (a) => {
-        await a.session.idle()
-        await a.session.flush()
-        await a.pump.delivered(a.session.lastSeq)
-        await a.pump.stop()
-        a.session.useTools(undefined)
-      }),
-    )
+    await endAttachments(this.#sessions.values(), (a) => a.session.useTools(undefined))
     this.#sessions.clear()
   }
 
