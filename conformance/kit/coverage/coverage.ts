@@ -101,7 +101,8 @@ const STEP_ITEMS: Record<string, Partial<Record<TransportId | 'acp-seed', string
   cancelled: { http: ['event type cancelled'] },
   completed: { http: ['event type agent_result', 'sse event sessionEvents.result'] },
   failed: { http: ['event type error'], rpc: ['rpc message ErrorEvent'] },
-  steer: { 'acp-v1': ['acp.v1 method _session/steering'], http: ['event type steering'], rpc: ['rpc command steer'] },
+  // The HTTP adapter cannot steer (no route): a steer scenario bound to http is skipped there.
+  steer: { 'acp-v1': ['acp.v1 method _session/steering'], rpc: ['rpc command steer'] },
   resume: { 'acp-v1': ['acp.v1 method session/load'], 'acp-seed': ['acp.seed method session/resume'], http: ['http route session.streamEvents'] },
 }
 
