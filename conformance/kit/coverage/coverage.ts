@@ -12,8 +12,9 @@ import type { AbstractStep } from '../corpus/scenario.ts'
 import { FAMILIES, RPC_TYPE_TO_MESSAGE, specItems, type Family } from './items.ts'
 
 type Touch = Set<string>
+type AcpDialect = 'acp.v1' | 'acp.seed'
 const add = (t: Touch, family: Family, name: string | number): void => void t.add(`${family} ${name}`)
-const dialect = (tr: TransportId): 'acp.v1' | 'acp.seed' => (tr === 'acp-v1' ? 'acp.v1' : 'acp.seed')
+const dialect = (tr: TransportId): AcpDialect => (tr === 'acp-v1' ? 'acp.v1' : 'acp.seed')
 
 /** Walk every JSON value under `v`, calling `f` on each object. */
 function objects(v: unknown, f: (o: Record<string, any>) => void): void {
@@ -24,16 +25,40 @@ function objects(v: unknown, f: (o: Record<string, any>) => void): void {
   }
 }
 
+/**
+ * The ACP dialect a sent `initialize` selects (decision 0003): the integer 1, or an integer above
+ * 2 (a future ACP version, answered with 1), is v1; anything else is the seed wire.
+ */
+function initializeDialect(frame: unknown): AcpDialect | undefined {
+  const f = frame as { method?: unknown; params?: { protocolVersion?: unknown } } | null
+  if (!f || typeof f !== 'object' || f.method !== 'initialize') return undefined
+  const v = f.params?.protocolVersion
+  return typeof v === 'number' && Number.isInteger(v) && (v === 1 || v > 2) ? 'acp.v1' : 'acp.seed'
+}
+
+/** ACP items of one frame, in the dialect the connection speaks when it is sent or received. */
+function fromAcpFrame(frame: unknown, d: AcpDialect, t: Touch): void {
+  objects(frame, (o) => {
+    if (typeof o.method === 'string') add(t, `${d} method`, o.method)
+    if (typeof o.sessionUpdate === 'string') add(t, `${d} update`, o.sessionUpdate)
+    if (o.error && typeof o.error === 'object' && typeof o.error.code === 'number') add(t, `${d} error`, o.error.code)
+  })
+  // A ferret update is flat: its `kind` sits in the params of session/update (on v1,
+  // `_ferret/session/update` is a method of its own, not a v1 update kind).
+  const f = frame as { method?: unknown; params?: { kind?: unknown } } | null
+  if (d === 'acp.seed' && f?.method === 'session/update' && typeof f.params?.kind === 'string') add(t, 'acp.seed update', f.params.kind)
+}
+
 function fromFrames(frames: unknown[], tr: TransportId, surface: string, t: Touch): void {
+  // Before any initialize, a frame is read in the transport's own dialect; a sent initialize
+  // (re)negotiates, so a v1 transcript run on the ferret agent counts v1 items.
+  let d: AcpDialect = dialect(tr)
   for (const frame of frames) {
+    if (tr.startsWith('acp')) {
+      d = initializeDialect(frame) ?? d
+      fromAcpFrame(frame, d, t)
+    }
     objects(frame, (o) => {
-      if (tr.startsWith('acp')) {
-        const d = dialect(tr)
-        if (typeof o.method === 'string') add(t, `${d} method`, o.method)
-        if (typeof o.sessionUpdate === 'string') add(t, `${d} update`, o.sessionUpdate)
-        if (d === 'acp.seed' && typeof o.kind === 'string' && 'eventId' in o) add(t, 'acp.seed update', o.kind)
-        if (o.error && typeof o.error === 'object' && typeof o.error.code === 'number') add(t, `${d} error`, o.error.code)
-      }
       if (tr === 'rpc' && typeof o.type === 'string') {
         if ('message' in o || ['cancel', 'get_state', 'compact', 'set_model', 'permission_reply', 'steer', 'prompt'].includes(o.type)) add(t, 'rpc command', o.type)
         if (RPC_TYPE_TO_MESSAGE[o.type]) add(t, 'rpc message', RPC_TYPE_TO_MESSAGE[o.type]!)
