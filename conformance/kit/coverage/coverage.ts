@@ -5,6 +5,7 @@
  * and a scenario's own `covers` list. The report lists every item nothing touches.
  */
 import { findOperation } from '../../harness/sniffer.ts'
+import { negotiate } from '../../../server/acp/dialect.ts'
 import type { Transcript } from '../../harness/transcript.ts'
 import type { CorpusEntry } from '../corpus/load.ts'
 import type { TransportId } from '../corpus/ids.ts'
@@ -25,15 +26,11 @@ function objects(v: unknown, f: (o: Record<string, any>) => void): void {
   }
 }
 
-/**
- * The ACP dialect a sent `initialize` selects (decision 0003): the integer 1, or an integer above
- * 2 (a future ACP version, answered with 1), is v1; anything else is the seed wire.
- */
+/** The ACP dialect a sent `initialize` selects: the agent's own negotiation rule (decision 0003). */
 function initializeDialect(frame: unknown): AcpDialect | undefined {
-  const f = frame as { method?: unknown; params?: { protocolVersion?: unknown } } | null
+  const f = frame as { method?: unknown; params?: unknown } | null
   if (!f || typeof f !== 'object' || f.method !== 'initialize') return undefined
-  const v = f.params?.protocolVersion
-  return typeof v === 'number' && Number.isInteger(v) && (v === 1 || v > 2) ? 'acp.v1' : 'acp.seed'
+  return negotiate(f.params ?? {}) === 'acp-v1' ? 'acp.v1' : 'acp.seed'
 }
 
 /** ACP items of one frame, in the dialect the connection speaks when it is sent or received. */
