@@ -116,6 +116,8 @@ const STEP_ITEMS: Record<string, Partial<Record<TransportId | 'acp-seed', string
   completed: { http: ['event type agent_result', 'sse event sessionEvents.result'] },
   failed: { http: ['event type error'], rpc: ['rpc message ErrorEvent'] },
   steer: { 'acp-v1': ['acp.v1 method _session/steering'], http: ['event type steering'], rpc: ['rpc command steer'] },
+  'fs/read_text_file': { 'acp-v1': ['acp.v1 method fs/read_text_file'] },
+  'fs/write_text_file': { 'acp-v1': ['acp.v1 method fs/write_text_file'] },
   resume: { 'acp-v1': ['acp.v1 method session/load'], 'acp-seed': ['acp.seed method session/resume'], http: ['http route session.streamEvents'] },
 }
 
@@ -129,6 +131,7 @@ function stepKey(s: AbstractStep): string[] {
   if ('answerPermission' in s) return ['answer']
   if ('cancel' in s) return ['cancel']
   if ('steer' in s) return ['steer']
+  if ('expectClientRequest' in s) return [s.expectClientRequest.method]
   if ('resume' in s || 'expectNoEventLost' in s) return ['resume']
   if ('expectTurnEnd' in s) return [s.expectTurnEnd]
   return []
