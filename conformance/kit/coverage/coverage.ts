@@ -5,6 +5,7 @@
  * and a scenario's own `covers` list. The report lists every item nothing touches.
  */
 import { findOperation } from '../../harness/sniffer.ts'
+import { negotiate } from '../../../server/acp/dialect.ts'
 import type { Transcript } from '../../harness/transcript.ts'
 import type { CorpusEntry } from '../corpus/load.ts'
 import type { TransportId } from '../corpus/ids.ts'
@@ -13,8 +14,9 @@ import { FAMILIES, RPC_TYPE_TO_MESSAGE, specItems, type Family } from './items.t
 import { UNREACHABLE } from './unreachable.ts'
 
 type Touch = Set<string>
+type AcpDialect = 'acp.v1' | 'acp.seed'
 const add = (t: Touch, family: Family, name: string | number): void => void t.add(`${family} ${name}`)
-const dialect = (tr: TransportId): 'acp.v1' | 'acp.seed' => (tr === 'acp-v1' ? 'acp.v1' : 'acp.seed')
+const dialect = (tr: TransportId): AcpDialect => (tr === 'acp-v1' ? 'acp.v1' : 'acp.seed')
 
 /** Walk every JSON value under `v`, calling `f` on each object. */
 function objects(v: unknown, f: (o: Record<string, any>) => void): void {
@@ -25,17 +27,37 @@ function objects(v: unknown, f: (o: Record<string, any>) => void): void {
   }
 }
 
+/** The ACP dialect a sent `initialize` selects: the agent's own negotiation rule (decision 0003). */
+function initializeDialect(frame: unknown): AcpDialect | undefined {
+  const f = frame as { method?: unknown; params?: unknown } | null
+  if (!f || typeof f !== 'object' || f.method !== 'initialize') return undefined
+  return negotiate(f.params ?? {}) === 'acp-v1' ? 'acp.v1' : 'acp.seed'
+}
+
+/** ACP items of one frame, in the dialect the connection speaks when it is sent or received. */
+function fromAcpFrame(frame: unknown, d: AcpDialect, t: Touch): void {
+  objects(frame, (o) => {
+    if (typeof o.method === 'string') add(t, `${d} method`, o.method)
+    if (typeof o.sessionUpdate === 'string') add(t, `${d} update`, o.sessionUpdate)
+    if (o.error && typeof o.error === 'object' && typeof o.error.code === 'number') add(t, `${d} error`, o.error.code)
+  })
+  // A ferret update is flat: its `kind` sits in the params of session/update (on v1,
+  // `_ferret/session/update` is a method of its own, not a v1 update kind).
+  const f = frame as { method?: unknown; params?: { kind?: unknown } } | null
+  if (d === 'acp.seed' && f?.method === 'session/update' && typeof f.params?.kind === 'string') add(t, 'acp.seed update', f.params.kind)
+}
+
 /** `channel`: the SSE stream the frames arrived on (the last one a transcript opened), for records that name no path. */
 function fromFrames(frames: unknown[], tr: TransportId, surface: string, t: Touch, channel = 'sessionsEvents'): void {
+  // Before any initialize, a frame is read in the transport's own dialect; a sent initialize
+  // (re)negotiates, so a v1 transcript run on the ferret agent counts v1 items.
+  let d: AcpDialect = dialect(tr)
   for (const frame of frames) {
+    if (tr.startsWith('acp')) {
+      d = initializeDialect(frame) ?? d
+      fromAcpFrame(frame, d, t)
+    }
     objects(frame, (o) => {
-      if (tr.startsWith('acp')) {
-        const d = dialect(tr)
-        if (typeof o.method === 'string') add(t, `${d} method`, o.method)
-        if (typeof o.sessionUpdate === 'string') add(t, `${d} update`, o.sessionUpdate)
-        if (d === 'acp.seed' && typeof o.kind === 'string' && 'eventId' in o) add(t, 'acp.seed update', o.kind)
-        if (o.error && typeof o.error === 'object' && typeof o.error.code === 'number') add(t, `${d} error`, o.error.code)
-      }
       if (tr === 'rpc' && typeof o.type === 'string') {
         if ('message' in o || ['cancel', 'get_state', 'compact', 'set_model', 'permission_reply', 'steer', 'prompt'].includes(o.type)) add(t, 'rpc command', o.type)
         if (RPC_TYPE_TO_MESSAGE[o.type]) add(t, 'rpc message', RPC_TYPE_TO_MESSAGE[o.type]!)
@@ -103,6 +125,8 @@ const STEP_ITEMS: Record<string, Partial<Record<TransportId | 'acp-seed', string
   failed: { http: ['event type error'], rpc: ['rpc message ErrorEvent'] },
   // The HTTP adapter cannot steer (no route): a steer scenario bound to http is skipped there.
   steer: { 'acp-v1': ['acp.v1 method _session/steering'], rpc: ['rpc command steer'] },
+  'fs/read_text_file': { 'acp-v1': ['acp.v1 method fs/read_text_file'] },
+  'fs/write_text_file': { 'acp-v1': ['acp.v1 method fs/write_text_file'] },
   resume: { 'acp-v1': ['acp.v1 method session/load'], 'acp-seed': ['acp.seed method session/resume'], http: ['http route session.streamEvents'] },
 }
 
@@ -116,6 +140,7 @@ function stepKey(s: AbstractStep): string[] {
   if ('answerPermission' in s) return ['answer']
   if ('cancel' in s) return ['cancel']
   if ('steer' in s) return ['steer']
+  if ('expectClientRequest' in s) return [s.expectClientRequest.method]
   if ('resume' in s || 'expectNoEventLost' in s) return ['resume']
   if ('expectTurnEnd' in s) return [s.expectTurnEnd]
   return []
