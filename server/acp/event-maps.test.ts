@@ -47,6 +47,7 @@ const SAMPLES: { [T in EventType]: EventData<T> } = {
   file_open: { path: '/w/a.txt', line: 3 },
   undo: { turns: 1, files_restored: 1, remaining: 0, files: ['/w/a.txt'], output: '/undo: rewound 1 turn' },
   redo: { turns: 1, files_restored: 1, remaining: 0, output: '/redo: replayed 1 turn' },
+  plan: { call_id: 'c3', entries: [{ content: 'read the code', priority: 'high', status: 'completed' }, { content: 'fix it', priority: 'medium', status: 'in_progress' }] },
 }
 
 const sample = (type: EventType, seq: number): AnyEvent =>
@@ -88,7 +89,7 @@ describe('ACP event maps', () => {
     expect([...shown.ferret].sort()).toEqual(
       ['agent_message_chunk', 'approval_changed', 'cost_update', 'file_edit', 'file_open', 'notice', 'permission_request', 'sandbox_violation', 'tool_call_end', 'tool_call_progress', 'tool_call_start', 'turn_end'].sort(),
     )
-    expect([...shown.v1].sort()).toEqual(['agent_message_chunk', 'agent_thought_chunk', 'config_option_update', 'current_mode_update', 'tool_call', 'tool_call_update', 'usage_update', 'user_message_chunk'])
+    expect([...shown.v1].sort()).toEqual(['agent_message_chunk', 'agent_thought_chunk', 'config_option_update', 'current_mode_update', 'plan', 'tool_call', 'tool_call_update', 'usage_update', 'user_message_chunk'])
   })
 
   it('map exactly the five ferret IDE kinds to _ferret/session/update, with the event data as is', () => {
@@ -109,6 +110,22 @@ describe('ACP event maps', () => {
     expect(toV1Updates(e, ctx('/w'))).toMatchObject([{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: '\n[warning] careful\n' } }])
     expect(toOtterParams(e)).toMatchObject({ eventId: 7, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: '\n[warning] careful\n' } } })
     expect(toFerretParams(e)).toMatchObject({ eventId: 7, kind: 'notice', level: 'warning', text: 'careful' })
+  })
+
+  it('shows a plan as the complete v1 plan, and nothing extra in the seed dialects (the tool call carries it)', () => {
+    const e = sample('plan', 9)
+    expect(toV1Updates(e, ctx('/w'))).toEqual([
+      {
+        sessionUpdate: 'plan',
+        entries: [
+          { content: 'read the code', priority: 'high', status: 'completed' },
+          { content: 'fix it', priority: 'medium', status: 'in_progress' },
+        ],
+        _meta: { 'chimera/eventId': 9, 'chimera/toolCallId': 'c3' },
+      },
+    ])
+    expect(toOtterParams(e)).toBeUndefined()
+    expect(toFerretParams(e)).toBeUndefined()
   })
 
   it('shows an edit as a diff with absolute paths, and keeps it when the edit completes', () => {

@@ -5,6 +5,7 @@
  * `ok: false` and a clear message.
  */
 import type { ToolName } from '../../generated/tools/tools.gen.ts'
+import type { PlanData } from '../../generated/schemas.gen.ts'
 import type { LspProvider } from '../lsp/provider.ts'
 
 export type SandboxMode = 'read-only' | 'workspace-write' | 'danger-full-access'
@@ -51,7 +52,15 @@ export interface ToolContext {
    * manager for this working directory or nothing (`LSP not configured`). Absent: no LSP.
    */
   lsp?: LspProvider
+  /**
+   * Publish the model's plan (the update_plan tool): the complete list, replacing the previous
+   * one. Absent outside a session (the plan is then only the tool's output).
+   */
+  plan?(entries: PlanEntry[]): void
 }
+
+/** One entry of a plan (the ACP v1 `PlanEntry`; specs/schemas/events.yaml `PlanEntry`). */
+export type PlanEntry = PlanData['entries'][number]
 
 /** See {@link ToolContext.files}. */
 export interface FileChangeTracker {

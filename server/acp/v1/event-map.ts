@@ -22,6 +22,7 @@
  * | error              | agent_message_chunk with the error text (the prompt answers -32603)  |
  * | notice             | agent_message_chunk (`_meta.chimera/notice`)                         |
  * | undo / redo        | agent_message_chunk of the reply line                                |
+ * | plan               | plan {entries} (complete list; `_meta.chimera/toolCallId`)           |
  * | permission_request | nothing: it is the `session/request_permission` request              |
  * | every other type   | nothing                                                              |
  * The config rows read the session's current model/mode for the other selector (the spec wants
@@ -118,6 +119,13 @@ export const V1_EVENT_MAP: { [T in EventType]: Row<T> } = {
   file_open: none,
   undo: (e) => [{ sessionUpdate: 'agent_message_chunk', content: text(e.data.output), _meta: eventMeta(e) }],
   redo: (e) => [{ sessionUpdate: 'agent_message_chunk', content: text(e.data.output), _meta: eventMeta(e) }],
+  plan: (e) => [
+    {
+      sessionUpdate: 'plan',
+      entries: e.data.entries.map((p) => ({ content: p.content, priority: p.priority, status: p.status })),
+      _meta: { ...eventMeta(e), ...(e.data.call_id ? { 'chimera/toolCallId': e.data.call_id } : {}) },
+    },
+  ],
 }
 
 /** The v1 updates of one event. */
