@@ -1092,6 +1092,8 @@ export interface components {
                 [key: string]: unknown;
             };
             step?: number;
+            /** @description Write only: the text of the file the call would replace, read when the call was made (null: no such file yet), so a client can show the whole change. Absent when not known (another tool, unreadable, binary, or over 1 MiB like `file_edit` diffs). */
+            old_text?: string | null;
         };
         /** @description A tool call passed the permission gate and starts running (after `tool_call` and any permission round-trip). A call refused by the gate, by validation or by a cancel gets no `tool_start`, only its `tool_result`. */
         ToolStartData: {
@@ -1133,6 +1135,8 @@ export interface components {
             /** @enum {string} */
             risk?: "low" | "medium" | "high";
             options: components["schemas"]["PermissionDecision"][];
+            /** @description Write only: as on `tool_call`, the text of the file the call would replace, read when the call was made (null: no such file yet), so a client can show the whole change. Absent when not known (another tool, unreadable, binary, or over 1 MiB like `file_edit` diffs). */
+            old_text?: string | null;
         };
         PermissionReplyData: {
             request_id: string;

@@ -143,6 +143,7 @@ describe('a pending permission request', () => {
       args: { path: 'out.txt', content: 'content' },
       risk: 'medium',
       options: ['allow', 'always', 'deny', 'never'],
+      old_text: null,
     })
     expect(s.pendingPermissions()).toEqual([request.data.request_id])
 

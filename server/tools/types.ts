@@ -62,6 +62,11 @@ export interface ToolContext {
 /** One entry of a plan (the ACP v1 `PlanEntry`; specs/schemas/events.yaml `PlanEntry`). */
 export type PlanEntry = PlanData['entries'][number]
 
+/** See {@link Tool.preview}. */
+export interface CallPreview {
+  old_text: string | null
+}
+
 /** See {@link ToolContext.files}. */
 export interface FileChangeTracker {
   willChange(abs: string): Promise<void>
@@ -84,4 +89,10 @@ export interface Tool<A = any> {
    * normalised (e.g. the resolved path, the trimmed command).
    */
   permissionKey(args: A, ctx: Pick<ToolContext, 'cwd'>): string
+  /**
+   * What the call would replace, read before it is asked for or run (for the diff a client
+   * shows): `old_text` null when the file does not exist yet; undefined when not known. Has no
+   * side effects (no sandbox-violation report: the call itself reports that).
+   */
+  preview?(args: A, ctx: ToolContext): Promise<CallPreview | undefined>
 }
