@@ -168,4 +168,42 @@ describe('ACP v1 gaps through the official SDK client', () => {
     expect(await agent.exited).toBe(0)
     expect(invalidAgentFrames(agent.frames)).toEqual([])
   }, 30_000)
+
+  it('streams a client-terminal Bash command\'s output while it runs, not only at exit', async () => {
+    const agent = startFerret(['--approval', 'allow', '--sandbox', 'danger-full-access'])
+    let output = 'step 1\n'
+    let sawProgress: () => void = () => {}
+    const progressSeen = new Promise<void>((r) => (sawProgress = r))
+    const progress: string[] = []
+    const app = acp
+      .client({ name: 'test-ide' })
+      .onNotification(acp.methods.client.session.update, ({ params }) => {
+        const u = params.update
+        if (u.sessionUpdate === 'tool_call_update' && u.status === undefined && u.content) {
+          for (const c of u.content) if (c.type === 'content' && c.content.type === 'text') progress.push(c.content.text)
+          if (progress.join('').includes('step 1')) sawProgress()
+        }
+      })
+      .onRequest(acp.methods.client.terminal.create, () => ({ terminalId: 'term-1' }))
+      .onRequest(acp.methods.client.terminal.output, () => ({ output, truncated: false }))
+      // The command "runs" until the IDE has shown its first output: a gate, not a sleep.
+      .onRequest(acp.methods.client.terminal.waitForExit, async () => {
+        await progressSeen
+        output += 'step 2\n'
+        return { exitCode: 0, signal: null }
+      })
+      .onRequest(acp.methods.client.terminal.release, () => ({}))
+    await app.connectWith(agent.stream, async (ctx) => {
+      await ctx.request(acp.methods.agent.initialize, { ...INIT, clientCapabilities: { terminal: true } })
+      const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: agent.ws, mcpServers: [] })
+      const r = await ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: '!call Bash {"command":"long job"}' }] })
+      expect(r.stopReason).toBe('end_turn')
+    })
+    expect(progress.join('')).toBe('step 1\n')
+    const done = agent.frames.find((f) => f.dir === 'out' && f.msg.params?.update?.sessionUpdate === 'tool_call_update' && f.msg.params.update.status === 'completed')
+    expect(JSON.stringify(done?.msg.params.update.rawOutput)).toContain('step 1\\nstep 2')
+    agent.child.stdin.end()
+    expect(await agent.exited).toBe(0)
+    expect(invalidAgentFrames(agent.frames)).toEqual([])
+  }, 30_000)
 })
