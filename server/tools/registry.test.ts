@@ -1,5 +1,5 @@
 /**
- * The registry: the seven built-ins, unknown and disallowed tools, argument validation errors,
+ * The registry: the eight built-ins, unknown and disallowed tools, argument validation errors,
  * defaults applied, exceptions turned into failures, `GET /tools` descriptors and allow-list
  * parsing.
  */
