@@ -169,6 +169,38 @@ describe('ACP v1 gaps through the official SDK client', () => {
     expect(invalidAgentFrames(agent.frames)).toEqual([])
   }, 30_000)
 
+  it('takes a Write preview from the editor when it offers fs (an unsaved buffer), from disk when the editor has no such file', async () => {
+    const agent = startFerret(['--approval', 'allow'])
+    const buffers = new Map<string, string>([[join(agent.ws, 'open.txt'), 'unsaved old\n']])
+    const recorded = recordingClient()
+    const updates = recorded.updates
+    const app = recorded.app
+      .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => {
+        const content = buffers.get(params.path)
+        if (content === undefined) throw acp.RequestError.resourceNotFound(params.path)
+        return { content }
+      })
+      .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => {
+        buffers.set(params.path, params.content)
+        return {}
+      })
+    await app.connectWith(agent.stream, async (ctx) => {
+      await ctx.request(acp.methods.agent.initialize, { ...INIT, clientCapabilities: { fs: { readTextFile: true, writeTextFile: true } } })
+      const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: agent.ws, mcpServers: [] })
+      const text = '!call Write {"path":"open.txt","content":"new\\n"}\n!call Write {"path":"fresh.txt","content":"x"}'
+      expect((await ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text }] })).stopReason).toBe('end_turn')
+    })
+    const diffs = updates.filter((u) => u.sessionUpdate === 'tool_call').map((u) => (u as acp.ToolCall).content)
+    expect(diffs).toEqual([
+      [{ type: 'diff', path: join(agent.ws, 'open.txt'), oldText: 'unsaved old\n', newText: 'new\n' }],
+      [{ type: 'diff', path: join(agent.ws, 'fresh.txt'), oldText: null, newText: 'x' }],
+    ])
+    expect(buffers.get(join(agent.ws, 'open.txt'))).toBe('new\n')
+    agent.child.stdin.end()
+    expect(await agent.exited).toBe(0)
+    expect(invalidAgentFrames(agent.frames)).toEqual([])
+  }, 30_000)
+
   it('streams a client-terminal Bash command\'s output while it runs, not only at exit', async () => {
     const agent = startFerret(['--approval', 'allow', '--sandbox', 'danger-full-access'])
     let output = 'step 1\n'

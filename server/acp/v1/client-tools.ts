@@ -17,7 +17,8 @@ import { bashOutcome, bashTool, DEFAULT_BASH_TIMEOUT_MS, MAX_BASH_OUTPUT_CHARS }
 import type { Connection } from '../../jsonrpc/connection.ts'
 import { planEdit } from '../../tools/edit.ts'
 import { errorText, fail, succeed } from '../../tools/outcome.ts'
-import { confinePath, displayPath, lexicalPath } from '../../tools/paths.ts'
+import { confinePath, displayPath, lexicalPath, resolveInWorkspace } from '../../tools/paths.ts'
+import { PREVIEW_MAX_BYTES, writeTool } from '../../tools/write.ts'
 import { readWindow } from '../../tools/read.ts'
 import type { Tool, ToolContext } from '../../tools/types.ts'
 
@@ -160,6 +161,15 @@ export function clientTools(conn: Connection, sessionId: string, fs: ClientFs | 
     const write: Tool<WriteInput> = {
       name: 'Write',
       permissionKey: (args, ctx) => lexicalPath(ctx.cwd, args.path),
+      // The old text the editor has (an unsaved buffer included); the disk's when it cannot say.
+      async preview(args, ctx) {
+        if (!fs.readTextFile) return writeTool.preview!(args, ctx)
+        const where = await resolveInWorkspace(ctx.cwd, args.path, { forWrite: true, mode: ctx.sandbox, protectedPaths: ctx.protectedPaths, readOnlyPaths: ctx.readOnlyPaths })
+        if (!where.ok) return undefined
+        const file = await readVia(conn, sessionId, where.abs, ctx)
+        if (!file.ok) return writeTool.preview!(args, ctx)
+        return Buffer.byteLength(file.text, 'utf8') <= PREVIEW_MAX_BYTES ? { old_text: file.text } : undefined
+      },
       async run(args, ctx) {
         const where = await confinePath('Write', ctx, args.path, { forWrite: true })
         if (!where.ok) return where.outcome
