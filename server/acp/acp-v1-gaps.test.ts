@@ -107,7 +107,7 @@ describe('ACP v1 gaps through the official SDK client', () => {
         },
       ])
       const call = updates.find((u) => u.sessionUpdate === 'tool_call') as acp.ToolCall
-      expect(call).toMatchObject({ title: 'update_plan', status: 'pending' })
+      expect(call).toMatchObject({ title: 'update_plan', kind: 'think', status: 'pending' })
       expect((plans[0]!._meta as Record<string, unknown>)['chimera/toolCallId']).toBe(call.toolCallId)
 
       // 2. The title: set by the first prompt (its first non-blank line), not by later ones.

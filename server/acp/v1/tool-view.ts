@@ -10,7 +10,7 @@ import type { ToolCallContentSchema, ToolKindSchema } from '../../../generated/a
 export type ToolKind = z.input<typeof ToolKindSchema>
 export type ToolContent = z.input<typeof ToolCallContentSchema>
 
-const KINDS: Readonly<Record<string, ToolKind>> = { Read: 'read', Write: 'edit', Edit: 'edit', Bash: 'execute', Grep: 'search', Glob: 'search', LS: 'search' }
+const KINDS: Readonly<Record<string, ToolKind>> = { Read: 'read', Write: 'edit', Edit: 'edit', Bash: 'execute', Grep: 'search', Glob: 'search', LS: 'search', update_plan: 'think' }
 
 /** Tools whose result keeps the diff shown at the call (their completion sends no content). */
 export const EDIT_TOOLS: ReadonlySet<string> = new Set(['Write', 'Edit'])
