@@ -10,6 +10,7 @@ import type { CorpusEntry } from '../corpus/load.ts'
 import type { TransportId } from '../corpus/ids.ts'
 import type { AbstractStep } from '../corpus/scenario.ts'
 import { FAMILIES, RPC_TYPE_TO_MESSAGE, specItems, type Family } from './items.ts'
+import { UNREACHABLE } from './unreachable.ts'
 
 type Touch = Set<string>
 const add = (t: Touch, family: Family, name: string | number): void => void t.add(`${family} ${name}`)
@@ -24,7 +25,8 @@ function objects(v: unknown, f: (o: Record<string, any>) => void): void {
   }
 }
 
-function fromFrames(frames: unknown[], tr: TransportId, surface: string, t: Touch): void {
+/** `channel`: the SSE stream the frames arrived on (the last one a transcript opened), for records that name no path. */
+function fromFrames(frames: unknown[], tr: TransportId, surface: string, t: Touch, channel = 'sessionsEvents'): void {
   for (const frame of frames) {
     objects(frame, (o) => {
       if (tr.startsWith('acp')) {
@@ -44,20 +46,27 @@ function fromFrames(frames: unknown[], tr: TransportId, surface: string, t: Touc
           if (op) add(t, 'http route', op.operationId)
         }
         if (typeof o.error === 'string') add(t, 'http error', o.error)
-        if (typeof o.event === 'string') add(t, 'sse event', `${String(o.path ?? '').startsWith('/session/') ? 'sessionEvents' : 'sessionsEvents'}.${o.event}`)
+        if (typeof o.event === 'string') add(t, 'sse event', `${typeof o.path === 'string' ? channelOf(o.path) : channel}.${o.event}`)
         if (typeof o.type === 'string') add(t, 'event type', o.type)
       }
     })
   }
 }
 
+const channelOf = (path: string): string => (path.startsWith('/session/') ? 'sessionEvents' : 'sessionsEvents')
+
 function fromTranscript(tx: Transcript, tr: TransportId, t: Touch): void {
-  const frames: unknown[] = []
+  // SSE records name no path: they belong to the stream the transcript opened last.
+  let channel = 'sessionsEvents'
   for (const s of tx.steps) {
+    const frames: unknown[] = []
     if ('send' in s) frames.push(s.send)
     if ('expect' in s) frames.push(s.expect)
     if ('expectUnordered' in s) frames.push(...s.expectUnordered)
-    if ('open' in s) frames.push({ ...s.open, method: 'GET' })
+    if ('open' in s) {
+      frames.push({ ...s.open, method: 'GET' })
+      channel = channelOf(s.open.path)
+    }
     if ('sendRaw' in s && typeof s.sendRaw === 'string') for (const l of s.sendRaw.split('\n')) {
       try {
         frames.push(JSON.parse(l))
@@ -65,9 +74,8 @@ function fromTranscript(tx: Transcript, tr: TransportId, t: Touch): void {
         // not JSON: a framing case
       }
     }
+    fromFrames(frames, tr, tx.header.surface, t, channel)
   }
-  fromFrames(frames, tr, tx.header.surface, t)
-  if (tx.header.surface === 'sse') for (const s of tx.steps) if ('expect' in s && (s.expect as any)?.event) add(t, 'sse event', `sessionsEvents.${(s.expect as any).event}`)
 }
 
 /** What an abstract step exercises on a transport. */
@@ -93,7 +101,8 @@ const STEP_ITEMS: Record<string, Partial<Record<TransportId | 'acp-seed', string
   cancelled: { http: ['event type cancelled'] },
   completed: { http: ['event type agent_result', 'sse event sessionEvents.result'] },
   failed: { http: ['event type error'], rpc: ['rpc message ErrorEvent'] },
-  steer: { 'acp-v1': ['acp.v1 method _session/steering'], http: ['event type steering'], rpc: ['rpc command steer'] },
+  // The HTTP adapter cannot steer (no route): a steer scenario bound to http is skipped there.
+  steer: { 'acp-v1': ['acp.v1 method _session/steering'], rpc: ['rpc command steer'] },
   resume: { 'acp-v1': ['acp.v1 method session/load'], 'acp-seed': ['acp.seed method session/resume'], http: ['http route session.streamEvents'] },
 }
 
@@ -130,7 +139,8 @@ export function touches(e: CorpusEntry): Touch {
 }
 
 export interface CoverageReport {
-  families: { family: Family; total: number; covered: number; untouched: string[] }[]
+  /** `untouched` excludes the items no black-box client can reach (`unreachable`, with the reason). */
+  families: { family: Family; total: number; covered: number; untouched: string[]; unreachable: { name: string; reason: string }[] }[]
 }
 
 export function coverage(entries: readonly CorpusEntry[]): CoverageReport {
@@ -140,8 +150,15 @@ export function coverage(entries: readonly CorpusEntry[]): CoverageReport {
   return {
     families: FAMILIES.map((family) => {
       const all = items.get(family) ?? []
-      const untouched = all.filter((n) => !touched.has(`${family} ${n}`))
-      return { family, total: all.length, covered: all.length - untouched.length, untouched }
+      const missed = all.filter((n) => !touched.has(`${family} ${n}`))
+      const reasonOf = (n: string): string | undefined => UNREACHABLE[`${family} ${n}`]
+      return {
+        family,
+        total: all.length,
+        covered: all.length - missed.length,
+        untouched: missed.filter((n) => reasonOf(n) === undefined),
+        unreachable: missed.flatMap((n) => (reasonOf(n) === undefined ? [] : [{ name: n, reason: reasonOf(n)! }])),
+      }
     }),
   }
 }
@@ -149,9 +166,15 @@ export function coverage(entries: readonly CorpusEntry[]): CoverageReport {
 export function coverageText(r: CoverageReport): string {
   const total = r.families.reduce((a, f) => a + f.total, 0)
   const covered = r.families.reduce((a, f) => a + f.covered, 0)
-  const lines = [`spec coverage: ${covered}/${total} items touched by the selected requirements`]
+  const unreachable = r.families.flatMap((f) => f.unreachable.map((u) => ({ family: f.family, ...u })))
+  const lines = [`spec coverage: ${covered}/${total} items touched by the selected requirements${unreachable.length ? ` (${unreachable.length} more unreachable by a black-box client, listed below)` : ''}`]
   for (const f of r.families) {
-    lines.push(`  ${f.family.padEnd(16)} ${String(f.covered).padStart(3)}/${String(f.total).padEnd(3)}${f.untouched.length ? ` untouched: ${f.untouched.join(', ')}` : ''}`)
+    const rest = f.total - f.covered - f.untouched.length
+    lines.push(`  ${f.family.padEnd(16)} ${String(f.covered).padStart(3)}/${String(f.total).padEnd(3)}${rest ? ` (${rest} unreachable)` : ''}${f.untouched.length ? ` untouched: ${f.untouched.join(', ')}` : ''}`)
+  }
+  if (unreachable.length) {
+    lines.push('unreachable by a black-box client (no valid request or setup provokes them; not counted as covered):')
+    for (const u of unreachable) lines.push(`  ${u.family} ${u.name}: ${u.reason}`)
   }
   return lines.join('\n')
 }
