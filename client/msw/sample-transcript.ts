@@ -123,7 +123,8 @@ export const sampleTranscript: ChimeraEvent[] = [
         "path": "hello.txt",
         "content": "hello <world>\n"
       },
-      "step": 1
+      "step": 1,
+      "old_text": null
     }
   },
   {
@@ -147,7 +148,8 @@ export const sampleTranscript: ChimeraEvent[] = [
         "always",
         "deny",
         "never"
-      ]
+      ],
+      "old_text": null
     }
   },
   {

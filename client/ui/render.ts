@@ -104,6 +104,13 @@ export class View {
       case 'notice':
         this.#push(el('div', { class: 'msg notice', text: `${ev.metadata.level}: ${ev.metadata.text}` }))
         break
+      case 'plan': {
+        // Each plan is the complete list: show it as one block (a new turn's plan starts a new one).
+        const marks = { completed: '[x]', in_progress: '[~]', pending: '[ ]' }
+        const text = ev.metadata.entries.map((p) => `${marks[p.status]} ${p.content}`).join('\n') || '(plan cleared)'
+        this.#push(el('pre', { class: 'card plan', text: `plan\n${text}` }))
+        break
+      }
       default:
         break
     }

@@ -1052,7 +1052,7 @@ export interface components {
          * @description Canonical event types. SSE `event:` on `/sessions/{id}/events` is this value.
          * @enum {string}
          */
-        EventType: "user_message" | "turn_start" | "step_start" | "text_delta" | "reasoning" | "tool_call" | "tool_start" | "tool_progress" | "tool_result" | "permission_request" | "permission_reply" | "sandbox_violation" | "usage" | "step_end" | "turn_end" | "agent_result" | "error" | "cancelled" | "compaction" | "steering" | "model_changed" | "mode_changed" | "approval_changed" | "notice" | "file_edit" | "file_open" | "undo" | "redo";
+        EventType: "user_message" | "turn_start" | "step_start" | "text_delta" | "reasoning" | "tool_call" | "tool_start" | "tool_progress" | "tool_result" | "permission_request" | "permission_reply" | "sandbox_violation" | "usage" | "step_end" | "turn_end" | "agent_result" | "error" | "cancelled" | "compaction" | "steering" | "model_changed" | "mode_changed" | "approval_changed" | "notice" | "file_edit" | "file_open" | "undo" | "redo" | "plan";
         UserMessageData: {
             message_id: string;
             /** @description The message the model sees (for a custom slash command, the rendered template). */
@@ -1092,6 +1092,8 @@ export interface components {
                 [key: string]: unknown;
             };
             step?: number;
+            /** @description Write only: the text of the file the call would replace, read when the call was made (null: no such file yet), so a client can show the whole change. Absent when not known (another tool, unreadable, binary, or over 1 MiB like `file_edit` diffs). */
+            old_text?: string | null;
         };
         /** @description A tool call passed the permission gate and starts running (after `tool_call` and any permission round-trip). A call refused by the gate, by validation or by a cancel gets no `tool_start`, only its `tool_result`. */
         ToolStartData: {
@@ -1133,6 +1135,8 @@ export interface components {
             /** @enum {string} */
             risk?: "low" | "medium" | "high";
             options: components["schemas"]["PermissionDecision"][];
+            /** @description Write only: as on `tool_call`, the text of the file the call would replace, read when the call was made (null: no such file yet), so a client can show the whole change. Absent when not known (another tool, unreadable, binary, or over 1 MiB like `file_edit` diffs). */
+            old_text?: string | null;
         };
         PermissionReplyData: {
             request_id: string;
@@ -1215,8 +1219,21 @@ export interface components {
             files?: string[];
             output: string;
         };
+        /** @description One entry of the agent's plan (the ACP v1 `PlanEntry`): what to do, how much it matters, and where it stands. */
+        PlanEntry: {
+            content: string;
+            /** @enum {string} */
+            priority: "high" | "medium" | "low";
+            /** @enum {string} */
+            status: "pending" | "in_progress" | "completed";
+        };
+        /** @description Payload of `plan`: the model replaced its plan (the `update_plan` tool). `entries` is the complete list, in order; a client replaces what it showed. `call_id` is the tool call that set it. */
+        PlanData: {
+            call_id?: string;
+            entries: components["schemas"]["PlanEntry"][];
+        };
         /** @description Type-specific payload of an event (one of the `*Data` shapes below). */
-        EventData: components["schemas"]["UserMessageData"] | components["schemas"]["TurnStartData"] | components["schemas"]["StepData"] | components["schemas"]["TextDeltaData"] | components["schemas"]["ReasoningData"] | components["schemas"]["ToolCallData"] | components["schemas"]["ToolStartData"] | components["schemas"]["ToolProgressData"] | components["schemas"]["ToolResultData"] | components["schemas"]["PermissionRequestData"] | components["schemas"]["PermissionReplyData"] | components["schemas"]["SandboxViolationData"] | components["schemas"]["UsageData"] | components["schemas"]["TurnEndData"] | components["schemas"]["AgentResultData"] | components["schemas"]["ErrorData"] | components["schemas"]["CancelledData"] | components["schemas"]["CompactionData"] | components["schemas"]["SteeringData"] | components["schemas"]["ModelChangedData"] | components["schemas"]["ModeChangedData"] | components["schemas"]["ApprovalChangedData"] | components["schemas"]["NoticeData"] | components["schemas"]["FileEditData"] | components["schemas"]["FileOpenData"] | components["schemas"]["HistoryRewindData"];
+        EventData: components["schemas"]["UserMessageData"] | components["schemas"]["TurnStartData"] | components["schemas"]["StepData"] | components["schemas"]["TextDeltaData"] | components["schemas"]["ReasoningData"] | components["schemas"]["ToolCallData"] | components["schemas"]["ToolStartData"] | components["schemas"]["ToolProgressData"] | components["schemas"]["ToolResultData"] | components["schemas"]["PermissionRequestData"] | components["schemas"]["PermissionReplyData"] | components["schemas"]["SandboxViolationData"] | components["schemas"]["UsageData"] | components["schemas"]["TurnEndData"] | components["schemas"]["AgentResultData"] | components["schemas"]["ErrorData"] | components["schemas"]["CancelledData"] | components["schemas"]["CompactionData"] | components["schemas"]["SteeringData"] | components["schemas"]["ModelChangedData"] | components["schemas"]["ModeChangedData"] | components["schemas"]["ApprovalChangedData"] | components["schemas"]["NoticeData"] | components["schemas"]["FileEditData"] | components["schemas"]["FileOpenData"] | components["schemas"]["HistoryRewindData"] | components["schemas"]["PlanData"];
         /** @description One event of a session's stream, as written to the event log. */
         ChimeraEvent: {
             /** @description Per-session 1-based monotonic counter. */

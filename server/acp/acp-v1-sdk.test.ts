@@ -263,8 +263,8 @@ describe('ACP v1 through the official SDK client', () => {
       updates.length = 0
       const replay = await ctx.request<{ replayed: number; lastEventId: number; truncated: boolean }>('_chimera/session/replay', { sessionId, sinceEventId: 0 })
       // The replayed updates reached the client's handler before the response resolved.
-      expect(updates.map((u) => u.sessionUpdate)).toEqual(['user_message_chunk', 'agent_message_chunk', 'usage_update'])
-      expect(replay).toMatchObject({ replayed: 3, truncated: false, lastEventId: updates.at(-1)!._meta!['chimera/eventId'] })
+      expect(updates.map((u) => u.sessionUpdate)).toEqual(['user_message_chunk', 'session_info_update', 'agent_message_chunk', 'usage_update'])
+      expect(replay).toMatchObject({ replayed: 4, truncated: false, lastEventId: updates.at(-1)!._meta!['chimera/eventId'] })
       const state = await ctx.request<{ status: string; messages: { role: string; content: string }[]; lastEventId: number }>('_chimera/session/state', { sessionId })
       expect(state).toMatchObject({ status: 'idle', messages: [{ role: 'user', content: '!say one' }, { role: 'assistant', content: 'one' }] })
       expect(state.lastEventId).toBeGreaterThanOrEqual(replay.lastEventId)

@@ -9,7 +9,7 @@ import { SessionNotificationSchema } from '../../generated/acp/v1-schema.gen.ts'
 import { FerretSessionUpdateSchema, OtterSessionUpdateParamsSchema } from '../../generated/acp/seed.gen.ts'
 import { testEnv, within, type TestEnv } from '../core/fixtures/harness.ts'
 import { checkEventData, EVENT_TYPES, type AnyEvent, type EventData, type EventType } from '../events/event-types.ts'
-import { V1_EVENT_MAP, toV1Updates, type V1MapContext } from './v1/event-map.ts'
+import { V1_EVENT_MAP, sessionTitle, toV1Updates, type V1MapContext } from './v1/event-map.ts'
 import { configOptions } from './v1/session-config.ts'
 import { OTTER_EVENT_MAP, toOtterParams } from './seed/otter-map.ts'
 import { FERRET_EVENT_MAP, toFerretParams } from './seed/ferret-map.ts'
@@ -47,10 +47,11 @@ const SAMPLES: { [T in EventType]: EventData<T> } = {
   file_open: { path: '/w/a.txt', line: 3 },
   undo: { turns: 1, files_restored: 1, remaining: 0, files: ['/w/a.txt'], output: '/undo: rewound 1 turn' },
   redo: { turns: 1, files_restored: 1, remaining: 0, output: '/redo: replayed 1 turn' },
+  plan: { call_id: 'c3', entries: [{ content: 'read the code', priority: 'high', status: 'completed' }, { content: 'fix it', priority: 'medium', status: 'in_progress' }] },
 }
 
 const sample = (type: EventType, seq: number): AnyEvent =>
-  ({ seq, id: `evt-00000000-0000-0000-0000-00000000000${seq % 10}`, session_id: SID, type, turn: 1, ts: '2026-01-01T00:00:00.000Z', data: checkEventData(type, SAMPLES[type]) }) as AnyEvent
+  ({ seq, id: `evt-00000000-0000-0000-0000-00000000000${seq % 10}`, session_id: SID, type, turn: type === 'turn_start' ? 0 : 1, ts: '2026-01-01T00:00:00.000Z', data: checkEventData(type, SAMPLES[type]) }) as AnyEvent
 
 const ctx = (cwd: string): V1MapContext => ({ cwd, configOptions: (m, mode) => configOptions(['offline'], m, mode), model: () => 'offline', mode: () => 'build' })
 
@@ -88,7 +89,7 @@ describe('ACP event maps', () => {
     expect([...shown.ferret].sort()).toEqual(
       ['agent_message_chunk', 'approval_changed', 'cost_update', 'file_edit', 'file_open', 'notice', 'permission_request', 'sandbox_violation', 'tool_call_end', 'tool_call_progress', 'tool_call_start', 'turn_end'].sort(),
     )
-    expect([...shown.v1].sort()).toEqual(['agent_message_chunk', 'agent_thought_chunk', 'config_option_update', 'current_mode_update', 'tool_call', 'tool_call_update', 'usage_update', 'user_message_chunk'])
+    expect([...shown.v1].sort()).toEqual(['agent_message_chunk', 'agent_thought_chunk', 'config_option_update', 'current_mode_update', 'plan', 'session_info_update', 'tool_call', 'tool_call_update', 'usage_update', 'user_message_chunk'])
   })
 
   it('map exactly the five ferret IDE kinds to _ferret/session/update, with the event data as is', () => {
@@ -109,6 +110,29 @@ describe('ACP event maps', () => {
     expect(toV1Updates(e, ctx('/w'))).toMatchObject([{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: '\n[warning] careful\n' } }])
     expect(toOtterParams(e)).toMatchObject({ eventId: 7, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: '\n[warning] careful\n' } } })
     expect(toFerretParams(e)).toMatchObject({ eventId: 7, kind: 'notice', level: 'warning', text: 'careful' })
+  })
+
+  it('names the session at its first turn only (session_info_update: title and updatedAt)', () => {
+    const first = { ...sample('turn_start', 4), turn: 0, data: { prompt: '\n  fix the login bug  \nand more', model: 'offline' } } as AnyEvent
+    expect(toV1Updates(first, ctx('/w'))).toEqual([{ sessionUpdate: 'session_info_update', title: 'fix the login bug', updatedAt: '2026-01-01T00:00:00.000Z', _meta: { 'chimera/eventId': 4 } }])
+    expect(toV1Updates({ ...first, turn: 1 } as AnyEvent, ctx('/w'))).toEqual([])
+    expect(sessionTitle('x'.repeat(300))).toHaveLength(100)
+  })
+
+  it('shows a plan as the complete v1 plan, and nothing extra in the seed dialects (the tool call carries it)', () => {
+    const e = sample('plan', 9)
+    expect(toV1Updates(e, ctx('/w'))).toEqual([
+      {
+        sessionUpdate: 'plan',
+        entries: [
+          { content: 'read the code', priority: 'high', status: 'completed' },
+          { content: 'fix it', priority: 'medium', status: 'in_progress' },
+        ],
+        _meta: { 'chimera/eventId': 9, 'chimera/toolCallId': 'c3' },
+      },
+    ])
+    expect(toOtterParams(e)).toBeUndefined()
+    expect(toFerretParams(e)).toBeUndefined()
   })
 
   it('shows an edit as a diff with absolute paths, and keeps it when the edit completes', () => {

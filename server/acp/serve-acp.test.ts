@@ -200,7 +200,7 @@ describe('ACP v1 extensions', () => {
     const ids = replayFrames.map((m) => m.params.update._meta['chimera/eventId'] as number)
     expect(ids).toEqual([...ids].sort((a, b) => a - b))
     expect(r.result).toMatchObject({ sessionId: sid, truncated: false, lastEventId: ids.at(-1) })
-    expect(replayFrames.map((m) => m.params.update.sessionUpdate)).toEqual(['user_message_chunk', 'agent_message_chunk', 'usage_update', 'user_message_chunk', 'agent_message_chunk', 'usage_update', 'tool_call'])
+    expect(replayFrames.map((m) => m.params.update.sessionUpdate)).toEqual(['user_message_chunk', 'session_info_update', 'agent_message_chunk', 'usage_update', 'user_message_chunk', 'agent_message_chunk', 'usage_update', 'tool_call'])
     s.send({ jsonrpc: '2.0', id: ask.id, result: { outcome: { outcome: 'selected', optionId: 'allow' } } })
     expect((await s.waitFor((m) => m.id === 'held', 'the held prompt')).result).toEqual({ stopReason: 'end_turn' })
     // The live stream goes on after the replay from the next event: nothing written twice, no gap.

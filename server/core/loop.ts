@@ -15,7 +15,7 @@
 import { toolSpecs, type ToolName } from '../../generated/tools/tools.gen.ts'
 import type { ToolCall } from '../../generated/schemas.gen.ts'
 import type { FinishReason, Provider, ToolSchema } from '../providers/types.ts'
-import type { ToolOutcome } from '../tools/types.ts'
+import type { CallPreview, ToolOutcome } from '../tools/types.ts'
 import { MAX_JSON_DEPTH, valueDepth } from '../json-depth.ts'
 import { formatIssues } from '../validation.ts'
 import type { TurnHost } from './turn-host.ts'
@@ -48,7 +48,21 @@ export function prepareCall(host: TurnHost, call: ToolCall): { args: unknown } |
 
 const failText = (err: unknown): string => (err instanceof Error ? err.message : String(err))
 
-async function runCall(host: TurnHost, token: TurnToken, call: ToolCall, refusal?: string): Promise<void> {
+/** What the call would replace (Tool.preview), for the diffs of its tool_call and permission_request; never throws. */
+async function previewCall(host: TurnHost, token: TurnToken, call: ToolCall): Promise<CallPreview | undefined> {
+  const tool = host.tools.get(call.tool)
+  if (!tool?.preview) return undefined
+  const prepared = prepareCall(host, call)
+  if ('error' in prepared) return undefined
+  try {
+    return await tool.preview(prepared.args, host.toolContext(call, token))
+  } catch (err) {
+    host.logger.debug(`preview of ${call.tool} failed`, err)
+    return undefined
+  }
+}
+
+async function runCall(host: TurnHost, token: TurnToken, call: ToolCall, refusal?: string, preview?: CallPreview): Promise<void> {
   const started = Date.now()
   const finish = (o: ToolOutcome) =>
     host.emit('tool_result', {
@@ -70,7 +84,7 @@ async function runCall(host: TurnHost, token: TurnToken, call: ToolCall, refusal
   } catch (err) {
     return void (await finish({ ok: false, error: `${call.tool} failed: ${failText(err)}` }))
   }
-  const verdict = await gate(host, call, key)
+  const verdict = await gate(host, call, key, preview)
   if (!verdict.run) return void (await finish({ ok: false, error: verdict.reason }))
   if (token.cancelled) return void (await finish({ ok: false, error: 'cancelled' }))
   await host.emit('tool_start', { call_id: call.call_id, tool: call.tool, args: call.args })
@@ -154,18 +168,21 @@ export async function runTurn(host: TurnHost, token: TurnToken, prompt: string, 
         break
       }
       const refused = new Map<string, string>()
+      const previews = new Map<string, CallPreview>()
       for (const call of calls) {
         // A model may nest arguments deeper than anything can safely process: record the call without them.
         if (valueDepth(call.args) > MAX_JSON_DEPTH) {
           call.args = {}
           refused.set(call.call_id, `arguments are nested deeper than ${MAX_JSON_DEPTH} levels; the call was not run`)
         }
-        await host.emit('tool_call', { call_id: call.call_id, tool: call.tool, args: call.args, step })
+        const preview = refused.has(call.call_id) ? undefined : await previewCall(host, token, call)
+        if (preview) previews.set(call.call_id, preview)
+        await host.emit('tool_call', { call_id: call.call_id, tool: call.tool, args: call.args, step, ...(preview ?? {}) })
       }
       unanswered = [...calls]
       while (unanswered.length) {
         if (token.cancelled) throw token.signal.reason
-        await runCall(host, token, unanswered[0]!, refused.get(unanswered[0]!.call_id))
+        await runCall(host, token, unanswered[0]!, refused.get(unanswered[0]!.call_id), previews.get(unanswered[0]!.call_id))
         unanswered.shift()
       }
       if (token.cancelled) throw token.signal.reason

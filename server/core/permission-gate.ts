@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto'
 import type { ToolCall } from '../../generated/schemas.gen.ts'
 import { applyReply, approvalVerdict, riskOf, type GateOutcome } from './permissions.ts'
+import type { CallPreview } from '../tools/types.ts'
 import type { TurnHost } from './turn-host.ts'
 
 const APPROVAL_REASON: Record<string, string> = {
@@ -9,7 +10,7 @@ const APPROVAL_REASON: Record<string, string> = {
   'read-only': 'the read-only approval preset runs only tools and commands that do not change anything (--approval read-only)',
 }
 
-export async function gate(host: TurnHost, call: ToolCall, key: string): Promise<GateOutcome> {
+export async function gate(host: TurnHost, call: ToolCall, key: string, preview?: CallPreview): Promise<GateOutcome> {
   const rule = host.rules.get(call.tool) ?? 'ask'
   if (rule === 'allow') return { run: true, via: 'rule' }
   if (rule === 'deny') return { run: false, reason: `${call.tool} is denied by the permission rules` }
@@ -33,6 +34,7 @@ export async function gate(host: TurnHost, call: ToolCall, key: string): Promise
     args: call.args,
     risk,
     options: ['allow', 'always', 'deny', 'never'],
+    ...(preview ?? {}),
   })
   // A cancelled turn releases the request: the session answers it with 'cancelled'.
   const { decision, source } = await reply

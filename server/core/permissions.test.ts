@@ -143,6 +143,7 @@ describe('a pending permission request', () => {
       args: { path: 'out.txt', content: 'content' },
       risk: 'medium',
       options: ['allow', 'always', 'deny', 'never'],
+      old_text: null,
     })
     expect(s.pendingPermissions()).toEqual([request.data.request_id])
 
@@ -302,7 +303,7 @@ describe('resolveRules', () => {
   const asObject = (m: Map<string, Rule>): Record<string, Rule> => Object.fromEntries(m)
 
   it('defaults come from the tool specs: read-only tools allow, the others ask', () => {
-    expect(asObject(resolveRules({ cwd: env.cwd }))).toEqual({ Read: 'allow', Write: 'ask', Edit: 'ask', Bash: 'ask', Grep: 'allow', Glob: 'allow', list_files: 'allow', lsp_diagnostics: 'allow', lsp_completion: 'allow', lsp_rename: 'ask', lsp_definition: 'allow', lsp_references: 'allow' })
+    expect(asObject(resolveRules({ cwd: env.cwd }))).toEqual({ Read: 'allow', Write: 'ask', Edit: 'ask', Bash: 'ask', Grep: 'allow', Glob: 'allow', list_files: 'allow', update_plan: 'allow', lsp_diagnostics: 'allow', lsp_completion: 'allow', lsp_rename: 'ask', lsp_definition: 'allow', lsp_references: 'allow' })
   })
 
   it('project config beats the defaults, command-line overrides beat both', () => {

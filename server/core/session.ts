@@ -231,6 +231,7 @@ export class Session implements TurnHost {
       progress: (chunk) => void w.stream('tool_progress', call.call_id, { call_id: call.call_id, tool: call.tool, ...chunk }),
       sandboxViolation: (v) => w.post('sandbox_violation', v),
       notice: (level, text) => w.post('notice', { level, text }),
+      plan: (entries) => w.post('plan', { call_id: call.call_id, entries }),
       protectedPaths: this.#deps.protectedPaths,
       readOnlyPaths: [join(realCwd(this.meta.cwd), '.chimera')],
       allowUnconfined: this.#deps.allowUnconfined,

@@ -18,6 +18,7 @@
  * | permission_request  | PermissionRequestEvent (extension; `--approval ask`)                |
  * | compaction          | CompactionEvent (extension)                                         |
  * | notice              | NoticeEvent (extension)                                             |
+ * | plan                | PlanEvent {entries} (extension; the complete plan)                  |
  * | error               | ErrorEvent {message}                                                |
  * | every other type    | nothing                                                             |
  */
@@ -65,6 +66,7 @@ export const RPC_EVENT_MAP: { [T in EventType]: Row<T> } = {
   file_open: none,
   undo: (e) => final(e.data.output),
   redo: (e) => final(e.data.output),
+  plan: (e) => [{ type: 'plan', entries: e.data.entries }],
 }
 
 /** The JSON-lines messages of one event. */

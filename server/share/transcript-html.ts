@@ -33,7 +33,7 @@ dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:0
 pre{margin:6px 0;padding:8px 10px;background:var(--tool);border:1px solid var(--line);border-radius:6px;overflow:auto;font:12.5px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;white-space:pre-wrap;word-break:break-word}
 details{margin:8px 0;border:1px solid var(--line);border-radius:8px;background:var(--tool)}details>summary{cursor:pointer;padding:6px 10px;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.85rem}
 details>.body{padding:0 10px 8px}details pre{background:var(--bg)}.label{font-size:.75rem;color:var(--muted);margin-top:6px}
-.ok{color:inherit}.fail{color:var(--err)}.notice{margin:8px 0;font-size:.9rem;color:var(--muted)}.notice.error{color:var(--err)}.notice.warning{color:var(--warn)}
+.ok{color:inherit}.fail{color:var(--err)}.notice{margin:8px 0;font-size:.9rem;color:var(--muted)}.notice.error{color:var(--err)}.notice.warning{color:var(--warn)}.plan ul{margin:4px 0;padding-left:18px;list-style:none}.plan li.completed{color:var(--muted);text-decoration:line-through}
 pre.diff{padding:0}pre.diff span{display:block;padding:0 10px}pre.diff .add{background:var(--add)}pre.diff .del{background:var(--del)}pre.diff .hunk{background:var(--hunk);color:var(--muted)}pre.diff .file{font-weight:600}
 .usage{font-size:.8rem;color:var(--muted);margin-top:6px}footer{margin-top:40px;font-size:.8rem;color:var(--muted)}
 `
@@ -87,6 +87,8 @@ function toolHtml(t: ToolItem): string {
   return `<details class="tool"><summary class="${!t.result || t.result.ok ? 'ok' : 'fail'}">${esc(toolTitle(t))}</summary><div class="body">${parts.join('')}</div></details>`
 }
 
+const PLAN_MARK = { completed: '[x]', in_progress: '[~]', pending: '[ ]' } as const
+
 function itemHtml(i: Item): string {
   switch (i.kind) {
     case 'user': {
@@ -103,6 +105,10 @@ function itemHtml(i: Item): string {
       return toolHtml(i)
     case 'diff':
       return `<details class="edit" open><summary>${esc(`edit ${i.path}`)}</summary><div class="body">${diffHtml(i.diff)}</div></details>`
+    case 'plan': {
+      const rows = i.entries.map((p) => `<li class="${p.status}">${esc(`${PLAN_MARK[p.status]} ${p.content}`)}${p.priority === 'medium' ? '' : ` <span class="label">${esc(p.priority)}</span>`}</li>`)
+      return `<div class="plan"><div class="label">plan</div>${rows.length ? `<ul>${rows.join('')}</ul>` : '<div class="notice">(cleared)</div>'}</div>`
+    }
     case 'notice': {
       const detail = i.detail ? `<details><summary>details</summary><div class="body"><div class="text">${esc(i.detail)}</div></div></details>` : ''
       return `<div class="notice ${i.level}">${esc(i.text)}</div>${detail}`

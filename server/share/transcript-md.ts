@@ -47,6 +47,8 @@ function itemMd(i: Item): string {
     }
     case 'diff':
       return `**Edit ${inline(i.path)}**\n\n${fence(i.diff, 'diff')}\n`
+    case 'plan':
+      return `**Plan**\n\n${i.entries.length ? i.entries.map((p) => `- [${p.status === 'completed' ? 'x' : ' '}] ${inline(p.content)}${p.status === 'in_progress' ? ' _(in progress)_' : ''}${p.priority === 'medium' ? '' : ` _(${p.priority})_`}`).join('\n') : '_(cleared)_'}\n`
     case 'notice':
       return `> ${inline(i.text)}\n${i.detail ? `\n${fence(i.detail)}\n` : ''}`
   }

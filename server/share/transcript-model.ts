@@ -1,11 +1,11 @@
 /**
  * A session's events folded into what a reader follows: turns, each a list of items — the
  * user's message, the assistant's text and reasoning (streamed chunks joined), tool calls with
- * their permission round-trip and result, file diffs, and notices (errors, cancels, undo/redo,
+ * their permission round-trip and result, file diffs, plans (each the complete list), and notices (errors, cancels, undo/redo,
  * compaction, switches). Token usage is summed per turn. The HTML and Markdown renderings are
  * both views of this model; neither escapes here (the renderers do).
  */
-import type { SessionSummary, Usage } from '../../generated/schemas.gen.ts'
+import type { PlanData, SessionSummary, Usage } from '../../generated/schemas.gen.ts'
 import type { AnyEvent } from '../events/event-types.ts'
 import { addUsage, zeroUsage } from '../core/state.ts'
 
@@ -32,6 +32,7 @@ export type Item =
   | ToolItem
   | { kind: 'diff'; path: string; diff: string }
   | { kind: 'notice'; level: 'info' | 'warning' | 'error'; text: string; detail?: string }
+  | { kind: 'plan'; entries: PlanData['entries'] }
 
 export interface Turn {
   index: number
@@ -107,6 +108,9 @@ export function foldTranscript(events: readonly AnyEvent[]): Turn[] {
       }
       case 'file_edit':
         t.items.push({ kind: 'diff', path: e.data.path, diff: e.data.diff })
+        break
+      case 'plan':
+        t.items.push({ kind: 'plan', entries: e.data.entries })
         break
       case 'usage':
         t.usage = addUsage(t.usage ?? zeroUsage(), e.data.usage)

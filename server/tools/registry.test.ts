@@ -1,5 +1,5 @@
 /**
- * The registry: the seven built-ins, unknown and disallowed tools, argument validation errors,
+ * The registry: the eight built-ins, unknown and disallowed tools, argument validation errors,
  * defaults applied, exceptions turned into failures, `GET /tools` descriptors and allow-list
  * parsing.
  */
@@ -26,7 +26,7 @@ describe('builtinTools', () => {
     const lsp = lspTools()
     expect([...tools.keys(), ...lsp.map((t) => t.name)].sort()).toEqual(Object.keys(toolSpecs).sort())
     for (const [name, tool] of tools) expect(tool.name).toBe(name)
-    expect(TOOL_NAMES).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Grep', 'Glob', 'list_files', ...LSP_TOOL_NAMES])
+    expect(TOOL_NAMES).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Grep', 'Glob', 'list_files', 'update_plan', ...LSP_TOOL_NAMES])
   })
 })
 

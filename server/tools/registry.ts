@@ -1,5 +1,5 @@
 /**
- * The built-in tool registry: the seven tools by name, argument validation against the
+ * The built-in tool registry: the eight tools by name (update_plan included), argument validation against the
  * generated `toolSpecs`, allow-lists, and the `GET /tools` descriptors. `runTool` never
  * throws: unknown tools, disallowed tools, bad arguments and unexpected exceptions all come
  * back as failed outcomes.
@@ -13,6 +13,7 @@ import { listFilesTool } from './list-files.ts'
 import { formatIssues } from '../validation.ts'
 import { errorText, fail } from './outcome.ts'
 import { readTool } from './read.ts'
+import { updatePlanTool } from './update-plan.ts'
 import type { Tool, ToolContext, ToolOutcome } from './types.ts'
 import { writeTool } from './write.ts'
 
@@ -26,7 +27,7 @@ export function isToolName(name: string): name is ToolName {
 
 /** A fresh map of the built-in tools by name. */
 export function builtinTools(): Map<string, Tool> {
-  const tools: Tool[] = [readTool, writeTool, editTool, bashTool, grepTool, globTool, listFilesTool]
+  const tools: Tool[] = [readTool, writeTool, editTool, bashTool, grepTool, globTool, listFilesTool, updatePlanTool]
   return new Map(tools.map((t) => [t.name, t]))
 }
 

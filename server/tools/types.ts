@@ -5,6 +5,7 @@
  * `ok: false` and a clear message.
  */
 import type { ToolName } from '../../generated/tools/tools.gen.ts'
+import type { PlanData } from '../../generated/schemas.gen.ts'
 import type { LspProvider } from '../lsp/provider.ts'
 
 export type SandboxMode = 'read-only' | 'workspace-write' | 'danger-full-access'
@@ -51,6 +52,19 @@ export interface ToolContext {
    * manager for this working directory or nothing (`LSP not configured`). Absent: no LSP.
    */
   lsp?: LspProvider
+  /**
+   * Publish the model's plan (the update_plan tool): the complete list, replacing the previous
+   * one. Absent outside a session (the plan is then only the tool's output).
+   */
+  plan?(entries: PlanEntry[]): void
+}
+
+/** One entry of a plan (the ACP v1 `PlanEntry`; specs/schemas/events.yaml `PlanEntry`). */
+export type PlanEntry = PlanData['entries'][number]
+
+/** See {@link Tool.preview}. */
+export interface CallPreview {
+  old_text: string | null
 }
 
 /** See {@link ToolContext.files}. */
@@ -75,4 +89,10 @@ export interface Tool<A = any> {
    * normalised (e.g. the resolved path, the trimmed command).
    */
   permissionKey(args: A, ctx: Pick<ToolContext, 'cwd'>): string
+  /**
+   * What the call would replace, read before it is asked for or run (for the diff a client
+   * shows): `old_text` null when the file does not exist yet; undefined when not known. Has no
+   * side effects (no sandbox-violation report: the call itself reports that).
+   */
+  preview?(args: A, ctx: ToolContext): Promise<CallPreview | undefined>
 }

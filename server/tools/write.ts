@@ -7,7 +7,8 @@
  */
 import type { WriteInput } from '../../generated/tools/tools.gen.ts'
 import { errorText, fail, succeed } from './outcome.ts'
-import { confinePath, displayPath, lexicalPath, violation } from './paths.ts'
+import { confinePath, displayPath, lexicalPath, resolveInWorkspace, violation } from './paths.ts'
+import { readTextFile } from './text-file.ts'
 import { openGuard, openVerified, overwrite, type OpenFailure } from './safe-open.ts'
 import type { Tool, ToolContext, ToolOutcome } from './types.ts'
 
@@ -20,10 +21,20 @@ export function writeOpenFailure(tool: string, ctx: ToolContext, abs: string, na
   return fail(`cannot write ${name}: ${f.reason}`)
 }
 
+/** The largest old text a Write preview carries (the bound of `file_edit` diffs). */
+export const PREVIEW_MAX_BYTES = 1024 * 1024
+
 /** The Write tool. */
 export const writeTool: Tool<WriteInput> = {
   name: 'Write',
   permissionKey: (args, ctx) => lexicalPath(ctx.cwd, args.path),
+  async preview(args, ctx) {
+    const where = await resolveInWorkspace(ctx.cwd, args.path, { forWrite: true, mode: ctx.sandbox, protectedPaths: ctx.protectedPaths, readOnlyPaths: ctx.readOnlyPaths })
+    if (!where.ok) return undefined
+    const read = await readTextFile(where.abs, args.path, await openGuard(ctx, where.root))
+    if (read.ok) return read.bytes <= PREVIEW_MAX_BYTES ? { old_text: read.text } : undefined
+    return read.kind === 'missing' ? { old_text: null } : undefined
+  },
   async run(args, ctx) {
     const where = await confinePath('Write', ctx, args.path, { forWrite: true })
     if (!where.ok) return where.outcome

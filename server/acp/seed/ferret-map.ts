@@ -91,6 +91,8 @@ export const FERRET_EVENT_MAP: { [T in EventType]: Row<T> } = {
   file_open: (e, b) => ({ ...b, kind: 'file_open', path: e.data.path, ...(e.data.line !== undefined ? { line: e.data.line } : {}) }),
   undo: none,
   redo: none,
+  // The seed has no plan kind: the `update_plan` tool_call_start already carries the entries.
+  plan: none,
 }
 
 /** The ferret `session/update` params of one event, or undefined when it shows nothing. */

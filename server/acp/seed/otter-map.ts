@@ -17,6 +17,8 @@
  * | error              | error {event}                                          |
  * | notice             | agent_message_chunk `[level] text` (otter has no notice |
  * |                    | kind; an unconfined Bash warning must still be seen)   |
+ * | plan               | nothing: no plan kind in seeds/000; the update_plan    |
+ * |                    | tool_call's `input` carries the complete entry list    |
  * | every other type   | nothing                                                |
  */
 import type { z } from 'zod'
@@ -60,6 +62,8 @@ export const OTTER_EVENT_MAP: { [T in EventType]: Row<T> } = {
   file_open: none,
   undo: none,
   redo: none,
+  // The seed has no plan kind: the `update_plan` tool_call above already carries the entries.
+  plan: none,
 }
 
 /** The otter `session/update` params of one event, or undefined when it shows nothing. */

@@ -34,7 +34,7 @@ import type { AgentName } from '../dialect.ts'
 import { EventPump, endAttachments } from '../event-pump.ts'
 import { historySize, normaliseCursor, replayWindow } from '../history.ts'
 import { asClientError } from '../session-errors.ts'
-import { toV1Updates, type V1MapContext, type V1Update } from './event-map.ts'
+import { sessionTitle, toV1Updates, type V1MapContext, type V1Update } from './event-map.ts'
 import { promptText } from './prompt-text.ts'
 import { configOptions, modeState } from './session-config.ts'
 import { clientTools, type ClientFs } from './client-tools.ts'
@@ -76,6 +76,16 @@ const OPTION: Record<PermissionDecision, { name: string; kind: 'allow_once' | 'a
   always: { name: 'Always allow', kind: 'allow_always' },
   deny: { name: 'Reject', kind: 'reject_once' },
   never: { name: 'Always reject', kind: 'reject_always' },
+}
+
+/** `session/new` `_meta["chimera/maxSteps"]`: the session's step limit (HTTP's `max_steps`), a positive integer. */
+function maxStepsMeta(meta: Record<string, unknown> | null | undefined): number | undefined {
+  const v = meta?.['chimera/maxSteps']
+  if (v === undefined || v === null) return undefined
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) {
+    throw RpcError.invalidParams([{ path: '_meta.chimera/maxSteps', message: 'must be a positive integer' }])
+  }
+  return v
 }
 
 const STOP: Record<string, 'end_turn' | 'max_tokens' | 'max_turn_requests' | 'refusal' | 'cancelled'> = {
@@ -275,7 +285,7 @@ export class V1Agent {
     const cwd = att.session.meta.cwd
     const ctl = new AbortController()
     att.asks.set(rid, ctl)
-    const diff = toolDiff(cwd, tool, args)
+    const diff = toolDiff(cwd, tool, args, e.data.old_text)
     const params = {
       sessionId: att.session.id,
       toolCall: { toolCallId: callId, title: toolTitle(tool, args), kind: toolKind(tool), status: 'pending', locations: toolLocations(cwd, args), rawInput: args, ...(diff.length ? { content: diff } : {}) },
@@ -300,9 +310,10 @@ export class V1Agent {
       .finally(() => att.asks.delete(rid))
   }
 
-  async #new(p: { cwd: string }) {
+  async #new(p: { cwd: string; _meta?: Record<string, unknown> | null }) {
     if (!isAbsolute(p.cwd)) throw RpcError.invalidParams([{ path: 'cwd', message: 'must be an absolute path' }])
-    const session = await this.#o.manager.create({ cwd: p.cwd }).catch(asClientError)
+    const maxSteps = maxStepsMeta(p._meta)
+    const session = await this.#o.manager.create({ cwd: p.cwd, ...(maxSteps !== undefined ? { maxSteps } : {}) }).catch(asClientError)
     this.#attach(session, session.lastSeq)
     this.#afterResponse(session)
     return { sessionId: session.id, ...this.#selectors(session) }
@@ -350,7 +361,7 @@ export class V1Agent {
       sessions: page.map((s) => ({
         sessionId: s.session_id,
         cwd: s.working_dir ?? this.#o.manager.opts.cwd,
-        ...(s.prompt ? { title: s.prompt.split('\n')[0]!.slice(0, 100) } : {}),
+        ...(s.prompt ? { title: sessionTitle(s.prompt) } : {}),
         ...(s.last_touched !== undefined ? { updatedAt: new Date(s.last_touched * 1000).toISOString() } : {}),
       })),
       ...(start + PAGE < all.length ? { nextCursor: String(start + PAGE) } : {}),

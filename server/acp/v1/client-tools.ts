@@ -7,14 +7,18 @@
  * error; a cancelled turn withdraws the request. When the client offers `terminal`, Bash runs
  * in the editor's terminal (`terminal/create`, `wait_for_exit`, `output`, `kill`, `release`)
  * only under `--sandbox danger-full-access`: in the confined modes it stays local, inside
- * bubblewrap, which cannot reach into the editor's terminal (docs/decisions/0070).
+ * bubblewrap, which cannot reach into the editor's terminal (docs/decisions/0070). While the
+ * command runs, its output is polled (`terminal/output` every {@link TERMINAL_POLL_MS} ms) and
+ * what is new streams as tool progress, like the local Bash's output.
  */
+import { setTimeout as delay } from 'node:timers/promises'
 import type { BashInput, EditInput, ReadInput, WriteInput } from '../../../generated/tools/tools.gen.ts'
 import { bashOutcome, bashTool, DEFAULT_BASH_TIMEOUT_MS, MAX_BASH_OUTPUT_CHARS } from '../../tools/bash.ts'
 import type { Connection } from '../../jsonrpc/connection.ts'
 import { planEdit } from '../../tools/edit.ts'
 import { errorText, fail, succeed } from '../../tools/outcome.ts'
-import { confinePath, displayPath, lexicalPath } from '../../tools/paths.ts'
+import { confinePath, displayPath, lexicalPath, resolveInWorkspace } from '../../tools/paths.ts'
+import { PREVIEW_MAX_BYTES, writeTool } from '../../tools/write.ts'
 import { readWindow } from '../../tools/read.ts'
 import type { Tool, ToolContext } from '../../tools/types.ts'
 
@@ -39,6 +43,30 @@ async function writeVia(conn: Connection, sessionId: string, abs: string, conten
     return undefined
   } catch (e) {
     return errorText(e)
+  }
+}
+
+/** How often a running terminal command's output is polled for progress. */
+export const TERMINAL_POLL_MS = 250
+
+/**
+ * Poll the terminal's output until `stop` aborts, reporting what was appended since the last
+ * poll. Output the client cut from the front (its byte limit) is not a continuation: nothing is
+ * reported then, and the final output carries it. A failed poll ends polling.
+ */
+async function pollOutput(conn: Connection, ref: { sessionId: string; terminalId: string }, stop: AbortSignal, report: (delta: string) => void): Promise<void> {
+  let shown = ''
+  while (!stop.aborted) {
+    try {
+      await delay(TERMINAL_POLL_MS, undefined, { signal: stop })
+      const out = (await conn.request('terminal/output', ref, { signal: stop })) as { output?: unknown }
+      const text = typeof out?.output === 'string' ? out.output : ''
+      if (stop.aborted) return
+      if (text.length > shown.length && text.startsWith(shown)) report(text.slice(shown.length))
+      shown = text
+    } catch {
+      return
+    }
   }
 }
 
@@ -77,8 +105,11 @@ function terminalBash(conn: Connection, sessionId: string): Tool<BashInput> {
         timedOut = true
         kill()
       }, timeoutMs)
+      const polling = new AbortController()
+      void pollOutput(conn, ref, polling.signal, (delta) => ctx.progress({ stdout: delta }))
       try {
         const exit = (await conn.request('terminal/wait_for_exit', ref)) as { exitCode?: number | null; signal?: string | null }
+        polling.abort()
         const out = (await conn.request('terminal/output', ref)) as { output?: string; truncated?: boolean }
         const output = typeof out?.output === 'string' ? out.output : ''
         return bashOutcome(
@@ -98,6 +129,7 @@ function terminalBash(conn: Connection, sessionId: string): Tool<BashInput> {
       } catch (e) {
         return fail(`the editor's terminal failed: ${errorText(e)}`)
       } finally {
+        polling.abort()
         clearTimeout(timer)
         ctx.signal.removeEventListener('abort', onAbort)
         void conn.request('terminal/release', ref).catch(() => {})
@@ -129,6 +161,15 @@ export function clientTools(conn: Connection, sessionId: string, fs: ClientFs | 
     const write: Tool<WriteInput> = {
       name: 'Write',
       permissionKey: (args, ctx) => lexicalPath(ctx.cwd, args.path),
+      // The old text the editor has (an unsaved buffer included); the disk's when it cannot say.
+      async preview(args, ctx) {
+        if (!fs.readTextFile) return writeTool.preview!(args, ctx)
+        const where = await resolveInWorkspace(ctx.cwd, args.path, { forWrite: true, mode: ctx.sandbox, protectedPaths: ctx.protectedPaths, readOnlyPaths: ctx.readOnlyPaths })
+        if (!where.ok) return undefined
+        const file = await readVia(conn, sessionId, where.abs, ctx)
+        if (!file.ok) return writeTool.preview!(args, ctx)
+        return Buffer.byteLength(file.text, 'utf8') <= PREVIEW_MAX_BYTES ? { old_text: file.text } : undefined
+      },
       async run(args, ctx) {
         const where = await confinePath('Write', ctx, args.path, { forWrite: true })
         if (!where.ok) return where.outcome

@@ -9,6 +9,7 @@
  * | event              | session/update                                                       |
  * |--------------------|----------------------------------------------------------------------|
  * | user_message       | user_message_chunk (text, messageId)                                 |
+ * | turn_start (first) | session_info_update {title: first prompt line, updatedAt}            |
  * | text_delta         | agent_message_chunk (text, messageId)                                |
  * | reasoning          | agent_thought_chunk (text)                                           |
  * | tool_call          | tool_call {status: pending, kind, title, locations, rawInput, diff}  |
@@ -22,6 +23,7 @@
  * | error              | agent_message_chunk with the error text (the prompt answers -32603)  |
  * | notice             | agent_message_chunk (`_meta.chimera/notice`)                         |
  * | undo / redo        | agent_message_chunk of the reply line                                |
+ * | plan               | plan {entries} (complete list; `_meta.chimera/toolCallId`)           |
  * | permission_request | nothing: it is the `session/request_permission` request              |
  * | every other type   | nothing                                                              |
  * The config rows read the session's current model/mode for the other selector (the spec wants
@@ -48,16 +50,20 @@ const none = (): V1Update[] => []
 const text = (t: string) => ({ type: 'text' as const, text: t })
 const eventMeta = (e: AnyEvent) => ({ 'chimera/eventId': e.seq })
 
+/** A session's title: the first non-blank line of its first prompt, at most 100 characters. */
+export const sessionTitle = (prompt: string): string => (prompt.split('\n').find((l) => l.trim() !== '') ?? '').trim().slice(0, 100)
+
 export const V1_EVENT_MAP: { [T in EventType]: Row<T> } = {
   user_message: (e) => [{ sessionUpdate: 'user_message_chunk', content: text(e.data.text), messageId: e.data.message_id, _meta: eventMeta(e) }],
-  turn_start: none,
+  // The first turn names the session (as `session/list` does): Zed titles its thread from this.
+  turn_start: (e) => (e.turn === 0 ? [{ sessionUpdate: 'session_info_update', title: sessionTitle(e.data.prompt), updatedAt: e.ts, _meta: eventMeta(e) }] : []),
   step_start: none,
   text_delta: (e) => [
     { sessionUpdate: 'agent_message_chunk', content: text(e.data.text), ...(e.data.message_id ? { messageId: e.data.message_id } : {}), _meta: eventMeta(e) },
   ],
   reasoning: (e) => (e.data.text ? [{ sessionUpdate: 'agent_thought_chunk', content: text(e.data.text), _meta: eventMeta(e) }] : []),
   tool_call: (e, c) => {
-    const diff = toolDiff(c.cwd, e.data.tool, e.data.args)
+    const diff = toolDiff(c.cwd, e.data.tool, e.data.args, e.data.old_text)
     return [
       {
         sessionUpdate: 'tool_call',
@@ -118,6 +124,13 @@ export const V1_EVENT_MAP: { [T in EventType]: Row<T> } = {
   file_open: none,
   undo: (e) => [{ sessionUpdate: 'agent_message_chunk', content: text(e.data.output), _meta: eventMeta(e) }],
   redo: (e) => [{ sessionUpdate: 'agent_message_chunk', content: text(e.data.output), _meta: eventMeta(e) }],
+  plan: (e) => [
+    {
+      sessionUpdate: 'plan',
+      entries: e.data.entries.map((p) => ({ content: p.content, priority: p.priority, status: p.status })),
+      _meta: { ...eventMeta(e), ...(e.data.call_id ? { 'chimera/toolCallId': e.data.call_id } : {}) },
+    },
+  ],
 }
 
 /** The v1 updates of one event. */

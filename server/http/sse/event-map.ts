@@ -47,6 +47,7 @@ export const SINGULAR_EVENT_NAMES: { readonly [T in EventType]: SingularName } =
   file_open: 'loop_event',
   undo: 'loop_event',
   redo: 'loop_event',
+  plan: 'loop_event',
 }
 
 /** A record of `/sessions/{id}/events`. */
