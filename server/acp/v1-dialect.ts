@@ -5,7 +5,7 @@ import type { InitializeResponseSchema } from '../../generated/acp/v1-schema.gen
 import { Dispatcher } from '../jsonrpc/dispatcher.ts'
 import { maskInternal } from '../jsonrpc/errors.ts'
 import type { AgentName, Dialect, DialectContext } from './dialect.ts'
-import { V1Agent, type V1ClientCaps } from './v1/agent.ts'
+import { AUTH_METHOD_ID, V1Agent, type V1ClientCaps } from './v1/agent.ts'
 
 export interface AgentInfo {
   agent: AgentName
@@ -32,7 +32,7 @@ export function v1Initialize(info: AgentInfo, extensions: readonly string[] = []
     },
     agentInfo: { name: `chimera-${info.agent}`, title: `Chimera ${info.agent}`, version: info.version },
     authMethods: [
-      { id: 'environment', name: 'Provider keys from the environment', description: 'Set ANTHROPIC_API_KEY or OPENAI_API_KEY where the agent starts; without one the offline model answers' },
+      { id: AUTH_METHOD_ID, name: 'Provider keys from the environment', description: 'Set ANTHROPIC_API_KEY or OPENAI_API_KEY where the agent starts; without one the offline model answers' },
     ],
     _meta: { steering: { supported: true } },
   }

@@ -14,7 +14,7 @@
  */
 import { toolSpecs, type ToolName } from '../../generated/tools/tools.gen.ts'
 import type { ToolCall } from '../../generated/schemas.gen.ts'
-import type { FinishReason, Provider, ToolSchema } from '../providers/types.ts'
+import { ProviderError, type FinishReason, type Provider, type ToolSchema } from '../providers/types.ts'
 import type { CallPreview, ToolOutcome } from '../tools/types.ts'
 import { MAX_JSON_DEPTH, valueDepth } from '../json-depth.ts'
 import { formatIssues } from '../validation.ts'
@@ -30,6 +30,8 @@ export interface TurnOutcome {
   output: string
   /** For errors: where it came from (`provider`, `store` or `internal`). */
   source?: 'provider' | 'store' | 'internal'
+  /** The provider refused the credentials (HTTP 401/403): a client can ask the user to sign in. */
+  credentialsRefused?: boolean
 }
 
 export const DEFAULT_MAX_STEPS = 50
@@ -47,6 +49,7 @@ export function prepareCall(host: TurnHost, call: ToolCall): { args: unknown } |
 }
 
 const failText = (err: unknown): string => (err instanceof Error ? err.message : String(err))
+const credentialsRefused = (err: unknown): boolean => err instanceof ProviderError && (err.status === 401 || err.status === 403)
 
 /** What the call would replace (Tool.preview), for the diffs of its tool_call and permission_request; never throws. */
 async function previewCall(host: TurnHost, token: TurnToken, call: ToolCall): Promise<CallPreview | undefined> {
@@ -164,7 +167,7 @@ export async function runTurn(host: TurnHost, token: TurnToken, prompt: string, 
         if (isCancellation(err, token) || err instanceof EventLogError) throw err
         await host.emit('step_end', { step, stop_reason: 'error' })
         host.logger.warn(`provider error in ${host.meta.session_id}`, err)
-        outcome = { stop_reason: 'error', success: false, output: failText(err), source: 'provider' }
+        outcome = { stop_reason: 'error', success: false, output: failText(err), source: 'provider', ...(credentialsRefused(err) ? { credentialsRefused: true } : {}) }
         break
       }
       const refused = new Map<string, string>()

@@ -16,6 +16,7 @@ export const CODES = {
   internalError: ACP_V1_ERRORS.InternalError,
   requestCancelled: ACP_V1_ERRORS.RequestCancelled,
   resourceNotFound: ACP_V1_ERRORS.ResourceNotFound,
+  authRequired: ACP_V1_ERRORS.AuthenticationRequired,
 } as const
 
 export interface WireError {

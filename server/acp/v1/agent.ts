@@ -96,6 +96,9 @@ const STOP: Record<string, 'end_turn' | 'max_tokens' | 'max_turn_requests' | 're
   cancelled: 'cancelled',
 }
 
+/** The one authentication method offered in `initialize`: provider keys from the environment. */
+export const AUTH_METHOD_ID = 'environment'
+
 export const sessionNotFound = (id: string): RpcError => new RpcError(CODES.resourceNotFound, 'Resource not found', { sessionId: id })
 
 export class V1Agent {
@@ -129,7 +132,11 @@ export class V1Agent {
 
   handlers(): Handlers {
     return {
-      authenticate: () => ({}),
+      // One method is offered (keys from the environment); naming another is a client error.
+      authenticate: (p: { methodId: string }) => {
+        if (p.methodId !== AUTH_METHOD_ID) throw RpcError.invalidParams([{ path: 'methodId', message: `unknown authentication method "${p.methodId}" (offered: ${AUTH_METHOD_ID})` }])
+        return {}
+      },
       'session/new': (p) => this.#new(p),
       'session/load': (p) => this.#load(p),
       'session/resume': (p) => this.#resume(p),
@@ -392,6 +399,8 @@ export class V1Agent {
       const outcome = await done
       await a.session.flush()
       await a.pump.delivered(a.session.lastSeq)
+      // Refused credentials are -32000, the code on which a client offers its sign-in (acp-v1 §9).
+      if (outcome.credentialsRefused) throw new RpcError(CODES.authRequired, 'Authentication required', { details: outcome.output })
       if (outcome.stop_reason === 'error') throw new RpcError(CODES.internalError, 'Internal error', { details: outcome.output })
       return { stopReason: STOP[outcome.stop_reason] ?? 'end_turn' }
     } finally {
