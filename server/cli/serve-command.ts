@@ -10,6 +10,8 @@ import { existsSync } from 'node:fs'
 import type { Logger } from '../log.ts'
 import type { ApprovalPolicy } from '../core/approval-policies.ts'
 import type { AgentName } from '../acp/dialect.ts'
+// Light (the framing and the initialize answers; docs/decisions/0140): static saves a load round.
+import { serveAcp } from '../acp/serve-acp.ts'
 import type { ModelRegistry } from '../core/model-registry.ts'
 import { configPath } from '../core/project-config.ts'
 import { buildModelRegistry } from '../providers/registry.ts'
@@ -119,7 +121,6 @@ export async function runServe(agent: AgentName, transports: { acp: boolean; htt
     running.push(serveHttp({ ...http, manager: proc.manager, signal: proc.signal }))
   }
   if (transports.acp) {
-    const { serveAcp } = await import('../acp/serve-acp.ts')
     running.push(
       serveAcp({ agent, version: VERSION, input: process.stdin, output: process.stdout, logger, manager: proc.manager, signal: proc.signal }).then(() => {
         if (!http) return proc.shutdown('input ended')
@@ -163,7 +164,6 @@ async function serveAcpLazily(agent: AgentName, args: ServeArgs, rawArgs: readon
         p.signal.addEventListener('abort', () => stop.abort(), { once: true })
         return p
       }))
-  const { serveAcp } = await import('../acp/serve-acp.ts')
   await serveAcp({ agent, version: VERSION, input: process.stdin, output: process.stdout, logger, manager: async () => (await start()).manager, signal: stop.signal })
   for (const sig of signals) process.off(sig, early)
   if (!started) {
