@@ -5,20 +5,10 @@
  * other failures as one line with exit 1. On the stdio transports nothing but protocol frames
  * is ever written to stdout.
  */
-import nodeModule from 'node:module'
 import { defineCommand, renderUsage, runCommand, type CommandDef } from 'citty'
 import { VERSION } from '../version.ts'
 import { ExitStatus, UsageError, checkArgs } from './args.ts'
 import { setOutput } from './output.ts'
-
-// Node ≥ 22.1 keeps compiled code of the chunks loaded from here on in its default cache
-// directory ($NODE_COMPILE_CACHE, else <tmpdir>/node-compile-cache); Node 20 has no such cache.
-// docs/decisions/0140-lazy-acp-start-up.md
-try {
-  ;(nodeModule as { enableCompileCache?: () => unknown }).enableCompileCache?.()
-} catch {
-  // A cache that cannot be used only costs speed.
-}
 
 const main = defineCommand({
   meta: { name: 'chimera', version: VERSION, description: 'Contract-first agent server: HTTP + SSE, ACP over stdio, JSON-lines RPC' },
