@@ -205,8 +205,4 @@ export const acpV1Methods = {
 } as const
 export type AcpV1Method = keyof typeof acpV1Methods
 
-/** JSON-RPC error codes of the ACP v1 wire (from the official schema's ErrorCode). */
-export const ACP_V1_ERRORS = {"AuthenticationRequired":-32000,"InternalError":-32603,"InvalidParams":-32602,"InvalidRequest":-32600,"MethodNotFound":-32601,"ParseError":-32700,"RequestCancelled":-32800,"ResourceNotFound":-32002} as const
-
-/** The protocol version that selects this wire in `initialize`. */
-export const ACP_V1_PROTOCOL_VERSION = 1 as const
+export { ACP_V1_ERRORS, ACP_V1_PROTOCOL_VERSION } from './v1-constants.gen.ts'

@@ -9,7 +9,7 @@ import type { InternalErrorMapper } from '../jsonrpc/errors.ts'
 import type { Connection } from '../jsonrpc/connection.ts'
 import type { SessionManager } from '../core/manager.ts'
 import type { Logger } from '../log.ts'
-import { ACP_V1_PROTOCOL_VERSION } from '../../generated/acp/v1-methods.gen.ts'
+import { ACP_V1_PROTOCOL_VERSION } from '../../generated/acp/v1-constants.gen.ts'
 
 export type AgentName = 'otter' | 'ferret'
 export type DialectName = 'acp-v1' | 'seed'

@@ -1,15 +1,21 @@
 /**
  * The ACP agent over stdio (`chimera otter serve --acp`, `chimera ferret serve`): one
  * Connection, the dialect chosen by `initialize`, and requests before it refused.
+ *
+ * Start-up is lazy (docs/decisions/0140-lazy-acp-start-up.md): a plain `initialize` is answered
+ * from initialize.ts alone; the chosen dialect (its generated validators, zod, the agent) and
+ * the session manager load right after that answer is written, and requests that arrive
+ * meanwhile wait for them. The dialect then runs the same `initialize` through its validator,
+ * so its client state is what it always was. Any other `initialize` goes the slow way.
  */
+import { isDeepStrictEqual } from 'node:util'
 import type { Readable, Writable } from 'node:stream'
 import type { SessionManager } from '../core/manager.ts'
 import type { Logger } from '../log.ts'
 import { Connection } from '../jsonrpc/connection.ts'
 import { RpcError, maskInternal } from '../jsonrpc/errors.ts'
-import { negotiate, type AgentName, type Dialect } from './dialect.ts'
-import { createV1Dialect } from './v1-dialect.ts'
-import { createSeedDialect } from './seed-dialect.ts'
+import { negotiate, type AgentName, type Dialect, type DialectName } from './dialect.ts'
+import { plainInitialize, seedInitialize, v1Extensions, v1Initialize } from './initialize.ts'
 
 /** ACP messages may carry embedded files; the official SDK's limit is 32 MiB per message. */
 export const ACP_MAX_LINE_BYTES = 32 * 1024 * 1024
@@ -21,8 +27,11 @@ export interface AcpServerOptions {
   output: Writable
   logger: Logger
   onWire?: (dir: 'in' | 'out', message: unknown) => void
-  /** The process's session manager, shared with the other transports. */
-  manager: SessionManager
+  /**
+   * The process's session manager, shared with the other transports; or how to build it, called
+   * once, when the first dialect opens (after a plain `initialize` was answered).
+   */
+  manager: SessionManager | (() => Promise<SessionManager>)
   /** Shutdown: stop reading and answer what is in flight. */
   signal?: AbortSignal
 }
@@ -35,25 +44,55 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
   const info = { agent: opts.agent, version: opts.version }
   let dialect: Dialect | undefined
   let initializing: Promise<unknown> | undefined
-  const dctx = { conn, manager: opts.manager, logger: opts.logger }
+  let manager: Promise<SessionManager> | undefined
+  const open = async (name: DialectName): Promise<Dialect> => {
+    const m = await (manager ??= typeof opts.manager === 'function' ? opts.manager() : Promise.resolve(opts.manager))
+    const dctx = { conn, manager: m, logger: opts.logger }
+    if (name === 'acp-v1') return (await import('./v1-dialect.ts')).createV1Dialect(info, dctx)
+    return (await import('./seed-dialect.ts')).createSeedDialect(opts.agent, info, dctx)
+  }
+  const adopt = (chosen: Dialect): void => {
+    // A second initialize renegotiates: the old dialect's sessions finish and detach.
+    if (dialect) void dialect.end()
+    dialect = chosen
+    opts.logger.info(`initialized: ${chosen.name} wire`)
+  }
+  /** Requests and notifications behind an initialize wait for its dialect. */
+  const ready = async (): Promise<Dialect | undefined> => {
+    if (!dialect && initializing) await initializing
+    return dialect
+  }
   await conn.serve({
     internalError: (err) => (dialect ?? { internalError: maskInternal }).internalError(err),
     async request(method, params, ctx) {
       if (method === 'initialize') {
-        const chosen = negotiate(params) === 'acp-v1' ? createV1Dialect(info, dctx) : createSeedDialect(opts.agent, info, dctx)
-        const call = chosen.dispatcher.call(method, params, { signal: ctx.signal, id: ctx.id })
+        const name = negotiate(params)
+        if (!dialect && !initializing && plainInitialize(name, params)) {
+          const answer = name === 'acp-v1' ? v1Initialize(info, v1Extensions(opts.agent)) : seedInitialize(info)
+          // After this answer is written: load the dialect, and let it see the same initialize.
+          const opening = new Promise((r) => setImmediate(r))
+            .then(() => open(name))
+            .then(async (chosen) => {
+              const again = await chosen.dispatcher.call(method, params, { signal: conn.signal, id: ctx.id })
+              if (!isDeepStrictEqual(again, answer)) opts.logger.error(`initialize answered early differs from the ${chosen.name} dialect's answer`)
+              adopt(chosen)
+            })
+          initializing = opening
+          opening.catch((err) => opts.logger.error('ACP dialect failed to load', err))
+          return answer
+        }
+        // A renegotiation waits for the dialect being opened, so the two cannot swap places.
+        await ready().catch(() => undefined)
+        const call = open(name).then(async (chosen) => ({ chosen, result: await chosen.dispatcher.call(method, params, { signal: ctx.signal, id: ctx.id }) }))
         initializing = call.catch(() => undefined)
-        const result = await call
-        // A second initialize renegotiates: the old dialect's sessions finish and detach.
-        if (dialect) void dialect.end()
-        dialect = chosen
-        opts.logger.info(`initialized: ${chosen.name} wire`)
+        const { chosen, result } = await call
+        adopt(chosen)
         return result
       }
       // Requests pipelined behind an initialize wait for it.
-      if (!dialect && initializing) await initializing
-      if (!dialect) throw RpcError.invalidRequest(`ACP connection must be initialized before '${method}'`)
-      return dialect.dispatcher.call(method, params, { signal: ctx.signal, id: ctx.id })
+      const d = await ready()
+      if (!d) throw RpcError.invalidRequest(`ACP connection must be initialized before '${method}'`)
+      return d.dispatcher.call(method, params, { signal: ctx.signal, id: ctx.id })
     },
     async notification(method, params) {
       if (method === '$/cancel_request') {
@@ -61,15 +100,16 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
         if (typeof id === 'string' || typeof id === 'number') conn.cancelInflight(id)
         return
       }
-      if (!dialect || !dialect.dispatcher.served.has(method)) {
+      const d = await ready().catch(() => undefined)
+      if (!d || !d.dispatcher.served.has(method)) {
         opts.logger.debug(`notification ${method} ignored`)
         return
       }
-      await dialect.dispatcher.call(method, params, { signal: conn.signal })
+      await d.dispatcher.call(method, params, { signal: conn.signal })
     },
   })
   opts.signal?.removeEventListener('abort', stop)
   // Input ended: running turns finish and their events are written before the process exits.
-  await dialect?.end()
+  await (await ready().catch(() => undefined))?.end()
   await conn.flush()
 }

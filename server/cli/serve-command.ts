@@ -6,17 +6,21 @@
  * the end of stdin closes the ACP connection only and the process keeps serving HTTP until a
  * signal (docs/decisions/0009-one-process-many-transports.md).
  */
+import { existsSync } from 'node:fs'
 import type { Logger } from '../log.ts'
-import { buildModelRegistry } from '../providers/registry.ts'
-import type { ApprovalPolicy } from '../core/permissions.ts'
+import type { ApprovalPolicy } from '../core/approval-policies.ts'
 import type { AgentName } from '../acp/dialect.ts'
-import { chimeraHome } from '../store/paths.ts'
+// Light (the framing and the initialize answers; docs/decisions/0140): static saves a load round.
+import { serveAcp } from '../acp/serve-acp.ts'
+import type { ModelRegistry } from '../core/model-registry.ts'
+import { configPath } from '../core/project-config.ts'
+import { buildModelRegistry } from '../providers/registry.ts'
 import { VERSION } from '../version.ts'
-import { eventLogProblem, startAgentProcess } from './agent-process.ts'
+import type { AgentProcess } from './agent-process.ts'
+import type { SessionDefaults } from './session-flags.ts'
 import { UsageError, parsePort, repeatable } from './args.ts'
 import { DEFAULT_SESSION_TTL_S } from '../http/idle-eviction.ts'
-import { checkServeOptions } from './serve-http.ts'
-import { agentFlag, sessionArgs, sessionFlags, sessionModel, type SessionFlagValues } from './session-flags.ts'
+import { sessionArgs, sessionCwd, type SessionFlagValues } from './session-args.ts'
 
 export const HTTP_ARGS = {
   port: { type: 'string', description: 'HTTP port (0: any free port)', default: '5173' },
@@ -64,8 +68,32 @@ export function parseSessionTtl(v: string | undefined): number {
   return n * 1000
 }
 
+/**
+ * True when the ACP-only server may answer `initialize` before the session manager exists: no
+ * flag whose check needs the agent's modules (`--agent`, `--allowed-tools`, `--permission`, a
+ * project config to read). The other flags are checked up front all the same
+ * (docs/decisions/0140-lazy-acp-start-up.md).
+ */
+function startsLazily(transports: { acp: boolean; http: boolean }, args: ServeArgs, rawArgs: readonly string[]): boolean {
+  if (!transports.acp || transports.http) return false
+  if (args.agent !== undefined || args['allowed-tools'] !== undefined || repeatable(rawArgs, '--permission').length > 0) return false
+  return !existsSync(configPath(sessionCwd(args)))
+}
+
+/** Build the process's session manager from the checked session flags and say how it is confined. */
+async function startAgent(agent: AgentName, defaults: SessionDefaults, models: ModelRegistry, logger: Logger): Promise<AgentProcess> {
+  const [{ chimeraHome }, { eventLogProblem, startAgentProcess }] = await Promise.all([import('../store/paths.ts'), import('./agent-process.ts')])
+  const problem = await eventLogProblem(chimeraHome())
+  if (problem) logger.warn(`${problem}: sessions cannot be saved until this is fixed`)
+  const proc = await startAgentProcess(agent, { ...defaults, models }, logger)
+  proc.announce()
+  return proc
+}
+
 /** Serve until stopped: ACP on stdio, HTTP, or both over one session manager. */
 export async function runServe(agent: AgentName, transports: { acp: boolean; http: boolean }, args: ServeArgs, rawArgs: readonly string[], logger: Logger): Promise<void> {
+  if (startsLazily(transports, args, rawArgs)) return serveAcpLazily(agent, args, rawArgs, logger)
+  const { agentFlag, sessionFlags, sessionModel } = await import('./session-flags.ts')
   const agentDef = agentFlag(args)
   const models = buildModelRegistry(process.env, { model: sessionModel(args, agentDef), logger })
   const defaults = sessionFlags(args, rawArgs, models, agentDef)
@@ -80,23 +108,19 @@ export async function runServe(agent: AgentName, transports: { acp: boolean; htt
         insecure: args.insecure,
         cors: repeatable(rawArgs, '--cors'),
         sessionTtlMs: parseSessionTtl(args['session-ttl']),
-        home: chimeraHome(),
+        home: (await import('../store/paths.ts')).chimeraHome(),
         version: VERSION,
         logger,
       }
     : undefined
-  if (http) checkServeOptions(http)
-  const problem = await eventLogProblem(chimeraHome())
-  if (problem) logger.warn(`${problem}: sessions cannot be saved until this is fixed`)
-  const proc = await startAgentProcess(agent, { ...defaults, models }, logger)
-  proc.announce()
+  if (http) (await import('./serve-http.ts')).checkServeOptions(http)
+  const proc = await startAgent(agent, defaults, models, logger)
   const running: Promise<unknown>[] = []
   if (http) {
     const { serveHttp } = await import('./serve-http.ts')
     running.push(serveHttp({ ...http, manager: proc.manager, signal: proc.signal }))
   }
   if (transports.acp) {
-    const { serveAcp } = await import('../acp/serve-acp.ts')
     running.push(
       serveAcp({ agent, version: VERSION, input: process.stdin, output: process.stdout, logger, manager: proc.manager, signal: proc.signal }).then(() => {
         if (!http) return proc.shutdown('input ended')
@@ -105,4 +129,48 @@ export async function runServe(agent: AgentName, transports: { acp: boolean; htt
     )
   }
   await Promise.all([proc.done, ...running])
+}
+
+/**
+ * ACP on stdio with the session manager built when the first dialect opens, right after a
+ * plain `initialize` was answered. A termination signal before then ends the connection like
+ * the end of input (exit 0); after it, the agent process's own handlers take over.
+ */
+async function serveAcpLazily(agent: AgentName, args: ServeArgs, rawArgs: readonly string[], logger: Logger): Promise<void> {
+  const models = buildModelRegistry(process.env, { model: args.model, logger })
+  if (args.model !== undefined) {
+    try {
+      models.check(args.model)
+    } catch (err) {
+      throw new UsageError((err as Error).message)
+    }
+  }
+  const stop = new AbortController()
+  let reason = 'input ended'
+  let proc: AgentProcess | undefined
+  let started: Promise<AgentProcess> | undefined
+  const early = (sig: NodeJS.Signals): void => {
+    if (proc || stop.signal.aborted) return
+    reason = `received ${sig}`
+    stop.abort()
+  }
+  const signals = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const
+  for (const sig of signals) process.on(sig, early)
+  const start = (): Promise<AgentProcess> =>
+    (started ??= import('./session-flags.ts')
+      .then(({ sessionFlags }) => startAgent(agent, sessionFlags(args, rawArgs, models), models, logger))
+      .then((p) => {
+        proc = p
+        p.signal.addEventListener('abort', () => stop.abort(), { once: true })
+        return p
+      }))
+  await serveAcp({ agent, version: VERSION, input: process.stdin, output: process.stdout, logger, manager: async () => (await start()).manager, signal: stop.signal })
+  for (const sig of signals) process.off(sig, early)
+  if (!started) {
+    logger.info(`${reason}: shutting down`)
+    return
+  }
+  const p = await started
+  await p.shutdown(reason)
+  await p.done
 }

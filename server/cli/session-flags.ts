@@ -8,52 +8,19 @@
  * agent definition whose frontmatter sets the tools, cut to `--allowed-tools` when both are
  * given, and the model unless `--model` is given; server/agents/agent-definitions.ts).
  */
-import { statSync } from 'node:fs'
-import { resolve } from 'node:path'
 import { AgentDefinitionError, agentAllowedTools, loadAgentDefinition, type AgentDefinition } from '../agents/agent-definitions.ts'
 import type { ManagerOptions } from '../core/manager.ts'
 import { checkToolNames } from '../core/manager.ts'
 import type { ModelRegistry } from '../core/model-registry.ts'
-import { APPROVAL_POLICIES, parsePermissionFlags, resolveRules, type ApprovalPolicy } from '../core/permissions.ts'
+import { parsePermissionFlags, resolveRules, type ApprovalPolicy } from '../core/permissions.ts'
 import { loadProjectConfig } from '../core/project-config.ts'
 import type { SandboxMode } from '../tools/types.ts'
-import type { ArgsDef } from 'citty'
 import { UsageError, parseList, repeatable } from './args.ts'
+import { sessionCwd, type SessionFlagValues } from './session-args.ts'
 
-export const SANDBOX_MODES = ['read-only', 'workspace-write', 'danger-full-access'] as const
-
-/** citty argument definitions of the session flags (`approval` default differs per agent). */
-export function sessionArgs(defaultApproval: ApprovalPolicy) {
-  return {
-    cwd: { type: 'string' as const, description: 'Working directory of new sessions (default: the current directory)' },
-    model: { type: 'string', description: 'Model id, or provider/model (default: offline)' },
-    'allowed-tools': { type: 'string', description: 'Comma-separated tool allow-list' },
-    permission: { type: 'string', description: 'Permission rule override Tool=allow|ask|deny (repeatable)' },
-    sandbox: { type: 'enum', options: [...SANDBOX_MODES] as string[], description: 'File and shell confinement', default: 'workspace-write' },
-    approval: { type: 'enum', options: [...APPROVAL_POLICIES] as string[], description: 'How tools that ask for permission are answered (auto, read-only: presets, see docs/core.md)', default: defaultApproval as string },
-    'allow-unconfined': { type: 'boolean', description: 'Run Bash without bubblewrap when it is missing (the confined sandbox modes refuse otherwise)', default: false },
-    agent: { type: 'string', description: 'Agent definition (.opencode/agent/<name>.md, project then ~/.opencode/agent): its tools and model' },
-  } satisfies ArgsDef
-}
-
-export type SessionFlagValues = {
-  cwd?: string
-  model?: string
-  'allowed-tools'?: string
-  sandbox?: string
-  approval?: string
-  'allow-unconfined'?: boolean
-  agent?: string
-}
+export { SANDBOX_MODES, sessionArgs, sessionCwd, type SessionFlagValues } from './session-args.ts'
 
 export type SessionDefaults = Pick<ManagerOptions, 'cwd' | 'model' | 'allowedTools' | 'permissionOverrides' | 'sandbox' | 'approval' | 'allowUnconfined'>
-
-/** `--cwd` resolved (default: the current directory); UsageError when it is not a directory. */
-export function sessionCwd(args: SessionFlagValues): string {
-  const cwd = resolve(args.cwd ?? process.cwd())
-  if (!statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`--cwd: ${cwd} is not a directory`)
-  return cwd
-}
 
 /**
  * `--agent <name>`: its definition (project scope of `--cwd`, then the user scope), undefined

@@ -25,10 +25,11 @@ import type { PermissionDecision } from '../../generated/schemas.gen.ts'
 import type { AuditRecord, AuditStore } from '../store/audit-store.ts'
 import { classifyCommand } from './bash-risk.ts'
 import { configPath, loadProjectConfig, type ProjectConfig } from './project-config.ts'
+import { APPROVAL_POLICIES, type ApprovalPolicy } from './approval-policies.ts'
 
 export type Rule = 'allow' | 'ask' | 'deny'
-export const APPROVAL_POLICIES = ['allow', 'deny', 'ask', 'auto', 'read-only'] as const
-export type ApprovalPolicy = (typeof APPROVAL_POLICIES)[number]
+// Defined apart so the CLI's flag definitions load without the tool table (docs/decisions/0140).
+export { APPROVAL_POLICIES, type ApprovalPolicy }
 export type { PermissionDecision }
 
 export const RULES: readonly Rule[] = ['allow', 'ask', 'deny']

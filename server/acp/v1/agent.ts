@@ -28,6 +28,7 @@ import type { PermissionDecision } from '../../core/permissions.ts'
 import type { AnyEvent, EventOf } from '../../events/event-types.ts'
 import type { Connection } from '../../jsonrpc/connection.ts'
 import { CODES, RpcError } from '../../jsonrpc/errors.ts'
+import { AUTH_METHOD_ID } from '../initialize.ts'
 import type { Handlers } from '../../jsonrpc/dispatcher.ts'
 import type { Logger } from '../../log.ts'
 import type { AgentName } from '../dialect.ts'
@@ -95,9 +96,6 @@ const STOP: Record<string, 'end_turn' | 'max_tokens' | 'max_turn_requests' | 're
   refusal: 'refusal',
   cancelled: 'cancelled',
 }
-
-/** The one authentication method offered in `initialize`: provider keys from the environment. */
-export const AUTH_METHOD_ID = 'environment'
 
 export const sessionNotFound = (id: string): RpcError => new RpcError(CODES.resourceNotFound, 'Resource not found', { sessionId: id })
 
