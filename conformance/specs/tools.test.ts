@@ -39,6 +39,6 @@ describe('tool contracts', () => {
 
   it('read-only tools default to allow; tools that change files or run commands default to ask', () => {
     const perms = Object.fromEntries(Object.entries(toolSpecs).map(([n, s]) => [n, s.permission]))
-    expect(perms).toEqual({ Read: 'allow', Write: 'ask', Edit: 'ask', Bash: 'ask', Grep: 'allow', Glob: 'allow', list_files: 'allow', update_plan: 'allow', lsp_diagnostics: 'allow', lsp_completion: 'allow', lsp_rename: 'ask', lsp_definition: 'allow', lsp_references: 'allow' })
+    expect(perms).toEqual({ Read: 'allow', Write: 'ask', Edit: 'ask', Bash: 'ask', Grep: 'allow', Glob: 'allow', list_files: 'allow', update_plan: 'allow', open_file: 'allow', lsp_diagnostics: 'allow', lsp_completion: 'allow', lsp_rename: 'ask', lsp_definition: 'allow', lsp_references: 'allow' })
   })
 })

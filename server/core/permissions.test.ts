@@ -303,7 +303,7 @@ describe('resolveRules', () => {
   const asObject = (m: Map<string, Rule>): Record<string, Rule> => Object.fromEntries(m)
 
   it('defaults come from the tool specs: read-only tools allow, the others ask', () => {
-    expect(asObject(resolveRules({ cwd: env.cwd }))).toEqual({ Read: 'allow', Write: 'ask', Edit: 'ask', Bash: 'ask', Grep: 'allow', Glob: 'allow', list_files: 'allow', update_plan: 'allow', lsp_diagnostics: 'allow', lsp_completion: 'allow', lsp_rename: 'ask', lsp_definition: 'allow', lsp_references: 'allow' })
+    expect(asObject(resolveRules({ cwd: env.cwd }))).toEqual({ Read: 'allow', Write: 'ask', Edit: 'ask', Bash: 'ask', Grep: 'allow', Glob: 'allow', list_files: 'allow', update_plan: 'allow', open_file: 'allow', lsp_diagnostics: 'allow', lsp_completion: 'allow', lsp_rename: 'ask', lsp_definition: 'allow', lsp_references: 'allow' })
   })
 
   it('project config beats the defaults, command-line overrides beat both', () => {

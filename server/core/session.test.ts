@@ -314,13 +314,13 @@ describe('mode and tool allow-lists', () => {
 
   it('plan mode offers only the read-only tools and refuses a Write call', async () => {
     const session = await env.manager().create()
-    expect(names(session).sort()).toEqual(['Bash', 'Edit', 'Glob', 'Grep', 'Read', 'Write', 'list_files', 'update_plan'].sort())
+    expect(names(session).sort()).toEqual(['Bash', 'Edit', 'Glob', 'Grep', 'Read', 'Write', 'list_files', 'update_plan', 'open_file'].sort())
     await session.setMode('plan')
     expect(session.mode).toBe('plan')
     expect(last(await session.events())).toMatchObject({ type: 'mode_changed', data: { old: 'build', new: 'plan' } })
     expect(names(session)).not.toEqual(expect.arrayContaining(['Write']))
     for (const t of ['Write', 'Edit', 'Bash']) expect(names(session)).not.toContain(t)
-    expect(names(session).sort()).toEqual(['Glob', 'Grep', 'Read', 'list_files', 'update_plan'])
+    expect(names(session).sort()).toEqual(['Glob', 'Grep', 'Read', 'list_files', 'open_file', 'update_plan'])
 
     await within(session.prompt('!call Write {"path":"x.txt","content":"hi"}').done, 5000, 'the turn')
     const result = ofType(await session.events(), 'tool_result')

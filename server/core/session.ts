@@ -232,6 +232,7 @@ export class Session implements TurnHost {
       sandboxViolation: (v) => w.post('sandbox_violation', v),
       notice: (level, text) => w.post('notice', { level, text }),
       plan: (entries) => w.post('plan', { call_id: call.call_id, entries }),
+      fileOpen: (path, line) => w.post('file_open', { path, ...(line !== undefined ? { line } : {}) }),
       protectedPaths: this.#deps.protectedPaths,
       readOnlyPaths: [join(realCwd(this.meta.cwd), '.chimera')],
       allowUnconfined: this.#deps.allowUnconfined,

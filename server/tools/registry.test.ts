@@ -26,7 +26,7 @@ describe('builtinTools', () => {
     const lsp = lspTools()
     expect([...tools.keys(), ...lsp.map((t) => t.name)].sort()).toEqual(Object.keys(toolSpecs).sort())
     for (const [name, tool] of tools) expect(tool.name).toBe(name)
-    expect(TOOL_NAMES).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Grep', 'Glob', 'list_files', 'update_plan', ...LSP_TOOL_NAMES])
+    expect(TOOL_NAMES).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Grep', 'Glob', 'list_files', 'update_plan', 'open_file', ...LSP_TOOL_NAMES])
   })
 })
 

@@ -13,6 +13,7 @@ import { listFilesTool } from './list-files.ts'
 import { formatIssues } from '../validation.ts'
 import { errorText, fail } from './outcome.ts'
 import { readTool } from './read.ts'
+import { openFileTool } from './open-file.ts'
 import { updatePlanTool } from './update-plan.ts'
 import type { Tool, ToolContext, ToolOutcome } from './types.ts'
 import { writeTool } from './write.ts'
@@ -27,7 +28,7 @@ export function isToolName(name: string): name is ToolName {
 
 /** A fresh map of the built-in tools by name. */
 export function builtinTools(): Map<string, Tool> {
-  const tools: Tool[] = [readTool, writeTool, editTool, bashTool, grepTool, globTool, listFilesTool, updatePlanTool]
+  const tools: Tool[] = [readTool, writeTool, editTool, bashTool, grepTool, globTool, listFilesTool, updatePlanTool, openFileTool]
   return new Map(tools.map((t) => [t.name, t]))
 }
 

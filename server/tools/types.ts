@@ -57,6 +57,11 @@ export interface ToolContext {
    * one. Absent outside a session (the plan is then only the tool's output).
    */
   plan?(entries: PlanEntry[]): void
+  /**
+   * Point the user at a file (the open_file tool): `path` as tools display it (workspace-relative
+   * inside the workspace), `line` 1-based. Absent outside a session.
+   */
+  fileOpen?(path: string, line?: number): void
 }
 
 /** One entry of a plan (the ACP v1 `PlanEntry`; specs/schemas/events.yaml `PlanEntry`). */

@@ -47,11 +47,14 @@ function fromAcpFrame(frame: unknown, d: AcpDialect, t: Touch): void {
   if (d === 'acp.seed' && f?.method === 'session/update' && typeof f.params?.kind === 'string') add(t, 'acp.seed update', f.params.kind)
 }
 
-/** `channel`: the SSE stream the frames arrived on (the last one a transcript opened), for records that name no path. */
-function fromFrames(frames: unknown[], tr: TransportId, surface: string, t: Touch, channel = 'sessionsEvents'): void {
+/**
+ * `channel`: the SSE stream the frames arrived on (the last one a transcript opened), for records
+ * that name no path. `d`: the ACP dialect in force when the frames start; the one in force after
+ * them is returned, so a transcript's steps carry it from one to the next.
+ */
+function fromFrames(frames: unknown[], tr: TransportId, surface: string, t: Touch, channel = 'sessionsEvents', d: AcpDialect = dialect(tr)): AcpDialect {
   // Before any initialize, a frame is read in the transport's own dialect; a sent initialize
   // (re)negotiates, so a v1 transcript run on the ferret agent counts v1 items.
-  let d: AcpDialect = dialect(tr)
   for (const frame of frames) {
     if (tr.startsWith('acp')) {
       d = initializeDialect(frame) ?? d
@@ -73,6 +76,7 @@ function fromFrames(frames: unknown[], tr: TransportId, surface: string, t: Touc
       }
     })
   }
+  return d
 }
 
 const channelOf = (path: string): string => (path.startsWith('/session/') ? 'sessionEvents' : 'sessionsEvents')
@@ -80,6 +84,7 @@ const channelOf = (path: string): string => (path.startsWith('/session/') ? 'ses
 function fromTranscript(tx: Transcript, tr: TransportId, t: Touch): void {
   // SSE records name no path: they belong to the stream the transcript opened last.
   let channel = 'sessionsEvents'
+  let d = dialect(tr)
   for (const s of tx.steps) {
     const frames: unknown[] = []
     if ('send' in s) frames.push(s.send)
@@ -96,7 +101,7 @@ function fromTranscript(tx: Transcript, tr: TransportId, t: Touch): void {
         // not JSON: a framing case
       }
     }
-    fromFrames(frames, tr, tx.header.surface, t, channel)
+    d = fromFrames(frames, tr, tx.header.surface, t, channel, d)
   }
 }
 

@@ -13,7 +13,6 @@ const MODEL = viaOtherWires("changes a session's model", 'RPC set_model and ACP 
 const MODE = viaOtherWires("changes a session's mode", 'ACP session/set_mode makes the change')
 const APPROVAL = viaOtherWires("changes a session's approval policy", "the ferret dialect's _ferret/session/setApproval makes the change")
 const STEERING = viaOtherWires('steers a running turn', 'ACP _session/steering and RPC steer steer a turn')
-const FILE_OPEN = 'no request in the specs produces it: an editor hint an agent may send of its own accord (seeds/002 file_open); Chimera emits it nowhere (docs/zed.md)'
 
 export const UNREACHABLE: Readonly<Record<string, string>> = {
   'http error internal_error': 'the masked answer to an unexpected failure inside the server (a bug): no valid request or setup provokes one from a correct server',
@@ -25,10 +24,10 @@ export const UNREACHABLE: Readonly<Record<string, string>> = {
   'sse event sessionsEvents.mode_changed': MODE,
   'sse event sessionsEvents.approval_changed': APPROVAL,
   'sse event sessionsEvents.steering': STEERING,
-  'sse event sessionsEvents.file_open': FILE_OPEN,
   'event type model_changed': MODEL,
   'event type mode_changed': MODE,
   'event type approval_changed': APPROVAL,
   'event type steering': STEERING,
-  'event type file_open': FILE_OPEN,
+  'acp.seed error -32603':
+    'an internal error (a bug) on the seed wire: no valid request or setup provokes one from a correct agent, and the seed documents answer internal failures as -32000 {name, message} (decision 0003)',
 }

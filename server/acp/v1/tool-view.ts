@@ -10,7 +10,7 @@ import type { ToolCallContentSchema, ToolKindSchema } from '../../../generated/a
 export type ToolKind = z.input<typeof ToolKindSchema>
 export type ToolContent = z.input<typeof ToolCallContentSchema>
 
-const KINDS: Readonly<Record<string, ToolKind>> = { Read: 'read', Write: 'edit', Edit: 'edit', Bash: 'execute', Grep: 'search', Glob: 'search', LS: 'search', update_plan: 'think' }
+const KINDS: Readonly<Record<string, ToolKind>> = { Read: 'read', Write: 'edit', Edit: 'edit', Bash: 'execute', Grep: 'search', Glob: 'search', LS: 'search', update_plan: 'think', open_file: 'read' }
 
 /** Tools whose result keeps the diff shown at the call (their completion sends no content). */
 export const EDIT_TOOLS: ReadonlySet<string> = new Set(['Write', 'Edit'])
@@ -38,7 +38,9 @@ export function toolTitle(tool: string, args: Record<string, unknown>): string {
 export function toolLocations(cwd: string, args: Record<string, unknown>): { path: string; line?: number }[] {
   const path = str(args.path)
   if (!path) return []
-  const line = typeof args.offset === 'number' && Number.isInteger(args.offset) && args.offset >= 1 ? args.offset : undefined
+  // Read's `offset`, open_file's `line`: a client following the agent reveals that line.
+  const at = args.line ?? args.offset
+  const line = typeof at === 'number' && Number.isInteger(at) && at >= 1 ? at : undefined
   return [line === undefined ? { path: abs(cwd, path) } : { path: abs(cwd, path), line }]
 }
 
