@@ -38,6 +38,8 @@ export interface FileEventStoreOptions {
   logger?: Logger
   /** fsync every event and summary file: survives power loss, not just a process crash. */
   fsync?: boolean
+  /** Events per catch-up page of a stream (default `PAGE_EVENTS`). */
+  pageEvents?: number
 }
 
 /** A stream's catch-up page: at most this many events and (from the segment) bytes, at least one event. */
@@ -59,6 +61,7 @@ export class FileEventStore implements EventStore {
   readonly root: string
   readonly #logger: Logger
   readonly #fsync: boolean
+  readonly #pageEvents: number
   readonly #listeners: ListenerRegistry
   /** Last persisted seq of each session this instance has opened. */
   readonly #lastSeq = new Map<string, number>()
@@ -72,6 +75,7 @@ export class FileEventStore implements EventStore {
     this.root = opts.root
     this.#logger = opts.logger ?? noopLogger
     this.#fsync = opts.fsync ?? false
+    this.#pageEvents = opts.pageEvents ?? PAGE_EVENTS
     this.#listeners = new ListenerRegistry(this.#logger)
   }
 
@@ -129,7 +133,7 @@ export class FileEventStore implements EventStore {
    * `limit`, a page: at most `limit` events and `PAGE_MAX_BYTES` of segment (at least one
    * event), `more` when it stopped short of the end.
    */
-  async readPage(sessionId: string, afterSeq: number, limit = PAGE_EVENTS): Promise<{ events: AnyEvent[]; more: boolean }> {
+  async readPage(sessionId: string, afterSeq: number, limit = this.#pageEvents): Promise<{ events: AnyEvent[]; more: boolean }> {
     const dir = sessionDir(this.root, sessionId)
     if (!Number.isSafeInteger(afterSeq) || afterSeq < 0) throw new RangeError(`afterSeq must be a non-negative integer, got ${afterSeq}`)
     return this.#enqueue(sessionId, async () => {
