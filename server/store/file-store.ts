@@ -85,15 +85,17 @@ export class FileEventStore implements EventStore {
     const id = meta.session_id
     const dir = sessionDir(this.root, id)
     return this.#enqueue(id, async () => {
-      await mkdir(this.root, { recursive: true })
       try {
         await mkdir(dir)
       } catch (err) {
         if (errCode(err) === 'EEXIST') throw new StoreError('session_exists', `session ${id} already exists`)
-        throw err
+        if (errCode(err) !== 'ENOENT') throw err
+        // The event-log root itself is missing (first session, or removed): make it, then retry.
+        await mkdir(this.root, { recursive: true })
+        await mkdir(dir)
       }
-      await writeJsonAtomic(join(dir, 'session.json'), meta, this.#fsync)
-      await writeJsonAtomic(join(dir, 'summary.json'), summary, this.#fsync)
+      // Independent files: written side by side (each still atomically).
+      await Promise.all([writeJsonAtomic(join(dir, 'session.json'), meta, this.#fsync), writeJsonAtomic(join(dir, 'summary.json'), summary, this.#fsync)])
       this.#lastSeq.set(id, 0)
       this.#rings.set(id, new RecentRing())
       this.#segments.set(id, { lines: 0, ends: [], ok: true })
@@ -199,7 +201,8 @@ export class FileEventStore implements EventStore {
         subscribe: (id, l) => this.subscribe(id, l),
         read: (id, after) => this.readPage(id, after),
         // The ring holds exactly the persisted tail; later events reach the stream's subscription.
-        recent: (id, after) => this.#rings.get(id)?.after(after),
+        // A session this instance knows has no events yet needs no read at all.
+        recent: (id, after) => (this.#lastSeq.get(id) === 0 ? [] : this.#rings.get(id)?.after(after)),
       },
       sessionId,
       opts,
