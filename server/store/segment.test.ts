@@ -178,6 +178,30 @@ describe('segment failures cost speed, not events', () => {
   })
 })
 
+describe('a new session', () => {
+  it('streams its first events live, without reading storage', async () => {
+    const store = new FileEventStore({ root })
+    const meta = sampleMeta('ferret')
+    await store.create(meta, sampleSummary(meta))
+    const pages: number[] = []
+    const readPage = store.readPage.bind(store)
+    store.readPage = async (sid: string, after: number, limit?: number) => {
+      pages.push(after)
+      return readPage(sid, after, limit)
+    }
+    const ctl = new AbortController()
+    const got: number[] = []
+    const it = store.stream(meta.session_id, { signal: ctl.signal })[Symbol.asyncIterator]()
+    const first = it.next()
+    for (let seq = 1; seq <= 3; seq++) await store.append(sampleEvent(meta.session_id, seq))
+    got.push((await first).value!.seq, (await it.next()).value!.seq, (await it.next()).value!.seq)
+    ctl.abort()
+    await it.return?.()
+    expect(got).toEqual([1, 2, 3])
+    expect(pages).toEqual([])
+  })
+})
+
 describe('paged reads', () => {
   it('pages bounded by count, `more` until the end, then empty; every event once, in order', async () => {
     const store = new FileEventStore({ root })
