@@ -13,7 +13,8 @@
  *
  * Records are coalesced: those produced in one turn of the event loop (a replayed page, a burst
  * of live events) go out as one chunk, flushed on `setImmediate` or at `CHUNK_BYTES`, instead
- * of one write per event; backpressure is checked per chunk.
+ * of one write per event; backpressure is checked after each record, so a client holds at most
+ * `bufferBytes` + `CHUNK_BYTES`.
  */
 import type { SseEnd } from '../../../generated/schemas.gen.ts'
 import type { AnyEvent } from '../../events/event-types.ts'
