@@ -9,7 +9,7 @@
  * same type, same session); anything after that prefix is cut and rebuilt from the event files
  * when a session is opened. Losing or damaging it costs speed, never an event.
  */
-import { open, readFile, type FileHandle } from 'node:fs/promises'
+import { open, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { AnyEvent } from '../events/event-types.ts'
 import { errCode, type LogEntry } from './file-log.ts'
@@ -67,7 +67,7 @@ function envelopeProblem(value: unknown, entry: LogEntry, sessionId: string): st
 export async function readSegment(dir: string, sessionId: string, entries: readonly LogEntry[]): Promise<SegmentPrefix> {
   let buf: Buffer
   try {
-    buf = await readFile(join(dir, SEGMENT_FILE))
+    buf = await readWhole(join(dir, SEGMENT_FILE))
   } catch (err) {
     if (errCode(err) === 'ENOENT') return { events: [], ends: [], size: 0 }
     return { events: [], ends: [], size: 0, reason: `unreadable: ${(err as Error).message}` }
@@ -115,6 +115,24 @@ export async function readSegment(dir: string, sessionId: string, entries: reado
   }
   ends.length = events.length
   return { events, ends, size, reason }
+}
+
+/** A file's bytes in one read of its size (`readFile` reads big files in many small pieces). */
+async function readWhole(path: string): Promise<Buffer> {
+  const fh = await open(path, 'r')
+  try {
+    const { size } = await fh.stat()
+    const buf = Buffer.allocUnsafe(size)
+    let got = 0
+    while (got < size) {
+      const { bytesRead } = await fh.read(buf, got, size - got, got)
+      if (bytesRead === 0) break
+      got += bytesRead
+    }
+    return got === size ? buf : buf.subarray(0, got)
+  } finally {
+    await fh.close()
+  }
 }
 
 /**

@@ -9,6 +9,8 @@ export interface SseRecord {
   event?: string
   data: string
   retry?: number
+  /** `data` is JSON text, which never holds a raw CR or LF: one data line, no scan. */
+  json?: boolean
 }
 
 const LINE_END = /\r\n|\r|\n/
@@ -26,7 +28,7 @@ export function encodeRecord(r: SseRecord): string {
   if (r.event !== undefined) out += field('event', r.event)
   if (r.retry !== undefined) out += `retry: ${Math.max(0, Math.floor(r.retry))}\n`
   // JSON payloads never hold a raw line end: one data line, no split.
-  if (!HAS_LINE_END.test(r.data)) return `${out}data: ${r.data}\n\n`
+  if (r.json || !HAS_LINE_END.test(r.data)) return `${out}data: ${r.data}\n\n`
   for (const line of r.data.split(LINE_END)) out += `data: ${line}\n`
   return `${out}\n`
 }
