@@ -49,6 +49,12 @@ export interface SseStreamOptions {
   events(signal: AbortSignal): AsyncIterable<AnyEvent>
   record(e: AnyEvent): SseRecord
   /**
+   * A promise to wait for (or the next event, whichever comes first) before sending `e`: a
+   * turn's terminal record goes out once the session has finished that turn, so a client that
+   * acts on it (undo, a new prompt) finds the session idle.
+   */
+  settle?(e: AnyEvent): Promise<unknown> | undefined
+  /**
    * After each event: whether the stream closes after it. `ready` (when given) resolves true
    * when the stream may end, unless another event arrives first (a turn still finishing).
    */
@@ -150,8 +156,13 @@ export function sseResponse(o: SseStreamOptions): Response {
       for (;;) {
         const r = await next
         if (r.done || closed) return
-        write(encodeRecord(o.record(r.value)))
         next = read()
+        const hold = o.settle?.(r.value)
+        if (hold) {
+          await Promise.race([next.then(() => {}, () => {}), hold])
+          if (closed) return
+        }
+        write(encodeRecord(o.record(r.value)))
         const last = o.endAfter?.(r.value)
         // With `ready`: the session settles with nothing after this event (end), or the next
         // event comes first (go on with it).
