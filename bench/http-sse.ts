@@ -9,7 +9,8 @@
 //      events, its text_delta repeated, appended to the store) from 0 to `end`, vs reading the
 //      same events from the store;
 //   4. RSS with 100 live sessions vs the RSS before creating them (target <= 100 MB).
-// Run: node_modules/.bin/tsx bench/http-sse.ts
+// Run: node_modules/.bin/tsx bench/http-sse.ts (BENCH_ONLY=first,replay runs only those figures:
+// rss, first, fanout, replay).
 import { randomUUID } from 'node:crypto'
 import { request } from 'node:http'
 import { newSessionId } from '../server/store/paths.ts'
@@ -21,6 +22,7 @@ const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 500)
 const RATE = Number(process.env.BENCH_RATE ?? 100)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const REPLAY = Number(process.env.BENCH_REPLAY ?? 100_000)
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'rss,first,fanout,replay').split(','))
 const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] ?? NaN
 const t = await socketTarget({ sse: { bufferBytes: 1 << 20 } })
 const base = t.baseUrl
@@ -57,14 +59,14 @@ function subscribe(path: string, onRecord: (id: number, data: string, at: number
 // 4. (measured first, before the other figures grow the heap) RSS with 100 live sessions.
 globalThis.gc?.()
 const rss0 = process.memoryUsage().rss
-for (let i = 0; i < 100; i++) await post('/session')
+if (ONLY.has('rss')) for (let i = 0; i < 100; i++) await post('/session')
 globalThis.gc?.()
 const rss1 = process.memoryUsage().rss
 
 // 1. POST /sessions to the first SSE record.
 const first: number[] = []
 const health: number[] = []
-for (let i = 0; i < FIRST; i++) {
+for (let i = 0; i < (ONLY.has('first') ? FIRST : 0); i++) {
   let t0 = performance.now()
   await (await fetch(`${base}/health`)).text()
   health.push(performance.now() - t0)
@@ -80,7 +82,7 @@ for (let i = 0; i < FIRST; i++) {
 }
 
 // 2. Fan-out: many clients on one session while turns write events at about RATE/s.
-const { session_id: fan } = await post('/session')
+const { session_id: fan } = ONLY.has('fanout') ? await post('/session') : { session_id: '' }
 const run = async (clients: number): Promise<{ gaps: number; lat: number[]; received: number; sent: number }> => {
   const start = t.server.deps.manager.peek(fan as string)!.lastSeq
   const lat: number[] = []
@@ -113,42 +115,55 @@ const run = async (clients: number): Promise<{ gaps: number; lat: number[]; rece
   gaps += last.filter((l) => l < start + sent).length
   return { gaps, lat, received, sent }
 }
-const alone = await run(1)
-const many = await run(CLIENTS)
+const none = { gaps: NaN, lat: [], received: 0, sent: 0 }
+const alone = ONLY.has('fanout') ? await run(1) : none
+const many = ONLY.has('fanout') ? await run(CLIENTS) : none
 
 // 3. Replay from 0 of a long session: a real turn's events as templates, its text_delta
 // repeated to REPLAY events in the store (as a long session would have written them), then
-// GET /sessions/{id}/events with Last-Event-ID: 0 until `end`.
-const { session_id: tpl } = await post('/sessions', { prompt: '!say template' })
-const tplSession = t.server.deps.manager.peek(tpl as string)!
-await tplSession.idle()
-const events = await tplSession.events(0)
-const store = t.server.deps.manager.store
-const meta = { session_id: newSessionId('otter'), agent: 'otter' as const, cwd: t.cwd, model: 'offline', mode: 'build', created_at: new Date().toISOString() }
-await store.create(meta, minimalSummary(meta))
-const head = events.filter((e) => e.type !== 'agent_result' && e.type !== 'text_delta')
-const delta = events.find((e) => e.type === 'text_delta')!
-const tail = events.find((e) => e.type === 'agent_result')!
-let seq = 0
-const put = (e: (typeof events)[number]) => store.append({ ...e, seq: ++seq, id: `evt-${randomUUID()}`, session_id: meta.session_id } as typeof e)
-for (const e of head) await put(e)
-while (seq < REPLAY - 1) await put(delta)
-await put(tail)
-let t0 = performance.now()
-const fromStore = (await store.read(meta.session_id, 0)).length
-const storeMs = performance.now() - t0
-t0 = performance.now()
-let replayed = 0
-await subscribe(`/sessions/${meta.session_id}/events`, () => void replayed++, { 'last-event-id': '0' }).done
-const replayMs = performance.now() - t0
-const ls = { lastSeq: replayed }
+// GET /sessions/{id}/events with Last-Event-ID: 0 until `end` — first while the session is not
+// in the manager (loaded from disk by the request), then again with it live.
+const replay = async (): Promise<{ seq: number; storeMs: number; fromStore: number; coldMs: number; cold: number; warmMs: number; warm: number }> => {
+  const { session_id: tpl } = await post('/sessions', { prompt: '!say template' })
+  const tplSession = t.server.deps.manager.peek(tpl as string)!
+  await tplSession.idle()
+  const events = await tplSession.events(0)
+  const store = t.server.deps.manager.store
+  const meta = { session_id: newSessionId('otter'), agent: 'otter' as const, cwd: t.cwd, model: 'offline', mode: 'build', created_at: new Date().toISOString() }
+  await store.create(meta, minimalSummary(meta))
+  const head = events.filter((e) => e.type !== 'agent_result' && e.type !== 'text_delta')
+  const delta = events.find((e) => e.type === 'text_delta')!
+  const tail = events.find((e) => e.type === 'agent_result')!
+  let seq = 0
+  const put = (e: (typeof events)[number]) => store.append({ ...e, seq: ++seq, id: `evt-${randomUUID()}`, session_id: meta.session_id } as typeof e)
+  for (const e of head) await put(e)
+  while (seq < REPLAY - 1) await put(delta)
+  await put(tail)
+  let t0 = performance.now()
+  const fromStore = (await store.read(meta.session_id, 0)).length
+  const storeMs = performance.now() - t0
+  const once = async (): Promise<[number, number]> => {
+    const t1 = performance.now()
+    let n = 0
+    await subscribe(`/sessions/${meta.session_id}/events`, () => void n++, { 'last-event-id': '0' }).done
+    return [performance.now() - t1, n]
+  }
+  t0 = performance.now()
+  const [coldMs, cold] = await once()
+  const [warmMs, warm] = await once()
+  return { seq, storeMs, fromStore, coldMs, cold, warmMs, warm }
+}
+const r = ONLY.has('replay') ? await replay() : undefined
 
 console.log('| figure | value | baseline (same run) | ratio |')
 console.log('|---|---:|---:|---:|')
 console.log(`| POST /sessions -> first SSE record, median of ${FIRST} | ${pct(first, 50).toFixed(2)} ms | GET /health round trip ${pct(health, 50).toFixed(2)} ms | ${(pct(first, 50) / pct(health, 50)).toFixed(2)}x |`)
 console.log(`| ${CLIENTS} SSE clients, ~${RATE} events/s for ${SECONDS} s: gaps | ${many.gaps} (${many.sent} events x ${CLIENTS} clients, ${many.received} received) | 1 client: ${alone.gaps} gaps | |`)
 console.log(`| ${CLIENTS} SSE clients: delivery latency p50 / p99 | ${pct(many.lat, 50)} / ${pct(many.lat, 99)} ms | 1 client p99 ${pct(alone.lat, 99)} ms | ${(pct(many.lat, 99) / Math.max(1, pct(alone.lat, 99))).toFixed(1)}x |`)
-console.log(`| Last-Event-ID: 0 replay of ${seq} events to end (${ls.lastSeq} received) | ${replayMs.toFixed(0)} ms | store read of the same events ${storeMs.toFixed(0)} ms (${fromStore}) | ${(replayMs / storeMs).toFixed(2)}x |`)
+if (r) {
+  console.log(`| Last-Event-ID: 0 replay of ${r.seq} events to end, session loaded by the request (${r.cold} received) | ${r.coldMs.toFixed(0)} ms | store read of the same events ${r.storeMs.toFixed(0)} ms (${r.fromStore}) | ${(r.coldMs / r.storeMs).toFixed(2)}x |`)
+  console.log(`| the same replay again, session live (${r.warm} received) | ${r.warmMs.toFixed(0)} ms | store read ${r.storeMs.toFixed(0)} ms | ${(r.warmMs / r.storeMs).toFixed(2)}x |`)
+}
 console.log(`| RSS with 100 live sessions | +${((rss1 - rss0) / 1048576).toFixed(1)} MB (total ${(rss1 / 1048576).toFixed(0)} MB) | RSS before ${(rss0 / 1048576).toFixed(0)} MB | |`)
 await t.close()
 process.exit(0)

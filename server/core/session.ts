@@ -93,7 +93,7 @@ export class Session implements TurnHost {
   /** Tools a transport substitutes for this session (an ACP client's file system or terminal). */
   #toolOverrides: ReadonlyMap<string, Tool> | undefined
   /** The file history was lined up with the messages (once, before the first queued work). */
-  #aligned = false
+  #aligned: boolean
   /** The session's language servers: made on the first LSP tool call, shut down with the session. */
   readonly #lsp: { provider: LspProvider; shutdown(): Promise<void> } | undefined
   lastTouched = Date.now()
@@ -102,6 +102,8 @@ export class Session implements TurnHost {
     this.meta = meta
     this.#deps = deps
     this.#state = state ?? initialState(Session.#init(meta))
+    // A new session (a fresh id) has no file history to line up: its first turn starts at once.
+    this.#aligned = state === undefined
     this.#writer = new EventWriter({ store: deps.store, state: this.#state, sessionId: meta.session_id, logger: deps.logger, onEvent: (e) => this.#onEvent(e) })
     this.#lsp = deps.lsp ? lazyProvider(deps.lsp, () => this.meta.cwd) : undefined
     this.#tracker = new FileTracker({ cwd: meta.cwd, history: deps.history, emit: (path, diff) => this.#writer.post('file_edit', { path, diff }) })

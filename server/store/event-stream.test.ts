@@ -136,10 +136,10 @@ describe('file store ring', () => {
     const total = RING_MAX_EVENTS + 100
     await appendN(store, id, 1, total)
     const reads: number[] = []
-    const original = store.read.bind(store)
-    store.read = async (sid: string, after?: number) => {
-      reads.push(after ?? 0)
-      return original(sid, after)
+    const original = store.readPage.bind(store)
+    store.readPage = async (sid: string, after: number, limit?: number) => {
+      reads.push(after)
+      return original(sid, after, limit)
     }
     expect(await take(store, id, total - 10, 10)).toEqual(range(total - 9, total))
     expect(reads).toEqual([])

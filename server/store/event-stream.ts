@@ -8,7 +8,9 @@
  * storage), then drain the buffer, skipping what the read already delivered. A consumer that
  * falls behind by more than `highWaterMark` events loses its buffer, not events: the stream
  * goes back to catch-up from its cursor (everything it missed is persisted), so memory stays
- * bounded and nothing is skipped or repeated. This is the shape a Redis Streams store
+ * bounded and nothing is skipped or repeated. A store may serve catch-up reads in pages (the
+ * file store does), so replaying a long session never holds all of it in memory for one
+ * consumer. This is the shape a Redis Streams store
  * (`XREAD BLOCK` from an id) or a PostgreSQL store (`LISTEN` + select after an id) implements.
  */
 import type { AnyEvent } from '../events/event-types.ts'
@@ -17,8 +19,11 @@ import type { EventListener, StreamOptions } from './types.ts'
 /** What a store provides for streaming. */
 export interface StreamSource {
   subscribe(sessionId: string, listener: EventListener): () => void
-  /** Persisted events with `seq > afterSeq` (the store's own read). */
-  read(sessionId: string, afterSeq: number): Promise<AnyEvent[]>
+  /**
+   * Persisted events with `seq > afterSeq`: all of them, or a page of the first ones with
+   * `more` set when the store stopped before the end of what is persisted.
+   */
+  read(sessionId: string, afterSeq: number): Promise<{ events: AnyEvent[]; more: boolean }>
   /** Events with `seq > afterSeq` from memory, when the store still holds all of them. */
   recent?(sessionId: string, afterSeq: number): AnyEvent[] | undefined
 }
@@ -56,7 +61,10 @@ export async function* streamEvents(src: StreamSource, sessionId: string, opts: 
         // Subscribed (above) before reading, so nothing persisted from here on is missed.
         behind = false
         buffer = []
-        const caught = src.recent?.(sessionId, cursor) ?? (await src.read(sessionId, cursor))
+        const recent = src.recent?.(sessionId, cursor)
+        const page = recent ? { events: recent, more: false } : await src.read(sessionId, cursor)
+        const caught = page.events
+        const before = cursor
         const first = caught[0]
         if (first && first.seq > cursor + 1) {
           // The store no longer holds the events after the cursor (a bounded memory store).
@@ -70,6 +78,8 @@ export async function* streamEvents(src: StreamSource, sessionId: string, opts: 
           if (signal?.aborted) return
           if (behind) break
         }
+        // More persisted after this page: read on (live events meanwhile are persisted too).
+        if (page.more && cursor > before) behind = true
         continue
       }
       if (buffer.length === 0) {

@@ -42,11 +42,11 @@ export async function writeJsonAtomic(path: string, value: unknown, fsync = fals
   }
 }
 
-/** Write one event as `event-NNNNNN-<type>.json`: its JSON and a newline, never overwriting; returns the bytes written. */
-export async function writeEventFile(dir: string, event: AnyEvent, fsync = false): Promise<number> {
+/** Write one event as `event-NNNNNN-<type>.json`: its JSON and a newline, never overwriting; returns the record. */
+export async function writeEventFile(dir: string, event: AnyEvent, fsync = false): Promise<string> {
   const text = `${JSON.stringify(event)}\n`
   await writeExclusive(join(dir, eventFileName(event.seq, event.type)), text, fsync)
-  return text.length
+  return text
 }
 
 export type JsonRead = { kind: 'ok'; value: unknown } | { kind: 'missing' } | { kind: 'bad'; reason: string }
@@ -88,30 +88,65 @@ export function checkRecord(text: string, seq: number, type: string, sessionId: 
 export interface LogScan {
   /** The valid records with `seq > afterSeq`, contiguous from `afterSeq + 1`. */
   events: AnyEvent[]
+  /** Their records as stored (each its JSON and a newline). */
+  texts: string[]
   /** File names from the first bad record on (and, on a full scan, misnamed `event-*` files). */
   tail: string[]
   /** Why the first bad record is bad. */
   reason?: string
 }
 
-/** Read the log of `dir` after `afterSeq`, stopping at the first record that is not valid. */
-export async function scanLog(dir: string, sessionId: string, afterSeq = 0): Promise<LogScan> {
+/** An event file of a session directory, by name. */
+export interface LogEntry {
+  name: string
+  seq: number
+  type: string
+}
+
+/**
+ * The `event-*` files of `dir`: canonical ones sorted by counter (then name), and misnamed
+ * ones; with `afterSeq`, only names whose counter is above it (misnamed ones then partly too).
+ */
+export async function listLog(dir: string, afterSeq = 0): Promise<{ entries: LogEntry[]; misnamed: string[] }> {
   const names = (await readdir(dir)).filter((n) => n.startsWith('event-'))
   const misnamed: string[] = []
-  const entries: { name: string; seq: number; type: string }[] = []
+  const entries: LogEntry[] = []
   for (const name of names) {
+    // Cheap skip of records at or before the cursor (a long log read from its end).
+    if (afterSeq > 0 && Number(name.slice(6, name.indexOf('-', 6))) <= afterSeq) continue
     const p = parseEventFileName(name)
     if (p) entries.push({ name, ...p })
     else misnamed.push(name)
   }
   entries.sort((a, b) => a.seq - b.seq || (a.name < b.name ? -1 : 1))
-  const todo = entries.filter((e) => e.seq > afterSeq)
-  const texts = await readAll(dir, todo.map((e) => e.name))
+  return { entries, misnamed }
+}
+
+/** Read the log of `dir` after `afterSeq`, stopping at the first record that is not valid. */
+export async function scanLog(dir: string, sessionId: string, afterSeq = 0, limit = Infinity): Promise<LogScan> {
+  const { entries, misnamed } = await listLog(dir, afterSeq)
+  const scan = await scanEntries(dir, sessionId, entries.filter((e) => e.seq > afterSeq), afterSeq, limit)
+  if (afterSeq === 0 && misnamed.length > 0) {
+    scan.tail.push(...misnamed)
+    scan.reason ??= `misnamed event files: ${misnamed.join(', ')}`
+  }
+  return scan
+}
+
+/**
+ * Check `todo` (sorted entries) as the records after `afterSeq`: the first that is out of
+ * sequence, unreadable, torn or invalid ends the valid part. At most `limit` records are read
+ * (then `tail` is empty: the rest was not looked at).
+ */
+export async function scanEntries(dir: string, sessionId: string, todo: readonly LogEntry[], afterSeq: number, limit = Infinity): Promise<LogScan> {
+  const page = todo.length > limit ? todo.slice(0, limit) : todo
+  const texts = await readAll(dir, page.map((e) => e.name))
   const events: AnyEvent[] = []
+  const good: string[] = []
   let reason: string | undefined
   let i = 0
-  for (; i < todo.length; i++) {
-    const { name, seq, type } = todo[i]!
+  for (; i < page.length; i++) {
+    const { name, seq, type } = page[i]!
     const expected = afterSeq + events.length + 1
     const text = texts[i]!
     const r =
@@ -123,13 +158,10 @@ export async function scanLog(dir: string, sessionId: string, afterSeq = 0): Pro
       break
     }
     events.push(r)
+    good.push(text as string)
   }
-  const tail = todo.slice(i).map((e) => e.name)
-  if (afterSeq === 0 && misnamed.length > 0) {
-    tail.push(...misnamed)
-    reason ??= `misnamed event files: ${misnamed.join(', ')}`
-  }
-  return { events, tail, reason }
+  const tail = i < page.length ? todo.slice(i).map((e) => e.name) : []
+  return { events, texts: good, tail, reason }
 }
 
 /** Read files in bounded parallel batches; a file that cannot be read yields its Error. */

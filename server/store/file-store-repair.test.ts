@@ -10,6 +10,7 @@ import { createLogger } from '../log.ts'
 import { FileEventStore } from './file-store.ts'
 import { sampleEvent, sampleMeta, sampleSummary } from './fixtures/sample.ts'
 import { eventFileName } from './paths.ts'
+import { SEGMENT_FILE } from './segment.ts'
 
 let tmp: string
 let root: string
@@ -104,6 +105,9 @@ describe('FileEventStore torn tail', () => {
   it('drops a damaged middle record and everything after it', async () => {
     write(nameOf(6), jsonOf(6))
     write(nameOf(3), jsonOf(3).slice(0, 10))
+    // A record rewritten in place is only re-read once no segment line vouches for it
+    // (docs/decisions/0130-event-segment.md: whoever edits event files removes events.jsonl).
+    unlinkSync(join(root, id, SEGMENT_FILE))
     await expectRepaired(2, [nameOf(3), nameOf(4), nameOf(5), nameOf(6)])
   })
 

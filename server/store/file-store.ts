@@ -9,6 +9,12 @@
  * record that is torn, out of sequence or invalid ends the log, and it and everything after it
  * move to `quarantine/` in the session directory. Session ids pass `isSessionId` before any path
  * is built from them.
+ *
+ * Beside the event files each session has a derived segment, `events.jsonl` (segment.ts,
+ * docs/decisions/0130-event-segment.md): the same records in one file, appended after each
+ * event file and verified against the directory listing when a session is opened, so reads
+ * (a long replay above all) take one file read instead of one per event. Damage to it is cut
+ * and rebuilt from the event files; it is never needed for correctness.
  */
 import { mkdir, readdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -16,10 +22,11 @@ import type { SessionSummary } from '../../generated/schemas.gen.ts'
 import type { AnyEvent } from '../events/event-types.ts'
 import { noopLogger, type Logger } from '../log.ts'
 import { StoreError } from './errors.ts'
-import { errCode, mapLimit, quarantine, readJsonFile, scanLog, writeEventFile, writeJsonAtomic } from './file-log.ts'
+import { errCode, listLog, mapLimit, quarantine, readJsonFile, scanEntries, scanLog, writeEventFile, writeJsonAtomic } from './file-log.ts'
 import { streamEvents } from './event-stream.ts'
 import { ListenerRegistry } from './listeners.ts'
 import { RecentRing } from './recent-ring.ts'
+import { readSegment, readSegmentLines, rewriteSegmentTail, SegmentWriters } from './segment.ts'
 import { agentAllowed, applyListFilter } from './listing.ts'
 import { isSessionId, sessionDir } from './paths.ts'
 import type { EventListener, EventStore, ListFilter, LoadedSession, SessionMeta, StreamOptions } from './types.ts'
@@ -31,6 +38,22 @@ export interface FileEventStoreOptions {
   logger?: Logger
   /** fsync every event and summary file: survives power loss, not just a process crash. */
   fsync?: boolean
+  /** Events per catch-up page of a stream (default `PAGE_EVENTS`). */
+  pageEvents?: number
+}
+
+/** A stream's catch-up page: at most this many events and (from the segment) bytes, at least one event. */
+const PAGE_EVENTS = 2048
+const PAGE_MAX_BYTES = 4 * 1024 * 1024
+
+/** What this instance knows of a session's segment. */
+interface SegmentState {
+  /** Events 1..lines are in the segment, verified or written by this instance. */
+  lines: number
+  /** `ends[k]`: byte offset after the line of seq k + 1. */
+  ends: number[]
+  /** False after a failed write or read: the rest comes from the event files until reopened. */
+  ok: boolean
 }
 
 /** The file-backed `EventStore`. */
@@ -38,17 +61,21 @@ export class FileEventStore implements EventStore {
   readonly root: string
   readonly #logger: Logger
   readonly #fsync: boolean
+  readonly #pageEvents: number
   readonly #listeners: ListenerRegistry
   /** Last persisted seq of each session this instance has opened. */
   readonly #lastSeq = new Map<string, number>()
   readonly #queues = new Map<string, Promise<unknown>>()
   /** Recent events of each session this instance has opened (resume without a directory read). */
   readonly #rings = new Map<string, RecentRing>()
+  readonly #segments = new Map<string, SegmentState>()
+  readonly #writers = new SegmentWriters()
 
   constructor(opts: FileEventStoreOptions) {
     this.root = opts.root
     this.#logger = opts.logger ?? noopLogger
     this.#fsync = opts.fsync ?? false
+    this.#pageEvents = opts.pageEvents ?? PAGE_EVENTS
     this.#listeners = new ListenerRegistry(this.#logger)
   }
 
@@ -58,17 +85,20 @@ export class FileEventStore implements EventStore {
     const id = meta.session_id
     const dir = sessionDir(this.root, id)
     return this.#enqueue(id, async () => {
-      await mkdir(this.root, { recursive: true })
       try {
         await mkdir(dir)
       } catch (err) {
         if (errCode(err) === 'EEXIST') throw new StoreError('session_exists', `session ${id} already exists`)
-        throw err
+        if (errCode(err) !== 'ENOENT') throw err
+        // The event-log root itself is missing (first session, or removed): make it, then retry.
+        await mkdir(this.root, { recursive: true })
+        await mkdir(dir)
       }
-      await writeJsonAtomic(join(dir, 'session.json'), meta, this.#fsync)
-      await writeJsonAtomic(join(dir, 'summary.json'), summary, this.#fsync)
+      // Independent files: written side by side (each still atomically).
+      await Promise.all([writeJsonAtomic(join(dir, 'session.json'), meta, this.#fsync), writeJsonAtomic(join(dir, 'summary.json'), summary, this.#fsync)])
       this.#lastSeq.set(id, 0)
       this.#rings.set(id, new RecentRing())
+      this.#segments.set(id, { lines: 0, ends: [], ok: true })
     })
   }
 
@@ -78,28 +108,57 @@ export class FileEventStore implements EventStore {
     const dir = sessionDir(this.root, id)
     return this.#enqueue(id, async () => {
       checkNextSeq(id, e.seq, await this.#open(id, dir))
-      let size: number
+      let text: string
       try {
-        size = await writeEventFile(dir, e, this.#fsync)
+        text = await writeEventFile(dir, e, this.#fsync)
       } catch (err) {
         if (errCode(err) !== 'ENOENT') throw err
         this.#lastSeq.delete(id)
         throw new StoreError('session_not_found', `session ${id} not found`)
       }
+      // The event file is the record: subscribers hear of it now; the segment line follows in
+      // this same queued step, so any later read of this session sees it.
       this.#lastSeq.set(id, e.seq)
-      this.#ring(id).push(e, size)
+      this.#ring(id).push(e, text.length)
       this.#listeners.notify(e)
+      await this.#appendSegment(id, dir, e.seq, text)
     })
   }
 
   async read(sessionId: string, afterSeq = 0): Promise<AnyEvent[]> {
+    return (await this.readPage(sessionId, afterSeq, Infinity)).events
+  }
+
+  /**
+   * Events with `seq > afterSeq`: from the segment as far as it goes (one file read), then from
+   * the event files (which also shows what another store instance appended). With a finite
+   * `limit`, a page: at most `limit` events and `PAGE_MAX_BYTES` of segment (at least one
+   * event), `more` when it stopped short of the end.
+   */
+  async readPage(sessionId: string, afterSeq: number, limit = this.#pageEvents): Promise<{ events: AnyEvent[]; more: boolean }> {
     const dir = sessionDir(this.root, sessionId)
     if (!Number.isSafeInteger(afterSeq) || afterSeq < 0) throw new RangeError(`afterSeq must be a non-negative integer, got ${afterSeq}`)
     return this.#enqueue(sessionId, async () => {
       await this.#open(sessionId, dir)
-      const scan = await scanLog(dir, sessionId, afterSeq)
+      let out: AnyEvent[] = []
+      let cursor = afterSeq
+      const seg = this.#segments.get(sessionId)
+      if (seg?.ok && cursor < seg.lines) {
+        const to = pageEnd(seg.ends, cursor, Math.min(seg.lines, cursor + limit), limit === Infinity ? Infinity : PAGE_MAX_BYTES)
+        const got = await readSegmentLines(dir, seg.ends, cursor + 1, to).catch(() => undefined)
+        if (got) {
+          out = got
+          cursor = to
+          if (to < seg.lines || out.length >= limit) return { events: out, more: true }
+        } else {
+          seg.ok = false
+          this.#logger.warn('event log: segment unreadable; reading the event files until the session is reopened', { session_id: sessionId })
+        }
+      }
+      const left = limit - out.length
+      const scan = await scanLog(dir, sessionId, cursor, left)
       if (scan.reason !== undefined) this.#logger.warn('event log: read stopped at an invalid record', { session_id: sessionId, reason: scan.reason })
-      return scan.events
+      return { events: out.length === 0 ? scan.events : out.concat(scan.events), more: scan.events.length >= left }
     })
   }
 
@@ -140,9 +199,10 @@ export class FileEventStore implements EventStore {
     return streamEvents(
       {
         subscribe: (id, l) => this.subscribe(id, l),
-        read: (id, after) => this.read(id, after),
+        read: (id, after) => this.readPage(id, after),
         // The ring holds exactly the persisted tail; later events reach the stream's subscription.
-        recent: (id, after) => this.#rings.get(id)?.after(after),
+        // A session this instance knows has no events yet needs no read at all.
+        recent: (id, after) => (this.#lastSeq.get(id) === 0 ? [] : this.#rings.get(id)?.after(after)),
       },
       sessionId,
       opts,
@@ -154,14 +214,18 @@ export class FileEventStore implements EventStore {
     if (this.#queues.has(sessionId)) return
     this.#rings.delete(sessionId)
     this.#lastSeq.delete(sessionId)
+    this.#segments.delete(sessionId)
+    void this.#writers.close(sessionDir(this.root, sessionId))
   }
 
   async remove(sessionId: string): Promise<void> {
     const dir = sessionDir(this.root, sessionId)
     return this.#enqueue(sessionId, async () => {
+      await this.#writers.close(dir)
       await rm(dir, { recursive: true, force: true })
       this.#lastSeq.delete(sessionId)
       this.#rings.delete(sessionId)
+      this.#segments.delete(sessionId)
     })
   }
 
@@ -209,21 +273,63 @@ export class FileEventStore implements EventStore {
       return undefined
     }
     const meta = metaRead.value as SessionMeta
-    const scan = await scanLog(dir, sessionId, 0)
-    const repaired = scan.tail.length > 0
+    // The segment's verified prefix stands in for reading those event files; the files after
+    // it (and any duplicate or gap) are checked one by one, as without a segment.
+    const { entries, misnamed } = await listLog(dir)
+    const seg = await readSegment(dir, sessionId, entries)
+    const verified = seg.events.length
+    const rest = await scanEntries(dir, sessionId, entries.slice(verified), verified)
+    const events = verified === 0 ? rest.events : rest.events.length === 0 ? seg.events : seg.events.concat(rest.events)
+    const tail = [...rest.tail, ...misnamed]
+    const reason = rest.reason ?? (misnamed.length > 0 ? `misnamed event files: ${misnamed.join(', ')}` : undefined)
+    const repaired = tail.length > 0
     if (repaired) {
       try {
-        const where = await quarantine(dir, scan.tail)
-        this.#logger.warn('event log repaired: bad tail quarantined', { session_id: sessionId, reason: scan.reason, files: scan.tail, quarantine: where })
+        const where = await quarantine(dir, tail)
+        this.#logger.warn('event log repaired: bad tail quarantined', { session_id: sessionId, reason, files: tail, quarantine: where })
       } catch (err) {
-        this.#logger.error('event log: could not quarantine bad tail', { session_id: sessionId, reason: scan.reason, files: scan.tail, error: String(err) })
+        this.#logger.error('event log: could not quarantine bad tail', { session_id: sessionId, reason, files: tail, error: String(err) })
       }
     }
-    this.#lastSeq.set(sessionId, scan.events.length)
+    this.#lastSeq.set(sessionId, events.length)
+    await this.#syncSegment(sessionId, dir, seg.ends, seg.size, rest.texts, seg.reason)
     const ring = this.#ring(sessionId)
     ring.clear()
-    for (const e of scan.events.slice(-ring.capacity)) ring.push(e, JSON.stringify(e).length + 1)
-    return { meta, summary: await this.#summaryOrRebuild(dir, meta, scan.events.length), events: scan.events, repaired }
+    for (const e of events.slice(-ring.capacity)) ring.push(e, JSON.stringify(e).length + 1)
+    return { meta, summary: await this.#summaryOrRebuild(dir, meta, events.length), events, repaired }
+  }
+
+  /** Make the segment exactly the log: cut what disagrees, append the records read from files. */
+  async #syncSegment(sessionId: string, dir: string, ends: number[], size: number, texts: string[], reason: string | undefined): Promise<void> {
+    await this.#writers.close(dir)
+    const state: SegmentState = { lines: ends.length, ends, ok: true }
+    this.#segments.set(sessionId, state)
+    const keep = ends.at(-1) ?? 0
+    if (size === keep && texts.length === 0) return
+    if (reason !== undefined) this.#logger.info('event log: segment cut where it disagrees with the event files; rebuilding from them', { session_id: sessionId, reason })
+    try {
+      const more = await rewriteSegmentTail(dir, keep, texts)
+      for (const end of more) ends.push(end)
+      state.lines = ends.length
+    } catch (err) {
+      state.ok = false
+      this.#logger.warn('event log: could not rebuild the segment; reading event files', { session_id: sessionId, error: String(err) })
+    }
+  }
+
+  /** Append the record of event `seq` to the segment when it follows the segment's last line. */
+  async #appendSegment(sessionId: string, dir: string, seq: number, text: string): Promise<void> {
+    const state = this.#segments.get(sessionId)
+    if (!state?.ok || state.lines !== seq - 1) return
+    try {
+      await this.#writers.append(dir, text)
+      state.ends.push((state.ends.at(-1) ?? 0) + Buffer.byteLength(text))
+      state.lines = seq
+    } catch (err) {
+      // The event is on disk; only the shortcut is lost until the session is opened again.
+      state.ok = false
+      this.#logger.warn('event log: segment append failed; reading event files', { session_id: sessionId, error: String(err) })
+    }
   }
 
   /** `summary.json`, or a minimal one rebuilt from meta (and written back) when it is damaged. */
@@ -265,6 +371,23 @@ export class FileEventStore implements EventStore {
     }
     return undefined
   }
+}
+
+/**
+ * The last counter of a page after `cursor`: at most `to`, within `maxBytes` of the segment
+ * (but at least one event).
+ */
+function pageEnd(ends: readonly number[], cursor: number, to: number, maxBytes: number): number {
+  if (maxBytes === Infinity) return to
+  const start = cursor === 0 ? 0 : ends[cursor - 1]!
+  let lo = cursor + 1
+  let hi = to
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2)
+    if (ends[mid - 1]! - start <= maxBytes) lo = mid
+    else hi = mid - 1
+  }
+  return lo
 }
 
 async function exists(path: string): Promise<boolean> {

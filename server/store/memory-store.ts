@@ -89,7 +89,7 @@ export class MemoryEventStore implements EventStore {
 
   stream(sessionId: string, opts: StreamOptions = {}): AsyncIterable<AnyEvent> {
     this.#get(sessionId)
-    return streamEvents({ subscribe: (id, l) => this.subscribe(id, l), read: (id, after) => this.read(id, after) }, sessionId, opts)
+    return streamEvents({ subscribe: (id, l) => this.subscribe(id, l), read: async (id, after) => ({ events: await this.read(id, after), more: false }) }, sessionId, opts)
   }
 
   async remove(sessionId: string): Promise<void> {

@@ -46,10 +46,11 @@ export function eventFileName(seq: number, type: EventType): string {
 export function parseEventFileName(name: string): { seq: number; type: EventType } | undefined {
   const m = EVENT_FILE_RE.exec(name)
   if (!m || !EVENT_TYPES.has(m[2]!)) return undefined
-  const seq = Number(m[1])
-  const type = m[2] as EventType
-  if (!Number.isSafeInteger(seq) || seq < 1 || eventFileName(seq, type) !== name) return undefined
-  return { seq, type }
+  const digits = m[1]!
+  const seq = Number(digits)
+  // Canonical padding (what `eventFileName` writes): exactly 6 digits, or more without a leading 0.
+  if (!Number.isSafeInteger(seq) || seq < 1 || (digits.length > 6 && digits[0] === '0')) return undefined
+  return { seq, type: m[2] as EventType }
 }
 
 /** `YYYYMMDDTHHMMSSZ` in UTC. */

@@ -44,6 +44,9 @@ function stream(deps: HttpDeps, session: Session, afterSeq: number, record: (e: 
     sessionId: session.id,
     events: (signal) => session.stream({ afterSeq, signal }),
     record,
+    // Records arrive faster than the turn's last bookkeeping (file snapshot, summary): hold a
+    // terminal record until the session has finished its turn.
+    settle: (e) => (TERMINAL_EVENTS.has(e.type) && session.status === 'running' ? session.idle() : undefined),
     endAfter,
     stop: reg.signal,
     settings: deps.sse,

@@ -53,13 +53,13 @@ export const SINGULAR_EVENT_NAMES: { readonly [T in EventType]: SingularName } =
 /** A record of `/sessions/{id}/events`. */
 export function pluralRecord(e: AnyEvent): SseRecord {
   const data = { id: e.id, type: e.type, metadata: e.data, ts: e.ts } as SseEnvelope
-  return { id: String(e.seq), event: e.type, data: JSON.stringify(data) }
+  return { id: String(e.seq), event: e.type, data: JSON.stringify(data), json: true }
 }
 
 /** A record of `/session/{id}/events`. */
 export function singularRecord(e: AnyEvent): SseRecord {
   const data = { message_id: e.id, type: e.type, data: e.data, turn: e.turn, timestamp: Date.parse(e.ts) } as LoopEventEnvelope
-  return { id: String(e.seq), event: SINGULAR_EVENT_NAMES[e.type], data: JSON.stringify(data) }
+  return { id: String(e.seq), event: SINGULAR_EVENT_NAMES[e.type], data: JSON.stringify(data), json: true }
 }
 
 /** The closing record of either stream. */

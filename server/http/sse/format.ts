@@ -9,10 +9,13 @@ export interface SseRecord {
   event?: string
   data: string
   retry?: number
+  /** `data` is JSON text, which never holds a raw CR or LF: one data line, no scan. */
+  json?: boolean
 }
 
 const LINE_END = /\r\n|\r|\n/
 const BAD_FIELD = /[\r\n\0]/
+const HAS_LINE_END = /[\r\n]/
 
 function field(name: string, value: string): string {
   if (BAD_FIELD.test(value)) throw new Error(`SSE ${name} must not contain CR, LF or NUL`)
@@ -24,6 +27,8 @@ export function encodeRecord(r: SseRecord): string {
   if (r.id !== undefined) out += field('id', r.id)
   if (r.event !== undefined) out += field('event', r.event)
   if (r.retry !== undefined) out += `retry: ${Math.max(0, Math.floor(r.retry))}\n`
+  // JSON payloads never hold a raw line end: one data line, no split.
+  if (r.json || !HAS_LINE_END.test(r.data)) return `${out}data: ${r.data}\n\n`
   for (const line of r.data.split(LINE_END)) out += `data: ${line}\n`
   return `${out}\n`
 }

@@ -10,6 +10,11 @@
  * memory per client stays bounded. A client that takes nothing for `stallMs` while records wait
  * is disconnected: it reconnects with `Last-Event-ID` and loses nothing, since every event it
  * has not received is on disk.
+ *
+ * Records are coalesced: those produced in one turn of the event loop (a replayed page, a burst
+ * of live events) go out as one chunk, flushed on `setImmediate` or at `CHUNK_BYTES`, instead
+ * of one write per event; backpressure is checked after each record, so a client holds at most
+ * `bufferBytes` + `CHUNK_BYTES`.
  */
 import type { SseEnd } from '../../../generated/schemas.gen.ts'
 import type { AnyEvent } from '../../events/event-types.ts'
@@ -44,6 +49,12 @@ export interface SseStreamOptions {
   events(signal: AbortSignal): AsyncIterable<AnyEvent>
   record(e: AnyEvent): SseRecord
   /**
+   * A promise to wait for (or the next event, whichever comes first) before sending `e`: a
+   * turn's terminal record goes out once the session has finished that turn, so a client that
+   * acts on it (undo, a new prompt) finds the session idle.
+   */
+  settle?(e: AnyEvent): Promise<unknown> | undefined
+  /**
    * After each event: whether the stream closes after it. `ready` (when given) resolves true
    * when the stream may end, unless another event arrives first (a turn still finishing).
    */
@@ -58,6 +69,9 @@ export interface SseStreamOptions {
 
 const encoder = new TextEncoder()
 
+/** A pending chunk is flushed at this size even before the loop turn ends. */
+const CHUNK_BYTES = 64 * 1024
+
 export function sseResponse(o: SseStreamOptions): Response {
   const { settings } = o
   const iterating = new AbortController()
@@ -66,24 +80,41 @@ export function sseResponse(o: SseStreamOptions): Response {
   let wake: ((room: boolean) => void) | undefined
   let heartbeat: NodeJS.Timeout | undefined
   let lastWrite = Date.now()
+  let pending = ''
+  let flushTimer: NodeJS.Immediate | undefined
 
   const finish = (): void => {
     if (closed) return
     closed = true
+    pending = ''
+    clearImmediate(flushTimer)
     clearInterval(heartbeat)
     o.stop.removeEventListener('abort', onStop)
     iterating.abort()
     wake?.(true)
     o.onClose?.()
   }
-  const write = (text: string): void => {
-    if (closed) return
+  /** Send what is pending as one chunk. */
+  const flush = (): void => {
+    clearImmediate(flushTimer)
+    flushTimer = undefined
+    if (closed || pending === '') return
+    const text = pending
+    pending = ''
     controller.enqueue(encoder.encode(text))
     lastWrite = Date.now()
+  }
+  /** Queue `text`; it goes out at the end of this loop turn, or now when the chunk is full. */
+  const write = (text: string): void => {
+    if (closed) return
+    pending += text
+    if (pending.length >= CHUNK_BYTES) flush()
+    else flushTimer ??= setImmediate(flush)
   }
   const end = (payload: SseEnd): void => {
     if (closed) return
     write(encodeRecord(endRecord(payload)))
+    flush()
     controller.close()
     finish()
   }
@@ -97,9 +128,9 @@ export function sseResponse(o: SseStreamOptions): Response {
     end({ session_id: o.sessionId, success: false })
   }
 
-  /** Resolves true when the buffer has room (or the stream is over), false after `stallMs`. */
-  const room = (): Promise<boolean> => {
-    if (closed || (controller.desiredSize ?? 1) > 0) return Promise.resolve(true)
+  /** True, or a promise of it, when the buffer has room (or the stream is over); false after `stallMs`. */
+  const room = (): true | Promise<boolean> => {
+    if (closed || (controller.desiredSize ?? 1) > 0) return true
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         wake = undefined
@@ -125,18 +156,26 @@ export function sseResponse(o: SseStreamOptions): Response {
       for (;;) {
         const r = await next
         if (r.done || closed) return
-        write(encodeRecord(o.record(r.value)))
         next = read()
+        const hold = o.settle?.(r.value)
+        if (hold) {
+          await Promise.race([next.then(() => {}, () => {}), hold])
+          if (closed) return
+        }
+        write(encodeRecord(o.record(r.value)))
         const last = o.endAfter?.(r.value)
         // With `ready`: the session settles with nothing after this event (end), or the next
         // event comes first (go on with it).
         if (last && (!last.ready || (await Promise.race([next.then(() => false, () => false), last.ready])))) return end(last.end)
-        if (!(await room())) return drop(`it took nothing for ${settings.stallMs} ms with ${settings.bufferBytes} bytes waiting`)
+        // The queue fills when chunks go out; wait for room only then (a full chunk just sent).
+        const r2 = room()
+        if (r2 !== true && !(await r2)) return drop(`it took nothing for ${settings.stallMs} ms with ${settings.bufferBytes} bytes waiting`)
       }
     } catch (err) {
       if (closed) return
       o.logger.error(`SSE stream of ${o.sessionId} failed`, err)
       // Closed without `end`: the client reconnects and resumes from its last id.
+      flush()
       controller.close()
       finish()
     }
@@ -148,8 +187,12 @@ export function sseResponse(o: SseStreamOptions): Response {
         controller = c
         // Headers and a first chunk go out at once, so the client sees the stream open.
         write(`retry: ${settings.retryMs}\n${encodeComment('open')}`)
+        flush()
         heartbeat = setInterval(() => {
-          if (Date.now() - lastWrite >= settings.heartbeatMs && (controller.desiredSize ?? 0) > 0) write(encodeComment('ping'))
+          if (Date.now() - lastWrite >= settings.heartbeatMs && (controller.desiredSize ?? 0) > 0 && pending === '') {
+            write(encodeComment('ping'))
+            flush()
+          }
         }, Math.max(10, Math.floor(settings.heartbeatMs / 2)))
         heartbeat.unref()
         if (o.stop.aborted) onStop()

@@ -1,0 +1,245 @@
+/**
+ * The derived event segment of a session directory (docs/decisions/0130-event-segment.md):
+ * `events.jsonl` holds every event record of the session, line k being the exact bytes of
+ * `event-<k>-<type>.json`, so a long replay reads one file instead of one file per event.
+ *
+ * The event files stay the source of truth. The segment is appended after the event file is
+ * written, in the store's serialised write path, and is trusted only for the prefix whose
+ * lines are complete JSON records agreeing with the directory's event files (same counter,
+ * same type, same session); anything after that prefix is cut and rebuilt from the event files
+ * when a session is opened. Losing or damaging it costs speed, never an event.
+ */
+import { open, type FileHandle } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { AnyEvent } from '../events/event-types.ts'
+import { errCode, type LogEntry } from './file-log.ts'
+
+export const SEGMENT_FILE = 'events.jsonl'
+
+/** The part of a segment that agrees with the event files. */
+export interface SegmentPrefix {
+  /** Events 1..n, from the segment. */
+  events: AnyEvent[]
+  /** `ends[k]`: the byte offset just after the line of seq k + 1. */
+  ends: number[]
+  /** The segment's size on disk; more than the last end means a tail to cut. */
+  size: number
+  /** Why verification stopped before the end of the file. */
+  reason?: string
+}
+
+const NL = 0x0a
+const COMMA = 0x2c
+
+/**
+ * Parse the records in `buf` (each a line ending in a newline, `count` of them) with one
+ * `JSON.parse` of them as an array: much cheaper than one parse per line. Undefined when that
+ * fails (some line is not one JSON value); the caller then looks line by line. `buf` is changed.
+ */
+function parseLines(buf: Buffer, count: number): unknown[] | undefined {
+  if (count === 0) return []
+  for (let i = buf.indexOf(NL); i >= 0 && i < buf.length - 1; i = buf.indexOf(NL, i + 1)) buf[i] = COMMA
+  try {
+    const all = JSON.parse(`[${buf.toString('utf8', 0, buf.length - 1)}]`) as unknown
+    return Array.isArray(all) && all.length === count ? all : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Why `value` is not the stored record of `entry` (envelope fields only), or undefined. */
+function envelopeProblem(value: unknown, entry: LogEntry, sessionId: string): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not an event object'
+  const e = value as { seq?: unknown; type?: unknown; session_id?: unknown; data?: unknown }
+  if (e.seq !== entry.seq) return `content seq ${String(e.seq)} does not match the file name's ${entry.seq}`
+  if (e.type !== entry.type) return `content type ${String(e.type)} does not match the file name's ${entry.type}`
+  if (e.session_id !== sessionId) return `content session_id ${JSON.stringify(e.session_id)} is not ${sessionId}`
+  if (typeof e.data !== 'object' || e.data === null) return 'no data object'
+  return undefined
+}
+
+/**
+ * Read the segment of `dir` and keep its longest prefix that agrees with `entries` (the event
+ * files sorted by counter): line k must be a complete JSON record whose counter, type and
+ * session are those of `entries[k - 1]`. The full schema check is not repeated here: every line
+ * was an event validated by `append` (or read back from a checked event file) when written.
+ */
+export async function readSegment(dir: string, sessionId: string, entries: readonly LogEntry[]): Promise<SegmentPrefix> {
+  let buf: Buffer
+  try {
+    buf = await readWhole(join(dir, SEGMENT_FILE))
+  } catch (err) {
+    if (errCode(err) === 'ENOENT') return { events: [], ends: [], size: 0 }
+    return { events: [], ends: [], size: 0, reason: `unreadable: ${(err as Error).message}` }
+  }
+  const size = buf.length
+  // Complete lines that have an event file of the same counter.
+  const ends: number[] = []
+  let reason: string | undefined
+  for (let pos = 0; pos < size; ) {
+    const k = ends.length
+    const entry = entries[k]
+    if (!entry || entry.seq !== k + 1) {
+      reason = `line ${k + 1} has no event file ${k + 1}`
+      break
+    }
+    const nl = buf.indexOf(NL, pos)
+    if (nl < 0) {
+      reason = `line ${k + 1} is torn (no newline)`
+      break
+    }
+    pos = nl + 1
+    ends.push(pos)
+  }
+  const valid = ends.at(-1) ?? 0
+  const parsed = parseLines(buf.subarray(0, valid), ends.length)
+  const events: AnyEvent[] = []
+  for (let k = 0; k < ends.length; k++) {
+    let value: unknown
+    if (parsed) value = parsed[k]
+    else {
+      const text = buf.toString('utf8', k === 0 ? 0 : ends[k - 1]!, ends[k]! - 1)
+      try {
+        value = JSON.parse(text)
+      } catch {
+        reason = `line ${k + 1} is not JSON`
+        break
+      }
+    }
+    const problem = envelopeProblem(value, entries[k]!, sessionId)
+    if (problem !== undefined) {
+      reason = `line ${k + 1} disagrees with ${entries[k]!.name}: ${problem}`
+      break
+    }
+    events.push(value as AnyEvent)
+  }
+  ends.length = events.length
+  return { events, ends, size, reason }
+}
+
+/** A file's bytes in one read of its size (`readFile` reads big files in many small pieces). */
+async function readWhole(path: string): Promise<Buffer> {
+  const fh = await open(path, 'r')
+  try {
+    const { size } = await fh.stat()
+    const buf = Buffer.allocUnsafe(size)
+    let got = 0
+    while (got < size) {
+      const { bytesRead } = await fh.read(buf, got, size - got, got)
+      if (bytesRead === 0) break
+      got += bytesRead
+    }
+    return got === size ? buf : buf.subarray(0, got)
+  } finally {
+    await fh.close()
+  }
+}
+
+/**
+ * Events `from..to` (counters) of a verified segment, given the line ends: one read. Returns
+ * undefined when the bytes are not those lines (the file changed underneath).
+ */
+export async function readSegmentLines(dir: string, ends: readonly number[], from: number, to: number): Promise<AnyEvent[] | undefined> {
+  const start = from <= 1 ? 0 : ends[from - 2]!
+  const end = ends[to - 1]!
+  const buf = Buffer.allocUnsafe(end - start)
+  const fh = await open(join(dir, SEGMENT_FILE), 'r')
+  try {
+    const { bytesRead } = await fh.read(buf, 0, buf.length, start)
+    if (bytesRead !== buf.length) return undefined
+  } finally {
+    await fh.close()
+  }
+  for (let seq = from; seq <= to; seq++) if (buf[ends[seq - 1]! - start - 1] !== NL) return undefined
+  const parsed = parseLines(buf, to - from + 1)
+  if (!parsed) return undefined
+  for (let k = 0; k < parsed.length; k++) if ((parsed[k] as AnyEvent | null)?.seq !== from + k) return undefined
+  return parsed as AnyEvent[]
+}
+
+/** Cut the segment to `keep` bytes and append `texts` (event records, each ending in a newline). */
+export async function rewriteSegmentTail(dir: string, keep: number, texts: readonly string[]): Promise<number[]> {
+  const fh = await open(join(dir, SEGMENT_FILE), 'a')
+  const ends: number[] = []
+  try {
+    await fh.truncate(keep)
+    let at = keep
+    // Batched: one write per ~1 MiB instead of one per event.
+    let batch: string[] = []
+    let batchBytes = 0
+    const flush = async (): Promise<void> => {
+      if (batch.length === 0) return
+      await fh.write(batch.join(''))
+      batch = []
+      batchBytes = 0
+    }
+    for (const t of texts) {
+      const n = Buffer.byteLength(t)
+      at += n
+      ends.push(at)
+      batch.push(t)
+      batchBytes += n
+      if (batchBytes >= 1 << 20) await flush()
+    }
+    await flush()
+  } finally {
+    await fh.close()
+  }
+  return ends
+}
+
+/**
+ * Open append handles of segments, at most `max` at once (the least recently used is closed
+ * once its writes are done), so a process with many live sessions does not hold a descriptor
+ * per session. Appends of one directory must not overlap (the store serialises them).
+ */
+export class SegmentWriters {
+  readonly #handles = new Map<string, { fh: Promise<FileHandle>; last: Promise<unknown> }>()
+  readonly #max: number
+
+  constructor(max = 64) {
+    this.#max = max
+  }
+
+  /** Append `text` to the segment of `dir`; resolves once written (not synced: the segment is derived). */
+  append(dir: string, text: string): Promise<void> {
+    let h = this.#handles.get(dir)
+    if (h) this.#handles.delete(dir)
+    else {
+      h = { fh: open(join(dir, SEGMENT_FILE), 'a'), last: Promise.resolve() }
+      h.fh.catch(() => {})
+    }
+    this.#handles.set(dir, h)
+    const handle = h
+    const write = handle.fh.then(async (fh) => {
+      const bytes = Buffer.from(text)
+      const { bytesWritten } = await fh.write(bytes)
+      if (bytesWritten !== bytes.length) throw new Error(`short write to ${SEGMENT_FILE}: ${bytesWritten} of ${bytes.length} bytes`)
+    })
+    handle.last = write.catch(() => {})
+    write.catch(() => {
+      // A handle that failed is not reused: the next append opens the file again.
+      if (this.#handles.get(dir) === handle) this.#handles.delete(dir)
+      void closeAfter(handle)
+    })
+    while (this.#handles.size > this.#max) {
+      const [oldest, old] = this.#handles.entries().next().value as [string, typeof handle]
+      this.#handles.delete(oldest)
+      void closeAfter(old)
+    }
+    return write
+  }
+
+  /** Close the handle of `dir`, if open, after its pending write. */
+  async close(dir: string): Promise<void> {
+    const h = this.#handles.get(dir)
+    if (!h) return
+    this.#handles.delete(dir)
+    await closeAfter(h)
+  }
+}
+
+async function closeAfter(h: { fh: Promise<FileHandle>; last: Promise<unknown> }): Promise<void> {
+  await h.last
+  await h.fh.then((fh) => fh.close()).catch(() => {})
+}
