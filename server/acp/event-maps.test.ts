@@ -142,6 +142,37 @@ describe('ACP event maps', () => {
     expect(done).toMatchObject({ sessionUpdate: 'tool_call_update', status: 'completed' })
     expect(done).not.toHaveProperty('content')
   })
+  it('shows a shell call to a terminal_output client (Zed) as a display terminal: terminal content, terminal_info, terminal_output chunks, terminal_exit with the exit code', () => {
+    const zed: V1MapContext = { ...ctx('/w'), terminalOutput: true, outputs: new Map() }
+    const ev = (type: EventType, seq: number, data: unknown): AnyEvent => ({ ...sample(type, seq), data: checkEventData(type, data as never) }) as AnyEvent
+    const updates = [
+      ...toV1Updates(ev('tool_call', 1, { call_id: 'b1', tool: 'Bash', args: { command: 'make' } }), zed),
+      ...toV1Updates(ev('tool_progress', 2, { call_id: 'b1', tool: 'Bash', stdout: 'one\n' }), zed),
+      ...toV1Updates(ev('tool_progress', 3, { call_id: 'b1', tool: 'Bash', stderr: 'two\n' }), zed),
+      ...toV1Updates(ev('tool_result', 4, { call_id: 'b1', tool: 'Bash', ok: false, error: 'command exited with code 2', data: { exitCode: 2, signal: null } }), zed),
+    ]
+    expect(updates).toMatchObject([
+      { sessionUpdate: 'tool_call', kind: 'execute', title: 'make', content: [{ type: 'terminal', terminalId: 'b1' }], _meta: { terminal_info: { terminal_id: 'b1', cwd: '/w' } } },
+      { sessionUpdate: 'tool_call_update', _meta: { terminal_output: { terminal_id: 'b1', data: 'one\n' } } },
+      { sessionUpdate: 'tool_call_update', _meta: { terminal_output: { terminal_id: 'b1', data: 'two\n' } } },
+      { sessionUpdate: 'tool_call_update', status: 'failed', content: [{ type: 'terminal', terminalId: 'b1' }], _meta: { terminal_exit: { terminal_id: 'b1', exit_code: 2, signal: null } } },
+    ])
+    // Progress never replaces the terminal with text; every frame is valid v1.
+    expect(updates[1]).not.toHaveProperty('content')
+    for (const update of updates) expect(SessionNotificationSchema.safeParse({ sessionId: SID, update }).success).toBe(true)
+  })
+
+  it('streams a shell call to other clients as text whose every update holds all output so far (content replaces the card)', () => {
+    const c: V1MapContext = { ...ctx('/w'), outputs: new Map() }
+    const ev = (type: EventType, seq: number, data: unknown): AnyEvent => ({ ...sample(type, seq), data: checkEventData(type, data as never) }) as AnyEvent
+    const [call] = toV1Updates(ev('tool_call', 1, { call_id: 'b1', tool: 'Bash', args: { command: 'make' } }), c)
+    expect(call).not.toHaveProperty('content')
+    toV1Updates(ev('tool_progress', 2, { call_id: 'b1', tool: 'Bash', stdout: 'one\n' }), c)
+    const [second] = toV1Updates(ev('tool_progress', 3, { call_id: 'b1', tool: 'Bash', stdout: 'two\n' }), c)
+    expect(second).toMatchObject({ content: [{ type: 'content', content: { type: 'text', text: 'one\ntwo\n' } }] })
+    toV1Updates(ev('tool_result', 4, { call_id: 'b1', tool: 'Bash', ok: true, output: 'one\ntwo\n' }), c)
+    expect(c.outputs?.size).toBe(0)
+  })
 })
 
 describe('ACP event maps over a real session', () => {

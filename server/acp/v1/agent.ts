@@ -106,6 +106,7 @@ export class V1Agent {
   #clientFs: ClientFs | undefined
   #clientTerminal = false
   #ferretUpdates = false
+  #terminalOutput = false
 
   constructor(o: V1AgentOptions) {
     this.#o = o
@@ -121,6 +122,7 @@ export class V1Agent {
     this.#clientFs = caps?.fs
     this.#clientTerminal = caps?.terminal === true
     this.#ferretUpdates = this.#o.agent === 'ferret' && caps?._meta?.['ferret/updates'] === true
+    this.#terminalOutput = caps?._meta?.['terminal_output'] === true
   }
 
   /** The `_`-prefixed extension methods this agent serves (advertised in `initialize`). */
@@ -223,6 +225,8 @@ export class V1Agent {
       configOptions: (model, mode) => configOptions(models.models(), model, mode),
       model: () => session.model,
       mode: () => session.mode,
+      terminalOutput: this.#terminalOutput,
+      outputs: new Map(),
     }
     const att: Attachment = { session, map, asks: new Map(), own: new Set(), pump: undefined as unknown as EventPump, queue: Promise.resolve(), upTo: afterSeq }
     att.pump = new EventPump(
@@ -333,7 +337,14 @@ export class V1Agent {
     }
     this.#sessions.delete(session.id)
     const events = await session.events(0)
-    const replayMap: V1MapContext = { cwd: session.meta.cwd, configOptions: (m, mode) => configOptions(this.#o.manager.models.models(), m, mode), model: () => session.model, mode: () => session.mode }
+    const replayMap: V1MapContext = {
+      cwd: session.meta.cwd,
+      configOptions: (m, mode) => configOptions(this.#o.manager.models.models(), m, mode),
+      model: () => session.model,
+      mode: () => session.mode,
+      terminalOutput: this.#terminalOutput,
+      outputs: new Map(),
+    }
     let last = 0
     for (const e of events) {
       for (const u of toV1Updates(e, replayMap)) await this.#update(session.id, u)

@@ -43,7 +43,24 @@ export interface V1MapContext {
   configOptions(model: string, mode: string): Extract<V1Update, { sessionUpdate: 'config_option_update' }>['configOptions']
   model: () => string
   mode: () => string
+  /**
+   * The client advertised `_meta.terminal_output` (Zed): shell calls show as a display terminal
+   * (`terminal` content + `_meta.terminal_info|terminal_output|terminal_exit`, the id being the
+   * call id), because Zed hides plain text in an `execute` card (reference/acp-v1.md §14).
+   */
+  terminalOutput?: boolean
+  /**
+   * Output streamed so far per running call: `content` of a `tool_call_update` replaces the
+   * card's content, so each progress update carries the tail of everything so far.
+   */
+  outputs?: Map<string, string>
 }
+
+/** How much streamed output a progress update carries (the tail); the result has the whole. */
+export const PROGRESS_TAIL_CHARS = 64 * 1024
+const SHELL_TOOLS: ReadonlySet<string> = new Set(['Bash'])
+const displayTerminal = (e: { data: { tool: string } }, c: V1MapContext): boolean => c.terminalOutput === true && SHELL_TOOLS.has(e.data.tool)
+const terminalContent = (id: string) => [{ type: 'terminal' as const, terminalId: id }]
 
 type Row<T extends EventType> = (e: EventOf<T>, c: V1MapContext) => V1Update[]
 const none = (): V1Update[] => []
@@ -74,17 +91,38 @@ export const V1_EVENT_MAP: { [T in EventType]: Row<T> } = {
         locations: toolLocations(c.cwd, e.data.args),
         rawInput: e.data.args,
         ...(diff.length ? { content: diff } : {}),
-        _meta: { ...eventMeta(e), 'chimera/tool': e.data.tool },
+        ...(displayTerminal(e, c) ? { content: terminalContent(e.data.call_id) } : {}),
+        _meta: { ...eventMeta(e), 'chimera/tool': e.data.tool, ...(displayTerminal(e, c) ? { terminal_info: { terminal_id: e.data.call_id, cwd: c.cwd } } : {}) },
       },
     ]
   },
   tool_start: (e) => [{ sessionUpdate: 'tool_call_update', toolCallId: e.data.call_id, status: 'in_progress', _meta: eventMeta(e) }],
-  tool_progress: (e) => {
+  tool_progress: (e, c) => {
     const out = (e.data.stdout ?? '') + (e.data.stderr ?? '')
-    return out ? [{ sessionUpdate: 'tool_call_update', toolCallId: e.data.call_id, content: [textContent(out)], _meta: eventMeta(e) }] : []
+    if (!out) return []
+    const id = e.data.call_id
+    if (displayTerminal(e, c)) return [{ sessionUpdate: 'tool_call_update', toolCallId: id, _meta: { ...eventMeta(e), terminal_output: { terminal_id: id, data: out } } }]
+    const all = ((c.outputs?.get(id) ?? '') + out).slice(-PROGRESS_TAIL_CHARS)
+    c.outputs?.set(id, all)
+    return [{ sessionUpdate: 'tool_call_update', toolCallId: id, content: [textContent(all)], _meta: eventMeta(e) }]
   },
-  tool_result: (e) => {
+  tool_result: (e, c) => {
+    c.outputs?.delete(e.data.call_id)
     const body = e.data.ok ? (e.data.output ?? '') : (e.data.error ?? 'failed')
+    if (displayTerminal(e, c)) {
+      const d = (e.data.data ?? {}) as { exitCode?: unknown; signal?: unknown }
+      const exit = { terminal_id: e.data.call_id, exit_code: typeof d.exitCode === 'number' ? d.exitCode : e.data.ok ? 0 : null, signal: typeof d.signal === 'string' ? d.signal : null }
+      return [
+        {
+          sessionUpdate: 'tool_call_update',
+          toolCallId: e.data.call_id,
+          status: e.data.ok ? 'completed' : 'failed',
+          content: terminalContent(e.data.call_id),
+          rawOutput: e.data.ok ? { output: e.data.output ?? '' } : { error: body },
+          _meta: { ...eventMeta(e), terminal_exit: exit, ...(e.data.duration_ms !== undefined ? { 'chimera/durationMs': e.data.duration_ms } : {}) },
+        },
+      ]
+    }
     // An edit keeps the diff it showed at the call; `content` would replace it.
     const keepDiff = e.data.ok && EDIT_TOOLS.has(e.data.tool)
     return [
