@@ -10,7 +10,7 @@ const APPROVAL_REASON: Record<string, string> = {
 }
 
 export async function gate(host: TurnHost, call: ToolCall, key: string): Promise<GateOutcome> {
-  const rule = host.rules.get(call.tool) ?? 'ask'
+  const rule = host.rules.get(call.tool) ?? host.tools.get(call.tool)?.contract?.permission ?? 'ask'
   if (rule === 'allow') return { run: true, via: 'rule' }
   if (rule === 'deny') return { run: false, reason: `${call.tool} is denied by the permission rules` }
   const cwd = host.meta.cwd

@@ -16,6 +16,9 @@
  * | auto      | run                           | read-only commands run; others: pending request |
  * | read-only | tool error                    | read-only commands run; others: tool error    |
  *
+ * Tools that are not built-ins (an ACP client's MCP servers', rule `ask` unless configured)
+ * are medium risk: `auto` asks for them, `read-only` refuses them.
+ *
  * Under `read-only` every tool call also runs in the `read-only` sandbox. A pending request
  * may be answered from any transport with `allow` (once), `always`, `deny` (once) or `never`;
  * `always` / `never` are appended to the audit log. A cancelled turn releases its requests.
@@ -116,6 +119,8 @@ export type Risk = 'low' | 'medium' | 'high'
 const CHANGES_FILES: ReadonlySet<string> = new Set(['Write', 'Edit', 'lsp_rename'])
 
 export function riskOf(tool: string, args: Record<string, unknown>): Risk {
+  // A tool from outside (an MCP server's) may do anything its server does.
+  if (!isKnownTool(tool)) return 'medium'
   if (tool === 'Bash') return classifyCommand(typeof args.command === 'string' ? args.command : '')
   return CHANGES_FILES.has(tool) ? 'medium' : 'low'
 }
@@ -130,6 +135,8 @@ export function approvalVerdict(policy: ApprovalPolicy, tool: string, risk: Risk
     case 'ask':
       return 'ask'
     case 'auto':
+      // Built-in file changes run; Bash runs when read-only; tools from outside (MCP) ask.
+      if (!isKnownTool(tool)) return 'ask'
       return tool !== 'Bash' || risk === 'low' ? 'run' : 'ask'
     case 'read-only':
       return tool === 'Bash' && risk === 'low' ? 'run' : 'refuse'
