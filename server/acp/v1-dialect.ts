@@ -39,7 +39,7 @@ export function v1Initialize(info: AgentInfo, extensions: readonly string[] = []
 }
 
 export function createV1Dialect(info: AgentInfo, ctx: DialectContext): Dialect {
-  const agent = new V1Agent({ agent: info.agent, conn: ctx.conn, manager: ctx.manager, logger: ctx.logger })
+  const agent = new V1Agent({ agent: info.agent, conn: ctx.conn, manager: ctx.manager, logger: ctx.logger, version: info.version })
   const handlers = {
     initialize: (p: { clientCapabilities?: V1ClientCaps }) => {
       agent.setClient(p.clientCapabilities)
