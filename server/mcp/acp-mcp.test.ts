@@ -16,6 +16,7 @@ import { CLI_BUNDLE } from '../../conformance/harness/targets.ts'
 import { tempDirs } from '../../conformance/harness/temp-dirs.ts'
 import { invalidAgentFrames, tapAgent } from '../acp/fixtures/v1-frames.ts'
 import { until } from '../core/fixtures/harness.ts'
+import { startHttpMcp } from './fixtures/mcp-http-server.ts'
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/mcp-server.mjs', import.meta.url))
 const temp = tempDirs()
@@ -94,7 +95,7 @@ describe('MCP servers of ACP sessions', () => {
     const asked: acp.RequestPermissionRequest[] = []
     await client(updates, asked).connectWith(agent.stream, async (ctx) => {
       const init = await ctx.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} })
-      expect(init.agentCapabilities?.mcpCapabilities).toEqual({ http: false, sse: false })
+      expect(init.agentCapabilities?.mcpCapabilities).toEqual({ http: true, sse: false })
 
       const created = await ctx.request(acp.methods.agent.session.new, {
         cwd: agent.ws,
@@ -197,5 +198,36 @@ describe('MCP servers of ACP sessions', () => {
     expect(await agent.exited).toBe(0)
     expect(running.filter(alive)).toEqual([])
     expect(invalidAgentFrames(agent.frames)).toEqual([])
+  }, 60_000)
+
+  it('connects Streamable HTTP servers with the headers the client gave; refuses sse honestly', async () => {
+    const web = await startHttpMcp('s3cret')
+    try {
+      const agent = startFerret()
+      const updates: Update[] = []
+      await client(updates, []).connectWith(agent.stream, async (ctx) => {
+        await ctx.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} })
+        const created = await ctx.request(acp.methods.agent.session.new, {
+          cwd: agent.ws,
+          mcpServers: [
+            { type: 'http', name: 'web', url: web.url, headers: [{ name: 'x-fixture-token', value: 's3cret' }] },
+            { type: 'http', name: 'badtoken', url: web.url, headers: [{ name: 'x-fixture-token', value: 'wrong' }] },
+            { type: 'sse', name: 'old', url: web.url, headers: [] },
+          ],
+        })
+        const meta = created._meta?.['chimera/mcp'] as McpMeta
+        expect(meta.servers.map((s) => [s.name, s.status])).toEqual([['web', 'connected'], ['badtoken', 'failed'], ['old', 'failed']])
+        expect(meta.servers[1]!.error).toMatch(/bad token/)
+        expect(meta.servers[2]!.error).toMatch(/not supported/)
+        const r = await ctx.request(acp.methods.agent.session.prompt, { sessionId: created.sessionId, prompt: [{ type: 'text', text: '!call mcp__web__shout {"text":"quiet"}' }] })
+        expect(r.stopReason).toBe('end_turn')
+        expect(result(updates)).toEqual({ status: 'completed', text: 'QUIET' })
+      })
+      agent.child.stdin.end()
+      expect(await agent.exited).toBe(0)
+      expect(invalidAgentFrames(agent.frames)).toEqual([])
+    } finally {
+      await web.close()
+    }
   }, 60_000)
 })
