@@ -2,12 +2,13 @@
  * The per-session extra-tools hook (`Session.useExtraTools`, how an ACP client's MCP tools
  * reach the agent): offered to the model with their own schema, their arguments checked by
  * their contract, their default rule `ask` under the approval policy (auto asks, read-only
- * refuses), the allow-list patterns (`mcp__<server>`, `mcp__*`), plan mode, and no way to
+ * refuses), permission rules and allow-list entries by pattern (`mcp__<server>`, `mcp__*`), plan mode, and no way to
  * replace a built-in.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Tool, ToolContract } from '../tools/types.ts'
 import { ofType, testEnv, waitForType, within, type TestEnv } from './fixtures/harness.ts'
+import { parsePermissionFlags } from './permissions.ts'
 import { toolAllowed } from './tool-patterns.ts'
 
 let env: TestEnv
@@ -83,6 +84,17 @@ describe('extra tools of a session', () => {
     expect(await names(['mcp__*'])).toEqual(['mcp__fx__echo', 'mcp__other__echo'])
     expect(await names(undefined, 'plan')).toEqual([])
     await expect(m.create({ allowedTools: ['mcp__'] })).rejects.toThrow(/unknown tool/)
+  })
+
+  it('follow permission rules that name them exactly or by pattern (the most specific wins)', async () => {
+    const m = env.manager({ permissionOverrides: parsePermissionFlags(['mcp__*=deny,mcp__fx=allow,mcp__fx__danger=deny']) })
+    const s = await m.create({ approval: 'ask' })
+    s.useExtraTools(extras('mcp__fx__echo', 'mcp__fx__danger', 'mcp__other__echo'))
+    await within(s.prompt('!call mcp__fx__echo {"text":"a"}\n!call mcp__fx__danger {"text":"b"}\n!call mcp__other__echo {"text":"c"}').done, 5000, 'the turn')
+    const results = ofType(await s.events(), 'tool_result').map((r) => [r.data.tool, r.data.ok])
+    expect(results).toEqual([['mcp__fx__echo', true], ['mcp__fx__danger', false], ['mcp__other__echo', false]])
+    expect(ofType(await s.events(), 'permission_request')).toEqual([])
+    expect(() => parsePermissionFlags(['mcp_x=allow'])).toThrow(/unknown tool "mcp_x"/)
   })
 
   it('pattern matching does not confuse servers that share a prefix', () => {

@@ -16,8 +16,8 @@
  * | auto      | run                           | read-only commands run; others: pending request |
  * | read-only | tool error                    | read-only commands run; others: tool error    |
  *
- * Tools that are not built-ins (an ACP client's MCP servers', rule `ask` unless configured)
- * are medium risk: `auto` asks for them, `read-only` refuses them.
+ * Tools that are not built-ins (an ACP client's MCP servers') have the rule `ask` unless a rule
+ * names them (`mcp__<server>__<tool>`, `mcp__<server>`, `mcp__*`: core/tool-patterns.ts) and are medium risk: `auto` asks for them, `read-only` refuses them.
  *
  * Under `read-only` every tool call also runs in the `read-only` sandbox. A pending request
  * may be answered from any transport with `allow` (once), `always`, `deny` (once) or `never`;
@@ -28,6 +28,7 @@ import type { PermissionDecision } from '../../generated/schemas.gen.ts'
 import type { AuditRecord, AuditStore } from '../store/audit-store.ts'
 import { classifyCommand } from './bash-risk.ts'
 import { configPath, loadProjectConfig, type ProjectConfig } from './project-config.ts'
+import { isToolPattern } from './tool-patterns.ts'
 
 export type Rule = 'allow' | 'ask' | 'deny'
 export const APPROVAL_POLICIES = ['allow', 'deny', 'ask', 'auto', 'read-only'] as const
@@ -41,7 +42,7 @@ export const isKnownTool = (name: string): boolean => Object.hasOwn(toolSpecs, n
 
 export const isApprovalPolicy = (v: unknown): v is ApprovalPolicy => typeof v === 'string' && (APPROVAL_POLICIES as readonly string[]).includes(v)
 
-const toolList = (): string => Object.keys(toolSpecs).join(', ')
+const toolList = (): string => `${Object.keys(toolSpecs).join(', ')}, or MCP tools (mcp__<server>__<tool>, mcp__<server>, mcp__*)`
 
 /** The rule for every tool: defaults, then project config, then command-line overrides. */
 export function resolveRules(opts: { cwd: string; overrides?: ReadonlyMap<string, Rule>; config?: ProjectConfig }): Map<string, Rule> {
@@ -52,7 +53,7 @@ export function resolveRules(opts: { cwd: string; overrides?: ReadonlyMap<string
     if (perm !== undefined) {
       if (typeof perm !== 'object' || perm === null || Array.isArray(perm)) throw new Error(`${cfg}: "permission" must be an object of tool → allow|ask|deny`)
       for (const [tool, rule] of Object.entries(perm)) {
-        if (!isKnownTool(tool)) throw new Error(`${cfg}: unknown tool "${tool}" in "permission"; tools: ${toolList()}`)
+        if (!isKnownTool(tool) && !isToolPattern(tool)) throw new Error(`${cfg}: unknown tool "${tool}" in "permission"; tools: ${toolList()}`)
         if (!RULES.includes(rule as Rule)) throw new Error(`${cfg}: permission for ${tool} must be allow, ask or deny, got ${JSON.stringify(rule)}`)
         rules.set(tool, rule as Rule)
       }
@@ -69,7 +70,7 @@ export function parsePermissionFlags(values: readonly string[]): Map<string, Rul
     const parts = entry.split('=')
     const [tool, rule] = parts
     if (parts.length !== 2 || !tool || !RULES.includes(rule as Rule)) throw new Error(`--permission expects Tool=allow|ask|deny, got ${JSON.stringify(entry)}`)
-    if (!isKnownTool(tool)) throw new Error(`--permission: unknown tool "${tool}"; tools: ${toolList()}`)
+    if (!isKnownTool(tool) && !isToolPattern(tool)) throw new Error(`--permission: unknown tool "${tool}"; tools: ${toolList()}`)
     out.set(tool, rule as Rule)
   }
   return out
