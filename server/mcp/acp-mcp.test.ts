@@ -190,7 +190,7 @@ describe('MCP servers of ACP sessions', () => {
       await until(() => pids(pidfile).length === 2 && pids(pidfile).every((p) => !alive(p)), 5000, 'both servers to be gone')
 
       // A healthy server of a session still open when the input ends is ended with the process.
-      await ctx.request(acp.methods.agent.session.new, { cwd: agent.ws, mcpServers: [server('fx', pidfile)] })
+      await ctx.request(acp.methods.agent.session.new, { cwd: agent.ws, mcpServers: [server('fx', pidfile, 'ok', [{ name: 'FIXTURE_STUBBORN', value: '1' }])] })
       running = pids(pidfile).filter(alive)
       expect(running).toHaveLength(1)
     })
@@ -198,6 +198,23 @@ describe('MCP servers of ACP sessions', () => {
     expect(await agent.exited).toBe(0)
     expect(running.filter(alive)).toEqual([])
     expect(invalidAgentFrames(agent.frames)).toEqual([])
+  }, 60_000)
+
+  it('ends the servers when the agent is stopped with SIGTERM', async () => {
+    const agent = startFerret()
+    const pidfile = join(agent.home, 'pids.txt')
+    await client([], [])
+      .connectWith(agent.stream, async (ctx) => {
+        await ctx.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} })
+        // A server that ignores the end of its stdin: only the agent's signals end it.
+        await ctx.request(acp.methods.agent.session.new, { cwd: agent.ws, mcpServers: [server('fx', pidfile, 'ok', [{ name: 'FIXTURE_STUBBORN', value: '1' }])] })
+        expect(pids(pidfile).filter(alive)).toHaveLength(1)
+        agent.child.kill('SIGTERM')
+        await agent.exited
+      })
+      .catch(() => undefined) // the connection ends with the agent
+    expect(pids(pidfile)).toHaveLength(1)
+    await until(() => !alive(pids(pidfile)[0]!), 5000, 'the MCP server to end')
   }, 60_000)
 
   it('connects Streamable HTTP servers with the headers the client gave; refuses sse honestly', async () => {

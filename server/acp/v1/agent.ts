@@ -376,7 +376,9 @@ export class V1Agent {
 
   async #resume(p: { sessionId: string; mcpServers?: McpServerConfig[] }) {
     const session = await this.#get(p.sessionId)
-    const mcp = await this.#connectMcp(session, p.mcpServers)
+    // The servers of an earlier attachment are closed before the response (the new list replaces them).
+    const old = this.#sessions.get(session.id)
+    const [mcp] = await Promise.all([this.#connectMcp(session, p.mcpServers), old && this.#dropMcp(old)])
     this.#attach(session, session.lastSeq, mcp)
     this.#afterResponse(session, mcp)
     return { ...this.#selectors(session), ...mcpMeta(mcp) }
