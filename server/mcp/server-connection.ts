@@ -114,6 +114,8 @@ export class McpServerConnection {
     if (this.#gone) return { ok: false, error: `MCP server "${this.name}" is not running: ${this.#gone}` }
     try {
       const result = await this.#client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: CALL_TIMEOUT_MS, resetTimeoutOnProgress: true })
+      // A list_changed the server sent before this result is applied before the model's next step.
+      await this.#refreshing
       return toOutcome(result)
     } catch (err) {
       if (signal.aborted) return { ok: false, error: 'cancelled' }
