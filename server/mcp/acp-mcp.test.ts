@@ -26,10 +26,10 @@ afterEach(() => {
   temp.cleanup()
 })
 
-function startFerret(env: Record<string, string> = {}) {
+function startFerret(env: Record<string, string> = {}, extra: string[] = []) {
   const home = temp.make('mcp-home-')
   const ws = temp.make('mcp-ws-')
-  const child = spawn(process.execPath, [CLI_BUNDLE, 'ferret', 'serve', '--approval', 'ask', '--cwd', ws], {
+  const child = spawn(process.execPath, [CLI_BUNDLE, 'ferret', 'serve', '--approval', 'ask', '--cwd', ws, ...extra], {
     env: { ...process.env, CHIMERA_HOME: home, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   })
@@ -213,6 +213,20 @@ describe('MCP servers of ACP sessions', () => {
       .catch(() => undefined) // the connection ends with the agent
     expect(pids(pidfile)).toHaveLength(1)
     await until(() => !alive(pids(pidfile)[0]!), 5000, 'the MCP server to end')
+  }, 60_000)
+
+  it('ends the servers of a session the manager evicts as idle', async () => {
+    const agent = startFerret({}, ['--http', '--host', '127.0.0.1', '--port', '0', '--session-ttl', '1'])
+    const pidfile = join(agent.home, 'pids.txt')
+    await client([], []).connectWith(agent.stream, async (ctx) => {
+      await ctx.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} })
+      await ctx.request(acp.methods.agent.session.new, { cwd: agent.ws, mcpServers: [server('fx', pidfile, 'ok', [{ name: 'FIXTURE_STUBBORN', value: '1' }])] })
+      expect(pids(pidfile).filter(alive)).toHaveLength(1)
+      await until(() => !alive(pids(pidfile)[0]!), 10_000, 'the MCP server of the evicted session to end')
+    })
+    agent.child.kill('SIGTERM')
+    await agent.exited
+    expect(agent.stderr()).toMatch(/evicted after 1 s idle/)
   }, 60_000)
 
   it('connects Streamable HTTP servers with the headers the client gave; refuses sse honestly', async () => {
