@@ -253,7 +253,12 @@ export class V1Agent {
     this.#sessions.set(session.id, att)
     // File tools go through the editor while this client has the session open.
     session.useTools(clientTools(this.#o.conn, session.id, this.#clientFs, this.#clientTerminal))
-    if (mcp) {
+    if (mcp && session.closed) {
+      // Evicted (or deleted) while its servers were connecting: they end now.
+      void mcp.close()
+    } else if (mcp) {
+      // Connecting may take a while: the idle clock starts again from here.
+      session.touch()
       att.mcp = mcp
       session.useExtraTools(mcp.tools)
       mcp.onToolsChanged = (tools) => {
