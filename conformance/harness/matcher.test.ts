@@ -108,6 +108,12 @@ const ROWS: Row[] = [
   { name: '$placeholder epoch rejects a small number', pattern: { $placeholder: 'epoch' }, actual: 12, fails: ['$'] },
   { name: '$placeholder epoch rejects a string', pattern: { $placeholder: 'epoch' }, actual: '1767225600000', fails: ['$'] },
 
+  // ---------------------------------------------------------------- $anyOf
+  { name: '$anyOf matches the first alternative', pattern: { $anyOf: [{ result: { stopReason: 'cancelled' } }, { error: { code: -32800 } }] }, actual: { id: 1, result: { stopReason: 'cancelled' } } },
+  { name: '$anyOf matches a later alternative', pattern: { $anyOf: [{ result: { stopReason: 'cancelled' } }, { error: { code: -32800 } }] }, actual: { id: 1, error: { code: -32800, message: 'Request cancelled' } } },
+  { name: '$anyOf fails when no alternative matches, naming them', pattern: { r: { $anyOf: [1, 2] } }, actual: { r: 3 }, fails: ['$.r'], reason: /none of 2 alternatives/ },
+  { name: '$anyOf with no alternatives fails', pattern: { $anyOf: [] }, actual: 1, fails: ['$'], reason: /non-empty/ },
+
   // ---------------------------------------------------------------- unknowns fail instead of matching everything
   { name: 'an unknown placeholder fails', pattern: { t: { $placeholder: 'whenever' } }, actual: { t: '2026-01-02T03:04:05Z' }, fails: ['$.t'], reason: /unknown placeholder whenever/ },
   { name: 'an unknown operator fails', pattern: { a: { $anything: true } }, actual: { a: 1 }, fails: ['$.a'], reason: /unknown operator \$anything/ },
@@ -139,6 +145,11 @@ describe('matcher table', () => {
 })
 
 describe('captures', () => {
+  it('$anyOf keeps the captures of the alternative that matched, not of those that failed', () => {
+    const v = vars()
+    expect(match({ $anyOf: [{ a: { $capture: 'x' }, b: 1 }, { c: { $capture: 'y' } }] }, { a: 5, b: 2, c: 7 }, v)).toEqual([])
+    expect([...v.entries()]).toEqual([['y', 7]])
+  })
   it('the first $capture binds the value', () => {
     const v = vars()
     expect(match({ sessionId: { $capture: 'sid' } }, { sessionId: 'otter-1', other: 1 }, v)).toEqual([])

@@ -5,6 +5,9 @@
  *   `{"$exact": v}` demands deep equality (no extra keys anywhere below).
  * - Arrays match element by element and must have the same length;
  *   `{"$contains": [p…]}` accepts any array holding a match for each pattern.
+ *   `{"$anyOf": [p…]}` accepts a value matching one of the patterns (the spec allows either:
+ *   e.g. a cancelled request answered normally or with -32800); captures come from the first
+ *   alternative that matches.
  * - Operators (an object with one `$` key):
  *   `{"$any": true}` any present value; `{"$absent": true}` the key must be missing;
  *   `{"$type": "string"|"number"|"integer"|"boolean"|"object"|"array"|"null"}`;
@@ -127,6 +130,20 @@ function operator(op: string, arg: unknown, actual: unknown, vars: Vars, path: s
       const check = PLACEHOLDERS[String(arg)]
       if (!check) return fail(`unknown placeholder ${String(arg)}`)
       return check(actual) ? [] : fail(`expected a ${String(arg)}, got ${show(actual)}`)
+    }
+    case '$anyOf': {
+      if (!Array.isArray(arg) || !arg.length) return fail('$anyOf needs a non-empty array of patterns')
+      const tried: Mismatch[] = []
+      for (const p of arg) {
+        const trial = new Map(vars)
+        const ms = match(p, actual, trial, path)
+        if (!ms.length) {
+          for (const [k, v] of trial) vars.set(k, v)
+          return []
+        }
+        tried.push(...ms)
+      }
+      return fail(`matches none of ${arg.length} alternatives (${tried.map((m) => `${m.path}: ${m.reason}`).join('; ')})`)
     }
     case '$exact':
       return deepEqual(substitute(arg, vars), actual) ? [] : fail(`expected exactly ${show(arg)}, got ${show(actual)}`)

@@ -59,4 +59,13 @@ describe('the scenario engine', () => {
   it('names the expected and the actual outcome of a turn', async () => {
     await expect(run('{"prompt":"x"}\n{"expectTurnEnd":"completed"}\n', [[end('failed')]])).rejects.toThrow(/expected the turn to end completed, it ended failed/)
   })
+  it('expectClientRequest finds the agent\'s request to the client by method and path, and fails when none came', async () => {
+    const req = (method: string, path: string): Omit<Observation, 'session'> => ({ kind: 'client_request', wireType: method, text: path, frame: {} })
+    const steps = '{"prompt":"x"}\n{"expectClientRequest":{"method":"fs/write_text_file","path":"b.txt"}}\n{"expectTurnEnd":"completed"}\n'
+    await expect(run(steps, [[req('fs/read_text_file', 'b.txt'), req('fs/write_text_file', 'b.txt'), end('completed')]])).resolves.toBeUndefined()
+    await expect(run(steps, [[req('fs/write_text_file', 'a.txt'), end('completed')]])).rejects.toThrow(/expected the agent to ask the client fs\/write_text_file for b.txt/)
+  })
+  it('a clientFs scenario binds only to ACP v1', () => {
+    expect(() => parseScenario('{"scenario":1,"id":"acp.t.t","title":"t","section":"s","transports":["acp-v1","rpc"],"clientFs":true}\n')).toThrow(/clientFs binds only to acp-v1/)
+  })
 })

@@ -1,6 +1,7 @@
 /**
  * ACP v1 adapter (reference/acp-v1.md §5–§10): the kit is the client. `initialize` with the
- * integer protocolVersion 1 and no fs/terminal capabilities, `session/new`, `session/prompt`
+ * integer protocolVersion 1 and no fs/terminal capabilities (fs, served from the workspace, in
+ * a `clientFs` scenario: client-fs.ts), `session/new`, `session/prompt`
  * (its response ends the turn), the `session/cancel` notification, the agent's
  * `session/request_permission` requests answered by option kind, `_session/steering`, and
  * `session/load` for resume (v1 has no cursor: the agent replays the whole history before its
@@ -15,6 +16,7 @@ import { toKitViolation, type KitViolation } from '../run/violations.ts'
 import { Inbox } from '../../harness/arms/queue.ts'
 import { OPTION_KIND, Unsupported, type Adapter, type AdapterContext, type Observation } from './types.ts'
 import { StdioPeer } from './stdio-peer.ts'
+import { answerFs, insideWorkspace } from './client-fs.ts'
 
 const textOf = (content: unknown): string => {
   const blocks = Array.isArray(content) ? content : [content]
@@ -119,7 +121,14 @@ export class AcpV1Adapter implements Adapter {
       this.#perms.set(requestId, { id: m.id, options: m.params?.options ?? [], session })
       return this.#emit({ kind: 'permission', session, wireType: m.method, requestId, tool, action: this.#ctx.profile.actionOfKind(kind) ?? this.#ctx.profile.actionOfTool(tool), callId: tc.toolCallId, frame: m })
     }
-    // The kit advertised no fs or terminal capability: the agent must not ask (acp-v1.md §8).
+    // A clientFs scenario: the kit is a client with a file system, serving the workspace.
+    if (this.#ctx.clientFs && /^fs\/(read|write)_text_file$/.test(m.method)) {
+      const session = this.#names.get(m.params?.sessionId) ?? 'main'
+      this.#emit({ kind: 'client_request', session, wireType: m.method, text: insideWorkspace(this.#ctx.workspace, m.params?.path), frame: m })
+      await this.#peer.send({ jsonrpc: '2.0', id: m.id, ...answerFs(this.#ctx.workspace, m.method, m.params) }).catch(() => {})
+      return
+    }
+    // The kit advertised no such fs or terminal capability: the agent must not ask (acp-v1.md §8).
     if (/^(fs|terminal)\//.test(m.method)) {
       this.#extra.push({ rule: 'acp.v1.capabilities.respected', dir: 'out', frame: JSON.stringify(m).slice(0, 600), problem: `the agent called ${m.method} though the client advertised no such capability`, spec: 'reference/acp-v1.md §8 (client capabilities)' })
     }
@@ -127,7 +136,7 @@ export class AcpV1Adapter implements Adapter {
   }
 
   async #initialize(): Promise<void> {
-    const r = await this.#peer.request('initialize', { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false }, clientInfo: { name: 'chimera-conformance', version: '1' } }, this.#ctx.timeoutMs)
+    const r = await this.#peer.request('initialize', { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: this.#ctx.clientFs === true, writeTextFile: this.#ctx.clientFs === true }, terminal: false }, clientInfo: { name: 'chimera-conformance', version: '1' } }, this.#ctx.timeoutMs)
     if (r.error) throw new Error(`initialize failed: ${JSON.stringify(r.error)}`)
     if (r.result?.protocolVersion !== 1) throw new Error(`initialize answered protocolVersion ${JSON.stringify(r.result?.protocolVersion)}, not 1`)
     const caps = r.result?.agentCapabilities ?? {}

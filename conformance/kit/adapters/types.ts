@@ -9,7 +9,7 @@ import type { TransportId } from '../corpus/ids.ts'
 import type { KitViolation } from '../run/violations.ts'
 import type { ResolvedProfile } from '../profiles/profile.ts'
 
-export type ObservationKind = 'text' | 'text_final' | 'thought' | 'tool_call' | 'tool_result' | 'permission' | 'turn_end' | 'replay_end' | 'event'
+export type ObservationKind = 'text' | 'text_final' | 'thought' | 'tool_call' | 'tool_result' | 'permission' | 'turn_end' | 'replay_end' | 'client_request' | 'event'
 
 export interface Observation {
   kind: ObservationKind
@@ -45,6 +45,8 @@ export interface AdapterContext {
   timeoutMs: number
   /** The model double's model id, when the kit started one. */
   doubleModel?: string
+  /** Advertise the client file system and answer `fs/*` from the workspace (ACP v1). */
+  clientFs?: boolean
 }
 
 export class Unsupported extends Error {

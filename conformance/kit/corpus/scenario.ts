@@ -23,6 +23,7 @@ export type Action = (typeof ACTIONS)[number]
 export const DECISIONS = ['allow', 'deny', 'always', 'never'] as const
 export type Decision = (typeof DECISIONS)[number]
 export const OUTCOMES = ['completed', 'cancelled', 'failed'] as const
+export const CLIENT_FS_METHODS = ['fs/read_text_file', 'fs/write_text_file'] as const
 export type Outcome = (typeof OUTCOMES)[number]
 
 /** One line of a prompt: a directive line as text, or a structured directive. */
@@ -55,6 +56,11 @@ export const ScenarioHeader = z
     config: z.record(z.string(), z.string()).default({}),
     /** Files of the scenario's working directory (path → content). */
     workspace: z.record(z.string(), z.string()).default({}),
+    /**
+     * The kit, as the ACP v1 client, advertises `fs.readTextFile`/`writeTextFile` and answers the
+     * agent's `fs/*` requests from the scenario's workspace (ACP v1 only).
+     */
+    clientFs: z.boolean().default(false),
     /** Spec items (coverage report) this scenario exercises beyond what its frames show. */
     covers: z.array(z.string()).default([]),
     note: z.string().optional(),
@@ -77,6 +83,8 @@ export const AbstractStep = z.union([
   z.object({ expectPermission: z.object({ action: z.enum(ACTIONS) }).strict(), as: z.string().optional(), within, ...on }).strict(),
   z.object({ answerPermission: z.object({ request: z.string().optional(), decision: z.enum(DECISIONS) }).strict(), ...on }).strict(),
   z.object({ cancel: z.literal(true), ...on }).strict(),
+  /** The agent asked the client (the kit) for a workspace file (`clientFs` scenarios); `path` is workspace-relative. */
+  z.object({ expectClientRequest: z.object({ method: z.enum(CLIENT_FS_METHODS), path: z.string().optional() }).strict(), within, ...on }).strict(),
   z.object({ steer: z.string(), ...on }).strict(),
   z.object({ expectTurnEnd: z.enum(OUTCOMES), within, ...on }).strict(),
   /** No observation for the session for `ms` (nothing after the turn ended, no reply to a notification). */
@@ -119,6 +127,7 @@ export function parseScenario(text: string, file = '<inline>'): Scenario {
   if (!entries.length) throw new Error(`${file}: empty scenario`)
   const h = ScenarioHeader.safeParse(entries[0]!.value)
   if (!h.success) throw new Error(`${file}:${entries[0]!.line}: bad scenario header: ${h.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`)
+  if (h.data.clientFs && h.data.transports.some((t) => t !== 'acp-v1')) throw new Error(`${file}:${entries[0]!.line}: bad scenario header: clientFs binds only to acp-v1 (the client file system is an ACP v1 capability)`)
   const steps = entries.slice(1).map(({ value, line }) => {
     const s = AbstractStep.safeParse(value)
     if (!s.success) throw new Error(`${file}:${line}: bad step: ${JSON.stringify(value).slice(0, 120)}`)

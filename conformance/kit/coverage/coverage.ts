@@ -5,15 +5,18 @@
  * and a scenario's own `covers` list. The report lists every item nothing touches.
  */
 import { findOperation } from '../../harness/sniffer.ts'
+import { negotiate } from '../../../server/acp/dialect.ts'
 import type { Transcript } from '../../harness/transcript.ts'
 import type { CorpusEntry } from '../corpus/load.ts'
 import type { TransportId } from '../corpus/ids.ts'
 import type { AbstractStep } from '../corpus/scenario.ts'
 import { FAMILIES, RPC_TYPE_TO_MESSAGE, specItems, type Family } from './items.ts'
+import { UNREACHABLE } from './unreachable.ts'
 
 type Touch = Set<string>
+type AcpDialect = 'acp.v1' | 'acp.seed'
 const add = (t: Touch, family: Family, name: string | number): void => void t.add(`${family} ${name}`)
-const dialect = (tr: TransportId): 'acp.v1' | 'acp.seed' => (tr === 'acp-v1' ? 'acp.v1' : 'acp.seed')
+const dialect = (tr: TransportId): AcpDialect => (tr === 'acp-v1' ? 'acp.v1' : 'acp.seed')
 
 /** Walk every JSON value under `v`, calling `f` on each object. */
 function objects(v: unknown, f: (o: Record<string, any>) => void): void {
@@ -24,16 +27,37 @@ function objects(v: unknown, f: (o: Record<string, any>) => void): void {
   }
 }
 
-function fromFrames(frames: unknown[], tr: TransportId, surface: string, t: Touch): void {
+/** The ACP dialect a sent `initialize` selects: the agent's own negotiation rule (decision 0003). */
+function initializeDialect(frame: unknown): AcpDialect | undefined {
+  const f = frame as { method?: unknown; params?: unknown } | null
+  if (!f || typeof f !== 'object' || f.method !== 'initialize') return undefined
+  return negotiate(f.params ?? {}) === 'acp-v1' ? 'acp.v1' : 'acp.seed'
+}
+
+/** ACP items of one frame, in the dialect the connection speaks when it is sent or received. */
+function fromAcpFrame(frame: unknown, d: AcpDialect, t: Touch): void {
+  objects(frame, (o) => {
+    if (typeof o.method === 'string') add(t, `${d} method`, o.method)
+    if (typeof o.sessionUpdate === 'string') add(t, `${d} update`, o.sessionUpdate)
+    if (o.error && typeof o.error === 'object' && typeof o.error.code === 'number') add(t, `${d} error`, o.error.code)
+  })
+  // A ferret update is flat: its `kind` sits in the params of session/update (on v1,
+  // `_ferret/session/update` is a method of its own, not a v1 update kind).
+  const f = frame as { method?: unknown; params?: { kind?: unknown } } | null
+  if (d === 'acp.seed' && f?.method === 'session/update' && typeof f.params?.kind === 'string') add(t, 'acp.seed update', f.params.kind)
+}
+
+/** `channel`: the SSE stream the frames arrived on (the last one a transcript opened), for records that name no path. */
+function fromFrames(frames: unknown[], tr: TransportId, surface: string, t: Touch, channel = 'sessionsEvents'): void {
+  // Before any initialize, a frame is read in the transport's own dialect; a sent initialize
+  // (re)negotiates, so a v1 transcript run on the ferret agent counts v1 items.
+  let d: AcpDialect = dialect(tr)
   for (const frame of frames) {
+    if (tr.startsWith('acp')) {
+      d = initializeDialect(frame) ?? d
+      fromAcpFrame(frame, d, t)
+    }
     objects(frame, (o) => {
-      if (tr.startsWith('acp')) {
-        const d = dialect(tr)
-        if (typeof o.method === 'string') add(t, `${d} method`, o.method)
-        if (typeof o.sessionUpdate === 'string') add(t, `${d} update`, o.sessionUpdate)
-        if (d === 'acp.seed' && typeof o.kind === 'string' && 'eventId' in o) add(t, 'acp.seed update', o.kind)
-        if (o.error && typeof o.error === 'object' && typeof o.error.code === 'number') add(t, `${d} error`, o.error.code)
-      }
       if (tr === 'rpc' && typeof o.type === 'string') {
         if ('message' in o || ['cancel', 'get_state', 'compact', 'set_model', 'permission_reply', 'steer', 'prompt'].includes(o.type)) add(t, 'rpc command', o.type)
         if (RPC_TYPE_TO_MESSAGE[o.type]) add(t, 'rpc message', RPC_TYPE_TO_MESSAGE[o.type]!)
@@ -44,20 +68,27 @@ function fromFrames(frames: unknown[], tr: TransportId, surface: string, t: Touc
           if (op) add(t, 'http route', op.operationId)
         }
         if (typeof o.error === 'string') add(t, 'http error', o.error)
-        if (typeof o.event === 'string') add(t, 'sse event', `${String(o.path ?? '').startsWith('/session/') ? 'sessionEvents' : 'sessionsEvents'}.${o.event}`)
+        if (typeof o.event === 'string') add(t, 'sse event', `${typeof o.path === 'string' ? channelOf(o.path) : channel}.${o.event}`)
         if (typeof o.type === 'string') add(t, 'event type', o.type)
       }
     })
   }
 }
 
+const channelOf = (path: string): string => (path.startsWith('/session/') ? 'sessionEvents' : 'sessionsEvents')
+
 function fromTranscript(tx: Transcript, tr: TransportId, t: Touch): void {
-  const frames: unknown[] = []
+  // SSE records name no path: they belong to the stream the transcript opened last.
+  let channel = 'sessionsEvents'
   for (const s of tx.steps) {
+    const frames: unknown[] = []
     if ('send' in s) frames.push(s.send)
     if ('expect' in s) frames.push(s.expect)
     if ('expectUnordered' in s) frames.push(...s.expectUnordered)
-    if ('open' in s) frames.push({ ...s.open, method: 'GET' })
+    if ('open' in s) {
+      frames.push({ ...s.open, method: 'GET' })
+      channel = channelOf(s.open.path)
+    }
     if ('sendRaw' in s && typeof s.sendRaw === 'string') for (const l of s.sendRaw.split('\n')) {
       try {
         frames.push(JSON.parse(l))
@@ -65,9 +96,8 @@ function fromTranscript(tx: Transcript, tr: TransportId, t: Touch): void {
         // not JSON: a framing case
       }
     }
+    fromFrames(frames, tr, tx.header.surface, t, channel)
   }
-  fromFrames(frames, tr, tx.header.surface, t)
-  if (tx.header.surface === 'sse') for (const s of tx.steps) if ('expect' in s && (s.expect as any)?.event) add(t, 'sse event', `sessionsEvents.${(s.expect as any).event}`)
 }
 
 /** What an abstract step exercises on a transport. */
@@ -93,7 +123,10 @@ const STEP_ITEMS: Record<string, Partial<Record<TransportId | 'acp-seed', string
   cancelled: { http: ['event type cancelled'] },
   completed: { http: ['event type agent_result', 'sse event sessionEvents.result'] },
   failed: { http: ['event type error'], rpc: ['rpc message ErrorEvent'] },
-  steer: { 'acp-v1': ['acp.v1 method _session/steering'], http: ['event type steering'], rpc: ['rpc command steer'] },
+  // The HTTP adapter cannot steer (no route): a steer scenario bound to http is skipped there.
+  steer: { 'acp-v1': ['acp.v1 method _session/steering'], rpc: ['rpc command steer'] },
+  'fs/read_text_file': { 'acp-v1': ['acp.v1 method fs/read_text_file'] },
+  'fs/write_text_file': { 'acp-v1': ['acp.v1 method fs/write_text_file'] },
   resume: { 'acp-v1': ['acp.v1 method session/load'], 'acp-seed': ['acp.seed method session/resume'], http: ['http route session.streamEvents'] },
 }
 
@@ -107,6 +140,7 @@ function stepKey(s: AbstractStep): string[] {
   if ('answerPermission' in s) return ['answer']
   if ('cancel' in s) return ['cancel']
   if ('steer' in s) return ['steer']
+  if ('expectClientRequest' in s) return [s.expectClientRequest.method]
   if ('resume' in s || 'expectNoEventLost' in s) return ['resume']
   if ('expectTurnEnd' in s) return [s.expectTurnEnd]
   return []
@@ -130,7 +164,8 @@ export function touches(e: CorpusEntry): Touch {
 }
 
 export interface CoverageReport {
-  families: { family: Family; total: number; covered: number; untouched: string[] }[]
+  /** `untouched` excludes the items no black-box client can reach (`unreachable`, with the reason). */
+  families: { family: Family; total: number; covered: number; untouched: string[]; unreachable: { name: string; reason: string }[] }[]
 }
 
 export function coverage(entries: readonly CorpusEntry[]): CoverageReport {
@@ -140,8 +175,15 @@ export function coverage(entries: readonly CorpusEntry[]): CoverageReport {
   return {
     families: FAMILIES.map((family) => {
       const all = items.get(family) ?? []
-      const untouched = all.filter((n) => !touched.has(`${family} ${n}`))
-      return { family, total: all.length, covered: all.length - untouched.length, untouched }
+      const missed = all.filter((n) => !touched.has(`${family} ${n}`))
+      const reasonOf = (n: string): string | undefined => UNREACHABLE[`${family} ${n}`]
+      return {
+        family,
+        total: all.length,
+        covered: all.length - missed.length,
+        untouched: missed.filter((n) => reasonOf(n) === undefined),
+        unreachable: missed.flatMap((n) => (reasonOf(n) === undefined ? [] : [{ name: n, reason: reasonOf(n)! }])),
+      }
     }),
   }
 }
@@ -149,9 +191,15 @@ export function coverage(entries: readonly CorpusEntry[]): CoverageReport {
 export function coverageText(r: CoverageReport): string {
   const total = r.families.reduce((a, f) => a + f.total, 0)
   const covered = r.families.reduce((a, f) => a + f.covered, 0)
-  const lines = [`spec coverage: ${covered}/${total} items touched by the selected requirements`]
+  const unreachable = r.families.flatMap((f) => f.unreachable.map((u) => ({ family: f.family, ...u })))
+  const lines = [`spec coverage: ${covered}/${total} items touched by the selected requirements${unreachable.length ? ` (${unreachable.length} more unreachable by a black-box client, listed below)` : ''}`]
   for (const f of r.families) {
-    lines.push(`  ${f.family.padEnd(16)} ${String(f.covered).padStart(3)}/${String(f.total).padEnd(3)}${f.untouched.length ? ` untouched: ${f.untouched.join(', ')}` : ''}`)
+    const rest = f.total - f.covered - f.untouched.length
+    lines.push(`  ${f.family.padEnd(16)} ${String(f.covered).padStart(3)}/${String(f.total).padEnd(3)}${rest ? ` (${rest} unreachable)` : ''}${f.untouched.length ? ` untouched: ${f.untouched.join(', ')}` : ''}`)
+  }
+  if (unreachable.length) {
+    lines.push('unreachable by a black-box client (no valid request or setup provokes them; not counted as covered):')
+    for (const u of unreachable) lines.push(`  ${u.family} ${u.name}: ${u.reason}`)
   }
   return lines.join('\n')
 }

@@ -21,7 +21,7 @@ export class StepFailure extends Error {
   }
 }
 
-const CONTENT = new Set(['text', 'thought', 'tool_call', 'tool_result', 'permission'])
+const CONTENT = new Set(['text', 'thought', 'tool_call', 'tool_result', 'permission', 'client_request'])
 /** How long to keep listening after a turn ended for chunks that arrive late. */
 const LATE_GRACE_MS = 400
 
@@ -30,7 +30,7 @@ interface SessionState {
   turnStart: number
   /** Seq of the last turn end a step consumed (expectIdle looks after it). */
   lastTurnEnd: number
-  cursor: Record<'tool_call' | 'tool_result' | 'permission' | 'turn_end' | 'replay', number>
+  cursor: Record<'tool_call' | 'tool_result' | 'permission' | 'turn_end' | 'replay' | 'client_request', number>
   /** Tool results a step already matched (by seq). */
   used: Set<number>
 }
@@ -57,7 +57,7 @@ export class ScenarioRun {
   #state(session: string): SessionState {
     let s = this.#sessions.get(session)
     if (!s) {
-      s = { openTurns: 0, turnStart: 0, lastTurnEnd: -1, cursor: { tool_call: 0, tool_result: 0, permission: 0, turn_end: 0, replay: 0 }, used: new Set() }
+      s = { openTurns: 0, turnStart: 0, lastTurnEnd: -1, cursor: { tool_call: 0, tool_result: 0, permission: 0, turn_end: 0, replay: 0, client_request: 0 }, used: new Set() }
       this.#sessions.set(session, s)
     }
     return s
@@ -213,6 +213,14 @@ export class ScenarioRun {
       const id = ref ? this.#aliases.get(ref) : [...this.#log].reverse().find((o) => o.session === session && o.kind === 'permission')?.requestId
       if (!id) throw new StepFailure(line, `no permission request ${ref ?? 'seen yet'}`)
       return this.#a.answer(session, id, step.answerPermission.decision)
+    }
+    if ('expectClientRequest' in step) {
+      const want = step.expectClientRequest
+      const o = await this.#find(st.cursor.client_request, (x) => x.session === session && x.kind === 'client_request' && x.wireType === want.method && (want.path === undefined || x.text === want.path), deadline)
+      if (!o) throw new StepFailure(line, `expected the agent to ask the client ${want.method}${want.path ? ` for ${want.path}` : ''} within ${wait} ms; it did not`)
+      st.cursor.client_request = o.seq! + 1
+      if (o.late) throw new StepFailure(line, `${want.method} arrived after its turn had ended`)
+      return
     }
     if ('cancel' in step) return this.#a.cancel(session)
     if ('steer' in step) return this.#a.steer(session, step.steer)

@@ -93,7 +93,8 @@ async function runEntry(e: CorpusEntry, transport: TransportId, o: RunOptions, d
     if (err instanceof SkipError) return { ...base, status: 'skip', message: err.message }
     return { ...base, status: 'fail', message: `could not start the target: ${(err as Error).message}` }
   }
-  const ctx: AdapterContext = { workspace: prepared.workspace, profile: o.profile, timeoutMs: o.timeoutMs ?? 10_000, doubleModel: double?.model }
+  const clientFs = e.body.kind === 'scenario' && e.body.scenario.header.clientFs
+  const ctx: AdapterContext = { workspace: prepared.workspace, profile: o.profile, timeoutMs: o.timeoutMs ?? 10_000, doubleModel: double?.model, clientFs }
   let violations: KitViolation[] = []
   let transcript: string[] = []
   try {
