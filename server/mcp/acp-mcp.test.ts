@@ -1,6 +1,6 @@
 /**
  * MCP servers an ACP client passes, end to end: the official ACP SDK client opens sessions on
- * the spawned `chimera ferret serve` with real MCP server processes (fixtures/mcp-server.mjs,
+ * the spawned `chimera ferret serve` with real MCP server processes (conformance/harness/fixtures/mcp-server.mjs,
  * the MCP SDK's McpServer over stdio). The offline model calls `mcp__…` tools; results come
  * back in `tool_call_update`s. Hostile servers: one that writes garbage to stdout, one whose
  * command does not exist, one that never answers initialize, one that exits at once, one that
@@ -18,7 +18,7 @@ import { invalidAgentFrames, tapAgent } from '../acp/fixtures/v1-frames.ts'
 import { until } from '../core/fixtures/harness.ts'
 import { startHttpMcp } from './fixtures/mcp-http-server.ts'
 
-const FIXTURE = fileURLToPath(new URL('./fixtures/mcp-server.mjs', import.meta.url))
+const FIXTURE = fileURLToPath(new URL('../../conformance/harness/fixtures/mcp-server.mjs', import.meta.url))
 const temp = tempDirs()
 const children: ChildProcessWithoutNullStreams[] = []
 afterEach(() => {
