@@ -21,6 +21,8 @@ const MAX_PAGES = 32
 /** A tool whose input schema is larger than this (as JSON) is left out. */
 const MAX_SCHEMA_CHARS = 64 * 1024
 const MAX_DESCRIPTION = 4000
+/** Transport errors (garbage on stdout…) logged per server. */
+const MAX_LOGGED_ERRORS = 20
 /** Lines of a server's stderr longer than this are cut in the log. */
 const MAX_LOG_LINE = 1000
 
@@ -68,8 +70,12 @@ export class McpServerConnection {
     const transport = await makeTransport(cfg, o)
     const client = new Client({ name: 'chimera', version: o.version }, { capabilities: {} })
     const conn = new McpServerConnection(cfg.name, client, transport, o)
-    // Lines that are not JSON-RPC (a server that prints to stdout) are dropped and logged.
-    client.onerror = (err) => o.logger.warn(`mcp ${cfg.name}: ${err.message.slice(0, 300)}`)
+    // Lines that are not JSON-RPC (a server that prints to stdout) are dropped and logged, a few.
+    let errors = 0
+    client.onerror = (err) => {
+      if (++errors <= MAX_LOGGED_ERRORS) o.logger.warn(`mcp ${cfg.name}: ${err.message.slice(0, 300)}`)
+      if (errors === MAX_LOGGED_ERRORS) o.logger.warn(`mcp ${cfg.name}: further errors of this server are not logged`)
+    }
     let timer: NodeJS.Timeout | undefined
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no answer within ${o.timeoutMs} ms`)), o.timeoutMs)
