@@ -21,8 +21,11 @@ import { startHttpMcp } from './fixtures/mcp-http-server.ts'
 const FIXTURE = fileURLToPath(new URL('../../conformance/harness/fixtures/mcp-server.mjs', import.meta.url))
 const temp = tempDirs()
 const children: ChildProcessWithoutNullStreams[] = []
+const pidfiles: string[] = []
 afterEach(() => {
   for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
+  // A failed test may have killed the agent before it could end its servers: end them here.
+  for (const f of pidfiles.splice(0)) for (const pid of pids(f).filter(alive)) process.kill(pid, 'SIGKILL')
   temp.cleanup()
 })
 
@@ -37,6 +40,7 @@ function startFerret(env: Record<string, string> = {}, extra: string[] = []) {
   let stderr = ''
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
+  pidfiles.push(join(home, 'pids.txt'))
   return { child, ws, home, exited, stderr: () => stderr, ...tapAgent(child) }
 }
 
