@@ -116,10 +116,14 @@ export class McpServerConnection {
     return this.#gone
   }
 
-  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolOutcome> {
+  /** Call a tool; the server's progress notifications become progress lines (`onProgress`). */
+  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal, onProgress?: (line: string) => void): Promise<ToolOutcome> {
     if (this.#gone) return { ok: false, error: `MCP server "${this.name}" is not running: ${this.#gone}` }
+    const onprogress = onProgress
+      ? (p: { progress: number; total?: number; message?: string }) => onProgress(`${p.message ?? 'progress'} (${p.progress}${p.total !== undefined ? `/${p.total}` : ''})\n`.slice(0, 1000))
+      : undefined
     try {
-      const result = await this.#client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: CALL_TIMEOUT_MS, resetTimeoutOnProgress: true })
+      const result = await this.#client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: CALL_TIMEOUT_MS, resetTimeoutOnProgress: true, ...(onprogress ? { onprogress } : {}) })
       // A list_changed the server sent before this result is applied before the model's next step.
       await this.#refreshing
       return toOutcome(result)

@@ -123,7 +123,7 @@ function mcpTool(name: string, conn: McpServerConnection, info: McpToolInfo): To
     name,
     contract,
     permissionKey: (args) => stableJson(args),
-    run: (args, ctx) => conn.call(info.name, args, ctx.signal),
+    run: (args, ctx) => conn.call(info.name, args, ctx.signal, (line) => ctx.progress({ stdout: line })),
   }
 }
 
