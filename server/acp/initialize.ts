@@ -43,7 +43,8 @@ export function v1Initialize(info: AgentInfo, extensions: readonly string[] = []
     agentCapabilities: {
       loadSession: true,
       promptCapabilities: { image: false, audio: false, embeddedContext: true },
-      mcpCapabilities: { http: false, sse: false },
+      // stdio and Streamable HTTP MCP servers are connected (server/mcp); the deprecated SSE transport is not.
+      mcpCapabilities: { http: true, sse: false },
       sessionCapabilities: { list: {}, resume: {}, close: {} },
       // Custom capabilities ride in `_meta` of the capability object (docs/decisions/0120).
       _meta: {

@@ -41,8 +41,13 @@ export function prepareCall(host: TurnHost, call: ToolCall): { args: unknown } |
   const spec = Object.hasOwn(toolSpecs, call.tool) ? toolSpecs[call.tool as ToolName] : undefined
   const tool = host.tools.get(call.tool)
   const offered = host.availableTools()
-  if (!spec || !tool) return { error: `unknown tool "${call.tool}"; available: ${offered.map((t) => t.name).join(', ')}` }
+  if (!tool || !(spec || tool.contract)) return { error: `unknown tool "${call.tool}"; available: ${offered.map((t) => t.name).join(', ')}` }
   if (!offered.some((t) => t.name === call.tool)) return { error: `tool "${call.tool}" is not allowed in this session` }
+  if (!spec) {
+    // An extra tool (an MCP server's) checks its arguments against its own contract.
+    const r = tool.contract!.parse(call.args)
+    return r.ok ? { args: r.args } : { error: `invalid arguments for ${call.tool}: ${r.error}` }
+  }
   const parsed = spec.params.safeParse(call.args)
   if (!parsed.success) return { error: `invalid arguments for ${call.tool}: ${formatIssues(parsed.error)}` }
   return { args: parsed.data }

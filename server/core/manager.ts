@@ -28,6 +28,7 @@ import type { FileHistory } from './file-history.ts'
 import { ModelRegistry } from './model-registry.ts'
 import { isKnownTool, PermissionAuditLog, resolveRules, type ApprovalPolicy, type Rule } from './permissions.ts'
 import { loadProjectConfig } from './project-config.ts'
+import { isToolPattern } from './tool-patterns.ts'
 import { Session, MODES, type SessionDeps } from './session.ts'
 import type { CommandRenderer } from './slash-commands.ts'
 
@@ -285,9 +286,10 @@ function withLspTools(tools: ReadonlyMap<string, Tool>): ReadonlyMap<string, Too
   return out
 }
 
+/** Allow-list entries: built-in names, or MCP tool names and patterns (core/tool-patterns.ts). */
 export function checkToolNames(names: string[]): void {
-  const unknown = names.filter((n) => !isKnownTool(n))
-  if (unknown.length) throw new Error(`unknown tool(s) ${unknown.join(', ')}; available: ${Object.keys(toolSpecs).join(', ')}`)
+  const unknown = names.filter((n) => !isKnownTool(n) && !isToolPattern(n))
+  if (unknown.length) throw new Error(`unknown tool(s) ${unknown.join(', ')}; available: ${Object.keys(toolSpecs).join(', ')}, or MCP tools as mcp__<server>__<tool>, mcp__<server>, mcp__*`)
 }
 
 /** The real path of `p`, resolving its longest existing prefix (it may not exist yet). */

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto'
 import type { ToolCall } from '../../generated/schemas.gen.ts'
 import { applyReply, approvalVerdict, riskOf, type GateOutcome } from './permissions.ts'
 import type { CallPreview } from '../tools/types.ts'
+import { ruleFor } from './tool-patterns.ts'
 import type { TurnHost } from './turn-host.ts'
 
 const APPROVAL_REASON: Record<string, string> = {
@@ -11,7 +12,7 @@ const APPROVAL_REASON: Record<string, string> = {
 }
 
 export async function gate(host: TurnHost, call: ToolCall, key: string, preview?: CallPreview): Promise<GateOutcome> {
-  const rule = host.rules.get(call.tool) ?? 'ask'
+  const rule = ruleFor(host.rules, call.tool) ?? host.tools.get(call.tool)?.contract?.permission ?? 'ask'
   if (rule === 'allow') return { run: true, via: 'rule' }
   if (rule === 'deny') return { run: false, reason: `${call.tool} is denied by the permission rules` }
   const cwd = host.meta.cwd

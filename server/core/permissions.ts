@@ -16,6 +16,9 @@
  * | auto      | run                           | read-only commands run; others: pending request |
  * | read-only | tool error                    | read-only commands run; others: tool error    |
  *
+ * Tools that are not built-ins (an ACP client's MCP servers') have the rule `ask` unless a rule
+ * names them (`mcp__<server>__<tool>`, `mcp__<server>`, `mcp__*`: core/tool-patterns.ts) and are medium risk: `auto` asks for them, `read-only` refuses them.
+ *
  * Under `read-only` every tool call also runs in the `read-only` sandbox. A pending request
  * may be answered from any transport with `allow` (once), `always`, `deny` (once) or `never`;
  * `always` / `never` are appended to the audit log. A cancelled turn releases its requests.
@@ -26,6 +29,7 @@ import type { AuditRecord, AuditStore } from '../store/audit-store.ts'
 import { classifyCommand } from './bash-risk.ts'
 import { configPath, loadProjectConfig, type ProjectConfig } from './project-config.ts'
 import { APPROVAL_POLICIES, type ApprovalPolicy } from './approval-policies.ts'
+import { isToolPattern } from './tool-patterns.ts'
 
 export type Rule = 'allow' | 'ask' | 'deny'
 // Defined apart so the CLI's flag definitions load without the tool table (docs/decisions/0140).
@@ -39,7 +43,7 @@ export const isKnownTool = (name: string): boolean => Object.hasOwn(toolSpecs, n
 
 export const isApprovalPolicy = (v: unknown): v is ApprovalPolicy => typeof v === 'string' && (APPROVAL_POLICIES as readonly string[]).includes(v)
 
-const toolList = (): string => Object.keys(toolSpecs).join(', ')
+const toolList = (): string => `${Object.keys(toolSpecs).join(', ')}, or MCP tools (mcp__<server>__<tool>, mcp__<server>, mcp__*)`
 
 /** The rule for every tool: defaults, then project config, then command-line overrides. */
 export function resolveRules(opts: { cwd: string; overrides?: ReadonlyMap<string, Rule>; config?: ProjectConfig }): Map<string, Rule> {
@@ -50,7 +54,7 @@ export function resolveRules(opts: { cwd: string; overrides?: ReadonlyMap<string
     if (perm !== undefined) {
       if (typeof perm !== 'object' || perm === null || Array.isArray(perm)) throw new Error(`${cfg}: "permission" must be an object of tool → allow|ask|deny`)
       for (const [tool, rule] of Object.entries(perm)) {
-        if (!isKnownTool(tool)) throw new Error(`${cfg}: unknown tool "${tool}" in "permission"; tools: ${toolList()}`)
+        if (!isKnownTool(tool) && !isToolPattern(tool)) throw new Error(`${cfg}: unknown tool "${tool}" in "permission"; tools: ${toolList()}`)
         if (!RULES.includes(rule as Rule)) throw new Error(`${cfg}: permission for ${tool} must be allow, ask or deny, got ${JSON.stringify(rule)}`)
         rules.set(tool, rule as Rule)
       }
@@ -67,7 +71,7 @@ export function parsePermissionFlags(values: readonly string[]): Map<string, Rul
     const parts = entry.split('=')
     const [tool, rule] = parts
     if (parts.length !== 2 || !tool || !RULES.includes(rule as Rule)) throw new Error(`--permission expects Tool=allow|ask|deny, got ${JSON.stringify(entry)}`)
-    if (!isKnownTool(tool)) throw new Error(`--permission: unknown tool "${tool}"; tools: ${toolList()}`)
+    if (!isKnownTool(tool) && !isToolPattern(tool)) throw new Error(`--permission: unknown tool "${tool}"; tools: ${toolList()}`)
     out.set(tool, rule as Rule)
   }
   return out
@@ -117,6 +121,8 @@ export type Risk = 'low' | 'medium' | 'high'
 const CHANGES_FILES: ReadonlySet<string> = new Set(['Write', 'Edit', 'lsp_rename'])
 
 export function riskOf(tool: string, args: Record<string, unknown>): Risk {
+  // A tool from outside (an MCP server's) may do anything its server does.
+  if (!isKnownTool(tool)) return 'medium'
   if (tool === 'Bash') return classifyCommand(typeof args.command === 'string' ? args.command : '')
   return CHANGES_FILES.has(tool) ? 'medium' : 'low'
 }
@@ -131,6 +137,8 @@ export function approvalVerdict(policy: ApprovalPolicy, tool: string, risk: Risk
     case 'ask':
       return 'ask'
     case 'auto':
+      // Built-in file changes run; Bash runs when read-only; tools from outside (MCP) ask.
+      if (!isKnownTool(tool)) return 'ask'
       return tool !== 'Bash' || risk === 'low' ? 'run' : 'ask'
     case 'read-only':
       return tool === 'Bash' && risk === 'low' ? 'run' : 'refuse'

@@ -24,6 +24,7 @@ import { FileTracker } from './file-tracker.ts'
 import { endTurn, runTurn, type TurnOutcome } from './loop.ts'
 import type { ModelRegistry } from './model-registry.ts'
 import { isApprovalPolicy, type ApprovalPolicy, type PermissionAuditLog, type PermissionDecision, type Rule } from './permissions.ts'
+import { toolAllowed } from './tool-patterns.ts'
 import { parseSlash, rewindReply, type CommandRenderer } from './slash-commands.ts'
 import { addUsage, initialState, reduce, zeroUsage, type SessionState } from './state.ts'
 import type { PermissionReply, TurnHost } from './turn-host.ts'
@@ -92,6 +93,8 @@ export class Session implements TurnHost {
   #closed = false
   /** Tools a transport substitutes for this session (an ACP client's file system or terminal). */
   #toolOverrides: ReadonlyMap<string, Tool> | undefined
+  /** Tools beyond the built-ins (an ACP client's MCP servers'), each with its own contract. */
+  #extraTools: ReadonlyMap<string, Tool> | undefined
   /** The file history was lined up with the messages (once, before the first queued work). */
   #aligned: boolean
   /** The session's language servers: made on the first LSP tool call, shut down with the session. */
@@ -143,8 +146,8 @@ export class Session implements TurnHost {
     return this.#deps.models
   }
   get tools(): ReadonlyMap<string, Tool> {
-    if (!this.#toolOverrides) return this.#deps.tools
-    return new Map([...this.#deps.tools, ...this.#toolOverrides])
+    if (!this.#toolOverrides && !this.#extraTools) return this.#deps.tools
+    return new Map([...this.#deps.tools, ...(this.#toolOverrides ?? []), ...(this.#extraTools ?? [])])
   }
 
   /**
@@ -154,6 +157,18 @@ export class Session implements TurnHost {
    */
   useTools(overrides: ReadonlyMap<string, Tool> | undefined): void {
     this.#toolOverrides = overrides && overrides.size ? overrides : undefined
+  }
+
+  /**
+   * Add tools beyond the built-ins for this session (replacing earlier extras; `undefined`
+   * removes them): each carries its own contract (description, JSON-schema input, default
+   * permission rule, argument check). A name that is a built-in's, or a tool without a
+   * contract, is ignored. Permission rules, the approval policy and the allow-list apply as to
+   * any tool. Takes effect from the next model call.
+   */
+  useExtraTools(tools: ReadonlyMap<string, Tool> | undefined): void {
+    const kept = [...(tools ?? [])].filter(([name, t]) => t.contract && !Object.hasOwn(toolSpecs, name) && !this.#deps.tools.has(name))
+    this.#extraTools = kept.length ? new Map(kept) : undefined
   }
 
   /** Mark the session as used now (transports call it on every observable activity). */
@@ -191,10 +206,10 @@ export class Session implements TurnHost {
   availableTools(): ToolSchema[] {
     const allowed = this.meta.allowed_tools
     const out: ToolSchema[] = []
-    for (const name of this.tools.keys()) {
-      if (!Object.hasOwn(toolSpecs, name) || (allowed && !allowed.includes(name))) continue
-      const s = toolSpecs[name as ToolName]
-      if (this.mode === 'plan' && s.permission !== 'allow') continue
+    for (const [name, tool] of this.tools) {
+      if (!toolAllowed(name, allowed)) continue
+      const s = Object.hasOwn(toolSpecs, name) ? toolSpecs[name as ToolName] : tool.contract
+      if (!s || (this.mode === 'plan' && s.permission !== 'allow')) continue
       out.push({ name, description: s.description, input_schema: s.inputSchema as Record<string, unknown> })
     }
     return out

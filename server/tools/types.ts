@@ -85,8 +85,24 @@ export type ToolOutcome =
   | { ok: true; output: string; data?: unknown }
   | { ok: false; error: string; data?: unknown }
 
+/**
+ * The contract of a tool that is not a built-in (an MCP server's, added to one session with
+ * `Session.useExtraTools`). Built-ins take theirs from the generated `toolSpecs`.
+ */
+export interface ToolContract {
+  description: string
+  /** JSON Schema of the arguments, given to the provider as the tool's parameters. */
+  inputSchema: Record<string, unknown>
+  /** The rule when no permission rule names the tool. */
+  permission: 'allow' | 'ask' | 'deny'
+  /** Check raw arguments: the arguments to run with, or why they are wrong. */
+  parse(args: unknown): { ok: true; args: unknown } | { ok: false; error: string }
+}
+
 export interface Tool<A = any> {
   name: ToolName | (string & {})
+  /** Present only on extra (non built-in) tools. */
+  contract?: ToolContract
   /** Run with arguments already validated against the tool's generated schema. */
   run(args: A, ctx: ToolContext): Promise<ToolOutcome>
   /**

@@ -41,6 +41,8 @@ import { configOptions, modeState } from './session-config.ts'
 import { clientTools, type ClientFs } from './client-tools.ts'
 import { toolDiff, toolKind, toolLocations, toolTitle } from './tool-view.ts'
 import { toFerretUpdate } from './ferret-updates.ts'
+import { connectMcp, mcpMeta, mcpNotice, type SessionMcp } from './mcp-attach.ts'
+import type { McpServerConfig } from '../../mcp/config.ts'
 
 type PermissionResponse = z.output<typeof RequestPermissionResponseSchema>
 
@@ -49,6 +51,8 @@ export interface V1AgentOptions {
   conn: Connection
   manager: SessionManager
   logger: Logger
+  /** This build's version (the MCP client introduces itself with it). */
+  version?: string
 }
 
 interface Attachment {
@@ -63,6 +67,8 @@ interface Attachment {
   queue: Promise<unknown>
   /** The last event seq the pump has written. */
   upTo: number
+  /** The MCP servers the client passed for this session (their tools are the session's extra tools). */
+  mcp?: SessionMcp
 }
 
 /** The client capabilities this agent reads from `initialize`. */
@@ -107,9 +113,15 @@ export class V1Agent {
   #clientTerminal = false
   #ferretUpdates = false
   #terminalOutput = false
+  readonly #unEvict: () => void
 
   constructor(o: V1AgentOptions) {
     this.#o = o
+    // An evicted session's MCP servers stop with it.
+    this.#unEvict = o.manager.onEvict((s) => {
+      const a = this.#sessions.get(s.id)
+      if (a?.mcp) void this.#dropMcp(a)
+    })
   }
 
   /** Sessions this connection has open. */
@@ -193,8 +205,25 @@ export class V1Agent {
 
   /** The connection ended: nobody can answer permission requests; stop the pumps once idle. */
   async end(): Promise<void> {
-    await endAttachments(this.#sessions.values(), (a) => a.session.useTools(undefined))
+    this.#unEvict()
+    const all = [...this.#sessions.values()]
+    await endAttachments(all, (a) => a.session.useTools(undefined))
     this.#sessions.clear()
+    await Promise.all(all.map((a) => this.#dropMcp(a)))
+  }
+
+  /** Connect the MCP servers the client passed for a session (none: nothing is loaded). */
+  #connectMcp(session: Session, servers: readonly McpServerConfig[] | undefined): Promise<SessionMcp | undefined> {
+    return connectMcp(servers, { cwd: session.meta.cwd, logger: this.#o.logger, version: this.#o.version ?? '0.0.0' })
+  }
+
+  /** Close an attachment's MCP servers and take their tools from the session. */
+  async #dropMcp(a: Attachment): Promise<void> {
+    const mcp = a.mcp
+    if (!mcp) return
+    a.mcp = undefined
+    if (this.#sessions.get(a.session.id) === a || !this.#sessions.has(a.session.id)) a.session.useExtraTools(undefined)
+    await mcp.close()
   }
 
   #att(id: string): Attachment {
@@ -216,9 +245,10 @@ export class V1Agent {
     return { modes: modeState(s.mode), configOptions: configOptions(this.#o.manager.models.models(), s.model, s.mode) }
   }
 
-  #attach(session: Session, afterSeq: number): Attachment {
+  #attach(session: Session, afterSeq: number, mcp?: SessionMcp): Attachment {
     const old = this.#sessions.get(session.id)
     if (old) void old.pump.stop()
+    if (old?.mcp) void this.#dropMcp(old)
     const models = this.#o.manager.models
     const map: V1MapContext = {
       cwd: session.meta.cwd,
@@ -242,6 +272,18 @@ export class V1Agent {
     this.#sessions.set(session.id, att)
     // File tools go through the editor while this client has the session open.
     session.useTools(clientTools(this.#o.conn, session.id, this.#clientFs, this.#clientTerminal))
+    if (mcp && session.closed) {
+      // Evicted (or deleted) while its servers were connecting: they end now.
+      void mcp.close()
+    } else if (mcp) {
+      // Connecting may take a while: the idle clock starts again from here.
+      session.touch()
+      att.mcp = mcp
+      session.useExtraTools(mcp.tools)
+      mcp.onToolsChanged = (tools) => {
+        if (this.#sessions.get(session.id) === att) session.useExtraTools(tools)
+      }
+    }
     return att
   }
 
@@ -319,23 +361,27 @@ export class V1Agent {
       .finally(() => att.asks.delete(rid))
   }
 
-  async #new(p: { cwd: string; _meta?: Record<string, unknown> | null }) {
+  async #new(p: { cwd: string; mcpServers?: McpServerConfig[]; _meta?: Record<string, unknown> | null }) {
     if (!isAbsolute(p.cwd)) throw RpcError.invalidParams([{ path: 'cwd', message: 'must be an absolute path' }])
     const maxSteps = maxStepsMeta(p._meta)
     const session = await this.#o.manager.create({ cwd: p.cwd, ...(maxSteps !== undefined ? { maxSteps } : {}) }).catch(asClientError)
-    this.#attach(session, session.lastSeq)
-    this.#afterResponse(session)
-    return { sessionId: session.id, ...this.#selectors(session) }
+    const mcp = await this.#connectMcp(session, p.mcpServers)
+    this.#attach(session, session.lastSeq, mcp)
+    this.#afterResponse(session, mcp)
+    return { sessionId: session.id, ...this.#selectors(session), ...mcpMeta(mcp) }
   }
 
-  async #load(p: { sessionId: string }) {
+  async #load(p: { sessionId: string; mcpServers?: McpServerConfig[] }) {
     const session = await this.#get(p.sessionId)
     const old = this.#sessions.get(session.id)
     if (old) {
       await old.pump.stop()
       await old.queue // a replay still writing finishes first
+      await this.#dropMcp(old)
     }
     this.#sessions.delete(session.id)
+    // The servers start while the history is replayed.
+    const connecting = this.#connectMcp(session, p.mcpServers)
     const events = await session.events(0)
     const replayMap: V1MapContext = {
       cwd: session.meta.cwd,
@@ -350,21 +396,24 @@ export class V1Agent {
       for (const u of toV1Updates(e, replayMap)) await this.#update(session.id, u)
       last = e.seq
     }
-    const att = this.#attach(session, last)
+    const att = this.#attach(session, last, await connecting)
     // Requests still waiting for an answer are asked again of this client.
     for (const req of await session.pendingPermissionRequests()) {
       const e = events.find((x): x is EventOf<'permission_request'> => x.type === 'permission_request' && x.data.request_id === req.request_id)
       if (e) this.#ask(att, e)
     }
-    this.#afterResponse(session)
-    return this.#selectors(session)
+    this.#afterResponse(session, att.mcp)
+    return { ...this.#selectors(session), ...mcpMeta(att.mcp) }
   }
 
-  async #resume(p: { sessionId: string }) {
+  async #resume(p: { sessionId: string; mcpServers?: McpServerConfig[] }) {
     const session = await this.#get(p.sessionId)
-    this.#attach(session, session.lastSeq)
-    this.#afterResponse(session)
-    return this.#selectors(session)
+    // The servers of an earlier attachment are closed before the response (the new list replaces them).
+    const old = this.#sessions.get(session.id)
+    const [mcp] = await Promise.all([this.#connectMcp(session, p.mcpServers), old && this.#dropMcp(old)])
+    this.#attach(session, session.lastSeq, mcp)
+    this.#afterResponse(session, mcp)
+    return { ...this.#selectors(session), ...mcpMeta(mcp) }
   }
 
   async #list(p: { cwd?: string | null; cursor?: string | null }) {
@@ -391,6 +440,7 @@ export class V1Agent {
     this.#sessions.delete(id)
     a.session.useTools(undefined)
     await a.pump.stop()
+    await this.#dropMcp(a)
     return {}
   }
 
@@ -428,10 +478,12 @@ export class V1Agent {
   }
 
   /** Updates that follow a session's new/load/resume response (never before it). */
-  #afterResponse(session: Session): void {
+  #afterResponse(session: Session, mcp?: SessionMcp): void {
     setImmediate(() => {
       if (!this.#sessions.has(session.id)) return
       void this.#update(session.id, { sessionUpdate: 'available_commands_update', availableCommands: availableCommands(this.#o.manager, session.meta.cwd) })
+      const notice = mcpNotice(mcp)
+      if (notice) void this.#update(session.id, notice)
     })
   }
 }

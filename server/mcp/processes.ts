@@ -1,0 +1,37 @@
+/**
+ * The MCP server processes this process started and has not seen exit. Closing a server ends
+ * its stdin, then SIGTERM, then SIGKILL (the SDK's `StdioClientTransport.close`); this set is
+ * the last resort: when the process exits with servers still running (a crash path, a second
+ * signal), each is killed synchronously in the `exit` hook, so no server outlives us.
+ */
+const live = new Set<number>()
+let hooked = false
+
+function killAll(): void {
+  for (const pid of live) {
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {
+      // Already gone.
+    }
+  }
+  live.clear()
+}
+
+/** Remember a started server process (until `forget`). */
+export function track(pid: number): void {
+  live.add(pid)
+  if (!hooked) {
+    hooked = true
+    process.once('exit', killAll)
+  }
+}
+
+export function forget(pid: number): void {
+  live.delete(pid)
+}
+
+/** Pids of the MCP server processes still running (tests, diagnostics). */
+export function livePids(): number[] {
+  return [...live]
+}
