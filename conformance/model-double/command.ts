@@ -7,7 +7,7 @@ import { parsePort } from '../../server/cli/args.ts'
 import { DOUBLE_MODEL, startModelDouble } from './server.ts'
 
 export default defineCommand({
-  meta: { name: 'model-double', description: 'Serve the conformance model double: an OpenAI-compatible server that plays the offline model\'s directives' },
+  meta: { name: 'model-double', description: 'Serve the conformance model double: an OpenAI-compatible server (chat completions and the Responses API) that plays the offline model\'s directives' },
   args: {
     port: { type: 'string', description: 'Port (0: any free port)', default: '0' },
     host: { type: 'string', description: 'Bind address', default: '127.0.0.1' },

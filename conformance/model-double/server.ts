@@ -1,8 +1,8 @@
 /**
  * The model double: an OpenAI-compatible HTTP server on loopback that plays the offline
- * model's directive language as real chat completions (DESIGN §5; docs/providers.md). Any
- * implementation points its OpenAI-compatible provider at `<url>/v1` and the same transcripts
- * drive it. Hand-written on node:http (docs/decisions/0041-model-double-on-node-http.md): the
+ * model's directive language as real chat completions or Responses API answers (DESIGN §5;
+ * docs/providers.md). Any implementation points its OpenAI-compatible provider at `<url>/v1`
+ * and the same transcripts drive it. Hand-written on node:http (docs/decisions/0041-model-double-on-node-http.md): the
  * double must control the wire byte by byte — when headers go out, each SSE chunk, a failure
  * before or after the first byte.
  *
@@ -16,6 +16,9 @@
  *   anything was streamed is an HTTP error (500, or the status its message starts with, e.g.
  *   `!fail 429 slow down`, sent with `retry-after: 1`); after that it is an `{"error": …}`
  *   event that ends the stream.
+ * - `POST /v1/responses` — the same plans on the Responses API wire (responses.ts), for
+ *   clients that speak only that API (Codex): streamed `response.*` events or one response
+ *   object; tool results are read back from `function_call_output` items.
  * - Errors use OpenAI's shape `{"error": {"message", "type", "param", "code"}}`: an unknown
  *   model is 404 `model_not_found`, a bad body 400, a missing or wrong key (when the double was
  *   started with one) 401.
@@ -24,6 +27,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import { wordChunks, type Plan } from '../../server/providers/directives.ts'
 import { planFor, pieces, usageOf, type WireMessage } from './play.ts'
+import { serveResponses } from './responses.ts'
+import { badRequest, errorBody, failStatus, HttpError, parseObject, readBody, sendJson, sleep } from './wire.ts'
 
 export interface ModelDoubleOptions {
   host?: string
@@ -46,46 +51,6 @@ export interface ModelDouble {
 }
 
 export const DOUBLE_MODEL = 'chimera-double'
-const MAX_BODY = 4 * 1024 * 1024
-
-class HttpError extends Error {
-  readonly status: number
-  readonly type: string
-  readonly code: string | null
-  constructor(status: number, message: string, type: string, code: string | null = null) {
-    super(message)
-    this.status = status
-    this.type = type
-    this.code = code
-  }
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body)
-  // A rate limit says when to come back, as OpenAI's does.
-  const retry = status === 429 ? { 'retry-after': '1' } : {}
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...retry })
-  res.end(text)
-}
-
-const errorBody = (e: HttpError) => ({ error: { message: e.message, type: e.type, param: null, code: e.code } })
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
-    let size = 0
-    req.on('data', (c: Buffer) => {
-      if (size > MAX_BODY) return // already refused; the rest is dropped until the answer is out
-      size += c.length
-      if (size > MAX_BODY) {
-        chunks.length = 0
-        reject(new HttpError(413, `request body over ${MAX_BODY} bytes`, 'invalid_request_error'))
-      } else chunks.push(c)
-    })
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
-    req.on('error', reject)
-  })
-}
 
 interface ChatRequest {
   model: string
@@ -95,42 +60,13 @@ interface ChatRequest {
 }
 
 function parseChatRequest(text: string): ChatRequest {
-  let body: unknown
-  try {
-    body = JSON.parse(text)
-  } catch {
-    throw new HttpError(400, 'the request body is not valid JSON', 'invalid_request_error')
-  }
-  const b = body as { model?: unknown; messages?: unknown; stream?: unknown; stream_options?: { include_usage?: unknown } }
-  if (typeof body !== 'object' || body === null) throw new HttpError(400, 'the request body must be a JSON object', 'invalid_request_error')
-  if (typeof b.model !== 'string') throw new HttpError(400, "'model' is required and must be a string", 'invalid_request_error')
+  const b = parseObject(text) as { model?: unknown; messages?: unknown; stream?: unknown; stream_options?: { include_usage?: unknown } }
+  if (typeof b.model !== 'string') throw badRequest("'model' is required and must be a string")
   if (!Array.isArray(b.messages) || b.messages.some((m) => typeof m !== 'object' || m === null || typeof (m as { role?: unknown }).role !== 'string')) {
-    throw new HttpError(400, "'messages' must be an array of messages with a 'role'", 'invalid_request_error')
+    throw badRequest("'messages' must be an array of messages with a 'role'")
   }
-  if (b.stream !== undefined && typeof b.stream !== 'boolean') throw new HttpError(400, "'stream' must be a boolean", 'invalid_request_error')
+  if (b.stream !== undefined && typeof b.stream !== 'boolean') throw badRequest("'stream' must be a boolean")
   return { model: b.model, messages: b.messages as WireMessage[], stream: b.stream === true, includeUsage: b.stream_options?.include_usage === true }
-}
-
-/** `!fail 503 overloaded` → 503; any other message → 500. */
-function failStatus(message: string): number {
-  const m = /^(\d{3})\b/.exec(message)
-  const n = m ? Number(m[1]) : 500
-  return n >= 400 && n <= 599 ? n : 500
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve(false)
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort)
-      resolve(true)
-    }, ms)
-    const onAbort = (): void => {
-      clearTimeout(t)
-      resolve(false)
-    }
-    signal.addEventListener('abort', onAbort, { once: true })
-  })
 }
 
 const toolCallsOf = (plan: Plan, prefix: string) => plan.calls.map((c, i) => ({ id: `${prefix}_${i + 1}`, name: c.tool, arguments: JSON.stringify(c.args) }))
@@ -229,8 +165,11 @@ export async function startModelDouble(opts: ModelDoubleOptions = {}): Promise<M
         requests.push({ method, path })
         return sendJson(res, 200, { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'chimera' })) })
       }
-      if (path !== '/v1/chat/completions') throw new HttpError(404, `no route for ${method} ${path || '/'}`, 'invalid_request_error', 'not_found')
+      if (path !== '/v1/chat/completions' && path !== '/v1/responses') throw new HttpError(404, `no route for ${method} ${path || '/'}`, 'invalid_request_error', 'not_found')
       if (method !== 'POST') throw new HttpError(405, `${path} takes POST`, 'invalid_request_error')
+      if (path === '/v1/responses') {
+        return await serveResponses(req, res, { models, argChunk, signal: ac.signal, next: () => ++counter, record: (body) => requests.push({ method, path, body }) })
+      }
       const chat = parseChatRequest(await readBody(req))
       requests.push({ method, path, body: chat })
       if (!models.includes(chat.model)) throw new HttpError(404, `The model \`${chat.model}\` does not exist.`, 'invalid_request_error', 'model_not_found')

@@ -4,7 +4,8 @@
  * variables, arguments or a config file it reads), how its tool names map to the scenarios'
  * abstract actions, how to start it with a named configuration (`approval=ask`), and which
  * optional capabilities it claims. Strings may use `${double.url}`, `${double.model}`,
- * `${double.key}`, `${home}`, `${workspace}`, `${port}`, `${token}`, `${kit}`, `${node}`.
+ * `${double.key}`, `${home}`, `${workspace}`, `${port}`, `${token}`, `${kit}`, `${node}`; tool
+ * argument templates `${path}`, `${abspath}`, `${content}`, `${addlines}`, `${command}`.
  */
 import { readFileSync } from 'node:fs'
 import { dirname, isAbsolute, resolve } from 'node:path'
@@ -42,7 +43,7 @@ export const ProfileSchema = z
     /** Start the model double for this target (an OpenAI-compatible server on loopback). */
     model: z.object({ double: z.boolean().default(true), apiKey: z.string().optional() }).strict().optional(),
     targets: z.partialRecord(z.enum(TRANSPORTS), Launch),
-    /** Abstract action → tool name and argument template (`${path}`, `${abspath}`, `${content}`, `${command}`). */
+    /** Abstract action → tool name and argument template (`${path}`, `${abspath}`, `${content}`, `${addlines}`, `${command}`). */
     tools: z.partialRecord(z.enum(ACTIONS), Tool).default({}),
     /** ACP v1 `tool_call.kind` values that count as each action. */
     acpKinds: z.partialRecord(z.enum(ACTIONS), z.array(z.string())).default({}),
@@ -126,6 +127,16 @@ export function expandDeep(v: unknown, vars: Record<string, string>): unknown {
 /** JSON-escape a value for use inside a directive's JSON arguments. */
 const jsonInner = (s: string): string => JSON.stringify(s).slice(1, -1)
 
+/**
+ * Content as the added lines of a patch (`+line\n` per line; nothing for empty content), for
+ * agents whose write tool takes a patch (Codex's `apply_patch`: `*** Add File: …`). A final
+ * newline ends the last line rather than adding an empty one.
+ */
+export function addLines(content: string): string {
+  if (content === '') return ''
+  return content.replace(/\n$/, '').split('\n').map((l) => `+${l}\n`).join('')
+}
+
 /** A prompt as the model double reads it: one directive per line, abstract calls mapped through the profile. */
 export function renderPrompt(lines: string | readonly PromptLine[], rp: ResolvedProfile, workspace: string): string {
   if (typeof lines === 'string') return lines
@@ -142,6 +153,7 @@ export function renderPrompt(lines: string | readonly PromptLine[], rp: Resolved
         path: jsonInner(path),
         abspath: jsonInner(isAbsolute(path) ? path : resolve(workspace, path)),
         content: jsonInner(l.content ?? ''),
+        addlines: jsonInner(addLines(l.content ?? '')),
         command: jsonInner(l.command ?? ''),
       }
       const args = Object.entries(tool.args).map(([k, t]) => `${JSON.stringify(k)}:"${expand(t, vars)}"`)

@@ -22,7 +22,7 @@ import type { Level, SurfaceId, TransportId } from '../corpus/ids.ts'
 import type { ResolvedProfile } from '../profiles/profile.ts'
 import { ScenarioRun, StepFailure } from './abstract.ts'
 import { startDouble, type RunningDouble } from './double.ts'
-import { expectedFor, type ExpectedFailure } from './expected.ts'
+import { applyExpected, type ExpectedFailure } from './expected.ts'
 import { prepare, SkipError, type Prepared } from './launch.ts'
 import { describeViolation, toKitViolation, type KitViolation } from './violations.ts'
 
@@ -156,9 +156,7 @@ export async function runCorpus(o: RunOptions): Promise<Result[]> {
     for (const { entry, transport } of plan(o.entries, o.transports)) {
       const started = Date.now()
       const r: Result = { ...(await runEntry(entry, transport, o, double)), durationMs: Date.now() - started }
-      const x = expectedFor(o.expected ?? [], r.id, r.transport)
-      if (x && r.status === 'fail') Object.assign(r, { status: 'xfail', expectedReason: x.reason })
-      else if (x && r.status === 'pass') Object.assign(r, { status: 'stale', expectedReason: x.reason, message: `listed as an expected failure (${x.reason}), but it passes: remove it from the list` })
+      applyExpected(r, o.expected ?? [])
       results.push(r)
       o.onResult?.(r)
     }
