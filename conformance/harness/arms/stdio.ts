@@ -3,6 +3,7 @@
  * transcript's arguments, writes frames to its stdin and reads its stdout strictly as LF-
  * delimited JSON. Any stdout line that is not JSON is a violation: stdout is the wire.
  */
+import { releaseGroup, signalGroup, trackGroup } from '../process-groups.ts'
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { StringDecoder } from 'node:string_decoder'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -50,7 +51,11 @@ export class StdioArm implements Arm {
       cwd: target.cwd,
       env: { ...process.env, CHIMERA_HOME: this.home, ...target.env },
       stdio: ['pipe', 'pipe', 'pipe'],
+      // Its own process group: a wrapper's grandchildren (an npm launcher's native binary, the
+      // agent's tool processes) are stopped with it, never left running.
+      detached: true,
     })
+    trackGroup(this.#child.pid)
     this.#exit = new Promise((resolve) => this.#child.once('exit', (code) => resolve(code)))
     this.#child.stdin.on('error', () => {})
     const decoder = new StringDecoder('utf8')
@@ -151,6 +156,7 @@ export class StdioArm implements Arm {
 
   async dispose(): Promise<void> {
     await this.#stop()
+    releaseGroup(this.#child.pid)
     // A grandchild (a wrapper's native binary) may still hold the pipes open: stop reading them.
     this.#child.stdout.destroy()
     this.#child.stderr.destroy()
@@ -162,9 +168,13 @@ export class StdioArm implements Arm {
     if (this.#child.exitCode !== null || this.#child.signalCode !== null) return
     this.#child.stdin.end()
     if ((await this.exitCode(3000)) !== undefined) return
-    this.#child.kill('SIGTERM')
+    this.#killGroup('SIGTERM')
     if ((await this.exitCode(2000)) !== undefined) return
-    this.#child.kill('SIGKILL')
+    this.#killGroup('SIGKILL')
     await this.#exit
+  }
+
+  #killGroup(signal: NodeJS.Signals): void {
+    signalGroup(this.#child.pid, signal)
   }
 }

@@ -8,6 +8,7 @@ import { UsageError, checkArgs } from '../../../server/cli/args.ts'
 import command from './command.ts'
 import { KIT_ARGS } from './options.ts'
 import { execute, type KitFlags } from './execute.ts'
+import { exitOnSignals } from '../../harness/process-groups.ts'
 
 async function main(rawArgs: string[]): Promise<number> {
   try {
@@ -29,4 +30,6 @@ async function main(rawArgs: string[]): Promise<number> {
   }
 }
 
+// Ctrl-C ends the run through `exit`, which stops every target's process group.
+exitOnSignals()
 process.exitCode = await main(process.argv.slice(2))

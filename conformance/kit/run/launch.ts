@@ -4,6 +4,7 @@
  * configuration the scenario needs; for an HTTP target with a command, the server started on a
  * free loopback port and polled until it answers. Everything made here is removed by `close`.
  */
+import { releaseGroup, signalGroup, trackGroup } from '../../harness/process-groups.ts'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
@@ -79,12 +80,14 @@ async function waitReady(url: string, child: ChildProcess, stderr: () => string,
 }
 
 async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  const exited = new Promise<void>((r) => child.once('exit', () => r()))
-  child.kill('SIGTERM')
-  const t = setTimeout(() => child.kill('SIGKILL'), 3000)
-  await exited
-  clearTimeout(t)
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise<void>((r) => child.once('exit', () => r()))
+    signalGroup(child.pid, 'SIGTERM')
+    const t = setTimeout(() => signalGroup(child.pid, 'SIGKILL'), 3000)
+    await exited
+    clearTimeout(t)
+  }
+  releaseGroup(child.pid)
 }
 
 export interface PrepareOptions {
@@ -144,7 +147,9 @@ export async function prepare(o: PrepareOptions): Promise<Prepared> {
         return { workspace, http: o.externalHttp, close }
       }
       const command = [...launch.command, ...extra.args].map((a) => expand(a, vars))
-      const child = spawn(command[0]!, command.slice(1), { cwd: workspace, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
+      // detached: its own process group, stopped whole (see stop()).
+      const child = spawn(command[0]!, command.slice(1), { cwd: workspace, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'], detached: true })
+      trackGroup(child.pid)
       let err = ''
       child.stderr!.on('data', (d: Buffer) => {
         err = (err + d.toString('utf8')).slice(-4000)
