@@ -157,13 +157,13 @@ const r = ONLY.has('replay') ? await replay() : undefined
 
 console.log('| figure | value | baseline (same run) | ratio |')
 console.log('|---|---:|---:|---:|')
-console.log(`| POST /sessions -> first SSE record, median of ${FIRST} | ${pct(first, 50).toFixed(2)} ms | GET /health round trip ${pct(health, 50).toFixed(2)} ms | ${(pct(first, 50) / pct(health, 50)).toFixed(2)}x |`)
-console.log(`| ${CLIENTS} SSE clients, ~${RATE} events/s for ${SECONDS} s: gaps | ${many.gaps} (${many.sent} events x ${CLIENTS} clients, ${many.received} received) | 1 client: ${alone.gaps} gaps | |`)
-console.log(`| ${CLIENTS} SSE clients: delivery latency p50 / p99 | ${pct(many.lat, 50)} / ${pct(many.lat, 99)} ms | 1 client p99 ${pct(alone.lat, 99)} ms | ${(pct(many.lat, 99) / Math.max(1, pct(alone.lat, 99))).toFixed(1)}x |`)
+if (ONLY.has('first')) console.log(`| POST /sessions -> first SSE record, median of ${FIRST} | ${pct(first, 50).toFixed(2)} ms | GET /health round trip ${pct(health, 50).toFixed(2)} ms | ${(pct(first, 50) / pct(health, 50)).toFixed(2)}x |`)
+if (ONLY.has('fanout')) console.log(`| ${CLIENTS} SSE clients, ~${RATE} events/s for ${SECONDS} s: gaps | ${many.gaps} (${many.sent} events x ${CLIENTS} clients, ${many.received} received) | 1 client: ${alone.gaps} gaps | |`)
+if (ONLY.has('fanout')) console.log(`| ${CLIENTS} SSE clients: delivery latency p50 / p99 | ${pct(many.lat, 50)} / ${pct(many.lat, 99)} ms | 1 client p99 ${pct(alone.lat, 99)} ms | ${(pct(many.lat, 99) / Math.max(1, pct(alone.lat, 99))).toFixed(1)}x |`)
 if (r) {
   console.log(`| Last-Event-ID: 0 replay of ${r.seq} events to end, session loaded by the request (${r.cold} received) | ${r.coldMs.toFixed(0)} ms | store read of the same events ${r.storeMs.toFixed(0)} ms (${r.fromStore}) | ${(r.coldMs / r.storeMs).toFixed(2)}x |`)
   console.log(`| the same replay again, session live (${r.warm} received) | ${r.warmMs.toFixed(0)} ms | store read ${r.storeMs.toFixed(0)} ms | ${(r.warmMs / r.storeMs).toFixed(2)}x |`)
 }
-console.log(`| RSS with 100 live sessions | +${((rss1 - rss0) / 1048576).toFixed(1)} MB (total ${(rss1 / 1048576).toFixed(0)} MB) | RSS before ${(rss0 / 1048576).toFixed(0)} MB | |`)
+if (ONLY.has('rss')) console.log(`| RSS with 100 live sessions | +${((rss1 - rss0) / 1048576).toFixed(1)} MB (total ${(rss1 / 1048576).toFixed(0)} MB) | RSS before ${(rss0 / 1048576).toFixed(0)} MB | |`)
 await t.close()
 process.exit(0)
