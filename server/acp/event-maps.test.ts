@@ -9,7 +9,7 @@ import { SessionNotificationSchema } from '../../generated/acp/v1-schema.gen.ts'
 import { FerretSessionUpdateSchema, OtterSessionUpdateParamsSchema } from '../../generated/acp/seed.gen.ts'
 import { testEnv, within, type TestEnv } from '../core/fixtures/harness.ts'
 import { checkEventData, EVENT_TYPES, type AnyEvent, type EventData, type EventType } from '../events/event-types.ts'
-import { V1_EVENT_MAP, sessionTitle, toV1Updates, type V1MapContext } from './v1/event-map.ts'
+import { PROGRESS_TAIL_CHARS, V1_EVENT_MAP, sessionTitle, toV1Updates, type V1MapContext } from './v1/event-map.ts'
 import { configOptions } from './v1/session-config.ts'
 import { OTTER_EVENT_MAP, toOtterParams } from './seed/otter-map.ts'
 import { FERRET_EVENT_MAP, toFerretParams } from './seed/ferret-map.ts'
@@ -172,6 +172,14 @@ describe('ACP event maps', () => {
     expect(second).toMatchObject({ content: [{ type: 'content', content: { type: 'text', text: 'one\ntwo\n' } }] })
     toV1Updates(ev('tool_result', 4, { call_id: 'b1', tool: 'Bash', ok: true, output: 'one\ntwo\n' }), c)
     expect(c.outputs?.size).toBe(0)
+    // A long run's updates carry a bounded tail, not all output so far.
+    const big = 'x'.repeat(PROGRESS_TAIL_CHARS)
+    toV1Updates(ev('tool_progress', 5, { call_id: 'b2', tool: 'Bash', stdout: big }), c)
+    const [tail] = toV1Updates(ev('tool_progress', 6, { call_id: 'b2', tool: 'Bash', stdout: 'end' }), c)
+    expect((tail as { content: { content: { text: string } }[] }).content[0]!.content.text).toHaveLength(PROGRESS_TAIL_CHARS)
+    // A replayed history skips the progress of calls whose result it holds.
+    const replay: V1MapContext = { ...ctx('/w'), outputs: new Map(), finished: new Set(['b1']) }
+    expect(toV1Updates(ev('tool_progress', 2, { call_id: 'b1', tool: 'Bash', stdout: 'one\n' }), replay)).toEqual([])
   })
 })
 

@@ -1,6 +1,6 @@
 /**
  * The MCP server processes this process started and has not seen exit. Closing a server ends
- * its stdin, then SIGTERM, then SIGKILL (the SDK's `StdioClientTransport.close`); this set is
+ * its stdin, then SIGTERM, then SIGKILL to its process group (stdio-transport.ts); this set is
  * the last resort: when the process exits with servers still running (a crash path, a second
  * signal), each is killed synchronously in the `exit` hook, so no server outlives us.
  */
@@ -10,7 +10,7 @@ let hooked = false
 function killAll(): void {
   for (const pid of live) {
     try {
-      process.kill(pid, 'SIGKILL')
+      process.kill(-pid, 'SIGKILL') // the server's whole process group (stdio-transport.ts)
     } catch {
       // Already gone.
     }

@@ -25,6 +25,15 @@ const MAX_DESCRIPTION = 4000
 const MAX_LOGGED_ERRORS = 20
 /** Lines of a server's stderr longer than this are cut in the log. */
 const MAX_LOG_LINE = 1000
+/**
+ * A burst of `tools/list_changed` is followed by at most this many listings in a row; a change
+ * announced after them is listed once {@link RELIST_PAUSE_MS} later. A server that announces a
+ * change at every listing costs a few listings a second, not a busy loop.
+ */
+const MAX_RELISTS = 3
+const RELIST_PAUSE_MS = 1000
+/** How long a call's result waits for a tool-list refresh in progress (it then returns anyway). */
+const REFRESH_WAIT_MS = 2000
 
 export interface McpToolInfo {
   name: string
@@ -53,6 +62,7 @@ export class McpServerConnection {
   #gone: string | undefined
   #refreshing: Promise<void> | undefined
   #again = false
+  #pause: NodeJS.Timeout | undefined
 
   private constructor(name: string, client: Client, transport: Transport, o: OpenOptions) {
     this.name = name
@@ -91,9 +101,13 @@ export class McpServerConnection {
       const pid = (transport as { pid?: number | null }).pid
       if (typeof pid === 'number') {
         try {
-          process.kill(pid, 'SIGKILL')
+          process.kill(-pid, 'SIGKILL') // its process group (server/mcp/stdio-transport.ts)
         } catch {
-          // Already gone.
+          try {
+            process.kill(pid, 'SIGKILL') // not a group leader (an HTTP server has no pid at all)
+          } catch {
+            // Already gone.
+          }
         }
       }
       await conn.close()
@@ -124,8 +138,9 @@ export class McpServerConnection {
       : undefined
     try {
       const result = await this.#client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: CALL_TIMEOUT_MS, resetTimeoutOnProgress: true, ...(onprogress ? { onprogress } : {}) })
-      // A list_changed the server sent before this result is applied before the model's next step.
-      await this.#refreshing
+      // A list_changed the server sent before this result is applied before the model's next
+      // step, if the listing comes soon: never longer than REFRESH_WAIT_MS, never past a cancel.
+      if (this.#refreshing) await settleWithin(this.#refreshing, REFRESH_WAIT_MS, signal)
       return toOutcome(result)
     } catch (err) {
       if (signal.aborted) return { ok: false, error: 'cancelled' }
@@ -138,6 +153,7 @@ export class McpServerConnection {
   async close(): Promise<void> {
     if (this.#closed) return
     this.#closed = true
+    clearTimeout(this.#pause)
     this.#gone ??= 'closed'
     const pid = (this.#transport as { pid?: number | null }).pid
     try {
@@ -182,7 +198,12 @@ export class McpServerConnection {
       this.#again = true
       return
     }
+    if (this.#pause || this.#closed) {
+      this.#again = true
+      return
+    }
     this.#refreshing = (async () => {
+      let n = 0
       do {
         this.#again = false
         try {
@@ -191,16 +212,25 @@ export class McpServerConnection {
         } catch (err) {
           this.#o.logger.warn(`mcp ${this.name}: the tool list could not be refreshed`, err)
         }
-      } while (this.#again && !this.#closed)
-    })().finally(() => (this.#refreshing = undefined))
+      } while (this.#again && !this.#closed && ++n < MAX_RELISTS)
+    })().finally(() => {
+      this.#refreshing = undefined
+      if (!this.#again || this.#closed) return
+      this.#again = false
+      this.#pause = setTimeout(() => {
+        this.#pause = undefined
+        this.#refresh()
+      }, RELIST_PAUSE_MS)
+      this.#pause.unref()
+    })
   }
 }
 
 async function makeTransport(cfg: McpServerConfig, o: OpenOptions): Promise<Transport> {
   if (isStdio(cfg)) {
-    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js')
-    const t = new StdioClientTransport({ command: cfg.command, args: cfg.args, env: record(cfg.env), cwd: o.cwd, stderr: 'pipe' })
-    forwardStderr(t.stderr as NodeJS.ReadableStream | null, cfg.name, o.logger)
+    const { GroupStdioTransport } = await import('./stdio-transport.ts')
+    const t = new GroupStdioTransport({ command: cfg.command, args: cfg.args, env: record(cfg.env), cwd: o.cwd })
+    forwardStderr(t.stderr, cfg.name, o.logger)
     return t
   }
   if (cfg.type === 'http') {
@@ -227,5 +257,20 @@ function forwardStderr(stream: NodeJS.ReadableStream | null, name: string, logge
       logger.info(`mcp ${name} stderr: ${held.slice(0, MAX_LOG_LINE)}`)
       held = ''
     }
+  })
+}
+
+/** Wait for `p` to settle, at most `ms`, and not past `signal` aborting. */
+function settleWithin(p: Promise<unknown>, ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', done)
+      resolve()
+    }
+    const timer = setTimeout(done, ms)
+    signal.addEventListener('abort', done, { once: true })
+    if (signal.aborted) done()
+    p.then(done, done)
   })
 }

@@ -316,10 +316,10 @@ export class V1Agent {
     return this.#exclusive(att, async () => {
       await att.session.flush()
       const all: { eventId: number; update: V1Update }[] = []
-      for (const e of await att.session.events(0)) {
-        if (e.seq > att.upTo) break
-        for (const update of toV1Updates(e, att.map)) all.push({ eventId: e.seq, update })
-      }
+      const events = (await att.session.events(0)).filter((e) => e.seq <= att.upTo)
+      // Its own progress state: the live pump's is not touched by a replay.
+      const map: V1MapContext = { ...att.map, outputs: new Map(), finished: new Set(events.flatMap((e) => (e.type === 'tool_result' ? [e.data.call_id] : []))) }
+      for (const e of events) for (const update of toV1Updates(e, map)) all.push({ eventId: e.seq, update })
       const w = replayWindow(all, cursor, historySize())
       for (const u of w.replay) await this.#update(att.session.id, u.update)
       return { sessionId: att.session.id, replayed: w.replay.length, lastEventId: w.lastEventId, truncated: w.truncated }
@@ -390,6 +390,7 @@ export class V1Agent {
       mode: () => session.mode,
       terminalOutput: this.#terminalOutput,
       outputs: new Map(),
+      finished: new Set(events.flatMap((e) => (e.type === 'tool_result' ? [e.data.call_id] : []))),
     }
     let last = 0
     for (const e of events) {

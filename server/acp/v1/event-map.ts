@@ -54,10 +54,19 @@ export interface V1MapContext {
    * card's content, so each progress update carries the tail of everything so far.
    */
   outputs?: Map<string, string>
+  /**
+   * Replaying a history (`session/load`): calls whose result is in it. Their progress is not
+   * sent (the result carries the output), so a replay is not a copy of every progress tail.
+   */
+  finished?: ReadonlySet<string>
 }
 
-/** How much streamed output a progress update carries (the tail); the result has the whole. */
-export const PROGRESS_TAIL_CHARS = 64 * 1024
+/**
+ * How much streamed output a progress update carries (the tail of all output so far; the
+ * result has the whole). Small, since each update resends it: progress is coalesced to one
+ * event per 50 ms, so a running command costs at most ~160 KiB/s on the wire.
+ */
+export const PROGRESS_TAIL_CHARS = 8 * 1024
 const SHELL_TOOLS: ReadonlySet<string> = new Set(['Bash'])
 const displayTerminal = (e: { data: { tool: string } }, c: V1MapContext): boolean => c.terminalOutput === true && SHELL_TOOLS.has(e.data.tool)
 const terminalContent = (id: string) => [{ type: 'terminal' as const, terminalId: id }]
@@ -99,7 +108,7 @@ export const V1_EVENT_MAP: { [T in EventType]: Row<T> } = {
   tool_start: (e) => [{ sessionUpdate: 'tool_call_update', toolCallId: e.data.call_id, status: 'in_progress', _meta: eventMeta(e) }],
   tool_progress: (e, c) => {
     const out = (e.data.stdout ?? '') + (e.data.stderr ?? '')
-    if (!out) return []
+    if (!out || c.finished?.has(e.data.call_id)) return []
     const id = e.data.call_id
     if (displayTerminal(e, c)) return [{ sessionUpdate: 'tool_call_update', toolCallId: id, _meta: { ...eventMeta(e), terminal_output: { terminal_id: id, data: out } } }]
     const all = ((c.outputs?.get(id) ?? '') + out).slice(-PROGRESS_TAIL_CHARS)
