@@ -6,6 +6,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { running as alive } from './process-state.ts'
 import { afterEach, describe, expect, it } from 'vitest'
 import { StdioArm } from './arms/stdio.ts'
 import { AcpSniffer } from './sniffer.ts'
@@ -15,14 +16,6 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
 })
 
-// Running, not a zombie (a container's pid 1 may never reap an orphan it inherits).
-const alive = (pid: number): boolean => {
-  try {
-    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'))
-  } catch {
-    return false
-  }
-}
 
 describe('stdio arm cleanup', () => {
   it('kills the grandchildren of a target that ignores the end of its input', async () => {

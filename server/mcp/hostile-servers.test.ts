@@ -7,6 +7,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { running as alive } from '../../conformance/harness/process-state.ts'
 import { afterEach, describe, expect, it } from 'vitest'
 import { noopLogger } from '../log.ts'
 import { SessionMcp } from './session-servers.ts'
@@ -21,14 +22,6 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
 })
 const nodePath = { name: 'NODE_PATH', value: join(process.cwd(), 'node_modules') }
-// Running, not a zombie (a container's pid 1 may never reap an orphan it inherits).
-const alive = (pid: number): boolean => {
-  try {
-    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'))
-  } catch {
-    return false
-  }
-}
 
 describe('hostile MCP servers', () => {
   it('a server announcing a change at every listing: the call returns, re-listing is bounded, a cancel is honoured', async () => {

@@ -9,7 +9,7 @@ import { fail, succeed } from './outcome.ts'
 import { confinePath, displayPath, lexicalPath, violation } from './paths.ts'
 import { openGuard } from './safe-open.ts'
 import { readTextFile } from './text-file.ts'
-import type { Tool, ToolOutcome } from './types.ts'
+import type { Tool, ToolContext, ToolOutcome } from './types.ts'
 
 /** Lines returned when no `limit` is given. */
 export const DEFAULT_READ_LIMIT = 2000
@@ -48,15 +48,24 @@ export function readWindow(name: string, text: string, args: Pick<ReadInput, 'of
   return succeed(output, { path: name, totalLines: total, startLine: offset, endLine: end, truncated: more, ...extra })
 }
 
+/**
+ * A workspace text file as the file tools read it: confined, opened verified, text only. Its
+ * display name and text, or the failed outcome (a sandbox violation reported as `tool`'s).
+ */
+export async function readConfinedText(tool: string, ctx: ToolContext, path: string): Promise<{ ok: true; name: string; text: string } | { ok: false; outcome: ToolOutcome }> {
+  const where = await confinePath(tool, ctx, path)
+  if (!where.ok) return where
+  const name = displayPath(where.root, where.abs)
+  const file = await readTextFile(where.abs, name, await openGuard(ctx, where.root))
+  if (!file.ok) return { ok: false, outcome: file.kind === 'violation' ? violation(tool, ctx, where.abs, file.error) : fail(file.error) }
+  return { ok: true, name, text: file.text }
+}
+
 export const readTool: Tool<ReadInput> = {
   name: 'Read',
   permissionKey: (args, ctx) => lexicalPath(ctx.cwd, args.path),
   async run(args, ctx) {
-    const where = await confinePath('Read', ctx, args.path)
-    if (!where.ok) return where.outcome
-    const name = displayPath(where.root, where.abs)
-    const file = await readTextFile(where.abs, name, await openGuard(ctx, where.root))
-    if (!file.ok) return file.kind === 'violation' ? violation('Read', ctx, where.abs, file.error) : fail(file.error)
-    return readWindow(name, file.text, args)
+    const file = await readConfinedText('Read', ctx, args.path)
+    return file.ok ? readWindow(file.name, file.text, args) : file.outcome
   },
 }
