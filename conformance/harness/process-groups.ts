@@ -3,18 +3,14 @@
  * live group is registered here and killed when this process exits, so an interrupted kit run
  * (Ctrl-C: the CLI entries turn SIGINT/SIGTERM into an exit) leaves no target behind.
  */
+import { signalGroup as signalPidGroup } from '../../server/process-group.ts'
+
 const live = new Set<number>()
 let hooked = false
 
-/** Signal the process group led by `pid`; false when none of its processes is left. */
+/** Signal the process group led by `pid`; false when there is none or none of its processes is left. */
 export function signalGroup(pid: number | undefined, signal: NodeJS.Signals): boolean {
-  if (pid === undefined) return false
-  try {
-    process.kill(-pid, signal)
-    return true
-  } catch {
-    return false // ESRCH: the group is empty
-  }
+  return pid !== undefined && signalPidGroup(pid, signal)
 }
 
 /** Track a group until {@link releaseGroup}; killed at exit if still tracked. */

@@ -4,17 +4,14 @@
  * the last resort: when the process exits with servers still running (a crash path, a second
  * signal), each is killed synchronously in the `exit` hook, so no server outlives us.
  */
+import { signalGroup } from '../process-group.ts'
+
 const live = new Set<number>()
 let hooked = false
 
 function killAll(): void {
-  for (const pid of live) {
-    try {
-      process.kill(-pid, 'SIGKILL') // the server's whole process group (stdio-transport.ts)
-    } catch {
-      // Already gone.
-    }
-  }
+  // Each server's whole process group (stdio-transport.ts).
+  for (const pid of live) signalGroup(pid, 'SIGKILL')
   live.clear()
 }
 

@@ -12,6 +12,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { Logger } from '../log.ts'
 import type { ToolOutcome } from '../tools/types.ts'
 import { CALL_TIMEOUT_MS, isStdio, record, type McpServerConfig } from './config.ts'
+import { signalGroup } from '../process-group.ts'
 import { forget, track } from './processes.ts'
 import { toOutcome } from './result.ts'
 
@@ -99,17 +100,7 @@ export class McpServerConnection {
     } catch (err) {
       // A server that failed to start or answer gets no polite shutdown: it is killed now.
       const pid = (transport as { pid?: number | null }).pid
-      if (typeof pid === 'number') {
-        try {
-          process.kill(-pid, 'SIGKILL') // its process group (server/mcp/stdio-transport.ts)
-        } catch {
-          try {
-            process.kill(pid, 'SIGKILL') // not a group leader (an HTTP server has no pid at all)
-          } catch {
-            // Already gone.
-          }
-        }
-      }
+      if (typeof pid === 'number') signalGroup(pid, 'SIGKILL') // its process group (stdio-transport.ts)
       await conn.close()
       throw err
     } finally {

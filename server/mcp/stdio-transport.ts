@@ -13,6 +13,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import { signalGroup } from '../process-group.ts'
 
 /** How long each step of a close waits for the group to end. */
 const CLOSE_STEP_MS = 2000
@@ -22,16 +23,6 @@ export interface GroupStdioOptions {
   args: string[]
   env: Record<string, string>
   cwd: string
-}
-
-/** Signal a process group; false when none of its processes is left. */
-export function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
-  try {
-    process.kill(-pid, signal)
-    return true
-  } catch {
-    return false
-  }
 }
 
 export class GroupStdioTransport implements Transport {

@@ -7,9 +7,8 @@
  * `${double.key}`, `${home}`, `${workspace}`, `${port}`, `${token}`, `${kit}`, `${node}`; tool
  * argument templates `${path}`, `${abspath}`, `${content}`, `${addlines}`, `${command}`.
  */
-import { readFileSync } from 'node:fs'
 import { dirname, isAbsolute, resolve } from 'node:path'
-import { parse as parseYaml } from 'yaml'
+import { loadDataFile } from '../data-file.ts'
 import { z } from 'zod'
 import { TRANSPORTS, type TransportId } from '../corpus/ids.ts'
 import { ACTIONS, type Action, type PromptLine } from '../corpus/scenario.ts'
@@ -91,16 +90,7 @@ export function resolveProfile(p: Profile, dir: string): ResolvedProfile {
 }
 
 export function loadProfile(file: string): ResolvedProfile {
-  const text = readFileSync(file, 'utf8')
-  let raw: unknown
-  try {
-    raw = /\.ya?ml$/i.test(file) ? parseYaml(text) : JSON.parse(text)
-  } catch (e) {
-    throw new Error(`${file}: ${(e as Error).message}`)
-  }
-  const r = ProfileSchema.safeParse(raw)
-  if (!r.success) throw new Error(`${file}: not a target profile: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`)
-  return resolveProfile(r.data, dirname(resolve(file)))
+  return resolveProfile(loadDataFile(file, ProfileSchema, 'a target profile'), dirname(resolve(file)))
 }
 
 /** An empty profile: the given commands, the spec's tool names, no model double. */

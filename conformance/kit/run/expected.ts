@@ -10,8 +10,7 @@
  * example the order in which it reports concurrent tool calls): a failure is expected, and a
  * pass is a pass, not stale. Use it only with a reason that says what varies.
  */
-import { readFileSync } from 'node:fs'
-import { parse as parseYaml } from 'yaml'
+import { loadDataFile } from '../data-file.ts'
 import { z } from 'zod'
 import { TRANSPORTS, globToRegExp, type TransportId } from '../corpus/ids.ts'
 
@@ -23,16 +22,7 @@ const File = z
 export type ExpectedFailure = z.infer<typeof File>['failures'][number]
 
 export function loadExpectedFailures(file: string): ExpectedFailure[] {
-  const text = readFileSync(file, 'utf8')
-  let raw: unknown
-  try {
-    raw = /\.ya?ml$/i.test(file) ? parseYaml(text) : JSON.parse(text)
-  } catch (e) {
-    throw new Error(`${file}: ${(e as Error).message}`)
-  }
-  const r = File.safeParse(raw)
-  if (!r.success) throw new Error(`${file}: not an expected-failures file: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`)
-  return r.data.failures
+  return loadDataFile(file, File, 'an expected-failures file').failures
 }
 
 /** The entry that excuses `id` on `transport`, if any. */
