@@ -71,6 +71,8 @@ export interface EventStreamOptions {
   endEvent?: string
   reconnect?: ReconnectOptions
   onRetry?: (info: RetryInfo) => void
+  /** Called each time a connection is answered with an event stream (the first and every reconnection). */
+  onOpen?: () => void
   /** `METHOD /path/template`, for error messages. */
   operation: string
 }
@@ -166,6 +168,7 @@ export class EventStream<T> implements AsyncIterable<T> {
             },
           })
           const reader = res.body.pipeThrough(new TextDecoderStream()).getReader()
+          o.onOpen?.()
           // Not every fetch ties a response body to the request's signal (msw's mocked bodies do
           // not): cancel the read ourselves, so an abort or the idle timer always ends it.
           const stopRead = (): void => void reader.cancel(ctl.signal.reason).catch(() => {})

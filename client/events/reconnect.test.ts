@@ -71,7 +71,7 @@ describe('session event stream: exactly once across drops', () => {
     expect(server.connections.every((c) => c.authorization === 'Bearer tok')).toBe(true)
   })
 
-  it('honours retry: and backs off with jitter while attempts fail, starting over after progress', async () => {
+  it('honours retry: and backs off with jitter while attempts fail, starting over after progress; onOpen per stream answered', async () => {
     server = await startSseServer({
       log: log.slice(0, 3),
       retryMs: 40,
@@ -79,9 +79,11 @@ describe('session event stream: exactly once across drops', () => {
       plan: (n) => (n === 0 ? { kind: 'cut', afterBytes: Buffer.byteLength(sseRecord(1, log[0]!, 40)), clean: true } : n <= 3 ? { kind: 'status', status: 503 } : { kind: 'full' }),
     })
     const retries: RetryInfo[] = []
+    const opens: number[] = []
     const stream = createChimeraClient({ baseUrl: server.baseUrl }).sessions.events('otter-test', {
       reconnect: { random: () => 0.5, initialDelayMs: 5000 },
       onRetry: (i) => retries.push(i),
+      onOpen: () => opens.push(retries.length),
     })
     const seqs: number[] = []
     for await (const ev of stream) seqs.push(ev.seq)
@@ -94,5 +96,7 @@ describe('session event stream: exactly once across drops', () => {
       [4, 40, 240],
     ])
     expect(retries.map((r) => r.lastEventId)).toEqual(['1', '1', '1', '1'])
+    // onOpen fires for each connection answered with a stream (the first and the fifth), not for the 503s.
+    expect(opens).toEqual([0, 4])
   })
 })

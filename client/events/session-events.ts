@@ -28,6 +28,8 @@ export interface StreamOptions {
   reconnect?: ReconnectOptions
   /** Called before each reconnection wait. */
   onRetry?: (info: RetryInfo) => void
+  /** Called each time a connection is answered with an event stream (the first and every reconnection). */
+  onOpen?: () => void
 }
 
 interface Connection {
@@ -74,6 +76,7 @@ function baseOptions(path: string, c: Connection & StreamOptions, operation: str
     lastEventId: typeof c.from === 'number' && c.from > 0 ? String(c.from) : undefined,
     reconnect: c.reconnect,
     onRetry: c.onRetry,
+    onOpen: c.onOpen,
     operation: `${operation} (${path})`,
   }
 }

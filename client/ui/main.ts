@@ -1,25 +1,36 @@
 /**
  * The web console served at `/ui` (bundled into dist/ui/app.js): enter the token, create or pick
- * a session, watch its events stream, answer permission prompts, cancel, undo/redo, see the
- * cost. It talks to the server only through the client SDK (`chimera/client`), on the page's
- * own origin. The token lives in sessionStorage (this tab only), never in a URL.
+ * a session, watch its events stream, answer permission prompts, cancel, undo/redo, rename and
+ * delete sessions, see the cost. It follows the shown session across turns, drops and server
+ * restarts (the connection state is shown in the header). It talks to the server only through
+ * the client SDK (`chimera/client`), on the page's own origin. The token lives in sessionStorage
+ * (this tab only), never in a URL. See docs/client.md (the web console).
  */
-import { ChimeraApiError, createChimeraClient, type ChimeraClient, type PermissionDecision } from '../index.ts'
-import { byId, el } from './dom.ts'
+import { ChimeraApiError, ChimeraClientError, createChimeraClient, type ChimeraClient, type PermissionDecision } from '../index.ts'
+import { Link } from './connection.ts'
+import { byId } from './dom.ts'
 import { View } from './render.ts'
+import { renderList, titleOf } from './session-list.ts'
 
 const TOKEN_KEY = 'chimera.token'
+/** The longest wait between two reconnection attempts of the event stream. */
+const MAX_RETRY_MS = 4000
 let client: ChimeraClient = connect(sessionStorage.getItem(TOKEN_KEY) ?? '')
-let current: { id: string; view: View; stop: AbortController } | undefined
+let current: { id: string; prompt?: string; view: View; stop: AbortController } | undefined
+const link = new Link()
 
 function connect(token: string): ChimeraClient {
   return createChimeraClient({ baseUrl: location.origin, token: token || undefined })
 }
 
+let statusTimer: ReturnType<typeof setTimeout> | undefined
 function status(text: string, error = false): void {
   const s = byId('status')
   s.textContent = text
   s.classList.toggle('error', error)
+  s.classList.add('shown')
+  clearTimeout(statusTimer)
+  statusTimer = setTimeout(() => s.classList.remove('shown'), error ? 8000 : 3000)
 }
 
 function explain(err: unknown): string {
@@ -27,61 +38,119 @@ function explain(err: unknown): string {
   return err instanceof Error ? err.message : String(err)
 }
 
-/** Runs a user action, reporting its failure in the status line. */
-async function act(what: string, fn: () => Promise<unknown>): Promise<void> {
+/** Runs a user action, reporting its failure; an answer from the server means it is reachable. */
+async function act(what: string, fn: () => Promise<unknown>): Promise<boolean> {
   try {
     await fn()
+    return true
   } catch (err) {
+    if (!ChimeraApiError.is(err) && !ChimeraClientError.is(err)) link.unreachable()
+    else if (ChimeraApiError.is(err) && link.state !== 'connected') link.connected()
     status(`${what} failed — ${explain(err)}`, true)
+    return false
   }
 }
 
 async function refreshSessions(): Promise<void> {
   const { sessions } = await client.sessions.list({ limit: 50 })
-  const list = byId('sessions')
-  list.replaceChildren(
-    ...sessions.map((s) => {
-      const b = el('button', { text: `${s.prompt || s.session_id}`, attrs: { type: 'button', title: s.session_id, 'data-session': s.session_id } })
-      if (s.session_id === current?.id) b.classList.add('current')
-      b.addEventListener('click', () => void act('opening the session', () => show(s.session_id)))
-      return el('li', {}, b)
-    }),
-  )
-  status(`connected · ${sessions.length} session${sessions.length === 1 ? '' : 's'}`)
+  link.connected()
+  renderList(byId('sessions'), sessions, current?.id, {
+    open: (id) => void act('opening the session', () => show(id, sessions.find((s) => s.session_id === id)?.prompt)),
+    remove: (id) => act('deleting the session', () => remove(id)),
+    renamed: (id) => {
+      if (current?.id === id) byId('session-title').textContent = titleOf({ session_id: id, prompt: current.prompt })
+    },
+  })
+}
+
+async function remove(id: string): Promise<void> {
+  await client.session.delete(id)
+  if (current?.id === id) close()
+  status('session deleted')
+}
+
+function close(): void {
+  current?.stop.abort()
+  current = undefined
+  byId('session').hidden = true
+  byId('placeholder').hidden = false
 }
 
 function updateBar(): void {
   if (!current) return
-  byId('cost').textContent = current.view.cost
-  byId('run-state').textContent = current.view.running ? 'running' : 'idle'
-  byId<HTMLButtonElement>('cancel').disabled = !current.view.running
+  const { view } = current
+  byId('cost').textContent = view.cost
+  const state = byId('run-state')
+  state.textContent = view.running ? 'running' : 'idle'
+  state.dataset.state = view.running ? 'running' : 'idle'
+  byId<HTMLButtonElement>('cancel').disabled = !view.running
 }
 
-/** Shows a session: replays its events, then follows it live, reopening after each turn's `end`. */
-async function show(id: string): Promise<void> {
+let listTimer: ReturnType<typeof setTimeout> | undefined
+function refreshSoon(): void {
+  clearTimeout(listTimer)
+  listTimer = setTimeout(() => void refreshSessions().catch(() => {}), 300)
+}
+
+/** Shows a session: replays its events, then follows it live across turns and reconnections. */
+async function show(id: string, prompt?: string): Promise<void> {
   current?.stop.abort()
   const view = new View(byId('events'), { answer: (requestId, decision) => answer(id, requestId, decision) })
   const stop = new AbortController()
-  current = { id, view, stop }
+  current = { id, prompt, view, stop }
+  byId('placeholder').hidden = true
   byId('session').hidden = false
   byId('session-id').textContent = id
-  for (const b of document.querySelectorAll<HTMLButtonElement>('#sessions button')) b.classList.toggle('current', b.dataset.session === id)
+  byId('session-title').textContent = titleOf({ session_id: id, prompt })
+  for (const li of document.querySelectorAll<HTMLElement>('#sessions li')) li.classList.toggle('current', li.dataset.session === id)
   updateBar()
+  await follow(id, view, stop.signal)
+}
+
+/**
+ * The plural stream ends after each turn (and with the server's shutdown); open it again from
+ * the last event seen. While the server is away the SDK's stream retries with backoff, which the
+ * connection indicator shows; a session that no longer exists (404) stops the following.
+ */
+async function follow(id: string, view: View, signal: AbortSignal): Promise<void> {
   let from = 0
-  while (!stop.signal.aborted) {
-    const stream = client.sessions.events(id, { from, signal: stop.signal })
+  while (!signal.aborted) {
+    const stream = client.sessions.events(id, {
+      from,
+      signal,
+      reconnect: { maxDelayMs: MAX_RETRY_MS },
+      onRetry: (r) => link.retrying(r),
+      onOpen: () => link.connected(),
+    })
     let delivered = 0
-    for await (const ev of stream) {
-      delivered++
-      from = ev.seq
-      view.add(ev)
-      updateBar()
+    try {
+      for await (const ev of stream) {
+        delivered++
+        from = ev.seq
+        view.add(ev)
+        updateBar()
+      }
+    } catch (err) {
+      if (signal.aborted) return
+      if (ChimeraApiError.is(err) && err.status === 404) {
+        status('this session no longer exists', true)
+        return
+      }
+      throw err
     }
-    // `end` after a turn: follow the next one from here. A stream that ended with nothing new
-    // (the session went away) stops following.
-    if (stop.signal.aborted || (delivered === 0 && stream.end?.success === false)) break
-    if (delivered === 0) await new Promise((r) => setTimeout(r, 1000))
+    if (signal.aborted) return
+    if (stream.end) refreshSoon()
+    // An `end` with nothing new is the server going away (or the session leaving it): wait a
+    // moment before asking again, so a stream that keeps ending cannot spin.
+    if (delivered === 0) await sleep(1000, signal)
   }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms)
+    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true })
+  })
 }
 
 async function answer(sessionId: string, requestId: string, decision: PermissionDecision): Promise<void> {
@@ -92,6 +161,19 @@ async function answer(sessionId: string, requestId: string, decision: Permission
     status(`answering failed — ${explain(err)}`, true)
     throw err
   }
+}
+
+/** Follows the network: offline at once when the browser loses it, a fresh connection when it returns. */
+function watchNetwork(): void {
+  addEventListener('offline', () => link.set('offline', 'no network'))
+  addEventListener('online', () => {
+    link.set('reconnecting', 'network is back')
+    if (current) {
+      const { id, prompt } = current
+      void act('following the session', () => show(id, prompt))
+    }
+    refreshSoon()
+  })
 }
 
 function wire(): void {
@@ -107,30 +189,36 @@ function wire(): void {
   byId('new-session').addEventListener('submit', (e) => {
     e.preventDefault()
     const prompt = byId<HTMLTextAreaElement>('prompt')
+    const text = prompt.value
     void act('starting a session', async () => {
-      const { session_id } = await client.sessions.create({ prompt: prompt.value })
+      const { session_id } = await client.sessions.create({ prompt: text })
       prompt.value = ''
-      void act('streaming', () => show(session_id))
+      void act('streaming', () => show(session_id, text))
       await refreshSessions()
     })
   })
+  const turnPrompt = byId<HTMLTextAreaElement>('turn-prompt')
   byId('turn').addEventListener('submit', (e) => {
     e.preventDefault()
-    const prompt = byId<HTMLTextAreaElement>('turn-prompt')
     if (!current) return
     const id = current.id
     void act('sending', async () => {
-      await client.sessions.addTurn(id, prompt.value)
-      prompt.value = ''
+      await client.sessions.addTurn(id, turnPrompt.value)
+      turnPrompt.value = ''
     })
+  })
+  turnPrompt.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) byId<HTMLFormElement>('turn').requestSubmit()
   })
   byId('cancel').addEventListener('click', () => current && void act('cancelling', () => client.sessions.cancel(current!.id)))
   byId('undo').addEventListener('click', () => current && void act('undo', async () => status((await client.sessions.undo(current!.id)).message)))
   byId('redo').addEventListener('click', () => current && void act('redo', async () => status((await client.sessions.redo(current!.id)).message)))
+  watchNetwork()
   // Connect at once when this tab already has a token; otherwise wait for the form (a server
   // without auth needs one click on Connect with the field empty).
+  link.set('offline', 'enter the token and connect')
+  byId('link-text').textContent = 'not connected'
   if (token.value) void act('connecting', refreshSessions)
-  else status('enter the token and connect')
 }
 
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', wire)

@@ -1,10 +1,17 @@
 /**
- * Renders a session's events into the console: messages, streamed text, reasoning, tool cards
- * (call, permission prompt, result), diffs, undo/redo lines and the running cost. One View per
- * shown session; `add` takes the events in stream order.
+ * Renders a session's events into the console: messages, streamed text (Markdown, sanitized),
+ * reasoning (consecutive chunks in one block), tool cards (call, permission prompt, live output,
+ * result), diffs, turn markers (finished, failed, cancelled), undo/redo lines and the running
+ * cost. One View per shown session; `add` takes the events in stream order.
  */
 import type { PermissionDecision, SessionStreamEvent } from '../index.ts'
 import { el } from './dom.ts'
+import { renderMarkdown } from './markdown.ts'
+
+/** Live tool output kept on the page per call (the tool result carries the tail in the end). */
+const LIVE_MAX = 64 * 1024
+/** A user message longer than this starts folded. */
+const FOLD_AT = 600
 
 export interface ViewHooks {
   /** Answer a permission request (the console posts it to /tool/approve). */
@@ -18,7 +25,9 @@ export class View {
   readonly #hooks: ViewHooks
   readonly #cards = new Map<string, HTMLElement>()
   readonly #prompts = new Map<string, HTMLElement>()
-  #text: HTMLElement | undefined
+  #text: { node: HTMLElement; raw: string; queued: boolean } | undefined
+  #reasoning: HTMLElement | undefined
+  #turnFailed = false
   #turnCost = 0
   #sessionCost = 0
   #tokens = 0
@@ -38,24 +47,29 @@ export class View {
   }
 
   add(ev: SessionStreamEvent): void {
-    if (ev.type !== 'text_delta') this.#text = undefined
+    if (ev.type !== 'text_delta' && ev.type !== 'usage') this.#flushText()
+    if (ev.type !== 'reasoning' && ev.type !== 'usage') this.#reasoning = undefined
     switch (ev.type) {
       case 'user_message':
         this.running = true
-        this.#push(el('div', { class: 'msg user', text: ev.metadata.text, attrs: { 'data-seq': String(ev.seq) } }))
+        this.#turnFailed = false
+        this.#push(userMessage(ev.metadata.text, ev.seq))
         break
       case 'text_delta':
-        if (!this.#text) this.#text = this.#push(el('div', { class: 'msg assistant' }))
-        this.#text.append(ev.metadata.text)
+        if (!this.#text) this.#text = { node: this.#push(el('div', { class: 'msg assistant markdown' })), raw: '', queued: false }
+        this.#text.raw += ev.metadata.text
+        this.#scheduleText()
         break
       case 'reasoning':
-        this.#push(el('div', { class: 'msg reasoning', text: ev.metadata.text }))
+        if (!this.#reasoning) {
+          const body = el('div', { class: 'body' })
+          this.#push(el('details', { class: 'reasoning', attrs: { open: '' } }, el('summary', { text: 'Thinking' }), body))
+          this.#reasoning = body
+        }
+        this.#reasoning.append(ev.metadata.text)
         break
       case 'tool_call':
-        this.#cards.set(
-          ev.metadata.call_id,
-          this.#push(el('div', { class: 'card', attrs: { 'data-call': ev.metadata.call_id } }, el('h3', { text: ev.metadata.tool }), el('pre', { class: 'args', text: JSON.stringify(ev.metadata.args, null, 2) }), el('div', { class: 'state', text: 'requested' }))),
-        )
+        this.#cards.set(ev.metadata.call_id, this.#push(toolCard(ev.metadata.call_id, ev.metadata.tool, ev.metadata.args)))
         break
       case 'permission_request':
         this.#permission(ev.metadata.request_id, ev.metadata.call_id, ev.metadata.tool, ev.metadata.options)
@@ -70,12 +84,23 @@ export class View {
       }
       case 'tool_start':
         this.#state(ev.metadata.call_id, 'running')
+        this.#cards.get(ev.metadata.call_id)?.classList.add('running')
+        break
+      case 'tool_progress':
+        this.#progress(ev.metadata.call_id, ev.metadata.stdout ?? '', ev.metadata.stderr ?? '', ev.metadata.truncated === true)
         break
       case 'tool_result': {
         const card = this.#cards.get(ev.metadata.call_id)
-        this.#state(ev.metadata.call_id, ev.metadata.ok ? 'done' : `failed: ${ev.metadata.error ?? ''}`)
+        const took = ev.metadata.duration_ms === undefined ? '' : ` · ${(ev.metadata.duration_ms / 1000).toFixed(1)} s`
+        this.#state(ev.metadata.call_id, ev.metadata.ok ? `done${took}` : `failed${took}${ev.metadata.error ? `: ${ev.metadata.error}` : ''}`)
+        card?.classList.remove('running')
         card?.classList.add(ev.metadata.ok ? 'ok' : 'failed')
-        if (card && ev.metadata.output) card.append(el('pre', { class: 'output', text: ev.metadata.output }))
+        if (card && ev.metadata.output) {
+          // The result's output is the final word: it replaces what was streamed.
+          const out = card.querySelector<HTMLElement>('pre.output') ?? card.appendChild(el('pre', { class: 'output' }))
+          out.classList.remove('live')
+          out.textContent = ev.metadata.output
+        }
         break
       }
       case 'file_edit':
@@ -89,13 +114,14 @@ export class View {
         this.#sessionCost += ev.metadata.usage?.cost_usd ?? this.#turnCost
         this.#tokens += ev.metadata.usage?.total_tokens ?? (ev.metadata.usage ? ev.metadata.usage.input_tokens + ev.metadata.usage.output_tokens : 0)
         this.#turnCost = 0
-        this.#push(el('div', { class: 'result', text: ev.metadata.success ? 'turn finished' : 'turn failed' }))
+        if (ev.metadata.success) this.#push(el('div', { class: 'result ok', text: 'turn finished' }))
+        else if (!this.#turnFailed) this.#failed('the agent did not finish the task')
         break
       case 'error':
-        this.#push(el('div', { class: 'msg error', text: `error: ${ev.metadata.message}` }))
+        this.#failed(ev.metadata.message)
         break
       case 'cancelled':
-        this.#push(el('div', { class: 'msg notice', text: 'cancelled' }))
+        this.#push(el('div', { class: 'result cancelled', text: 'turn cancelled' }))
         break
       case 'undo':
       case 'redo':
@@ -118,6 +144,49 @@ export class View {
       this.running = false
       for (const [id, box] of this.#prompts) if (!box.querySelector('.answered')) this.#prompts.delete(id)
     }
+  }
+
+  /** The red marker of a failed turn (one per turn: an `error` and a failed result share it). */
+  #failed(reason: string): void {
+    this.#turnFailed = true
+    this.#push(el('div', { class: 'result failed', attrs: { role: 'status' } }, el('strong', { text: 'Turn failed' }), el('span', { text: reason })))
+  }
+
+  #scheduleText(): void {
+    const t = this.#text!
+    if (t.queued) return
+    t.queued = true
+    // One Markdown render per frame however many deltas arrive in it.
+    requestAnimationFrame(() => {
+      t.queued = false
+      t.node.replaceChildren(renderMarkdown(t.raw))
+    })
+  }
+
+  #flushText(): void {
+    const t = this.#text
+    if (!t) return
+    this.#text = undefined
+    if (t.queued) {
+      t.queued = false
+      t.node.replaceChildren(renderMarkdown(t.raw))
+    }
+  }
+
+  #progress(callId: string, stdout: string, stderr: string, truncated: boolean): void {
+    const card = this.#cards.get(callId)
+    if (!card) return
+    let out = card.querySelector<HTMLElement>('pre.output')
+    if (!out) out = card.appendChild(el('pre', { class: 'output live' }))
+    if (stdout) out.append(stdout)
+    if (stderr) out.append(el('span', { class: 'stderr', text: stderr }))
+    if ((out.textContent?.length ?? 0) > LIVE_MAX) {
+      out.normalize()
+      out.textContent = `…${(out.textContent ?? '').slice(-LIVE_MAX)}`
+    }
+    if (truncated) card.append(el('div', { class: 'note', text: 'output continues; the result keeps its tail' }))
+    out.scrollTop = out.scrollHeight
+    this.#state(callId, 'running…')
   }
 
   #push<T extends HTMLElement>(node: T): T {
@@ -148,6 +217,33 @@ export class View {
     if (card) card.append(box)
     else this.#push(box)
   }
+}
+
+/** A tool call's card: the tool, the gist of its arguments (command or path), the full arguments folded. */
+function toolCard(callId: string, tool: string, args: Record<string, unknown>): HTMLElement {
+  const gist = ['command', 'path', 'file_path', 'pattern', 'url', 'query'].map((k) => args[k]).find((v): v is string => typeof v === 'string')
+  const json = JSON.stringify(args, null, 2)
+  const head = el('div', { class: 'head' }, el('h3', { text: tool }), el('span', { class: 'state', text: 'requested' }))
+  const card = el('div', { class: 'card tool', attrs: { 'data-call': callId } }, head)
+  if (gist !== undefined) {
+    card.append(el('code', { class: 'gist', text: gist }))
+    card.append(el('details', { class: 'args' }, el('summary', { text: 'arguments' }), el('pre', { class: 'args', text: json })))
+  } else card.append(el('pre', { class: 'args', text: json }))
+  return card
+}
+
+/** The user's message as text; a long one starts folded, with a toggle. */
+function userMessage(text: string, seq: number): HTMLElement {
+  const node = el('div', { class: 'msg user', attrs: { 'data-seq': String(seq) } }, el('div', { class: 'text', text }))
+  if (text.length > FOLD_AT) {
+    node.classList.add('folded')
+    const toggle = el('button', { class: 'link fold', text: 'Show all', attrs: { type: 'button' } })
+    toggle.addEventListener('click', () => {
+      toggle.textContent = node.classList.toggle('folded') ? 'Show all' : 'Show less'
+    })
+    node.append(toggle)
+  }
+  return node
 }
 
 /** A unified diff, one span per line, coloured by its first character. */
