@@ -32,7 +32,16 @@ describe('the browser entries', () => {
     expect(Object.keys(meta.inputs).filter((p) => p.startsWith('server/'))).toEqual([])
   })
 
-  it('the check can fail: an entry that imports a Node module does not bundle for the browser', async () => {
+  it('the web console (client/ui/main.ts) bundles for the browser with no Node import, and says how big it is', async () => {
+    const { bytes, meta } = await bundle('client/ui/main.ts')
+    expect(nodeOnly(meta)).toEqual([])
+    expect(Object.keys(meta.inputs).filter((p) => p.startsWith('server/') || p.startsWith('client/node/'))).toEqual([])
+    process.stderr.write(`web console bundle: ${bytes.length} bytes minified, ${gzipSync(bytes).length} gzipped\n`)
+    // marked + DOMPurify + the SDK: a budget that catches an accidental heavy import.
+    expect(bytes.length).toBeLessThan(160_000)
+  })
+
+    it('the check can fail: an entry that imports a Node module does not bundle for the browser', async () => {
     await expect(bundle('client/node/index.ts')).rejects.toThrow(/node:child_process|child_process/)
   })
 })
