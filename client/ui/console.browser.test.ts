@@ -270,6 +270,7 @@ describe('the web console at /ui', () => {
     await page.locator('.msg.assistant', { hasText: 'after the restart: still here' }).waitFor({ timeout: 20_000 })
     expect(await page.locator('.msg.assistant').count()).toBe(before + 1)
     expect(await page.locator('.msg.assistant strong', { hasText: 'here' }).count()).toBe(1)
+    await shot('desktop-after-restart')
 
     // The browser loses its network: offline at once; back online: connected again.
     await context!.setOffline(true)

@@ -207,9 +207,12 @@ function wire(): void {
       turnPrompt.value = ''
     })
   })
-  turnPrompt.addEventListener('keydown', (e) => {
-    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) byId<HTMLFormElement>('turn').requestSubmit()
-  })
+  // Ctrl+Enter (⌘+Enter) sends, in either box.
+  for (const [box, form] of [['turn-prompt', 'turn'], ['prompt', 'new-session']] as const) {
+    byId(box).addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) byId<HTMLFormElement>(form).requestSubmit()
+    })
+  }
   byId('cancel').addEventListener('click', () => current && void act('cancelling', () => client.sessions.cancel(current!.id)))
   byId('undo').addEventListener('click', () => current && void act('undo', async () => status((await client.sessions.undo(current!.id)).message)))
   byId('redo').addEventListener('click', () => current && void act('redo', async () => status((await client.sessions.redo(current!.id)).message)))

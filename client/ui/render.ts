@@ -159,7 +159,9 @@ export class View {
     // One Markdown render per frame however many deltas arrive in it.
     requestAnimationFrame(() => {
       t.queued = false
+      const follow = atBottom(this.#root)
       t.node.replaceChildren(renderMarkdown(t.raw))
+      if (follow) toBottom(this.#root)
     })
   }
 
@@ -185,13 +187,16 @@ export class View {
       out.textContent = `…${(out.textContent ?? '').slice(-LIVE_MAX)}`
     }
     if (truncated) card.append(el('div', { class: 'note', text: 'output continues; the result keeps its tail' }))
+    const follow = atBottom(this.#root)
     out.scrollTop = out.scrollHeight
+    if (follow) toBottom(this.#root)
     this.#state(callId, 'running…')
   }
 
   #push<T extends HTMLElement>(node: T): T {
+    const follow = atBottom(this.#root)
     this.#root.append(node)
-    node.scrollIntoView?.({ block: 'end' })
+    if (follow) toBottom(this.#root)
     return node
   }
 
@@ -217,6 +222,24 @@ export class View {
     if (card) card.append(box)
     else this.#push(box)
   }
+}
+
+/**
+ * What scrolls the events: the list itself in the two-column layout, the page on a phone. New
+ * content keeps the view at the bottom only when it was there: a person reading back stays put.
+ */
+function scroller(root: HTMLElement): Element {
+  return getComputedStyle(root).overflowY === 'auto' ? root : (document.scrollingElement ?? document.documentElement)
+}
+
+function atBottom(root: HTMLElement): boolean {
+  const s = scroller(root)
+  return s.scrollHeight - s.scrollTop - s.clientHeight < 120
+}
+
+function toBottom(root: HTMLElement): void {
+  const s = scroller(root)
+  s.scrollTop = s.scrollHeight
 }
 
 /** A tool call's card: the tool, the gist of its arguments (command or path), the full arguments folded. */
