@@ -120,7 +120,11 @@ async function follow(id: string, view: View, signal: AbortSignal): Promise<void
       signal,
       reconnect: { maxDelayMs: MAX_RETRY_MS },
       onRetry: (r) => link.retrying(r),
-      onOpen: () => link.connected(),
+      onOpen: () => {
+        // Back after a drop or a restart: the list may have changed meanwhile.
+        if (link.state !== 'connected') refreshSoon()
+        link.connected()
+      },
     })
     let delivered = 0
     try {

@@ -28,6 +28,7 @@ export class View {
   #text: { node: HTMLElement; raw: string; queued: boolean } | undefined
   #reasoning: HTMLElement | undefined
   #turnFailed = false
+  #scrollQueued = false
   #turnCost = 0
   #sessionCost = 0
   #tokens = 0
@@ -159,9 +160,8 @@ export class View {
     // One Markdown render per frame however many deltas arrive in it.
     requestAnimationFrame(() => {
       t.queued = false
-      const follow = atBottom(this.#root)
+      this.#keepBottom()
       t.node.replaceChildren(renderMarkdown(t.raw))
-      if (follow) toBottom(this.#root)
     })
   }
 
@@ -187,17 +187,29 @@ export class View {
       out.textContent = `…${(out.textContent ?? '').slice(-LIVE_MAX)}`
     }
     if (truncated) card.append(el('div', { class: 'note', text: 'output continues; the result keeps its tail' }))
-    const follow = atBottom(this.#root)
+    this.#keepBottom()
     out.scrollTop = out.scrollHeight
-    if (follow) toBottom(this.#root)
     this.#state(callId, 'running…')
   }
 
   #push<T extends HTMLElement>(node: T): T {
-    const follow = atBottom(this.#root)
+    this.#keepBottom()
     this.#root.append(node)
-    if (follow) toBottom(this.#root)
     return node
+  }
+
+  /**
+   * Call before adding content: if the reader is at the bottom now, the view follows the new
+   * content at the next frame (one layout read per frame, however many events a replay adds).
+   */
+  #keepBottom(): void {
+    if (this.#scrollQueued) return
+    this.#scrollQueued = true
+    const follow = atBottom(this.#root)
+    requestAnimationFrame(() => {
+      this.#scrollQueued = false
+      if (follow) toBottom(this.#root)
+    })
   }
 
   #state(callId: string, text: string): void {
