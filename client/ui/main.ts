@@ -54,6 +54,8 @@ async function act(what: string, fn: () => Promise<unknown>): Promise<boolean> {
 async function refreshSessions(): Promise<void> {
   const { sessions } = await client.sessions.list({ limit: 50 })
   link.connected()
+  // A session just started may be listed before its first prompt is recorded: the page knows it.
+  for (const s of sessions) if (!s.prompt && s.session_id === current?.id && current.prompt) s.prompt = current.prompt
   renderList(byId('sessions'), sessions, current?.id, {
     open: (id) => void act('opening the session', () => show(id, sessions.find((s) => s.session_id === id)?.prompt)),
     remove: (id) => act('deleting the session', () => remove(id)),
