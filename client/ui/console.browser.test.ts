@@ -41,7 +41,8 @@ const shots = mkdtempSync(join(tmpdir(), 'chimera-ui-shots-'))
 /** Starts the bundled CLI (on `listenPort`, 0 = any) and resolves with the URL it prints once listening. */
 function startServer(listenPort: number): Promise<string> {
   const log: string[] = []
-  const child = spawn(process.execPath, [CLI_BUNDLE, 'otter', 'serve', '--port', String(listenPort), '--approval', 'ask', '--permission', 'Bash=allow', '--auth-token', TOKEN], {
+  const args = ['otter', 'serve', '--port', String(listenPort), '--approval', 'ask', '--permission', 'Bash=allow', '--auth-token', TOKEN]
+  const child = spawn(process.execPath, [CLI_BUNDLE, ...args], {
     cwd: workspace,
     env: { ...process.env, CHIMERA_HOME: home, OTTER_SERVER_TOKEN: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -101,14 +102,17 @@ beforeAll(async () => {
   mkdirSync(home)
   base = await startServer(0)
   port = Number(new URL(base).port)
-  if (!existsSync(CHROMIUM)) throw new Error(`no chromium at ${CHROMIUM} (make system-deps installs Debian's chromium; CHIMERA_CHROMIUM names another)`)
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`no chromium at ${CHROMIUM} (make system-deps installs Debian's chromium; CHIMERA_CHROMIUM names another)`)
+  }
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] })
   context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
   page = await context.newPage()
   page.setDefaultTimeout(15_000)
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`))
   // A connection refused or cut while the server is down or the browser offline is expected; any other error is a problem.
-  page.on('console', (m) => m.type() === 'error' && !/net::ERR_(CONNECTION_REFUSED|INTERNET_DISCONNECTED|CONNECTION_RESET|EMPTY_RESPONSE|NETWORK_CHANGED)\b/.test(m.text()) && problems.push(`console: ${m.text()}`))
+  const expected = /net::ERR_(CONNECTION_REFUSED|INTERNET_DISCONNECTED|CONNECTION_RESET|EMPTY_RESPONSE|NETWORK_CHANGED)\b/
+  page.on('console', (m) => m.type() === 'error' && !expected.test(m.text()) && problems.push(`console: ${m.text()}`))
   process.stderr.write(`console screenshots go to ${shots}\n`)
 }, 40_000)
 
@@ -142,7 +146,7 @@ describe('the web console at /ui', () => {
     expect((await fetch(`${base}/ui/app.js`, { method: 'POST' })).status).toBe(405)
   })
 
-  it('connects, shows the connection state, and runs a session: permission approved in the page, file written, diff shown, markup as text, undo', async () => {
+  it('connects, shows the connection state, runs a session: permission approved in the page, file, diff, markup as text, undo', async () => {
     await page.goto(`${base}/ui`)
     await page.fill('#token', TOKEN)
     await page.click('#token-form button')
@@ -180,7 +184,8 @@ describe('the web console at /ui', () => {
       '!say Some **bold** and `code`, a [safe link](https://example.org/x) and a [bad link](javascript:window.pwned=1).',
       '!say - first item',
       '!say - second item',
-      `!say <script>window.pwned=1;document.title='pwned'</script> <img src=x onerror="window.pwned=1"> <a href="javascript:window.pwned=1" onclick="window.pwned=1">raw</a>`,
+      `!say <script>window.pwned=1;document.title='pwned'</script> <img src=x onerror="window.pwned=1">` +
+        ` <a href="javascript:window.pwned=1" onclick="window.pwned=1">raw</a>`,
       '!say ![pic](javascript:window.pwned=1)',
     ].join('\n')
     await startSession(md)
@@ -248,7 +253,7 @@ describe('the web console at /ui', () => {
     await shot('desktop-failed-turn')
   }, 60_000)
 
-  it('keeps following the session across a server restart, showing reconnecting then connected; a turn sent after the restart appears without a reload', async () => {
+  it('follows the session across a server restart (reconnecting, then connected); a turn added after it shows without a reload', async () => {
     const rows = page.locator('#sessions li')
     const id = (await rows.nth(1).getAttribute('data-session'))!
     await rows.nth(1).locator('button.open').click()
@@ -264,7 +269,8 @@ describe('the web console at /ui', () => {
     await page.locator('#link[data-state=connected]').waitFor({ timeout: 20_000 })
     const before = await page.locator('.msg.assistant').count()
     // Another client adds the turn: the page shows it because it still follows the session.
-    const res = await api(`/sessions/${encodeURIComponent(id)}/turns`, { method: 'POST', body: JSON.stringify({ prompt: '!say after the restart: still **here**' }) })
+    const body = JSON.stringify({ prompt: '!say after the restart: still **here**' })
+    const res = await api(`/sessions/${encodeURIComponent(id)}/turns`, { method: 'POST', body })
     expect(res.status, await res.clone().text()).toBeLessThan(300)
     await page.locator('.msg.assistant', { hasText: 'after the restart: still here' }).waitFor({ timeout: 20_000 })
     expect(await page.locator('.msg.assistant').count()).toBe(before + 1)

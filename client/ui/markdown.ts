@@ -21,7 +21,10 @@ const marked = new Marked({
   },
 })
 
-const ALLOWED_TAGS = ['a', 'blockquote', 'br', 'code', 'del', 'em', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'hr', 'li', 'ol', 'p', 'pre', 'strong', 'table', 'tbody', 'td', 'th', 'thead', 'tr', 'ul']
+const ALLOWED_TAGS = [
+  ...['a', 'blockquote', 'br', 'code', 'del', 'em', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'hr', 'li', 'ol', 'p', 'pre', 'strong', 'ul'],
+  ...['table', 'tbody', 'td', 'th', 'thead', 'tr'],
+]
 
 let hooked = false
 function purifier(): typeof DOMPurify {
