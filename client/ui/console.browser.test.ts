@@ -7,7 +7,8 @@
  * call's output shown while it runs (gated by a file the test creates), a long prompt's title cut
  * short, a failed turn marked, the server restarted under the page (indicator: reconnecting, then
  * connected; a turn sent after the restart appears without a reload), the browser offline and
- * back, rename, delete, and a 390 px phone with no horizontal overflow. Screenshots go to a
+ * back, the server gone and back with no session open, rename, delete, and a 390 px phone with no
+ * horizontal overflow. Screenshots go to a
  * temporary directory whose paths are printed. The static route is checked on its own (CSP, fixed files).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -309,6 +310,17 @@ describe('the web console at /ui', () => {
     expect(await page.locator('#session').isHidden()).toBe(true)
     await page.locator('#status', { hasText: 'session deleted' }).waitFor()
     await shot('desktop', true)
+  }, 60_000)
+
+  it('with no session open, a call that finds no server shows it and the page notices when the server is back', async () => {
+    expect(await page.locator('#session').isHidden()).toBe(true)
+    await stopServer()
+    await page.click('#refresh')
+    await page.locator('#link:not([data-state=connected])').waitFor()
+    await page.locator('#status.error', { hasText: 'listing sessions failed' }).waitFor()
+    base = await startServer(port)
+    await page.locator('#link[data-state=connected]').waitFor({ timeout: 20_000 })
+    await page.locator('#sessions li', { hasText: 'Billing refactor' }).waitFor()
   }, 60_000)
 
   it('fits a 390 px phone: no horizontal overflow', async () => {

@@ -44,8 +44,10 @@ async function act(what: string, fn: () => Promise<unknown>): Promise<boolean> {
     await fn()
     return true
   } catch (err) {
-    if (!ChimeraApiError.is(err) && !ChimeraClientError.is(err)) link.unreachable()
-    else if (ChimeraApiError.is(err) && link.state !== 'connected') link.connected()
+    if (!ChimeraApiError.is(err) && !ChimeraClientError.is(err)) {
+      link.unreachable()
+      void probe()
+    } else if (ChimeraApiError.is(err) && link.state !== 'connected') link.connected()
     status(`${what} failed — ${explain(err)}`, true)
     return false
   }
@@ -152,10 +154,35 @@ async function follow(id: string, view: View, signal: AbortSignal): Promise<void
   }
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
+let probing = false
+/**
+ * A call found no server: ask again (the session list) with backoff until one answers, so the
+ * indicator comes back to `connected` even when no session stream is open to notice.
+ */
+async function probe(): Promise<void> {
+  if (probing) return
+  probing = true
+  try {
+    for (let attempt = 1, delay = 1000; ; attempt++, delay = Math.min(delay * 2, MAX_RETRY_MS)) {
+      await sleep(delay)
+      if (link.state === 'connected') return
+      try {
+        await refreshSessions()
+        return
+      } catch (err) {
+        if (ChimeraApiError.is(err) || ChimeraClientError.is(err)) return link.connected()
+        if (attempt >= 3 || !navigator.onLine) link.set('offline', navigator.onLine ? 'server unreachable · retrying' : 'no network')
+      }
+    }
+  } finally {
+    probing = false
+  }
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const t = setTimeout(resolve, ms)
-    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true })
+    signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true })
   })
 }
 
