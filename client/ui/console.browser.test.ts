@@ -8,8 +8,8 @@
  * short, a failed turn marked, the server restarted under the page (indicator: reconnecting, then
  * connected; a turn sent after the restart appears without a reload), the browser offline and
  * back, the server gone and back with no session open, rename, delete, and a 390 px phone with no
- * horizontal overflow. Screenshots go to a
- * temporary directory whose paths are printed. The static route is checked on its own (CSP, fixed files).
+ * horizontal overflow. Screenshots go to a temporary directory whose paths are printed. The
+ * static route is checked on its own (CSP, fixed files).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
