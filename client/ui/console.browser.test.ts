@@ -159,6 +159,7 @@ describe('the web console at /ui', () => {
     const allow = page.locator('.permission button[data-decision="allow"]')
     await allow.waitFor()
     expect(existsSync(join(workspace, 'note.txt'))).toBe(false)
+    await shot('desktop-permission')
     await allow.click()
     await page.locator('.card.ok .state', { hasText: 'done' }).waitFor()
     await page.locator('.result.ok', { hasText: 'turn finished' }).waitFor()

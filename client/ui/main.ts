@@ -85,8 +85,9 @@ function updateBar(): void {
   const { view } = current
   byId('cost').textContent = view.cost
   const state = byId('run-state')
-  state.textContent = view.running ? 'running' : 'idle'
-  state.dataset.state = view.running ? 'running' : 'idle'
+  const now = view.running ? 'running' : view.seen === 0 ? 'loading' : 'idle'
+  state.textContent = now
+  state.dataset.state = now
   byId<HTMLButtonElement>('cancel').disabled = !view.running
 }
 

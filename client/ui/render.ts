@@ -34,6 +34,8 @@ export class View {
   #tokens = 0
   #costKnown = true
   running = false
+  /** Events shown so far (0 until the stream's replay starts). */
+  seen = 0
 
   constructor(root: HTMLElement, hooks: ViewHooks) {
     this.#root = root
@@ -48,6 +50,7 @@ export class View {
   }
 
   add(ev: SessionStreamEvent): void {
+    this.seen++
     if (ev.type !== 'text_delta' && ev.type !== 'usage') this.#flushText()
     if (ev.type !== 'reasoning' && ev.type !== 'usage') this.#reasoning = undefined
     switch (ev.type) {
