@@ -199,6 +199,8 @@ async function answer(sessionId: string, requestId: string, decision: Permission
 
 /** Follows the network: offline at once when the browser loses it, a fresh connection when it returns. */
 function watchNetwork(): void {
+  // Coming back to the tab: other clients may have started or ended sessions meanwhile.
+  document.addEventListener('visibilitychange', () => document.visibilityState === 'visible' && link.state === 'connected' && refreshSoon())
   addEventListener('offline', () => link.set('offline', 'no network'))
   addEventListener('online', () => {
     link.set('reconnecting', 'network is back')
