@@ -3,7 +3,8 @@
 // tarballs are installed into fresh temporary projects from the npm cache (--prefer-offline), and
 //   client  a strict TypeScript project (strict, exactOptionalPropertyTypes; moduleResolution
 //           bundler and nodenext) typechecks docs/client.md's whole flow with no cast and no `any`
-//           (scripts/package-check/client/flow.ts) while each planted mistake there fails; an
+//           (scripts/package-check/client/flow.ts) while each planted mistake there fails, and
+//           the `/node` and `/msw` examples typecheck with the optional peers installed; an
 //           esbuild browser bundle of the entry imports no Node module and is at most 10 KB gzipped;
 //   cli     `npm install -g --prefix <tmp>` puts `chimera` on PATH, and from another directory
 //           `chimera --version`, `chimera ferret serve` (answers initialize) and
@@ -113,6 +114,19 @@ try {
     check(inFile('flow.ts').length === 0, `[${moduleResolution}] docs/client.md's flow typechecks${inFile('flow.ts').length ? `:\n${inFile('flow.ts').join('\n')}` : ''}`)
     for (const f of files.filter((f) => f.startsWith('planted-'))) check(inFile(f).length > 0, `[${moduleResolution}] ${f} fails to compile${inFile(f)[0] ? ` (${inFile(f)[0].replace(/^[^:]+: /, '').slice(0, 90)}…)` : ''}`)
   }
+  // The `/node` and `/msw` entries, with their optional peers and Node's types (versions of the lockfile).
+  const lock = JSON.parse(readFileSync(join(checkout, 'package-lock.json'), 'utf8')).packages
+  const peers = ['@agentclientprotocol/sdk', 'msw', '@types/node'].map((n) => `${n}@${lock[`node_modules/${n}`].version}`)
+  const withPeers = project('client-peers')
+  npm(['install', tgz['@chimera-agent/client'], ...peers], withPeers)
+  cpSync(join(checkout, 'scripts/package-check/client-peers'), withPeers, { recursive: true })
+  for (const [module, moduleResolution] of [['ESNext', 'bundler'], ['NodeNext', 'NodeNext']]) {
+    const options = { strict: true, exactOptionalPropertyTypes: true, noEmit: true, skipLibCheck: true, target: 'ES2022', module, moduleResolution, lib: ['ES2022', 'DOM', 'DOM.Iterable'], types: ['node'] }
+    writeFileSync(join(withPeers, 'tsconfig.json'), JSON.stringify({ compilerOptions: options, files: ['entries.ts'] }, null, 2))
+    const r = spawnSync(process.execPath, [tsc, '-p', withPeers], { cwd: withPeers, encoding: 'utf8' })
+    check(r.status === 0, `[${moduleResolution}] docs/client.md's /node and /msw examples typecheck with the peers installed${r.status ? `:\n${r.stdout}` : ''}`)
+  }
+
   const { build } = await import(join(checkout, 'node_modules/esbuild/lib/main.js'))
   writeFileSync(join(client, 'browser.js'), "export * from '@chimera-agent/client'\n")
   const b = await build({ entryPoints: [join(client, 'browser.js')], absWorkingDir: client, bundle: true, platform: 'browser', format: 'esm', target: 'es2022', minify: true, write: false, metafile: true, logLevel: 'silent' })
