@@ -1,7 +1,9 @@
 # Chimera — every entry point for people and CI. `make help` lists the targets.
 # Two commands set up a fresh machine (Node 20.19+ and npm only):
-#   make serve   install, build, run `chimera otter serve` on 127.0.0.1:5173 (offline model)
-#   make test    install, then every check and the whole suite on Node 20 and Node 24
+#   make serve   the serving install, build, run `chimera otter serve` on 127.0.0.1:5173 (offline model)
+#   make test    the full toolchain, then every check, the packages' check and the whole suite on Node 20 and 24
+# The serving install (`npm ci -w server`: what building and running the server needs) is kept
+# apart from the toolchain (`npm ci`: tests, codegen, spec validators, type declarations).
 .DEFAULT_GOAL := help
 SHELL := /bin/bash
 NODE24_VERSION := 24.21.0
@@ -10,17 +12,28 @@ NODE24 := $(NODE24_DIR)/node_modules/node/bin/node
 TSX := node_modules/.bin/tsx
 VITEST := node_modules/vitest/vitest.mjs
 
-.PHONY: help install system-deps build generate check-generated specs-refresh lint-specs typecheck \
+.PHONY: help install install-dev system-deps build check-packages generate check-generated specs-refresh lint-specs typecheck \
         test test-node20 test-node24 test-deps serve bench clean
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
 
-node_modules/.install-stamp: package.json package-lock.json
-	npm ci --no-audit --no-fund
+WORKSPACE_MANIFESTS := package.json package-lock.json client/package.json conformance/package.json server/package.json
+
+# The serving install: the server workspace's dependencies and build tools only. After the full
+# install it does nothing (that one holds everything this one does).
+node_modules/.serve-stamp: $(WORKSPACE_MANIFESTS)
+	@if [ -f node_modules/.install-stamp ]; then $(MAKE) --no-print-directory node_modules/.install-stamp; \
+	else npm ci -w server --no-audit --no-fund; fi
 	@touch $@
 
-install: node_modules/.install-stamp system-deps ## install dependencies (npm ci, install scripts limited by allowScripts; bubblewrap where possible)
+node_modules/.install-stamp: $(WORKSPACE_MANIFESTS)
+	npm ci --no-audit --no-fund
+	@touch $@ node_modules/.serve-stamp
+
+install: node_modules/.serve-stamp system-deps ## the serving install (npm ci -w server: what building and serving needs; bubblewrap where possible)
+
+install-dev: node_modules/.install-stamp system-deps ## the full toolchain (npm ci: tests, codegen, spec validators, declarations)
 
 system-deps: ## install bubblewrap (the Bash sandbox; required by the confined modes) when missing and apt-get is usable as root
 	@command -v bwrap >/dev/null 2>&1 || { \
@@ -34,42 +47,45 @@ test-deps: ## install chromium (the /ui browser test) when missing and apt-get i
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1 || echo "note: could not install chromium; the /ui browser test fails without it (or set CHIMERA_CHROMIUM)"; \
 	  else echo "note: chromium is not installed; the /ui browser test needs it (install Debian's chromium package, or set CHIMERA_CHROMIUM)"; fi; }
 
-dist/chimera.mjs: node_modules/.install-stamp $(shell find server generated client -name '*.ts' -o -name '*.json' -o -name '*.html' -o -name '*.css' -o -name '*.svg' 2>/dev/null) package.json scripts/build.mjs
+dist/chimera.mjs: node_modules/.serve-stamp $(shell find server generated client conformance -path '*/dist' -prune -o \( -name '*.ts' -o -name '*.json' -o -name '*.html' -o -name '*.css' -o -name '*.svg' \) -print 2>/dev/null) $(WORKSPACE_MANIFESTS) scripts/build.mjs scripts/bundles.mjs scripts/build-package.mjs
 	node scripts/build.mjs
 
-build: dist/chimera.mjs ## bundle the CLI into dist/ (esbuild)
+build: dist/chimera.mjs ## bundle the CLI, kit, client and /ui into dist/ and the packages' dist/ (esbuild)
 
-generate: install ## specs/ -> generated/ (offline, deterministic)
+check-packages: install-dev ## pack the three packages, install the tarballs into temporary projects and check them as users get them
+	node scripts/check-packages.mjs
+
+generate: install-dev ## specs/ -> generated/ (offline, deterministic)
 	$(TSX) specs/codegen/generate.ts
 
-check-generated: install ## fail if generated/ differs from what specs/ generate
+check-generated: install-dev ## fail if generated/ differs from what specs/ generate
 	$(TSX) specs/codegen/generate.ts --check
 
-specs-refresh: install ## re-vendor the ACP v1 schema from @agentclientprotocol/sdk and re-assemble its OpenRPC
+specs-refresh: install-dev ## re-vendor the ACP v1 schema from @agentclientprotocol/sdk and re-assemble its OpenRPC
 	$(TSX) specs/codegen/refresh-acp.ts
 
-lint-specs: install ## validate every spec with its ecosystem's validator
+lint-specs: install-dev ## validate every spec with its ecosystem's validator
 	$(TSX) specs/codegen/validate.ts
 
-typecheck: install ## tsc --noEmit over specs/codegen, generated, server, client, conformance
+typecheck: install-dev ## tsc --noEmit over specs/codegen, generated, server, client, conformance
 	node_modules/.bin/tsc -p tsconfig.json
 
 $(NODE24):
 	npm install --prefix $(NODE24_DIR) --no-save --no-package-lock --no-audit --no-fund node@$(NODE24_VERSION)
 
-test-node20: install test-deps build ## the whole suite on this machine's Node
+test-node20: install-dev test-deps build ## the whole suite on this machine's Node
 	node $(VITEST) run
 
-test-node24: install test-deps build $(NODE24) ## the whole suite on Node 24 LTS (npm package `node`)
+test-node24: install-dev test-deps build $(NODE24) ## the whole suite on Node 24 LTS (npm package `node`)
 	$(NODE24) $(VITEST) run
 
-test: install test-deps build check-generated lint-specs typecheck $(NODE24) ## every check, then the suite on Node 20 and Node 24
+test: install-dev test-deps build check-generated lint-specs typecheck check-packages $(NODE24) ## every check, the packages' check, then the suite on Node 20 and Node 24
 	node scripts/test-matrix.mjs node $(NODE24)
 
 serve: install build ## run `chimera otter serve` on 127.0.0.1:5173 with the offline model
 	node bin/chimera.mjs otter serve
 
-bench: install build ## print the figures of bench/ (start-up, run rollups, tool patterns, ACP, LSP calls)
+bench: install-dev build ## print the figures of bench/ (start-up, run rollups, tool patterns, ACP, LSP calls)
 	node bench/cold-start.mjs
 	$(TSX) bench/runs-rollup.ts
 	$(TSX) bench/acp-startup.ts
@@ -81,4 +97,4 @@ bench: install build ## print the figures of bench/ (start-up, run rollups, tool
 	$(TSX) bench/lsp-calls.ts
 
 clean: ## remove build output and caches (keeps node_modules)
-	rm -rf dist .tmp
+	rm -rf dist client/dist conformance/dist server/dist .tmp

@@ -21,8 +21,8 @@ import { createHttpClient, type HttpClient, type paths } from './http.ts'
 export interface ChimeraClientOptions {
   /** Server origin, e.g. `http://127.0.0.1:5173` (a path prefix is kept). */
   baseUrl: string
-  /** Master or per-session bearer token. */
-  token?: string
+  /** Master or per-session bearer token (none when undefined, e.g. an unset environment variable). */
+  token?: string | undefined
   /** Custom fetch; resolved on every call, so interceptors installed later (msw) apply. */
   fetch?: (req: Request) => Promise<Response>
   /** Reconnection defaults for event streams. */
@@ -31,9 +31,9 @@ export interface ChimeraClientOptions {
 
 /** Options every call takes. */
 export interface CallOptions {
-  signal?: AbortSignal
+  signal?: AbortSignal | undefined
   /** Bearer token for this call only. */
-  token?: string
+  token?: string | undefined
 }
 
 type Json<P extends keyof paths, M extends keyof paths[P], S extends number> = paths[P][M] extends { responses: { [K in S]: { content: { 'application/json': infer B } } } } ? B : never

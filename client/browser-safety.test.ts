@@ -1,5 +1,5 @@
 /**
- * `chimera/client` (and `chimera/client/msw`) work in browsers: each entry bundles for
+ * `@chimera-agent/client` (and `@chimera-agent/client/msw`) work in browsers: each entry bundles for
  * `platform: 'browser'` with its dependencies — a Node built-in anywhere in its import graph
  * fails the bundle — and nothing from server/ or client/node/ is pulled in. Prints the size of
  * the browser entry (minified, and gzipped).
@@ -18,15 +18,15 @@ const nodeOnly = (meta: Metafile): string[] =>
   Object.values(meta.inputs).flatMap((i) => i.imports.map((x) => x.path)).filter((p) => p.startsWith('node:') || builtinModules.includes(p))
 
 describe('the browser entries', () => {
-  it('chimera/client bundles for the browser with no Node import, and says how big it is', async () => {
+  it('@chimera-agent/client bundles for the browser with no Node import, and says how big it is', async () => {
     const { bytes, meta } = await bundle('client/index.ts')
     expect(nodeOnly(meta)).toEqual([])
     expect(Object.keys(meta.inputs).filter((p) => p.startsWith('server/') || p.startsWith('client/node/'))).toEqual([])
-    process.stderr.write(`chimera/client browser bundle: ${bytes.length} bytes minified, ${gzipSync(bytes).length} gzipped\n`)
+    process.stderr.write(`@chimera-agent/client browser bundle: ${bytes.length} bytes minified, ${gzipSync(bytes).length} gzipped\n`)
     expect(bytes.length).toBeGreaterThan(0)
   })
 
-  it('chimera/client/msw bundles for the browser too (msw handlers for a browser test runner)', async () => {
+  it('@chimera-agent/client/msw bundles for the browser too (msw handlers for a browser test runner)', async () => {
     const { meta } = await bundle('client/msw/index.ts')
     expect(nodeOnly(meta)).toEqual([])
     expect(Object.keys(meta.inputs).filter((p) => p.startsWith('server/'))).toEqual([])

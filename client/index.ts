@@ -1,8 +1,8 @@
 /**
- * Chimera's client SDK (`chimera/client`): browser-safe — nothing here imports a Node module
+ * Chimera's client SDK (`@chimera-agent/client`): browser-safe — nothing here imports a Node module
  * (client/browser-safety.test.ts bundles this entry for the browser and fails on one). Node-only
- * parts (the JSON-lines RPC client, spawning agents) are in `chimera/client/node`; mock handlers
- * for tests in `chimera/client/msw`. The public API is exactly what this file exports.
+ * parts (the JSON-lines RPC client, spawning agents) are in `@chimera-agent/client/node`; mock handlers
+ * for tests in `@chimera-agent/client/msw`. The public API is exactly what this file exports.
  */
 export {
   createChimeraClient,

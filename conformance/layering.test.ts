@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest'
 const root = fileURLToPath(new URL('..', import.meta.url))
 const sources = (dir: string): string[] =>
   (readdirSync(join(root, dir), { recursive: true }) as string[])
-    .filter((f) => /\.(ts|mjs)$/.test(f) && !f.endsWith('.test.ts') && !f.endsWith('.d.ts'))
+    .filter((f) => /\.(ts|mjs)$/.test(f) && !f.endsWith('.test.ts') && !f.endsWith('.d.ts') && !/^(dist|node_modules)\//.test(f))
     .map((f) => join(dir, f))
 const importsOf = (file: string): string[] =>
   [...readFileSync(join(root, file), 'utf8').matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => (m[1] ?? m[2])!)

@@ -1,4 +1,4 @@
-/** The package version, shown by `--version`, `/health` and ACP `initialize`. */
-import pkg from '../package.json' with { type: 'json' }
+/** The CLI package's version (server/package.json), shown by `--version`, `/health` and ACP `initialize`. */
+import pkg from './package.json' with { type: 'json' }
 
 export const VERSION: string = pkg.version

@@ -1,5 +1,5 @@
 /**
- * `chimera/client/msw`: mock Chimera servers for front-end tests, on msw 2.x (a peer
+ * `@chimera-agent/client/msw`: mock Chimera servers for front-end tests, on msw 2.x (a peer
  * dependency). `createChimeraMock()` gives handlers for every operation of the HTTP spec, with
  * spec-valid bodies and the bearer tiers, and event streams that replay a recorded transcript
  * with real `id:` lines and `Last-Event-ID` resume — by default the recorded sample session, or

@@ -1,7 +1,7 @@
 /**
- * `chimera/client/node`: the parts of the SDK that need Node — the JSON-lines RPC client over a
+ * `@chimera-agent/client/node`: the parts of the SDK that need Node — the JSON-lines RPC client over a
  * child process, and the ACP client side (spawnAgent over the official SDK with typed extension
- * calls, the typed seed-dialect client). Everything in `chimera/client` is re-exported too, so
+ * calls, the typed seed-dialect client). Everything in `@chimera-agent/client` is re-exported too, so
  * Node programs need one import.
  */
 export * from '../index.ts'

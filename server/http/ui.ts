@@ -24,11 +24,20 @@ const FILES: Record<string, { file: string; type: string }> = {
   '/ui/icon.svg': { file: 'icon.svg', type: 'image/svg+xml' },
 }
 
-/** dist/ui/ of the package this module belongs to (from the sources or from the bundle in dist/). */
+/**
+ * The built console beside this module: `dist/ui/` of the nearest ancestor holding a package.json
+ * and a built console (the CLI package's server/dist/ui from its bundle, the checkout's dist/ui from
+ * the root bundle or from the sources); without a build, that of the nearest package.json.
+ */
 export function uiDirectory(from = fileURLToPath(import.meta.url)): string | undefined {
+  let first: string | undefined
   for (let dir = dirname(from); ; dir = dirname(dir)) {
-    if (existsSync(join(dir, 'package.json'))) return join(dir, 'dist', 'ui')
-    if (dirname(dir) === dir) return undefined
+    if (existsSync(join(dir, 'package.json'))) {
+      const ui = join(dir, 'dist', 'ui')
+      if (existsSync(join(ui, 'index.html'))) return ui
+      first ??= ui
+    }
+    if (dirname(dir) === dir) return first
   }
 }
 
