@@ -11,7 +11,7 @@ TSX := node_modules/.bin/tsx
 VITEST := node_modules/vitest/vitest.mjs
 
 .PHONY: help install system-deps build generate check-generated specs-refresh lint-specs typecheck \
-        test test-node20 test-node24 test-deps serve bench clean
+        test test-node20 test-node24 test-deps serve bench clean lint format
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -54,6 +54,14 @@ lint-specs: install ## validate every spec with its ecosystem's validator
 typecheck: install ## tsc --noEmit over specs/codegen, generated, server, client, conformance
 	node_modules/.bin/tsc -p tsconfig.json
 
+lint: install ## the formatter's check (prettier) and the type-aware linter (typescript-eslint)
+	node_modules/.bin/prettier --check --log-level warn .
+	node_modules/.bin/eslint --max-warnings 0 .
+
+format: install ## rewrite sources in the house format (prettier), then apply the linter's safe fixes
+	node_modules/.bin/prettier --write --log-level warn .
+	node_modules/.bin/eslint --fix .
+
 $(NODE24):
 	npm install --prefix $(NODE24_DIR) --no-save --no-package-lock --no-audit --no-fund node@$(NODE24_VERSION)
 
@@ -63,7 +71,7 @@ test-node20: install test-deps build ## the whole suite on this machine's Node
 test-node24: install test-deps build $(NODE24) ## the whole suite on Node 24 LTS (npm package `node`)
 	$(NODE24) $(VITEST) run
 
-test: install test-deps build check-generated lint-specs typecheck $(NODE24) ## every check, then the suite on Node 20 and Node 24
+test: install test-deps build check-generated lint-specs typecheck lint $(NODE24) ## every check, then the suite on Node 20 and Node 24
 	node scripts/test-matrix.mjs node $(NODE24)
 
 serve: install build ## run `chimera otter serve` on 127.0.0.1:5173 with the offline model

@@ -113,7 +113,7 @@ export const OPERATIONS = {
     const s = state.create({ prompt: body.prompt, model: body.model, workingDir: body.cwd })
     return json(201, { session_id: s.id, status: 'running' })
   },
-  'sessions.get': ({ state, session }) => json(200, { session_id: need(session).id, summary: summary(need(session)), events: need(session).events }),
+  'sessions.get': ({ session }) => json(200, { session_id: need(session).id, summary: summary(need(session)), events: need(session).events }),
   'sessions.addTurn': ({ state, session, body }) => {
     state.runTurn(need(session), body.prompt)
     return json(202, { session_id: need(session).id, status: 'running' })
@@ -139,7 +139,7 @@ export const OPERATIONS = {
     const s = state.create({ model: body?.model, workingDir: body?.working_dir })
     return json(201, { session_id: s.id, working_dir: s.workingDir, created_at: s.createdAt, session_token: s.token })
   },
-  'session.get': ({ state, session }) => {
+  'session.get': ({ session }) => {
     const s = need(session)
     const sum = summary(s)
     const messages = s.events.flatMap((e): { role: 'user' | 'assistant'; content: string }[] =>
