@@ -9,6 +9,7 @@
 import { http, type RequestHandler } from 'msw'
 import type { ZodType } from 'zod'
 import openapiDocument from '../../generated/http/openapi.bundle.json' with { type: 'json' }
+import { endsTurn } from '../../generated/event-facts.gen.ts'
 import { httpOperations, type HttpOperationId } from '../../generated/http/routes.gen.ts'
 import type { ChimeraEvent, ErrorCode } from '../../generated/schemas.gen.ts'
 import { sseChannels } from '../../generated/sse/events.gen.ts'
@@ -57,7 +58,7 @@ function summary(s: MockSession) {
     created_at: s.createdAt,
     last_touched: s.lastTouched,
     event_count: s.events.length,
-    status: last && !['agent_result', 'error', 'cancelled'].includes(last.type) ? ('running' as const) : ('idle' as const),
+    status: last && !endsTurn(last.type) ? ('running' as const) : ('idle' as const),
   }
 }
 
