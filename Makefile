@@ -13,7 +13,7 @@ TSX := node_modules/.bin/tsx
 VITEST := node_modules/vitest/vitest.mjs
 
 .PHONY: help install install-dev system-deps build check-packages generate check-generated specs-refresh lint-specs typecheck \
-        test test-node20 test-node24 test-deps serve bench clean
+        test test-node20 test-node24 test-deps serve bench clean lint format
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -70,6 +70,14 @@ lint-specs: install-dev ## validate every spec with its ecosystem's validator
 typecheck: install-dev ## tsc --noEmit over specs/codegen, generated, server, client, conformance
 	node_modules/.bin/tsc -p tsconfig.json
 
+lint: install-dev ## the formatter's check (prettier) and the type-aware linter (typescript-eslint)
+	node_modules/.bin/prettier --check --log-level warn .
+	node_modules/.bin/eslint --max-warnings 0 .
+
+format: install-dev ## rewrite sources in the house format (prettier), then apply the linter's safe fixes
+	node_modules/.bin/prettier --write --log-level warn .
+	node_modules/.bin/eslint --fix .
+
 $(NODE24):
 	npm install --prefix $(NODE24_DIR) --no-save --no-package-lock --no-audit --no-fund node@$(NODE24_VERSION)
 
@@ -79,7 +87,7 @@ test-node20: install-dev test-deps build ## the whole suite on this machine's No
 test-node24: install-dev test-deps build $(NODE24) ## the whole suite on Node 24 LTS (npm package `node`)
 	$(NODE24) $(VITEST) run
 
-test: install-dev test-deps build check-generated lint-specs typecheck check-packages $(NODE24) ## every check, the packages' check, then the suite on Node 20 and Node 24
+test: install-dev test-deps build check-generated lint-specs typecheck lint check-packages $(NODE24) ## every check (specs, types, format, lint), the packages' check, then the suite on Node 20 and Node 24
 	node scripts/test-matrix.mjs node $(NODE24)
 
 serve: install build ## run `chimera otter serve` on 127.0.0.1:5173 with the offline model

@@ -1,6 +1,7 @@
 /**
  * Layering rules, read from the source: generated/ depends on nothing hand-written; the client
- * SDK never reaches into the server; the server never imports the test kit; no `console.*`
+ * SDK never reaches into the server; the server never imports the test kit; inside server/ the
+ * core never imports a dialect or a transport and dialects never import a transport; no `console.*`
  * anywhere in server/ or client/ (stdout is the wire on stdio transports), and only the CLI's
  * help/version path writes to process.stdout directly.
  */
@@ -39,6 +40,32 @@ describe('layering', () => {
       f === join('server', 'cli', 'main.ts') && (s === '../../conformance/model-double/command.ts' || s === '../../conformance/kit/cli/command.ts')
     const bad = sources('server').flatMap((f) => importsOf(f).filter((s) => resolvesInto(f, s, 'conformance') && !allowed(f, s)).map((s) => `${f} → ${s}`))
     expect(bad).toEqual([])
+  })
+
+  // The layers of server/, bottom to top: the agent core and what it stands on; the dialects
+  // that map it onto a protocol (ACP, JSON-lines RPC); the transports that carry a dialect or the
+  // HTTP routes to a peer and the CLI that starts them. Imports point down, never up.
+  const CORE = ['core', 'store', 'events', 'tools', 'lsp', 'providers', 'agents', 'commands', 'mcp', 'runs', 'share', 'framing', 'jsonrpc']
+  const DIALECTS = ['acp', 'rpc']
+  const TRANSPORTS = ['http', 'cli']
+  const layerImports = (from: string[], to: string[]): string[] =>
+    from.flatMap((d) => sources(join('server', d))).flatMap((f) =>
+      importsOf(f)
+        .filter((s) => to.some((t) => resolvesInto(f, s, join('server', t))))
+        .map((s) => `${f} → ${s}`),
+    )
+
+  it('the core (and the wire runtime) never imports a dialect or a transport', () => {
+    expect(layerImports(CORE, [...DIALECTS, ...TRANSPORTS])).toEqual([])
+  })
+
+  it('dialects never import a transport', () => {
+    expect(layerImports(DIALECTS, TRANSPORTS)).toEqual([])
+  })
+
+  it('the layer rule can fail: a core file importing a dialect is caught', () => {
+    expect(resolvesInto('server/core/x.ts', '../acp/v1/agent.ts', 'server/acp')).toBe(true)
+    expect(resolvesInto('server/core/x.ts', '../store/types.ts', 'server/acp')).toBe(false)
   })
 
   it('no console.* in server/ or client/', () => {

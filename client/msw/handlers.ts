@@ -9,6 +9,7 @@
 import { http, type RequestHandler } from 'msw'
 import type { ZodType } from 'zod'
 import openapiDocument from '../../generated/http/openapi.bundle.json' with { type: 'json' }
+import { endsTurn } from '../../generated/event-facts.gen.ts'
 import { httpOperations, type HttpOperationId } from '../../generated/http/routes.gen.ts'
 import type { ChimeraEvent, ErrorCode } from '../../generated/schemas.gen.ts'
 import { sseChannels } from '../../generated/sse/events.gen.ts'
@@ -57,7 +58,7 @@ function summary(s: MockSession) {
     created_at: s.createdAt,
     last_touched: s.lastTouched,
     event_count: s.events.length,
-    status: last && !['agent_result', 'error', 'cancelled'].includes(last.type) ? ('running' as const) : ('idle' as const),
+    status: last && !endsTurn(last.type) ? ('running' as const) : ('idle' as const),
   }
 }
 
@@ -113,7 +114,7 @@ export const OPERATIONS = {
     const s = state.create({ prompt: body.prompt, model: body.model, workingDir: body.cwd })
     return json(201, { session_id: s.id, status: 'running' })
   },
-  'sessions.get': ({ state, session }) => json(200, { session_id: need(session).id, summary: summary(need(session)), events: need(session).events }),
+  'sessions.get': ({ session }) => json(200, { session_id: need(session).id, summary: summary(need(session)), events: need(session).events }),
   'sessions.addTurn': ({ state, session, body }) => {
     state.runTurn(need(session), body.prompt)
     return json(202, { session_id: need(session).id, status: 'running' })
@@ -139,7 +140,7 @@ export const OPERATIONS = {
     const s = state.create({ model: body?.model, workingDir: body?.working_dir })
     return json(201, { session_id: s.id, working_dir: s.workingDir, created_at: s.createdAt, session_token: s.token })
   },
-  'session.get': ({ state, session }) => {
+  'session.get': ({ session }) => {
     const s = need(session)
     const sum = summary(s)
     const messages = s.events.flatMap((e): { role: 'user' | 'assistant'; content: string }[] =>

@@ -5,10 +5,10 @@
  * none); the singular family replays, then stays open and streams appended events until the
  * session is deleted or the client goes away.
  */
+import { endsTurn } from '../../generated/event-facts.gen.ts'
 import type { ChimeraEvent } from '../../generated/schemas.gen.ts'
 import { toLoopRecord, toSseEnvelope, type MockSession, type MockState } from './state.ts'
 
-const TERMINAL = new Set(['agent_result', 'error', 'cancelled'])
 const HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' }
 
 /** The resume cursor: `Last-Event-ID` when it is a non-negative integer, else 0 (full replay). */
@@ -58,7 +58,7 @@ export function pluralStream(s: MockSession, req: Request, retryMs: number): Res
       push(record({ id: e.seq, event: e.type, data: toSseEnvelope(e), retry: first ? retryMs : undefined }))
       first = false
       cursor = e.seq
-      if (!TERMINAL.has(e.type)) return false
+      if (!endsTurn(e.type)) return false
       const success = e.type === 'agent_result' && (e.data as { success: boolean }).success
       push(record({ event: 'end', data: { session_id: s.id, success } }))
       close()

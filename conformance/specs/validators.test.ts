@@ -199,6 +199,7 @@ function listTree(dir: string): string[] {
 /** Source specs each generated TypeScript file must name in its header. */
 const GENERATED_SOURCES: Record<string, string[]> = {
   'generated/schemas.gen.ts': ['specs/schemas/common.yaml', 'specs/schemas/events.yaml'],
+  'generated/event-facts.gen.ts': ['specs/schemas/common.yaml', 'specs/schemas/events.yaml'],
   'generated/acp/v1-schema.gen.ts': ['specs/vendor/acp/schema.v1.json'],
   'generated/acp/v1-methods.gen.ts': ['specs/openrpc/acp-v1.openrpc.json', 'specs/vendor/acp/schema.v1.json'],
   'generated/acp/v1-constants.gen.ts': ['specs/openrpc/acp-v1.openrpc.json'],

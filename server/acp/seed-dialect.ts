@@ -4,7 +4,7 @@
  * `{name, message}`; the stack stays in the log, see docs/decisions/0003-acp-dialects.md).
  */
 import { acpSeedMethods, ACP_SEED_ERRORS } from '../../generated/acp/seed.gen.ts'
-import { Dispatcher, type Handlers } from '../jsonrpc/dispatcher.ts'
+import { Dispatcher } from '../jsonrpc/dispatcher.ts'
 import { SeedAgent } from './seed/agent.ts'
 import type { InternalErrorMapper } from '../jsonrpc/errors.ts'
 import type { AgentName, Dialect, DialectContext } from './dialect.ts'
@@ -20,7 +20,7 @@ export const seedInternalError: InternalErrorMapper = (err) => ({
 
 export function createSeedDialect(agent: AgentName, info: AgentInfo, ctx: DialectContext): Dialect {
   const seed = new SeedAgent({ agent, conn: ctx.conn, manager: ctx.manager, logger: ctx.logger })
-  const handlers: Handlers = {
+  const handlers = {
     initialize: () => seedInitialize(info),
     ...seed.handlers(),
   }

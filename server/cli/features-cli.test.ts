@@ -21,7 +21,7 @@ import { eventlogRoot } from '../store/paths.ts'
 
 let base: string
 let home: string
-let ids: string[] = []
+const ids: string[] = []
 
 beforeAll(async () => {
   base = realpathSync(mkdtempSync(join(tmpdir(), 'chimera-feat-cli-')))

@@ -5,7 +5,7 @@
  * other failures as one line with exit 1. On the stdio transports nothing but protocol frames
  * is ever written to stdout.
  */
-import { defineCommand, renderUsage, runCommand, type CommandDef } from 'citty'
+import { defineCommand, renderUsage, runCommand, type ArgsDef, type CommandDef } from 'citty'
 import { VERSION } from '../version.ts'
 import { ExitStatus, UsageError, checkArgs } from './args.ts'
 import { setOutput } from './output.ts'
@@ -27,8 +27,8 @@ const main = defineCommand({
 const resolveDef = async <T>(v: T | Promise<T> | (() => T | Promise<T>)): Promise<T> => (typeof v === 'function' ? (v as () => T | Promise<T>)() : v)
 
 interface Target {
-  cmd: CommandDef<any>
-  parent: CommandDef<any> | undefined
+  cmd: CommandDef<ArgsDef>
+  parent: CommandDef<ArgsDef> | undefined
   /** The command path (`otter serve`). */
   path: string[]
   /** The arguments after the command path. */
@@ -37,8 +37,8 @@ interface Target {
 
 /** The deepest subcommand named by the leading positional arguments. */
 async function target(rawArgs: string[]): Promise<Target> {
-  let cmd: CommandDef<any> = main
-  let parent: CommandDef<any> | undefined
+  let cmd: CommandDef<ArgsDef> = main
+  let parent: CommandDef<ArgsDef> | undefined
   const path: string[] = []
   let i = 0
   for (; i < rawArgs.length; i++) {

@@ -5,6 +5,7 @@
  */
 import type { z } from 'zod'
 import { EventDataByTypeSchema, EventTypeSchema, type ChimeraEvent, type EventType } from '../../generated/schemas.gen.ts'
+import { TURN_ENDING_EVENTS } from '../../generated/event-facts.gen.ts'
 
 export type { EventType }
 export type EventDataByType = z.infer<typeof EventDataByTypeSchema>
@@ -22,5 +23,5 @@ export function checkEventData<T extends EventType>(type: T, data: unknown): Eve
   return EventDataByTypeSchema.shape[type].parse(data) as EventDataByType[T]
 }
 
-/** Events that end a turn on the plural SSE stream (followed by `end`). */
-export const TERMINAL_EVENTS: ReadonlySet<EventType> = new Set(['agent_result', 'error', 'cancelled'])
+/** Events that end a turn (the spec's `x-turn-ending`); on the plural SSE stream `end` follows one. */
+export const TERMINAL_EVENTS: ReadonlySet<EventType> = new Set(TURN_ENDING_EVENTS)

@@ -8,7 +8,7 @@
  * never see h3 types.
  */
 import { H3, HTTPError } from 'h3'
-import type { ZodType } from 'zod'
+import type { ZodType, z } from 'zod'
 import { httpOperations, type HttpOperationId } from '../../generated/http/routes.gen.ts'
 import type { Logger } from '../log.ts'
 import { issueRows } from '../validation.ts'
@@ -19,14 +19,29 @@ import { HttpError, errorResponse } from './errors.ts'
 import { checkHost, corsHeaders, preflight, type GuardOptions } from './guard.ts'
 import { mountUi } from './ui.ts'
 
-export interface OperationInput {
-  path: Record<string, unknown>
-  query: Record<string, unknown>
-  body: unknown
+type Ops = typeof httpOperations
+/** What a validator outputs, or an empty object where the operation has no such part. */
+type Parsed<S> = S extends ZodType ? z.output<S> : Record<string, never>
+/** A body as validated: required bodies are always there, optional ones may be absent. */
+type BodyOf<B> = B extends { required: true; schema: infer S } ? Parsed<S> : B extends { schema: infer S } ? Parsed<S> | undefined : undefined
+
+/** The validated input of one operation, typed from its generated path, query and body validators. */
+export type OperationInput<K extends HttpOperationId = HttpOperationId> = InputOf<
+  Parsed<Ops[K]['pathParams']>,
+  Parsed<Ops[K]['query']>,
+  BodyOf<Ops[K]['body']>
+>
+interface InputOf<P, Q, B> {
+  path: P
+  query: Q
+  body: B
   req: Request
 }
-export type OperationHandler = (input: OperationInput) => Response | Promise<Response>
-export type OperationHandlers = Record<HttpOperationId, OperationHandler>
+export type OperationHandler<K extends HttpOperationId = HttpOperationId> = (input: OperationInput<K>) => Response | Promise<Response>
+/** One handler per operation of the spec, each over its own typed input. */
+export type OperationHandlers = { [K in HttpOperationId]: OperationHandler<K> }
+/** The pipeline's erased view: input was validated against the operation's own schemas first. */
+type ErasedHandler = (input: { path: unknown; query: unknown; body: unknown; req: Request }) => Response | Promise<Response>
 /** Maps a body that failed its schema to the document's error for that operation, if it names one. */
 export type BodyErrorMapper = (raw: unknown) => HttpError | undefined
 
@@ -62,7 +77,7 @@ function parseQuery(schema: ZodType, raw: Record<string, string>): ReturnType<Zo
   return schema.safeParse(coerced)
 }
 
-async function runOperation(op: Operation, handler: OperationHandler, req: Request, params: Record<string, string>, opts: HttpAppOptions): Promise<Response> {
+async function runOperation(op: Operation, handler: ErasedHandler, req: Request, params: Record<string, string>, opts: HttpAppOptions): Promise<Response> {
   authorize(req, op.security, params.id, { masterToken: opts.masterToken, tokens: opts.tokens })
   let path: Record<string, unknown> = {}
   if (op.pathParams) {
@@ -145,7 +160,7 @@ export function createHttpApp(opts: HttpAppOptions): H3 {
         if (!op) throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${route}`, { headers: { allow } })
         opts.onRequest?.()
         const params = decodeParams(event.context.params ?? {})
-        return withHeaders(await runOperation(op, opts.handlers[op.operationId as HttpOperationId], req, params, opts), cors)
+        return withHeaders(await runOperation(op, opts.handlers[op.operationId as HttpOperationId] as ErasedHandler, req, params, opts), cors)
       } catch (err) {
         return withHeaders(errorResponse(err, opts.logger), cors)
       }

@@ -4,7 +4,7 @@
  * the handler runs; a failure is Invalid params with the issue paths. A method the table lacks,
  * or one the dialect does not serve, is Method not found.
  */
-import type { ZodType } from 'zod'
+import type { ZodType, z } from 'zod'
 import { issueRows } from '../validation.ts'
 import { RpcError } from './errors.ts'
 
@@ -26,18 +26,46 @@ export interface CallContext {
   id?: string | number | null
 }
 
-export type Handler = (params: any, ctx: CallContext) => unknown
-export type Handlers = Readonly<Record<string, Handler>>
+/** A method's params as its generated validator outputs them (what a handler receives). */
+export type ParamsOf<S extends MethodSpec> = z.output<S['params']>
+/** A method's result as its generated validator accepts it (what a handler returns); void for a notification. */
+export type ResultOf<S extends MethodSpec> = S['result'] extends ZodType ? z.input<S['result']> : void
+/** The handler of one method of a generated table: typed params in, typed result out. */
+export type TypedHandler<S extends MethodSpec> = (params: ParamsOf<S>, ctx: CallContext) => ResultOf<S> | Promise<ResultOf<S>>
+/** The methods of a table an agent receives: everything not sent only by the agent. */
+export type Inbound<T extends MethodTable> = {
+  [K in keyof T]: T[K]['direction'] extends 'agent-to-client' ? never : K
+}[keyof T] &
+  string
+/** The methods of a table an agent sends to its client (`fs/*`, `terminal/*`, permission requests). */
+export type Outbound<T extends MethodTable> = {
+  [K in keyof T]: T[K]['direction'] extends 'client-to-agent' ? never : K
+}[keyof T] &
+  string
+/**
+ * One handler per method in `K` (by default every inbound method of the table): a method the
+ * spec adds without a handler, a wrong params type or a wrong result is a compile error.
+ */
+export type HandlersFor<T extends MethodTable, K extends keyof T = Inbound<T>> = { readonly [M in K]: TypedHandler<T[M]> }
 
-export class Dispatcher {
-  readonly table: MethodTable
-  readonly handlers: Handlers
+/** The dispatcher's erased view: params were validated against the method's schema first. */
+type ErasedHandler = (params: unknown, ctx: CallContext) => unknown
+
+export class Dispatcher<T extends MethodTable = MethodTable> {
+  readonly table: T
+  readonly handlers: Readonly<Record<string, ErasedHandler>>
   readonly served: ReadonlySet<string>
 
   /** `served` limits the table to the methods this endpoint implements and receives. */
-  constructor(table: MethodTable, handlers: Handlers, accept: (name: string, spec: MethodSpec) => boolean = () => true) {
+  constructor(
+    table: T,
+    handlers: Partial<HandlersFor<T>>,
+    accept: (name: string, spec: MethodSpec) => boolean = () => true,
+  ) {
     this.table = table
-    this.handlers = handlers
+    // The one place typed handlers meet untyped input: `call` validates params with the
+    // method's own schema before a handler sees them, so the erased view is sound.
+    this.handlers = handlers as Readonly<Record<string, ErasedHandler>>
     this.served = new Set(
       Object.entries(table)
         .filter(([name, spec]) => spec.direction !== 'agent-to-client' && accept(name, spec) && Object.hasOwn(handlers, name))

@@ -35,7 +35,7 @@ export function lazyProvider(factory: LspFactory, cwd: () => string): { provider
     },
     shutdown() {
       // Every caller waits for the same shutdown (close() starts it, the manager awaits it).
-      closed ??= Promise.all([...managers.values()].map((m) => m?.shutdown())).then(() => managers.clear())
+      closed ??= Promise.all([...managers.values()].map((m) => m?.shutdown() ?? Promise.resolve())).then(() => managers.clear())
       return closed
     },
   }

@@ -43,6 +43,7 @@ export class UnavailableProvider implements Provider {
     return Number.MAX_SAFE_INTEGER
   }
 
+  // eslint-disable-next-line require-yield -- the first pull fails with the reason; nothing is ever streamed
   async *stream(req: ModelRequest): AsyncIterable<ProviderEvent> {
     throw new ProviderError(this.explain(req.model))
   }

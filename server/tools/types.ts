@@ -99,7 +99,7 @@ export interface ToolContract {
   parse(args: unknown): { ok: true; args: unknown } | { ok: false; error: string }
 }
 
-export interface Tool<A = any> {
+export interface Tool<A = unknown> {
   name: ToolName | (string & {})
   /** Present only on extra (non built-in) tools. */
   contract?: ToolContract

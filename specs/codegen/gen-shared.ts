@@ -2,7 +2,10 @@
 import { readdirSync } from 'node:fs'
 import { abs, readSpec } from './lib/files.ts'
 import { tsModule, type GeneratedFile } from './lib/module.ts'
+import { header } from './lib/files.ts'
 import { SHARED_DIR, SHARED_MODULE } from './lib/refs.ts'
+
+const EVENT_FACTS_MODULE = 'generated/event-facts.gen.ts'
 import { schemasToZod } from './lib/zod.ts'
 
 export function sharedFiles(): string[] {
@@ -29,4 +32,27 @@ export function generateShared(): GeneratedFile {
     return { name: m[1]!, target: { module: 'local' } }
   })
   return tsModule(SHARED_MODULE, sharedFiles(), zod)
+}
+
+/**
+ * Facts about events the spec states as extensions of `EventType` (which events end a turn), in a
+ * module of their own with no zod import, so a browser bundle can use them for free.
+ */
+export function generateEventFacts(): GeneratedFile {
+  const eventType = sharedSchemas().EventType as { enum?: string[]; 'x-turn-ending'?: string[] } | undefined
+  const ending = eventType?.['x-turn-ending']
+  if (!ending?.length) throw new Error('EventType has no x-turn-ending list')
+  for (const t of ending) if (!eventType?.enum?.includes(t)) throw new Error(`x-turn-ending names ${t}, which is not an EventType`)
+  const text = [
+    header(sharedFiles()).trimEnd(),
+    "import type { EventType } from './schemas.gen.ts'",
+    '',
+    '/** The events that end a turn (EventType `x-turn-ending`): one closes every turn; after one the session is idle. */',
+    `export const TURN_ENDING_EVENTS = ${JSON.stringify(ending)} as const satisfies readonly EventType[]`,
+    'export type TurnEndingEvent = (typeof TURN_ENDING_EVENTS)[number]',
+    '/** True when an event of this type ends its turn. */',
+    'export const endsTurn = (type: string): type is TurnEndingEvent => (TURN_ENDING_EVENTS as readonly string[]).includes(type)',
+    '',
+  ].join('\n')
+  return { path: EVENT_FACTS_MODULE, text }
 }

@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path'
 import { createHash } from 'node:crypto'
 import { abs, rel, sha256File } from './lib/files.ts'
 import type { GeneratedFile } from './lib/module.ts'
-import { generateShared, sharedFiles } from './gen-shared.ts'
+import { generateEventFacts, generateShared, sharedFiles } from './gen-shared.ts'
 import { generateAcpV1 } from './gen-acp-v1.ts'
 import { generateAcpSeed, ACP_SEED_OPENRPC } from './gen-acp-seed.ts'
 import { generateSse, generateRpc, SSE_SPEC, RPC_SPEC } from './gen-asyncapi.ts'
@@ -23,6 +23,7 @@ const OUT = 'generated'
 export async function renderAll(): Promise<GeneratedFile[]> {
   const files: GeneratedFile[] = [
     generateShared(),
+    generateEventFacts(),
     ...generateAcpV1(),
     generateAcpSeed(),
     generateSse(),

@@ -13,7 +13,8 @@ import { exitOnSignals } from '../../harness/process-groups.ts'
 async function main(rawArgs: string[]): Promise<number> {
   try {
     if (rawArgs.includes('--help') || rawArgs.includes('-h') || rawArgs.length === 0) {
-      const usage = (await renderUsage({ ...command, meta: { ...command.meta, name: 'chimera-conformance' } } as never)).replace(/\u001b\[[0-9;]*m/g, '')
+      const meta = await (typeof command.meta === 'function' ? command.meta() : command.meta)
+      const usage = (await renderUsage({ ...command, meta: { ...meta, name: 'chimera-conformance' } })).replace(/\u001b\[[0-9;]*m/g, '')
       process.stdout.write(`${usage}\n`)
       return 0
     }

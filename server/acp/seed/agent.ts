@@ -16,7 +16,8 @@ import type { Session } from '../../core/session.ts'
 import { isApprovalPolicy, type PermissionDecision } from '../../core/permissions.ts'
 import type { AnyEvent } from '../../events/event-types.ts'
 import type { Connection } from '../../jsonrpc/connection.ts'
-import type { Handlers } from '../../jsonrpc/dispatcher.ts'
+import type { HandlersFor, Inbound, ParamsOf, ResultOf } from '../../jsonrpc/dispatcher.ts'
+import type { acpSeedMethods } from '../../../generated/acp/seed.gen.ts'
 import { RpcError } from '../../jsonrpc/errors.ts'
 import type { Logger } from '../../log.ts'
 import type { AgentName } from '../dialect.ts'
@@ -43,7 +44,10 @@ interface Attachment {
   pump: EventPump
 }
 
-type Prompt = string | { type: 'text'; text: string }[]
+
+type SeedTable = typeof acpSeedMethods
+/** Every inbound seed method but `initialize` (the dialect's): a handler of its generated type each. */
+export type SeedHandlers = HandlersFor<SeedTable, Exclude<Inbound<SeedTable>, 'initialize'>>
 
 export class SeedAgent {
   readonly #o: SeedAgentOptions
@@ -58,15 +62,15 @@ export class SeedAgent {
     return this.#o.agent === 'ferret' ? toFerretParams(e) : toOtterParams(e)
   }
 
-  handlers(): Handlers {
-    const message = (p: { sessionId: string; prompt: Prompt }) => this.#message(p)
+  handlers(): SeedHandlers {
+    const message: SeedHandlers['session/message'] = (p) => this.#message(p)
     return {
-      'session/new': async (p: { cwd?: string }) => {
+      'session/new': async (p) => {
         const s = await this.#o.manager.create(p.cwd ? { cwd: p.cwd } : {}).catch(rethrowClient)
         this.#attach(s, s.lastSeq)
         return { sessionId: s.id }
       },
-      'session/load': async (p: { sessionId: string }) => {
+      'session/load': async (p) => {
         const s = await this.#get(p.sessionId)
         if (!this.#sessions.has(s.id)) this.#attach(s, s.lastSeq)
         return { sessionId: s.id }
@@ -74,37 +78,37 @@ export class SeedAgent {
       'session/list': async () => ({ sessions: await this.#o.manager.list({ agents: [this.#o.manager.opts.agent] }) }),
       'session/message': message,
       'session/turn': message,
-      'session/get': async (p: { sessionId: string }) => {
+      'session/get': async (p) => {
         const s = await this.#get(p.sessionId)
         return { sessionId: s.id, status: s.status, summary: s.summary }
       },
-      'session/cancel': async (p: { sessionId: string }) => {
+      'session/cancel': async (p) => {
         const s = await this.#get(p.sessionId)
         s.cancel()
         return { ok: true }
       },
-      'session/setMode': async (p: { sessionId: string; mode: string }) => {
+      'session/setMode': async (p) => {
         await (await this.#get(p.sessionId)).setMode(p.mode).catch(rethrowClient)
         return { ok: true }
       },
-      'session/setModel': async (p: { sessionId: string; model: string }) => {
+      'session/setModel': async (p) => {
         await (await this.#get(p.sessionId)).setModel(p.model).catch(rethrowClient)
         return { ok: true }
       },
-      'session/resume': (p: { sessionId: string; sinceEventId?: unknown }) => this.#resume(p.sessionId, p.sinceEventId),
-      'permission/respond': (p: { requestId?: string; reply?: PermissionDecision; sessionId?: string; id?: string; decision?: PermissionDecision }) => this.#respond(p),
-      'session/setSandbox': async (p: { sessionId: string; sandbox?: string }) => {
+      'session/resume': (p) => this.#resume(p.sessionId, p.sinceEventId),
+      'permission/respond': (p) => this.#respond(p),
+      'session/setSandbox': async (p) => {
         const s = await this.#get(p.sessionId)
         if (p.sandbox === undefined || p.sandbox === s.sandbox) return { mode: s.sandbox }
         return { mode: s.sandbox, restartRequired: true, message: `restart required: the sandbox is fixed at launch (--sandbox ${p.sandbox})` }
       },
-      'session/setApproval': async (p: { sessionId: string; approval: string }) => {
+      'session/setApproval': async (p) => {
         const s = await this.#get(p.sessionId)
         if (!isApprovalPolicy(p.approval)) throw RpcError.invalidParams([{ path: 'approval', message: `unknown approval preset "${p.approval}"` }])
         await s.setApproval(p.approval)
         return { ok: true }
       },
-      'session/bridgeStatus': async (p: { sessionId?: string }) => {
+      'session/bridgeStatus': async (p) => {
         if (p.sessionId) await this.#get(p.sessionId)
         return { attached: false, reason: 'no cloud bridge is configured in this build' }
       },
@@ -147,13 +151,13 @@ export class SeedAgent {
     return this.#sessions.get(s.id) ?? this.#attach(s, s.lastSeq)
   }
 
-  async #message(p: { sessionId: string; prompt: Prompt }) {
+  async #message(p: ParamsOf<SeedTable['session/message']>): Promise<ResultOf<SeedTable['session/message']>> {
     const a = await this.#attached(p.sessionId)
     const text = typeof p.prompt === 'string' ? p.prompt : p.prompt.map((b) => b.text).join('\n')
     const outcome = await a.session.prompt(text).done
     await a.session.flush()
     await a.pump.delivered(a.session.lastSeq)
-    const chunk = this.#o.agent === 'ferret' ? outcome.output : { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: outcome.output } }
+    const chunk = this.#o.agent === 'ferret' ? outcome.output : ({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: outcome.output } } as const)
     if (outcome.stop_reason === 'cancelled') return { stopReason: 'cancelled', cancelled: true, message: chunk }
     if (outcome.stop_reason === 'error') return { stopReason: 'error', message: chunk }
     return { stopReason: outcome.stop_reason === 'max_steps' ? 'max_steps' : 'end_turn', message: chunk }

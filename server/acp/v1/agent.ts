@@ -22,14 +22,14 @@ import type { z } from 'zod'
 import type { RequestPermissionResponseSchema } from '../../../generated/acp/v1-schema.gen.ts'
 import { RequestPermissionResponseSchema as PermissionResponse } from '../../../generated/acp/v1-schema.gen.ts'
 import type { SessionManager } from '../../core/manager.ts'
-import type { ApprovalPolicy } from '../../core/permissions.ts'
 import type { Session } from '../../core/session.ts'
 import type { PermissionDecision } from '../../core/permissions.ts'
 import type { AnyEvent, EventOf } from '../../events/event-types.ts'
 import type { Connection } from '../../jsonrpc/connection.ts'
 import { CODES, RpcError } from '../../jsonrpc/errors.ts'
 import { AUTH_METHOD_ID } from '../initialize.ts'
-import type { Handlers } from '../../jsonrpc/dispatcher.ts'
+import type { HandlersFor, Inbound } from '../../jsonrpc/dispatcher.ts'
+import type { acpV1Methods } from '../../../generated/acp/v1-methods.gen.ts'
 import type { Logger } from '../../log.ts'
 import type { AgentName } from '../dialect.ts'
 import { EventPump, endAttachments } from '../event-pump.ts'
@@ -45,6 +45,19 @@ import { connectMcp, mcpMeta, mcpNotice, type SessionMcp } from './mcp-attach.ts
 import type { McpServerConfig } from '../../mcp/config.ts'
 
 type PermissionResponse = z.output<typeof RequestPermissionResponseSchema>
+
+type V1Table = typeof acpV1Methods
+/** The ferret dialect's extension methods: served only when the agent is ferret. */
+type FerretMethods = Extract<Inbound<V1Table>, `_ferret/${string}`>
+/**
+ * Inbound methods of the v1 table this agent does not serve (Method not found), each on purpose:
+ * `initialize` is the dialect's (v1-dialect.ts); `$/cancel_request` is the connection's; `logout`
+ * and `session/delete` are not advertised in `initialize` (no logout capability, no delete).
+ */
+type V1Unserved = 'initialize' | '$/cancel_request' | 'logout' | 'session/delete'
+/** Every other inbound method has a handler of its generated type (a new one in the spec fails to compile). */
+export type V1Handlers = HandlersFor<V1Table, Exclude<Inbound<V1Table>, V1Unserved | FerretMethods>> &
+  Partial<HandlersFor<V1Table, FerretMethods>>
 
 export interface V1AgentOptions {
   agent: AgentName
@@ -142,10 +155,10 @@ export class V1Agent {
     return Object.keys(this.handlers()).filter((m) => m.startsWith('_') && m !== '_session/steering')
   }
 
-  handlers(): Handlers {
+  handlers(): V1Handlers {
     return {
       // One method is offered (keys from the environment); naming another is a client error.
-      authenticate: (p: { methodId: string }) => {
+      authenticate: (p) => {
         if (p.methodId !== AUTH_METHOD_ID) throw RpcError.invalidParams([{ path: 'methodId', message: `unknown authentication method "${p.methodId}" (offered: ${AUTH_METHOD_ID})` }])
         return {}
       },
@@ -183,20 +196,20 @@ export class V1Agent {
   }
 
   /** seeds/002's ferret session methods under `_ferret/` (same behaviour as the seed dialect). */
-  #ferretHandlers(): Handlers {
+  #ferretHandlers(): HandlersFor<V1Table, FerretMethods> {
     return {
-      '_ferret/session/setSandbox': (p: { sessionId: string; mode?: string }) => {
+      '_ferret/session/setSandbox': (p) => {
         const s = this.#att(p.sessionId).session
         if (p.mode === undefined || p.mode === s.sandbox) return { mode: s.sandbox, restartRequired: false }
         return { mode: s.sandbox, restartRequired: true, message: `restart required: the sandbox is fixed at launch (--sandbox ${p.mode})` }
       },
-      '_ferret/session/setApproval': async (p: { sessionId: string; approval: ApprovalPolicy }) => {
+      '_ferret/session/setApproval': async (p) => {
         const s = this.#att(p.sessionId).session
         const old = s.approval
         await s.setApproval(p.approval)
         return { old, new: s.approval }
       },
-      '_ferret/session/bridgeStatus': (p: { sessionId: string }) => {
+      '_ferret/session/bridgeStatus': (p) => {
         this.#att(p.sessionId)
         return { attached: false }
       },

@@ -10,7 +10,7 @@
 import type { UndoRequest } from '../../../generated/http/routes.gen.ts'
 import type { Session } from '../../core/session.ts'
 import { TERMINAL_EVENTS } from '../../events/event-types.ts'
-import type { OperationHandler, OperationHandlers } from '../app.ts'
+import type { OperationHandlers } from '../app.ts'
 import { anySession, liveSession, type HttpDeps } from '../deps.ts'
 import { HttpError, jsonResponse } from '../errors.ts'
 
@@ -23,9 +23,9 @@ async function busy(session: Session): Promise<boolean> {
   return session.status === 'running'
 }
 
-async function rewind(session: Session, kind: 'undo' | 'redo', body: unknown): Promise<Response> {
+async function rewind(session: Session, kind: 'undo' | 'redo', body: UndoRequest | undefined): Promise<Response> {
   if (await busy(session)) throw new HttpError(409, 'session_busy', `a turn is running; /${kind} waits until it ends`)
-  const steps = (body as UndoRequest | undefined)?.steps ?? 1
+  const steps = body?.steps ?? 1
   const r = kind === 'undo' ? await session.undo(steps) : await session.redo(steps)
   if (r.turns === 0) throw new HttpError(409, kind === 'undo' ? 'nothing_to_undo' : 'nothing_to_redo', r.output)
   return jsonResponse(200, { message: r.output, turns: r.turns, files_restored: r.files_restored, remaining: r.remaining })
@@ -34,7 +34,10 @@ async function rewind(session: Session, kind: 'undo' | 'redo', body: unknown): P
 type Handlers = Pick<OperationHandlers, 'sessions.undo' | 'sessions.redo' | 'session.undo' | 'session.redo'>
 
 export function undoHandlers(deps: HttpDeps): Handlers {
-  const plural = (kind: 'undo' | 'redo'): OperationHandler => async ({ path, body }) => rewind(await anySession(deps, path.id as string), kind, body)
-  const singular = (kind: 'undo' | 'redo'): OperationHandler => ({ path, body }) => rewind(liveSession(deps, path.id as string), kind, body)
-  return { 'sessions.undo': plural('undo'), 'sessions.redo': plural('redo'), 'session.undo': singular('undo'), 'session.redo': singular('redo') }
+  return {
+    'sessions.undo': async ({ path, body }) => rewind(await anySession(deps, path.id), 'undo', body),
+    'sessions.redo': async ({ path, body }) => rewind(await anySession(deps, path.id), 'redo', body),
+    'session.undo': ({ path, body }) => rewind(liveSession(deps, path.id), 'undo', body),
+    'session.redo': ({ path, body }) => rewind(liveSession(deps, path.id), 'redo', body),
+  }
 }
