@@ -7,7 +7,8 @@ import globals from 'globals'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', '.tmp/**', 'generated/**', '**/node_modules/**', '**/dist/**'] },
+  // scripts/package-check/ holds user projects typechecked against the packed tarballs, not the repo.
+  { ignores: ['node_modules/**', 'dist/**', '.tmp/**', 'generated/**', '**/node_modules/**', '**/dist/**', 'scripts/package-check/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
