@@ -69,9 +69,9 @@ function titleOf(s: MockSession): string | null {
   return e ? (e.data as { title: string | null }).title : null
 }
 
-/** `PATCH /sessions/{id}` as the server answers it: trimmed, at most 200 characters, blank clears; recorded as an event. */
+/** `PATCH /sessions/{id}` as the server answers it: whitespace runs to one space, trimmed, at most 200 characters, blank clears; recorded as an event. */
 function rename(st: MockState, s: MockSession, raw: string | null): Response {
-  const title = raw?.trim() || null
+  const title = raw?.replace(/\s+/g, ' ').trim() || null
   if (title !== null && title.length > 200) return fail(400, 'invalid_body', `title: at most 200 characters once trimmed (got ${title.length})`)
   if (title !== titleOf(s)) st.append(s, 'session_renamed', { title })
   return json(200, summary(s))
