@@ -75,9 +75,9 @@ async function stopServer(): Promise<void> {
   await exited
 }
 
-async function shot(name: string, fullPage = false): Promise<void> {
+async function shot(name: string, fullPage = false, of: Page = page): Promise<void> {
   const path = join(shots, `${name}.png`)
-  await page.screenshot({ path, fullPage })
+  await of.screenshot({ path, fullPage })
   process.stderr.write(`console screenshot: ${path}\n`)
 }
 
@@ -312,6 +312,7 @@ describe('the web console at /ui', () => {
     await page2.locator('#session-title', { hasText: 'Billing refactor' }).waitFor()
     await page2.locator(`#sessions li[data-session="${id}"] .title`, { hasText: 'Billing refactor' }).waitFor()
     await page2.locator('#events .msg.notice.renamed', { hasText: 'renamed: Billing refactor' }).waitFor()
+    await shot('desktop-renamed-in-another-browser', false, page2)
     await other.close()
     // A third context that connects only now lists it too.
     const late = await browser!.newContext()
@@ -329,6 +330,12 @@ describe('the web console at /ui', () => {
     await page.locator('#link[data-state=connected]').waitFor({ timeout: 20_000 })
     expect(await page.locator(`#sessions li[data-session="${id}"] .title`).textContent()).toBe('Billing refactor')
     expect(((await (await api(`/sessions/${encodeURIComponent(id)}`)).json()) as { summary: { title?: string } }).summary.title).toBe('Billing refactor')
+    // A session known only from disk (nothing loaded it since the restart) is renamed too.
+    const again = await api(`/sessions/${encodeURIComponent(id)}`, { method: 'PATCH', body: JSON.stringify({ title: 'Billing refactor (v2)' }) })
+    expect(again.status, await again.clone().text()).toBe(200)
+    expect(((await again.json()) as { title?: string }).title).toBe('Billing refactor (v2)')
+    await page.click('#refresh')
+    await page.locator(`#sessions li[data-session="${id}"] .title`, { hasText: 'Billing refactor (v2)' }).waitFor()
 
     // Delete asks for a second click, then calls DELETE /session/{id} and removes the row.
     const victim = page.locator('#sessions li').filter({ has: page.locator('.badge.failed') }).first()
