@@ -49,6 +49,8 @@ export type SessionsListResponse = Json<'/sessions', 'get', 200>
 export type SessionsCreateRequest = Body<'/sessions', 'post'>
 export type SessionRunStarted = Json<'/sessions', 'post', 201>
 export type SessionDetail = Json<'/sessions/{id}', 'get', 200>
+/** One session's summary (a row of `GET /sessions`; the answer of a rename). */
+export type SessionSummary = Json<'/sessions/{id}', 'patch', 200>
 export type TranscriptJson = Json<'/sessions/{id}/transcript', 'get', 200>
 export type ShareRequest = Body<'/sessions/{id}/share', 'post'>
 export type ShareResult = Json<'/sessions/{id}/share', 'post', 200>
@@ -79,6 +81,7 @@ export const OPERATION_METHODS = {
   'sessions.list': 'sessions.list',
   'sessions.create': 'sessions.create',
   'sessions.get': 'sessions.get',
+  'sessions.rename': 'sessions.rename',
   'sessions.addTurn': 'sessions.addTurn',
   'sessions.cancel': 'sessions.cancel',
   'sessions.streamEvents': 'sessions.events',
@@ -165,6 +168,9 @@ function buildClient(opts: ChimeraClientOptions) {
       list: (query: SessionsListQuery = {}, o?: CallOptions) => ok('GET /sessions', raw.GET('/sessions', { ...init(o), params: { query } })),
       create: (body: SessionsCreateRequest, o?: CallOptions) => ok('POST /sessions', raw.POST('/sessions', { ...init(o), body })),
       get: (sid: string, o?: CallOptions) => ok('GET /sessions/{id}', raw.GET('/sessions/{id}', { ...init(o), ...id(sid) })),
+      /** Set the session's title (trimmed, at most 200 characters); `null` or `''` clears it. Resolves to the summary. */
+      rename: (sid: string, title: string | null, o?: CallOptions) =>
+        ok('PATCH /sessions/{id}', raw.PATCH('/sessions/{id}', { ...init(o), ...id(sid), body: { title } })),
       addTurn: (sid: string, prompt: string, o?: CallOptions) => ok('POST /sessions/{id}/turns', raw.POST('/sessions/{id}/turns', { ...init(o), ...id(sid), body: { prompt } })),
       cancel: (sid: string, o?: CallOptions) => noContent('POST /sessions/{id}/cancel', raw.POST('/sessions/{id}/cancel', { ...init(o), ...id(sid) })),
       /** The session's events (replay, then live) until `end`; see SessionEventStream. */

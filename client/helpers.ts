@@ -1,11 +1,11 @@
 /**
  * High-level helpers a UI needs, over the typed client: start a session (or another turn) and
  * follow it until its turn ends, answering permission requests through a callback; answer,
- * cancel, undo/redo and the custom commands are one call each on the client itself
- * (`client.tool.approve`, `client.sessions.cancel`, `.undo`, `.redo`, `client.commands.list`,
+ * cancel, undo/redo, rename and the custom commands are one call each on the client itself
+ * (`client.tool.approve`, `client.sessions.cancel`, `.undo`, `.redo`, `.rename`, `client.commands.list`,
  * `.invoke`) and are re-exported here under task names for discoverability.
  */
-import type { ChimeraClient, CallOptions, SessionsCreateRequest } from './api.ts'
+import type { ChimeraClient, CallOptions, SessionsCreateRequest, SessionSummary } from './api.ts'
 import type { SessionStreamEvent } from './events/session-events.ts'
 import type { PermissionDecision } from '../generated/schemas.gen.ts'
 
@@ -63,6 +63,15 @@ export async function followTurn(client: ChimeraClient, sessionId: string, from:
     }
   }
   return { session_id: sessionId, events, success: stream.end?.success ?? false, output: result?.metadata.output, result }
+}
+
+/**
+ * Renames a session for every client (`PATCH /sessions/{id}`): `title` is trimmed, at most 200
+ * characters; `null` or `''` clears it (clients then derive a title from the first prompt).
+ * Resolves to the session's summary.
+ */
+export function renameSession(client: ChimeraClient, sessionId: string, title: string | null, o?: CallOptions): Promise<SessionSummary> {
+  return client.sessions.rename(sessionId, title, o)
 }
 
 /** Answers a pending permission request. */

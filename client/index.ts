@@ -29,6 +29,7 @@ export {
   type SessionsListQuery,
   type SessionsListResponse,
   type SessionSnapshot,
+  type SessionSummary,
   type ShareRequest,
   type ShareResult,
   type ToolApproveRequest,
@@ -36,7 +37,7 @@ export {
   type TranscriptJson,
   type UndoResult,
 } from './api.ts'
-export { answerPermission, continueSession, followTurn, startSession, type AgentResultEvent, type FollowOptions, type PermissionRequestEvent, type TurnOutcome } from './helpers.ts'
+export { answerPermission, continueSession, followTurn, renameSession, startSession, type AgentResultEvent, type FollowOptions, type PermissionRequestEvent, type TurnOutcome } from './helpers.ts'
 export { ChimeraApiError, ChimeraClientError, type ClientErrorKind, type ErrorBody, type ErrorCode } from './errors.ts'
 export { EventStream, type EventStreamOptions, type ReconnectOptions, type RetryInfo, type SseRecord, type StreamStats } from './events/event-stream.ts'
 export { LoopEventStream, SessionEventStream, type LoopStreamEvent, type SessionStreamEvent, type SseEnd, type StreamOptions } from './events/session-events.ts'

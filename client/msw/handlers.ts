@@ -44,12 +44,14 @@ function summary(s: MockSession) {
   const steps = s.events.filter((e) => e.type === 'step_start').length
   const toolCalls = s.events.filter((e) => e.type === 'tool_call').length
   const last = s.events.at(-1)
+  const title = titleOf(s)
   return {
     session_id: s.id,
     started_at: s.events[0]?.ts ?? new Date(s.createdAt * 1000).toISOString(),
     ended_at: result ? result.ts : null,
     model: s.model,
     prompt: s.prompt,
+    ...(title !== null ? { title } : {}),
     success: result ? (result.data as { success: boolean }).success : null,
     cost_usd: 0,
     steps,
@@ -60,6 +62,20 @@ function summary(s: MockSession) {
     event_count: s.events.length,
     status: last && !endsTurn(last.type) ? ('running' as const) : ('idle' as const),
   }
+}
+
+/** The title the latest `session_renamed` event set (null: none, or cleared). */
+function titleOf(s: MockSession): string | null {
+  const e = [...s.events].reverse().find((x) => x.type === 'session_renamed')
+  return e ? (e.data as { title: string | null }).title : null
+}
+
+/** `PATCH /sessions/{id}` as the server answers it: whitespace runs to one space, trimmed, at most 200 characters, blank clears; recorded as an event. */
+function rename(st: MockState, s: MockSession, raw: string | null): Response {
+  const title = raw?.replace(/\s+/g, ' ').trim() || null
+  if (title !== null && title.length > 200) return fail(400, 'invalid_body', `title: at most 200 characters once trimmed (got ${title.length})`)
+  if (title !== titleOf(s)) st.append(s, 'session_renamed', { title })
+  return json(200, summary(s))
 }
 
 function undoRedo(st: MockState, s: MockSession, kind: 'undo' | 'redo', steps: number): Response {
@@ -115,6 +131,7 @@ export const OPERATIONS = {
     return json(201, { session_id: s.id, status: 'running' })
   },
   'sessions.get': ({ session }) => json(200, { session_id: need(session).id, summary: summary(need(session)), events: need(session).events }),
+  'sessions.rename': ({ state, session, body }) => rename(state, need(session), body.title),
   'sessions.addTurn': ({ state, session, body }) => {
     state.runTurn(need(session), body.prompt)
     return json(202, { session_id: need(session).id, status: 'running' })
@@ -245,7 +262,7 @@ export function buildHandlers(state: MockState, o: HandlerOptions): RequestHandl
   // Longer routes first, so `/runs/cost` is not taken for `/runs/:x` style matches.
   const ops = (Object.values(httpOperations) as Op[]).sort((a, b) => b.route.length - a.route.length)
   return ops.map((op) => {
-    const method = op.method.toLowerCase() as 'get' | 'post' | 'delete'
+    const method = op.method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete'
     return http[method](`${base}${op.route}`, async ({ request, params }) => {
       const raw = Object.fromEntries(Object.entries(params).map(([k, v]) => [k, String(v)]))
       const denied = authorize(op, request, o.token, state, raw.id)

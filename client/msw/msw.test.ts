@@ -10,7 +10,7 @@ import { sniffingFetch, type SniffingFetch } from '../../conformance/harness/sni
 import { httpOperations, type HttpOperationId } from '../../generated/http/routes.gen.ts'
 import { createChimeraClient, OPERATION_METHODS, type ChimeraClient } from '../api.ts'
 import { ChimeraApiError } from '../errors.ts'
-import { answerPermission, continueSession, followTurn, startSession } from '../helpers.ts'
+import { answerPermission, continueSession, followTurn, renameSession, startSession } from '../helpers.ts'
 import type { SessionStreamEvent } from '../events/session-events.ts'
 import { createChimeraMock, parseSseRecording, sampleTranscript, type ChimeraMock } from './index.ts'
 
@@ -132,6 +132,21 @@ describe('msw handlers driving the client', () => {
     await expect(client.sessions.get('otter-missing')).rejects.toSatisfy((e) => ChimeraApiError.is(e, 'session_not_found'))
   })
 
+  it('renameSession sets, trims and clears the title every listing shows, records session_renamed, and refuses a long title', async () => {
+    fresh()
+    const { session_id } = await client.sessions.create({ prompt: 'a very long first prompt' })
+    await expect(renameSession(client, session_id, '  Login bug  ')).resolves.toMatchObject({ session_id, title: 'Login bug' })
+    expect((await client.sessions.get(session_id)).summary.title).toBe('Login bug')
+    expect((await client.sessions.list()).sessions.find((s) => s.session_id === session_id)?.title).toBe('Login bug')
+    expect(mock.state.sessions.get(session_id)!.events.at(-1)).toMatchObject({ type: 'session_renamed', data: { title: 'Login bug' } })
+    sniff.expectInvalidRequest()
+    await expect(renameSession(client, session_id, 'x'.repeat(201))).rejects.toSatisfy((e) => ChimeraApiError.is(e, 'invalid_body') && (e as ChimeraApiError).status === 400)
+    await expect(renameSession(client, 'otter-20260101T000000Z-00000000', 'x')).rejects.toSatisfy((e) => ChimeraApiError.is(e, 'session_not_found'))
+    const cleared = await renameSession(client, session_id, '   ')
+    expect(cleared).not.toHaveProperty('title')
+    expect((await client.sessions.get(session_id)).summary).not.toHaveProperty('title')
+  })
+
   it('an abort signal cancels a call', async () => {
     fresh()
     const ctl = new AbortController()
@@ -158,6 +173,7 @@ describe('msw handlers driving the client', () => {
       'sessions.list': () => client.sessions.list({ limit: 5 }),
       'sessions.create': () => client.sessions.create({ prompt: 'again' }),
       'sessions.get': () => client.sessions.get(session_id),
+      'sessions.rename': () => client.sessions.rename(session_id, 'Renamed'),
       'sessions.addTurn': () => client.sessions.addTurn(session_id, 'more'),
       'sessions.cancel': () => client.sessions.cancel(session_id),
       'sessions.streamEvents': () => drain(client.sessions.events(session_id)),

@@ -7,7 +7,8 @@
  * call's output shown while it runs (gated by a file the test creates), a long prompt's title cut
  * short, a failed turn marked, the server restarted under the page (indicator: reconnecting, then
  * connected; a turn sent after the restart appears without a reload), the browser offline and
- * back, the server gone and back with no session open, rename, delete, and a 390 px phone with no
+ * back, the server gone and back with no session open, rename (on the server: seen by another
+ * browser context, live, and after a restart), delete, and a 390 px phone with no
  * horizontal overflow. Screenshots go to a temporary directory whose paths are printed. The
  * static route is checked on its own (CSP, fixed files).
  */
@@ -74,9 +75,9 @@ async function stopServer(): Promise<void> {
   await exited
 }
 
-async function shot(name: string, fullPage = false): Promise<void> {
+async function shot(name: string, fullPage = false, of: Page = page): Promise<void> {
   const path = join(shots, `${name}.png`)
-  await page.screenshot({ path, fullPage })
+  await of.screenshot({ path, fullPage })
   process.stderr.write(`console screenshot: ${path}\n`)
 }
 
@@ -286,16 +287,55 @@ describe('the web console at /ui', () => {
     await page.locator('#link[data-state=connected]').waitFor({ timeout: 20_000 })
   }, 90_000)
 
-  it('renames a session (kept in this browser) and deletes one', async () => {
+  it('renames a session on the server: another browser sees it (live on its open session), and it survives a server restart; deletes one', async () => {
     const id = (await page.locator('#sessions li').filter({ hasText: 'Refactor the billing' }).getAttribute('data-session'))!
+    // Another person, in another browser context (no shared storage), has the session open.
+    const other = await browser!.newContext({ viewport: { width: 1280, height: 900 } })
+    const page2 = await other.newPage()
+    page2.on('pageerror', (e) => problems.push(`second page error: ${e.message}`))
+    await page2.goto(`${base}/ui`)
+    await page2.fill('#token', TOKEN)
+    await page2.click('#token-form button')
+    await page2.locator(`#sessions li[data-session="${id}"] button.open`).click()
+    await page2.locator('#session-id', { hasText: id }).waitFor()
+    expect(await page2.locator('#session-title').textContent()).toMatch(/^Refactor the billing/)
+
     const first = page.locator(`#sessions li[data-session="${id}"]`)
     await first.locator('button.rename').click()
-    await first.locator('input.rename-input').fill('Billing refactor')
+    const patched = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().endsWith(`/sessions/${encodeURIComponent(id)}`))
+    await first.locator('input.rename-input').fill('  Billing   refactor ')
     await first.locator('input.rename-input').press('Enter')
-    expect(await first.locator('.title').textContent()).toBe('Billing refactor')
+    expect((await patched).status()).toBe(200)
+    await page.locator(`#sessions li[data-session="${id}"] .title`, { hasText: 'Billing refactor' }).waitFor()
+    expect(await page.evaluate(() => localStorage.length)).toBe(0)
+    // The other browser: its open session's bar and list follow the session_renamed event.
+    await page2.locator('#session-title', { hasText: 'Billing refactor' }).waitFor()
+    await page2.locator(`#sessions li[data-session="${id}"] .title`, { hasText: 'Billing refactor' }).waitFor()
+    await page2.locator('#events .msg.notice.renamed', { hasText: 'renamed: Billing refactor' }).waitFor()
+    await shot('desktop-renamed-in-another-browser', false, page2)
+    await other.close()
+    // A third context that connects only now lists it too.
+    const late = await browser!.newContext()
+    const page3 = await late.newPage()
+    await page3.goto(`${base}/ui`)
+    await page3.fill('#token', TOKEN)
+    await page3.click('#token-form button')
+    await page3.locator(`#sessions li[data-session="${id}"] .title`, { hasText: 'Billing refactor' }).waitFor()
+    await late.close()
+
+    // The title is on disk: after a server restart the reloaded page lists it.
+    await stopServer()
+    base = await startServer(port)
     await page.reload()
-    await page.locator('#link[data-state=connected]').waitFor()
+    await page.locator('#link[data-state=connected]').waitFor({ timeout: 20_000 })
     expect(await page.locator(`#sessions li[data-session="${id}"] .title`).textContent()).toBe('Billing refactor')
+    expect(((await (await api(`/sessions/${encodeURIComponent(id)}`)).json()) as { summary: { title?: string } }).summary.title).toBe('Billing refactor')
+    // A session known only from disk (nothing loaded it since the restart) is renamed too.
+    const again = await api(`/sessions/${encodeURIComponent(id)}`, { method: 'PATCH', body: JSON.stringify({ title: 'Billing refactor (v2)' }) })
+    expect(again.status, await again.clone().text()).toBe(200)
+    expect(((await again.json()) as { title?: string }).title).toBe('Billing refactor (v2)')
+    await page.click('#refresh')
+    await page.locator(`#sessions li[data-session="${id}"] .title`, { hasText: 'Billing refactor (v2)' }).waitFor()
 
     // Delete asks for a second click, then calls DELETE /session/{id} and removes the row.
     const victim = page.locator('#sessions li').filter({ has: page.locator('.badge.failed') }).first()

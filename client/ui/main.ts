@@ -16,7 +16,7 @@ const TOKEN_KEY = 'chimera.token'
 /** The longest wait between two reconnection attempts of the event stream. */
 const MAX_RETRY_MS = 4000
 let client: ChimeraClient = connect(sessionStorage.getItem(TOKEN_KEY) ?? '')
-let current: { id: string; prompt?: string; view: View; stop: AbortController } | undefined
+let current: { id: string; prompt?: string; title?: string; view: View; stop: AbortController } | undefined
 const link = new Link()
 
 function connect(token: string): ChimeraClient {
@@ -58,13 +58,31 @@ async function refreshSessions(): Promise<void> {
   link.connected()
   // A session just started may be listed before its first prompt is recorded: the page knows it.
   for (const s of sessions) if (!s.prompt && s.session_id === current?.id && current.prompt) s.prompt = current.prompt
+  const shown = current && sessions.find((s) => s.session_id === current!.id)
+  if (shown) setTitle(shown.title ?? null)
   renderList(byId('sessions'), sessions, current?.id, {
-    open: (id) => void act('opening the session', () => show(id, sessions.find((s) => s.session_id === id)?.prompt)),
+    open: (id) => {
+      const s = sessions.find((x) => x.session_id === id)
+      void act('opening the session', () => show(id, s?.prompt, s?.title))
+    },
     remove: (id) => act('deleting the session', () => remove(id)),
-    renamed: (id) => {
-      if (current?.id === id) byId('session-title').textContent = titleOf({ session_id: id, prompt: current.prompt })
+    rename: async (id, title) => {
+      let summary: Awaited<ReturnType<typeof client.sessions.rename>> | undefined
+      const ok = await act('renaming the session', async () => {
+        summary = await client.sessions.rename(id, title || null)
+      })
+      if (ok && current?.id === id) setTitle(summary?.title ?? null)
+      return ok ? summary : undefined
     },
   })
+}
+
+/** The open session's title changed (renamed here, in another client, or seen on its stream). */
+function setTitle(title: string | null): void {
+  if (!current) return
+  if (title === null) delete current.title
+  else current.title = title
+  byId('session-title').textContent = titleOf({ session_id: current.id, prompt: current.prompt, title: current.title })
 }
 
 async function remove(id: string): Promise<void> {
@@ -98,15 +116,23 @@ function refreshSoon(): void {
 }
 
 /** Shows a session: replays its events, then follows it live across turns and reconnections. */
-async function show(id: string, prompt?: string): Promise<void> {
+async function show(id: string, prompt?: string, title?: string): Promise<void> {
   current?.stop.abort()
-  const view = new View(byId('events'), { answer: (requestId, decision) => answer(id, requestId, decision) })
+  const view = new View(byId('events'), {
+    answer: (requestId, decision) => answer(id, requestId, decision),
+    // A rename from any client arrives on the stream: the bar follows it, the list is refreshed.
+    titled: (t) => {
+      if (current?.id !== id) return
+      setTitle(t)
+      refreshSoon()
+    },
+  })
   const stop = new AbortController()
-  current = { id, prompt, view, stop }
+  current = { id, prompt, ...(title ? { title } : {}), view, stop }
   byId('placeholder').hidden = true
   byId('session').hidden = false
   byId('session-id').textContent = id
-  byId('session-title').textContent = titleOf({ session_id: id, prompt })
+  byId('session-title').textContent = titleOf({ session_id: id, prompt, title })
   for (const li of document.querySelectorAll<HTMLElement>('#sessions li')) li.classList.toggle('current', li.dataset.session === id)
   updateBar()
   await follow(id, view, stop.signal)
@@ -205,8 +231,8 @@ function watchNetwork(): void {
   addEventListener('online', () => {
     link.set('reconnecting', 'network is back')
     if (current) {
-      const { id, prompt } = current
-      void act('following the session', () => show(id, prompt))
+      const { id, prompt, title } = current
+      void act('following the session', () => show(id, prompt, title))
     }
     refreshSoon()
   })

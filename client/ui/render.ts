@@ -16,6 +16,8 @@ const FOLD_AT = 600
 export interface ViewHooks {
   /** Answer a permission request (the console posts it to /tool/approve). */
   answer(requestId: string, decision: PermissionDecision): Promise<void>
+  /** The session was renamed (`session_renamed`): its new title, or null when cleared. */
+  titled?(title: string | null): void
 }
 
 const TERMINAL = new Set(['agent_result', 'error', 'cancelled'])
@@ -133,6 +135,10 @@ export class View {
         break
       case 'notice':
         this.#push(el('div', { class: 'msg notice', text: `${ev.metadata.level}: ${ev.metadata.text}` }))
+        break
+      case 'session_renamed':
+        this.#push(el('div', { class: 'msg notice renamed', text: ev.metadata.title === null ? 'title cleared' : `renamed: ${ev.metadata.title}` }))
+        this.#hooks.titled?.(ev.metadata.title)
         break
       case 'plan': {
         // Each plan is the complete list: show it as one block (a new turn's plan starts a new one).

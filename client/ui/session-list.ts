@@ -1,36 +1,21 @@
 /**
  * The console's session list: one row per session of `GET /sessions` with a short title (the
- * name given in this browser, else the first prompt's first line, cut to TITLE_MAX characters;
- * the full prompt in the tooltip), its state (running, failed) and when it started, plus rename
- * and delete. The HTTP API has no title field, so names live in this browser's localStorage
- * (docs/decisions/0251-console-session-names.md); delete is `DELETE /session/{id}` (two clicks).
+ * session's `title`, else the first prompt's first line, cut to TITLE_MAX characters; the full
+ * prompt in the tooltip), its state (running, failed) and when it started, plus rename and
+ * delete. Rename is `PATCH /sessions/{id}` (the title is the server's, shared by every client:
+ * docs/decisions/0252-session-titles-on-the-server.md); delete is `DELETE /session/{id}` (two
+ * clicks).
  */
 import type { SessionSummary } from '../../generated/schemas.gen.ts'
 import { el } from './dom.ts'
 
 export const TITLE_MAX = 80
-const NAMES_KEY = 'chimera.session-names'
 
 export interface ListHooks {
   open(id: string): void
   remove(id: string): Promise<boolean>
-  renamed(id: string): void
-}
-
-function names(): Record<string, string> {
-  try {
-    const v: unknown = JSON.parse(localStorage.getItem(NAMES_KEY) ?? '{}')
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, string>) : {}
-  } catch {
-    return {}
-  }
-}
-
-export function setName(id: string, name: string): void {
-  const all = names()
-  if (name.trim()) all[id] = name.trim().slice(0, 200)
-  else delete all[id]
-  localStorage.setItem(NAMES_KEY, JSON.stringify(all))
+  /** Sets (a blank title clears) the session's title on the server; the summary it answers, or undefined on failure. */
+  rename(id: string, title: string): Promise<SessionSummary | undefined>
 }
 
 /** One line, at most `max` characters (an ellipsis marks a cut). */
@@ -39,9 +24,8 @@ export function shorten(text: string, max = TITLE_MAX): string {
   return line.length > max ? `${line.slice(0, max - 1).trimEnd()}…` : line
 }
 
-export function titleOf(s: Pick<SessionSummary, 'session_id' | 'prompt'>): string {
-  const name = names()[s.session_id]
-  if (typeof name === 'string' && name) return shorten(name)
+export function titleOf(s: Pick<SessionSummary, 'session_id' | 'prompt' | 'title'>): string {
+  if (s.title) return shorten(s.title)
   const first = (s.prompt ?? '').split('\n').find((l) => l.trim()) ?? ''
   return shorten(first) || s.session_id
 }
@@ -100,8 +84,10 @@ function row(s: SessionSummary, isCurrent: boolean, hooks: ListHooks): HTMLEleme
 
 function startRename(li: HTMLElement, open: HTMLElement, s: SessionSummary, hooks: ListHooks): void {
   if (li.querySelector('input.rename-input')) return
-  const input = el('input', { class: 'rename-input', attrs: { type: 'text', 'aria-label': 'Session name', maxlength: '200' } })
-  input.value = titleOf(s)
+  const shown = titleOf(s)
+  // Empty saves clear the title (the list then shows the first prompt again).
+  const input = el('input', { class: 'rename-input', attrs: { type: 'text', 'aria-label': 'Session name', maxlength: '200', placeholder: shown } })
+  input.value = s.title ?? shown
   open.hidden = true
   li.prepend(input)
   input.focus()
@@ -110,11 +96,22 @@ function startRename(li: HTMLElement, open: HTMLElement, s: SessionSummary, hook
   const finish = (save: boolean): void => {
     if (done) return
     done = true
-    if (save) setName(s.session_id, input.value)
+    const value = input.value.replace(/\s+/g, ' ').trim()
+    // Nothing changed (a derived title left as shown is not a name).
+    if (!save || value === (s.title ?? shown)) return restore()
+    input.disabled = true
+    void hooks.rename(s.session_id, value).then((summary) => {
+      if (summary) {
+        if (summary.title === undefined) delete s.title
+        else s.title = summary.title
+      }
+      restore()
+    })
+  }
+  const restore = (): void => {
     input.remove()
     open.hidden = false
     open.querySelector('.title')!.textContent = titleOf(s)
-    if (save) hooks.renamed(s.session_id)
   }
   input.addEventListener('keydown', (e) => {
     if (e.key === 'Enter') finish(true)

@@ -9,7 +9,7 @@ import { SessionNotificationSchema } from '../../generated/acp/v1-schema.gen.ts'
 import { FerretSessionUpdateSchema, OtterSessionUpdateParamsSchema } from '../../generated/acp/seed.gen.ts'
 import { testEnv, within, type TestEnv } from '../core/fixtures/harness.ts'
 import { checkEventData, EVENT_TYPES, type AnyEvent, type EventData, type EventType } from '../events/event-types.ts'
-import { PROGRESS_TAIL_CHARS, V1_EVENT_MAP, sessionTitle, toV1Updates, type V1MapContext } from './v1/event-map.ts'
+import { PROGRESS_TAIL_CHARS, V1_EVENT_MAP, listedTitle, sessionTitle, toV1Updates, type V1MapContext } from './v1/event-map.ts'
 import { configOptions } from './v1/session-config.ts'
 import { OTTER_EVENT_MAP, toOtterParams } from './seed/otter-map.ts'
 import { FERRET_EVENT_MAP, toFerretParams } from './seed/ferret-map.ts'
@@ -48,6 +48,7 @@ const SAMPLES: { [T in EventType]: EventData<T> } = {
   undo: { turns: 1, files_restored: 1, remaining: 0, files: ['/w/a.txt'], output: '/undo: rewound 1 turn' },
   redo: { turns: 1, files_restored: 1, remaining: 0, output: '/redo: replayed 1 turn' },
   plan: { call_id: 'c3', entries: [{ content: 'read the code', priority: 'high', status: 'completed' }, { content: 'fix it', priority: 'medium', status: 'in_progress' }] },
+  session_renamed: { title: 'Login bug' },
 }
 
 const sample = (type: EventType, seq: number): AnyEvent =>
@@ -117,6 +118,21 @@ describe('ACP event maps', () => {
     expect(toV1Updates(first, ctx('/w'))).toEqual([{ sessionUpdate: 'session_info_update', title: 'fix the login bug', updatedAt: '2026-01-01T00:00:00.000Z', _meta: { 'chimera/eventId': 4 } }])
     expect(toV1Updates({ ...first, turn: 1 } as AnyEvent, ctx('/w'))).toEqual([])
     expect(sessionTitle('x'.repeat(300))).toHaveLength(100)
+  })
+
+  it('shows a rename as session_info_update with the new title (a cleared one: the derived title), and a given title wins at the first turn', () => {
+    const renamed = sample('session_renamed', 5)
+    expect(toV1Updates(renamed, ctx('/w'))).toEqual([{ sessionUpdate: 'session_info_update', title: 'Login bug', updatedAt: '2026-01-01T00:00:00.000Z', _meta: { 'chimera/eventId': 5 } }])
+    const cleared = { ...renamed, data: { title: null } } as AnyEvent
+    expect(toV1Updates(cleared, { ...ctx('/w'), title: () => 'fix the login bug' })).toMatchObject([{ sessionUpdate: 'session_info_update', title: 'fix the login bug' }])
+    expect(toV1Updates(cleared, ctx('/w'))).toMatchObject([{ sessionUpdate: 'session_info_update', title: null }])
+    const first = { ...sample('turn_start', 4), turn: 0 } as AnyEvent
+    expect(toV1Updates(first, { ...ctx('/w'), title: () => 'Login bug' })).toMatchObject([{ sessionUpdate: 'session_info_update', title: 'Login bug' }])
+    expect(listedTitle({ title: 'Login bug', prompt: 'fix it' })).toBe('Login bug')
+    expect(listedTitle({ prompt: '\n fix it \nmore' })).toBe('fix it')
+    expect(listedTitle({ prompt: '' })).toBeUndefined()
+    expect(toOtterParams(renamed)).toBeUndefined()
+    expect(toFerretParams(renamed)).toBeUndefined()
   })
 
   it('shows a plan as the complete v1 plan, and nothing extra in the seed dialects (the tool call carries it)', () => {

@@ -34,6 +34,7 @@ beforeAll(async () => {
     await s.prompt(text).done
     ids.push(s.id)
   }
+  await (await m.get(ids[2]!)).rename('The broken one')
   const mink = new SessionManager({ agent: 'mink', cwd, home })
   const s = await mink.create()
   await s.prompt('!say a mink run').done
@@ -101,6 +102,7 @@ describe('chimera otter sessions', () => {
     const human = await cli(['otter', 'sessions', 'show', ids[2]!])
     expect(human.stdout).toMatch(/^session {4}/)
     expect(human.stdout).toMatch(/result {5}failed/)
+    expect(human.stdout).toMatch(/^title {6}The broken one$/m)
     expect(human.stdout).toMatch(/\berror\s+broken/)
   })
 

@@ -93,6 +93,24 @@ describe('ferret serve --http: ACP and HTTP in one process', () => {
     await until(() => (replyText().includes('from http') ? true : undefined), 'the HTTP turn on ACP')
     expect(frames().slice(before).some((m) => m.method === 'session/update' && JSON.stringify(m.params).includes('"sessionUpdate":"user_message_chunk"') && JSON.stringify(m.params).includes('!say from http'))).toBe(true)
     await until(() => (/"output":"from http"/.test(sse.text()) ? true : undefined), 'the HTTP turn on SSE')
+
+    // A rename over HTTP (PATCH /sessions/{id}) is a session_info_update to the ACP client, and session/list reports it.
+    const patched = await fetch(`${url}/sessions/${sessionId}`, { method: 'PATCH', headers: master, body: JSON.stringify({ title: ' Login bug ' }) })
+    expect(patched.status).toBe(200)
+    expect(await patched.json()).toMatchObject({ session_id: sessionId, title: 'Login bug' })
+    type Info = { sessionId: string; update: { sessionUpdate: string; title?: string | null } }
+    const info = await until(
+      () => frames().map((m) => m.params as Info).find((p) => p?.sessionId === sessionId && p.update?.sessionUpdate === 'session_info_update' && p.update.title === 'Login bug'),
+      'the rename on ACP',
+    )
+    expect(info.update).toMatchObject({ title: 'Login bug', updatedAt: expect.stringMatching(/^\d{4}-/) })
+    send(4, 'session/list', { cwd })
+    expect(((await acp(4)).result as { sessions: { sessionId: string; title?: string }[] }).sessions.find((s) => s.sessionId === sessionId)?.title).toBe('Login bug')
+    // Cleared: the derived title (the first prompt's first line) comes back on both.
+    expect((await fetch(`${url}/sessions/${sessionId}`, { method: 'PATCH', headers: master, body: JSON.stringify({ title: null }) })).status).toBe(200)
+    await until(() => frames().map((m) => m.params as Info).find((p) => p?.sessionId === sessionId && p.update?.sessionUpdate === 'session_info_update' && p.update.title === '!say from acp'), 'the cleared title on ACP')
+    send(5, 'session/list', { cwd })
+    expect(((await acp(5)).result as { sessions: { sessionId: string; title?: string }[] }).sessions.find((s) => s.sessionId === sessionId)?.title).toBe('!say from acp')
     await sse.cancel()
     child.kill('SIGTERM')
     expect(await new Promise((r) => child.on('exit', (code) => r(code)))).toBe(0)

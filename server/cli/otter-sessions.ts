@@ -68,6 +68,7 @@ export async function showSession(args: { id: string; json: boolean }): Promise<
   const s = detail.summary
   const head: [string, unknown][] = [
     ['session', detail.session_id],
+    ...(s.title ? [['title', s.title] as [string, unknown]] : []),
     ['model', s.model],
     ['started', s.started_at],
     ['ended', s.ended_at],

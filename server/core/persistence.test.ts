@@ -97,6 +97,25 @@ describe('reload from disk', () => {
     expect(loaded.approval).toBe('ask')
   })
 
+  it('keeps the title recorded by session_renamed: summary on disk, list() and a reload; clearing and no-op renames', async () => {
+    const live = await env.manager().create()
+    await turn(live, '!say hi\nand a long first prompt')
+    await live.rename('  Login\n  bug  ')
+    expect(live.summary.title).toBe('Login bug')
+    await live.rename('Login bug') // the same title records nothing
+    expect(ofType(await live.events(), 'session_renamed').map((e) => e.data)).toEqual([{ title: 'Login bug' }])
+    await expect(live.rename('x'.repeat(201))).rejects.toThrow(/at most 200 characters/)
+
+    const restarted = env.manager()
+    expect((await restarted.list()).find((s) => s.session_id === live.id)?.title).toBe('Login bug')
+    const loaded = await restarted.get(live.id)
+    expect(loaded.summary.title).toBe('Login bug')
+    await loaded.rename(null)
+    expect(loaded.summary).not.toHaveProperty('title')
+    expect((await env.manager().list()).find((s) => s.session_id === live.id)).not.toHaveProperty('title')
+    expect((await env.manager().get(live.id)).summary).not.toHaveProperty('title')
+  })
+
   it('keeps the approval policy a session was created with', async () => {
     const live = await env.manager().create({ approval: 'deny' })
     const loaded = await env.manager().get(live.id)

@@ -30,7 +30,11 @@ import { addUsage, initialState, reduce, zeroUsage, type SessionState } from './
 import type { PermissionReply, TurnHost } from './turn-host.ts'
 
 export type SessionStatus = 'idle' | 'running' | 'cancelled'
-const SUMMARY_POINTS: ReadonlySet<EventType> = new Set(['turn_start', 'agent_result', 'error', 'cancelled', 'model_changed', 'compaction', 'undo', 'redo'])
+const SUMMARY_POINTS: ReadonlySet<EventType> = new Set(['turn_start', 'agent_result', 'error', 'cancelled', 'model_changed', 'compaction', 'undo', 'redo', 'session_renamed'])
+/** The longest title a session may have (specs/schemas/common.yaml SessionSummary.title). */
+export const TITLE_MAX = 200
+/** A title as kept: whitespace runs (newlines too) become one space, trimmed; blank is `null` (no title). */
+export const normalizeTitle = (title: string | null | undefined): string | null => title?.replace(/\s+/g, ' ').trim() || null
 export const MODES = ['build', 'plan'] as const
 export type Mode = (typeof MODES)[number]
 
@@ -596,6 +600,20 @@ export class Session implements TurnHost {
     const old = this.approval
     if (policy === old) return
     await this.emit('approval_changed', { old, new: policy })
+  }
+
+  /**
+   * Set (or, with `null` or a blank string, clear) the session's title: `normalizeTitle`d, at most
+   * `TITLE_MAX` characters (longer is an `Error` naming the limit). Recorded as a
+   * `session_renamed` event (durable before it resolves); the summary on disk is rewritten with
+   * it. Setting the title it already has records nothing.
+   */
+  async rename(title: string | null): Promise<void> {
+    const next = normalizeTitle(title)
+    if (next !== null && next.length > TITLE_MAX) throw new RangeError(`title: at most ${TITLE_MAX} characters (got ${next.length})`)
+    if (next === (this.#state.summary.title ?? null)) return
+    await this.emit('session_renamed', { title: next })
+    await this.#writeSummary()
   }
 
   /** Cancel any running turn, drop queued work, release waiters (teardown). */

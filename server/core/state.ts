@@ -208,6 +208,10 @@ export function reduce(s: SessionState, e: AnyEvent): SessionState {
     case 'approval_changed':
       s.approval = e.data.new
       break
+    case 'session_renamed':
+      if (e.data.title === null) delete s.summary.title
+      else s.summary.title = e.data.title
+      break
     default:
       break
   }

@@ -21,6 +21,7 @@ import { runsHandlers } from './routes/runs.ts'
 import { sessionHandlers } from './routes/session.ts'
 import { sessionsHandlers } from './routes/sessions.ts'
 import { transcriptHandlers } from './routes/transcript.ts'
+import { renameHandlers } from './routes/rename.ts'
 import { undoHandlers } from './routes/undo.ts'
 import { SessionTokens } from './session-tokens.ts'
 import { StreamRegistry } from './sse/registry.ts'
@@ -72,6 +73,7 @@ export function createHttpServerApp(o: HttpServerOptions): HttpServerApp {
     ...sessionHandlers(deps),
     ...eventsHandlers(deps),
     ...undoHandlers(deps),
+    ...renameHandlers(deps),
     ...approveHandlers(deps),
     ...transcriptHandlers(deps),
     ...commandsHandlers(deps),

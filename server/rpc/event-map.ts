@@ -67,6 +67,7 @@ export const RPC_EVENT_MAP: { [T in EventType]: Row<T> } = {
   undo: (e) => final(e.data.output),
   redo: (e) => final(e.data.output),
   plan: (e) => [{ type: 'plan', entries: e.data.entries }],
+  session_renamed: none,
 }
 
 /** The JSON-lines messages of one event. */

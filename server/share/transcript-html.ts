@@ -140,7 +140,7 @@ export function renderHtml(detail: SessionDetail): string {
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="${CSP}"><meta name="referrer" content="no-referrer">
 <title>${esc(`Chimera session ${detail.session_id}`)}</title><style>${STYLE}</style></head>
-<body><main><header><h1>${esc(s.prompt ? s.prompt.split('\n')[0]!.slice(0, 200) : detail.session_id)}</h1><dl class="meta"><dt>Session</dt><dd>${esc(detail.session_id)}</dd>${dl}</dl></header>
+<body><main><header><h1>${esc(s.title ?? (s.prompt ? s.prompt.split('\n')[0]!.slice(0, 200) : detail.session_id))}</h1><dl class="meta"><dt>Session</dt><dd>${esc(detail.session_id)}</dd>${dl}</dl></header>
 ${turns || '<p class="notice">No turns yet.</p>'}
 <footer>${esc(`${detail.events.length} events`)}</footer></main></body></html>
 `

@@ -68,7 +68,7 @@ export function renderMarkdown(detail: SessionDetail): string {
     ['Cost', s.cost_usd !== undefined ? `$${s.cost_usd}` : undefined],
   ]
   const lines = meta.filter(([, v]) => v !== undefined && v !== null && v !== '').map(([k, v]) => `- ${k}: ${inline(String(v))}`)
-  const title = s.prompt ? inline(s.prompt.split('\n')[0]!.slice(0, 200)) : 'Chimera session'
+  const title = s.title ? inline(s.title) : s.prompt ? inline(s.prompt.split('\n')[0]!.slice(0, 200)) : 'Chimera session'
   const turns = foldTranscript(detail.events).map(
     (t) => `## Turn ${t.index + 1}${t.outcome ? ` (${t.outcome})` : ''}\n\n${t.items.map(itemMd).join('\n')}${usageLine(t.usage)}`,
   )

@@ -142,6 +142,9 @@ export function foldTranscript(events: readonly AnyEvent[]): Turn[] {
       case 'approval_changed':
         notice(e, 'info', `Approval: ${e.data.old} → ${e.data.new}`)
         break
+      case 'session_renamed':
+        notice(e, 'info', e.data.title === null ? 'Title cleared' : `Renamed: ${e.data.title}`)
+        break
       case 'sandbox_violation':
         notice(e, 'warning', `Sandbox (${e.data.mode}) refused ${e.data.tool} on ${e.data.path}`)
         break

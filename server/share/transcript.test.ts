@@ -58,8 +58,9 @@ function hostileDetail(): SessionDetail {
     ev(18, 1, 'steering', { text: h }),
     ev(19, 1, 'cancelled', { partial_output: h, reason: h }),
     ev(20, 1, 'undo', { turns: 1, files_restored: 0, remaining: 0, output: h }),
+    ev(21, 1, 'session_renamed', { title: h }),
   ]
-  return { session_id: SID, summary: { session_id: SID, prompt: h, model: h, working_dir: h, started_at: h, ended_at: h, success: false, cost_usd: 0 }, events }
+  return { session_id: SID, summary: { session_id: SID, title: h, prompt: h, model: h, working_dir: h, started_at: h, ended_at: h, success: false, cost_usd: 0 }, events }
 }
 
 type Node = { nodeName: string; tagName?: string; attrs?: { name: string; value: string }[]; childNodes?: Node[]; content?: Node; value?: string }

@@ -93,6 +93,8 @@ export const FERRET_EVENT_MAP: { [T in EventType]: Row<T> } = {
   redo: none,
   // The seed has no plan kind: the `update_plan` tool_call_start already carries the entries.
   plan: none,
+  // No title kind in seeds/002: a client reads titles from `session/list`.
+  session_renamed: none,
 }
 
 /** The ferret `session/update` params of one event, or undefined when it shows nothing. */

@@ -64,6 +64,8 @@ export const OTTER_EVENT_MAP: { [T in EventType]: Row<T> } = {
   redo: none,
   // The seed has no plan kind: the `update_plan` tool_call above already carries the entries.
   plan: none,
+  // No title kind in seeds/000: a client reads titles from `session/list`.
+  session_renamed: none,
 }
 
 /** The otter `session/update` params of one event, or undefined when it shows nothing. */

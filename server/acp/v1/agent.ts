@@ -35,7 +35,7 @@ import type { AgentName } from '../dialect.ts'
 import { EventPump, endAttachments } from '../event-pump.ts'
 import { historySize, normaliseCursor, replayWindow } from '../history.ts'
 import { asClientError } from '../session-errors.ts'
-import { sessionTitle, toV1Updates, type V1MapContext, type V1Update } from './event-map.ts'
+import { listedTitle, toV1Updates, type V1MapContext, type V1Update } from './event-map.ts'
 import { promptText } from './prompt-text.ts'
 import { configOptions, modeState } from './session-config.ts'
 import { clientTools, type ClientFs } from './client-tools.ts'
@@ -268,6 +268,7 @@ export class V1Agent {
       configOptions: (model, mode) => configOptions(models.models(), model, mode),
       model: () => session.model,
       mode: () => session.mode,
+      title: () => listedTitle(session.summary),
       terminalOutput: this.#terminalOutput,
       outputs: new Map(),
     }
@@ -401,6 +402,7 @@ export class V1Agent {
       configOptions: (m, mode) => configOptions(this.#o.manager.models.models(), m, mode),
       model: () => session.model,
       mode: () => session.mode,
+      title: () => listedTitle(session.summary),
       terminalOutput: this.#terminalOutput,
       outputs: new Map(),
       finished: new Set(events.flatMap((e) => (e.type === 'tool_result' ? [e.data.call_id] : []))),
@@ -440,7 +442,7 @@ export class V1Agent {
       sessions: page.map((s) => ({
         sessionId: s.session_id,
         cwd: s.working_dir ?? this.#o.manager.opts.cwd,
-        ...(s.prompt ? { title: sessionTitle(s.prompt) } : {}),
+        ...(listedTitle(s) ? { title: listedTitle(s) } : {}),
         ...(s.last_touched !== undefined ? { updatedAt: new Date(s.last_touched * 1000).toISOString() } : {}),
       })),
       ...(start + PAGE < all.length ? { nextCursor: String(start + PAGE) } : {}),

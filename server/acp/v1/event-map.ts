@@ -9,7 +9,8 @@
  * | event              | session/update                                                       |
  * |--------------------|----------------------------------------------------------------------|
  * | user_message       | user_message_chunk (text, messageId)                                 |
- * | turn_start (first) | session_info_update {title: first prompt line, updatedAt}            |
+ * | turn_start (first) | session_info_update {title: the listed title, updatedAt}             |
+ * | session_renamed    | session_info_update {title: the new title, or the derived one}       |
  * | text_delta         | agent_message_chunk (text, messageId)                                |
  * | reasoning          | agent_thought_chunk (text)                                           |
  * | tool_call          | tool_call {status: pending, kind, title, locations, rawInput, diff}  |
@@ -43,6 +44,8 @@ export interface V1MapContext {
   configOptions(model: string, mode: string): Extract<V1Update, { sessionUpdate: 'config_option_update' }>['configOptions']
   model: () => string
   mode: () => string
+  /** The session's title as `session/list` reports it now (`listedTitle` of its summary). */
+  title?: () => string | undefined
   /**
    * The client advertised `_meta.terminal_output` (Zed): shell calls show as a display terminal
    * (`terminal` content + `_meta.terminal_info|terminal_output|terminal_exit`, the id being the
@@ -79,10 +82,15 @@ const eventMeta = (e: AnyEvent) => ({ 'chimera/eventId': e.seq })
 /** A session's title: the first non-blank line of its first prompt, at most 100 characters. */
 export const sessionTitle = (prompt: string): string => (prompt.split('\n').find((l) => l.trim() !== '') ?? '').trim().slice(0, 100)
 
+/** The title a listing shows: the one a client gave (`PATCH /sessions/{id}`), else derived from the first prompt. */
+export const listedTitle = (s: { title?: string; prompt?: string }): string | undefined => s.title ?? (s.prompt ? sessionTitle(s.prompt) : undefined)
+
 export const V1_EVENT_MAP: { [T in EventType]: Row<T> } = {
   user_message: (e) => [{ sessionUpdate: 'user_message_chunk', content: text(e.data.text), messageId: e.data.message_id, _meta: eventMeta(e) }],
   // The first turn names the session (as `session/list` does): Zed titles its thread from this.
-  turn_start: (e) => (e.turn === 0 ? [{ sessionUpdate: 'session_info_update', title: sessionTitle(e.data.prompt), updatedAt: e.ts, _meta: eventMeta(e) }] : []),
+  // A title a client gave first is kept.
+  turn_start: (e, c) =>
+    e.turn === 0 ? [{ sessionUpdate: 'session_info_update', title: c.title?.() ?? sessionTitle(e.data.prompt), updatedAt: e.ts, _meta: eventMeta(e) }] : [],
   step_start: none,
   text_delta: (e) => [
     { sessionUpdate: 'agent_message_chunk', content: text(e.data.text), ...(e.data.message_id ? { messageId: e.data.message_id } : {}), _meta: eventMeta(e) },
@@ -171,6 +179,8 @@ export const V1_EVENT_MAP: { [T in EventType]: Row<T> } = {
   file_open: none,
   undo: (e) => [{ sessionUpdate: 'agent_message_chunk', content: text(e.data.output), _meta: eventMeta(e) }],
   redo: (e) => [{ sessionUpdate: 'agent_message_chunk', content: text(e.data.output), _meta: eventMeta(e) }],
+  // A cleared title falls back to the derived one (null only while there is no prompt yet).
+  session_renamed: (e, c) => [{ sessionUpdate: 'session_info_update', title: e.data.title ?? c.title?.() ?? null, updatedAt: e.ts, _meta: eventMeta(e) }],
   plan: (e) => [
     {
       sessionUpdate: 'plan',

@@ -48,6 +48,7 @@ export const SINGULAR_EVENT_NAMES: { readonly [T in EventType]: SingularName } =
   undo: 'loop_event',
   redo: 'loop_event',
   plan: 'loop_event',
+  session_renamed: 'loop_event',
 }
 
 /** A record of `/sessions/{id}/events`. */
