@@ -4,6 +4,7 @@
  * result), diffs, turn markers (finished, failed, cancelled), undo/redo lines and the running
  * cost. One View per shown session; `add` takes the events in stream order.
  */
+import { endsTurn } from '../../generated/event-facts.gen.ts'
 import type { PermissionDecision, SessionStreamEvent } from '../index.ts'
 import { el } from './dom.ts'
 import { renderMarkdown } from './markdown.ts'
@@ -20,7 +21,6 @@ export interface ViewHooks {
   titled?(title: string | null): void
 }
 
-const TERMINAL = new Set(['agent_result', 'error', 'cancelled'])
 
 export class View {
   readonly #root: HTMLElement
@@ -147,10 +147,36 @@ export class View {
         this.#push(el('pre', { class: 'card plan', text: `plan\n${text}` }))
         break
       }
-      default:
+      case 'sandbox_violation':
+        this.#push(el('div', { class: 'msg notice warning', text: `sandbox (${ev.metadata.mode}) refused ${ev.metadata.tool} on ${ev.metadata.path}` }))
         break
+      case 'model_changed':
+      case 'mode_changed':
+      case 'approval_changed':
+        this.#push(el('div', { class: 'msg notice', text: `${ev.type.replace('_changed', '')}: ${ev.metadata.old} → ${ev.metadata.new}` }))
+        break
+      case 'compaction':
+        this.#push(el('div', { class: 'msg notice', text: `history compacted: ${ev.metadata.messages_before} → ${ev.metadata.messages_after} messages` }))
+        break
+      case 'steering':
+        this.#push(userMessage(ev.metadata.text, ev.seq))
+        break
+      case 'file_open':
+        this.#push(el('div', { class: 'msg notice', text: `open ${ev.metadata.path}${ev.metadata.line !== undefined ? `:${ev.metadata.line}` : ''}` }))
+        break
+      // Structure only: the turn and step boundaries show through the events inside them.
+      case 'turn_start':
+      case 'step_start':
+      case 'step_end':
+      case 'turn_end':
+        break
+      default: {
+        // Every event type of the spec has a case above; a new one fails to compile here.
+        const unhandled: never = ev
+        void unhandled
+      }
     }
-    if (TERMINAL.has(ev.type)) {
+    if (endsTurn(ev.type)) {
       this.running = false
       for (const [id, box] of this.#prompts) if (!box.querySelector('.answered')) this.#prompts.delete(id)
     }

@@ -151,8 +151,21 @@ export function foldTranscript(events: readonly AnyEvent[]): Turn[] {
       case 'notice':
         notice(e, e.data.level, e.data.text)
         break
-      default:
+      case 'file_open':
+        notice(e, 'info', `Opened ${e.data.path}${e.data.line !== undefined ? `:${e.data.line}` : ''}`)
         break
+      // Not in a transcript: turn boundaries are the turns themselves; a tool's start and live
+      // output are superseded by its result.
+      case 'turn_start':
+      case 'turn_end':
+      case 'tool_start':
+      case 'tool_progress':
+        break
+      default: {
+        // Every event type of the spec has a case above; a new one fails to compile here.
+        const unhandled: never = e
+        void unhandled
+      }
     }
   }
   const out = [...turns.values()].sort((a, b) => a.index - b.index)
