@@ -7,13 +7,13 @@
  * counted with their reason; an unmarked block that fails fails the test.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { tempDirs } from '../../conformance/harness/temp-dirs.ts'
-import { allBlocks, matchesShown, splitConsole, type Block } from './blocks.ts'
+import { allBlocks, docFiles, matchesShown, splitConsole, type Block } from './blocks.ts'
 
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)))
 const LIMIT_MS = 30_000
@@ -118,6 +118,13 @@ const label = (b: Block): string => `${b.file}:${b.line} (${b.lang})`
 describe('the shell blocks of README.md and docs/*.md', () => {
   it('finds the blocks', () => {
     expect(blocks.length).toBeGreaterThan(0)
+  })
+
+  it('names only decision records that exist', () => {
+    const missing = docFiles(ROOT).flatMap((f) =>
+      [...readFileSync(join(ROOT, f), 'utf8').matchAll(/docs\/decisions\/\d{4}-[\w.-]+?\.md/g)].map((m) => m[0]).filter((d) => !existsSync(join(ROOT, d))).map((d) => `${f}: ${d}`),
+    )
+    expect(missing).toEqual([])
   })
 
   for (const block of blocks) {
