@@ -119,7 +119,7 @@ describe('the API reference at /docs', () => {
     for (const link of expected) {
       await page.goto(`${base}${link}`, { waitUntil: 'load' })
       // Each renderer draws something named after the document (its title or first heading).
-      await page.locator('h1:visible, h2:visible').first().waitFor({ state: 'visible', timeout: 20_000 }).catch((err: Error) => {
+      await page.locator('h1:visible, h2:visible').first().waitFor({ state: 'visible', timeout: 60_000 }).catch((err: Error) => {
         throw new Error(`${link} drew no heading; errors so far: ${errors.join('\n')}\n${err.message}`)
       })
       await page.waitForTimeout(300)
@@ -130,5 +130,5 @@ describe('the API reference at /docs', () => {
     process.stdout.write(`screenshots:\n${paths.map((p) => `  ${p}`).join('\n')}\n`)
     expect(errors).toEqual([])
     expect(outside).toEqual([])
-  }, 120_000)
+  }, 400_000)
 })
