@@ -19,12 +19,28 @@ const str = (v: Json | undefined): string => (typeof v === 'string' ? v : '')
 /** Anchor id of a local reference (`#/components/schemas/X` → `components-schemas-X`). */
 const anchor = (ref: string): string => ref.replace(/^#\//, '').replace(/[^A-Za-z0-9_.-]+/g, '-')
 
-/** Backtick spans as <code>, paragraphs kept; everything escaped. */
+/** The inline Markdown the documents use: `code`, **strong**, *emphasis*; everything escaped. */
+function inline(text: string): string {
+  return esc(text)
+    .split(/(`[^`]+`)/)
+    .map((part) =>
+      part.startsWith('`') && part.endsWith('`') && part.length > 1
+        ? `<code>${part.slice(1, -1)}</code>`
+        : part.replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>').replace(/(^|[\s(])\*([^*\s][^*]*)\*/g, '$1<em>$2</em>'),
+    )
+    .join('')
+}
+
+/** Paragraphs, and `- ` items (at a line start or after a sentence) as lists. */
 function prose(text: string): string {
   if (!text) return ''
   return text
     .split(/\n{2,}/)
-    .map((p) => `<p>${esc(p).replace(/`([^`]+)`/g, '<code>$1</code>')}</p>`)
+    .map((p) => {
+      const [lead, ...items] = p.split(/(?:^|\s)- (?=\S)/)
+      if (items.length === 0) return `<p>${inline(p)}</p>`
+      return `${lead!.trim() ? `<p>${inline(lead!.trim())}</p>` : ''}<ul>${items.map((i) => `<li>${inline(i.trim())}</li>`).join('')}</ul>`
+    })
     .join('\n')
 }
 
