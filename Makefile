@@ -11,9 +11,15 @@ NODE24_DIR := .tmp/node24
 NODE24 := $(NODE24_DIR)/node_modules/node/bin/node
 TSX := node_modules/.bin/tsx
 VITEST := node_modules/vitest/vitest.mjs
+# The API reference renderers: installed on demand by `make docs` only (not by `make install`),
+# pinned, with install scripts off (@asyncapi/cli's postinstall edits ~/.bashrc). docs/reference.md
+ASYNCAPI_CLI_VERSION := 4.1.1
+ASYNCAPI_TEMPLATE_VERSION := 3.5.6
+REDOCLY_CLI_VERSION := 2.77.0
+DOCS_NPM := npm install --no-save --no-package-lock --no-audit --no-fund --ignore-scripts
 
 .PHONY: help install install-dev system-deps build check-packages generate check-generated specs-refresh lint-specs typecheck \
-        test test-node20 test-node24 test-deps serve bench clean lint format
+        test test-node20 test-node24 test-deps serve bench clean lint format docs docs-tools check-docs
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -61,6 +67,26 @@ generate: install-dev ## specs/ -> generated/ (offline, deterministic)
 check-generated: install-dev ## fail if generated/ differs from what specs/ generate
 	$(TSX) specs/codegen/generate.ts --check
 
+check-docs: install-dev ## fail if docs/reference/ is stale against specs/ or edited by hand (needs no renderer)
+	$(TSX) scripts/docs-reference/build.ts --check
+
+.tmp/asyncapi-cli/.v$(ASYNCAPI_CLI_VERSION):
+	rm -rf .tmp/asyncapi-cli && $(DOCS_NPM) --prefix .tmp/asyncapi-cli @asyncapi/cli@$(ASYNCAPI_CLI_VERSION)
+	@touch $@
+
+.tmp/asyncapi-template/.v$(ASYNCAPI_TEMPLATE_VERSION):
+	rm -rf .tmp/asyncapi-template && $(DOCS_NPM) --prefix .tmp/asyncapi-template @asyncapi/html-template@$(ASYNCAPI_TEMPLATE_VERSION)
+	@touch $@
+
+.tmp/redocly-cli/.v$(REDOCLY_CLI_VERSION):
+	rm -rf .tmp/redocly-cli && $(DOCS_NPM) --prefix .tmp/redocly-cli @redocly/cli@$(REDOCLY_CLI_VERSION)
+	@touch $@
+
+docs-tools: .tmp/asyncapi-cli/.v$(ASYNCAPI_CLI_VERSION) .tmp/asyncapi-template/.v$(ASYNCAPI_TEMPLATE_VERSION) .tmp/redocly-cli/.v$(REDOCLY_CLI_VERSION) ## install the reference renderers into .tmp/ (on demand; ~1.7 GB; install scripts off)
+
+docs: install-dev docs-tools ## render docs/reference/ (served at /docs) from specs/: AsyncAPI, OpenAPI (Redocly), OpenRPC
+	$(TSX) scripts/docs-reference/build.ts
+
 specs-refresh: install-dev ## re-vendor the ACP v1 schema from @agentclientprotocol/sdk and re-assemble its OpenRPC
 	$(TSX) specs/codegen/refresh-acp.ts
 
@@ -87,7 +113,7 @@ test-node20: install-dev test-deps build ## the whole suite on this machine's No
 test-node24: install-dev test-deps build $(NODE24) ## the whole suite on Node 24 LTS (npm package `node`)
 	$(NODE24) $(VITEST) run
 
-test: install-dev test-deps build check-generated lint-specs typecheck lint check-packages $(NODE24) ## every check (specs, types, format, lint), the packages' check, then the suite on Node 20 and Node 24
+test: install-dev test-deps build check-generated check-docs lint-specs typecheck lint check-packages $(NODE24) ## every check (specs, reference pages, types, format, lint), the packages' check, then the suite on Node 20 and Node 24
 	node scripts/test-matrix.mjs node $(NODE24)
 
 serve: install build ## run `chimera otter serve` on 127.0.0.1:5173 with the offline model

@@ -44,10 +44,11 @@ describe('SeedAcpClient: the seed dialect, typed from its OpenRPC', () => {
     open.push(seed)
     const init = await seed.call('initialize', {})
     expect(init).toMatchObject({ protocolVersion: '0.2', serverInfo: { name: 'ferret-acp' }, capabilities: { sandbox: true, bridge: true } })
-    // No such session: method not found until the ACP session methods land, then the seed's errors.
+    // The session methods are served: an unknown session is the seed's SessionNotFound (docs/client.md).
     const err = await seed.call('session/load', { sessionId: 'ferret-no-such-session' }).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(AcpRemoteError)
-    expect([-32601, -32000, -32602]).toContain((err as AcpRemoteError).code)
+    expect((err as AcpRemoteError).code).toBe(-32000)
+    expect((err as AcpRemoteError).data).toMatchObject({ name: 'SessionNotFound' })
     open.splice(open.indexOf(seed), 1)
     expect(await seed.close()).toBe(0)
   })

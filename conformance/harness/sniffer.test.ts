@@ -284,6 +284,14 @@ describe('HttpSniffer', () => {
     expect(problems(s.violations)).toEqual(['no spec operation for GET /admin, yet status 200'])
   })
 
+  it('leaves the pages for people alone (/ to the console, /ui, /docs) but not look-alike paths', () => {
+    const s = new HttpSniffer()
+    s.exchange(exchange({ path: '/', status: 302, contentType: null, body: undefined }))
+    s.exchange(exchange({ path: '/docs/http.html', status: 200, contentType: 'text/html; charset=utf-8', body: '<!DOCTYPE html>' }))
+    s.exchange(exchange({ path: '/uix', status: 200, body: { error: 'x' } }))
+    expect(problems(s.violations)).toEqual(['no spec operation for GET /uix, yet status 200'])
+  })
+
   it('flags a bad request body unless marked invalid', () => {
     const x = exchange({ method: 'POST', path: '/sessions', requestBody: { prompt: 42, unknown: true }, status: 400, body: { error: 'bad_request' } })
     const flagged = new HttpSniffer()

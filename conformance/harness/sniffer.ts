@@ -159,6 +159,9 @@ export interface HttpExchange {
   body: unknown
 }
 
+/** `/` (a redirect to `/ui`), `/ui…` and `/docs…`: server/http/ui.ts and server/http/docs.ts. */
+const BROWSER_PAGES = /^\/(?:$|ui(?:\/|$)|docs(?:\/|$))/
+
 export class HttpSniffer extends Sniffer {
   frame(): void {
     throw new Error('HttpSniffer checks whole exchanges: use exchange()')
@@ -167,6 +170,8 @@ export class HttpSniffer extends Sniffer {
   exchange(x: HttpExchange, opts: { invalid?: boolean } = {}): void {
     const pathname = new URL(x.path, 'http://x').pathname
     if (x.method === 'OPTIONS' && x.status === 204) return // CORS preflight: transport plumbing, outside the API contract
+    // The pages for people beside the API (the console, the reference, `/` leading to the console): outside the API document.
+    if (BROWSER_PAGES.test(pathname) && (x.method === 'GET' || x.method === 'HEAD') && x.status < 400) return
     const op = findOperation(x.method, pathname)
     if (!op) {
       if (x.status !== 404 && x.status !== 405) this.flag('out', x, `no spec operation for ${x.method} ${pathname}, yet status ${x.status}`, `${SPEC_FILES.http} paths`)

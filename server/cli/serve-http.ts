@@ -149,6 +149,7 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
   const host = o.host.includes(':') && !o.host.startsWith('[') ? `[${o.host}]` : o.host
   const url = `${https ? 'https' : 'http'}://${host}:${port}`
   o.logger.info(`chimera ${o.agent} serve: listening on ${url}${o.token ? ' (bearer auth on)' : ''}`)
+  o.logger.info(`web console: ${url}/ui · API reference: ${url}/docs`)
   o.onListening?.(url)
   await new Promise<void>((resolve) => {
     const stop = async (): Promise<void> => {

@@ -17,6 +17,7 @@ import type { SessionTokens } from './session-tokens.ts'
 import { readJsonBody } from './body.ts'
 import { HttpError, errorResponse } from './errors.ts'
 import { checkHost, corsHeaders, preflight, type GuardOptions } from './guard.ts'
+import { mountDocs } from './docs.ts'
 import { mountUi } from './ui.ts'
 
 type Ops = typeof httpOperations
@@ -168,6 +169,8 @@ export function createHttpApp(opts: HttpAppOptions): H3 {
   }
   // The web console's static files (server/http/ui.ts).
   mountUi(app, guard, opts.logger)
+  // The API reference at /docs and `GET /` → /ui (server/http/docs.ts).
+  mountDocs(app, guard, opts.logger)
   app.all('/**', (event) => {
     try {
       checkHost(event.req as Request, guard)

@@ -5,5 +5,5 @@
  */
 export { RpcServer, RpcCommandError, type RpcHandlers, type RpcContext, type RpcServerOptions, type Command } from './rpc-server.ts'
 export { createRpcHandlers } from './handlers.ts'
-export { runRpc, type RpcMainOptions } from './run-rpc.ts'
+export { EventPump, runRpc, type RpcMainOptions } from './run-rpc.ts'
 export { toRpcMessages } from './event-map.ts'

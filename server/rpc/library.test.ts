@@ -8,7 +8,8 @@ import { tempDirs } from '../../conformance/harness/temp-dirs.ts'
 import { PassThrough } from 'node:stream'
 import { afterEach, describe, expect, it } from 'vitest'
 import { noopLogger } from '../log.ts'
-import { RpcServer, runRpc, type RpcHandlers } from './index.ts'
+import { SessionManager } from '../core/manager.ts'
+import { EventPump, RpcServer, createRpcHandlers, runRpc, type RpcHandlers } from './index.ts'
 
 const temp = tempDirs()
 const tmp = (prefix: string) => temp.make(prefix)
@@ -74,5 +75,28 @@ describe('runRpc', () => {
     expect(files.length).toBe(session.lastSeq)
     expect(files.at(-1)).toMatch(/^event-\d{6}-(agent_result|approval_changed)\.json$/)
     expect(files.some((f) => f.endsWith('-agent_result.json'))).toBe(true)
+  })
+})
+
+describe('the two halves (docs/rpc.md "As a library")', () => {
+  it('with an EventPump, a prompt streams its events before its acknowledgement', async () => {
+    const input = new PassThrough()
+    const output = new PassThrough()
+    const lines = collect(output)
+    const manager = new SessionManager({ agent: 'otter', cwd: tmp('rpc-ws-'), home: tmp('rpc-home-'), logger: noopLogger })
+    const mine = await manager.create()
+    const server = new RpcServer({ input, output, logger: noopLogger })
+    const pump = new EventPump(mine, server, noopLogger)
+    server.setHandlers({ ...createRpcHandlers(mine, (seq) => pump.delivered(seq)) })
+    const done = server.run()
+    input.end('{"type":"prompt","id":"p","message":"!say two halves"}\n')
+    await done
+    await mine.idle()
+    await pump.delivered(mine.lastSeq)
+    await pump.stop()
+    const all = lines()
+    const ack = all.findIndex((l) => l.type === 'response')
+    expect(all.slice(0, ack)).toContainEqual({ type: 'message', role: 'assistant', content: 'two halves', done: true })
+    expect(all[ack]).toEqual({ type: 'response', command: 'prompt', id: 'p', success: true, error: '' })
   })
 })

@@ -55,8 +55,12 @@ export async function runRpc(o: RpcMainOptions): Promise<Session> {
   return session
 }
 
-/** Writes the session's events to the wire in order, one at a time, and tells how far it got. */
-class EventPump {
+/**
+ * Writes the session's events to the wire in order, one at a time, and tells how far it got
+ * (`delivered`, which createRpcHandlers takes so a prompt's acknowledgement follows its events).
+ * Only what happens after it is made is written.
+ */
+export class EventPump {
   readonly #stop = new AbortController()
   readonly #done: Promise<void>
   #written: number
