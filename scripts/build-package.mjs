@@ -1,11 +1,13 @@
 // Builds the npm packages' own dist/ folders (run by each package's `prepack`, and for all three
 // by scripts/build.mjs): `node scripts/build-package.mjs [client] [conformance] [server]`.
-//   server/dist       the `chimera` CLI (every dependency bundled but ripgrep's binary) and dist/ui
+//   server/dist       the `chimera` CLI (every dependency bundled but ripgrep's binary), dist/ui and
+//                     dist/docs (the API reference pages of docs/reference/)
 //   conformance/dist  the kit's two bins (`chimera-conformance`, `chimera-model-double`)
 //   client/dist       the SDK's entries (index.js, node.js, msw.js; dependencies left to the
 //                     consumer) and their declarations, bundled by rollup-plugin-dts with the
 //                     generated types inlined, so nothing in them points outside the package
 //                     (decision 0201); `--no-types` skips them (the checkout's fast build).
+import { cpSync } from 'node:fs'
 import { join } from 'node:path'
 import { CLI_ENTRY, DOUBLE_ENTRY, KIT_ENTRY, buildClient, buildNode, buildUi, clean, root } from './bundles.mjs'
 
@@ -27,6 +29,8 @@ export async function buildPackage(name, { types = true } = {}) {
   if (name === 'server') {
     await buildNode(CLI_ENTRY, dist)
     await buildUi(join(dist, 'ui'))
+    // The API reference pages (`/docs`), rendered into docs/reference/ by `make docs`.
+    cpSync(join(root, 'docs', 'reference'), join(dist, 'docs'), { recursive: true })
   } else if (name === 'conformance') {
     await buildNode({ ...KIT_ENTRY, ...DOUBLE_ENTRY }, dist)
   } else if (name === 'client') {

@@ -8,7 +8,7 @@
 //           esbuild browser bundle of the entry imports no Node module and is at most 10 KB gzipped;
 //   cli     `npm install -g --prefix <tmp>` puts `chimera` on PATH, and from another directory
 //           `chimera --version`, `chimera ferret serve` (answers initialize) and
-//           `chimera otter serve` (answers /health, serves /ui) work;
+//           `chimera otter serve` (answers /health, serves /ui and /docs) work;
 //   kit     `npx chimera-conformance --acp "chimera ferret serve" --only 'core.prompt.*'` passes.
 // Prints each package's tarball size and file count, installed dependencies and size, the bundle
 // size and the time of the global install. Exit 1 on any failure.
@@ -161,6 +161,7 @@ try {
       child.answered = true
       const r = await fetch(`${url}/health`).then(async (res) => ({ status: res.status, body: await res.json() }), (e) => ({ status: 0, body: String(e) }))
       r.ui = await fetch(`${url}/ui/app.js`).then((res) => res.status, () => 0)
+      r.docs = await fetch(`${url}/docs/http.html`).then((res) => res.status, () => 0)
       child.kill('SIGTERM')
       resolve(r)
     })
@@ -171,6 +172,7 @@ try {
   })
   check(health.status === 200 && health.body?.version === version, `chimera otter serve answers /health (${health.status})`)
   check(health.ui === 200, `chimera otter serve serves the web console from the package (/ui/app.js: ${health.ui})`)
+  check(health.docs === 200, `chimera otter serve serves the API reference from the package (/docs/http.html: ${health.docs})`)
 
   // 4. The kit, run with npx from its project against the CLI on PATH.
   const kit = project('kit')

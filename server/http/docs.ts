@@ -7,7 +7,7 @@
  * forms) plus the hashes of that page's inline scripts and styles, so the renderers'
  * single-file pages run while the console's policy stays as strict as it is.
  */
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { H3 } from 'h3'
 import type { Logger } from '../log.ts'
@@ -20,10 +20,15 @@ interface Page {
   csp: string
 }
 
-/** docs/reference/ of the package this module belongs to (beside dist/ui/). */
+/**
+ * The API reference pages: `dist/docs/` beside `dist/ui/` in the installed package (the package
+ * build copies them there), else `docs/reference/` of the checkout the build belongs to.
+ */
 export function docsDirectory(): string | undefined {
   const ui = uiDirectory()
-  return ui ? resolve(ui, '..', '..', 'docs', 'reference') : undefined
+  if (!ui) return undefined
+  const packaged = resolve(ui, '..', 'docs')
+  return existsSync(join(packaged, 'manifest.json')) ? packaged : resolve(ui, '..', '..', 'docs', 'reference')
 }
 
 const NOT_BUILT = 'the API reference is not in this installation: run `make docs`'
