@@ -136,7 +136,7 @@ export class AcpV1Adapter implements Adapter {
   }
 
   async #initialize(): Promise<void> {
-    const r = await this.#peer.request('initialize', { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: this.#ctx.clientFs === true, writeTextFile: this.#ctx.clientFs === true }, terminal: false }, clientInfo: { name: 'chimera-conformance', version: '1' } }, this.#ctx.timeoutMs)
+    const r = await this.#peer.request('initialize', { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: this.#ctx.clientFs === true, writeTextFile: this.#ctx.clientFs === true }, terminal: false }, clientInfo: { name: 'chimera-conformance', version: '1' } }, this.#ctx.timeoutMs + this.#ctx.startupGraceMs)
     if (r.error) throw new Error(`initialize failed: ${JSON.stringify(r.error)}`)
     if (r.result?.protocolVersion !== 1) throw new Error(`initialize answered protocolVersion ${JSON.stringify(r.result?.protocolVersion)}, not 1`)
     const caps = r.result?.agentCapabilities ?? {}
@@ -208,6 +208,10 @@ export class AcpV1Adapter implements Adapter {
 
   violations(): KitViolation[] {
     return [...this.#peer.arm.violations().map((v) => toKitViolation('acp-v1', v)), ...this.#extra]
+  }
+
+  agent(): { name: string; version: string } | undefined {
+    return this.#peer.arm.agentInfo
   }
 
   transcript(): string[] {

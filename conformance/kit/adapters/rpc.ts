@@ -106,6 +106,10 @@ export class RpcAdapter implements Adapter {
     return this.#peer.arm.violations().map((v) => toKitViolation('rpc', v))
   }
 
+  agent(): { name: string; version: string } | undefined {
+    return this.#peer.arm.agentInfo
+  }
+
   transcript(): string[] {
     return this.#peer.transcript()
   }
