@@ -12,7 +12,8 @@ import { loadCorpus, parseCorpusFile } from './corpus/load.ts'
 import { parseScenario } from './corpus/scenario.ts'
 import { corpusDirs } from './paths.ts'
 import { execute } from './cli/execute.ts'
-import { expectedFor, loadExpectedFailures } from './run/expected.ts'
+import { expectedFor, listProblems, loadExpectedFailures } from './run/expected.ts'
+import { VIOLATION_RULES } from './run/violations.ts'
 import type { Result } from './run/runner.ts'
 import { resultLine, summaryText } from './report/console.ts'
 import { junitReport } from './report/junit.ts'
@@ -95,6 +96,15 @@ describe('expected failures', () => {
     expect(() => loadExpectedFailures(bad)).toThrow(/failures\.0\.failure/)
     writeFileSync(bad, JSON.stringify({ failures: [{ id: 'x.y', failure: '(', reason: 'r' }] }))
     expect(() => loadExpectedFailures(bad)).toThrow(/failures\.0\.failure: a regular expression/)
+  })
+  it('every shipped expected-failures list loads, and each entry names a requirement of the corpus on its transport (no list problems)', () => {
+    const all = loadCorpus(corpusDirs())
+    const known = new Map(all.map((e) => [e.id, e.transports]))
+    for (const name of ['chimera', 'codex-acp', 'opencode']) {
+      const list = loadExpectedFailures(join(corpusDirs()[0]!, '..', 'profiles', `${name}.expected-failures.json`))
+      expect(list.length).toBeGreaterThan(0)
+      expect(listProblems(list, known, VIOLATION_RULES, []).map((p) => `${name}: ${p.entry.id}: ${p.problem}`)).toEqual([])
+    }
   })
   it('exit code by level: MUST failures fail the run, SHOULD/MAY only with --fail-on; violations are MUST; stale and list problems always', () => {
     expect(exitCodeOf([result({}), result({ status: 'skip' }), result({ status: 'xfail' })])).toBe(0)
