@@ -21,7 +21,7 @@ export class RpcAdapter implements Adapter {
   readonly #seen = new Set<string>()
   readonly #prompts = new Set<string>()
   readonly #extra: KitViolation[] = []
-  /** Text streamed (`done: false`) since the last complete message (`done: true`). */
+  /** Text streamed (`done: false`) in this turn since the last complete message (`done: true`). */
   #unfinished = ''
   #n = 0
   #opened = false
@@ -44,7 +44,10 @@ export class RpcAdapter implements Adapter {
     switch (m.type) {
       case 'message':
         if (m.done === true) {
-          if (this.#unfinished && String(m.content) !== this.#unfinished) this.#flagFinal(m, `the complete message ${JSON.stringify(String(m.content).slice(0, 200))} is not the text streamed before it (${JSON.stringify(this.#unfinished.slice(0, 200))})`)
+          // The turn's last assistant message, complete: what the last chunks streamed (a turn with
+          // tool calls streams text before them that is not part of it).
+          const content = String(m.content)
+          if (this.#unfinished && (!content || !this.#unfinished.endsWith(content))) this.#flagFinal(m, `the complete message ${JSON.stringify(content.slice(0, 200))} is not the end of the text streamed before it (${JSON.stringify(this.#unfinished.slice(-200))})`)
           this.#unfinished = ''
           return this.#emit({ ...base, kind: 'text_final', text: String(m.content) })
         }
