@@ -67,6 +67,9 @@ const ROWS: Row[] = [
   { name: '$absent matches a missing key', pattern: { a: 1, b: { $absent: true } }, actual: { a: 1 } },
   { name: '$absent fails on a present key, even one holding null', pattern: { b: { $absent: true } }, actual: { b: null }, fails: ['$.b'], reason: /expected no "b"/ },
   { name: '$absent fails on a present nested key at its path', pattern: { r: { error: { $absent: true } } }, actual: { r: { error: { code: 1 } } }, fails: ['$.r.error'] },
+  { name: 'an object demanding only absence holds when the object itself is missing', pattern: { caps: { session: { delete: { $absent: true } } } }, actual: { caps: {} } },
+  { name: 'an object demanding absence still fails on a present member', pattern: { caps: { session: { delete: { $absent: true } } } }, actual: { caps: { session: { delete: {} } } }, fails: ['$.caps.session.delete'] },
+  { name: 'an object demanding absence and a value fails when missing', pattern: { caps: { delete: { $absent: true }, list: {} } }, actual: {}, fails: ['$.caps'], reason: /missing/ },
 
   // ---------------------------------------------------------------- $type
   { name: '$type string', pattern: { $type: 'string' }, actual: '' },

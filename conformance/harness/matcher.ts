@@ -9,7 +9,8 @@
  *   e.g. a cancelled request answered normally or with -32800); captures come from the first
  *   alternative that matches.
  * - Operators (an object with one `$` key):
- *   `{"$any": true}` any present value; `{"$absent": true}` the key must be missing;
+ *   `{"$any": true}` any present value; `{"$absent": true}` the key must be missing (an object
+ *   pattern holding only `$absent` members also holds when the object itself is missing);
  *   `{"$type": "string"|"number"|"integer"|"boolean"|"object"|"array"|"null"}`;
  *   `{"$regex": "…"}` a string matching the pattern;
  *   `{"$capture": "name"}` any value, remembered as `name` (a second capture must be equal);
@@ -91,6 +92,9 @@ export function match(pattern: unknown, actual: unknown, vars: Vars = new Map(),
         continue
       }
       if (!(k in actual)) {
+        // A pattern that only demands absence below this key holds when the key itself is missing
+        // (an optional capability object left out entirely has none of its members).
+        if (demandsOnlyAbsence(p)) continue
         out.push({ path: `${path}.${k}`, reason: 'missing' })
         continue
       }
@@ -105,6 +109,14 @@ export function match(pattern: unknown, actual: unknown, vars: Vars = new Map(),
   }
   const want = substitute(pattern, vars)
   return deepEqual(want, actual) ? [] : [{ path, reason: `expected ${show(want)}, got ${show(actual)}` }]
+}
+
+/** True for `{"$absent": true}` and objects whose every member pattern is (recursively) that. */
+function demandsOnlyAbsence(p: unknown): boolean {
+  if (!isPlainObject(p)) return false
+  const keys = Object.keys(p)
+  if (keys.length === 1 && keys[0] === '$absent') return true
+  return keys.length > 0 && !keys.some((k) => k.startsWith('$')) && keys.every((k) => demandsOnlyAbsence(p[k]))
 }
 
 function operator(op: string, arg: unknown, actual: unknown, vars: Vars, path: string): Mismatch[] {

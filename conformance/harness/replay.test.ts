@@ -8,8 +8,9 @@
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { parseTranscript } from './transcript.ts'
-import { rawBytes, replay, ReplayError } from './replay.ts'
-import type { StdioTarget } from './arms/stdio.ts'
+import { rawBytes, replay, replaySteps, ReplayError } from './replay.ts'
+import { StdioArm, type StdioTarget } from './arms/stdio.ts'
+import { AcpSniffer } from './sniffer.ts'
 
 const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url))
 const ECHO: StdioTarget = { command: [process.execPath, fixture('echo-agent.mjs')] }
@@ -119,6 +120,55 @@ describe('replay fails when it should', () => {
       { expect: { status: 200 } },
     )
     await expect(replay(t, 'http-inprocess')).resolves.toBeInstanceOf(Map)
+  })
+})
+
+describe('conditional steps, other requirements and waits', () => {
+  /** Replays `t` on the echo peer the way the kit does (an arm it started, options given). */
+  async function kitReplay(t: ReturnType<typeof transcript>, o: Parameters<typeof replaySteps>[4]): Promise<Map<string, unknown>> {
+    const arm = new StdioArm(ECHO, t.header.launch ?? [], new AcpSniffer())
+    const vars = new Map<string, unknown>()
+    try {
+      await replaySteps(t, arm, 'stdio', vars, o)
+    } finally {
+      await arm.dispose()
+    }
+    return vars
+  }
+
+  it('a step runs only when its `when` patterns match the captured values (and keeps their captures)', async () => {
+    const t = transcript(
+      'inline/when.jsonl',
+      ACP,
+      { send: INIT },
+      { expect: { id: 1, result: { $capture: 'init' } } },
+      { when: { init: { authMethods: { $contains: [{ id: { $capture: 'authId' } }] } } }, expect: { never: 'sent' } },
+      { when: { init: { agentCapabilities: { auth: { logout: { $absent: true } } } } }, send: { jsonrpc: '2.0', id: 2, method: 'x', params: { v: '${init}' } } },
+      { when: { init: { protocolVersion: { $capture: 'pv' } } }, expect: { id: 2, result: { protocolVersion: '${pv}' } } },
+    )
+    const vars = await kitReplay(t, {})
+    expect(vars.get('pv')).toBe(1)
+    expect(vars.has('authId')).toBe(false)
+  })
+
+  it('a `when` naming a value never captured skips the step', async () => {
+    const t = transcript('inline/when-unset.jsonl', ACP, { when: { nothing: { $any: true } }, expect: { id: 9 } })
+    await expect(kitReplay(t, {})).resolves.toBeInstanceOf(Map)
+  })
+
+  it('steps of another requirement run in the harness but the kit leaves them out', async () => {
+    const t = transcript('inline/other.jsonl', { ...ACP, id: 'acp.x.main', launch: ['3'] }, { closeInput: true, requirement: 'acp.x.exit' }, { expectExit: 0, requirement: 'acp.x.exit', within: 2000 })
+    await expect(kitReplay(t, { ownRequirementOnly: true })).resolves.toBeInstanceOf(Map)
+    const err = await rejection(replay(t, 'stdio', ECHO))
+    expect(err.message).toMatch(/expected exit code 0, got 3$/)
+  })
+
+  it("the run's wait overrides a shorter `within`, and the first answer gets the start-up grace", async () => {
+    const t = transcript('inline/waits.jsonl', ACP, { expect: { id: 1 }, within: 100 }, { expect: { id: 2 }, within: 100 })
+    const started = Date.now()
+    const err = await rejection(kitReplay(t, { waitMs: 400, startupGraceMs: 300 }))
+    expect(err.message).toMatch(/^inline\/waits\.jsonl:2: expected \{"id":1\}, but nothing arrived within 400 ms/)
+    expect(Date.now() - started).toBeGreaterThanOrEqual(650)
   })
 })
 

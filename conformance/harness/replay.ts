@@ -66,7 +66,48 @@ function makeWorkspace(files: Record<string, string>): string {
 
 const where = (t: Transcript, s: Step): string => `${t.file}:${s.line ?? '?'}`
 
-async function runStep(t: Transcript, arm: Arm, step: Step, vars: Vars): Promise<void> {
+/** How a replay waits (the conformance kit's `--timeout` and start-up grace; the harness's defaults). */
+export interface ReplayOptions {
+  /** An `expect`'s wait, and the least any step waits for an answer (default DEFAULT_WAIT_MS). */
+  waitMs?: number
+  /** Extra wait for the peer's first answer (a freshly started process may take a while). */
+  startupGraceMs?: number
+  /** Leave out steps that check another requirement (`"requirement"`): the kit reports each requirement alone. */
+  ownRequirementOnly?: boolean
+}
+
+/** Per replay: waits as the options say, and the start-up grace until the first answer came. */
+class Waits {
+  #answered = false
+  readonly #o: ReplayOptions
+  constructor(o: ReplayOptions) {
+    this.#o = o
+  }
+  /** A step's wait: its own `within` (when given), never less than the run's wait. */
+  of(within: number | undefined): number {
+    const base = this.#o.waitMs ?? DEFAULT_WAIT_MS
+    return within === undefined ? base : this.#o.waitMs === undefined ? within : Math.max(within, base)
+  }
+  /** The next item, with the start-up grace added until the peer has answered once. */
+  async next(arm: Arm, ms: number): Promise<unknown> {
+    const got = await arm.next(this.#answered ? ms : ms + (this.#o.startupGraceMs ?? 0))
+    if (got !== undefined) this.#answered = true
+    return got
+  }
+}
+
+/** A step's `when`: every named capture matches its pattern (captures in the patterns are kept). */
+function applies(step: Step, vars: Vars): boolean {
+  if (!('when' in step) || !step.when) return true
+  const trial = new Map(vars)
+  for (const [name, pattern] of Object.entries(step.when)) {
+    if (!trial.has(name) || match(pattern, trial.get(name), trial).length) return false
+  }
+  for (const [k, v] of trial) vars.set(k, v)
+  return true
+}
+
+async function runStep(t: Transcript, arm: Arm, step: Step, vars: Vars, w: Waits): Promise<void> {
   if ('send' in step) return arm.send(substitute(step.send, vars), { invalid: step.invalid })
   if ('sendRaw' in step) {
     const raw = step.sendRaw
@@ -74,10 +115,11 @@ async function runStep(t: Transcript, arm: Arm, step: Step, vars: Vars): Promise
     return arm.sendRaw(bytes, step.chunks)
   }
   if ('expect' in step) {
-    const deadline = Date.now() + (step.within ?? DEFAULT_WAIT_MS)
+    const wait = w.of(step.within)
+    const deadline = Date.now() + wait
     for (let skipped = 0; ; skipped++) {
-      const got = await arm.next(Math.max(1, deadline - Date.now()))
-      if (got === undefined) throw new ReplayError(`${where(t, step)}: expected ${JSON.stringify(step.expect)}, but nothing ${skipped ? 'matching ' : ''}arrived within ${step.within ?? DEFAULT_WAIT_MS} ms${skipped ? ` (${skipped} skipped)` : ''}`)
+      const got = await w.next(arm, Math.max(1, deadline - Date.now()))
+      if (got === undefined) throw new ReplayError(`${where(t, step)}: expected ${JSON.stringify(step.expect)}, but nothing ${skipped ? 'matching ' : ''}arrived within ${wait} ms${skipped ? ` (${skipped} skipped)` : ''}`)
       const trial = new Map(vars)
       const ms = match(step.expect, got, trial)
       if (!ms.length) {
@@ -90,8 +132,8 @@ async function runStep(t: Transcript, arm: Arm, step: Step, vars: Vars): Promise
   if ('expectUnordered' in step) {
     const left = [...step.expectUnordered]
     while (left.length) {
-      const got = await arm.next(step.within ?? DEFAULT_WAIT_MS)
-      if (got === undefined) throw new ReplayError(`${where(t, step)}: expected ${left.length} more item(s) matching ${JSON.stringify(left)}, but nothing arrived`)
+      const got = await w.next(arm, w.of(step.within))
+      if (got === undefined) throw new ReplayError(`${where(t, step)}: expected ${left.length} more item(s) matching ${JSON.stringify(left)}, but nothing arrived within ${w.of(step.within)} ms`)
       const i = left.findIndex((p) => match(p, got, new Map(vars)).length === 0)
       if (i === -1) throw new ReplayError(`${where(t, step)}: received ${JSON.stringify(got).slice(0, 600)}, which matches none of ${JSON.stringify(left).slice(0, 600)}`)
       match(left[i], got, vars)
@@ -114,16 +156,20 @@ async function runStep(t: Transcript, arm: Arm, step: Step, vars: Vars): Promise
     return arm.closeInput()
   }
   if ('expectExit' in step) {
-    const code = await arm.exitCode?.(step.within ?? DEFAULT_WAIT_MS)
-    if (code !== step.expectExit) throw new ReplayError(`${where(t, step)}: expected exit code ${step.expectExit}, got ${code === undefined ? 'no exit' : code}`)
+    const wait = w.of(step.within)
+    const code = await arm.exitCode?.(wait)
+    if (code !== step.expectExit) throw new ReplayError(`${where(t, step)}: expected exit code ${step.expectExit}, got ${code === undefined ? `no exit within ${wait} ms` : code}`)
   }
 }
 
 /** Run `t`'s steps on an arm someone else started (the conformance kit's targets); throws ReplayError on a mismatch. */
-export async function replaySteps(t: Transcript, arm: Arm, armName: ArmName, vars: Vars): Promise<void> {
+export async function replaySteps(t: Transcript, arm: Arm, armName: ArmName, vars: Vars, o: ReplayOptions = {}): Promise<void> {
+  const w = new Waits(o)
   for (const step of t.steps) {
     if ('arms' in step && step.arms && !step.arms.includes(armName)) continue
-    await runStep(t, arm, step, vars)
+    if (o.ownRequirementOnly && 'requirement' in step && step.requirement && step.requirement !== t.header.id) continue
+    if (!applies(step, vars)) continue
+    await runStep(t, arm, step, vars, w)
   }
 }
 

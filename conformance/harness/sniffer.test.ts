@@ -68,9 +68,25 @@ describe('AcpSniffer', () => {
     expect(problems(s.violations)).toEqual(['agent sent fs/delete_everything, which its dialect does not define'])
   })
 
-  it('flags an error with an undeclared code (-31999) for initialize', () => {
+  it("v1: accepts any integer error code, as the official schema's ErrorCode does (401, -31999)", () => {
     const s = new AcpSniffer()
     s.frame('in', v1Init(3))
+    s.frame('out', { jsonrpc: '2.0', id: 3, error: { code: -31999, message: 'nope' } })
+    s.frame('in', { jsonrpc: '2.0', id: 4, method: 'session/list', params: {} })
+    s.frame('out', { jsonrpc: '2.0', id: 4, error: { code: 401, message: 'Unauthorized' } })
+    expect(s.violations).toEqual([])
+  })
+
+  it('v1: flags an error code that is not an integer against the schema (code 1.5)', () => {
+    const s = v1()
+    s.frame('in', { jsonrpc: '2.0', id: 4, method: 'session/list', params: {} })
+    s.frame('out', { jsonrpc: '2.0', id: 4, error: { code: 1.5, message: 'x' } })
+    expect(problems(s.violations)).toEqual(['error is not {code:int, message:string}'])
+  })
+
+  it('seed dialects: flags an error with a code the method does not declare (-31999)', () => {
+    const s = new AcpSniffer()
+    s.frame('in', { jsonrpc: '2.0', id: 3, method: 'initialize', params: { protocolVersion: '2025-01-01', clientCapabilities: {} } })
     s.frame('out', { jsonrpc: '2.0', id: 3, error: { code: -31999, message: 'nope' } })
     expect(problems(s.violations)).toEqual(['error code -31999 is not declared for initialize'])
   })

@@ -3,7 +3,8 @@
  * and records violations. It knows each surface's contract only through generated/ tables:
  * - ACP: the dialect is read off `initialize` (integer protocolVersion 1 → v1 table, else the
  *   seed table); requests, notifications and results are checked against the method table,
- *   error responses for shape and for a code the method (or JSON-RPC itself) declares;
+ *   error responses against the official schema's Error (v1: any integer code) or, in the seed
+ *   dialects, for a code the method (or JSON-RPC itself) declares;
  * - RPC: commands by `type`, outbound messages by their `type` (RpcResponse/StateResponse also
  *   by shape);
  * - HTTP: request bodies and JSON responses per operation and status (or `default`);
@@ -12,6 +13,7 @@
  */
 import type { ZodType } from 'zod'
 import { acpV1Methods } from '../../generated/acp/v1-methods.gen.ts'
+import { ErrorSchema as AcpV1ErrorSchema } from '../../generated/acp/v1-schema.gen.ts'
 import { negotiate } from '../../server/acp/dialect.ts'
 import { acpSeedMethods } from '../../generated/acp/seed.gen.ts'
 import { rpcCommands, rpcOutbound } from '../../generated/rpc/jsonl.gen.ts'
@@ -29,6 +31,7 @@ export interface Violation {
 /** The contract files the generated tables come from (for violation reports). */
 export const SPEC_FILES = {
   acpV1: 'specs/openrpc/acp-v1.openrpc.json',
+  acpV1Schema: 'specs/vendor/acp/schema.v1.json',
   acpSeed: 'specs/openrpc/acp-seed.openrpc.yaml',
   rpc: 'specs/asyncapi/rpc.asyncapi.yaml',
   http: 'specs/openapi/chimera.openapi.yaml',
@@ -105,6 +108,13 @@ export class AcpSniffer extends Sniffer {
     if ('error' in m) {
       const e = m.error
       if (!isObj(e) || !Number.isInteger(e.code) || typeof e.message !== 'string') return this.flag(dir, m, 'error is not {code:int, message:string}', 'JSON-RPC 2.0 §5.1 (error object)')
+      // ACP v1: the official schema's Error, whose ErrorCode admits any integer besides the
+      // predefined codes ("Other undefined error code"); the seed dialects declare theirs per method.
+      if (this.dialect === 'acp-v1') {
+        const bad = issues(AcpV1ErrorSchema, e)
+        if (bad) this.flag(dir, m, `error of ${method ?? 'this message'}: ${bad}`, `${SPEC_FILES.acpV1Schema} $defs.Error`)
+        return
+      }
       const spec = method ? this.#spec(method) : undefined
       const allowed = [...JSONRPC_CODES, ...(spec?.errors ?? [])]
       if (!allowed.includes(e.code)) this.flag(dir, m, `error code ${e.code} is not declared for ${method ?? 'this message'}`, this.#at(method))

@@ -16,7 +16,8 @@
  * Stdio steps may end with `closeInput` and `expectExit` (the exit code).
  * `expectUnordered` takes N patterns that the next N items match in any order.
  * A stdio header may ask for a `workspace` (a temp working directory holding `files`).
- * Any step may carry `"arms": [...]` to run only on those arms, and a `"note"`.
+ * Any step may carry `"arms": [...]` to run only on those arms, a `"note"`, a `"when"` (run only
+ * when captured values match patterns) and a `"requirement"` (it checks another requirement).
  */
 import { readFileSync } from 'node:fs'
 import { z } from 'zod'
@@ -70,7 +71,22 @@ const Header = z
   })
   .strict()
 
-const common = { arms: z.array(z.enum(ARMS)).optional(), note: z.string().optional(), line: z.number().optional() }
+const common = {
+  arms: z.array(z.enum(ARMS)).optional(),
+  note: z.string().optional(),
+  line: z.number().optional(),
+  /**
+   * Run the step only when captured values match: `{"caps": {"auth": {"logout": {"$absent": true}}}}`
+   * (name → pattern, see matcher.ts); captures in the patterns are kept. For what the spec makes
+   * depend on what the peer advertised.
+   */
+  when: z.record(z.string(), z.unknown()).optional(),
+  /**
+   * The step checks another requirement than the transcript's own (e.g. the exit when stdin
+   * closes, `acp.stdio.exit-on-end-of-input`): the conformance kit leaves it out of this one.
+   */
+  requirement: z.string().optional(),
+}
 const Step = z.union([
   z.object({ send: z.unknown(), invalid: z.boolean().optional(), ...common }).strict(),
   z.object({

@@ -33,7 +33,7 @@ class Scripted implements Adapter {
   dispose = async () => this.#inbox.close()
 }
 
-const ctx: AdapterContext = { workspace: '/nonexistent', profile: resolveProfile(ProfileSchema.parse({ profile: 1, name: 't', targets: {} }), '/'), timeoutMs: 300 }
+const ctx: AdapterContext = { workspace: '/nonexistent', profile: resolveProfile(ProfileSchema.parse({ profile: 1, name: 't', targets: {} }), '/'), timeoutMs: 300, startupGraceMs: 0 }
 const head = '{"scenario":1,"id":"core.t.t","title":"t","section":"s","transports":["rpc"]}\n'
 const run = async (steps: string, turns: Omit<Observation, 'session'>[][]) => {
   const r = new ScenarioRun(new Scripted(turns), ctx)

@@ -12,11 +12,13 @@ import { loadCorpus, parseCorpusFile } from './corpus/load.ts'
 import { parseScenario } from './corpus/scenario.ts'
 import { corpusDirs } from './paths.ts'
 import { execute } from './cli/execute.ts'
-import { expectedFor, loadExpectedFailures } from './run/expected.ts'
+import { expectedFor, listProblems, loadExpectedFailures } from './run/expected.ts'
+import { VIOLATION_RULES } from './run/violations.ts'
 import type { Result } from './run/runner.ts'
 import { resultLine, summaryText } from './report/console.ts'
 import { junitReport } from './report/junit.ts'
-import { jsonReport } from './report/json.ts'
+import { corpusVersion, jsonReport } from './report/json.ts'
+import { htmlReport } from './report/html.ts'
 import { exitCodeOf } from './report/summary.ts'
 import { UsageError } from '../../server/cli/args.ts'
 
@@ -75,23 +77,47 @@ describe('--only globs', () => {
 const result = (over: Partial<Result>): Result => ({ id: 'core.prompt.text', title: 'A <title> & "quotes"', section: 's', level: 'MUST', surface: 'core', transport: 'rpc', file: 'f.jsonl', status: 'pass', durationMs: 12, violations: [], ...over })
 
 describe('expected failures', () => {
-  it('loads JSON and YAML lists, matches globs per transport, and refuses a malformed file', () => {
+  it('loads JSON and YAML lists, matches exact ids per transport, and refuses a malformed file, a glob or a bad pattern', () => {
     const j = join(tmp, 'x.json')
-    writeFileSync(j, JSON.stringify({ failures: [{ id: 'core.**', transport: 'http', reason: 'routes not merged' }] }))
+    writeFileSync(j, JSON.stringify({ failures: [{ id: 'core.cancel.idle', transport: 'http', failure: 'expected', reason: 'routes not merged' }] }))
     const y = join(tmp, 'x.yaml')
-    writeFileSync(y, 'failures:\n  - id: rpc.prompt.queue\n    reason: known\n')
+    writeFileSync(y, 'failures:\n  - id: rpc.prompt.queue\n    failure: nothing arrived\n    reason: known\n')
     const list = [...loadExpectedFailures(j), ...loadExpectedFailures(y)]
-    expect(expectedFor(list, 'core.cancel.idle', 'http')?.reason).toBe('routes not merged')
-    expect(expectedFor(list, 'core.cancel.idle', 'rpc')).toBeUndefined()
-    expect(expectedFor(list, 'rpc.prompt.queue', 'rpc')?.reason).toBe('known')
+    const at = (id: string, transport: 'http' | 'rpc') => expectedFor(list, { id, transport, violations: [] })
+    expect(at('core.cancel.idle', 'http')?.reason).toBe('routes not merged')
+    expect(at('core.cancel.idle', 'rpc')).toBeUndefined()
+    expect(at('rpc.prompt.queue', 'rpc')?.reason).toBe('known')
     const bad = join(tmp, 'bad.json')
-    writeFileSync(bad, JSON.stringify({ failures: [{ id: 'x.y' }] }))
+    writeFileSync(bad, JSON.stringify({ failures: [{ id: 'x.y', failure: 'f' }] }))
     expect(() => loadExpectedFailures(bad)).toThrow(/not an expected-failures file: failures\.0\.reason/)
+    writeFileSync(bad, JSON.stringify({ failures: [{ id: 'core.**', failure: 'f', reason: 'r' }] }))
+    expect(() => loadExpectedFailures(bad)).toThrow(/failures\.0\.id: a requirement id or violation rule/)
+    writeFileSync(bad, JSON.stringify({ failures: [{ id: 'x.y', reason: 'r' }] }))
+    expect(() => loadExpectedFailures(bad)).toThrow(/failures\.0\.failure/)
+    writeFileSync(bad, JSON.stringify({ failures: [{ id: 'x.y', failure: '(', reason: 'r' }] }))
+    expect(() => loadExpectedFailures(bad)).toThrow(/failures\.0\.failure: a regular expression/)
   })
-  it('exit code: 0 with passes, skips and expected failures; 1 with a failure or a stale entry', () => {
+  it('every shipped expected-failures list loads, and each entry names a requirement of the corpus on its transport (no list problems)', () => {
+    const all = loadCorpus(corpusDirs())
+    const known = new Map(all.map((e) => [e.id, e.transports]))
+    for (const name of ['chimera', 'codex-acp', 'opencode']) {
+      const list = loadExpectedFailures(join(corpusDirs()[0]!, '..', 'profiles', `${name}.expected-failures.json`))
+      expect(list.length).toBeGreaterThan(0)
+      expect(listProblems(list, known, VIOLATION_RULES, []).map((p) => `${name}: ${p.entry.id}: ${p.problem}`)).toEqual([])
+    }
+  })
+  it('exit code by level: MUST failures fail the run, SHOULD/MAY only with --fail-on; violations are MUST; stale and list problems always', () => {
     expect(exitCodeOf([result({}), result({ status: 'skip' }), result({ status: 'xfail' })])).toBe(0)
     expect(exitCodeOf([result({}), result({ status: 'fail' })])).toBe(1)
-    expect(exitCodeOf([result({ status: 'stale' })])).toBe(1)
+    expect(exitCodeOf([result({ status: 'stale', level: 'MAY' })])).toBe(1)
+    const should = result({ status: 'fail', level: 'SHOULD' })
+    const may = result({ status: 'fail', level: 'MAY' })
+    expect(exitCodeOf([should, may])).toBe(0)
+    expect(exitCodeOf([should], 'SHOULD')).toBe(1)
+    expect(exitCodeOf([may], 'SHOULD')).toBe(0)
+    expect(exitCodeOf([may], 'MAY')).toBe(1)
+    expect(exitCodeOf([result({ status: 'fail', level: 'SHOULD', violations: [{ rule: 'acp.v1.wire.schema', dir: 'out', frame: '{}', problem: 'p', spec: 's' }] })])).toBe(1)
+    expect(exitCodeOf([result({})], 'MUST', 1)).toBe(1)
   })
 })
 
@@ -108,20 +134,55 @@ describe('reports', () => {
     expect(summary).toContain('core [rpc]               1 passed, 2 failed, 1 expected failure(s)')
     expect(summary.split('\n').at(-1)).toBe('1 passed, 2 failed, 1 skipped')
   })
-  it('JUnit XML: a suite per transport, failures and skips counted, text escaped', () => {
+  it('console: an expected failure shows its frames only with --verbose; a SHOULD failure says it does not fail the run', () => {
+    const x = result({ id: 'core.cancel.idle', status: 'xfail', expectedReason: 'not merged', message: 'line 3: nothing arrived', transcript: ['>> {"id":1}', '<< {"id":1,"result":{}}'] })
+    expect(resultLine(x)).not.toContain('<< {"id":1')
+    expect(resultLine(x, true)).toContain('expected: not merged')
+    expect(resultLine(x, true)).toContain('        << {"id":1,"result":{}}')
+    expect(resultLine(result({ status: 'fail', level: 'SHOULD', message: 'm' }))).toMatch(/^FAIL  .* — SHOULD: reported, does not fail the run \(--fail-on should to make it\)/)
+    expect(summaryText([result({ status: 'fail', level: 'SHOULD' })])).toContain('1 failure(s) below MUST (SHOULD/MAY): reported, not failing the run')
+  })
+  it('JUnit XML: a suite per transport, failures and skips counted, expected failures apart from skips, text escaped', () => {
     const xml = junitReport(results)
     expect(xml).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\n<testsuites name="chimera-conformance">/)
-    expect(xml).toContain('<testsuite name="chimera-conformance rpc" tests="5" failures="2" errors="0" skipped="2"')
-    expect(xml).toContain('<testcase name="core.tool.read" classname="core.rpc" file="f.jsonl" time="0.012"><failure message="expected text &quot;a&quot;, got &quot;b&quot;" type="fail">')
-    expect(xml).toContain('<skipped message="expected failure: not merged"/>')
+    expect(xml).toContain('<testsuite name="chimera-conformance rpc" tests="5" failures="2" errors="0" skipped="1"')
+    expect(xml).toContain('<testcase name="core.tool.read" classname="core.rpc" file="f.jsonl" time="0.012"><properties><property name="chimera.level" value="MUST"/><property name="chimera.status" value="fail"/></properties><failure message="expected text &quot;a&quot;, got &quot;b&quot;" type="fail">')
+    expect(xml).toMatch(/<testcase name="core.cancel.idle" [^>]*><properties>.*<property name="chimera.status" value="xfail"\/><property name="chimera.expected-reason" value="not merged"\/><\/properties><system-out>expected failure: not merged/)
+    expect(xml).not.toMatch(/<skipped message="expected failure/)
     expect(xml).not.toMatch(/<title>|& "/)
+    const soft = junitReport([result({ status: 'fail', level: 'SHOULD', message: 'm' })])
+    expect(soft).toContain('failures="0"')
+    expect(soft).toContain('<property name="chimera.fails-run" value="false"/>')
   })
-  it('JSON: lossless results with the target and the counts', () => {
-    const r = JSON.parse(jsonReport(results, { profile: 'p', transports: ['rpc'] }, new Date(0)))
-    expect(r.kit).toEqual({ name: 'chimera-conformance', format: 1 })
-    expect(r.summary).toEqual({ pass: 1, fail: 1, xfail: 1, stale: 1, skip: 1, total: 5 })
+  const run = { profile: 'p', transports: ['rpc'], corpus: { hash: 'abc', requirements: 1, bindings: 1 }, startedAt: new Date(0), failOn: 'MUST' as const, listProblems: [] }
+  it('JSON: lossless results with the kit, corpus and implementation versions and the counts', () => {
+    const r = JSON.parse(jsonReport([...results, result({ id: 'core.x.y', agent: { name: 'chimera-otter', version: '0.1.0' } })], run))
+    expect(r.kit).toEqual({ name: 'chimera-conformance', version: expect.stringMatching(/^\d+\.\d+\.\d+/), format: 2 })
+    expect(r.corpus).toEqual({ hash: 'abc', requirements: 1, bindings: 1 })
+    expect(r.target.implementations).toEqual({ rpc: ['chimera-otter 0.1.0'] })
+    expect(r.summary).toEqual({ pass: 2, fail: 1, xfail: 1, stale: 1, skip: 1, total: 6, failBelowBar: 0, listProblems: 0 })
     expect(r.results[1].violations[0].rule).toBe('rpc.stdout.protocol-only')
     expect(r.startedAt).toBe('1970-01-01T00:00:00.000Z')
+  })
+  it('the corpus version is a content hash: stable, and different when a requirement changes', () => {
+    const corpus = loadCorpus(corpusDirs())
+    const v = corpusVersion(corpus)
+    expect(v.hash).toMatch(/^[0-9a-f]{16}$/)
+    expect(corpusVersion([...corpus].reverse()).hash).toBe(v.hash)
+    expect(corpusVersion(corpus.map((e, i) => (i === 0 ? { ...e, level: e.level === 'MUST' ? 'SHOULD' : 'MUST' } : e))).hash).not.toBe(v.hash)
+  })
+  it('HTML: one row per requirement with a verdict per transport, a failure with its frames, everything escaped', () => {
+    const hostile = result({ id: 'core.tool.read', title: '<script>alert(1)</script>', status: 'fail', message: 'got "<img src=x onerror=alert(1)>"', transcript: ['<< {"a":"</pre><b>"}'] })
+    const html = htmlReport(JSON.parse(jsonReport([result({}), hostile, result({ id: 'core.tool.read', transport: 'http', surface: 'core', status: 'xfail', expectedReason: 'r & d', message: 'm' })], run)))
+    expect(html).toMatch(/^<!doctype html>/)
+    expect(html).not.toMatch(/<script|<img|<\/pre><b>/)
+    expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;')
+    expect(html).toContain('<th>http</th><th>rpc</th>')
+    expect(html).toContain('<td class="v FAIL"')
+    expect(html).toContain('<td class="v xfail"')
+    expect(html).toContain('&lt;&lt; {&quot;a&quot;:&quot;&lt;/pre&gt;&lt;b&gt;&quot;}')
+    expect(html).toContain('http: expected failure — listed: r &amp; d')
+    expect(html).not.toMatch(/<(img|script|a|link|iframe)\b/i)
   })
 })
 
@@ -143,6 +204,10 @@ describe('the CLI (in process)', () => {
     const { out } = await run({ list: true }, ['--only', 'rpc.eof.*'])
     expect(out.trim().split('\n').filter((l) => l.startsWith('rpc.eof.'))).toHaveLength(3)
   })
+  it('an --only that selects nothing is a usage error', async () => {
+    await expect(run({ list: true }, ['--only', 'core.no-such.*'])).rejects.toThrow(/--only core\.no-such\.\*: no requirement matches/)
+    await expect(run({ profile: 'chimera' }, ['--only', 'nope.nope'])).rejects.toThrow(UsageError)
+  })
   it('usage errors: nothing to test, a bad URL, --token without --http, an unknown profile or transport', async () => {
     await expect(run({})).rejects.toThrow(UsageError)
     await expect(run({ http: 'ftp://x' })).rejects.toThrow(/--http must be an http\(s\) URL/)
@@ -150,5 +215,7 @@ describe('the CLI (in process)', () => {
     await expect(run({ profile: 'no-such-profile' })).rejects.toThrow(/no shipped profile of that name/)
     await expect(run({ profile: 'chimera', transport: 'smtp' })).rejects.toThrow(/--transport: unknown smtp/)
     await expect(run({ rpc: 'x', timeout: '-1' })).rejects.toThrow(/--timeout must be a positive integer/)
+    await expect(run({ rpc: 'x', ports: '9000-8000' })).rejects.toThrow(/--ports must be FROM-TO/)
+    await expect(run({ command: 'mutnats' })).rejects.toThrow(/unknown command "mutnats"/)
   })
 })

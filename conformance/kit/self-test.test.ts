@@ -35,13 +35,17 @@ describe('chimera-conformance against Chimera over the JSON-lines RPC', () => {
     expect(report.results.every((x: { transport: string }) => x.transport === 'rpc')).toBe(true)
     expect(readFileSync(junit, 'utf8')).toMatch(/<testsuite name="chimera-conformance rpc" tests="\d+" failures="0"/)
   }, 120_000)
-  it('an expected failure that passes fails the run as stale (exit 1); a usage error exits 2', () => {
+  it('an expected failure that passes fails the run as stale, an entry naming nothing is a list problem (exit 1); a usage error exits 2', () => {
     const list = join(tmp, 'x.json')
-    writeFileSync(list, JSON.stringify({ failures: [{ id: 'core.prompt.text', reason: 'was broken once' }] }))
+    writeFileSync(list, JSON.stringify({ failures: [{ id: 'core.prompt.text', failure: 'expected text', reason: 'was broken once' }, { id: 'core.no-such.requirement', failure: 'x', reason: 'a typo' }] }))
     const r = kit(['--profile', 'chimera', '--transport', 'rpc', '--only', 'core.prompt.text', '--expected-failures', list])
     expect(r.status).toBe(1)
     expect(r.stdout).toMatch(/^STALE core\.prompt\.text \[rpc\]/m)
     expect(r.stdout).toContain('1 stale expected failure(s)')
+    expect(r.stdout).toMatch(/^LIST  core\.no-such\.requirement: no requirement or rule core\.no-such\.requirement in the corpus/m)
+    const none = kit(['--profile', 'chimera', '--only', 'core.no-such.*'])
+    expect(none.status).toBe(2)
+    expect(none.stderr).toMatch(/no requirement matches/)
     const u = kit(['--rpc', 'x', '--token', 't'])
     expect(u.status).toBe(2)
     expect(u.stderr).toMatch(/--token goes with --http/)
@@ -60,6 +64,7 @@ describe('mutants: the kit fails each deliberately broken server on the right re
       expect(ctl.length).toBeGreaterThan(0)
       expect(ctl.filter((r) => r.status !== 'pass').map((r) => `${r.id} [${r.transport}] ${r.status}: ${r.message}`)).toEqual([])
       const o = await runMutant(m, entries, base)
+      o.controlFailures = []
       outcomes.push(o)
       expect(o.killed, `caught by: ${o.caughtBy.join(', ')}; ${o.results.map((r) => r.message).join(' | ')}`).toBe(true)
     }, 90_000)

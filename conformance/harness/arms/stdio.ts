@@ -34,21 +34,29 @@ export class StdioArm implements Arm {
   readonly #stray: Violation[] = []
   #rawBuf: Buffer = Buffer.alloc(0)
   stderr = ''
+  /** The peer's name and version from its `initialize` answer (ACP v1 `agentInfo`, seed `serverInfo`). */
+  agentInfo: { name: string; version: string } | undefined
   /** The temporary CHIMERA_HOME this arm made for its child (removed on dispose). */
   readonly home: string
 
   readonly #ownedDirs: string[]
   readonly cwd: string
 
-  /** `ownedWorkspace`: a working directory made for this arm, removed on dispose. */
+  /**
+   * `ownedWorkspace`: a working directory made for this arm, removed on dispose. Without
+   * `target.cwd` the arm makes (and removes) a temporary one.
+   */
   constructor(target: StdioTarget, args: string[], sniffer: FrameSniffer, ownedWorkspace?: string) {
     this.#sniffer = sniffer
-    this.cwd = target.cwd ?? process.cwd()
+    // No working directory given: a temporary one, never the caller's (a test run must not
+    // write into the checkout it runs from).
+    const own = target.cwd === undefined ? mkdtempSync(join(tmpdir(), 'chimera-ws-')) : ownedWorkspace
+    this.cwd = target.cwd ?? own!
     const [cmd, ...lead] = target.command
     this.home = mkdtempSync(join(tmpdir(), 'chimera-conf-'))
-    this.#ownedDirs = ownedWorkspace ? [this.home, ownedWorkspace] : [this.home]
+    this.#ownedDirs = own ? [this.home, own] : [this.home]
     this.#child = spawn(cmd!, [...lead, ...args], {
-      cwd: target.cwd,
+      cwd: this.cwd,
       env: { ...process.env, CHIMERA_HOME: this.home, ...target.env },
       stdio: ['pipe', 'pipe', 'pipe'],
       // Its own process group: a wrapper's grandchildren (an npm launcher's native binary, the
@@ -86,7 +94,15 @@ export class StdioArm implements Arm {
       return
     }
     this.#sniffer.frame('out', value)
+    this.#noteAgent(value)
     this.#inbox.push(value)
+  }
+
+  #noteAgent(m: unknown): void {
+    const r = (m as { result?: { agentInfo?: unknown; serverInfo?: unknown } } | null)?.result
+    const info = (r?.agentInfo ?? r?.serverInfo) as { name?: unknown; version?: unknown } | undefined
+    if (this.agentInfo || typeof info?.name !== 'string') return
+    this.agentInfo = { name: info.name, version: typeof info.version === 'string' ? info.version : '' }
   }
 
   async send(message: unknown, opts: { invalid?: boolean }): Promise<void> {

@@ -104,7 +104,7 @@ export class AcpSeedAdapter implements Adapter {
   }
 
   async #initialize(): Promise<void> {
-    const r = await this.#peer.request('initialize', { protocolVersion: this.transport === 'acp-ferret' ? '0.2' : '0.1' }, this.#ctx.timeoutMs)
+    const r = await this.#peer.request('initialize', { protocolVersion: this.transport === 'acp-ferret' ? '0.2' : '0.1' }, this.#ctx.timeoutMs + this.#ctx.startupGraceMs)
     if (r.error) throw new Error(`initialize failed: ${JSON.stringify(r.error)}`)
     const ac = r.result?.agentCapabilities ?? {}
     if (ac.eventIds) this.#caps.add('event-ids')
@@ -160,6 +160,10 @@ export class AcpSeedAdapter implements Adapter {
 
   violations(): KitViolation[] {
     return this.#peer.arm.violations().map((v) => toKitViolation(this.transport, v))
+  }
+
+  agent(): { name: string; version: string } | undefined {
+    return this.#peer.arm.agentInfo
   }
 
   transcript(): string[] {

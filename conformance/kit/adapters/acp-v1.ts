@@ -31,6 +31,9 @@ function toolOutput(u: Record<string, any>): string {
   return ''
 }
 
+const STATUS_RANK: Record<string, number> = { pending: 0, in_progress: 1, completed: 2, failed: 2 }
+const LIFECYCLE_SPEC = 'specs/vendor/acp/schema.v1.json $defs.ToolCallUpdate ("an update to an existing tool call"), $defs.ToolCallStatus (pending → in_progress → completed | failed)'
+
 export class AcpV1Adapter implements Adapter {
   readonly transport = 'acp-v1' as const
   readonly #ctx: AdapterContext
@@ -44,6 +47,8 @@ export class AcpV1Adapter implements Adapter {
   readonly #prompts = new Map<string, string>() // request id → kit session
   readonly #perms = new Map<string, { id: unknown; options: { optionId: string; kind: string }[]; session: string }>()
   readonly #calls = new Map<string, { tool?: string; kind?: string }>()
+  /** Per `sessionId toolCallId`: the status the agent last gave the call (lifecycle check). */
+  readonly #status = new Map<string, string>()
   #replaying: { id: string; session: string; after: number } | undefined
   #initialized = false
 
@@ -87,6 +92,7 @@ export class AcpV1Adapter implements Adapter {
     const eventId = typeof p._meta?.['chimera/eventId'] === 'number' ? p._meta['chimera/eventId'] : undefined
     const base = { eventId, wireType: String(u.sessionUpdate), frame: m, replay: this.#replaying !== undefined || undefined }
     const sid = p.sessionId
+    if (u.sessionUpdate === 'tool_call' || u.sessionUpdate === 'tool_call_update') this.#lifecycle(m, String(sid), u)
     // session/load replays everything: what is not after the cursor is not part of this resume.
     if (this.#replaying && eventId !== undefined && eventId <= this.#replaying.after) return
     switch (u.sessionUpdate) {
@@ -108,6 +114,29 @@ export class AcpV1Adapter implements Adapter {
       default:
         return this.#emit({ ...base, kind: 'event' }, sid)
     }
+  }
+
+  /**
+   * Tool-call lifecycle (schema: ToolCallUpdate is "an update to an existing tool call";
+   * ToolCallStatus runs pending → in_progress → completed | failed): an update only for a call a
+   * `tool_call` announced, and a status never moving back (nor from one end to the other).
+   */
+  #lifecycle(m: Record<string, any>, sid: string, u: Record<string, any>): void {
+    const key = `${sid} ${String(u.toolCallId)}`
+    const status = typeof u.status === 'string' && u.status in STATUS_RANK ? (u.status as string) : undefined
+    const flag = (problem: string): void => {
+      this.#extra.push({ rule: 'acp.v1.tool-call.lifecycle', dir: 'out', frame: JSON.stringify(m).slice(0, 600), problem, spec: LIFECYCLE_SPEC })
+    }
+    if (u.sessionUpdate === 'tool_call') {
+      // A session/load replay announces its calls again, from their start.
+      this.#status.set(key, status ?? 'pending')
+      return
+    }
+    const was = this.#status.get(key)
+    if (was === undefined) return flag(`tool_call_update for ${JSON.stringify(u.toolCallId)}, which no tool_call announced before`)
+    if (status === undefined || status === was) return
+    if (STATUS_RANK[status]! <= STATUS_RANK[was]!) return flag(`tool call ${JSON.stringify(u.toolCallId)} went from ${was} back to ${status} (a status never moves backwards)`)
+    this.#status.set(key, status)
   }
 
   async #agentRequest(m: Record<string, any>): Promise<void> {
@@ -136,7 +165,7 @@ export class AcpV1Adapter implements Adapter {
   }
 
   async #initialize(): Promise<void> {
-    const r = await this.#peer.request('initialize', { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: this.#ctx.clientFs === true, writeTextFile: this.#ctx.clientFs === true }, terminal: false }, clientInfo: { name: 'chimera-conformance', version: '1' } }, this.#ctx.timeoutMs)
+    const r = await this.#peer.request('initialize', { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: this.#ctx.clientFs === true, writeTextFile: this.#ctx.clientFs === true }, terminal: false }, clientInfo: { name: 'chimera-conformance', version: '1' } }, this.#ctx.timeoutMs + this.#ctx.startupGraceMs)
     if (r.error) throw new Error(`initialize failed: ${JSON.stringify(r.error)}`)
     if (r.result?.protocolVersion !== 1) throw new Error(`initialize answered protocolVersion ${JSON.stringify(r.result?.protocolVersion)}, not 1`)
     const caps = r.result?.agentCapabilities ?? {}
@@ -208,6 +237,10 @@ export class AcpV1Adapter implements Adapter {
 
   violations(): KitViolation[] {
     return [...this.#peer.arm.violations().map((v) => toKitViolation('acp-v1', v)), ...this.#extra]
+  }
+
+  agent(): { name: string; version: string } | undefined {
+    return this.#peer.arm.agentInfo
   }
 
   transcript(): string[] {

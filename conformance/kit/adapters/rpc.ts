@@ -20,6 +20,9 @@ export class RpcAdapter implements Adapter {
   readonly #inbox = new Inbox<Observation>()
   readonly #seen = new Set<string>()
   readonly #prompts = new Set<string>()
+  readonly #extra: KitViolation[] = []
+  /** Text streamed (`done: false`) in this turn since the last complete message (`done: true`). */
+  #unfinished = ''
   #n = 0
   #opened = false
 
@@ -40,7 +43,16 @@ export class RpcAdapter implements Adapter {
     const base = { wireType: String(m.type ?? 'response'), frame: m }
     switch (m.type) {
       case 'message':
-        return this.#emit(m.done === true ? { ...base, kind: 'text_final', text: String(m.content) } : { ...base, kind: 'text', text: String(m.content) })
+        if (m.done === true) {
+          // The turn's last assistant message, complete: what the last chunks streamed (a turn with
+          // tool calls streams text before them that is not part of it).
+          const content = String(m.content)
+          if (this.#unfinished && (!content || !this.#unfinished.endsWith(content))) this.#flagFinal(m, `the complete message ${JSON.stringify(content.slice(0, 200))} is not the end of the text streamed before it (${JSON.stringify(this.#unfinished.slice(-200))})`)
+          this.#unfinished = ''
+          return this.#emit({ ...base, kind: 'text_final', text: String(m.content) })
+        }
+        this.#unfinished += String(m.content)
+        return this.#emit({ ...base, kind: 'text', text: String(m.content) })
       case 'reasoning':
         return this.#emit({ ...base, kind: 'thought', text: String(m.content ?? m.text ?? '') })
       case 'tool_execution': {
@@ -62,6 +74,9 @@ export class RpcAdapter implements Adapter {
         if (m.command === 'prompt' && this.#prompts.has(key)) {
           this.#prompts.delete(key)
           const outcome = m.success ? 'completed' : /cancel/i.test(String(m.error)) ? 'cancelled' : 'failed'
+          // A completed turn ends its streamed text with the complete message (done: true).
+          if (outcome === 'completed' && this.#unfinished) this.#flagFinal(m, `the turn completed after streaming ${JSON.stringify(this.#unfinished.slice(0, 200))} without its complete message (a message with done: true)`)
+          this.#unfinished = ''
           return this.#emit({ ...base, wireType: 'response:prompt', kind: 'turn_end', outcome, output: String(m.error ?? '') })
         }
         return this.#emit({ ...base, wireType: `response:${m.command}`, kind: 'event' })
@@ -69,6 +84,10 @@ export class RpcAdapter implements Adapter {
       default:
         return this.#emit({ ...base, kind: 'event' })
     }
+  }
+
+  #flagFinal(m: unknown, problem: string): void {
+    this.#extra.push({ rule: 'rpc.turn.final-message', dir: 'out', frame: JSON.stringify(m).slice(0, 600), problem, spec: 'specs/asyncapi/rpc.asyncapi.yaml components.schemas.MessageEvent (chunks have done false; the turn\'s complete message comes last with done true)' })
   }
 
   async open(session: string): Promise<void> {
@@ -103,7 +122,11 @@ export class RpcAdapter implements Adapter {
   }
 
   violations(): KitViolation[] {
-    return this.#peer.arm.violations().map((v) => toKitViolation('rpc', v))
+    return [...this.#peer.arm.violations().map((v) => toKitViolation('rpc', v)), ...this.#extra]
+  }
+
+  agent(): { name: string; version: string } | undefined {
+    return this.#peer.arm.agentInfo
   }
 
   transcript(): string[] {

@@ -41,8 +41,10 @@ export interface AdapterContext {
   /** The scenario's working directory (made by the kit). */
   workspace: string
   profile: ResolvedProfile
-  /** Default wait for a reply, in ms. */
+  /** Default wait for a reply, in ms (`--timeout`). */
   timeoutMs: number
+  /** Extra wait for a freshly started target's first answer, in ms (`--startup-grace`). */
+  startupGraceMs: number
   /** The model double's model id, when the kit started one. */
   doubleModel?: string
   /** Advertise the client file system and answer `fs/*` from the workspace (ACP v1). */
@@ -67,6 +69,8 @@ export interface Adapter {
   resume(session: string, afterId: number): Promise<void>
   next(ms: number): Promise<Observation | undefined>
   violations(): KitViolation[]
+  /** The implementation's name and version, when its handshake says (ACP `agentInfo`). */
+  agent?(): { name: string; version: string } | undefined
   /** Diagnostics for a failure report (the last frames, the peer's stderr tail). */
   transcript(): string[]
   dispose(): Promise<void>

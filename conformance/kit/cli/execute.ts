@@ -11,15 +11,25 @@ import { TRANSPORTS, matchesAny, type TransportId } from '../corpus/ids.ts'
 import { loadCorpus, type CorpusEntry } from '../corpus/load.ts'
 import { adHocProfile, loadProfile, type ResolvedProfile } from '../profiles/profile.ts'
 import { corpusDirs, profilesDir } from '../paths.ts'
-import { loadExpectedFailures, type ExpectedFailure } from '../run/expected.ts'
+import { listProblems, loadExpectedFailures, type ExpectedFailure } from '../run/expected.ts'
 import { plan, runCorpus } from '../run/runner.ts'
+import { parsePortRange, type PortRange } from '../run/ports.ts'
+import { VIOLATION_RULES } from '../run/violations.ts'
 import { resultLine, summaryText } from '../report/console.ts'
-import { jsonReport } from '../report/json.ts'
+import { corpusVersion, jsonReport } from '../report/json.ts'
+import { htmlReport } from '../report/html.ts'
 import { junitReport } from '../report/junit.ts'
 import { exitCodeOf } from '../report/summary.ts'
+import { runMutants } from './mutants-command.ts'
+import type { Level } from '../corpus/ids.ts'
 import { coverageText, coverage } from '../coverage/coverage.ts'
 
 export interface KitFlags {
+  command?: string
+  html?: string
+  'fail-on'?: string
+  ports?: string
+  'startup-grace'?: string
   acp?: string
   'acp-dialect'?: string
   http?: string
@@ -93,12 +103,22 @@ function targets(f: KitFlags): Targets {
   return { profile, transports, externalHttp }
 }
 
-function select(rawArgs: readonly string[]): { entries: CorpusEntry[]; globs: string[] } {
+function select(rawArgs: readonly string[]): { all: CorpusEntry[]; entries: CorpusEntry[]; globs: string[] } {
   const extra = repeatable(rawArgs, '--corpus').map((d) => resolve(d))
   for (const d of extra) if (!existsSync(d)) throw new UsageError(`--corpus ${d}: no such directory`)
   const globs = repeatable(rawArgs, '--only').flatMap((g) => g.split(',').map((s) => s.trim()).filter(Boolean))
   const all = loadCorpus([...corpusDirs(), ...extra])
-  return { entries: all.filter((e) => matchesAny(e.id, globs)), globs }
+  const entries = all.filter((e) => matchesAny(e.id, globs))
+  // A selection that selects nothing is a mistake (a typo in an id), not a clean run.
+  if (globs.length && !entries.length) throw new UsageError(`--only ${globs.join(',')}: no requirement matches (see --list)`)
+  return { all, entries, globs }
+}
+
+/** A positive integer flag (milliseconds). */
+function positiveMs(name: string, v: string | undefined, dflt: number): number {
+  const n = Number(v ?? dflt)
+  if (!Number.isInteger(n) || n < 0 || (name === 'timeout' && n === 0)) throw new UsageError(`--${name} must be a ${name === 'timeout' ? 'positive' : 'non-negative'} integer (ms), got ${JSON.stringify(v)}`)
+  return n
 }
 
 /** Requirements per surface and how many bind to each transport. */
@@ -114,7 +134,13 @@ function write(file: string, text: string): void {
 }
 
 export async function execute(f: KitFlags, rawArgs: readonly string[], out: (line: string) => void): Promise<number> {
-  const { entries, globs } = select(rawArgs)
+  if (f.command !== undefined && f.command !== 'mutants') throw new UsageError(`unknown command ${JSON.stringify(f.command)} (the only one is \`mutants\`)`)
+  const failOn = (f['fail-on'] ?? 'must').toUpperCase() as Level
+  const ports: PortRange | undefined = f.ports === undefined ? undefined : parsePortRange(f.ports)
+  const timeoutMs = positiveMs('timeout', f.timeout, 10_000)
+  const startupGraceMs = positiveMs('startup-grace', f['startup-grace'], 30_000)
+  if (f.command === 'mutants') return runMutants({ profile: f.profile ? profilePath(f.profile) : join(profilesDir(), 'chimera.json'), only: repeatable(rawArgs, '--only'), timeoutMs, startupGraceMs, ports, out })
+  const { all, entries, globs } = select(rawArgs)
   if (f.list) {
     for (const e of entries) out(`${e.id}  [${e.transports.join(',')}]  ${e.level}  ${e.title}`)
     out(countTable(entries))
@@ -127,8 +153,6 @@ export async function execute(f: KitFlags, rawArgs: readonly string[], out: (lin
   }
   const t = targets(f)
   if (!t.transports.length) throw new UsageError('nothing to test: give --acp, --http, --rpc or a --profile with targets')
-  const timeoutMs = Number(f.timeout ?? '10000')
-  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new UsageError(`--timeout must be a positive integer (ms), got ${JSON.stringify(f.timeout)}`)
   const expected: ExpectedFailure[] = []
   if (t.profile.profile.expectedFailures) expected.push(...loadExpectedFailures(resolve(t.profile.dir, t.profile.profile.expectedFailures)))
   if (f['expected-failures']) {
@@ -138,10 +162,13 @@ export async function execute(f: KitFlags, rawArgs: readonly string[], out: (lin
   const planned = plan(entries, t.transports)
   out(`chimera-conformance: ${planned.length} check(s): ${entries.length} requirement(s)${globs.length ? ` matching ${globs.join(', ')}` : ''} on ${t.transports.join(', ')} (profile: ${t.profile.profile.name})`)
   const started = new Date()
-  const results = await runCorpus({ entries, profile: t.profile, transports: t.transports, externalHttp: t.externalHttp, expected, timeoutMs, onResult: (r) => out(resultLine(r, f.verbose)) })
+  const results = await runCorpus({ entries, profile: t.profile, transports: t.transports, externalHttp: t.externalHttp, expected, timeoutMs, startupGraceMs, ports, onResult: (r) => out(resultLine(r, f.verbose, failOn)) })
   if (f.coverage) out(coverageText(coverage(entries.filter((e) => e.transports.some((x) => t.transports.includes(x))))))
-  out(summaryText(results))
-  if (f.json) write(f.json, jsonReport(results, { profile: t.profile.profile.name, transports: t.transports }, started))
-  if (f.junit) write(f.junit, junitReport(results))
-  return exitCodeOf(results)
+  const problems = listProblems(expected, new Map(all.map((e) => [e.id, e.transports])), VIOLATION_RULES, results)
+  out(summaryText(results, failOn, problems))
+  const json = jsonReport(results, { profile: t.profile.profile.name, transports: t.transports, corpus: corpusVersion(all), startedAt: started, failOn, listProblems: problems })
+  if (f.json) write(f.json, json)
+  if (f.junit) write(f.junit, junitReport(results, failOn))
+  if (f.html) write(f.html, htmlReport(JSON.parse(json)))
+  return exitCodeOf(results, failOn, problems.length)
 }

@@ -133,7 +133,10 @@ export class ScenarioRun {
   async #step(step: AbstractStep): Promise<void> {
     const line = step.line
     const session = 'session' in step && step.session ? step.session : 'main'
-    const wait = 'within' in step && step.within ? step.within : this.#ctx.timeoutMs
+    // A step's own `within` never shortens the run's --timeout; the first answer of a freshly
+    // started target also gets the start-up grace.
+    const own = 'within' in step && step.within ? Math.max(step.within, this.#ctx.timeoutMs) : this.#ctx.timeoutMs
+    const wait = own + (this.#log.length === 0 ? this.#ctx.startupGraceMs : 0)
     const deadline = Date.now() + wait
     if ('note' in step && Object.keys(step).every((k) => k === 'note' || k === 'line')) return
     if ('openSession' in step) return this.#opened(session)

@@ -7,7 +7,7 @@
 import { releaseGroup, signalGroup, trackGroup } from '../../harness/process-groups.ts'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { freePort, type PortRange } from './ports.ts'
 import { tmpdir } from 'node:os'
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path'
 import type { StdioTarget } from '../../harness/arms/stdio.ts'
@@ -31,17 +31,6 @@ export interface Prepared {
 
 export class SkipError extends Error {
   override name = 'SkipError'
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer()
-    s.once('error', rej)
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => res(port))
-    })
-  })
 }
 
 function deepMerge(a: unknown, b: unknown): unknown {
@@ -98,6 +87,10 @@ export interface PrepareOptions {
   double?: DoubleInfo
   /** An HTTP server someone else runs (`--http <url>`); used as is. */
   externalHttp?: HttpEndpoint
+  /** How long an HTTP server may take to answer its readiness path (--timeout plus the start-up grace). */
+  readyMs?: number
+  /** Where a started HTTP server's port comes from (`--ports`). */
+  ports?: PortRange
 }
 
 /** Set up one run of one scenario on one transport. Throws SkipError when the profile cannot provide what the scenario needs. */
@@ -121,7 +114,7 @@ export async function prepare(o: PrepareOptions): Promise<Prepared> {
       Object.assign(extra.env, c.env)
       extra.files = deepMerge(extra.files, c.files) as Record<string, unknown>
     }
-    const port = o.transport === 'http' && launch?.command ? await freePort() : 0
+    const port = o.transport === 'http' && launch?.command ? await freePort(o.ports) : 0
     const vars: Record<string, string> = {
       'double.url': o.double?.url ?? '',
       'double.model': o.double?.model ?? '',
@@ -156,7 +149,7 @@ export async function prepare(o: PrepareOptions): Promise<Prepared> {
       })
       cleanup.push(() => stop(child))
       const url = expand(launch.url ?? 'http://127.0.0.1:${port}', vars).replace(/\/$/, '')
-      await waitReady(url + launch.ready, child, () => err, 20_000)
+      await waitReady(url + launch.ready, child, () => err, o.readyMs ?? 40_000)
       return { workspace, http: { baseUrl: url, token: launch.token === undefined ? undefined : expand(launch.token, vars) }, close }
     }
     if (!launch?.command) throw new SkipError(`no ${o.transport} target`)

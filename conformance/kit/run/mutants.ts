@@ -12,7 +12,10 @@ import { TRANSPORTS, matchesAny, type TransportId } from '../corpus/ids.ts'
 import type { CorpusEntry } from '../corpus/load.ts'
 import { mutantsDir } from '../paths.ts'
 import { resolveProfile, type ResolvedProfile } from '../profiles/profile.ts'
-import { runCorpus, type Result } from './runner.ts'
+import { runCorpus, type Result, type RunOptions } from './runner.ts'
+
+/** How the mutant runs wait and where their ports come from (the kit's flags). */
+export type MutantRunOptions = Pick<RunOptions, 'timeoutMs' | 'startupGraceMs' | 'ports'>
 
 const Manifest = z
   .object({
@@ -70,6 +73,8 @@ export function control(base: ResolvedProfile, m: Mutant): ResolvedProfile {
 export interface MutantOutcome {
   mutant: Mutant
   killed: boolean
+  /** The control's results failing (it must pass everything), when the control was run. */
+  controlFailures?: string[]
   /** Requirement ids and violation rules that failed. */
   caughtBy: string[]
   results: Result[]
@@ -78,13 +83,13 @@ export interface MutantOutcome {
 const failedIds = (rs: readonly Result[]): string[] => [...new Set(rs.filter((r) => r.status === 'fail').flatMap((r) => [r.id, ...r.violations.map((v) => v.rule)]))]
 
 /** The mutant's requirements against the unbroken target: every one must pass. */
-export async function runControl(m: Mutant, entries: readonly CorpusEntry[], base: ResolvedProfile, timeoutMs = 10_000): Promise<Result[]> {
-  return runCorpus({ entries: entries.filter((e) => matchesAny(e.id, m.only)), profile: control(base, m), transports: [m.transport as TransportId], timeoutMs })
+export async function runControl(m: Mutant, entries: readonly CorpusEntry[], base: ResolvedProfile, o: MutantRunOptions = {}): Promise<Result[]> {
+  return runCorpus({ ...o, entries: entries.filter((e) => matchesAny(e.id, m.only)), profile: control(base, m), transports: [m.transport as TransportId] })
 }
 
-export async function runMutant(m: Mutant, entries: readonly CorpusEntry[], base: ResolvedProfile, timeoutMs = 10_000): Promise<MutantOutcome> {
+export async function runMutant(m: Mutant, entries: readonly CorpusEntry[], base: ResolvedProfile, o: MutantRunOptions = {}): Promise<MutantOutcome> {
   const selected = entries.filter((e) => matchesAny(e.id, m.only))
-  const results = await runCorpus({ entries: selected, profile: mutate(base, m), transports: [m.transport as TransportId], timeoutMs })
+  const results = await runCorpus({ ...o, entries: selected, profile: mutate(base, m), transports: [m.transport as TransportId] })
   const caughtBy = failedIds(results)
   const because = new RegExp(m.because)
   const right = results.some((r) => r.status === 'fail' && (r.id === m.killedBy || r.violations.some((v) => v.rule === m.killedBy)) && because.test([r.message ?? '', ...r.violations.map((v) => v.problem)].join('\n')))
@@ -92,7 +97,8 @@ export async function runMutant(m: Mutant, entries: readonly CorpusEntry[], base
 }
 
 export function mutantTable(outcomes: readonly MutantOutcome[]): string {
-  const rows = outcomes.map((o) => `| ${o.mutant.name} | ${o.mutant.breaks} | ${o.mutant.transport} | ${o.killed ? `killed by \`${o.mutant.killedBy}\`` : `SURVIVED (failed: ${o.caughtBy.join(', ') || 'nothing'})`} |`)
+  const control = (o: MutantOutcome): string => (o.controlFailures === undefined ? 'not run' : o.controlFailures.length ? `FAILED: ${o.controlFailures.join('; ')}` : 'passes')
+  const rows = outcomes.map((o) => `| ${o.mutant.name} | ${o.mutant.breaks} | ${o.mutant.transport} | ${control(o)} | ${o.killed ? `killed by \`${o.mutant.killedBy}\`` : `SURVIVED (failed: ${o.caughtBy.join(', ') || 'nothing'})`} |`)
   const killed = outcomes.filter((o) => o.killed).length
-  return ['| mutant | breaks | transport | result |', '|---|---|---|---|', ...rows, '', `mutation score: ${killed}/${outcomes.length} killed`].join('\n')
+  return ['| mutant | breaks | transport | control | result |', '|---|---|---|---|---|', ...rows, '', `mutation score: ${killed}/${outcomes.length} killed`].join('\n')
 }

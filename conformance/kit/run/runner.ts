@@ -22,9 +22,13 @@ import type { Level, SurfaceId, TransportId } from '../corpus/ids.ts'
 import type { ResolvedProfile } from '../profiles/profile.ts'
 import { ScenarioRun, StepFailure } from './abstract.ts'
 import { startDouble, type RunningDouble } from './double.ts'
+import type { PortRange } from './ports.ts'
 import { applyExpected, type ExpectedFailure } from './expected.ts'
 import { prepare, SkipError, type Prepared } from './launch.ts'
 import { describeViolation, toKitViolation, type KitViolation } from './violations.ts'
+
+/** The default start-up grace: how much longer than --timeout a new target may take to answer first. */
+export const STARTUP_GRACE_MS = 30_000
 
 export type Status = 'pass' | 'fail' | 'xfail' | 'stale' | 'skip'
 
@@ -45,8 +49,11 @@ export interface Result {
   violations: KitViolation[]
   /** The last frames and stderr lines, for a failure. */
   transcript?: string[]
-  /** The expected-failures entry's reason (xfail, stale). */
+  /** The expected-failures entry's reason and failure pattern (when one names this result). */
   expectedReason?: string
+  expectedFailure?: string
+  /** The implementation's name and version, as its handshake gave them. */
+  agent?: { name: string; version: string }
 }
 
 export interface RunOptions {
@@ -57,6 +64,10 @@ export interface RunOptions {
   externalHttp?: HttpEndpoint
   expected?: readonly ExpectedFailure[]
   timeoutMs?: number
+  /** Extra wait for a target's first answer (start-up), default 30 s. */
+  startupGraceMs?: number
+  /** Ports for the HTTP servers and the model double the kit starts (`--ports`). */
+  ports?: PortRange
   onResult?: (r: Result) => void
 }
 
@@ -88,15 +99,16 @@ async function runEntry(e: CorpusEntry, transport: TransportId, o: RunOptions, d
       const missing = e.requires.filter((c) => !declared.has(c))
       if (missing.length) return { ...base, status: 'skip', message: `needs ${missing.join(', ')}, which the target does not declare` }
     }
-    prepared = await prepare({ profile: o.profile, transport, workspaceFiles, config: e.config, double, externalHttp: o.externalHttp })
+    prepared = await prepare({ profile: o.profile, transport, workspaceFiles, config: e.config, double, externalHttp: o.externalHttp, ports: o.ports, readyMs: (o.timeoutMs ?? 10_000) + (o.startupGraceMs ?? STARTUP_GRACE_MS) })
   } catch (err) {
     if (err instanceof SkipError) return { ...base, status: 'skip', message: err.message }
     return { ...base, status: 'fail', message: `could not start the target: ${(err as Error).message}` }
   }
   const clientFs = e.body.kind === 'scenario' && e.body.scenario.header.clientFs
-  const ctx: AdapterContext = { workspace: prepared.workspace, profile: o.profile, timeoutMs: o.timeoutMs ?? 10_000, doubleModel: double?.model, clientFs }
+  const ctx: AdapterContext = { workspace: prepared.workspace, profile: o.profile, timeoutMs: o.timeoutMs ?? 10_000, startupGraceMs: o.startupGraceMs ?? STARTUP_GRACE_MS, doubleModel: double?.model, clientFs }
   let violations: KitViolation[] = []
   let transcript: string[] = []
+  let agent: Result['agent']
   try {
     if (e.body.kind === 'scenario') {
       const adapter = makeAdapter(transport, prepared, ctx)
@@ -109,6 +121,7 @@ async function runEntry(e: CorpusEntry, transport: TransportId, o: RunOptions, d
         await run.run(e.body.scenario)
       } finally {
         transcript = adapter.transcript()
+        agent = adapter.agent?.()
         await adapter.dispose()
         violations = adapter.violations()
       }
@@ -123,10 +136,11 @@ async function runEntry(e: CorpusEntry, transport: TransportId, o: RunOptions, d
         return { ...base, status: 'skip', message: "needs the server's master token (--token, or the profile's targets.http.token)" }
       }
       try {
-        await replaySteps(t, arm, name, vars)
+        await replaySteps(t, arm, name, vars, { waitMs: ctx.timeoutMs, startupGraceMs: ctx.startupGraceMs, ownRequirementOnly: true })
       } finally {
         await arm.dispose()
         violations = arm.violations().map((v) => toKitViolation(transport, v))
+        if (arm instanceof StdioArm) agent = arm.agentInfo
         if (arm instanceof StdioArm) transcript = arm.stderr.trim().split('\n').slice(-5).filter(Boolean).map((l) => `stderr: ${l.slice(0, 300)}`)
       }
     }
@@ -136,12 +150,12 @@ async function runEntry(e: CorpusEntry, transport: TransportId, o: RunOptions, d
     // fetch's own message ("fetch failed") says nothing; its cause names the socket error.
     const cause = (err as { cause?: { message?: string } }).cause?.message
     const message = (err as Error).message.replace(`${e.file}:`, 'line ') + (cause ? ` (${cause})` : '')
-    return { ...base, status: 'fail', message, line: line === undefined ? undefined : Number(line), violations, transcript }
+    return { ...base, status: 'fail', message, line: line === undefined ? undefined : Number(line), violations, transcript, agent }
   } finally {
     await prepared.close()
   }
-  if (violations.length) return { ...base, status: 'fail', message: `contract violation: ${describeViolation(violations[0]!)}${violations.length > 1 ? ` (+${violations.length - 1} more)` : ''}`, violations, transcript }
-  return { ...base, status: 'pass', violations }
+  if (violations.length) return { ...base, status: 'fail', message: `contract violation: ${describeViolation(violations[0]!)}${violations.length > 1 ? ` (+${violations.length - 1} more)` : ''}`, violations, transcript, agent }
+  return { ...base, status: 'pass', violations, agent }
 }
 
 /** Every (requirement, transport) pair the run covers, in corpus order. */
@@ -150,7 +164,7 @@ export function plan(entries: readonly CorpusEntry[], transports: readonly Trans
 }
 
 export async function runCorpus(o: RunOptions): Promise<Result[]> {
-  const double = o.profile.profile.model?.double ? await startDouble(o.profile.profile.model.apiKey) : undefined
+  const double = o.profile.profile.model?.double ? await startDouble(o.profile.profile.model.apiKey, o.ports) : undefined
   const results: Result[] = []
   try {
     for (const { entry, transport } of plan(o.entries, o.transports)) {

@@ -34,6 +34,20 @@ function schemaRule(t: TransportId, v: Violation): string {
 
 const text = (m: unknown): string => (typeof m === 'string' ? m : JSON.stringify(m) ?? String(m)).slice(0, 600)
 
+/** Every rule a violation can carry (an expected-failures entry may name one). */
+export const VIOLATION_RULES: ReadonlySet<string> = new Set([
+  'acp.v1.wire.schema',
+  'acp.seed.wire.schema',
+  'rpc.wire.schema',
+  'http.wire.schema',
+  'http.sse.wire.schema',
+  'rpc.stdout.protocol-only',
+  'acp.stdio.stdout-protocol-only',
+  'acp.v1.capabilities.respected',
+  'acp.v1.tool-call.lifecycle',
+  'rpc.turn.final-message',
+])
+
 export function toKitViolation(t: TransportId, v: Violation): KitViolation {
   if (/^stdout (carried a line that is not JSON|ended with an unterminated line)/.test(v.problem)) {
     return { rule: STDOUT_RULE[t].rule, dir: v.dir, frame: text(v.message), problem: v.problem, spec: STDOUT_RULE[t].spec }
