@@ -15,6 +15,8 @@ export interface HttpDeps {
   logger: Logger
   manager: SessionManager
   tokens: SessionTokens
+  /** The master bearer token, when one is configured (it is exempt from the per-caller stream limits). */
+  masterToken?: string
   streams: StreamRegistry
   sse: SseSettings
   eviction: IdleEviction
