@@ -6,9 +6,9 @@
  *   a response may stream for as long as it likes (an SSE stream runs until its turn ends or the
  *   client leaves; slow readers are cut by the stream's own no-read rule, sse-stream.ts);
  * - at most `maxConnections` sockets. At the cap a new connection closes the oldest socket that
- *   is waiting for a request (never sent one, or idle between kept-alive requests) instead of
- *   being refused, so idle sockets cannot lock out `/health` or the master token; only when
- *   every socket is busy with a request is the new one refused.
+ *   is waiting for a request instead of being refused — one that never sent a request first, a
+ *   kept-alive one between requests only when there is none — so idle sockets cannot lock out
+ *   `/health` or the master token; only when every socket is busy is the new one refused.
  * Node's own `headersTimeout` and `requestTimeout` are checked only every
  * `connectionsCheckingInterval` (30 s, fixed when the server is created — by listhen here), so
  * a slow client would keep its descriptor for up to 90 s; these timers fire on time.
@@ -26,8 +26,8 @@ export interface SlowClientLimits {
 
 export function guardSlowClients(server: Server, limits: SlowClientLimits, logger?: Logger): void {
   const headerTimers = new WeakMap<Socket, NodeJS.Timeout>()
-  /** Every open socket, oldest first, and whether it is waiting for a request. */
-  const open = new Map<Socket, { waiting: boolean }>()
+  /** Every open socket, oldest first: waiting for a request, and whether it has been served one. */
+  const open = new Map<Socket, { waiting: boolean; served: boolean }>()
   let evicted = 0
   const armHeaders = (socket: Socket): void => {
     clearTimeout(headerTimers.get(socket))
@@ -40,12 +40,16 @@ export function guardSlowClients(server: Server, limits: SlowClientLimits, logge
   const makeRoom = (): boolean => {
     const max = limits.maxConnections
     if (max === undefined || open.size < max) return true
-    for (const [socket, s] of open) {
-      if (!s.waiting) continue
-      open.delete(socket)
-      socket.destroy()
-      if (evicted++ % 1000 === 0) logger?.warn(`HTTP: ${max} connections open; closing the oldest idle one for a new client (${evicted} so far)`)
-      return true
+    // A socket that never sent a request goes first; a kept-alive one (a client we served) only
+    // when there is no such socket.
+    for (const servedToo of [false, true]) {
+      for (const [socket, s] of open) {
+        if (!s.waiting || (s.served && !servedToo)) continue
+        open.delete(socket)
+        socket.destroy()
+        if (evicted++ % 1000 === 0) logger?.warn(`HTTP: ${max} connections open; closing the oldest idle one for a new client (${evicted} so far)`)
+        return true
+      }
     }
     return false
   }
@@ -54,7 +58,7 @@ export function guardSlowClients(server: Server, limits: SlowClientLimits, logge
       socket.destroy()
       return
     }
-    open.set(socket, { waiting: true })
+    open.set(socket, { waiting: true, served: false })
     armHeaders(socket)
     socket.once('close', () => {
       clearTimeout(headerTimers.get(socket))
@@ -65,7 +69,10 @@ export function guardSlowClients(server: Server, limits: SlowClientLimits, logge
     const socket = req.socket
     clearTimeout(headerTimers.get(socket))
     const s = open.get(socket)
-    if (s) s.waiting = false
+    if (s) {
+      s.waiting = false
+      s.served = true
+    }
     if (!req.complete) {
       // `complete` is set when the parser has the whole body, read or not; `end` would come only
       // once a handler reads it, and an SSE handler never does (its GET has no body): waiting
