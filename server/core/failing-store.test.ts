@@ -9,6 +9,8 @@ import type { AnyEvent } from '../events/event-types.ts'
 import { MemoryEventStore } from '../store/memory-store.ts'
 import type { EventStore, QueuedPrompt } from '../store/types.ts'
 import { PromptNotRecordedError } from './session.ts'
+import { createRpcHandlers } from '../rpc/handlers.ts'
+import type { RpcContext } from '../rpc/rpc-server.ts'
 import { ofType, testEnv, typesOf, within, type TestEnv } from './fixtures/harness.ts'
 
 /** A memory store whose appends fail while `failing(event)` says so. */
@@ -114,6 +116,19 @@ describe('a store that fails', () => {
     const texts = ofType(await s.events(), 'user_message').map((e) => e.data.text)
     expect(texts).toEqual(['!sleep 400\n!say first', '!say later'])
     expect((await store.load(s.id))!.queued).toEqual([])
+  })
+
+  it('JSON-lines RPC: a prompt the store cannot record is answered at once with the store\'s error', async () => {
+    const store = new FailingStore()
+    const s = await env.manager({ store: store as EventStore }).create()
+    const running = s.prompt('!sleep 400\n!say first')
+    await running.accepted
+    store.refuseQueue = true
+    const prompt = createRpcHandlers(s).prompt!
+    const t0 = Date.now()
+    await expect(prompt({ type: 'prompt', message: '!say refused' }, {} as RpcContext)).rejects.toThrow(/the turn failed: event log write failed \(prompt not recorded\): ENOSPC/)
+    expect(Date.now() - t0).toBeLessThan(300) // not after the running turn
+    await within(running.done, 5000, 'the running turn')
   })
 
   it('a prompt recorded but whose turn the store then refused: closed with the store\'s reason once writes work again, never "the process stopped"', async () => {
