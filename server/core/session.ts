@@ -89,6 +89,8 @@ export class PromptNotRecordedError extends Error {
   }
 }
 
+type Command = { name: string; arguments: string }
+
 const NOT_STARTED_CRASH = "not run: the process stopped before this prompt's turn started"
 const INTERRUPTED_CRASH = 'the turn was interrupted: the process stopped before it finished'
 
@@ -172,7 +174,11 @@ export class Session implements TurnHost {
   /** Retire `stale` entries and write what is owed; a store that still refuses is logged (tried again before the next work). */
   async #settleNow(stale: readonly QueuedPrompt[] = []): Promise<void> {
     for (const q of stale) await this.#unqueue(q.message_id)
-    await this.#withStatus(() => this.#settleDebts()).catch((err: unknown) => this.#deps.logger.error(`session ${this.id}: accepted prompts not closed yet`, err))
+    try {
+      await this.#withStatus(() => this.#settleDebts())
+    } catch (err) {
+      this.#deps.logger.error(`session ${this.id}: accepted prompts not closed yet`, err)
+    }
   }
 
   get id(): string {
@@ -379,7 +385,7 @@ export class Session implements TurnHost {
    * runs nothing. `turn`: the work writes the prompt's `user_message`, which retires the entry;
    * other work (slash commands) retires it when it has recorded its result.
    */
-  #submit(messageId: string, text: string, command: { name: string; arguments: string } | undefined, fn: () => Promise<TurnOutcome>, turn = false): Submitted {
+  #submit(messageId: string, text: string, command: Command | undefined, fn: () => Promise<TurnOutcome>, turn = false): Submitted {
     if (this.#closed) return { messageId, done: Promise.resolve(failedOutcome(turn ? '' : 'the session was closed')), accepted: Promise.resolve() }
     const entry: QueuedPrompt = { message_id: messageId, text, ...(command ? { command } : {}), accepted_at: Date.now(), order: this.#order++ }
     this.#queuedIds.add(messageId)
@@ -538,8 +544,9 @@ export class Session implements TurnHost {
   async #closeInterruptedTurn(): Promise<void> {
     if (!this.#state.inTurn) return
     const why = this.#interruption ?? { message: INTERRUPTED_CRASH, source: 'internal' as const }
+    const callError = `interrupted: ${this.#interruption ? why.message : 'the process stopped before this call finished'}`
     for (const [callId, tool] of this.#state.openCalls) {
-      await this.emit('tool_result', { call_id: callId, tool, ok: false, error: `interrupted: ${why === this.#interruption ? why.message : 'the process stopped before this call finished'}`, duration_ms: 0 })
+      await this.emit('tool_result', { call_id: callId, tool, ok: false, error: callError, duration_ms: 0 })
     }
     await endTurn(this, { stop_reason: 'error', success: false, output: why.message, source: why.source }, 0)
     this.#interruption = undefined
