@@ -113,4 +113,36 @@ describe.skipIf(!canMount)('a full disk (root, mount tmpfs)', () => {
     child.kill('SIGTERM')
     await new Promise((r) => child.on('exit', r))
   }, 60_000)
+
+  it('ACP (ferret serve over stdio): a prompt the full disk cannot record is answered at once with an error naming it', async () => {
+    const home = temp.make('full-acp-home-')
+    if (!mountTmpfs(home, '4m')) throw new Error('mount tmpfs failed')
+    mounted.push(home)
+    const cwd = temp.make('full-acp-ws-')
+    const child = spawn(process.execPath, [CLI_BUNDLE, 'ferret', 'serve', '--cwd', cwd], { env: { ...process.env, CHIMERA_HOME: home }, stdio: ['pipe', 'pipe', 'pipe'] })
+    children.push(child)
+    let out = ''
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d))
+    const reply = async (id: number): Promise<Record<string, unknown>> => {
+      let found: Record<string, unknown> | undefined
+      await until(async () => {
+        found = out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).find((m) => m.id === id)
+        return found !== undefined
+      }, `the reply to ${id}`)
+      return found!
+    }
+    const send = (id: number, method: string, params: unknown): void => void child.stdin!.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`)
+    send(1, 'initialize', { protocolVersion: 1, clientCapabilities: {} })
+    await reply(1)
+    send(2, 'session/new', { cwd, mcpServers: [] })
+    const sessionId = ((await reply(2)).result as { sessionId: string }).sessionId
+    fill(join(home, 'filler'))
+    const t0 = Date.now()
+    send(3, 'session/prompt', { sessionId, prompt: [{ type: 'text', text: '!say while full' }] })
+    const r = await reply(3)
+    expect(Date.now() - t0).toBeLessThan(5000)
+    expect(JSON.stringify(r.error)).toMatch(/prompt not recorded.*ENOSPC/)
+    child.stdin!.end()
+    await new Promise((res) => child.on('exit', res))
+  }, 60_000)
 })
