@@ -5,14 +5,15 @@
  * names), exit 1. The pidfile (CHIMERA_HOME/run/<agent>-<port>.pid) is taken before binding a
  * fixed port, after binding port 0, and removed on shutdown, after the turns were cancelled and
  * their events written and every SSE stream got its final `end`. The Node server gets header,
- * request and keep-alive timeouts and a cap on concurrent connections.
+ * request-body and keep-alive timeouts (never one on a response: streams stay open) and a cap on
+ * concurrent connections that idle sockets cannot fill.
  */
 import { readFileSync } from 'node:fs'
 import type { Server } from 'node:http'
 import { networkInterfaces } from 'node:os'
 import type { SessionManager } from '../core/manager.ts'
 import { isLoopbackName } from '../http/guard.ts'
-import { guardSlowClients } from '../http/slow-clients.ts'
+import { guardSlowClients, type SlowClientLimits } from '../http/slow-clients.ts'
 import type { SseSettings } from '../http/sse/sse-stream.ts'
 import type { Logger } from '../log.ts'
 import { PidfileLocked, acquirePidfile, pidfilePath, readPidfile, releasePidfile, tokenHash, type PidRecord } from '../store/pidfile.ts'
@@ -38,11 +39,17 @@ export interface ServeHttpOptions {
   manager: SessionManager
   /** Shutdown: close the listener and open connections. */
   signal?: AbortSignal
-  /** Called with the bound URL once listening. */
-  onListening?(url: string): void
+  /** Connection limits (defaults: the constants below; tests shorten them). */
+  limits?: Partial<SlowClientLimits>
+  /** Called with the bound URL (and the Node server) once listening. */
+  onListening?(url: string, server: Server): void
 }
 
-/** Slow clients: headers must arrive within 10 s, a whole request within 30 s (SSE responses are not limited). */
+/**
+ * Slow clients: headers must arrive within 10 s, a request body within 30 s of its headers; a
+ * response (an SSE stream) is not limited. Past MAX_CONNECTIONS a new client closes the oldest
+ * socket that is waiting for a request (slow-clients.ts).
+ */
 export const HEADERS_TIMEOUT_MS = 10_000
 export const REQUEST_TIMEOUT_MS = 30_000
 export const KEEP_ALIVE_TIMEOUT_MS = 5_000
@@ -141,16 +148,20 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
     if (pidfile) releasePidfile(pidfile.path, pidfile.record)
   }
   process.once('exit', release)
-  server.headersTimeout = HEADERS_TIMEOUT_MS
-  server.requestTimeout = REQUEST_TIMEOUT_MS
+  const limits: SlowClientLimits = { headersMs: HEADERS_TIMEOUT_MS, bodyMs: REQUEST_TIMEOUT_MS, maxConnections: MAX_CONNECTIONS, ...o.limits }
+  // Node's own timers as a backstop (checked every 30 s; `requestTimeout` counts only until the
+  // request is received, never a streaming response); `server.timeout` stays 0: no socket is cut
+  // for being quiet, an SSE stream between heartbeats included.
+  server.headersTimeout = limits.headersMs
+  server.requestTimeout = Math.max(limits.bodyMs, limits.headersMs)
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS
-  server.maxConnections = MAX_CONNECTIONS
-  guardSlowClients(server, { headersMs: HEADERS_TIMEOUT_MS, bodyMs: REQUEST_TIMEOUT_MS })
+  server.timeout = 0
+  guardSlowClients(server, limits, o.logger)
   const host = o.host.includes(':') && !o.host.startsWith('[') ? `[${o.host}]` : o.host
   const url = `${https ? 'https' : 'http'}://${host}:${port}`
   o.logger.info(`chimera ${o.agent} serve: listening on ${url}${o.token ? ' (bearer auth on)' : ''}`)
   o.logger.info(`web console: ${url}/ui · API reference: ${url}/docs`)
-  o.onListening?.(url)
+  o.onListening?.(url, server)
   await new Promise<void>((resolve) => {
     const stop = async (): Promise<void> => {
       // Turns are cancelled and their last events written first (bounded), so the streams carry them.

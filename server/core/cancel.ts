@@ -6,6 +6,7 @@
 export class TurnToken {
   readonly #controller = new AbortController()
   readonly #hooks = new Set<() => void>()
+  #why: string | undefined
 
   get signal(): AbortSignal {
     return this.#controller.signal
@@ -25,9 +26,15 @@ export class TurnToken {
     return () => this.#hooks.delete(fn)
   }
 
-  cancel(reason = 'cancelled'): void {
+  /** Why the turn was cancelled, when the canceller said (a server shutdown); undefined: a client's cancel. */
+  get reason(): string | undefined {
+    return this.#why
+  }
+
+  cancel(reason?: string): void {
     if (this.cancelled) return
-    this.#controller.abort(new CancelledError(reason))
+    this.#why = reason
+    this.#controller.abort(new CancelledError(reason ?? 'cancelled'))
     for (const fn of [...this.#hooks]) fn()
     this.#hooks.clear()
   }

@@ -7,13 +7,22 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { AnyEvent } from '../events/event-types.ts'
 import { MemoryEventStore } from '../store/memory-store.ts'
-import type { EventStore } from '../store/types.ts'
+import type { EventStore, QueuedPrompt } from '../store/types.ts'
+import { PromptNotRecordedError } from './session.ts'
+import { createRpcHandlers } from '../rpc/handlers.ts'
+import type { RpcContext } from '../rpc/rpc-server.ts'
 import { ofType, testEnv, typesOf, within, type TestEnv } from './fixtures/harness.ts'
 
 /** A memory store whose appends fail while `failing(event)` says so. */
 class FailingStore extends MemoryEventStore {
   failing: (e: AnyEvent, n: number) => boolean = () => false
+  /** Queue entries fail while this says so (a full disk at acknowledgement). */
+  refuseQueue = false
   appends = 0
+  override async queuePrompt(sessionId: string, p: QueuedPrompt): Promise<void> {
+    if (this.refuseQueue) throw Object.assign(new Error('ENOSPC: no space left on device, open'), { code: 'ENOSPC' })
+    return super.queuePrompt(sessionId, p)
+  }
   override async append(event: AnyEvent): Promise<void> {
     const n = ++this.appends
     if (this.failing(event, n)) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })
@@ -80,9 +89,68 @@ describe('a store that fails', () => {
     expect(next).toMatchObject({ stop_reason: 'end_turn', success: true, output: 'recovered' })
     const all = await s.events()
     contiguous(all)
-    // The next turn starts by closing the interrupted one, at the next counter.
+    // The next turn starts by closing the interrupted one, at the next counter, with the true reason.
     expect(all[afterFailure.length]).toMatchObject({ seq: afterFailure.length + 1, type: 'turn_end', data: { stop_reason: 'error' } })
+    const closing = ofType(all.slice(afterFailure.length), 'error').map((e) => e.data)
+    expect(closing).toContainEqual(expect.objectContaining({ source: 'store', message: expect.stringMatching(/^the turn was interrupted: event log write failed .*ENOSPC/) }))
+    expect(JSON.stringify(all)).not.toContain('the process stopped')
     expect(typesOf(all).at(-1)).toBe('agent_result')
+  })
+
+  it('a prompt the store cannot record is refused at once (accepted rejects, done fails with source store) and leaves nothing queued', async () => {
+    const store = new FailingStore()
+    const s = await env.manager({ store: store as EventStore }).create()
+    const running = s.prompt('!sleep 400\n!say first')
+    await running.accepted
+    store.refuseQueue = true
+    const refused = s.prompt('!say refused')
+    await expect(refused.accepted).rejects.toBeInstanceOf(PromptNotRecordedError)
+    await expect(refused.accepted).rejects.toThrow(/event log write failed \(prompt not recorded\): ENOSPC/)
+    // At once: while the first turn is still running.
+    const early = await within(refused.done, 200, 'the refused prompt to fail before the running turn ends')
+    expect(early).toMatchObject({ stop_reason: 'error', success: false, source: 'store' })
+    store.refuseQueue = false
+    const later = s.prompt('!say later')
+    await later.accepted
+    await within(later.done, 5000, 'the later turn')
+    const texts = ofType(await s.events(), 'user_message').map((e) => e.data.text)
+    expect(texts).toEqual(['!sleep 400\n!say first', '!say later'])
+    expect((await store.load(s.id))!.queued).toEqual([])
+  })
+
+  it('JSON-lines RPC: a prompt the store cannot record is answered at once with the store\'s error', async () => {
+    const store = new FailingStore()
+    const s = await env.manager({ store: store as EventStore }).create()
+    const running = s.prompt('!sleep 400\n!say first')
+    await running.accepted
+    store.refuseQueue = true
+    const prompt = createRpcHandlers(s).prompt!
+    const t0 = Date.now()
+    await expect(prompt({ type: 'prompt', message: '!say refused' }, {} as RpcContext)).rejects.toThrow(/the turn failed: event log write failed \(prompt not recorded\): ENOSPC/)
+    expect(Date.now() - t0).toBeLessThan(300) // not after the running turn
+    await within(running.done, 5000, 'the running turn')
+  })
+
+  it('a prompt recorded but whose turn the store then refused: closed with the store\'s reason once writes work again, never "the process stopped"', async () => {
+    const store = new FailingStore()
+    const s = await env.manager({ store: store as EventStore }).create()
+    let down = true
+    store.failing = () => down
+    const p = s.prompt('!say lost turn')
+    await p.accepted // the queue entry is on disk; the events are not
+    const outcome = await within(p.done, 5000, 'the failing turn')
+    expect(outcome).toMatchObject({ stop_reason: 'error', source: 'store' })
+    expect(await s.events()).toEqual([])
+    expect((await store.load(s.id))!.queued.map((q) => q.message_id)).toEqual([p.messageId])
+    down = false
+    await within(s.prompt('!say next').done, 5000, 'the next turn')
+    const evs = await s.events()
+    const users = ofType(evs, 'user_message')
+    expect(users.map((e) => e.data.message_id)).toEqual([p.messageId, expect.any(String)])
+    const closing = ofType(evs, 'error').map((e) => e.data.message)
+    expect(closing[0]).toMatch(/^not run: event log write failed \(user_message not recorded\): ENOSPC/)
+    expect(JSON.stringify(evs)).not.toContain('the process stopped')
+    expect((await store.load(s.id))!.queued).toEqual([])
   })
 
   it('a session created on a store that refuses creation is a clear error, not a crash', async () => {

@@ -30,6 +30,8 @@ export interface TurnOutcome {
   output: string
   /** For errors: where it came from (`provider`, `store` or `internal`). */
   source?: 'provider' | 'store' | 'internal'
+  /** For a cancel: why, when not the client's own cancel (`server shutdown: …`). */
+  reason?: string
   /** The provider refused the credentials (HTTP 401/403): a client can ask the user to sign in. */
   credentialsRefused?: boolean
 }
@@ -223,7 +225,7 @@ export async function runTurn(host: TurnHost, token: TurnToken, prompt: string, 
       for (const call of unanswered) await host.emit('tool_result', { call_id: call.call_id, tool: call.tool, ok: false, error: 'cancelled', duration_ms: 0 })
       unanswered = []
       if (step > 0) await host.emit('step_end', { step, stop_reason: 'cancelled' })
-      outcome = { stop_reason: 'cancelled', success: false, output: turnText }
+      outcome = { stop_reason: 'cancelled', success: false, output: turnText, ...(token.reason !== undefined ? { reason: token.reason } : {}) }
     }
   }
   await endTurn(host, outcome, step)
@@ -233,7 +235,7 @@ export async function runTurn(host: TurnHost, token: TurnToken, prompt: string, 
 /** turn_end and the terminal event. */
 export async function endTurn(host: TurnHost, outcome: TurnOutcome, steps: number): Promise<void> {
   await host.emit('turn_end', { stop_reason: outcome.stop_reason, steps })
-  if (outcome.stop_reason === 'cancelled') await host.emit('cancelled', { partial_output: outcome.output, reason: 'cancelled by the client' })
+  if (outcome.stop_reason === 'cancelled') await host.emit('cancelled', { partial_output: outcome.output, reason: outcome.reason ?? 'cancelled by the client' })
   else if (outcome.stop_reason === 'error') await host.emit('error', { message: outcome.output, source: outcome.source ?? 'internal' })
   else await host.emit('agent_result', { success: outcome.success, output: outcome.output, usage: host.turnUsage(), steps })
 }

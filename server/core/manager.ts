@@ -184,7 +184,7 @@ export class SessionManager {
     if (loaded.repaired) this.logger.warn(`session ${id}: a torn tail record was dropped on load`)
     const already = this.#sessions.get(id)
     if (already) return already
-    const session = Session.restore(loaded.meta, loaded.events, this.#deps(this.store, loaded.meta, true))
+    const session = Session.restore(loaded.meta, loaded.events, this.#deps(this.store, loaded.meta, true), loaded.queued)
     this.#sessions.set(id, session)
     return session
   }
@@ -255,14 +255,17 @@ export class SessionManager {
     if (loaded) await this.opts.history(loaded.meta).clear()
   }
 
-  /** Cancel every running turn (shutdown). */
-  closeAll(): void {
-    for (const s of this.#sessions.values()) s.close()
+  /** Cancel every running turn (shutdown: `reason` goes on their `cancelled` events). */
+  closeAll(reason?: string): void {
+    for (const s of this.#sessions.values()) s.close(reason)
   }
 
-  /** Cancel every turn, then wait (at most `ms`) for each to write its last events. */
+  /**
+   * Cancel every turn (`cancelled` says `server shutdown`; accepted prompts that will not run
+   * are closed in the log), then wait (at most `ms`) for each to write its last events.
+   */
   async shutdown(ms = 10_000): Promise<void> {
-    this.closeAll()
+    this.closeAll(SHUTDOWN_REASON)
     const all = [...this.#sessions.values()]
     let timer: NodeJS.Timeout | undefined
     await Promise.race([
@@ -278,6 +281,8 @@ export class SessionManager {
     clearTimeout(timer)
   }
 }
+
+export const SHUTDOWN_REASON = 'server shutdown'
 
 /** `tools` plus the LSP tools (those already in `tools` are kept: a caller's substitutes win). */
 function withLspTools(tools: ReadonlyMap<string, Tool>): ReadonlyMap<string, Tool> {

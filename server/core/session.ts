@@ -12,7 +12,7 @@ import type { ChatMessage, PermissionRequestData, ToolCall, Usage } from '../../
 import { toolSpecs, type ToolName } from '../../generated/tools/tools.gen.ts'
 import type { Logger } from '../log.ts'
 import type { ToolSchema } from '../providers/types.ts'
-import type { EventStore, SessionMeta, StreamOptions } from '../store/types.ts'
+import type { EventStore, QueuedPrompt, SessionMeta, StreamOptions } from '../store/types.ts'
 import type { SandboxMode, Tool, ToolContext } from '../tools/types.ts'
 import { lazyProvider, type LspFactory, type LspProvider } from '../lsp/provider.ts'
 import type { AnyEvent, EventData, EventOf, EventType } from '../events/event-types.ts'
@@ -74,7 +74,29 @@ export interface RewindResult {
 interface Work {
   run(): Promise<void>
   cancelQueued(): void
+  /** An accepted prompt: its queue entry and the write that recorded it. */
+  prompt?: { entry: QueuedPrompt; accepted: Promise<void> }
 }
+
+/** A queued prompt: `accepted` resolves once it is on disk (rejects with PromptNotRecordedError). */
+export interface Submitted {
+  messageId: string
+  done: Promise<TurnOutcome>
+  accepted: Promise<void>
+}
+
+/** The event log refused to record an accepted prompt: nothing was queued (HTTP 507 `storage_full`). */
+export class PromptNotRecordedError extends Error {
+  override name = 'PromptNotRecordedError'
+  constructor(cause: unknown) {
+    super(`event log write failed (prompt not recorded): ${cause instanceof Error ? cause.message : String(cause)}`, { cause })
+  }
+}
+
+type Command = { name: string; arguments: string }
+
+const NOT_STARTED_CRASH = "not run: the process stopped before this prompt's turn started"
+const INTERRUPTED_CRASH = 'the turn was interrupted: the process stopped before it finished'
 
 export class Session implements TurnHost {
   readonly meta: SessionMeta
@@ -95,6 +117,13 @@ export class Session implements TurnHost {
   #acceptSteering = false
   #unanswerable: string | undefined
   #closed = false
+  /** Queue entries on disk whose `user_message` (or closing record) is not in the log yet. */
+  readonly #queuedIds = new Set<string>()
+  /** Accepted prompts owed a closing record (their turn could not be recorded); written before the next work. */
+  #owed: { entry: QueuedPrompt; why: string }[] = []
+  /** Why the open turn stopped, when this process knows (a store that refused its writes). */
+  #interruption: { message: string; source: 'store' | 'internal' } | undefined
+  #order = 0
   /** Tools a transport substitutes for this session (an ACP client's file system or terminal). */
   #toolOverrides: ReadonlyMap<string, Tool> | undefined
   /** Tools beyond the built-ins (an ACP client's MCP servers'), each with its own contract. */
@@ -120,12 +149,40 @@ export class Session implements TurnHost {
     return { session_id: meta.session_id, model: meta.model, mode: meta.mode, created_at: meta.created_at, working_dir: meta.cwd, approval: meta.approval }
   }
 
-  /** Rebuild a session from stored events (the same reducer as live). */
-  static restore(meta: SessionMeta, events: AnyEvent[], deps: SessionDeps): Session {
+  /**
+   * Rebuild a session from stored events (the same reducer as live). Prompts that were accepted
+   * and never started (`queued`, left by a process that stopped) are closed at once, in order,
+   * each with its `user_message` and a turn that ends in an `error` saying the process stopped
+   * (after the interrupted turn, if any, is closed the same way); entries whose `user_message` is
+   * already in the log are just removed.
+   */
+  static restore(meta: SessionMeta, events: AnyEvent[], deps: SessionDeps, queued: readonly QueuedPrompt[] = []): Session {
     const state = initialState(Session.#init(meta))
     for (const e of events) reduce(state, e)
     state.open = undefined
-    return new Session(meta, deps, state)
+    const session = new Session(meta, deps, state)
+    if (queued.length) {
+      const logged = new Set(events.flatMap((e) => (e.type === 'user_message' ? [e.data.message_id] : [])))
+      session.#recover(queued.filter((q) => !logged.has(q.message_id)), queued.filter((q) => logged.has(q.message_id)))
+    }
+    return session
+  }
+
+  #recover(pending: QueuedPrompt[], stale: QueuedPrompt[]): void {
+    for (const q of pending) this.#queuedIds.add(q.message_id)
+    this.#owed.push(...pending.map((entry) => ({ entry, why: NOT_STARTED_CRASH })))
+    this.#queue.push({ run: () => this.#settleNow(stale), cancelQueued: () => {} })
+    void this.#pump()
+  }
+
+  /** Retire `stale` entries and write what is owed; a store that still refuses is logged (tried again before the next work). */
+  async #settleNow(stale: readonly QueuedPrompt[] = []): Promise<void> {
+    for (const q of stale) await this.#unqueue(q.message_id)
+    try {
+      await this.#withStatus(() => this.#settleDebts())
+    } catch (err) {
+      this.#deps.logger.error(`session ${this.id}: accepted prompts not closed yet`, err)
+    }
   }
 
   get id(): string {
@@ -229,6 +286,8 @@ export class Session implements TurnHost {
 
   #onEvent(e: AnyEvent): void {
     this.lastTouched = Date.now()
+    // The prompt is in the log now: its queue entry has done its job.
+    if (e.type === 'user_message' && this.#queuedIds.has(e.data.message_id)) void this.#unqueue(e.data.message_id)
     if (e.type === 'usage') this.#turnUsage = addUsage(this.#turnUsage, e.data.usage)
     // Keep the on-disk summary current at the points that change what it says.
     if (SUMMARY_POINTS.has(e.type)) void this.#writeSummary()
@@ -283,20 +342,17 @@ export class Session implements TurnHost {
    * `/undo [N | --steps N]` or `/redo …` rewinds or replays turns instead of reaching the model;
    * `/name args` of a custom command runs its rendered template as the turn's message.
    */
-  prompt(text: string): { messageId: string; done: Promise<TurnOutcome> } {
+  prompt(text: string): Submitted {
     const messageId = `msg-${randomUUID()}`
     this.lastTouched = Date.now()
     const slash = parseSlash(text)
-    if (slash?.kind === 'usage') {
-      return { messageId, done: this.#enqueue(async () => this.#commandError(slash.message), failedOutcome('the session was closed')) }
-    }
+    if (slash?.kind === 'usage') return this.#submit(messageId, text, undefined, async () => this.#commandError(slash.message))
     if (slash?.kind === 'undo' || slash?.kind === 'redo') {
       const kind = slash.kind
-      const done = this.#enqueue(async (): Promise<TurnOutcome> => {
+      return this.#submit(messageId, text, undefined, async (): Promise<TurnOutcome> => {
         const r = await this.#rewind(kind, slash.steps)
         return { stop_reason: 'end_turn', success: r.turns > 0, output: r.output }
-      }, failedOutcome('the session was closed'))
-      return { messageId, done }
+      })
     }
     let command: { name: string; arguments: string } | undefined
     let message = text
@@ -309,10 +365,10 @@ export class Session implements TurnHost {
         }
       } catch (err) {
         const why = `/${slash.name}: ${err instanceof Error ? err.message : String(err)}`
-        return { messageId, done: this.#enqueue(async () => this.#commandError(why), failedOutcome('the session was closed')) }
+        return this.#submit(messageId, text, undefined, async () => this.#commandError(why))
       }
     }
-    return { messageId, done: this.#enqueue(() => this.#turn(message, messageId, command), failedOutcome('')) }
+    return this.#submit(messageId, message, command, () => this.#turn(message, messageId, command), true)
   }
 
   /**
@@ -320,10 +376,95 @@ export class Session implements TurnHost {
    * it first): the text goes to the model as is, never parsed as a slash command, and the user
    * message records the command.
    */
-  promptCommand(rendered: string, command: { name: string; arguments: string }): { messageId: string; done: Promise<TurnOutcome> } {
+  promptCommand(rendered: string, command: { name: string; arguments: string }): Submitted {
     const messageId = `msg-${randomUUID()}`
     this.lastTouched = Date.now()
-    return { messageId, done: this.#enqueue(() => this.#turn(rendered, messageId, command), failedOutcome('')) }
+    return this.#submit(messageId, rendered, command, () => this.#turn(rendered, messageId, command), true)
+  }
+
+  /**
+   * Accept a prompt: its queue entry goes to the store now (`accepted` resolves once it is on
+   * disk) and its work joins the queue in call order. A prompt the store refused fails at once
+   * (`accepted` rejects with PromptNotRecordedError, `done` resolves with a `store` error) and
+   * runs nothing. `turn`: the work writes the prompt's `user_message`, which retires the entry;
+   * other work (slash commands) retires it when it has recorded its result.
+   */
+  #submit(messageId: string, text: string, command: Command | undefined, fn: () => Promise<TurnOutcome>, turn = false): Submitted {
+    if (this.#closed) return { messageId, done: Promise.resolve(failedOutcome(turn ? '' : 'the session was closed')), accepted: Promise.resolve() }
+    const entry: QueuedPrompt = { message_id: messageId, text, ...(command ? { command } : {}), accepted_at: Date.now(), order: this.#order++ }
+    this.#queuedIds.add(messageId)
+    const accepted = this.#deps.store.queuePrompt(this.id, entry).catch((err: unknown) => {
+      this.#queuedIds.delete(messageId)
+      throw new PromptNotRecordedError(err)
+    })
+    accepted.catch(() => {}) // callers that only follow `done` see the failure there
+    const run = async (): Promise<TurnOutcome> => {
+      try {
+        await accepted
+      } catch (err) {
+        return storeFailure(err)
+      }
+      try {
+        await this.#settleDebts()
+      } catch (err) {
+        // The store still refuses writes: this prompt is owed its record too.
+        this.#owed.push({ entry, why: `not run: ${errorText(err)}` })
+        return storeFailure(err)
+      }
+      let outcome: TurnOutcome
+      try {
+        outcome = await fn()
+      } catch (err) {
+        if (this.#queuedIds.has(messageId)) this.#owed.push({ entry, why: `not run: ${errorText(err)}` })
+        throw err
+      }
+      if (!this.#queuedIds.has(messageId)) return outcome
+      if (turn) this.#owed.push({ entry, why: `not run: ${outcome.output}` }) // its user_message never reached the log
+      else await this.#unqueue(messageId)
+      return outcome
+    }
+    const done = this.#enqueue(run, failedOutcome(turn ? '' : 'the session was closed'), { entry, accepted })
+    // Busy from acceptance: the turn starts once its entry is on disk.
+    this.#status = 'running'
+    // A prompt that could not be recorded fails now, not when its place in the queue comes.
+    return { messageId, done: accepted.then(() => done, (err: unknown) => storeFailure(err)), accepted }
+  }
+
+  async #unqueue(messageId: string): Promise<void> {
+    this.#queuedIds.delete(messageId)
+    try {
+      await this.#deps.store.unqueuePrompt(this.id, messageId)
+    } catch (err) {
+      // Harmless: on the next open an entry whose user_message is in the log is just removed.
+      this.#deps.logger.warn(`session ${this.id}: queue entry ${messageId} not removed`, err)
+    }
+  }
+
+  /** Close what is owed before new work: the interrupted turn, then accepted prompts that never ran. */
+  async #settleDebts(): Promise<void> {
+    await this.#closeInterruptedTurn()
+    while (this.#owed.length) {
+      const { entry, why } = this.#owed[0]!
+      await this.#closePrompt(entry, why)
+      this.#owed.shift()
+    }
+  }
+
+  /** An accepted prompt that will not run: its user_message, and a turn that ends with `why`. */
+  async #closePrompt(p: QueuedPrompt, why: string): Promise<void> {
+    await this.emit('user_message', { message_id: p.message_id, text: p.text, ...(p.command ? { command: p.command } : {}) })
+    await this.emit('turn_start', { prompt: p.text, model: this.model })
+    await endTurn(this, { stop_reason: 'error', success: false, output: why, source: 'internal' }, 0)
+    await this.#unqueue(p.message_id)
+  }
+
+  async #withStatus<T>(fn: () => Promise<T>): Promise<T> {
+    this.#status = 'running'
+    try {
+      return await fn()
+    } finally {
+      this.#status = this.#queue.length ? 'running' : 'idle'
+    }
   }
 
   /** `/undo` as an operation (transports' undo endpoints): rewinds up to `steps` turns. */
@@ -336,7 +477,7 @@ export class Session implements TurnHost {
   }
 
   /** Queue work behind the running turn; `onClose` answers it if the session closes first. */
-  #enqueue<T>(fn: () => Promise<T>, onClose: T | undefined): Promise<T> {
+  #enqueue<T>(fn: () => Promise<T>, onClose: T | undefined, prompt?: Work['prompt']): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.#closed) return onClose === undefined ? reject(new SessionClosedError(this.id)) : resolve(onClose)
       this.#queue.push({
@@ -348,6 +489,7 @@ export class Session implements TurnHost {
           }
         },
         cancelQueued: () => (onClose === undefined ? reject(new SessionClosedError(this.id)) : resolve(onClose)),
+        ...(prompt ? { prompt } : {}),
       })
       if (!this.#pumping) void this.#pump()
     })
@@ -380,13 +522,15 @@ export class Session implements TurnHost {
     this.#turnUsage = zeroUsage()
     let outcome: TurnOutcome
     try {
-      await this.#closeInterruptedTurn()
       outcome = await runTurn(this, token, prompt, messageId, command)
     } catch (err) {
       // Only a failing event store gets here; the turn cannot be recorded.
       this.#deps.logger.error(`session ${this.id}: turn aborted`, err)
-      const message = err instanceof Error ? err.message : String(err)
-      outcome = { stop_reason: 'error', success: false, output: message, source: err instanceof EventLogError ? 'store' : 'internal' }
+      const message = errorText(err)
+      const source = err instanceof EventLogError ? 'store' : 'internal'
+      outcome = { stop_reason: 'error', success: false, output: message, source }
+      // Closed before the next work with this reason, not as if the process had stopped.
+      if (this.#state.inTurn) this.#interruption = { message: `the turn was interrupted: ${message}`, source }
     }
     this.#acceptSteering = false
     this.#steering = []
@@ -403,10 +547,13 @@ export class Session implements TurnHost {
   /** A turn the process did not finish (it stopped mid-turn): close it before the next one. */
   async #closeInterruptedTurn(): Promise<void> {
     if (!this.#state.inTurn) return
+    const why = this.#interruption ?? { message: INTERRUPTED_CRASH, source: 'internal' as const }
+    const callError = `interrupted: ${this.#interruption ? why.message : 'the process stopped before this call finished'}`
     for (const [callId, tool] of this.#state.openCalls) {
-      await this.emit('tool_result', { call_id: callId, tool, ok: false, error: 'interrupted: the process stopped before this call finished', duration_ms: 0 })
+      await this.emit('tool_result', { call_id: callId, tool, ok: false, error: callError, duration_ms: 0 })
     }
-    await endTurn(this, { stop_reason: 'error', success: false, output: 'the turn was interrupted: the process stopped before it finished', source: 'internal' }, 0)
+    await endTurn(this, { stop_reason: 'error', success: false, output: why.message, source: why.source }, 0)
+    this.#interruption = undefined
   }
 
   async #alignHistory(): Promise<void> {
@@ -508,12 +655,15 @@ export class Session implements TurnHost {
     return true
   }
 
-  /** Cancel the running turn (queued prompts still run); false when nothing was running. */
-  cancel(): boolean {
+  /**
+   * Cancel the running turn (queued prompts still run); false when nothing was running. `reason`
+   * (a server shutdown) is recorded on the `cancelled` event; without one it is the client's cancel.
+   */
+  cancel(reason?: string): boolean {
     this.lastTouched = Date.now()
     if (this.#status !== 'running' || !this.#token || this.#token.cancelled) return false
     this.#status = 'cancelled'
-    this.#token.cancel()
+    this.#token.cancel(reason)
     for (const [id, p] of this.#pending) {
       this.#pending.delete(id)
       p.resolve({ decision: 'cancelled', source: 'cancel' })
@@ -616,11 +766,34 @@ export class Session implements TurnHost {
     await this.#writeSummary()
   }
 
-  /** Cancel any running turn, drop queued work, release waiters (teardown). */
-  close(): void {
+  /**
+   * Cancel any running turn (with `reason`, e.g. a server shutdown), drop queued work, release
+   * waiters (teardown). Accepted prompts that will not run are closed in the log, in order, after
+   * the running turn's last events: `user_message` and a turn ending in `error` ("not run: …").
+   */
+  close(reason?: string): void {
+    // Once: a second close (shutdown reaches a session from more than one transport) must not
+    // drop the work that closes the accepted prompts.
+    if (this.#closed) return void this.cancel(reason)
     this.#closed = true
-    this.cancel()
-    for (const q of this.#queue.splice(0)) q.cancelQueued()
+    this.cancel(reason)
+    const dropped = this.#queue.splice(0)
+    for (const q of dropped) q.cancelQueued()
+    const prompts = dropped.flatMap((q) => (q.prompt ? [q.prompt] : []))
+    if (prompts.length || this.#owed.length) {
+      const why = `not run: ${reason ?? 'the session was closed'} before this prompt's turn started`
+      this.#queue.push({
+        run: async () => {
+          for (const p of prompts) {
+            const recorded = await p.accepted.then(() => true, () => false)
+            if (recorded) this.#owed.push({ entry: p.entry, why })
+          }
+          await this.#settleNow()
+        },
+        cancelQueued: () => {},
+      })
+      if (!this.#pumping) void this.#pump()
+    }
     void this.shutdownLsp()
   }
 
@@ -637,6 +810,12 @@ export class Session implements TurnHost {
   flush(): Promise<void> {
     return this.#writer.settled()
   }
+}
+
+const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err))
+
+function storeFailure(err: unknown): TurnOutcome {
+  return { stop_reason: 'error', success: false, output: errorText(err), source: 'store' }
 }
 
 function failedOutcome(output: string): TurnOutcome {

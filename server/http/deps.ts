@@ -1,7 +1,7 @@
 /** What the route handlers are built from: one per server, shared by every route group. */
 import type { SessionManager } from '../core/manager.ts'
 import { SessionNotFoundError } from '../core/manager.ts'
-import type { Session } from '../core/session.ts'
+import { PromptNotRecordedError, type Session, type Submitted } from '../core/session.ts'
 import type { Logger } from '../log.ts'
 import { HttpError } from './errors.ts'
 import type { IdleEviction } from './idle-eviction.ts'
@@ -15,6 +15,8 @@ export interface HttpDeps {
   logger: Logger
   manager: SessionManager
   tokens: SessionTokens
+  /** The master bearer token, when one is configured (it is exempt from the per-caller stream limits). */
+  masterToken?: string
   streams: StreamRegistry
   sse: SseSettings
   eviction: IdleEviction
@@ -47,4 +49,18 @@ export async function anySession(deps: HttpDeps, id: string): Promise<Session> {
 /** A turn started over HTTP runs in the background; its failures are logged, never thrown. */
 export function background(deps: HttpDeps, session: Session, done: Promise<unknown>): void {
   done.catch((err) => deps.logger.error(`session ${session.id}: turn failed`, err))
+}
+
+/**
+ * Wait until an accepted prompt is on disk before acknowledging it; one the event log refused
+ * is `507 storage_full` (nothing was queued), and its turn is followed in the background.
+ */
+export async function acknowledge(deps: HttpDeps, session: Session, submitted: Submitted): Promise<void> {
+  background(deps, session, submitted.done)
+  try {
+    await submitted.accepted
+  } catch (err) {
+    if (err instanceof PromptNotRecordedError) throw new HttpError(507, 'storage_full', err.message)
+    throw err
+  }
 }

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { checkHost, hostName } from './guard.ts'
 import { nodeHandler } from './node-handler.ts'
 import { inProcessTarget } from '../../conformance/harness/targets.ts'
-import { guardSlowClients } from './slow-clients.ts'
+import { guardSlowClients, type SlowClientLimits } from './slow-clients.ts'
 
 const app = () => inProcessTarget().server.app
 const req = (host: string) => new Request('http://127.0.0.1/health', { headers: { host } })
@@ -42,10 +42,9 @@ afterEach(async () => {
   server = undefined
 })
 
-async function listen(limits = { headersMs: 300, bodyMs: 300 }, maxConnections?: number): Promise<number> {
+async function listen(limits: SlowClientLimits = { headersMs: 300, bodyMs: 300 }): Promise<number> {
   server = createServer(nodeHandler(app()))
   guardSlowClients(server, limits)
-  if (maxConnections !== undefined) server.maxConnections = maxConnections
   await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r))
   return (server.address() as { port: number }).port
 }
@@ -111,16 +110,28 @@ describe('over a real socket', () => {
     expect(ms).toBeLessThan(5000)
   })
 
-  it('connections past the cap are refused while the server keeps serving', async () => {
-    const port = await listen({ headersMs: 2000, bodyMs: 2000 }, 5)
-    const idle = Array.from({ length: 5 }, () => raw(port))
+  it('at the connection cap, sockets that never sent a request give way: /health still answers', async () => {
+    const port = await listen({ headersMs: 5000, bodyMs: 5000, maxConnections: 5 })
+    const idle = Array.from({ length: 20 }, () => raw(port))
     await new Promise((r) => setTimeout(r, 100))
-    const extra = raw(port)
-    await extra.closed
-    expect(extra.received()).toBe('')
-    for (const c of idle) c.socket.destroy()
-    await Promise.all(idle.map((c) => c.closed))
+    const t0 = Date.now()
     const ok = await fetch(`http://127.0.0.1:${port}/health`)
     expect(ok.status).toBe(200)
+    expect(Date.now() - t0).toBeLessThan(2000)
+    // The oldest idle sockets were closed to make room (long before their 5 s header limit).
+    const closed = await Promise.race([idle[0]!.closed, new Promise<number>((r) => setTimeout(() => r(-1), 2000))])
+    expect(closed).toBeGreaterThanOrEqual(0)
+    expect(closed).toBeLessThan(2000)
+  })
+
+  it('at the connection cap with every socket busy mid-request, a new one is refused', async () => {
+    const port = await listen({ headersMs: 5000, bodyMs: 5000, maxConnections: 3 })
+    const busy = Array.from({ length: 3 }, () => raw(port))
+    for (const c of busy) c.socket.write('POST /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{')
+    await new Promise((r) => setTimeout(r, 150))
+    const extra = raw(port)
+    const ms = await extra.closed
+    expect(ms).toBeLessThan(2000)
+    expect(extra.received()).toBe('')
   })
 })

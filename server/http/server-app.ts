@@ -24,7 +24,7 @@ import { transcriptHandlers } from './routes/transcript.ts'
 import { renameHandlers } from './routes/rename.ts'
 import { undoHandlers } from './routes/undo.ts'
 import { SessionTokens } from './session-tokens.ts'
-import { StreamRegistry } from './sse/registry.ts'
+import { StreamRegistry, type StreamLimits } from './sse/registry.ts'
 import { DEFAULT_SSE_SETTINGS, type SseSettings } from './sse/sse-stream.ts'
 
 export interface HttpServerOptions {
@@ -37,6 +37,8 @@ export interface HttpServerOptions {
   /** Idle sessions are evicted after this long; 0 or undefined: never. */
   sessionTtlMs?: number
   sse?: Partial<SseSettings>
+  /** Open-stream limits (sse/registry.ts); defaults DEFAULT_STREAM_LIMITS. */
+  streamLimits?: Partial<StreamLimits>
   env?: NodeJS.ProcessEnv
 }
 
@@ -54,7 +56,8 @@ export function createHttpServerApp(o: HttpServerOptions): HttpServerApp {
     logger: o.logger,
     manager: o.manager,
     tokens: new SessionTokens(),
-    streams: new StreamRegistry(),
+    ...(o.masterToken !== undefined ? { masterToken: o.masterToken } : {}),
+    streams: new StreamRegistry(o.streamLimits),
     sse: { ...DEFAULT_SSE_SETTINGS, ...o.sse },
     eviction: new IdleEviction(o.manager, o.sessionTtlMs, o.logger),
     env: o.env ?? process.env,

@@ -1,7 +1,8 @@
 /**
  * The embedded event store (DESIGN §3, §6): one directory per session under the event-log
  * root holding `session.json` (meta), `summary.json` (replaced atomically) and one
- * `event-NNNNNN-<type>.json` per event (its JSON and a newline, created exclusively).
+ * `event-NNNNNN-<type>.json` per event (its JSON and a newline, created exclusively), and a
+ * `queued-<message_id>.json` per prompt accepted but not yet started (queued-prompts.ts).
  *
  * Each session's operations run through its own promise queue, so appends are serialised and
  * checked against the counter; sessions never wait on one another. The first operation on a
@@ -29,7 +30,8 @@ import { RecentRing } from './recent-ring.ts'
 import { readSegment, readSegmentLines, rewriteSegmentTail, SegmentWriters } from './segment.ts'
 import { agentAllowed, applyListFilter } from './listing.ts'
 import { isSessionId, sessionDir } from './paths.ts'
-import type { EventListener, EventStore, ListFilter, LoadedSession, SessionMeta, StreamOptions } from './types.ts'
+import { readQueued, removeQueued, writeQueued } from './queued-prompts.ts'
+import type { EventListener, EventStore, ListFilter, LoadedSession, QueuedPrompt, SessionMeta, StreamOptions } from './types.ts'
 import { checkNextSeq, checkSessionId, metaProblem, minimalSummary, validateEvent, validateMeta, validateSummary } from './validate.ts'
 
 export interface FileEventStoreOptions {
@@ -160,6 +162,19 @@ export class FileEventStore implements EventStore {
       if (scan.reason !== undefined) this.#logger.warn('event log: read stopped at an invalid record', { session_id: sessionId, reason: scan.reason })
       return { events: out.length === 0 ? scan.events : out.concat(scan.events), more: scan.events.length >= left }
     })
+  }
+
+  async queuePrompt(sessionId: string, prompt: QueuedPrompt): Promise<void> {
+    const dir = sessionDir(this.root, sessionId)
+    return this.#enqueue(sessionId, async () => {
+      await this.#open(sessionId, dir)
+      await writeQueued(dir, prompt, this.#fsync)
+    })
+  }
+
+  async unqueuePrompt(sessionId: string, messageId: string): Promise<void> {
+    const dir = sessionDir(this.root, sessionId)
+    return this.#enqueue(sessionId, () => removeQueued(dir, messageId))
   }
 
   async writeSummary(sessionId: string, summary: SessionSummary): Promise<void> {
@@ -296,7 +311,8 @@ export class FileEventStore implements EventStore {
     const ring = this.#ring(sessionId)
     ring.clear()
     for (const e of events.slice(-ring.capacity)) ring.push(e, JSON.stringify(e).length + 1)
-    return { meta, summary: await this.#summaryOrRebuild(dir, meta, events.length), events, repaired }
+    const queued = await readQueued(dir, sessionId, this.#logger)
+    return { meta, summary: await this.#summaryOrRebuild(dir, meta, events.length), events, queued, repaired }
   }
 
   /** Make the segment exactly the log: cut what disagrees, append the records read from files. */

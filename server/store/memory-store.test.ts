@@ -21,7 +21,7 @@ describe('MemoryEventStore', () => {
     const sent = Array.from({ length: 9 }, (_, i) => sampleEvent(id, i + 1))
     for (const e of sent) await store.append(e)
     const loaded = await store.load(id)
-    expect(loaded).toEqual({ meta, summary: sampleSummary(meta), events: sent, repaired: false })
+    expect(loaded).toEqual({ meta, summary: sampleSummary(meta), events: sent, queued: [], repaired: false })
     expect(await store.read(id, 6)).toEqual(sent.slice(6))
     loaded!.events[0]!.seq = 99
     ;(sent[1] as { turn: number }).turn = 42

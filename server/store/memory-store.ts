@@ -15,7 +15,8 @@ import { StoreError } from './errors.ts'
 import { streamEvents } from './event-stream.ts'
 import { ListenerRegistry } from './listeners.ts'
 import { applyListFilter } from './listing.ts'
-import type { EventListener, EventStore, ListFilter, LoadedSession, SessionMeta, StreamOptions } from './types.ts'
+import type { EventListener, EventStore, ListFilter, LoadedSession, QueuedPrompt, SessionMeta, StreamOptions } from './types.ts'
+import { sortQueued } from './queued-prompts.ts'
 import { checkNextSeq, checkSessionId, jsonCopy, validateEvent, validateMeta, validateSummary } from './validate.ts'
 
 export const MEMORY_MAX_SESSIONS = 1000
@@ -27,6 +28,7 @@ interface MemorySession {
   /** The retained events (the newest `maxEventsPerSession`), contiguous. */
   events: AnyEvent[]
   lastSeq: number
+  queued: Map<string, QueuedPrompt>
 }
 
 /** The in-memory `EventStore`. */
@@ -49,7 +51,7 @@ export class MemoryEventStore implements EventStore {
     if (this.#sessions.size >= this.#maxSessions) {
       throw new StoreError('store_full', `the in-memory store holds its maximum of ${this.#maxSessions} sessions; delete one or use a persisted session`)
     }
-    this.#sessions.set(meta.session_id, { meta: jsonCopy(meta), summary: jsonCopy(summary), events: [], lastSeq: 0 })
+    this.#sessions.set(meta.session_id, { meta: jsonCopy(meta), summary: jsonCopy(summary), events: [], lastSeq: 0, queued: new Map() })
   }
 
   /** Synchronous inside: appends of one session take effect (and notify) in call order. */
@@ -67,6 +69,14 @@ export class MemoryEventStore implements EventStore {
     return jsonCopy(this.#after(sessionId, afterSeq))
   }
 
+  async queuePrompt(sessionId: string, prompt: QueuedPrompt): Promise<void> {
+    this.#get(sessionId).queued.set(prompt.message_id, jsonCopy(prompt))
+  }
+
+  async unqueuePrompt(sessionId: string, messageId: string): Promise<void> {
+    this.#sessions.get(sessionId)?.queued.delete(messageId)
+  }
+
   async writeSummary(sessionId: string, summary: SessionSummary): Promise<void> {
     validateSummary(sessionId, summary)
     this.#get(sessionId).summary = jsonCopy(summary)
@@ -75,7 +85,7 @@ export class MemoryEventStore implements EventStore {
   async load(sessionId: string): Promise<LoadedSession | undefined> {
     checkSessionId(sessionId)
     const s = this.#sessions.get(sessionId)
-    return s && { meta: jsonCopy(s.meta), summary: jsonCopy(s.summary), events: jsonCopy(s.events), repaired: false }
+    return s && { meta: jsonCopy(s.meta), summary: jsonCopy(s.summary), events: jsonCopy(s.events), queued: jsonCopy(sortQueued([...s.queued.values()])), repaired: false }
   }
 
   async list(filter: ListFilter = {}): Promise<SessionSummary[]> {

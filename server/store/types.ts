@@ -41,10 +41,27 @@ export interface ListFilter {
   agents?: AgentPrefix[]
 }
 
+/**
+ * A prompt a client was told is accepted, recorded before that acknowledgement and forgotten
+ * once its turn's `user_message` is in the log (or it was closed with a terminal record). What
+ * is left after a crash is what was accepted and never started.
+ */
+export interface QueuedPrompt {
+  message_id: string
+  text: string
+  /** A custom command's name and arguments (the turn's `user_message.command`). */
+  command?: { name: string; arguments: string }
+  /** When it was accepted (ms since the epoch); with `order`, its place in the queue. */
+  accepted_at: number
+  order: number
+}
+
 export interface LoadedSession {
   meta: SessionMeta
   summary: SessionSummary
   events: AnyEvent[]
+  /** Prompts accepted but not taken off the queue (see {@link QueuedPrompt}), in queue order. */
+  queued: QueuedPrompt[]
   /** True when a torn tail record was found and dropped. */
   repaired: boolean
 }
@@ -70,6 +87,13 @@ export interface EventStore {
   append(event: AnyEvent): Promise<void>
   /** Events with `seq > afterSeq`, in order. */
   read(sessionId: string, afterSeq?: number): Promise<AnyEvent[]>
+  /**
+   * Record an accepted prompt before it is acknowledged (durable like an event: on disk, fsynced
+   * when the store fsyncs). Rejects when it could not be recorded; then it must not be queued.
+   */
+  queuePrompt(sessionId: string, prompt: QueuedPrompt): Promise<void>
+  /** Forget a queued prompt (its turn's `user_message` or its closing record is in the log). */
+  unqueuePrompt(sessionId: string, messageId: string): Promise<void>
   /** Replace the session's summary. */
   writeSummary(sessionId: string, summary: SessionSummary): Promise<void>
   /** Rebuild a session; undefined when it does not exist. */

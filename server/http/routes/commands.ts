@@ -9,7 +9,7 @@
  */
 import { CommandError, CustomCommands } from '../../commands/custom-commands.ts'
 import type { OperationHandlers } from '../app.ts'
-import { background, liveSession, type HttpDeps } from '../deps.ts'
+import { acknowledge, liveSession, type HttpDeps } from '../deps.ts'
 import { HttpError, jsonResponse } from '../errors.ts'
 
 /** The process's custom commands for `cwd` (the manager's, as `/name args` prompts see them). */
@@ -24,7 +24,7 @@ const asHttp = (err: unknown): unknown =>
 export function commandsHandlers(deps: HttpDeps): Pick<OperationHandlers, 'commands.list' | 'commands.invoke'> {
   return {
     'commands.list': () => jsonResponse(200, commandsFor(deps, deps.manager.opts.cwd).list()),
-    'commands.invoke': ({ path, body }) => {
+    'commands.invoke': async ({ path, body }) => {
       const name = path.name as string
       let r
       try {
@@ -41,7 +41,7 @@ export function commandsHandlers(deps: HttpDeps): Pick<OperationHandlers, 'comma
       } catch (err) {
         throw new HttpError(500, 'command_invoke_failed', `/${r.name}: the turn could not be submitted`, { detail: (err as Error).message })
       }
-      background(deps, session, submitted.done)
+      await acknowledge(deps, session, submitted)
       return jsonResponse(202, { message_id: submitted.messageId, name: r.name, rendered: r.rendered })
     },
   }

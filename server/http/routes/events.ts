@@ -3,13 +3,17 @@
  * persisted session is loaded so it can stream; ends with `end` after a turn's terminal event)
  * and `GET /session/{id}/events` (live sessions; open across turns). Both start after the
  * cursor resume.ts computes, read the session through `Session.stream` (gap-free catch-up then
- * live), and end with `end` when the session leaves the manager or the server stops.
+ * live), and end with `end` when the session leaves the manager or the server stops. A stream past
+ * the limits (per session, per token, in all: sse/registry.ts) is `429 too_many_streams`.
  */
 import type { SseEnd } from '../../../generated/schemas.gen.ts'
 import { TERMINAL_EVENTS, type AnyEvent } from '../../events/event-types.ts'
 import type { Session } from '../../core/session.ts'
 import type { OperationHandlers } from '../app.ts'
+import { bearerToken, tokenMatches } from '../auth.ts'
 import { anySession, liveSession, type HttpDeps } from '../deps.ts'
+import { HttpError } from '../errors.ts'
+import type { StreamHolder } from '../sse/registry.ts'
 import type { SseRecord } from '../sse/format.ts'
 import { pluralRecord, singularRecord } from '../sse/event-map.ts'
 import { startCursor } from '../sse/resume.ts'
@@ -38,8 +42,16 @@ export function pluralEndRule(session: Session): (e: AnyEvent) => { end: SseEnd;
   }
 }
 
-function stream(deps: HttpDeps, session: Session, afterSeq: number, record: (e: AnyEvent) => SseRecord, endAfter?: ReturnType<typeof pluralEndRule>): Response {
-  const reg = deps.streams.register(session.id)
+/** Who opens the stream, for the stream limits (sse/registry.ts). */
+function holder(deps: HttpDeps, req: Request): StreamHolder {
+  const token = bearerToken(req)
+  if (deps.masterToken !== undefined && tokenMatches(token, deps.masterToken)) return { master: true }
+  return token === undefined ? { master: false } : { master: false, token }
+}
+
+function stream(deps: HttpDeps, req: Request, session: Session, afterSeq: number, record: (e: AnyEvent) => SseRecord, endAfter?: ReturnType<typeof pluralEndRule>): Response {
+  const reg = deps.streams.register(session.id, holder(deps, req))
+  if ('refused' in reg) throw new HttpError(429, 'too_many_streams', `${reg.refused}; close one, or retry later`, { headers: { 'retry-after': '5' } })
   return sseResponse({
     sessionId: session.id,
     events: (signal) => session.stream({ afterSeq, signal }),
@@ -62,12 +74,12 @@ export function eventsHandlers(deps: HttpDeps): Handlers {
     'sessions.streamEvents': async ({ path, query, req }) => {
       const session = await anySession(deps, path.id as string)
       const after = startCursor(req.headers.get('last-event-id'), query.from === 'live', session.lastSeq)
-      return stream(deps, session, after, pluralRecord, pluralEndRule(session))
+      return stream(deps, req, session, after, pluralRecord, pluralEndRule(session))
     },
     'session.streamEvents': ({ path, req }) => {
       const session = liveSession(deps, path.id as string)
       const after = startCursor(req.headers.get('last-event-id'), false, session.lastSeq)
-      return stream(deps, session, after, singularRecord)
+      return stream(deps, req, session, after, singularRecord)
     },
   }
 }

@@ -7,7 +7,7 @@
  */
 import type { SessionCreateRequest, SessionMessageRequest, SessionSnapshot } from '../../../generated/http/routes.gen.ts'
 import type { OperationHandlers } from '../app.ts'
-import { background, liveSession, sessionNotFound, type HttpDeps } from '../deps.ts'
+import { acknowledge, liveSession, sessionNotFound, type HttpDeps } from '../deps.ts'
 import { jsonResponse } from '../errors.ts'
 import { createOptions } from './create-options.ts'
 
@@ -46,12 +46,12 @@ export function sessionHandlers(deps: HttpDeps): Handlers {
       if (!(await deps.manager.delete(id))) throw sessionNotFound(id)
       return jsonResponse(204, null)
     },
-    'session.sendMessage': ({ path, body }) => {
+    'session.sendMessage': async ({ path, body }) => {
       const s = liveSession(deps, path.id as string)
       const b = body as SessionMessageRequest
-      const { messageId, done } = s.prompt((b.message ?? b.prompt)!)
-      background(deps, s, done)
-      return jsonResponse(202, { message_id: messageId })
+      const submitted = s.prompt((b.message ?? b.prompt)!)
+      await acknowledge(deps, s, submitted)
+      return jsonResponse(202, { message_id: submitted.messageId })
     },
     'session.cancel': ({ path }) => {
       liveSession(deps, path.id as string).cancel()

@@ -9,7 +9,7 @@ import { applyListFilter } from '../../store/listing.ts'
 import type { ListFilter } from '../../store/types.ts'
 import { parseSince } from '../../store/since.ts'
 import type { OperationHandlers } from '../app.ts'
-import { anySession, background, type HttpDeps } from '../deps.ts'
+import { acknowledge, anySession, type HttpDeps } from '../deps.ts'
 import { HttpError, jsonResponse } from '../errors.ts'
 import { createOptions } from './create-options.ts'
 import { sessionDetail } from './session-detail.ts'
@@ -44,12 +44,12 @@ export function sessionsHandlers(deps: HttpDeps): Handlers {
     'sessions.create': async ({ body }) => {
       const b = body as SessionsCreateRequest
       const session = await deps.manager.create(createOptions(deps, b))
-      background(deps, session, session.prompt(b.prompt).done)
+      await acknowledge(deps, session, session.prompt(b.prompt))
       return jsonResponse(201, { session_id: session.id, status: 'running' })
     },
     'sessions.addTurn': async ({ path, body }) => {
       const session = await anySession(deps, path.id as string)
-      background(deps, session, session.prompt((body as SessionsTurnRequest).prompt).done)
+      await acknowledge(deps, session, session.prompt((body as SessionsTurnRequest).prompt))
       return jsonResponse(202, { session_id: session.id, status: 'running' })
     },
     'sessions.cancel': async ({ path }) => {
