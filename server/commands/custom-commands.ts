@@ -17,6 +17,7 @@
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import type { components } from '../../generated/http/openapi.gen.d.ts'
+import { MessageTooLargeError } from '../core/message-limit.ts'
 import type { CommandRenderer } from '../core/slash-commands.ts'
 import { listDefinitionDir, projectScope, readDefinitionFile, userScope, type DefinitionScope } from './definition-file.ts'
 import { splitFrontmatter } from './frontmatter.ts'
@@ -188,6 +189,7 @@ export class CustomCommands implements CommandRenderer {
       if (rendered === undefined) throw new Error('the command file went away')
       return { session_id: b.session_id, name, rendered, arguments: argumentString(positional, named) }
     } catch (err) {
+      if (MessageTooLargeError.is(err)) throw err
       throw new CommandError('command_invoke_failed', `/${name}: ${(err as Error).message}`, { detail: (err as Error).message })
     }
   }

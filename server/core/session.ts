@@ -25,6 +25,7 @@ import { endTurn, runTurn, type TurnOutcome } from './loop.ts'
 import type { ModelRegistry } from './model-registry.ts'
 import { isApprovalPolicy, type ApprovalPolicy, type PermissionAuditLog, type PermissionDecision, type Rule } from './permissions.ts'
 import { toolAllowed } from './tool-patterns.ts'
+import { checkUserMessage, MessageTooLargeError } from './message-limit.ts'
 import { parseSlash, rewindReply, type CommandRenderer } from './slash-commands.ts'
 import { addUsage, initialState, reduce, zeroUsage, type SessionState } from './state.ts'
 import type { PermissionReply, TurnHost } from './turn-host.ts'
@@ -278,8 +279,11 @@ export class Session implements TurnHost {
    * Queue a prompt; `done` resolves when its turn (or command) ends. A prompt that is exactly
    * `/undo [N | --steps N]` or `/redo …` rewinds or replays turns instead of reaching the model;
    * `/name args` of a custom command runs its rendered template as the turn's message.
+   * Throws MessageTooLargeError (nothing queued) when the prompt or its rendering is too large.
    */
   prompt(text: string): { messageId: string; done: Promise<TurnOutcome> } {
+    // Over the limit: refused before anything is queued or written (MessageTooLargeError).
+    checkUserMessage(text)
     const messageId = `msg-${randomUUID()}`
     this.lastTouched = Date.now()
     const slash = parseSlash(text)
@@ -304,6 +308,7 @@ export class Session implements TurnHost {
           message = rendered
         }
       } catch (err) {
+        if (MessageTooLargeError.is(err)) throw err
         const why = `/${slash.name}: ${err instanceof Error ? err.message : String(err)}`
         return { messageId, done: this.#enqueue(async () => this.#commandError(why), failedOutcome('the session was closed')) }
       }
@@ -317,6 +322,8 @@ export class Session implements TurnHost {
    * message records the command.
    */
   promptCommand(rendered: string, command: { name: string; arguments: string }): { messageId: string; done: Promise<TurnOutcome> } {
+    checkUserMessage(rendered, 'the rendered command')
+    checkUserMessage(command.arguments, "the command's arguments")
     const messageId = `msg-${randomUUID()}`
     this.lastTouched = Date.now()
     return { messageId, done: this.#enqueue(() => this.#turn(rendered, messageId, command), failedOutcome('')) }
@@ -482,8 +489,9 @@ export class Session implements TurnHost {
     return new Promise((resolve) => this.#idleWaiters.push(resolve))
   }
 
-  /** Inject a message into the running turn before its next model call; false when idle. */
+  /** Inject a message into the running turn before its next model call; false when idle. Throws MessageTooLargeError. */
   steer(text: string): boolean {
+    checkUserMessage(text)
     if (this.#status !== 'running' || !this.#acceptSteering) return false
     this.lastTouched = Date.now()
     this.#steering.push(text)

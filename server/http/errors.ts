@@ -5,6 +5,7 @@
  */
 import { FastResponse } from 'srvx'
 import type { ErrorCode } from '../../generated/schemas.gen.ts'
+import { MessageTooLargeError } from '../core/message-limit.ts'
 import type { Logger } from '../log.ts'
 
 export class HttpError extends Error {
@@ -41,7 +42,14 @@ export function jsonResponse(status: number, body: unknown, headers: Record<stri
   })
 }
 
+/** The core's coded errors as HTTP errors: one table for every route. */
+export function coreHttpError(err: unknown): HttpError | undefined {
+  if (MessageTooLargeError.is(err)) return new HttpError(413, err.code, err.message, { detail: { limit_bytes: err.limit } })
+  return undefined
+}
+
 export function errorResponse(err: unknown, logger: Logger): Response {
+  err = coreHttpError(err) ?? err
   if (HttpError.is(err)) {
     const body: Record<string, unknown> = { error: err.code }
     if (err.message && err.message !== err.code) body.message = err.message
