@@ -5,6 +5,7 @@
  * does not hold the other); a second session/message queues behind the first; the v1
  * extensions: `_ferret/session/update` only for a client that asked, a replay during a turn.
  */
+import { writeFileSync } from 'node:fs'
 import { PassThrough } from 'node:stream'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { testEnv, within, type TestEnv } from '../core/fixtures/harness.ts'
@@ -194,6 +195,24 @@ describe('ACP concurrency', () => {
     expect(JSON.stringify(s.frames).length).toBeGreaterThan(256 * 1024)
     s.input.end()
     await s.done
+  })
+})
+
+describe('ACP session/new working directory', () => {
+  it('refuses a cwd that does not exist (or is a file) with -32602 on both wires, as HTTP does', async () => {
+    for (const [agent, init] of [['otter', { protocolVersion: 1, clientCapabilities: {} }], ['otter', {}]] as const) {
+      const manager = env.manager()
+      const s = start(agent, manager)
+      await s.call('initialize', init)
+      for (const cwd of [`${env.cwd}/missing`, `${env.base}/file.txt`]) {
+        writeFileSync(`${env.base}/file.txt`, 'x')
+        const r = await s.call('session/new', { cwd, mcpServers: [] })
+        expect(r.error, cwd).toMatchObject({ code: -32602, data: { issues: [{ path: 'cwd', message: 'is not an existing directory' }] } })
+      }
+      expect(await manager.list()).toEqual([])
+      s.input.end()
+      await s.done
+    }
   })
 })
 
