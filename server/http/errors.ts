@@ -38,7 +38,7 @@ export class HttpError extends Error {
 export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return new FastResponse(status === 204 ? null : JSON.stringify(body), {
     status,
-    headers: status === 204 ? headers : { 'content-type': 'application/json', ...headers },
+    headers: status === 204 ? headers : { 'content-type': 'application/json', 'x-content-type-options': 'nosniff', ...headers },
   })
 }
 
