@@ -15,11 +15,12 @@
  *
  * Without /proc the open is by path with `O_NOFOLLOW`, checked by comparing inodes.
  */
-import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, realpathSync, statSync, type Stats } from 'node:fs'
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, realpathSync, statSync, type Stats } from 'node:fs'
 import { homedir } from 'node:os'
 import { isAbsolute, relative, resolve, sep } from 'node:path'
 import { chimeraHome } from '../store/paths.ts'
 import { isInside } from '../tools/paths.ts'
+import { O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_PATH, USE_PROC_FD } from '../tools/safe-open.ts'
 
 /** Where definition files of one scope may be read from. */
 export interface DefinitionScope {
@@ -33,12 +34,6 @@ export type DefinitionRead =
   | { ok: true; text: string; real: string; stat: Stats }
   | { ok: false; kind: 'missing' | 'directory' | 'refused' | 'not_regular' | 'too_large' | 'error'; reason: string }
 
-const LINUX = process.platform === 'linux'
-const O_PATH = LINUX ? 0o10000000 : 0
-const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0
-const O_NONBLOCK = constants.O_NONBLOCK ?? 0
-const O_DIRECTORY = constants.O_DIRECTORY ?? 0
-const USE_PROC_FD = LINUX && existsSync('/proc/self/fd')
 const DIR_FLAGS = O_PATH | O_DIRECTORY | O_NOFOLLOW
 
 const fail = (kind: Exclude<DefinitionRead, { ok: true }>['kind'], reason: string): DefinitionRead => ({ ok: false, kind, reason })
