@@ -169,8 +169,9 @@ describe('ACP v1 gaps through the official SDK client', () => {
     expect(invalidAgentFrames(agent.frames)).toEqual([])
   }, 30_000)
 
-  it('takes a Write preview from the editor when it offers fs (an unsaved buffer), from disk when the editor has no such file', async () => {
+  it('takes a Write preview from the disk (verified), never from the editor\'s unverified buffer', async () => {
     const agent = startFerret(['--approval', 'allow'])
+    writeFileSync(join(agent.ws, 'open.txt'), 'on disk old\n')
     const buffers = new Map<string, string>([[join(agent.ws, 'open.txt'), 'unsaved old\n']])
     const recorded = recordingClient()
     const updates = recorded.updates
@@ -192,7 +193,7 @@ describe('ACP v1 gaps through the official SDK client', () => {
     })
     const diffs = updates.filter((u) => u.sessionUpdate === 'tool_call').map((u) => (u as acp.ToolCall).content)
     expect(diffs).toEqual([
-      [{ type: 'diff', path: join(agent.ws, 'open.txt'), oldText: 'unsaved old\n', newText: 'new\n' }],
+      [{ type: 'diff', path: join(agent.ws, 'open.txt'), oldText: 'on disk old\n', newText: 'new\n' }],
       [{ type: 'diff', path: join(agent.ws, 'fresh.txt'), oldText: null, newText: 'x' }],
     ])
     expect(buffers.get(join(agent.ws, 'open.txt'))).toBe('new\n')

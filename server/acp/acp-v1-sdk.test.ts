@@ -9,7 +9,7 @@
  * frame the agent wrote is checked against the official v1 schema + our extensions.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import * as acp from '@agentclientprotocol/sdk'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -153,9 +153,14 @@ describe('ACP v1 through the official SDK client', () => {
     expect(agent.stderr()).not.toMatch(/at .*\.ts:\d+/)
   }, 30_000)
 
-  it('reads and writes files through the client when it offers fs', async () => {
+  it('reads pinned files (the editor asked, its text used only when it is the file\'s) and writes through the client', async () => {
     const agent = startFerret('allow')
-    const buffers = new Map<string, string>([[join(agent.ws, 'unsaved.txt'), 'buffer text\nsecond line\n']])
+    writeFileSync(join(agent.ws, 'saved.txt'), 'buffer text\nsecond line\n')
+    writeFileSync(join(agent.ws, 'unsaved.txt'), 'on disk\n')
+    const buffers = new Map<string, string>([
+      [join(agent.ws, 'saved.txt'), 'buffer text\nsecond line\n'],
+      [join(agent.ws, 'unsaved.txt'), 'unsaved buffer\n'],
+    ])
     const writes: { path: string; content: string }[] = []
     const app = acp
       .client({ name: 'test-ide' })
@@ -175,22 +180,26 @@ describe('ACP v1 through the official SDK client', () => {
       await ctx.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true, writeTextFile: true } } })
       const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: agent.ws, mcpServers: [] })
       for (const text of [
-        '!call Read {"path":"unsaved.txt"}',
-        '!call Edit {"path":"unsaved.txt","old_string":"buffer","new_string":"edited"}',
+        '!call Read {"path":"saved.txt"}',
+        '!call Edit {"path":"saved.txt","old_string":"buffer","new_string":"edited"}',
         '!call Read {"path":"../outside.txt"}',
+        '!call Read {"path":"unsaved.txt"}',
       ]) {
         const r = await ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text }] })
         expect(r.stopReason).toBe('end_turn')
       }
       outputs.push(...agent.frames.filter((f) => f.dir === 'out' && f.msg.params?.update?.sessionUpdate === 'tool_call_update' && f.msg.params.update.rawOutput).map((f) => JSON.stringify(f.msg.params.update.rawOutput)))
     })
-    // The unsaved buffer was read (the file does not exist on disk) and the edit went to the editor.
-    expect(existsSync(join(agent.ws, 'unsaved.txt'))).toBe(false)
+    // The editor agreed with the disk: read via the client, and the edit went to the editor.
     expect(outputs[0]).toContain('buffer text')
-    expect(writes).toEqual([{ path: join(agent.ws, 'unsaved.txt'), content: 'edited text\nsecond line\n' }])
+    expect(writes).toEqual([{ path: join(agent.ws, 'saved.txt'), content: 'edited text\nsecond line\n' }])
     // A path outside the workspace is refused before the client is asked.
     expect(outputs[2]).toMatch(/outside|sandbox|workspace/i)
-    expect(agent.frames.filter((f) => f.dir === 'out' && f.msg.method === 'fs/read_text_file')).toHaveLength(2)
+    // The editor's differing text is never shown: the pinned disk text is, with a note.
+    expect(outputs[3]).toContain('on disk')
+    expect(outputs[3]).toContain('differs from the file on disk')
+    expect(outputs[3]).not.toContain('unsaved buffer')
+    expect(agent.frames.filter((f) => f.dir === 'out' && f.msg.method === 'fs/read_text_file')).toHaveLength(3)
     agent.child.stdin.end()
     expect(await agent.exited).toBe(0)
     expect(invalidAgentFrames(agent.frames)).toEqual([])

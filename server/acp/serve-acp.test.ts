@@ -5,10 +5,12 @@
  * does not hold the other); a second session/message queues behind the first; the v1
  * extensions: `_ferret/session/update` only for a client that asked, a replay during a turn.
  */
+import { writeFileSync } from 'node:fs'
 import { PassThrough } from 'node:stream'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { testEnv, within, type TestEnv } from '../core/fixtures/harness.ts'
 import type { SessionManager } from '../core/manager.ts'
+import { MAX_HANDLING } from '../jsonrpc/connection.ts'
 import { createLogger } from '../log.ts'
 import { serveAcp } from './serve-acp.ts'
 
@@ -136,6 +138,42 @@ describe('ACP concurrency', () => {
     expect(events.at(-1)?.type).toBe('agent_result')
   })
 
+  it('stops reading requests from a client that stops reading its answers, and answers them all later', async () => {
+    const manager = env.manager()
+    // Count the requests handled (each session/list is one manager.list call).
+    let handled = 0
+    const list = manager.list.bind(manager)
+    manager.list = (...a: Parameters<typeof list>) => {
+      handled++
+      return list(...a)
+    }
+    const output = new PassThrough({ highWaterMark: 4096 })
+    const s = start('ferret', manager, output)
+    await s.call('initialize', { protocolVersion: 1, clientCapabilities: {} })
+    output.pause()
+    const N = 5_000
+    for (let i = 0; i < N; i++) s.input.write(`${JSON.stringify({ jsonrpc: '2.0', id: `l${i}`, method: 'session/list', params: {} })}\n`)
+    // The gate: the output is full (nobody reads it), then a few turns of the event loop.
+    await within(
+      new Promise<void>((resolve) => {
+        const check = (): void => (output.writableLength + output.readableLength >= 4096 ? resolve() : void setTimeout(check, 5))
+        check()
+      }),
+      8000,
+      'the output to fill',
+    )
+    for (let i = 0; i < 50; i++) await new Promise((r) => setImmediate(r))
+    // Reading stopped with the output full: at most MAX_HANDLING in hand plus what filled the
+    // output were handled, not 5,000 answers queued.
+    expect(handled).toBeLessThan(2 * MAX_HANDLING)
+    expect(output.writableLength + output.readableLength).toBeLessThan(64 * 1024)
+    output.resume()
+    await s.waitFor((m) => m.id === `l${N - 1}`, 'the last answer')
+    expect(s.frames.filter((m) => typeof m.id === 'string' && m.id.startsWith('l') && m.result)).toHaveLength(N)
+    s.input.end()
+    await s.done
+  }, 60_000)
+
   it('holds a client that stops reading in bounded memory and loses no update', async () => {
     const manager = env.manager()
     const output = new PassThrough({ highWaterMark: 4096 })
@@ -157,6 +195,24 @@ describe('ACP concurrency', () => {
     expect(JSON.stringify(s.frames).length).toBeGreaterThan(256 * 1024)
     s.input.end()
     await s.done
+  })
+})
+
+describe('ACP session/new working directory', () => {
+  it('refuses a cwd that does not exist (or is a file) with -32602 on both wires, as HTTP does', async () => {
+    for (const [agent, init] of [['otter', { protocolVersion: 1, clientCapabilities: {} }], ['otter', {}]] as const) {
+      const manager = env.manager()
+      const s = start(agent, manager)
+      await s.call('initialize', init)
+      for (const cwd of [`${env.cwd}/missing`, `${env.base}/file.txt`]) {
+        writeFileSync(`${env.base}/file.txt`, 'x')
+        const r = await s.call('session/new', { cwd, mcpServers: [] })
+        expect(r.error, cwd).toMatchObject({ code: -32602, data: { issues: [{ path: 'cwd', message: 'is not an existing directory' }] } })
+      }
+      expect(await manager.list()).toEqual([])
+      s.input.end()
+      await s.done
+    }
   })
 })
 

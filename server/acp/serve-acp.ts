@@ -14,6 +14,7 @@ import type { SessionManager } from '../core/manager.ts'
 import type { Logger } from '../log.ts'
 import { Connection } from '../jsonrpc/connection.ts'
 import { RpcError, maskInternal } from '../jsonrpc/errors.ts'
+import { clientMistake } from './session-errors.ts'
 import { negotiate, type AgentName, type Dialect, type DialectName } from './dialect.ts'
 import { plainInitialize, seedInitialize, v1Extensions, v1Initialize } from './initialize.ts'
 
@@ -63,7 +64,8 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
     return dialect
   }
   await conn.serve({
-    internalError: (err) => (dialect ?? { internalError: maskInternal }).internalError(err),
+    // The client's own mistakes (session-errors.ts) are Invalid params on both wires; the rest is the dialect's.
+    internalError: (err) => clientMistake(err)?.toJSON() ?? (dialect ?? { internalError: maskInternal }).internalError(err),
     async request(method, params, ctx) {
       if (method === 'initialize') {
         const name = negotiate(params)

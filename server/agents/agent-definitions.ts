@@ -12,13 +12,14 @@
  * yet, so it is not sent to the model (docs/core.md "Agent definitions").
  *
  * Unlike a command, an agent is asked for by name (`--agent`), so a malformed file is an error,
- * never skipped in favour of the other scope.
+ * never skipped in favour of the other scope. Files are read through definition-file.ts (inside
+ * the project or the user's home, no symlink out, never under CHIMERA_HOME).
  */
-import { readFileSync, statSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { toolSpecs } from '../../generated/tools/tools.gen.ts'
 import { isCommandName, MAX_FILE_BYTES } from '../commands/custom-commands.ts'
+import { projectScope, readDefinitionFile, userScope } from '../commands/definition-file.ts'
 import { splitFrontmatter } from '../commands/frontmatter.ts'
 
 export interface AgentDefinition {
@@ -89,20 +90,19 @@ export function parseAgentFile(name: string, source: string, text: string): Agen
  */
 export function loadAgentDefinition(name: string, o: { cwd: string; userDir?: string; env?: NodeJS.ProcessEnv }): AgentDefinition {
   if (!isCommandName(name)) throw new AgentDefinitionError(`${JSON.stringify(String(name).slice(0, 80))} is not an agent name (a letter, then letters, digits, _, . and -; at most 64)`)
-  const dirs = [projectAgentsDir(o.cwd), o.userDir ?? userAgentsDir(o.env)]
-  for (const dir of dirs) {
+  const env = o.env ?? process.env
+  const userDir = o.userDir ?? userAgentsDir(o.env)
+  const dirs = [projectAgentsDir(o.cwd), userDir]
+  const scopes = [projectScope(o.cwd, env), userScope(userDir, env)]
+  for (const [i, dir] of dirs.entries()) {
     const source = join(dir, `${name}.md`)
-    const st = statSync(source, { throwIfNoEntry: false })
-    if (!st || st.isDirectory()) continue
-    if (!st.isFile()) throw new AgentDefinitionError(`${source}: not a regular file`)
-    if (st.size > MAX_FILE_BYTES) throw new AgentDefinitionError(`${source}: larger than ${MAX_FILE_BYTES} bytes`)
-    let text: string
-    try {
-      text = readFileSync(source, 'utf8')
-    } catch (err) {
-      throw new AgentDefinitionError(`${source}: cannot read: ${(err as Error).message}`)
+    const read = readDefinitionFile(source, scopes[i]!, MAX_FILE_BYTES)
+    if (!read.ok) {
+      if (read.kind === 'missing' || read.kind === 'directory') continue
+      if (read.kind === 'too_large') throw new AgentDefinitionError(`${source}: larger than ${MAX_FILE_BYTES} bytes`)
+      throw new AgentDefinitionError(read.kind === 'refused' ? `not read: ${read.reason}` : `${source}: ${read.reason}`)
     }
-    const r = parseAgentFile(name, source, text)
+    const r = parseAgentFile(name, source, read.text)
     if (typeof r === 'string') throw new AgentDefinitionError(`${source}: ${r}`)
     return r
   }

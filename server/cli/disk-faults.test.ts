@@ -64,6 +64,13 @@ describe.skipIf(!canMount)('disk faults (root, mount)', () => {
     expect(lines).toEqual([`error: CHIMERA_HOME ${roHome} cannot hold event logs (read-only file system, EROFS)`])
   })
 
+  it('a read-only CHIMERA_HOME: `otter serve` (HTTP) says so in one line (no warning first, no ENOENT), exit 1', () => {
+    const r = spawnSync(process.execPath, [CLI_BUNDLE, 'otter', 'serve', '--port', '0'], { input: '', encoding: 'utf8', env: { ...process.env, CHIMERA_HOME: roHome, CHIMERA_LOG_LEVEL: 'info' }, timeout: 20_000 })
+    expect(r.status).toBe(1)
+    expect(r.stdout).toBe('')
+    expect(r.stderr.trim().split('\n')).toEqual([`error: CHIMERA_HOME ${roHome} cannot hold event logs (read-only file system, EROFS); the HTTP server cannot record itself there`])
+  })
+
   it('a read-only CHIMERA_HOME: `otter serve --acp` warns in one line and still answers', () => {
     const r = spawnSync(process.execPath, [CLI_BUNDLE, 'otter', 'serve', '--acp'], {
       input: '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n',

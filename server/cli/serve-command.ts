@@ -113,7 +113,13 @@ export async function runServe(agent: AgentName, transports: { acp: boolean; htt
         logger,
       }
     : undefined
-  if (http) (await import('./serve-http.ts')).checkServeOptions(http)
+  if (http) {
+    ;(await import('./serve-http.ts')).checkServeOptions(http)
+    // An HTTP server records itself under CHIMERA_HOME (run/, the pidfile) before it binds: a home
+    // it cannot write is one line and exit 1, as for `code`, not a warning and then a failure.
+    const problem = await (await import('./agent-process.ts')).eventLogProblem(http.home)
+    if (problem) throw new Error(`${problem}; the HTTP server cannot record itself there`)
+  }
   const proc = await startAgent(agent, defaults, models, logger)
   const running: Promise<unknown>[] = []
   if (http) {

@@ -9,9 +9,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { join } from 'node:path'
+import { basename, dirname, join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { CLI_BUNDLE } from '../../conformance/harness/targets.ts'
 import { tempDirs } from '../../conformance/harness/temp-dirs.ts'
@@ -61,13 +61,24 @@ async function serve(home: string, extra: string[] = [], env: Record<string, str
  * `chimera otter serve <sub> ...` run to completion. Asynchronously: the servers are this
  * process's children, and it must stay free to collect them when they exit.
  */
-function cli(home: string, args: string[], uid?: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI_BUNDLE, 'otter', 'serve', ...args], { env: { ...process.env, CHIMERA_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'], ...(uid !== undefined ? { uid, gid: uid } : {}) })
+function cli(home: string, args: string[], uid?: number, bundle = CLI_BUNDLE): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [bundle, 'otter', 'serve', ...args], { env: { ...process.env, CHIMERA_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'], ...(uid !== undefined ? { uid, gid: uid } : {}) })
   let stdout = ''
   let stderr = ''
   child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d))
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })))
+}
+
+/** Directories 0755 and files 0644 under `dir`, whatever the umask or the checkout's modes. */
+function chmodTree(dir: string): void {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name)
+    if (e.isDirectory()) {
+      chmodSync(p, 0o755)
+      chmodTree(p)
+    } else chmodSync(p, 0o644)
+  }
 }
 
 async function freePort(): Promise<number> {
@@ -189,7 +200,13 @@ describe('serve status and stop', () => {
     const port = 40002
     writeFileSync(pidfile(home, port), JSON.stringify({ pid: owned.pid, host: '127.0.0.1', port, prefix: 'otter', auth_token_hash: null, started_at: 3, scheme: 'http' }))
     chmodSync(pidfile(home, port), 0o644)
-    const r = await cli(home, ['stop', '--port', String(port), '--serve-timeout', '0.1'], 65534)
+    // The checkout may sit where other users cannot enter (a clone under /root, a mktemp -d
+    // directory): the CLI runs as nobody from a copy of the bundle in a world-readable directory.
+    const shared = temp.make('serve-eperm-cli-')
+    chmodSync(shared, 0o755)
+    cpSync(dirname(CLI_BUNDLE), shared, { recursive: true })
+    chmodTree(shared)
+    const r = await cli(home, ['stop', '--port', String(port), '--serve-timeout', '0.1'], 65534, join(shared, basename(CLI_BUNDLE)))
     expect(r).toMatchObject({ code: 1, stdout: `otter port=${port} pid=${owned.pid} still running after SIGTERM and SIGKILL\n` })
     expect(owned.exitCode).toBeNull()
     expect(existsSync(pidfile(home, port))).toBe(true)

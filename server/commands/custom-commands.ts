@@ -10,13 +10,16 @@
  * (its errors carry the document's codes and statuses). The directories are read again on each
  * call (a file added or edited while the server runs is seen at once); parsed files are cached
  * by path, size and modification time. Reads are synchronous (the core's renderer is) and
- * bounded: at most MAX_FILES per scope, MAX_FILE_BYTES per file.
+ * bounded: at most MAX_FILES per scope, MAX_FILE_BYTES per file. Every directory and file is
+ * read through definition-file.ts: inside the project (or the user's home), never through a
+ * symlink out, never under CHIMERA_HOME (docs/decisions/0022-verified-opens.md).
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import type { components } from '../../generated/http/openapi.gen.d.ts'
+import { MessageTooLargeError } from '../core/message-limit.ts'
 import type { CommandRenderer } from '../core/slash-commands.ts'
+import { listDefinitionDir, projectScope, readDefinitionFile, userScope, type DefinitionScope } from './definition-file.ts'
 import { splitFrontmatter } from './frontmatter.ts'
 import { argumentString, isArgName, parseArgumentString, renderTemplate, type TemplateArgs } from './template.ts'
 
@@ -108,11 +111,17 @@ function firstLine(template: string): string {
 export class CustomCommands implements CommandRenderer {
   readonly projectDir: string
   readonly userDir: string
+  readonly #scopes: Map<string, DefinitionScope>
   readonly #cache = new Map<string, Parsed>()
 
   constructor(o: CustomCommandsOptions) {
     this.projectDir = projectCommandsDir(o.cwd)
     this.userDir = o.userDir ?? userCommandsDir(o.env)
+    const env = o.env ?? process.env
+    this.#scopes = new Map([
+      [this.userDir, userScope(this.userDir, env)],
+      [this.projectDir, projectScope(o.cwd, env)],
+    ])
   }
 
   /** Every command (project over user, by name) and every skipped file with its reason. */
@@ -137,7 +146,7 @@ export class CustomCommands implements CommandRenderer {
   find(name: string): { descriptor: CommandDescriptor; template: string } | undefined {
     if (!isCommandName(name) || RESERVED.has(name)) return undefined
     for (const dir of [this.projectDir, this.userDir]) {
-      const p = this.#load(join(dir, `${name}.md`), name)
+      const p = this.#load(dir, join(dir, `${name}.md`), name)
       if (p?.command) return p.command
     }
     return undefined
@@ -180,19 +189,18 @@ export class CustomCommands implements CommandRenderer {
       if (rendered === undefined) throw new Error('the command file went away')
       return { session_id: b.session_id, name, rendered, arguments: argumentString(positional, named) }
     } catch (err) {
+      if (MessageTooLargeError.is(err)) throw err
       throw new CommandError('command_invoke_failed', `/${name}: ${(err as Error).message}`, { detail: (err as Error).message })
     }
   }
 
   #scanDir(dir: string, problems: CommandProblem[]): CommandDescriptor[] {
-    let names: string[]
-    try {
-      names = readdirSync(dir).filter((n) => n.endsWith('.md')).sort()
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') problems.push({ source: dir, error: `cannot read the directory: ${(err as Error).message}` })
+    const listed = listDefinitionDir(dir, this.#scope(dir))
+    if (!listed.ok) {
+      if (listed.kind !== 'missing') problems.push({ source: dir, error: listed.kind === 'refused' ? `not read: ${listed.reason}` : listed.reason })
       return []
     }
+    let names = listed.names.filter((n) => n.endsWith('.md')).sort()
     if (names.length > MAX_FILES) {
       problems.push({ source: dir, error: `more than ${MAX_FILES} command files; only the first ${MAX_FILES} (by name) are read` })
       names = names.slice(0, MAX_FILES)
@@ -209,36 +217,30 @@ export class CustomCommands implements CommandRenderer {
         problems.push({ source, error: `/${name} is a built-in command` })
         continue
       }
-      const p = this.#load(source, name)
+      const p = this.#load(dir, source, name)
       if (p?.command) out.push(p.command.descriptor)
       else if (p?.problem) problems.push({ source, error: p.problem })
     }
     return out
   }
 
-  /** A command file, parsed once per version; undefined when absent (or not a file). */
-  #load(source: string, name: string): Parsed | undefined {
-    let st
-    try {
-      st = statSync(source)
-    } catch {
+  #scope(dir: string): DefinitionScope {
+    return this.#scopes.get(dir) as DefinitionScope
+  }
+
+  /** A command file of `dir`, parsed once per version; undefined when absent (or a directory). */
+  #load(dir: string, source: string, name: string): Parsed | undefined {
+    const r = readDefinitionFile(source, this.#scope(dir), MAX_FILE_BYTES)
+    if (!r.ok) {
       this.#cache.delete(source)
-      return undefined
+      if (r.kind === 'missing' || r.kind === 'directory') return undefined
+      return { key: '', problem: r.kind === 'refused' ? `not read: ${r.reason}` : r.reason }
     }
-    if (!st.isFile()) return st.isDirectory() ? undefined : { key: '', problem: 'not a regular file' }
-    const key = `${st.ino}:${st.size}:${st.mtimeMs}`
+    const key = `${r.real}:${r.stat.ino}:${r.stat.size}:${r.stat.mtimeMs}`
     const cached = this.#cache.get(source)
     if (cached?.key === key) return cached
-    let parsed: Parsed
-    if (st.size > MAX_FILE_BYTES) parsed = { key, problem: `larger than ${MAX_FILE_BYTES} bytes` }
-    else {
-      try {
-        const r = parseCommandFile(name, source, readFileSync(source, 'utf8'))
-        parsed = typeof r === 'string' ? { key, problem: r } : { key, command: r }
-      } catch (err) {
-        parsed = { key, problem: `cannot read: ${(err as Error).message}` }
-      }
-    }
+    const p = parseCommandFile(name, source, r.text)
+    const parsed: Parsed = typeof p === 'string' ? { key, problem: p } : { key, command: p }
     this.#cache.set(source, parsed)
     return parsed
   }

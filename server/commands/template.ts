@@ -10,6 +10,7 @@
  * backslashes); `key=value` tokens whose key is a declared argument are named arguments.
  */
 import { join as shellJoin, split } from 'shlex'
+import { MAX_USER_MESSAGE_BYTES, MessageTooLargeError } from '../core/message-limit.ts'
 
 export interface TemplateArgs {
   /** `$1`, `$2`, … */
@@ -25,23 +26,43 @@ const TOKEN_RE = /\$(?:\{([A-Za-z_][A-Za-z0-9_]*|[0-9]+)\}|([0-9]+)|([A-Za-z_][A
 
 export const isArgName = (s: string): boolean => NAME_RE.test(s) && s.length <= 64
 
-/** The template with every known placeholder replaced. `declared`: the command's argument names. */
-export function renderTemplate(template: string, args: TemplateArgs, declared: readonly string[]): string {
+/**
+ * The template with every known placeholder replaced. `declared`: the command's argument names.
+ * The rendering stops as soon as it passes `maxBytes` (UTF-8), with MessageTooLargeError: a
+ * template that repeats an argument thousands of times is refused before it is built.
+ */
+export function renderTemplate(template: string, args: TemplateArgs, declared: readonly string[], maxBytes = MAX_USER_MESSAGE_BYTES): string {
   const named = new Map<string, string>()
   for (const d of declared) named.set(d.toUpperCase(), '')
   for (const [k, v] of Object.entries(args.named)) named.set(k.toUpperCase(), v)
-  return template.replace(TOKEN_RE, (whole, braced: string | undefined, digits: string | undefined, word: string | undefined) => {
+  const sizes = new Map<string, number>()
+  const size = (v: string): number => {
+    let n = sizes.get(v)
+    if (n === undefined) sizes.set(v, (n = Buffer.byteLength(v, 'utf8')))
+    return n
+  }
+  let bytes = 0
+  let end = 0
+  const count = (piece: string, at: number, length: number): string => {
+    bytes += Buffer.byteLength(template.slice(end, at), 'utf8') + size(piece)
+    end = at + length
+    if (bytes > maxBytes) throw new MessageTooLargeError(`the rendered command (over ${bytes} bytes so far)`, maxBytes)
+    return piece
+  }
+  const out = template.replace(TOKEN_RE, (whole: string, braced: string | undefined, digits: string | undefined, word: string | undefined, at: number) => {
     const key = braced ?? digits ?? word ?? ''
     if (/^[0-9]+$/.test(key)) {
       const i = Number(key)
-      if (i === 0 || !Number.isSafeInteger(i)) return whole
-      return args.positional[i - 1] ?? ''
+      if (i === 0 || !Number.isSafeInteger(i)) return count(whole, at, whole.length)
+      return count(args.positional[i - 1] ?? '', at, whole.length)
     }
     const upper = key.toUpperCase()
-    if (upper === 'ARGUMENTS') return args.all
+    if (upper === 'ARGUMENTS') return count(args.all, at, whole.length)
     const v = named.get(upper)
-    return v === undefined ? whole : v
+    return count(v === undefined ? whole : v, at, whole.length)
   })
+  count('', template.length, 0)
+  return out
 }
 
 /**

@@ -25,6 +25,7 @@ import { endTurn, runTurn, type TurnOutcome } from './loop.ts'
 import type { ModelRegistry } from './model-registry.ts'
 import { isApprovalPolicy, type ApprovalPolicy, type PermissionAuditLog, type PermissionDecision, type Rule } from './permissions.ts'
 import { toolAllowed } from './tool-patterns.ts'
+import { checkUserMessage, MessageTooLargeError } from './message-limit.ts'
 import { parseSlash, rewindReply, type CommandRenderer } from './slash-commands.ts'
 import { addUsage, initialState, reduce, zeroUsage, type SessionState } from './state.ts'
 import type { PermissionReply, TurnHost } from './turn-host.ts'
@@ -341,8 +342,11 @@ export class Session implements TurnHost {
    * Queue a prompt; `done` resolves when its turn (or command) ends. A prompt that is exactly
    * `/undo [N | --steps N]` or `/redo …` rewinds or replays turns instead of reaching the model;
    * `/name args` of a custom command runs its rendered template as the turn's message.
+   * Throws MessageTooLargeError (nothing queued) when the prompt or its rendering is too large.
    */
   prompt(text: string): Submitted {
+    // Over the limit: refused before anything is queued or written (MessageTooLargeError).
+    checkUserMessage(text)
     const messageId = `msg-${randomUUID()}`
     this.lastTouched = Date.now()
     const slash = parseSlash(text)
@@ -364,6 +368,7 @@ export class Session implements TurnHost {
           message = rendered
         }
       } catch (err) {
+        if (MessageTooLargeError.is(err)) throw err
         const why = `/${slash.name}: ${err instanceof Error ? err.message : String(err)}`
         return this.#submit(messageId, text, undefined, async () => this.#commandError(why))
       }
@@ -377,6 +382,8 @@ export class Session implements TurnHost {
    * message records the command.
    */
   promptCommand(rendered: string, command: { name: string; arguments: string }): Submitted {
+    checkUserMessage(rendered, 'the rendered command')
+    checkUserMessage(command.arguments, "the command's arguments")
     const messageId = `msg-${randomUUID()}`
     this.lastTouched = Date.now()
     return this.#submit(messageId, rendered, command, () => this.#turn(rendered, messageId, command), true)
@@ -633,8 +640,9 @@ export class Session implements TurnHost {
     return new Promise((resolve) => this.#idleWaiters.push(resolve))
   }
 
-  /** Inject a message into the running turn before its next model call; false when idle. */
+  /** Inject a message into the running turn before its next model call; false when idle. Throws MessageTooLargeError. */
   steer(text: string): boolean {
+    checkUserMessage(text)
     if (this.#status !== 'running' || !this.#acceptSteering) return false
     this.lastTouched = Date.now()
     this.#steering.push(text)

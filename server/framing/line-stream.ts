@@ -95,6 +95,15 @@ export class LineWriter {
     })
   }
 
+  /**
+   * Resolves once nothing waits for the stream to drain (or it closed). Readers call it before
+   * taking the next input frame, so a peer that stops reading stops being read: the answers it
+   * does not read cannot pile up here without bound.
+   */
+  async ready(): Promise<void> {
+    while (this.#queued > 0 && this.#writable()) await this.#chain
+  }
+
   /** True once the output errored or closed: further writes are dropped. */
   get closed(): boolean {
     return this.#closed

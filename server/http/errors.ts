@@ -5,6 +5,7 @@
  */
 import { FastResponse } from 'srvx'
 import type { ErrorCode } from '../../generated/schemas.gen.ts'
+import { MessageTooLargeError } from '../core/message-limit.ts'
 import type { Logger } from '../log.ts'
 
 export class HttpError extends Error {
@@ -37,11 +38,18 @@ export class HttpError extends Error {
 export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return new FastResponse(status === 204 ? null : JSON.stringify(body), {
     status,
-    headers: status === 204 ? headers : { 'content-type': 'application/json', ...headers },
+    headers: status === 204 ? headers : { 'content-type': 'application/json', 'x-content-type-options': 'nosniff', ...headers },
   })
 }
 
+/** The core's coded errors as HTTP errors: one table for every route. */
+export function coreHttpError(err: unknown): HttpError | undefined {
+  if (MessageTooLargeError.is(err)) return new HttpError(413, err.code, err.message, { detail: { limit_bytes: err.limit } })
+  return undefined
+}
+
 export function errorResponse(err: unknown, logger: Logger): Response {
+  err = coreHttpError(err) ?? err
   if (HttpError.is(err)) {
     const body: Record<string, unknown> = { error: err.code }
     if (err.message && err.message !== err.code) body.message = err.message

@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createHttpClient } from '../../client/index.ts'
 import { inProcessTarget, type ServerTarget } from '../../conformance/harness/targets.ts'
 import { CustomCommands } from '../commands/custom-commands.ts'
+import { CSP } from '../share/transcript-html.ts'
 import { eventlogRoot } from '../store/paths.ts'
 
 /** A command palette whose renderer fails (a template engine bug, a file gone mid-render). */
@@ -53,5 +54,22 @@ describe('features routes: server-side failures', () => {
       expect(r.response.status, path).toBe(500)
       expect(r.error, path).toMatchObject({ error: 'runs_cost_failed', detail: expect.stringContaining('ENOTDIR') })
     }
+  })
+
+  it('the HTML transcript carries its CSP as a header, and JSON (error) answers say nosniff', async () => {
+    target = inProcessTarget()
+    const api = createHttpClient({ baseUrl: target.baseUrl, fetch: target.fetch })
+    const id = (await api.POST('/session', { body: {} })).data!.session_id
+    const page = await target.fetch(new Request(`${target.baseUrl}/sessions/${id}/transcript`))
+    expect(page.status).toBe(200)
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8')
+    expect(page.headers.get('content-security-policy')).toBe(CSP)
+    expect(page.headers.get('x-content-type-options')).toBe('nosniff')
+    const missing = await target.fetch(new Request(`${target.baseUrl}/sessions/otter-20250101T000000Z-00000000-0000-4000-8000-000000000000/transcript`))
+    expect(missing.status).toBe(404)
+    expect(missing.headers.get('x-content-type-options')).toBe('nosniff')
+    const bad = await target.fetch(new Request(`${target.baseUrl}/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' }))
+    expect(bad.status).toBe(400)
+    expect(bad.headers.get('x-content-type-options')).toBe('nosniff')
   })
 })

@@ -20,6 +20,9 @@ export interface Router {
   internalError: InternalErrorMapper
 }
 
+/** Requests and notifications handled at once before the next input frame waits (backpressure). */
+export const MAX_HANDLING = 1024
+
 export interface ConnectionOptions {
   input: Readable
   output: Writable
@@ -40,6 +43,8 @@ export class Connection {
   readonly #withdrawn = new Set<Id>()
   readonly #abort = new AbortController()
   readonly #tasks = new Set<Promise<void>>()
+  /** Wakes the reader waiting for a handler to finish (backpressure). */
+  #taskSettled: (() => void) | undefined
 
   constructor(opts: ConnectionOptions) {
     this.#opts = opts
@@ -55,7 +60,17 @@ export class Connection {
   async serve(router: Router): Promise<void> {
     this.#router = router
     try {
-      await readFrames(this.#opts.input, this.#opts.maxLineBytes, (f) => this.#onFrame(f))
+      // Backpressure: the next frame is read only once the output takes more and fewer than
+      // MAX_HANDLING requests are being handled, so a peer that stops reading its answers stops
+      // being read instead of growing a queue of them.
+      await readFrames(this.#opts.input, this.#opts.maxLineBytes, async (f) => {
+        await this.#writer.ready()
+        while (this.#tasks.size >= MAX_HANDLING) {
+          await new Promise<void>((resolve) => (this.#taskSettled = resolve))
+          await this.#writer.ready()
+        }
+        this.#onFrame(f)
+      })
     } catch (err) {
       // A destroyed input (shutdown) or a broken pipe ends the connection like EOF.
       this.#opts.logger.debug('connection input ended with an error', err)
@@ -190,7 +205,12 @@ export class Connection {
   #track(p: Promise<unknown>): void {
     const t = p.then(() => undefined, () => undefined)
     this.#tasks.add(t)
-    void t.finally(() => this.#tasks.delete(t))
+    void t.finally(() => {
+      this.#tasks.delete(t)
+      const wake = this.#taskSettled
+      this.#taskSettled = undefined
+      wake?.()
+    })
   }
 }
 

@@ -34,7 +34,14 @@ const rethrow = (err: unknown): never => {
 export function createRpcHandlers(session: Session, delivered: (seq: number) => Promise<void> = async () => {}): RpcHandlers {
   return {
     prompt: async (cmd) => {
-      const outcome = await session.prompt(cmd.message).done
+      // A message over the size limit (MessageTooLargeError) fails the command with its reason.
+      let turn: ReturnType<Session['prompt']>
+      try {
+        turn = session.prompt(cmd.message)
+      } catch (err) {
+        return rethrow(err)
+      }
+      const outcome = await turn.done
       await delivered(session.lastSeq)
       if (!outcome.success) {
         const reason = Object.hasOwn(REASONS, outcome.stop_reason) ? REASONS[outcome.stop_reason]! : outcome.stop_reason
@@ -42,7 +49,13 @@ export function createRpcHandlers(session: Session, delivered: (seq: number) => 
       }
     },
     steer: async (cmd) => {
-      if (!session.steer(cmd.message)) throw new RpcCommandError('no turn is running: send a prompt instead')
+      let steered = false
+      try {
+        steered = session.steer(cmd.message)
+      } catch (err) {
+        rethrow(err)
+      }
+      if (!steered) throw new RpcCommandError('no turn is running: send a prompt instead')
     },
     cancel: async () => {
       session.cancel()

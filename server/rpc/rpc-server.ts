@@ -85,7 +85,11 @@ export class RpcServer {
     const stop = (): void => void input.destroy()
     this.#opts.signal?.addEventListener('abort', stop, { once: true })
     try {
-      await readFrames(input, max, (f) => this.#onFrame(f, max))
+      // Backpressure: the next command is read only once the output takes more (LineWriter.ready).
+      await readFrames(input, max, async (f) => {
+        await this.#writer.ready()
+        this.#onFrame(f, max)
+      })
     } catch (err) {
       // A destroyed stdin (shutdown) ends reading like EOF.
       if (!this.#opts.signal?.aborted) this.#opts.logger.warn('rpc input failed', err)

@@ -38,7 +38,8 @@ pre.diff{padding:0}pre.diff span{display:block;padding:0 10px}pre.diff .add{back
 .usage{font-size:.8rem;color:var(--muted);margin-top:6px}footer{margin-top:40px;font-size:.8rem;color:var(--muted)}
 `
 
-const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; script-src 'none'; form-action 'none'; base-uri 'none'"
+/** The page's Content-Security-Policy: in its `<meta>`, and as a header where the server sends it. */
+export const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; script-src 'none'; form-action 'none'; base-uri 'none'"
 
 function pretty(v: unknown): string {
   try {

@@ -92,6 +92,19 @@ describe.skipIf(!hasBwrap)('Bash sandbox: the escapes of issue 14 fail and leave
     expect(tree(inside)).toEqual(['permissions', 'permissions/audit.jsonl'])
   })
 
+  it('CHIMERA_HOME in the workspace with its snapshot root (both protected, as the CLI does): Bash runs, the home stays hidden', async () => {
+    // Running from ~ with the default ~/.chimera: the home and <home>/snapshots are protected.
+    const inside = join(ws.cwd, '.chimera')
+    mkdirSync(join(inside, 'snapshots'), { recursive: true })
+    writeFileSync(join(inside, 'secret.txt'), 'real home secret\n')
+    for (const mode of ['read-only', 'workspace-write'] as const) {
+      const r = await run('echo ran; ls -A .chimera; cat .chimera/secret.txt; ls .chimera/snapshots; touch .chimera/x', mode, { protectedPaths: [inside, join(inside, 'snapshots')] })
+      expect(text(r), mode).toContain('ran')
+      expect(text(r), mode).not.toMatch(/Can't mkdir|real home secret/)
+    }
+    expect(tree(inside)).toEqual(['secret.txt', 'snapshots'])
+  })
+
   it('workspace-write cannot write outside the workspace', async () => {
     const before = tree(ws.outside)
     const r = await run(`touch ${ws.outside}/x; echo y > ${ws.outside}/y; mkdir ${ws.outside}/d; touch /usr/x /etc/x /x; cp /bin/sh ../sh; echo done`, 'workspace-write')

@@ -65,11 +65,12 @@ export interface OpenOptions {
 
 const LINUX = process.platform === 'linux'
 /** O_PATH (Linux): a handle on a directory that needs no read permission. Not in fs.constants. */
-const O_PATH = LINUX ? 0o10000000 : 0
-const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0
-const O_NONBLOCK = constants.O_NONBLOCK ?? 0
-const O_DIRECTORY = constants.O_DIRECTORY ?? 0
-const USE_PROC_FD = LINUX && existsSync('/proc/self/fd')
+export const O_PATH = LINUX ? 0o10000000 : 0
+export const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0
+export const O_NONBLOCK = constants.O_NONBLOCK ?? 0
+export const O_DIRECTORY = constants.O_DIRECTORY ?? 0
+/** True where `/proc/self/fd/<dir>/<name>` resolves `name` in that directory (an `openat`). */
+export const USE_PROC_FD = LINUX && existsSync('/proc/self/fd')
 
 const ACCESS: Record<OpenMode, number> = { read: constants.O_RDONLY, write: constants.O_WRONLY, update: constants.O_RDWR }
 

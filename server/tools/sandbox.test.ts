@@ -142,6 +142,14 @@ describe('planPaths', () => {
     expect(existsSync(join(ws, 'not-there'))).toBe(false)
   })
 
+  it('masks a protected path inside another only once, by the outer mask (CHIMERA_HOME and its snapshots)', async () => {
+    const ws = join(dir, 'ws')
+    mkdirSync(join(ws, '.chimera', 'snapshots'), { recursive: true })
+    const home = join(ws, '.chimera')
+    const r = await planPaths('workspace-write', ws, { protectedPaths: [home, join(home, 'snapshots'), home], readOnlyPaths: [] }, [])
+    expect(r).toEqual({ ok: true, readOnly: [], masks: [{ path: home, kind: 'directory' }] })
+  })
+
   it('binds read-only paths inside a writable workspace, creating a missing one so it cannot be created later', async () => {
     const ws = join(dir, 'ws')
     mkdirSync(ws)

@@ -279,6 +279,11 @@ export async function planPaths(
     if (kind === 'symlink') return { ok: false, reason: `the protected path ${p} is a symbolic link and cannot be masked` }
     masks.push({ path: p, kind })
   }
+  // A protected path inside another (CHIMERA_HOME/snapshots inside CHIMERA_HOME) is hidden by the
+  // outer mask already; masking it too would make bwrap create its mount point inside the outer
+  // mask's read-only tmpfs, which fails every call ("Can't mkdir …: Read-only file system").
+  const outer = masks.filter((m, i) => !masks.some((o, j) => o.kind === 'directory' && (o.path === m.path ? j < i : isInside(o.path, m.path))))
+  masks.splice(0, masks.length, ...outer)
   if (writable) {
     for (const p of rules.readOnlyPaths) {
       if (!isInside(cwd, p) || p === cwd) {

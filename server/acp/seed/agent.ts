@@ -13,6 +13,7 @@
  */
 import type { SessionManager } from '../../core/manager.ts'
 import type { Session } from '../../core/session.ts'
+import { workingDirProblem } from '../../core/working-dir.ts'
 import { isApprovalPolicy, type PermissionDecision } from '../../core/permissions.ts'
 import type { AnyEvent } from '../../events/event-types.ts'
 import type { Connection } from '../../jsonrpc/connection.ts'
@@ -66,6 +67,8 @@ export class SeedAgent {
     const message: SeedHandlers['session/message'] = (p) => this.#message(p)
     return {
       'session/new': async (p) => {
+        const problem = p.cwd ? workingDirProblem(p.cwd) : undefined
+        if (problem !== undefined) throw RpcError.invalidParams([{ path: 'cwd', message: problem }])
         const s = await this.#o.manager.create(p.cwd ? { cwd: p.cwd } : {}).catch(rethrowClient)
         this.#attach(s, s.lastSeq)
         return { sessionId: s.id }

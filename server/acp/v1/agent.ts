@@ -17,11 +17,11 @@
  *   (never interleaved with live ones), before its response. `_ferret/session/update` goes only
  *   to a ferret client that advertised `_meta["ferret/updates"]`.
  */
-import { isAbsolute } from 'node:path'
 import type { z } from 'zod'
 import type { RequestPermissionResponseSchema } from '../../../generated/acp/v1-schema.gen.ts'
 import { RequestPermissionResponseSchema as PermissionResponse } from '../../../generated/acp/v1-schema.gen.ts'
 import type { SessionManager } from '../../core/manager.ts'
+import { workingDirProblem } from '../../core/working-dir.ts'
 import type { Session } from '../../core/session.ts'
 import type { PermissionDecision } from '../../core/permissions.ts'
 import type { AnyEvent, EventOf } from '../../events/event-types.ts'
@@ -376,7 +376,8 @@ export class V1Agent {
   }
 
   async #new(p: { cwd: string; mcpServers?: McpServerConfig[]; _meta?: Record<string, unknown> | null }) {
-    if (!isAbsolute(p.cwd)) throw RpcError.invalidParams([{ path: 'cwd', message: 'must be an absolute path' }])
+    const problem = workingDirProblem(p.cwd)
+    if (problem !== undefined) throw RpcError.invalidParams([{ path: 'cwd', message: problem }])
     const maxSteps = maxStepsMeta(p._meta)
     const session = await this.#o.manager.create({ cwd: p.cwd, ...(maxSteps !== undefined ? { maxSteps } : {}) }).catch(asClientError)
     const mcp = await this.#connectMcp(session, p.mcpServers)

@@ -1,10 +1,15 @@
 /**
- * Tools that go through the ACP client when it offers them (`clientCapabilities.fs`): Read,
- * Write and Edit read and write via `fs/read_text_file` / `fs/write_text_file`, so the editor
- * sees its unsaved buffers and records the change in its own undo. Same names, arguments,
- * outputs and confinement as the built-ins (the path is checked against the workspace, the
- * sandbox and the protected paths before the client is asked); a client failure is a tool
- * error; a cancelled turn withdraws the request. When the client offers `terminal`, Bash runs
+ * Tools that go through the ACP client when it offers them (`clientCapabilities.fs`): Write and
+ * Edit write via `fs/write_text_file`, so the editor records the change in its own undo. Reads
+ * (Read, Edit's old text) are pinned: the file is read locally through the verified open the
+ * built-in Read uses, and the editor is asked too (`fs/read_text_file`), but its answer is used
+ * only when it is exactly the pinned file's text. The editor opens the path itself, later, and
+ * follows symlinks, so its answer cannot be shown to come from the checked file (a directory on
+ * the way swapped for a symlink made it read outside files); a different answer (unsaved
+ * changes, or such a redirect) is not shown: Read returns the disk's text with a note, Edit
+ * refuses (docs/decisions/0220-acp-client-reads-pinned.md). Same names, arguments, outputs and
+ * confinement as the built-ins; a client failure is a tool error; a cancelled turn withdraws
+ * the request. When the client offers `terminal`, Bash runs
  * in the editor's terminal (`terminal/create`, `wait_for_exit`, `output`, `kill`, `release`)
  * only under `--sandbox danger-full-access`: in the confined modes it stays local, inside
  * bubblewrap, which cannot reach into the editor's terminal (docs/decisions/0070). While the
@@ -17,10 +22,10 @@ import { bashOutcome, bashTool, DEFAULT_BASH_TIMEOUT_MS, MAX_BASH_OUTPUT_CHARS }
 import type { Connection } from '../../jsonrpc/connection.ts'
 import { planEdit } from '../../tools/edit.ts'
 import { errorText, fail, succeed } from '../../tools/outcome.ts'
-import { confinePath, displayPath, lexicalPath, resolveInWorkspace } from '../../tools/paths.ts'
-import { PREVIEW_MAX_BYTES, writeTool } from '../../tools/write.ts'
-import { readWindow } from '../../tools/read.ts'
-import type { Tool, ToolContext } from '../../tools/types.ts'
+import { confinePath, displayPath, lexicalPath } from '../../tools/paths.ts'
+import { writeTool } from '../../tools/write.ts'
+import { readConfinedText, readWindow } from '../../tools/read.ts'
+import type { Tool, ToolContext, ToolOutcome } from '../../tools/types.ts'
 
 export interface ClientFs {
   readTextFile?: boolean
@@ -45,6 +50,23 @@ async function writeVia(conn: Connection, sessionId: string, abs: string, conten
     return errorText(e)
   }
 }
+
+/**
+ * The text of `path` as pinned on disk (the verified open of the built-in Read) and whether the
+ * editor, asked for the same path, answered exactly that text. The editor's answer itself is
+ * never returned (see the file header).
+ */
+async function readPinned(conn: Connection, sessionId: string, tool: string, ctx: ToolContext, path: string): Promise<{ ok: true; name: string; text: string; editor: 'agrees' | 'differs' | 'failed' } | { ok: false; outcome: ToolOutcome }> {
+  const file = await readConfinedText(tool, ctx, path)
+  if (!file.ok) return file
+  const where = await confinePath(tool, ctx, path)
+  if (!where.ok) return where
+  const editor = await readVia(conn, sessionId, where.abs, ctx)
+  if (ctx.signal.aborted) return { ok: false, outcome: fail('cancelled') }
+  return { ok: true, name: file.name, text: file.text, editor: !editor.ok ? 'failed' : editor.text === file.text ? 'agrees' : 'differs' }
+}
+
+const EDITOR_DIFFERS = "the editor's text for this file differs from the file on disk (unsaved changes?); it is not shown because it cannot be verified to come from this file"
 
 /** How often a running terminal command's output is polled for progress. */
 export const TERMINAL_POLL_MS = 250
@@ -147,12 +169,11 @@ export function clientTools(conn: Connection, sessionId: string, fs: ClientFs | 
       name: 'Read',
       permissionKey: (args, ctx) => lexicalPath(ctx.cwd, args.path),
       async run(args, ctx) {
-        const where = await confinePath('Read', ctx, args.path)
-        if (!where.ok) return where.outcome
-        const name = displayPath(where.root, where.abs)
-        const file = await readVia(conn, sessionId, where.abs, ctx)
-        if (!file.ok) return fail(`cannot read ${name}: ${file.error}`)
-        return readWindow(name, file.text, args, { via: 'client' })
+        const file = await readPinned(conn, sessionId, 'Read', ctx, args.path)
+        if (!file.ok) return file.outcome
+        if (file.editor === 'agrees') return readWindow(file.name, file.text, args, { via: 'client' })
+        const out = readWindow(file.name, file.text, args, { via: 'disk', editor: file.editor })
+        return out.ok && file.editor === 'differs' ? { ...out, output: `${out.output}\n\n(note: ${EDITOR_DIFFERS})` } : out
       },
     }
     tools.set('Read', read)
@@ -161,15 +182,8 @@ export function clientTools(conn: Connection, sessionId: string, fs: ClientFs | 
     const write: Tool<WriteInput> = {
       name: 'Write',
       permissionKey: (args, ctx) => lexicalPath(ctx.cwd, args.path),
-      // The old text the editor has (an unsaved buffer included); the disk's when it cannot say.
-      async preview(args, ctx) {
-        if (!fs.readTextFile) return writeTool.preview!(args, ctx)
-        const where = await resolveInWorkspace(ctx.cwd, args.path, { forWrite: true, mode: ctx.sandbox, protectedPaths: ctx.protectedPaths, readOnlyPaths: ctx.readOnlyPaths })
-        if (!where.ok) return undefined
-        const file = await readVia(conn, sessionId, where.abs, ctx)
-        if (!file.ok) return writeTool.preview!(args, ctx)
-        return Buffer.byteLength(file.text, 'utf8') <= PREVIEW_MAX_BYTES ? { old_text: file.text } : undefined
-      },
+      // The old text on disk, through the verified open (an editor's answer is not verified).
+      preview: (args, ctx) => writeTool.preview!(args, ctx),
       async run(args, ctx) {
         const where = await confinePath('Write', ctx, args.path, { forWrite: true })
         if (!where.ok) return where.outcome
@@ -196,8 +210,9 @@ export function clientTools(conn: Connection, sessionId: string, fs: ClientFs | 
         if (!where.ok) return where.outcome
         const name = displayPath(where.root, where.abs)
         if (args.old_string === args.new_string) return fail('old_string and new_string are identical; nothing to change')
-        const file = await readVia(conn, sessionId, where.abs, ctx)
-        if (!file.ok) return fail(`cannot read ${name}: ${file.error}`)
+        const file = await readPinned(conn, sessionId, 'Edit', ctx, args.path)
+        if (!file.ok) return file.outcome
+        if (file.editor === 'differs') return fail(`cannot edit ${name}: ${EDITOR_DIFFERS}; save or revert it in the editor first`)
         const plan = planEdit(args, file.text, name)
         if (!('updated' in plan)) return plan
         await ctx.files.willChange(where.abs)

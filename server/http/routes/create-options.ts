@@ -4,11 +4,10 @@
  * (unknown or unconfigured: 400, as `models.check` says), known tools, a known mode. Every
  * failure is `400 invalid_body` naming the field.
  */
-import { statSync } from 'node:fs'
-import { isAbsolute } from 'node:path'
 import { checkToolNames, type CreateOptions } from '../../core/manager.ts'
 import { MODES } from '../../core/session.ts'
 import type { HttpDeps } from '../deps.ts'
+import { workingDirProblem } from '../../core/working-dir.ts'
 import { HttpError } from '../errors.ts'
 
 export interface CreateFields {
@@ -25,8 +24,8 @@ const bad = (field: string, message: string): HttpError => new HttpError(400, 'i
 export function createOptions(deps: HttpDeps, f: CreateFields, cwdField = 'cwd'): CreateOptions {
   const o: CreateOptions = { persist: f.persist ?? true }
   if (f.cwd !== undefined) {
-    if (!isAbsolute(f.cwd)) throw bad(cwdField, 'must be an absolute path')
-    if (f.cwd.includes('\0') || !statSync(f.cwd, { throwIfNoEntry: false })?.isDirectory()) throw bad(cwdField, 'is not an existing directory')
+    const problem = workingDirProblem(f.cwd)
+    if (problem !== undefined) throw bad(cwdField, problem)
     o.cwd = f.cwd
   }
   if (f.model !== undefined) {

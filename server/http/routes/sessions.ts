@@ -4,6 +4,7 @@
  * from disk are loaded into the manager when a turn is added.
  */
 import type { SessionsCreateRequest, SessionsTurnRequest } from '../../../generated/http/routes.gen.ts'
+import { checkUserMessage } from '../../core/message-limit.ts'
 import type { SessionSummary } from '../../../generated/schemas.gen.ts'
 import { applyListFilter } from '../../store/listing.ts'
 import type { ListFilter } from '../../store/types.ts'
@@ -43,6 +44,8 @@ export function sessionsHandlers(deps: HttpDeps): Handlers {
     'sessions.get': async ({ path }) => jsonResponse(200, await sessionDetail(deps, path.id as string)),
     'sessions.create': async ({ body }) => {
       const b = body as SessionsCreateRequest
+      // Checked before the session is made: a prompt over the limit creates nothing (413).
+      checkUserMessage(b.prompt)
       const session = await deps.manager.create(createOptions(deps, b))
       await acknowledge(deps, session, session.prompt(b.prompt))
       return jsonResponse(201, { session_id: session.id, status: 'running' })

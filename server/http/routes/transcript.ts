@@ -10,6 +10,7 @@ import { renderTranscript, type SessionDetail, type TranscriptFormat } from '../
 import { share, ShareError } from '../../share/share.ts'
 import type { OperationHandlers } from '../app.ts'
 import type { HttpDeps } from '../deps.ts'
+import { CSP } from '../../share/transcript-html.ts'
 import { HttpError, jsonResponse } from '../errors.ts'
 import { sessionDetail } from './session-detail.ts'
 
@@ -23,7 +24,10 @@ export function transcriptHandlers(deps: HttpDeps): Handlers {
     'sessions.getTranscript': async ({ path, query }) => {
       const detail = await detailOf(deps, path.id as string)
       const { body, contentType } = renderTranscript(detail, (query.format as TranscriptFormat | undefined) ?? 'html')
-      return new Response(body, { status: 200, headers: { 'content-type': contentType } })
+      // The page's CSP as a header too (a <meta> cannot carry every directive and comes late), and no sniffing.
+      const headers: Record<string, string> = { 'content-type': contentType, 'x-content-type-options': 'nosniff' }
+      if (contentType.startsWith('text/html')) Object.assign(headers, { 'content-security-policy': CSP, 'referrer-policy': 'no-referrer' })
+      return new Response(body, { status: 200, headers })
     },
     'sessions.share': async ({ path, body }) => {
       const b = body as ShareRequest
