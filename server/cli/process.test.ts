@@ -4,57 +4,13 @@
  * `ferret serve --http` serves ACP on stdio and HTTP at once in one process; `code --mode rpc
  * --session <id>` continues a persisted conversation.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
-import { CLI_BUNDLE } from '../../conformance/harness/targets.ts'
-import { tempDirs } from '../../conformance/harness/temp-dirs.ts'
+import { describe, expect, it } from 'vitest'
+import { cliProcesses } from './fixtures/cli-process.ts'
 import { FileEventStore } from '../store/file-store.ts'
 
-const temp = tempDirs()
-const children: ChildProcessWithoutNullStreams[] = []
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
-  temp.cleanup()
-})
-
-interface Proc {
-  child: ChildProcessWithoutNullStreams
-  lines(): Record<string, unknown>[]
-  stderr(): string
-  waitLine(pred: (m: Record<string, unknown>) => boolean, ms?: number): Promise<Record<string, unknown>>
-  waitStderr(re: RegExp, ms?: number): Promise<string>
-  exit(): Promise<number | null>
-}
-
-function start(args: string[], env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, [CLI_BUNDLE, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] })
-  children.push(child)
-  let out = ''
-  let err = ''
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d))
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d))
-  const lines = () => out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>)
-  const poll = async <T>(get: () => T | undefined, ms: number, what: string): Promise<T> => {
-    const deadline = Date.now() + ms
-    for (;;) {
-      const v = get()
-      if (v !== undefined) return v
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; stdout: ${out.slice(-400)} stderr: ${err.slice(-400)}`)
-      await new Promise((r) => setTimeout(r, 20))
-    }
-  }
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
-  return {
-    child,
-    lines,
-    stderr: () => err,
-    waitLine: (pred, ms = 10_000) => poll(() => lines().find(pred), ms, 'a line'),
-    waitStderr: (re, ms = 10_000) => poll(() => re.exec(err)?.[0], ms, String(re)),
-    exit: () => exited,
-  }
-}
+const { start, temp } = cliProcesses()
 
 /** True while a process whose command line contains `marker` exists. */
 function processWith(marker: string): boolean {

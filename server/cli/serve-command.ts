@@ -33,7 +33,7 @@ export const HTTP_ARGS = {
   'session-ttl': { type: 'string', description: 'Evict sessions idle this many seconds (0 or none: never)', default: '3600' },
 } as const
 
-export const serveSessionArgs = (approval: ApprovalPolicy) => sessionArgs(approval)
+export const serveSessionArgs = (approval: ApprovalPolicy, why: string) => sessionArgs(approval, why)
 
 const TOKEN_ENV: Record<AgentName, string> = { otter: 'OTTER_SERVER_TOKEN', ferret: 'FERRET_SERVER_TOKEN' }
 
