@@ -7,10 +7,20 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { CLI_BUNDLE } from '../../conformance/harness/targets.ts'
 import { cliProcesses } from './fixtures/cli-process.ts'
 import { FileEventStore } from '../store/file-store.ts'
 
-const { start, temp } = cliProcesses()
+const { start, startNode, temp } = cliProcesses()
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
 
 /** True while a process whose command line contains `marker` exists. */
 function processWith(marker: string): boolean {
@@ -64,17 +74,48 @@ describe('termination signals', () => {
 })
 
 describe('ferret serve --http', () => {
-  it('serves ACP on stdio and HTTP on a socket from one process; stdin closing ends ACP only, SIGTERM ends the process', async () => {
+  it('serves ACP on stdio and HTTP on a socket from one process; the end of its stdin pipe ends both and frees the port', async () => {
     const p = start(['ferret', 'serve', '--http', '--port', '0'], { CHIMERA_HOME: temp.make('ferret-both-'), CHIMERA_LOG_LEVEL: 'info' })
     p.child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n')
     expect(await p.waitLine((m) => m.id === 1)).toMatchObject({ result: { protocolVersion: 1 } })
     const url = (await p.waitStderr(/listening on (http:\/\/127\.0\.0\.1:\d+)/)).replace(/^listening on /, '')
     expect(((await (await fetch(`${url}/health`)).json()) as { status: string }).status).toBe('ok')
     p.child.stdin.end()
-    await p.waitStderr(/ACP input ended; still serving HTTP/)
+    expect(await p.exit()).toBe(0)
+    await expect(fetch(`${url}/health`)).rejects.toThrow()
+  })
+
+  it('with stdin on /dev/null (a service) keeps serving HTTP until SIGTERM', async () => {
+    const p = start(['ferret', 'serve', '--http', '--port', '0'], { CHIMERA_HOME: temp.make('ferret-svc-'), CHIMERA_LOG_LEVEL: 'info' }, 'ignore')
+    const url = (await p.waitStderr(/listening on (http:\/\/127\.0\.0\.1:\d+)/)).replace(/^listening on /, '')
+    await p.waitStderr(/serving HTTP until a signal/)
     expect((await fetch(`${url}/health`)).status).toBe(200)
     p.child.kill('SIGTERM')
     expect(await p.exit()).toBe(0)
+  })
+
+  it('an editor killed with SIGKILL takes its ferret serve --http with it: no orphan holds the port', async () => {
+    // The "editor": a real process that spawns the server with its stdin a pipe it holds, then is killed.
+    const editor = `const { spawn } = require('node:child_process');
+const c = spawn(process.execPath, [${JSON.stringify(CLI_BUNDLE)}, 'ferret', 'serve', '--http', '--port', '0'], { stdio: ['pipe', 'ignore', 'inherit'] });
+console.log(c.pid); setInterval(() => {}, 1000);`
+    const p = startNode(['-e', editor], { CHIMERA_HOME: temp.make('ferret-editor-'), CHIMERA_LOG_LEVEL: 'info' })
+    const url = (await p.waitStderr(/listening on (http:\/\/127\.0\.0\.1:\d+)/)).replace(/^listening on /, '')
+    const serverPid = Number(await p.waitStdout(/^\d+/m))
+    expect((await fetch(`${url}/health`)).status).toBe(200)
+    p.child.kill('SIGKILL')
+    await p.exit()
+    const gone = async () => {
+      for (let i = 0; i < 300; i++) {
+        if (!alive(serverPid)) return true
+        await new Promise((r) => setTimeout(r, 50))
+      }
+      return false
+    }
+    const exited = await gone()
+    if (!exited) process.kill(serverPid, 'SIGKILL')
+    expect(exited).toBe(true)
+    await expect(fetch(`${url}/health`)).rejects.toThrow()
   })
 })
 

@@ -2,11 +2,14 @@
  * What `chimera otter serve` and `chimera ferret serve` share: the HTTP flags, the session
  * flags, and one session manager for every transport the process serves. `otter serve` runs
  * HTTP, or ACP on stdio with `--acp` (seeds/001: `--acp` swaps the transport). `ferret serve`
- * runs ACP on stdio, and with `--http` HTTP beside it over the same sessions (seeds/002); then
- * the end of stdin closes the ACP connection only and the process keeps serving HTTP until a
- * signal (docs/decisions/0009-one-process-many-transports.md).
+ * runs ACP on stdio, and with `--http` HTTP beside it over the same sessions (seeds/002). The
+ * process runs until its input closes: when stdin is a pipe, socket or terminal (an editor, a
+ * shell), its end shuts `ferret serve --http` down too, so an editor that dies leaves no server
+ * holding the port; when stdin is /dev/null or a file (a service), HTTP is served until a signal
+ * (docs/decisions/0241-ferret-http-lifetime.md).
  */
-import { existsSync } from 'node:fs'
+import { existsSync, fstatSync } from 'node:fs'
+import { isatty } from 'node:tty'
 import type { Logger } from '../log.ts'
 import type { ApprovalPolicy } from '../core/approval-policies.ts'
 import type { AgentName } from '../acp/dialect.ts'
@@ -69,6 +72,21 @@ export function parseSessionTtl(v: string | undefined): number {
 }
 
 /**
+ * True when stdin is something a live peer writes to (a pipe, a socket, a terminal): its end
+ * means the editor or shell that started us is gone. /dev/null or a file ends at once and means
+ * nothing about who is still there.
+ */
+function liveInput(): boolean {
+  if (isatty(0)) return true
+  try {
+    const st = fstatSync(0)
+    return st.isFIFO() || st.isSocket()
+  } catch {
+    return false
+  }
+}
+
+/**
  * True when the ACP-only server may answer `initialize` before the session manager exists: no
  * flag whose check needs the agent's modules (`--agent`, `--allowed-tools`, `--permission`, a
  * project config to read). The other flags are checked up front all the same
@@ -123,8 +141,8 @@ export async function runServe(agent: AgentName, transports: { acp: boolean; htt
   if (transports.acp) {
     running.push(
       serveAcp({ agent, version: VERSION, input: process.stdin, output: process.stdout, logger, manager: proc.manager, signal: proc.signal }).then(() => {
-        if (!http) return proc.shutdown('input ended')
-        logger.info('ACP input ended; still serving HTTP until a signal')
+        if (!http || liveInput()) return proc.shutdown('input ended')
+        logger.info('ACP input is not a pipe, socket or terminal (nobody can write to it); serving HTTP until a signal')
       }),
     )
   }
