@@ -108,8 +108,17 @@ async function startAgent(agent: AgentName, defaults: SessionDefaults, models: M
   return proc
 }
 
+/** The HTTP flags given on a command line that serves no HTTP: silently ignoring them would mislead. */
+export function refuseHttpFlags(agent: AgentName, rawArgs: readonly string[]): void {
+  const given = Object.keys(HTTP_ARGS).filter((name) => rawArgs.some((a) => a === `--${name}` || a.startsWith(`--${name}=`) || a === `--no-${name}`))
+  if (!given.length) return
+  const how = agent === 'otter' ? 'drop --acp to serve HTTP' : 'add --http to serve HTTP beside ACP'
+  throw new UsageError(`${given.map((n) => `--${n}`).join(', ')} only ${given.length > 1 ? 'apply' : 'applies'} to HTTP, and this command serves ACP on stdio only: ${how}, or leave ${given.length > 1 ? 'them' : 'it'} out`)
+}
+
 /** Serve until stopped: ACP on stdio, HTTP, or both over one session manager. */
 export async function runServe(agent: AgentName, transports: { acp: boolean; http: boolean }, args: ServeArgs, rawArgs: readonly string[], logger: Logger): Promise<void> {
+  if (!transports.http) refuseHttpFlags(agent, rawArgs)
   if (startsLazily(transports, args, rawArgs)) return serveAcpLazily(agent, args, rawArgs, logger)
   const { agentFlag, sessionFlags, sessionModel } = await import('./session-flags.ts')
   const agentDef = agentFlag(args)
