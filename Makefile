@@ -1,6 +1,7 @@
 # Chimera — every entry point for people and CI. `make help` lists the targets.
 # Two commands set up a fresh machine (Node 20.19+ and npm only):
-#   make serve   install, build, run `chimera otter serve` on 127.0.0.1:5173 (offline model)
+#   make serve   install, build, run `chimera otter serve` on 127.0.0.1:5173 (offline model;
+#                `make serve PORT=8080 HOST=0.0.0.0` elsewhere)
 #   make test    install, then every check and the whole suite on Node 20 and Node 24
 .DEFAULT_GOAL := help
 SHELL := /bin/bash
@@ -66,8 +67,12 @@ test-node24: install test-deps build $(NODE24) ## the whole suite on Node 24 LTS
 test: install test-deps build check-generated lint-specs typecheck $(NODE24) ## every check, then the suite on Node 20 and Node 24
 	node scripts/test-matrix.mjs node $(NODE24)
 
-serve: install build ## run `chimera otter serve` on 127.0.0.1:5173 with the offline model
-	node bin/chimera.mjs otter serve
+# `make serve PORT=8080 HOST=0.0.0.0`: taken from make's command line only (shells export HOST as
+# the machine's name, which would turn a loopback server into a LAN one).
+cli_var = $(if $(filter command line,$(origin $(1))),$($(1)),$(2))
+
+serve: install build ## run `chimera otter serve` with the offline model on HOST:PORT (default 127.0.0.1:5173: make serve PORT=8080 HOST=0.0.0.0)
+	node bin/chimera.mjs otter serve --port $(call cli_var,PORT,5173) --host $(call cli_var,HOST,127.0.0.1)
 
 bench: install build ## print the figures of bench/ (start-up, run rollups, tool patterns, ACP, LSP calls)
 	node bench/cold-start.mjs

@@ -41,6 +41,14 @@ describe('chimera CLI', () => {
     }
   })
 
+  it('every usage line starts with the whole command, chimera included', () => {
+    for (const path of [[], ['otter'], ['otter', 'serve'], ['otter', 'serve', 'stop'], ['otter', 'sessions', 'list'], ['ferret', 'serve'], ['code'], ['mink']]) {
+      const r = run([...path, '--help'])
+      expect(r.code).toBe(0)
+      expect(r.stdout).toMatch(new RegExp(`^USAGE ${['chimera', ...path].join(' ')}( |$)`, 'm'))
+    }
+  })
+
   const usage: [string, string[], RegExp][] = [
     ['an unknown command', ['foo'], /^error: unknown command "foo"/],
     ['an unknown subcommand', ['otter', 'bogus'], /^error: unknown command "otter bogus"/],
