@@ -39,7 +39,8 @@ describe('default approval', () => {
     const p = start(['otter', 'serve', '--port', '0', '--cwd', ws], { CHIMERA_HOME: temp.make('appr-http-'), CHIMERA_LOG_LEVEL: 'info' })
     const url = (await p.waitStderr(/listening on http:\/\/127\.0\.0\.1:\d+/)).replace(/^listening on /, '')
     const json = { 'content-type': 'application/json' }
-    const created = (await (await fetch(`${url}/sessions`, { method: 'POST', headers: json, body: JSON.stringify({ prompt: '!call Write {"path":"w.txt","content":"w"}' }) })).json()) as { session_id: string }
+    const post = (path: string, body: unknown) => fetch(`${url}${path}`, { method: 'POST', headers: json, body: JSON.stringify(body) })
+    const created = (await (await post('/sessions', { prompt: '!call Write {"path":"w.txt","content":"w"}' })).json()) as { session_id: string }
     let request: { request_id: string } | undefined
     for (let i = 0; i < 250 && !request; i++) {
       const detail = (await (await fetch(`${url}/sessions/${created.session_id}`)).json()) as { events: { type: string; data: { request_id: string } }[] }
@@ -48,7 +49,7 @@ describe('default approval', () => {
     }
     expect(request).toBeDefined()
     expect(existsSync(join(ws, 'w.txt'))).toBe(false)
-    const answer = await fetch(`${url}/tool/approve`, { method: 'POST', headers: json, body: JSON.stringify({ session_id: created.session_id, request_id: request!.request_id, decision: 'allow' }) })
+    const answer = await post('/tool/approve', { session_id: created.session_id, request_id: request!.request_id, decision: 'allow' })
     expect(answer.status).toBe(200)
     for (let i = 0; i < 250 && !existsSync(join(ws, 'w.txt')); i++) await new Promise((r) => setTimeout(r, 40))
     expect(readFileSync(join(ws, 'w.txt'), 'utf8')).toBe('w')
