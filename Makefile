@@ -1,6 +1,7 @@
 # Chimera — every entry point for people and CI. `make help` lists the targets.
 # Two commands set up a fresh machine (Node 20.19+ and npm only):
-#   make serve   the serving install, build, run `chimera otter serve` on 127.0.0.1:5173 (offline model)
+#   make serve   the serving install, build, run `chimera otter serve` on 127.0.0.1:5173 (offline model;
+#                `make serve PORT=8080 HOST=0.0.0.0` elsewhere)
 #   make test    the full toolchain, then every check, the packages' check and the whole suite on Node 20 and 24
 # The serving install (`npm ci -w server`: what building and running the server needs) is kept
 # apart from the toolchain (`npm ci`: tests, codegen, spec validators, type declarations).
@@ -116,8 +117,12 @@ test-node24: install-dev test-deps build $(NODE24) ## the whole suite on Node 24
 test: install-dev test-deps build check-generated check-docs lint-specs typecheck lint check-packages $(NODE24) ## every check (specs, reference pages, types, format, lint), the packages' check, then the suite on Node 20 and Node 24
 	node scripts/test-matrix.mjs node $(NODE24)
 
-serve: install build ## run `chimera otter serve` on 127.0.0.1:5173 with the offline model
-	node bin/chimera.mjs otter serve
+# `make serve PORT=8080 HOST=0.0.0.0`: taken from make's command line only (shells export HOST as
+# the machine's name, which would turn a loopback server into a LAN one).
+cli_var = $(if $(filter command line,$(origin $(1))),$($(1)),$(2))
+
+serve: install build ## run `chimera otter serve` with the offline model on HOST:PORT (default 127.0.0.1:5173: make serve PORT=8080 HOST=0.0.0.0)
+	node bin/chimera.mjs otter serve --port $(call cli_var,PORT,5173) --host $(call cli_var,HOST,127.0.0.1)
 
 bench: install-dev build ## print the figures of bench/ (start-up, run rollups, tool patterns, ACP, LSP calls)
 	node bench/cold-start.mjs

@@ -70,14 +70,14 @@ describe('ACP event maps', () => {
         expect(r.success, `${type} → ${JSON.stringify(update)}: ${r.error?.message}`).toBe(true)
         shown.v1.add(update.sessionUpdate)
       }
-      const o = toOtterParams(e)
+      const o = toOtterParams(e, i + 1)
       if (o) {
         const r = OtterSessionUpdateParamsSchema.safeParse(o)
         expect(r.success, `${type} → ${JSON.stringify(o)}: ${r.error?.message}`).toBe(true)
         expect(o.eventId).toBe(i + 1)
         shown.otter.add(o.update.sessionUpdate)
       }
-      const f = toFerretParams(e)
+      const f = toFerretParams(e, i + 1)
       if (f) {
         const r = FerretSessionUpdateSchema.safeParse(f)
         expect(r.success, `${type} → ${JSON.stringify(f)}: ${r.error?.message}`).toBe(true)
@@ -109,8 +109,8 @@ describe('ACP event maps', () => {
   it('tells every dialect about a notice (an unconfined Bash warning must reach each client)', () => {
     const e = sample('notice', 7)
     expect(toV1Updates(e, ctx('/w'))).toMatchObject([{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: '\n[warning] careful\n' } }])
-    expect(toOtterParams(e)).toMatchObject({ eventId: 7, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: '\n[warning] careful\n' } } })
-    expect(toFerretParams(e)).toMatchObject({ eventId: 7, kind: 'notice', level: 'warning', text: 'careful' })
+    expect(toOtterParams(e, 7)).toMatchObject({ eventId: 7, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: '\n[warning] careful\n' } } })
+    expect(toFerretParams(e, 7)).toMatchObject({ eventId: 7, kind: 'notice', level: 'warning', text: 'careful' })
   })
 
   it('names the session at its first turn only (session_info_update: title and updatedAt)', () => {
@@ -131,8 +131,8 @@ describe('ACP event maps', () => {
     expect(listedTitle({ title: 'Login bug', prompt: 'fix it' })).toBe('Login bug')
     expect(listedTitle({ prompt: '\n fix it \nmore' })).toBe('fix it')
     expect(listedTitle({ prompt: '' })).toBeUndefined()
-    expect(toOtterParams(renamed)).toBeUndefined()
-    expect(toFerretParams(renamed)).toBeUndefined()
+    expect(toOtterParams(renamed, 1)).toBeUndefined()
+    expect(toFerretParams(renamed, 1)).toBeUndefined()
   })
 
   it('shows a plan as the complete v1 plan, and nothing extra in the seed dialects (the tool call carries it)', () => {
@@ -147,8 +147,8 @@ describe('ACP event maps', () => {
         _meta: { 'chimera/eventId': 9, 'chimera/toolCallId': 'c3' },
       },
     ])
-    expect(toOtterParams(e)).toBeUndefined()
-    expect(toFerretParams(e)).toBeUndefined()
+    expect(toOtterParams(e, 1)).toBeUndefined()
+    expect(toFerretParams(e, 1)).toBeUndefined()
   })
 
   it('shows an edit as a diff with absolute paths, and keeps it when the edit completes', () => {
@@ -213,7 +213,7 @@ describe('ACP event maps over a real session', () => {
     await within(session.prompt('!think first\n!say hi\n!call Bash {"command":"echo out; echo err >&2"}\n!call Nope {}').done, 8000, 'the turn')
     await within(session.prompt('/undo').done, 5000, 'the undo')
     const events = await session.events()
-    const all = (list: AnyEvent[]) => list.map((e) => [toV1Updates(e, ctx(session.meta.cwd)), toOtterParams(e), toFerretParams(e)])
+    const all = (list: AnyEvent[]) => list.map((e) => [toV1Updates(e, ctx(session.meta.cwd)), toOtterParams(e, e.seq), toFerretParams(e, e.seq)])
     const full = all(events)
     for (let k = 0; k < events.length; k += 3) expect(all(await session.events(k))).toEqual(full.slice(k))
     for (const [v1, o, f] of full) {

@@ -13,6 +13,7 @@ import type { SessionManager } from '../core/manager.ts'
 import { MAX_HANDLING } from '../jsonrpc/connection.ts'
 import { createLogger } from '../log.ts'
 import { serveAcp } from './serve-acp.ts'
+import { startAcp } from './fixtures/in-process.ts'
 
 let env: TestEnv
 beforeEach(() => {
@@ -22,43 +23,7 @@ afterEach(async () => {
   await env.cleanup()
 })
 
-function start(agent: 'otter' | 'ferret', manager: SessionManager, output = new PassThrough()) {
-  const input = new PassThrough()
-  const log: string[] = []
-  const frames: Record<string, any>[] = []
-  const waiters: (() => void)[] = []
-  let buf = ''
-  output.setEncoding('utf8').on('data', (d: string) => {
-    buf += d
-    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
-      frames.push(JSON.parse(buf.slice(0, i)))
-      buf = buf.slice(i + 1)
-    }
-    for (const w of waiters.splice(0)) w()
-  })
-  const done = serveAcp({ agent, version: '0.0.0', input, output, logger: createLogger({ level: 'debug', sink: (l) => void log.push(l) }), manager })
-  const waitFor = (pred: (m: Record<string, any>) => boolean, what: string) =>
-    within(
-      new Promise<Record<string, any>>((resolve) => {
-        const check = (): void => {
-          const m = frames.find(pred)
-          if (m) resolve(m)
-          else waiters.push(check)
-        }
-        check()
-      }),
-      8000,
-      what,
-    )
-  let id = 100
-  const call = async (method: string, params: unknown) => {
-    const n = id++
-    input.write(`${JSON.stringify({ jsonrpc: '2.0', id: n, method, params })}\n`)
-    return waitFor((m) => m.id === n && !('method' in m), `${method} response`)
-  }
-  const send = (m: unknown) => input.write(`${JSON.stringify(m)}\n`)
-  return { input, frames, log, done, call, send, waitFor }
-}
+const start = startAcp
 
 describe('ACP internal errors', () => {
   it('are -32000 {name, message} on the seed wire, with the stack only in the log', async () => {

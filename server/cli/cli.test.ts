@@ -41,6 +41,14 @@ describe('chimera CLI', () => {
     }
   })
 
+  it('every usage line starts with the whole command, chimera included', () => {
+    for (const path of [[], ['otter'], ['otter', 'serve'], ['otter', 'serve', 'stop'], ['otter', 'sessions', 'list'], ['ferret', 'serve'], ['code'], ['mink']]) {
+      const r = run([...path, '--help'])
+      expect(r.code).toBe(0)
+      expect(r.stdout).toMatch(new RegExp(`^USAGE ${['chimera', ...path].join(' ')}( |$)`, 'm'))
+    }
+  })
+
   const usage: [string, string[], RegExp][] = [
     ['an unknown command', ['foo'], /^error: unknown command "foo"/],
     ['an unknown subcommand', ['otter', 'bogus'], /^error: unknown command "otter bogus"/],
@@ -69,6 +77,8 @@ describe('chimera CLI', () => {
     ['--mode other than rpc', ['code', '--mode', 'tui'], /mode/],
     ['--tls-cert without --tls-key', ['otter', 'serve', '--tls-cert', 'x.pem'], /--tls-cert and --tls-key must be given together/],
     ['a non-loopback bind without a token', ['otter', 'serve', '--host', '0.0.0.0'], /refusing to bind 0\.0\.0\.0 without a bearer token/],
+    ['HTTP flags on otter serve --acp (no HTTP to apply them to)', ['otter', 'serve', '--acp', '--port', '1', '--host', '0.0.0.0'], /^error: --port, --host only apply to HTTP, and this command serves ACP on stdio only: drop --acp/m],
+    ['an HTTP flag on ferret serve without --http', ['ferret', 'serve', '--session-ttl=5'], /^error: --session-ttl only applies to HTTP.*: add --http to serve HTTP beside ACP/m],
     ['an agent that does not exist (code)', ['code', '--mode', 'rpc', '--agent', 'no-such-agent'], /^error: --agent: no agent named "no-such-agent" \(looked for no-such-agent\.md in .*\.opencode\/agent and \/nonexistent\/user-agents\)/],
     ['an agent that does not exist (otter serve)', ['otter', 'serve', '--agent', 'no-such-agent'], /--agent: no agent named "no-such-agent"/],
     ['an agent that does not exist (ferret serve)', ['ferret', 'serve', '--agent', 'no-such-agent'], /--agent: no agent named "no-such-agent"/],

@@ -13,7 +13,7 @@ export default defineCommand({
   args: {
     mode: { type: 'enum', options: ['rpc'], description: 'Interface mode', required: true },
     session: { type: 'string', description: 'Continue this persisted session (its id) instead of starting a new one' },
-    ...sessionArgs('allow'),
+    ...sessionArgs('allow', 'the parent process driving the RPC is the user'),
   },
   async run({ args, rawArgs }) {
     if (args.mode !== 'rpc') throw new UsageError('--mode must be rpc')

@@ -9,7 +9,7 @@ const serve = defineCommand({
   args: {
     http: { type: 'boolean', description: 'Also serve HTTP + SSE over the same sessions', default: false },
     ...HTTP_ARGS,
-    ...serveSessionArgs('auto'),
+    ...serveSessionArgs('auto', 'edits and read-only commands run, other commands and MCP tools ask the editor'),
   },
   subCommands: serveSubCommands('ferret'),
   run: ({ args, rawArgs }) => runServe('ferret', { acp: true, http: args.http }, args, rawArgs, createLogger({ level: levelFromEnv(), name: 'ferret' })),

@@ -28,7 +28,6 @@ const resolveDef = async <T>(v: T | Promise<T> | (() => T | Promise<T>)): Promis
 
 interface Target {
   cmd: CommandDef<ArgsDef>
-  parent: CommandDef<ArgsDef> | undefined
   /** The command path (`otter serve`). */
   path: string[]
   /** The arguments after the command path. */
@@ -38,7 +37,6 @@ interface Target {
 /** The deepest subcommand named by the leading positional arguments. */
 async function target(rawArgs: string[]): Promise<Target> {
   let cmd: CommandDef<ArgsDef> = main
-  let parent: CommandDef<ArgsDef> | undefined
   const path: string[] = []
   let i = 0
   for (; i < rawArgs.length; i++) {
@@ -47,17 +45,18 @@ async function target(rawArgs: string[]): Promise<Target> {
     const subs = await resolveDef(cmd.subCommands)
     const next = subs && Object.hasOwn(subs, a) ? subs[a] : undefined
     if (!next) break
-    parent = cmd
     cmd = await resolveDef(next)
     path.push(a)
   }
-  return { cmd, parent, path, rest: rawArgs.slice(i) }
+  return { cmd, path, rest: rawArgs.slice(i) }
 }
 
 const plain = (text: string): string => (process.stdout.isTTY ? text : text.replace(/\u001b\[[0-9;]*m/g, ''))
 
+/** citty names a command after its parent only; the usage line gets the whole path (`chimera otter serve`). */
 async function usageText(t: Target): Promise<string> {
-  return plain(await renderUsage(t.cmd, t.parent))
+  const parent = t.path.length ? { meta: { name: ['chimera', ...t.path.slice(0, -1)].join(' ') } } : undefined
+  return plain(await renderUsage(t.cmd, parent as CommandDef<any> | undefined))
 }
 
 async function run(rawArgs: string[]): Promise<number> {

@@ -14,7 +14,7 @@ const serve = defineCommand({
   args: {
     ...HTTP_ARGS,
     acp: { type: 'boolean', description: 'Run the ACP JSON-RPC server on stdio instead of HTTP', default: false },
-    ...serveSessionArgs('allow'),
+    ...serveSessionArgs('ask', 'a person answers each request (ACP permission_request → permission/respond, HTTP POST /tool/approve)'),
   },
   subCommands: serveSubCommands('otter'),
   run: ({ args, rawArgs }) => runServe('otter', { acp: args.acp, http: !args.acp }, args, rawArgs, createLogger({ level: levelFromEnv(), name: 'otter' })),

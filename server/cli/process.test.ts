@@ -4,55 +4,21 @@
  * `ferret serve --http` serves ACP on stdio and HTTP at once in one process; `code --mode rpc
  * --session <id>` continues a persisted conversation.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { CLI_BUNDLE } from '../../conformance/harness/targets.ts'
-import { tempDirs } from '../../conformance/harness/temp-dirs.ts'
+import { cliProcesses } from './fixtures/cli-process.ts'
 import { FileEventStore } from '../store/file-store.ts'
 
-const temp = tempDirs()
-const children: ChildProcessWithoutNullStreams[] = []
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
-  temp.cleanup()
-})
+const { start, startNode, temp } = cliProcesses()
 
-interface Proc {
-  child: ChildProcessWithoutNullStreams
-  lines(): Record<string, unknown>[]
-  stderr(): string
-  waitLine(pred: (m: Record<string, unknown>) => boolean, ms?: number): Promise<Record<string, unknown>>
-  waitStderr(re: RegExp, ms?: number): Promise<string>
-  exit(): Promise<number | null>
-}
-
-function start(args: string[], env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, [CLI_BUNDLE, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] })
-  children.push(child)
-  let out = ''
-  let err = ''
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d))
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d))
-  const lines = () => out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>)
-  const poll = async <T>(get: () => T | undefined, ms: number, what: string): Promise<T> => {
-    const deadline = Date.now() + ms
-    for (;;) {
-      const v = get()
-      if (v !== undefined) return v
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; stdout: ${out.slice(-400)} stderr: ${err.slice(-400)}`)
-      await new Promise((r) => setTimeout(r, 20))
-    }
-  }
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
-  return {
-    child,
-    lines,
-    stderr: () => err,
-    waitLine: (pred, ms = 10_000) => poll(() => lines().find(pred), ms, 'a line'),
-    waitStderr: (re, ms = 10_000) => poll(() => re.exec(err)?.[0], ms, String(re)),
-    exit: () => exited,
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
   }
 }
 
@@ -108,17 +74,48 @@ describe('termination signals', () => {
 })
 
 describe('ferret serve --http', () => {
-  it('serves ACP on stdio and HTTP on a socket from one process; stdin closing ends ACP only, SIGTERM ends the process', async () => {
+  it('serves ACP on stdio and HTTP on a socket from one process; the end of its stdin pipe ends both and frees the port', async () => {
     const p = start(['ferret', 'serve', '--http', '--port', '0'], { CHIMERA_HOME: temp.make('ferret-both-'), CHIMERA_LOG_LEVEL: 'info' })
     p.child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n')
     expect(await p.waitLine((m) => m.id === 1)).toMatchObject({ result: { protocolVersion: 1 } })
     const url = (await p.waitStderr(/listening on (http:\/\/127\.0\.0\.1:\d+)/)).replace(/^listening on /, '')
     expect(((await (await fetch(`${url}/health`)).json()) as { status: string }).status).toBe('ok')
     p.child.stdin.end()
-    await p.waitStderr(/ACP input ended; still serving HTTP/)
+    expect(await p.exit()).toBe(0)
+    await expect(fetch(`${url}/health`)).rejects.toThrow()
+  })
+
+  it('with stdin on /dev/null (a service) keeps serving HTTP until SIGTERM', async () => {
+    const p = start(['ferret', 'serve', '--http', '--port', '0'], { CHIMERA_HOME: temp.make('ferret-svc-'), CHIMERA_LOG_LEVEL: 'info' }, 'ignore')
+    const url = (await p.waitStderr(/listening on (http:\/\/127\.0\.0\.1:\d+)/)).replace(/^listening on /, '')
+    await p.waitStderr(/serving HTTP until a signal/)
     expect((await fetch(`${url}/health`)).status).toBe(200)
     p.child.kill('SIGTERM')
     expect(await p.exit()).toBe(0)
+  })
+
+  it('an editor killed with SIGKILL takes its ferret serve --http with it: no orphan holds the port', async () => {
+    // The "editor": a real process that spawns the server with its stdin a pipe it holds, then is killed.
+    const editor = `const { spawn } = require('node:child_process');
+const c = spawn(process.execPath, [${JSON.stringify(CLI_BUNDLE)}, 'ferret', 'serve', '--http', '--port', '0'], { stdio: ['pipe', 'ignore', 'inherit'] });
+console.log(c.pid); setInterval(() => {}, 1000);`
+    const p = startNode(['-e', editor], { CHIMERA_HOME: temp.make('ferret-editor-'), CHIMERA_LOG_LEVEL: 'info' })
+    const url = (await p.waitStderr(/listening on (http:\/\/127\.0\.0\.1:\d+)/)).replace(/^listening on /, '')
+    const serverPid = Number(await p.waitStdout(/^\d+/m))
+    expect((await fetch(`${url}/health`)).status).toBe(200)
+    p.child.kill('SIGKILL')
+    await p.exit()
+    const gone = async () => {
+      for (let i = 0; i < 300; i++) {
+        if (!alive(serverPid)) return true
+        await new Promise((r) => setTimeout(r, 50))
+      }
+      return false
+    }
+    const exited = await gone()
+    if (!exited) process.kill(serverPid, 'SIGKILL')
+    expect(exited).toBe(true)
+    await expect(fetch(`${url}/health`)).rejects.toThrow()
   })
 })
 

@@ -2,11 +2,14 @@
  * What `chimera otter serve` and `chimera ferret serve` share: the HTTP flags, the session
  * flags, and one session manager for every transport the process serves. `otter serve` runs
  * HTTP, or ACP on stdio with `--acp` (seeds/001: `--acp` swaps the transport). `ferret serve`
- * runs ACP on stdio, and with `--http` HTTP beside it over the same sessions (seeds/002); then
- * the end of stdin closes the ACP connection only and the process keeps serving HTTP until a
- * signal (docs/decisions/0009-one-process-many-transports.md).
+ * runs ACP on stdio, and with `--http` HTTP beside it over the same sessions (seeds/002). The
+ * process runs until its input closes: when stdin is a pipe, socket or terminal (an editor, a
+ * shell), its end shuts `ferret serve --http` down too, so an editor that dies leaves no server
+ * holding the port; when stdin is /dev/null or a file (a service), HTTP is served until a signal
+ * (docs/decisions/0241-ferret-http-lifetime.md).
  */
-import { existsSync } from 'node:fs'
+import { existsSync, fstatSync } from 'node:fs'
+import { isatty } from 'node:tty'
 import type { Logger } from '../log.ts'
 import type { ApprovalPolicy } from '../core/approval-policies.ts'
 import type { AgentName } from '../acp/dialect.ts'
@@ -33,7 +36,7 @@ export const HTTP_ARGS = {
   'session-ttl': { type: 'string', description: 'Evict sessions idle this many seconds (0 or none: never)', default: '3600' },
 } as const
 
-export const serveSessionArgs = (approval: ApprovalPolicy) => sessionArgs(approval)
+export const serveSessionArgs = (approval: ApprovalPolicy, why: string) => sessionArgs(approval, why)
 
 const TOKEN_ENV: Record<AgentName, string> = { otter: 'OTTER_SERVER_TOKEN', ferret: 'FERRET_SERVER_TOKEN' }
 
@@ -69,6 +72,21 @@ export function parseSessionTtl(v: string | undefined): number {
 }
 
 /**
+ * True when stdin is something a live peer writes to (a pipe, a socket, a terminal): its end
+ * means the editor or shell that started us is gone. /dev/null or a file ends at once and means
+ * nothing about who is still there.
+ */
+function liveInput(): boolean {
+  if (isatty(0)) return true
+  try {
+    const st = fstatSync(0)
+    return st.isFIFO() || st.isSocket()
+  } catch {
+    return false
+  }
+}
+
+/**
  * True when the ACP-only server may answer `initialize` before the session manager exists: no
  * flag whose check needs the agent's modules (`--agent`, `--allowed-tools`, `--permission`, a
  * project config to read). The other flags are checked up front all the same
@@ -90,8 +108,17 @@ async function startAgent(agent: AgentName, defaults: SessionDefaults, models: M
   return proc
 }
 
+/** The HTTP flags given on a command line that serves no HTTP: silently ignoring them would mislead. */
+export function refuseHttpFlags(agent: AgentName, rawArgs: readonly string[]): void {
+  const given = Object.keys(HTTP_ARGS).filter((name) => rawArgs.some((a) => a === `--${name}` || a.startsWith(`--${name}=`) || a === `--no-${name}`))
+  if (!given.length) return
+  const how = agent === 'otter' ? 'drop --acp to serve HTTP' : 'add --http to serve HTTP beside ACP'
+  throw new UsageError(`${given.map((n) => `--${n}`).join(', ')} only ${given.length > 1 ? 'apply' : 'applies'} to HTTP, and this command serves ACP on stdio only: ${how}, or leave ${given.length > 1 ? 'them' : 'it'} out`)
+}
+
 /** Serve until stopped: ACP on stdio, HTTP, or both over one session manager. */
 export async function runServe(agent: AgentName, transports: { acp: boolean; http: boolean }, args: ServeArgs, rawArgs: readonly string[], logger: Logger): Promise<void> {
+  if (!transports.http) refuseHttpFlags(agent, rawArgs)
   if (startsLazily(transports, args, rawArgs)) return serveAcpLazily(agent, args, rawArgs, logger)
   const { agentFlag, sessionFlags, sessionModel } = await import('./session-flags.ts')
   const agentDef = agentFlag(args)
@@ -129,8 +156,8 @@ export async function runServe(agent: AgentName, transports: { acp: boolean; htt
   if (transports.acp) {
     running.push(
       serveAcp({ agent, version: VERSION, input: process.stdin, output: process.stdout, logger, manager: proc.manager, signal: proc.signal }).then(() => {
-        if (!http) return proc.shutdown('input ended')
-        logger.info('ACP input ended; still serving HTTP until a signal')
+        if (!http || liveInput()) return proc.shutdown('input ended')
+        logger.info('ACP input is not a pipe, socket or terminal (nobody can write to it); serving HTTP until a signal')
       }),
     )
   }

@@ -8,6 +8,7 @@
  * request-body and keep-alive timeouts (never one on a response: streams stay open) and a cap on
  * concurrent connections that idle sockets cannot fill.
  */
+import { X509Certificate, createPrivateKey } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import type { Server } from 'node:http'
 import { networkInterfaces } from 'node:os'
@@ -77,13 +78,41 @@ function readPem(path: string, flag: string): string {
   }
 }
 
+/** OpenSSL's reason without its code (`error:0480006C:PEM routines::no start line` → `no start line`). */
+const reason = (err: unknown): string => (err instanceof Error ? err.message : String(err)).replace(/^error:[0-9A-F]+:[^:]*:[^:]*:/i, '')
+
+/**
+ * The certificate and key, checked before binding so a mistake names its flag (a usage error):
+ * each must be PEM of its kind, and the key must be the certificate's. Text before the first
+ * `-----BEGIN` (openssl's "Bag Attributes") is dropped: the server takes the PEM itself.
+ */
+function tlsMaterial(certPath: string, keyPath: string): { cert: string; key: string } {
+  const cert = readPem(certPath, '--tls-cert')
+  const key = readPem(keyPath, '--tls-key')
+  let x509: X509Certificate
+  try {
+    x509 = new X509Certificate(cert)
+  } catch (err) {
+    throw new UsageError(`--tls-cert: ${certPath} is not a PEM certificate (${reason(err)})`)
+  }
+  let keyObject: ReturnType<typeof createPrivateKey>
+  try {
+    keyObject = createPrivateKey(key)
+  } catch (err) {
+    throw new UsageError(`--tls-key: ${keyPath} is not a usable PEM private key (${reason(err)}; an encrypted key must be decrypted first)`)
+  }
+  if (!x509.checkPrivateKey(keyObject)) throw new UsageError(`--tls-key: ${keyPath} is not the private key of the certificate in --tls-cert ${certPath}`)
+  const pem = (s: string) => s.slice(Math.max(0, s.indexOf('-----BEGIN')))
+  return { cert: pem(cert), key: pem(key) }
+}
+
 export function checkServeOptions(o: Pick<ServeHttpOptions, 'host' | 'token' | 'tlsCert' | 'tlsKey' | 'insecure'>): { cert: string; key: string } | undefined {
   if (Boolean(o.tlsCert) !== Boolean(o.tlsKey)) throw new UsageError('--tls-cert and --tls-key must be given together')
   if (!isLoopback(o.host) && !o.token && !o.insecure) {
     throw new UsageError(`refusing to bind ${o.host} without a bearer token: set --auth-token (or OTTER_SERVER_TOKEN / FERRET_SERVER_TOKEN), or pass --insecure`)
   }
   if (!o.tlsCert || !o.tlsKey) return undefined
-  return { cert: readPem(o.tlsCert, '--tls-cert'), key: readPem(o.tlsKey, '--tls-key') }
+  return tlsMaterial(o.tlsCert, o.tlsKey)
 }
 
 function inUse(o: ServeHttpOptions): Error {

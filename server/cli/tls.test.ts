@@ -8,7 +8,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { request as httpRequest } from 'node:http'
 import { request as httpsRequest } from 'node:https'
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { CLI_BUNDLE } from '../../conformance/harness/targets.ts'
@@ -100,5 +100,21 @@ describe('otter serve over TLS', () => {
     expect(await missing.exit).toBe(2)
     expect(missing.stderr()).toMatch(/^error: --tls-cert: cannot read .*nope\.pem \(ENOENT\)/m)
     expect(missing.stderr()).not.toMatch(/listening on|\n\s+at /)
+  }, 30_000)
+
+  it('a certificate file of garbage, or a key of another certificate, is a usage error naming the flag', async () => {
+    writeFileSync(join(dir, 'garbage.pem'), 'garbage\n')
+    const garbage = launch(['otter', 'serve', '--port', '0', '--tls-cert', join(dir, 'garbage.pem'), '--tls-key', join(dir, 'key.pem')])
+    expect(await garbage.exit).toBe(2)
+    expect(garbage.stderr()).toMatch(/^error: --tls-cert: .*garbage\.pem is not a PEM certificate/m)
+    expect(garbage.stderr()).not.toMatch(/ENOENT|listening on|\n\s+at /)
+    const badKey = launch(['otter', 'serve', '--port', '0', '--tls-cert', join(dir, 'cert.pem'), '--tls-key', join(dir, 'garbage.pem')])
+    expect(await badKey.exit).toBe(2)
+    expect(badKey.stderr()).toMatch(/^error: --tls-key: .*garbage\.pem is not a usable PEM private key/m)
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(dir, 'other-key.pem'), '-out', join(dir, 'other-cert.pem'), '-days', '1', '-subj', '/CN=other'], { stdio: 'ignore' })
+    const mismatch = launch(['otter', 'serve', '--port', '0', '--tls-cert', join(dir, 'cert.pem'), '--tls-key', join(dir, 'other-key.pem')])
+    expect(await mismatch.exit).toBe(2)
+    expect(mismatch.stderr()).toMatch(/^error: --tls-key: .*other-key\.pem is not the private key of the certificate in --tls-cert .*cert\.pem/m)
+    expect(mismatch.stderr()).not.toMatch(/error:[0-9A-F]{8}|listening on|\n\s+at /)
   }, 30_000)
 })

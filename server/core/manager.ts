@@ -236,23 +236,27 @@ export class SessionManager {
     if (reason === 'deleted' || !s.persist) void s.clearFileHistory()
   }
 
-  /** Cancel and forget a session; with `purge`, delete its stored data too. True when it existed. */
+  /**
+   * Cancel and forget a session. With `purge`, delete its stored data too — event log and undo
+   * history, after its cancelled turn has written its last event — so no listing shows it again;
+   * a persisted session that is not in memory (evicted, or from an earlier run) is purged as
+   * well. True when it existed (in memory, or, with `purge`, on disk).
+   */
   async delete(id: string, opts: { purge?: boolean } = {}): Promise<boolean> {
     const s = this.#sessions.get(id)
     if (s) this.#remove(s, 'deleted')
-    if (opts.purge) {
-      if (s) await s.clearFileHistory()
-      else await this.#clearStoredHistory(id)
-      await (s?.persist === false ? this.memory : this.store).remove(id)
+    if (!opts.purge) return Boolean(s)
+    if (s) {
+      await s.idle()
+      await s.flush()
+      await s.clearFileHistory()
+    } else {
+      const loaded = isSessionId(id) ? await this.store.load(id).catch(() => undefined) : undefined
+      if (!loaded) return false
+      if (this.opts.history) await this.opts.history(loaded.meta).clear()
     }
-    return Boolean(s)
-  }
-
-  /** The undo history of a persisted session that is not in memory (purged without a load). */
-  async #clearStoredHistory(id: string): Promise<void> {
-    if (!this.opts.history) return
-    const loaded = await this.store.load(id).catch(() => undefined)
-    if (loaded) await this.opts.history(loaded.meta).clear()
+    await (s?.persist === false ? this.memory : this.store).remove(id)
+    return true
   }
 
   /** Cancel every running turn (shutdown: `reason` goes on their `cancelled` events). */

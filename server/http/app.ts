@@ -11,7 +11,7 @@ import { H3, HTTPError } from 'h3'
 import type { ZodType, z } from 'zod'
 import { httpOperations, type HttpOperationId } from '../../generated/http/routes.gen.ts'
 import type { Logger } from '../log.ts'
-import { issueRows } from '../validation.ts'
+import { formatIssues, issueRows } from '../validation.ts'
 import { authorize } from './auth.ts'
 import type { SessionTokens } from './session-tokens.ts'
 import { readJsonBody } from './body.ts'
@@ -92,7 +92,7 @@ async function runOperation(op: Operation, handler: ErasedHandler, req: Request,
   if (op.query) {
     const raw = Object.fromEntries(new URL(req.url).searchParams)
     const r = parseQuery(op.query, raw)
-    if (!r.success) throw new HttpError(400, 'invalid_query', 'malformed query parameter', { detail: issueRows(r.error!) })
+    if (!r.success) throw new HttpError(400, 'invalid_query', `malformed query parameter: ${formatIssues(r.error!)}`, { detail: issueRows(r.error!) })
     query = r.data as Record<string, unknown>
   }
   let body: unknown

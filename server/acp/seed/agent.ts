@@ -6,6 +6,11 @@
  * second message while one runs queues behind it (the core's queue). Permissions go out as
  * `permission_request` updates and come back through `permission/respond`.
  *
+ * `eventId` numbers the session's notifications on this wire: 1 for the first one it ever
+ * emitted, no gaps (acp-seed.openrpc.yaml "Event ids and replay"). It is derived from the log
+ * (the Nth event this dialect shows is `eventId` N), so a replay, a `session/load` and a restarted
+ * server give every notification the same number.
+ *
  * `session/resume {sinceEventId}` replays the retained updates after the cursor: the most
  * recent `OTTER_ACP_DEFAULT_HISTORY_SIZE` (default 1024) updates of the session; `truncated`
  * tells the client its cursor is older than the oldest one retained. Cursor: omitted, 0,
@@ -50,6 +55,9 @@ type SeedTable = typeof acpSeedMethods
 /** Every inbound seed method but `initialize` (the dialect's): a handler of its generated type each. */
 export type SeedHandlers = HandlersFor<SeedTable, Exclude<Inbound<SeedTable>, 'initialize'>>
 
+/** A session's notifications on one wire, numbered from the log (oldest first). */
+type Numbered = { eventId: number; params: object }
+
 export class SeedAgent {
   readonly #o: SeedAgentOptions
   readonly #sessions = new Map<string, Attachment>()
@@ -58,9 +66,19 @@ export class SeedAgent {
     this.#o = o
   }
 
-  /** The `session/update` params of one event on this agent's wire. */
-  params(e: AnyEvent): object | undefined {
-    return this.#o.agent === 'ferret' ? toFerretParams(e) : toOtterParams(e)
+  /** The `session/update` params of one event on this agent's wire, numbered `eventId`. */
+  params(e: AnyEvent, eventId: number): object | undefined {
+    return this.#o.agent === 'ferret' ? toFerretParams(e, eventId) : toOtterParams(e, eventId)
+  }
+
+  /** Every notification of a logged history, numbered 1, 2, … as the live stream numbered them. */
+  #number(events: readonly AnyEvent[]): Numbered[] {
+    const out: Numbered[] = []
+    for (const e of events) {
+      const params = this.params(e, out.length + 1)
+      if (params) out.push({ eventId: out.length + 1, params })
+    }
+    return out
   }
 
   handlers(): SeedHandlers {
@@ -70,12 +88,12 @@ export class SeedAgent {
         const problem = p.cwd ? workingDirProblem(p.cwd) : undefined
         if (problem !== undefined) throw RpcError.invalidParams([{ path: 'cwd', message: problem }])
         const s = await this.#o.manager.create(p.cwd ? { cwd: p.cwd } : {}).catch(rethrowClient)
-        this.#attach(s, s.lastSeq)
+        await this.#attachAtEnd(s)
         return { sessionId: s.id }
       },
       'session/load': async (p) => {
         const s = await this.#get(p.sessionId)
-        if (!this.#sessions.has(s.id)) this.#attach(s, s.lastSeq)
+        if (!this.#sessions.has(s.id)) await this.#attachAtEnd(s)
         return { sessionId: s.id }
       },
       'session/list': async () => ({ sessions: await this.#o.manager.list({ agents: [this.#o.manager.opts.agent] }) }),
@@ -132,15 +150,26 @@ export class SeedAgent {
     }
   }
 
-  #attach(session: Session, afterSeq: number): Attachment {
+  /** Attach after the logged history: live notifications continue its numbering. */
+  async #attachAtEnd(session: Session): Promise<Attachment> {
+    const events = await session.events(0)
+    // Another request (a message racing a load) may have attached it while the log was read.
+    return this.#sessions.get(session.id) ?? this.#attach(session, events.at(-1)?.seq ?? 0, this.#number(events).length)
+  }
+
+  /** Write the session's events after `afterSeq`, the first notification numbered `shown + 1`. */
+  #attach(session: Session, afterSeq: number, shown: number): Attachment {
     const old = this.#sessions.get(session.id)
     if (old) void old.pump.stop()
+    let eventId = shown
     const pump = new EventPump(
       session,
       afterSeq,
       async (e) => {
-        const params = this.params(e)
-        if (params) await this.#o.conn.notify('session/update', params)
+        const params = this.params(e, eventId + 1)
+        if (!params) return
+        eventId++
+        await this.#o.conn.notify('session/update', params)
       },
       this.#o.logger,
     )
@@ -151,7 +180,7 @@ export class SeedAgent {
 
   async #attached(id: string): Promise<Attachment> {
     const s = await this.#get(id)
-    return this.#sessions.get(s.id) ?? this.#attach(s, s.lastSeq)
+    return this.#sessions.get(s.id) ?? (await this.#attachAtEnd(s))
   }
 
   async #message(p: ParamsOf<SeedTable['session/message']>): Promise<ResultOf<SeedTable['session/message']>> {
@@ -173,15 +202,10 @@ export class SeedAgent {
     this.#sessions.delete(s.id)
     const cursor = normaliseCursor(since)
     const events = await s.events(0)
-    const updates: { eventId: number; params: object }[] = []
-    for (const e of events) {
-      const params = this.params(e)
-      if (params) updates.push({ eventId: e.seq, params })
-    }
+    const updates = this.#number(events)
     const w = replayWindow(updates, cursor, this.#o.historySize ?? historySize())
     for (const u of w.replay) await this.#o.conn.notify('session/update', u.params)
-    const lastSeq = events.at(-1)?.seq ?? 0
-    this.#attach(s, lastSeq)
+    this.#attach(s, events.at(-1)?.seq ?? 0, updates.length)
     return { sessionId: s.id, replayed: w.replay.length, lastEventId: w.lastEventId, truncated: w.truncated }
   }
 

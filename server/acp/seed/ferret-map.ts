@@ -1,7 +1,8 @@
 /**
  * The ferret seed wire (seeds/002): flat, `kind`-tagged `session/update` params, one row per
  * canonical event type, each a pure function of one event, at most one notification per event.
- * `eventId` is the event's log counter (`seq`).
+ * `eventId` is given by the caller: the session's notification counter on this wire (1 for the
+ * first notification, docs/decisions/0070-acp-agent-sessions.md).
  *
  * | event              | kind                                                       |
  * |--------------------|------------------------------------------------------------|
@@ -98,6 +99,6 @@ export const FERRET_EVENT_MAP: { [T in EventType]: Row<T> } = {
 }
 
 /** The ferret `session/update` params of one event, or undefined when it shows nothing. */
-export function toFerretParams(e: AnyEvent): FerretUpdate | undefined {
-  return (FERRET_EVENT_MAP[e.type] as Row<typeof e.type>)(e as never, { sessionId: e.session_id, eventId: e.seq })
+export function toFerretParams(e: AnyEvent, eventId: number): FerretUpdate | undefined {
+  return (FERRET_EVENT_MAP[e.type] as Row<typeof e.type>)(e as never, { sessionId: e.session_id, eventId })
 }

@@ -1,8 +1,8 @@
 /**
  * The otter seed wire (seeds/000, with 001's notification names) as a mapping of the canonical
  * event stream: one row per event type, each a pure function of one event, at most one
- * `session/update` per event. `eventId` is the event's log counter (`seq`), the same number as
- * the SSE `id:` line, so a resume cursor means the same thing on every surface.
+ * `session/update` per event. `eventId` is given by the caller: the session's notification
+ * counter on this wire (1 for the first notification, docs/decisions/0070-acp-agent-sessions.md).
  *
  * | event              | update.sessionUpdate                                   |
  * |--------------------|--------------------------------------------------------|
@@ -69,7 +69,7 @@ export const OTTER_EVENT_MAP: { [T in EventType]: Row<T> } = {
 }
 
 /** The otter `session/update` params of one event, or undefined when it shows nothing. */
-export function toOtterParams(e: AnyEvent): { sessionId: string; eventId: number; update: OtterUpdate } | undefined {
+export function toOtterParams(e: AnyEvent, eventId: number): { sessionId: string; eventId: number; update: OtterUpdate } | undefined {
   const update = (OTTER_EVENT_MAP[e.type] as Row<typeof e.type>)(e as never)
-  return update ? { sessionId: e.session_id, eventId: e.seq, update } : undefined
+  return update ? { sessionId: e.session_id, eventId, update } : undefined
 }

@@ -43,7 +43,8 @@ export function sessionHandlers(deps: HttpDeps): Handlers {
     },
     'session.delete': async ({ path }) => {
       const id = path.id as string
-      if (!(await deps.manager.delete(id))) throw sessionNotFound(id)
+      // Gone everywhere it is listed: memory, the event log, the undo history (chimera.openapi.yaml session.delete).
+      if (!(await deps.manager.delete(id, { purge: true }))) throw sessionNotFound(id)
       return jsonResponse(204, null)
     },
     'session.sendMessage': async ({ path, body }) => {

@@ -88,6 +88,12 @@ export function schemasToZod(
       withoutDescribes: true,
       parserOverride: (s: any, refs: any) => {
         if (typeof s.$ref === 'string') return exprFor(s.$ref)
+        // `x-error-message: {pattern: …}` (a spec extension; every validator accepts `x-` keys)
+        // is the refusal's text instead of the raw regex: json-schema-to-zod's `errorMessage`.
+        if (s['x-error-message'] && !s.errorMessage) {
+          const { 'x-error-message': errorMessage, ...rest } = s
+          return parseSchema({ ...rest, errorMessage } as never, refs)
+        }
         if (Array.isArray(s.oneOf)) {
           // `x-discriminator: <property>` (a spec extension every ecosystem's schema dialect
           // accepts; OpenAPI's `discriminator` object is not valid in AsyncAPI schemas) makes a
