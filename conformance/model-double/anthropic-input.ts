@@ -1,6 +1,7 @@
 /**
  * Reading an Anthropic Messages request (`POST /v1/messages`, `…/count_tokens`) as the chat
- * messages the double's play rules read (play.ts). `system` is not played. A message's content
+ * messages the double's play rules read (play.ts). `system` (the top-level field, or a message
+ * with role `system` among the turns, as Claude Code sends its environment) is not played. A message's content
  * is a string or a list of blocks:
  *
  * - `text` blocks are the message's text, joined by newlines (Claude Code sends reminders and
@@ -40,8 +41,9 @@ const textOfBlocks = (blocks: readonly Record<string, unknown>[]): string =>
 
 function readMessage(m: unknown, i: number): WireMessage[] {
   const at = `messages.${i}`
-  if (!isObject(m) || (m.role !== 'user' && m.role !== 'assistant')) throw badRequest(`${at}.role: must be "user" or "assistant"`)
+  if (!isObject(m) || (m.role !== 'user' && m.role !== 'assistant' && m.role !== 'system')) throw badRequest(`${at}.role: must be "user", "assistant" or "system"`)
   const blocks = blocksOf(m.content, at)
+  if (m.role === 'system') return []
   if (m.role === 'assistant') {
     const calls = blocks
       .filter((b) => b.type === 'tool_use')

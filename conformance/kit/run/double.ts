@@ -8,5 +8,5 @@ export interface RunningDouble extends DoubleInfo {
 
 export async function startDouble(apiKey = 'kit-double-key'): Promise<RunningDouble> {
   const d = await startModelDouble({ host: '127.0.0.1', port: 0, apiKey })
-  return { url: d.url, model: DOUBLE_MODEL, key: apiKey, close: () => d.close() }
+  return { url: d.url, origin: d.origin, model: DOUBLE_MODEL, key: apiKey, close: () => d.close() }
 }
