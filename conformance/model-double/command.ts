@@ -7,7 +7,7 @@ import { parsePort } from '../../server/cli/args.ts'
 import { DOUBLE_MODEL, startModelDouble } from './server.ts'
 
 export default defineCommand({
-  meta: { name: 'model-double', description: 'Serve the conformance model double: an OpenAI-compatible server (chat completions and the Responses API) that plays the offline model\'s directives' },
+  meta: { name: 'model-double', description: 'Serve the conformance model double: a model server (OpenAI chat completions and Responses, Anthropic Messages, Gemini generateContent) that plays the offline model\'s directives' },
   args: {
     port: { type: 'string', description: 'Port (0: any free port)', default: '0' },
     host: { type: 'string', description: 'Bind address', default: '127.0.0.1' },
@@ -15,7 +15,8 @@ export default defineCommand({
   async run({ args }) {
     const port = parsePort(args.port, 0)
     const double = await startModelDouble({ host: args.host, port })
-    process.stderr.write(`model double serving ${DOUBLE_MODEL} at ${double.url} (CHIMERA_OPENAI_BASE_URL=${double.url} --model openai-compatible/${DOUBLE_MODEL})\n`)
+    process.stderr.write(`model double serving ${DOUBLE_MODEL} at ${double.url} (CHIMERA_OPENAI_BASE_URL=${double.url} --model openai-compatible/${DOUBLE_MODEL}; ` +
+      `Anthropic and Gemini clients: ANTHROPIC_BASE_URL / GOOGLE_GEMINI_BASE_URL=${double.origin})\n`)
     await new Promise<void>((resolve) => {
       const stop = (): void => {
         process.off('SIGINT', stop)
