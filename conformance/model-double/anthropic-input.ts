@@ -8,12 +8,12 @@
  *   the prompt as separate blocks, so each block's lines stay lines);
  * - an assistant's `tool_use` blocks are its calls (`id`, `name`, `input`);
  * - a user message's `tool_result` blocks are results (`tool_use_id`, `content` a string or text
- *   blocks, `is_error`); such a message is read as results only — text blocks beside them are
- *   the client's notes, not a new prompt;
+ *   blocks, `is_error`); text blocks beside them are a new prompt only when they hold a
+ *   directive (play.ts `resultsAndPrompt`: notes are not, a prompt sent after a cancel is);
  * - `thinking`, `redacted_thinking`, `image`, `document` and other blocks carry nothing the
  *   double plays and are skipped.
  */
-import type { WireMessage } from './play.ts'
+import { resultsAndPrompt, type WireMessage } from './play.ts'
 import { badRequest, parseObject } from './wire.ts'
 
 export interface MessagesRequest {
@@ -55,11 +55,12 @@ function readMessage(m: unknown, i: number): WireMessage[] {
   }
   const results = blocks.filter((b) => b.type === 'tool_result')
   if (results.length === 0) return [{ role: 'user', content: textOfBlocks(blocks) }]
-  return results.map((b, j) => {
+  const read = results.map((b, j): WireMessage => {
     if (typeof b.tool_use_id !== 'string') throw badRequest(`${at}.content.${j}.tool_use_id: must be a string`)
     const content = b.content === undefined ? '' : textOfBlocks(blocksOf(b.content, `${at}.content.${j}`))
     return { role: 'tool', tool_call_id: b.tool_use_id, content, isError: b.is_error === true }
   })
+  return resultsAndPrompt(read, textOfBlocks(blocks))
 }
 
 export function parseMessagesRequest(text: string, counting = false): MessagesRequest {

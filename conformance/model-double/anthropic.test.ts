@@ -71,6 +71,19 @@ describe('the model double on the Anthropic Messages API, driven by @anthropic-a
     expect(failed.content).toEqual([{ type: 'text', text: 'read_file error: no such file' }])
   })
 
+  it('reads notes beside tool results as notes, and a prompt sent there after a cancel as the prompt', async () => {
+    const use = { type: 'tool_use' as const, id: 'toolu_x', name: 'Write', input: { file_path: 'a' } }
+    const history: Anthropic.MessageParam[] = [{ role: 'user', content: '!call Write {"file_path":"a"}' }, { role: 'assistant', content: [use] }]
+    const result = { type: 'tool_result' as const, tool_use_id: 'toolu_x', content: 'The user rejected this tool use', is_error: true }
+    const noted = await client().messages.create({ ...base, messages: [...history, { role: 'user', content: [result, { type: 'text', text: '<system-reminder>note</system-reminder>' }] }] })
+    expect(noted.content).toEqual([{ type: 'text', text: 'Write error: The user rejected this tool use' }])
+    const next = await client().messages.create({
+      ...base,
+      messages: [...history, { role: 'user', content: [result, { type: 'text', text: '[Request interrupted by user]' }, { type: 'text', text: '!say after cancel' }] }],
+    })
+    expect(next.content).toEqual([{ type: 'text', text: 'after cancel' }])
+  })
+
   it('answers at once when not streaming: thinking, text and tool_use blocks', async () => {
     const msg = await client().messages.create({ ...base, tools: TOOLS, messages: [{ role: 'user', content: '!think hm\n!say done\n!call read_file {"path":"x"}' }] })
     expect(msg.content.map((b) => b.type)).toEqual(['thinking', 'text', 'tool_use'])

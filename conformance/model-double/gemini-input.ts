@@ -7,10 +7,11 @@
  * - a `model` turn's `functionCall` parts are its calls (`name`, `args`, optional `id`);
  * - a `user` turn's `functionResponse` parts are results (`name`, optional `id`, `response`):
  *   the text is `response.output` when it is a string, `response.error` (an error result) when
- *   present, else the response as JSON; such a turn is read as results only;
+ *   present, else the response as JSON; text parts beside them are a new prompt only when they
+ *   hold a directive (play.ts `resultsAndPrompt`);
  * - other parts (inline data, files, executable code, thought signatures) are skipped.
  */
-import type { WireMessage } from './play.ts'
+import { resultsAndPrompt, type WireMessage } from './play.ts'
 import { badRequest, parseObject } from './wire.ts'
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
@@ -52,11 +53,12 @@ function readContent(c: unknown, i: number): WireMessage[] {
   if (role !== 'user' && role !== 'function') throw badRequest(`contents[${i}].role: must be "user" or "model"`)
   const results = parts.filter((p) => isObject(p.functionResponse))
   if (results.length === 0) return [{ role: 'user', content: textOfParts(parts) }]
-  return results.map((p) => {
+  const read = results.map((p): WireMessage => {
     const r = p.functionResponse as Record<string, unknown>
     const { text, isError } = resultText(r.response)
     return { role: 'tool', tool_call_id: typeof r.id === 'string' ? r.id : undefined, name: typeof r.name === 'string' ? r.name : undefined, content: text, isError }
   })
+  return resultsAndPrompt(read, textOfParts(parts))
 }
 
 /** The request's contents as chat messages; `generateContentRequest` wraps them for countTokens. */

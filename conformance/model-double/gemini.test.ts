@@ -63,6 +63,17 @@ describe('the model double on the Gemini API, driven by @google/genai', () => {
     expect(failed.text).toBe('read_file error: no such file')
   })
 
+  it('reads a prompt sent beside a function response (after a cancel) as the prompt', async () => {
+    const contents: Content[] = [
+      { role: 'user', parts: [{ text: '!call write_file {"file_path":"a"}' }] },
+      { role: 'model', parts: [{ functionCall: { name: 'write_file', args: { file_path: 'a' } } }] },
+      { role: 'user', parts: [{ functionResponse: { name: 'write_file', response: { error: 'cancelled' } } }, { text: '!say after cancel' }] },
+    ]
+    expect((await ai().models.generateContent({ model: DOUBLE_MODEL, contents })).text).toBe('after cancel')
+    contents[2]!.parts!.pop()
+    expect((await ai().models.generateContent({ model: DOUBLE_MODEL, contents })).text).toBe('write_file error: cancelled')
+  })
+
   it('answers at once when not streaming: thought, text and function calls', async () => {
     const r = await ai().models.generateContent({ model: DOUBLE_MODEL, contents: '!think hm\n!say done\n!call read_file {"path":"x"}', config: { tools: TOOLS } })
     expect(r.text).toBe('done')

@@ -14,7 +14,7 @@
  * The other wires (Responses, Anthropic Messages, Gemini) read their requests into these
  * messages and play the same plan, grouped into `segments` (runs of text or reasoning).
  */
-import { planFirstStep, resultsReply, tokensFor, wordChunks, type Move, type Plan, type ResultSeen } from '../../server/providers/directives.ts'
+import { parseDirectives, planFirstStep, resultsReply, tokensFor, wordChunks, type Move, type Plan, type ResultSeen } from '../../server/providers/directives.ts'
 import { HttpError } from './wire.ts'
 
 export interface WireToolCall {
@@ -71,6 +71,26 @@ export function planFor(messages: readonly WireMessage[]): Plan {
     return { moves: [{ kind: 'text', text }], calls: [], written: text.length }
   }
   return planFirstStep(lastUser === -1 ? '' : textOf(messages[lastUser]!.content))
+}
+
+/** Whether text holds a directive line (a malformed one counts: playing it reports the error). */
+function holdsDirective(text: string): boolean {
+  try {
+    return parseDirectives(text).length > 0
+  } catch {
+    return true
+  }
+}
+
+/**
+ * A user turn that carries tool results (Anthropic's `tool_result` blocks, Gemini's
+ * `functionResponse` parts) and text: the results, then the text as a new user message only
+ * when it holds a directive. Clients put their own notes beside results (reminders, "request
+ * interrupted"), which are no new prompt; but after a cancelled call the next prompt arrives in
+ * the same turn as the refused call's result, and that prompt is what must be played.
+ */
+export function resultsAndPrompt(results: WireMessage[], text: string): WireMessage[] {
+  return holdsDirective(text) ? [...results, { role: 'user', content: text }] : results
 }
 
 /** planFor, with a malformed directive refused as a 400 (the client sent it). */
