@@ -4,8 +4,9 @@
  * with role `system` among the turns, as Claude Code sends its environment) is not played. A message's content
  * is a string or a list of blocks:
  *
- * - `text` blocks are the message's text, joined by newlines (Claude Code sends reminders and
- *   the prompt as separate blocks, so each block's lines stay lines);
+ * - `text` blocks are the message's text: a user message stands for its last block that holds a
+ *   directive (play.ts `promptOf`: Claude Code sends reminders, and a failed turn's prompt again,
+ *   beside the new prompt), else for all blocks joined by newlines;
  * - an assistant's `tool_use` blocks are its calls (`id`, `name`, `input`);
  * - a user message's `tool_result` blocks are results (`tool_use_id`, `content` a string or text
  *   blocks, `is_error`); text blocks beside them are a new prompt only when they hold a
@@ -13,7 +14,7 @@
  * - `thinking`, `redacted_thinking`, `image`, `document` and other blocks carry nothing the
  *   double plays and are skipped.
  */
-import { resultsAndPrompt, type WireMessage } from './play.ts'
+import { promptOf, resultsAndPrompt, type WireMessage } from './play.ts'
 import { badRequest, parseObject } from './wire.ts'
 
 export interface MessagesRequest {
@@ -33,11 +34,8 @@ function blocksOf(content: unknown, at: string): Record<string, unknown>[] {
   })
 }
 
-const textOfBlocks = (blocks: readonly Record<string, unknown>[]): string =>
-  blocks
-    .filter((b) => b.type === 'text' && typeof b.text === 'string')
-    .map((b) => b.text as string)
-    .join('\n')
+const textsOf = (blocks: readonly Record<string, unknown>[]): string[] => blocks.filter((b) => b.type === 'text' && typeof b.text === 'string').map((b) => b.text as string)
+const textOfBlocks = (blocks: readonly Record<string, unknown>[]): string => textsOf(blocks).join('\n')
 
 function readMessage(m: unknown, i: number): WireMessage[] {
   const at = `messages.${i}`
@@ -54,13 +52,13 @@ function readMessage(m: unknown, i: number): WireMessage[] {
     return [{ role: 'assistant', content: textOfBlocks(blocks), ...(calls.length ? { tool_calls: calls } : {}) }]
   }
   const results = blocks.filter((b) => b.type === 'tool_result')
-  if (results.length === 0) return [{ role: 'user', content: textOfBlocks(blocks) }]
+  if (results.length === 0) return [{ role: 'user', content: promptOf(textsOf(blocks)) }]
   const read = results.map((b, j): WireMessage => {
     if (typeof b.tool_use_id !== 'string') throw badRequest(`${at}.content.${j}.tool_use_id: must be a string`)
     const content = b.content === undefined ? '' : textOfBlocks(blocksOf(b.content, `${at}.content.${j}`))
     return { role: 'tool', tool_call_id: b.tool_use_id, content, isError: b.is_error === true }
   })
-  return resultsAndPrompt(read, textOfBlocks(blocks))
+  return resultsAndPrompt(read, textsOf(blocks))
 }
 
 export function parseMessagesRequest(text: string, counting = false): MessagesRequest {

@@ -84,6 +84,17 @@ describe('the model double on the Anthropic Messages API, driven by @anthropic-a
     expect(next.content).toEqual([{ type: 'text', text: 'after cancel' }])
   })
 
+  it('plays the newest prompt of a user message that merges turns (a failed prompt sent again beside the next)', async () => {
+    const content = [
+      { type: 'text' as const, text: '<system-reminder>note</system-reminder>' },
+      { type: 'text' as const, text: '!fail 400 refused' },
+      { type: 'text' as const, text: '!say recovered' },
+    ]
+    expect((await client().messages.create({ ...base, messages: [{ role: 'user', content }] })).content).toEqual([{ type: 'text', text: 'recovered' }])
+    const plain = await client().messages.create({ ...base, messages: [{ role: 'user', content: [content[0]!, { type: 'text', text: 'hello' }] }] })
+    expect(plain.content).toEqual([{ type: 'text', text: 'offline model: no provider is configured. You said: <system-reminder>note</system-reminder>\nhello' }])
+  })
+
   it('answers at once when not streaming: thinking, text and tool_use blocks', async () => {
     const msg = await client().messages.create({ ...base, tools: TOOLS, messages: [{ role: 'user', content: '!think hm\n!say done\n!call read_file {"path":"x"}' }] })
     expect(msg.content.map((b) => b.type)).toEqual(['thinking', 'text', 'tool_use'])

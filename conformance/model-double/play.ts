@@ -89,8 +89,20 @@ function holdsDirective(text: string): boolean {
  * interrupted"), which are no new prompt; but after a cancelled call the next prompt arrives in
  * the same turn as the refused call's result, and that prompt is what must be played.
  */
-export function resultsAndPrompt(results: WireMessage[], text: string): WireMessage[] {
-  return holdsDirective(text) ? [...results, { role: 'user', content: text }] : results
+export function resultsAndPrompt(results: WireMessage[], texts: readonly string[]): WireMessage[] {
+  const prompt = promptOf(texts)
+  return holdsDirective(prompt) ? [...results, { role: 'user', content: prompt }] : results
+}
+
+/**
+ * The prompt a user turn of separate text blocks (Anthropic) or parts (Gemini) stands for: the
+ * last block that holds a directive, else all of them joined by newlines. A client may merge
+ * turns into one message — Claude Code sends a prompt whose turn failed again beside the next
+ * one, after its reminders — and, as everywhere, only the newest prompt is played.
+ */
+export function promptOf(texts: readonly string[]): string {
+  for (let i = texts.length - 1; i >= 0; i--) if (holdsDirective(texts[i]!)) return texts[i]!
+  return texts.join('\n')
 }
 
 /** planFor, with a malformed directive refused as a 400 (the client sent it). */
