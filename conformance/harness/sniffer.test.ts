@@ -68,6 +68,15 @@ describe('AcpSniffer', () => {
     expect(problems(s.violations)).toEqual(['agent sent fs/delete_everything, which its dialect does not define'])
   })
 
+  it('accepts an ACP v1 extension method (a name starting with _) from the agent, and only in v1', () => {
+    const s = v1()
+    s.frame('out', { jsonrpc: '2.0', method: '_auth/status_update', params: { authStatus: { kind: 'api_key' } } })
+    s.frame('out', { jsonrpc: '2.0', id: 'x1', method: '_vendor/ask', params: {} })
+    expect(problems(s.violations)).toEqual([])
+    s.frame('out', { jsonrpc: '2.0', method: 'auth/status_update', params: {} })
+    expect(problems(s.violations)).toEqual(['agent sent auth/status_update, which its dialect does not define'])
+  })
+
   it("v1: accepts any integer error code, as the official schema's ErrorCode does (401, -31999)", () => {
     const s = new AcpSniffer()
     s.frame('in', v1Init(3))

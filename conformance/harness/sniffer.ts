@@ -92,6 +92,9 @@ export class AcpSniffer extends Sniffer {
       const table = this.#table ?? ((m.method === 'initialize' ? acpSeedMethods : undefined) as unknown as Table | undefined)
       const spec = table && Object.hasOwn(table, m.method) ? table[m.method] : undefined
       if (!spec) {
+        // ACP v1 reserves names starting with `_` for extension methods: legal on the wire, and a
+        // receiver that does not know one ignores the notification or answers Method not found.
+        if (this.dialect === 'acp-v1' && m.method.startsWith('_')) return
         if (dir === 'out') this.flag(dir, m, `agent sent ${m.method}, which its dialect does not define`, this.#at(undefined))
         return
       }

@@ -11,7 +11,7 @@ import { isLoopbackName } from '../../server/http/guard.ts'
 import { DOUBLE_MODEL, startModelDouble } from './server.ts'
 
 export default defineCommand({
-  meta: { name: 'model-double', description: 'Serve the conformance model double: an OpenAI-compatible server (chat completions and the Responses API) that plays the offline model\'s directives' },
+  meta: { name: 'model-double', description: 'Serve the conformance model double: a model server (OpenAI chat completions and Responses, Anthropic Messages, Gemini generateContent) that plays the offline model\'s directives' },
   args: {
     port: { type: 'string', description: 'Port (0: any free port)', default: '0' },
     host: { type: 'string', description: 'Bind address; anything but loopback requires --api-key (no auth otherwise)', default: '127.0.0.1' },
@@ -24,7 +24,10 @@ export default defineCommand({
       throw new UsageError(`model-double: --host ${args.host} is reachable from other machines and the double has no authentication; give --api-key (or CHIMERA_MODEL_DOUBLE_API_KEY), or bind to 127.0.0.1`)
     }
     const double = await startModelDouble({ host: args.host, port, ...(key !== undefined ? { apiKey: key } : {}) })
-    process.stderr.write(`model double serving ${DOUBLE_MODEL} at ${double.url} (CHIMERA_OPENAI_BASE_URL=${double.url} --model openai-compatible/${DOUBLE_MODEL})${key !== undefined ? ' — requests need the API key' : ''}\n`)
+    process.stderr.write(
+      `model double serving ${DOUBLE_MODEL} at ${double.url} (CHIMERA_OPENAI_BASE_URL=${double.url} --model openai-compatible/${DOUBLE_MODEL}; ` +
+        `Anthropic and Gemini clients: ANTHROPIC_BASE_URL / GOOGLE_GEMINI_BASE_URL=${double.origin})${key !== undefined ? ' — requests need the API key' : ''}\n`,
+    )
     await new Promise<void>((resolve) => {
       const stop = (): void => {
         process.off('SIGINT', stop)

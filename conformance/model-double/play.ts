@@ -8,9 +8,14 @@
  * - a `tool` message's tool name is looked up by `tool_call_id` in the assistant message that
  *   made the call;
  * - a tool result whose content starts with `Error: ` is an error result (the chat-completions
- *   wire has no error flag; Chimera's providers send failed results that way).
+ *   wire has no error flag; Chimera's providers send failed results that way); so is one a wire
+ *   flags (`isError`).
+ *
+ * The other wires (Responses, Anthropic Messages, Gemini) read their requests into these
+ * messages and play the same plan, grouped into `segments` (runs of text or reasoning).
  */
-import { planFirstStep, resultsReply, tokensFor, type Plan, type ResultSeen } from '../../server/providers/directives.ts'
+import { parseDirectives, planFirstStep, resultsReply, tokensFor, wordChunks, type Move, type Plan, type ResultSeen } from '../../server/providers/directives.ts'
+import { HttpError } from './wire.ts'
 
 export interface WireToolCall {
   id?: string
@@ -24,6 +29,10 @@ export interface WireMessage {
   tool_calls?: WireToolCall[]
   tool_call_id?: string
   reasoning_content?: string
+  /** A tool result's tool name when the wire says it on the result itself (Gemini's functionResponse). */
+  name?: string
+  /** A tool result the wire flags as failed (Anthropic's `is_error`), whatever its text. */
+  isError?: boolean
 }
 
 export const ERROR_PREFIX = 'Error: '
@@ -53,14 +62,71 @@ export function planFor(messages: readonly WireMessage[]): Plan {
     .filter((m) => m.role === 'tool')
     .map((m) => {
       const text = textOf(m.content)
-      const tool = names.get(m.tool_call_id ?? '') ?? 'tool'
-      return text.startsWith(ERROR_PREFIX) ? { tool, ok: false, text: text.slice(ERROR_PREFIX.length) } : { tool, ok: true, text }
+      const tool = names.get(m.tool_call_id ?? '') ?? m.name ?? 'tool'
+      if (text.startsWith(ERROR_PREFIX)) return { tool, ok: false, text: text.slice(ERROR_PREFIX.length) }
+      return m.isError ? { tool, ok: false, text } : { tool, ok: true, text }
     })
   if (results.length > 0) {
     const text = resultsReply(results)
     return { moves: [{ kind: 'text', text }], calls: [], written: text.length }
   }
   return planFirstStep(lastUser === -1 ? '' : textOf(messages[lastUser]!.content))
+}
+
+/** Whether text holds a directive line (a malformed one counts: playing it reports the error). */
+function holdsDirective(text: string): boolean {
+  try {
+    return parseDirectives(text).length > 0
+  } catch {
+    return true
+  }
+}
+
+/**
+ * A user turn that carries tool results (Anthropic's `tool_result` blocks, Gemini's
+ * `functionResponse` parts) and text: the results, then the text as a new user message only
+ * when it holds a directive. Clients put their own notes beside results (reminders, "request
+ * interrupted"), which are no new prompt; but after a cancelled call the next prompt arrives in
+ * the same turn as the refused call's result, and that prompt is what must be played.
+ */
+export function resultsAndPrompt(results: WireMessage[], texts: readonly string[]): WireMessage[] {
+  const prompt = promptOf(texts)
+  return holdsDirective(prompt) ? [...results, { role: 'user', content: prompt }] : results
+}
+
+/**
+ * The prompt a user turn of separate text blocks (Anthropic) or parts (Gemini) stands for: the
+ * last block that holds a directive, else all of them joined by newlines. A client may merge
+ * turns into one message — Claude Code sends a prompt whose turn failed again beside the next
+ * one, after its reminders — and, as everywhere, only the newest prompt is played.
+ */
+export function promptOf(texts: readonly string[]): string {
+  for (let i = texts.length - 1; i >= 0; i--) if (holdsDirective(texts[i]!)) return texts[i]!
+  return texts.join('\n')
+}
+
+/** planFor, with a malformed directive refused as a 400 (the client sent it). */
+export function planOrRefuse(messages: readonly WireMessage[]): Plan {
+  try {
+    return planFor(messages)
+  } catch (e) {
+    throw new HttpError(400, (e as Error).message, 'invalid_request_error')
+  }
+}
+
+/** Consecutive text (or reasoning) moves become one segment of word-sized chunks; sleeps and failures stay moves. */
+export type Segment = { kind: 'text' | 'reasoning'; chunks: string[] } | Exclude<Move, { kind: 'text' | 'reasoning' }>
+
+export function segments(plan: Plan): Segment[] {
+  const out: Segment[] = []
+  for (const m of plan.moves) {
+    if (m.kind === 'text' || m.kind === 'reasoning') {
+      const last = out.at(-1)
+      if (last?.kind === m.kind) last.chunks.push(...wordChunks(m.text))
+      else out.push({ kind: m.kind, chunks: wordChunks(m.text) })
+    } else out.push(m)
+  }
+  return out
 }
 
 /** Characters the model reads (usage: ceil(chars / 4) prompt tokens). */

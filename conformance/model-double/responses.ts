@@ -18,20 +18,12 @@
  *   which ends the stream.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { tokensFor, wordChunks, type Move, type Plan } from '../../server/providers/directives.ts'
-import { charsRead, planFor, pieces } from './play.ts'
+import { tokensFor, type Plan } from '../../server/providers/directives.ts'
+import { charsRead, pieces, planOrRefuse, segments } from './play.ts'
 import { parseResponsesRequest, type ResponsesRequest } from './responses-input.ts'
-import { errorBody, failStatus, HttpError, readBody, sendJson, sleep } from './wire.ts'
+import { openaiErrorBody, failure, readBody, sendJson, sleep, unknownModel, type WireContext } from './wire.ts'
 
-export interface ResponsesContext {
-  models: readonly string[]
-  argChunk: number
-  signal: AbortSignal
-  /** The next response number (ids). */
-  next(): number
-  /** Logs the parsed request. */
-  record(body: ResponsesRequest): void
-}
+export type ResponsesContext = WireContext
 
 type Item = Record<string, unknown> & { id: string; type: string }
 
@@ -60,21 +52,6 @@ function callItems(req: ResponsesRequest, plan: Plan, n: number): Item[] {
 const messageItem = (id: string, text: string): Item => ({ id, type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [], logprobs: [] }] })
 const reasoningItem = (id: string, text: string): Item => ({ id, type: 'reasoning', summary: [{ type: 'summary_text', text }], encrypted_content: null })
 
-/** Consecutive text (or reasoning) moves become one item; sleeps and failures stay moves. */
-type Segment = { kind: 'text' | 'reasoning'; chunks: string[] } | Exclude<Move, { kind: 'text' | 'reasoning' }>
-
-function segments(plan: Plan): Segment[] {
-  const out: Segment[] = []
-  for (const m of plan.moves) {
-    if (m.kind === 'text' || m.kind === 'reasoning') {
-      const last = out.at(-1)
-      if (last?.kind === m.kind) last.chunks.push(...wordChunks(m.text))
-      else out.push({ kind: m.kind, chunks: wordChunks(m.text) })
-    } else out.push(m)
-  }
-  return out
-}
-
 async function streamResponse(res: ServerResponse, req: ResponsesRequest, plan: Plan, n: number, ctx: ResponsesContext): Promise<void> {
   const id = `resp_double_${n}`
   const created = Math.floor(Date.now() / 1000)
@@ -97,8 +74,8 @@ async function streamResponse(res: ServerResponse, req: ResponsesRequest, plan: 
       continue
     }
     if (seg.kind === 'fail') {
-      const err = new HttpError(failStatus(seg.message), seg.message, 'server_error', 'server_error')
-      if (!started) return sendJson(res, err.status, errorBody(err))
+      const err = failure(seg.message, 'server_error')
+      if (!started) return sendJson(res, err.status, openaiErrorBody(err))
       send('response.failed', { response: responseObject(id, req, created, 'failed', output, { error: { code: 'server_error', message: seg.message } }) })
       res.end()
       return
@@ -148,8 +125,8 @@ async function respondAtOnce(res: ServerResponse, req: ResponsesRequest, plan: P
     if (seg.kind === 'sleep') {
       if (!(await sleep(seg.ms, signal))) return
     } else if (seg.kind === 'fail') {
-      const err = new HttpError(failStatus(seg.message), seg.message, 'server_error', 'server_error')
-      return sendJson(res, err.status, errorBody(err))
+      const err = failure(seg.message, 'server_error')
+      return sendJson(res, err.status, openaiErrorBody(err))
     } else {
       const text = seg.chunks.join('')
       output.push(seg.kind === 'text' ? messageItem(`msg_${n}_${output.length}`, text) : reasoningItem(`rs_${n}_${output.length}`, text))
@@ -163,13 +140,8 @@ async function respondAtOnce(res: ServerResponse, req: ResponsesRequest, plan: P
 export async function serveResponses(req: IncomingMessage, res: ServerResponse, ctx: ResponsesContext): Promise<void> {
   const request = parseResponsesRequest(await readBody(req))
   ctx.record(request)
-  if (!ctx.models.includes(request.model)) throw new HttpError(404, `The model \`${request.model}\` does not exist.`, 'invalid_request_error', 'model_not_found')
-  let plan: Plan
-  try {
-    plan = planFor(request.messages)
-  } catch (e) {
-    throw new HttpError(400, (e as Error).message, 'invalid_request_error')
-  }
+  if (!ctx.models.includes(request.model)) throw unknownModel(request.model)
+  const plan = planOrRefuse(request.messages)
   const n = ctx.next()
   if (request.stream) await streamResponse(res, request, plan, n, ctx)
   else await respondAtOnce(res, request, plan, n, ctx.signal)

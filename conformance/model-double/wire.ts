@@ -1,7 +1,8 @@
 /**
- * The HTTP plumbing both wires of the model double share (chat completions and the Responses
- * API): OpenAI's error shape, JSON answers (429 with `retry-after`), the bounded body reader,
- * the `!fail` status and a `!sleep` that ends when the client goes away.
+ * The HTTP plumbing every wire of the model double shares (OpenAI chat completions and
+ * Responses, Anthropic Messages, Gemini): what a wire module provides (`Wire`), the coded
+ * error each wire maps to its own body, JSON answers (429 with `retry-after`), the SSE head,
+ * the bounded body reader, the `!fail` status and a `!sleep` that ends when the client goes away.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 
@@ -19,6 +20,42 @@ export class HttpError extends Error {
   }
 }
 
+/** What every wire's handler gets from the server. */
+export interface WireContext {
+  models: readonly string[]
+  /** Characters per streamed tool-argument piece. */
+  argChunk: number
+  /** Aborted when the client goes away. */
+  signal: AbortSignal
+  /** The next answer number (ids). */
+  next(): number
+  /** Logs the parsed request. */
+  record(body: unknown): void
+}
+
+/** One API the double speaks: which paths are its own, how it checks the key, its error body, its handler. */
+export interface Wire {
+  name: string
+  serves(path: string, req: IncomingMessage): boolean
+  /** Whether the request carries `key` the way this API sends it. */
+  authorized(req: IncomingMessage, url: URL, key: string): boolean
+  /** The 401-or-alike when it does not. */
+  unauthorized(): HttpError
+  errorBody(e: HttpError): unknown
+  handle(req: IncomingMessage, res: ServerResponse, url: URL, ctx: WireContext): Promise<void>
+}
+
+/** A `!fail` line as the coded error it stands for (500, or the status its message starts with). */
+export const failure = (message: string, code: string | null = null): HttpError => new HttpError(failStatus(message), message, 'server_error', code)
+
+/** Sends the head of a 200 event stream (each wire sends it lazily, with its first event). */
+export function openSse(res: ServerResponse): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
+}
+
+/** The one unknown-model error; each wire words the body its own way. */
+export const unknownModel = (model: string): HttpError => new HttpError(404, `The model \`${model}\` does not exist.`, 'invalid_request_error', 'model_not_found')
+
 export const badRequest = (message: string): HttpError => new HttpError(400, message, 'invalid_request_error')
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -29,7 +66,8 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
   res.end(text)
 }
 
-export const errorBody = (e: HttpError) => ({ error: { message: e.message, type: e.type, param: null, code: e.code } })
+/** OpenAI's error body (chat completions and Responses); the other wires map HttpError in their own tables. */
+export const openaiErrorBody = (e: HttpError) => ({ error: { message: e.message, type: e.type, param: null, code: e.code } })
 
 export function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {

@@ -3,7 +3,7 @@
  * implementation on each transport, how to point it at the model double (environment
  * variables, arguments or a config file it reads), how its tool names map to the scenarios'
  * abstract actions, how to start it with a named configuration (`approval=ask`), and which
- * optional capabilities it claims. Strings may use `${double.url}`, `${double.model}`,
+ * optional capabilities it claims. Strings may use `${double.url}`, `${double.origin}`, `${double.model}`,
  * `${double.key}`, `${home}`, `${workspace}`, `${port}`, `${token}`, `${kit}`, `${node}`; tool
  * argument templates `${path}`, `${abspath}`, `${content}`, `${addlines}`, `${command}`.
  */

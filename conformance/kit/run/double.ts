@@ -9,5 +9,5 @@ export interface RunningDouble extends DoubleInfo {
 
 export async function startDouble(apiKey = 'kit-double-key', ports?: PortRange): Promise<RunningDouble> {
   const d = await startModelDouble({ host: '127.0.0.1', port: ports ? await freePort(ports) : 0, apiKey })
-  return { url: d.url, model: DOUBLE_MODEL, key: apiKey, close: () => d.close() }
+  return { url: d.url, origin: d.origin, model: DOUBLE_MODEL, key: apiKey, close: () => d.close() }
 }

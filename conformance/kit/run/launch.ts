@@ -17,7 +17,10 @@ import { kitRoot } from '../paths.ts'
 import type { HttpEndpoint } from '../adapters/http.ts'
 
 export interface DoubleInfo {
+  /** OpenAI base URL (`…/v1`). */
   url: string
+  /** The bare origin, for Anthropic and Gemini clients, which add their own API path. */
+  origin?: string
   model: string
   key: string
 }
@@ -117,6 +120,7 @@ export async function prepare(o: PrepareOptions): Promise<Prepared> {
     const port = o.transport === 'http' && launch?.command ? await freePort(o.ports) : 0
     const vars: Record<string, string> = {
       'double.url': o.double?.url ?? '',
+      'double.origin': o.double?.origin ?? o.double?.url.replace(/\/v1$/, '') ?? '',
       'double.model': o.double?.model ?? '',
       'double.key': o.double?.key ?? '',
       home,
