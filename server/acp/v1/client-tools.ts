@@ -20,6 +20,8 @@ import { setTimeout as delay } from 'node:timers/promises'
 import type { BashInput, EditInput, ReadInput, WriteInput } from '../../../generated/tools/tools.gen.ts'
 import { bashOutcome, bashTool, DEFAULT_BASH_TIMEOUT_MS, MAX_BASH_OUTPUT_CHARS } from '../../tools/bash.ts'
 import type { Connection } from '../../jsonrpc/connection.ts'
+import { typedPeer, type Peer } from '../../jsonrpc/peer.ts'
+import { acpV1Methods } from '../../../generated/acp/v1-methods.gen.ts'
 import { planEdit } from '../../tools/edit.ts'
 import { errorText, fail, succeed } from '../../tools/outcome.ts'
 import { confinePath, displayPath, lexicalPath } from '../../tools/paths.ts'
@@ -32,17 +34,19 @@ export interface ClientFs {
   writeTextFile?: boolean
 }
 
-async function readVia(conn: Connection, sessionId: string, abs: string, ctx: ToolContext): Promise<{ ok: true; text: string } | { ok: false; error: string }> {
+/** The ACP client's methods, typed from the v1 method table (answers checked against it). */
+type Editor = Peer<typeof acpV1Methods>
+
+async function readVia(conn: Editor, sessionId: string, abs: string, ctx: ToolContext): Promise<{ ok: true; text: string } | { ok: false; error: string }> {
   try {
-    const r = (await conn.request('fs/read_text_file', { sessionId, path: abs }, { signal: ctx.signal })) as { content?: unknown }
-    if (typeof r?.content !== 'string') return { ok: false, error: 'the editor answered without content' }
+    const r = await conn.request('fs/read_text_file', { sessionId, path: abs }, { signal: ctx.signal })
     return { ok: true, text: r.content }
   } catch (e) {
     return { ok: false, error: errorText(e) }
   }
 }
 
-async function writeVia(conn: Connection, sessionId: string, abs: string, content: string, ctx: ToolContext): Promise<string | undefined> {
+async function writeVia(conn: Editor, sessionId: string, abs: string, content: string, ctx: ToolContext): Promise<string | undefined> {
   try {
     await conn.request('fs/write_text_file', { sessionId, path: abs, content }, { signal: ctx.signal })
     return undefined
@@ -56,7 +60,7 @@ async function writeVia(conn: Connection, sessionId: string, abs: string, conten
  * editor, asked for the same path, answered exactly that text. The editor's answer itself is
  * never returned (see the file header).
  */
-async function readPinned(conn: Connection, sessionId: string, tool: string, ctx: ToolContext, path: string): Promise<{ ok: true; name: string; text: string; editor: 'agrees' | 'differs' | 'failed' } | { ok: false; outcome: ToolOutcome }> {
+async function readPinned(conn: Editor, sessionId: string, tool: string, ctx: ToolContext, path: string): Promise<{ ok: true; name: string; text: string; editor: 'agrees' | 'differs' | 'failed' } | { ok: false; outcome: ToolOutcome }> {
   const file = await readConfinedText(tool, ctx, path)
   if (!file.ok) return file
   const where = await confinePath(tool, ctx, path)
@@ -76,13 +80,12 @@ export const TERMINAL_POLL_MS = 250
  * poll. Output the client cut from the front (its byte limit) is not a continuation: nothing is
  * reported then, and the final output carries it. A failed poll ends polling.
  */
-async function pollOutput(conn: Connection, ref: { sessionId: string; terminalId: string }, stop: AbortSignal, report: (delta: string) => void): Promise<void> {
+async function pollOutput(conn: Editor, ref: { sessionId: string; terminalId: string }, stop: AbortSignal, report: (delta: string) => void): Promise<void> {
   let shown = ''
   while (!stop.aborted) {
     try {
       await delay(TERMINAL_POLL_MS, undefined, { signal: stop })
-      const out = (await conn.request('terminal/output', ref, { signal: stop })) as { output?: unknown }
-      const text = typeof out?.output === 'string' ? out.output : ''
+      const text = (await conn.request('terminal/output', ref, { signal: stop })).output
       if (stop.aborted) return
       if (text.length > shown.length && text.startsWith(shown)) report(text.slice(shown.length))
       shown = text
@@ -93,7 +96,7 @@ async function pollOutput(conn: Connection, ref: { sessionId: string; terminalId
 }
 
 /** Bash in the client's terminal (danger-full-access only; otherwise the local sandboxed Bash). */
-function terminalBash(conn: Connection, sessionId: string): Tool<BashInput> {
+function terminalBash(conn: Editor, sessionId: string): Tool<BashInput> {
   return {
     name: 'Bash',
     permissionKey: (args, ctx) => bashTool.permissionKey(args, ctx),
@@ -104,12 +107,11 @@ function terminalBash(conn: Connection, sessionId: string): Tool<BashInput> {
       const t0 = Date.now()
       let terminalId: string
       try {
-        const created = (await conn.request(
+        const created = await conn.request(
           'terminal/create',
           { sessionId, command: 'bash', args: ['-c', args.command], cwd: ctx.cwd, outputByteLimit: MAX_BASH_OUTPUT_CHARS },
           { signal: ctx.signal },
-        )) as { terminalId?: unknown }
-        if (typeof created?.terminalId !== 'string') return fail('could not start the command: the editor returned no terminal')
+        )
         terminalId = created.terminalId
       } catch (e) {
         return fail(`could not start the command in the editor's terminal: ${errorText(e)}`)
@@ -130,18 +132,18 @@ function terminalBash(conn: Connection, sessionId: string): Tool<BashInput> {
       const polling = new AbortController()
       void pollOutput(conn, ref, polling.signal, (delta) => ctx.progress({ stdout: delta }))
       try {
-        const exit = (await conn.request('terminal/wait_for_exit', ref)) as { exitCode?: number | null; signal?: string | null }
+        const exit = await conn.request('terminal/wait_for_exit', ref)
         polling.abort()
-        const out = (await conn.request('terminal/output', ref)) as { output?: string; truncated?: boolean }
-        const output = typeof out?.output === 'string' ? out.output : ''
+        const out = await conn.request('terminal/output', ref)
+        const output = out.output
         return bashOutcome(
           {
-            exitCode: typeof exit?.exitCode === 'number' ? exit.exitCode : null,
-            signal: (exit?.signal ?? null) as NodeJS.Signals | null,
+            exitCode: exit.exitCode ?? null,
+            signal: (exit.signal ?? null) as NodeJS.Signals | null,
             timedOut,
             cancelled,
             output,
-            truncated: out?.truncated === true,
+            truncated: out.truncated,
             totalOutputChars: output.length,
             durationMs: Date.now() - t0,
           },
@@ -161,7 +163,8 @@ function terminalBash(conn: Connection, sessionId: string): Tool<BashInput> {
 }
 
 /** The tool substitutes for a client with these capabilities (empty when it offers none). */
-export function clientTools(conn: Connection, sessionId: string, fs: ClientFs | undefined, terminal = false): Map<string, Tool> {
+export function clientTools(connection: Connection, sessionId: string, fs: ClientFs | undefined, terminal = false): Map<string, Tool> {
+  const conn: Editor = typedPeer(connection, acpV1Methods)
   const tools = new Map<string, Tool>()
   if (terminal) tools.set('Bash', terminalBash(conn, sessionId))
   if (fs?.readTextFile) {
