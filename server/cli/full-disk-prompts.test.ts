@@ -71,7 +71,7 @@ describe.skipIf(!canMount)('a full disk (root, mount tmpfs)', () => {
     const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr)![1]!
     const { session_id: id } = (await (await post(`${url}/session`, {})).json()) as { session_id: string }
 
-    const first = await post(`${url}/session/${id}/message`, { message: '!sleep 800\n!say the long turn' })
+    const first = await post(`${url}/session/${id}/message`, { message: '!sleep 3000\n!say the long turn' })
     expect(first.status).toBe(202)
     const accepted = [((await first.json()) as { message_id: string }).message_id]
     const filler = join(home, 'filler')
@@ -87,8 +87,8 @@ describe.skipIf(!canMount)('a full disk (root, mount tmpfs)', () => {
         refused.push(body.message!)
       }
     }
-    // The running turn writes its end while the disk is still full.
-    await new Promise((r) => setTimeout(r, 1200))
+    // The running turn writes its end while the disk is still full: it fails, and the session goes idle.
+    await until(async () => ((await (await fetch(`${url}/session/${id}`)).json()) as { status: string }).status === 'idle', 'the cut turn')
     rmSync(filler)
     for (let i = 0; i < 5; i++) {
       const r = await post(`${url}/session/${id}/message`, { message: `!say after ${i}` })
