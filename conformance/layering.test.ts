@@ -11,9 +11,10 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
+// Product sources: tests and the fixtures only tests load (`fixtures/` folders) are not layered.
 const sources = (dir: string): string[] =>
   (readdirSync(join(root, dir), { recursive: true }) as string[])
-    .filter((f) => /\.(ts|mjs)$/.test(f) && !f.endsWith('.test.ts') && !f.endsWith('.d.ts') && !/^(dist|node_modules)\//.test(f))
+    .filter((f) => /\.(ts|mjs)$/.test(f) && !f.endsWith('.test.ts') && !f.endsWith('.d.ts') && !/^(dist|node_modules)\//.test(f) && !/(^|\/)fixtures\//.test(f))
     .map((f) => join(dir, f))
 const importsOf = (file: string): string[] =>
   [...readFileSync(join(root, file), 'utf8').matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => (m[1] ?? m[2])!)
