@@ -10,24 +10,25 @@ import { http, type RequestHandler } from 'msw'
 import type { ZodType } from 'zod'
 import openapiDocument from '../../generated/http/openapi.bundle.json' with { type: 'json' }
 import { endsTurn } from '../../generated/event-facts.gen.ts'
-import { httpOperations, type HttpOperationId } from '../../generated/http/routes.gen.ts'
+import { httpOperations, type HttpOperationId, type OperationInput } from '../../generated/http/routes.gen.ts'
 import type { ChimeraEvent, ErrorCode } from '../../generated/schemas.gen.ts'
 import { sseChannels } from '../../generated/sse/events.gen.ts'
 import { toolSpecs } from '../../generated/tools/tools.gen.ts'
 import { MockState, toSseEnvelope, type MockSession } from './state.ts'
 import { pluralStream, singularStream } from './sse.ts'
 
-export interface MockContext {
-  req: Request
-  path: Record<string, string>
-  query: Record<string, unknown>
-  body: any
+/** What a mock handler gets: the operation's validated input (typed from the generated validators) and the mock's state. */
+export type MockContext<K extends HttpOperationId = HttpOperationId> = Omit<OperationInput<K>, 'path'> & {
+  /** The path parameters as validated, and raw (the mock answers an unknown id itself). */
+  path: OperationInput<K>['path'] & Record<string, string>
   /** The session named by the `id` path parameter, when the route has one. */
   session: MockSession | undefined
   state: MockState
   retryMs: number
 }
-type MockHandler = (ctx: MockContext) => Response | Promise<Response>
+type MockHandlers = { [K in HttpOperationId]: (ctx: MockContext<K>) => Response | Promise<Response> }
+/** The dispatcher's erased view: input was validated against the operation's own schemas first. */
+type ErasedMockHandler = (ctx: Omit<MockContext, 'body' | 'query' | 'path'> & { body: unknown; query: unknown; path: Record<string, string> }) => Response | Promise<Response>
 
 const VERSION = '0.1.0'
 const STARTED_AT = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z')
@@ -169,7 +170,7 @@ export const OPERATIONS = {
     state.remove(need(session).id)
     return json(204, null)
   },
-  'session.sendMessage': ({ state, session, body }) => json(202, { message_id: state.runTurn(need(session), body.message ?? body.prompt) }),
+  'session.sendMessage': ({ state, session, body }) => json(202, { message_id: state.runTurn(need(session), (body.message ?? body.prompt)!) }),
   'session.cancel': ({ state, session }) => {
     state.cancel(need(session))
     return json(204, null)
@@ -217,7 +218,7 @@ export const OPERATIONS = {
       filters: { since: (query.since as string | undefined) ?? null, model: (query.model as string | undefined) ?? null },
     })
   },
-} satisfies Record<HttpOperationId, MockHandler>
+} satisfies MockHandlers
 
 type Op = (typeof httpOperations)[HttpOperationId]
 
@@ -297,7 +298,8 @@ export function buildHandlers(state: MockState, o: HandlerOptions): RequestHandl
           body = r.data
         } else if (op.body.required) return fail(400, 'invalid_body', 'a JSON request body is required')
       }
-      return OPERATIONS[op.operationId as HttpOperationId]({ req: request, path: raw, query, body, session, state, retryMs: o.retryMs })
+      const handler = OPERATIONS[op.operationId as HttpOperationId] as ErasedMockHandler
+      return handler({ req: request, path: raw, query, body, session, state, retryMs: o.retryMs })
     })
   })
 }

@@ -8,8 +8,8 @@
  * never see h3 types.
  */
 import { H3, HTTPError } from 'h3'
-import type { ZodType, z } from 'zod'
-import { httpOperations, type HttpOperationId } from '../../generated/http/routes.gen.ts'
+import type { ZodType } from 'zod'
+import { httpOperations, type HttpOperationId, type OperationInput } from '../../generated/http/routes.gen.ts'
 import type { Logger } from '../log.ts'
 import { formatIssues, issueRows } from '../validation.ts'
 import { authorize } from './auth.ts'
@@ -20,24 +20,8 @@ import { checkHost, corsHeaders, preflight, type GuardOptions } from './guard.ts
 import { mountDocs } from './docs.ts'
 import { mountUi } from './ui.ts'
 
-type Ops = typeof httpOperations
-/** What a validator outputs, or an empty object where the operation has no such part. */
-type Parsed<S> = S extends ZodType ? z.output<S> : Record<string, never>
-/** A body as validated: required bodies are always there, optional ones may be absent. */
-type BodyOf<B> = B extends { required: true; schema: infer S } ? Parsed<S> : B extends { schema: infer S } ? Parsed<S> | undefined : undefined
-
-/** The validated input of one operation, typed from its generated path, query and body validators. */
-export type OperationInput<K extends HttpOperationId = HttpOperationId> = InputOf<
-  Parsed<Ops[K]['pathParams']>,
-  Parsed<Ops[K]['query']>,
-  BodyOf<Ops[K]['body']>
->
-interface InputOf<P, Q, B> {
-  path: P
-  query: Q
-  body: B
-  req: Request
-}
+/** The validated input of one operation, typed from its generated validators (generated/http/routes.gen.ts). */
+export type { OperationInput }
 export type OperationHandler<K extends HttpOperationId = HttpOperationId> = (input: OperationInput<K>) => Response | Promise<Response>
 /** One handler per operation of the spec, each over its own typed input. */
 export type OperationHandlers = { [K in HttpOperationId]: OperationHandler<K> }

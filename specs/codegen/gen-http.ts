@@ -91,6 +91,23 @@ export function generateHttpRoutes(): GeneratedFile {
     'export type HttpOperationId = keyof typeof httpOperations',
     `export const HTTP_SECURITY_SCHEMES = ${JSON.stringify(schemes)} as const`,
     '',
+    '/** What a validator outputs, or an empty object where the operation has no such part. */',
+    'type Parsed<S> = S extends z.ZodType ? z.output<S> : Record<string, never>',
+    '/** A body as validated: a required body is always there, an optional one may be absent. */',
+    'type BodyOf<B> = B extends { required: true; schema: infer S } ? Parsed<S> : B extends { schema: infer S } ? Parsed<S> | undefined : undefined',
+    '/** The validated input of one operation (path, query and body as its validators output them). */',
+    'export interface OperationInputOf<P, Q, B> {',
+    '  path: P',
+    '  query: Q',
+    '  body: B',
+    '  req: Request',
+    '}',
+    'export type OperationInput<K extends HttpOperationId = HttpOperationId> = OperationInputOf<',
+    "  Parsed<(typeof httpOperations)[K]['pathParams']>,",
+    "  Parsed<(typeof httpOperations)[K]['query']>,",
+    "  BodyOf<(typeof httpOperations)[K]['body']>",
+    '>',
+    '',
   ].join('\n')
   return tsModule(out, [OPENAPI_SPEC], zod, table)
 }

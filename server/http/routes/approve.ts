@@ -3,7 +3,6 @@
  * HTTP, whichever transport the turn runs on. Unknown session: `404 session_not_found`; no such
  * pending request: `404 request_not_found`; a decision the request does not offer: `400`.
  */
-import type { ToolApproveRequest } from '../../../generated/http/routes.gen.ts'
 import type { OperationHandlers } from '../app.ts'
 import { liveSession, type HttpDeps } from '../deps.ts'
 import { HttpError, jsonResponse } from '../errors.ts'
@@ -11,7 +10,7 @@ import { HttpError, jsonResponse } from '../errors.ts'
 export function approveHandlers(deps: HttpDeps): Pick<OperationHandlers, 'tool.approve'> {
   return {
     'tool.approve': async ({ body }) => {
-      const b = body as ToolApproveRequest
+      const b = body
       const session = liveSession(deps, b.session_id)
       const notFound = (): HttpError => new HttpError(404, 'request_not_found', `no pending permission request ${JSON.stringify(b.request_id.slice(0, 160))} in this session`)
       if (!session.pendingPermissions().includes(b.request_id)) throw notFound()

@@ -25,11 +25,11 @@ export function commandsHandlers(deps: HttpDeps): Pick<OperationHandlers, 'comma
   return {
     'commands.list': () => jsonResponse(200, commandsFor(deps, deps.manager.opts.cwd).list()),
     'commands.invoke': async ({ path, body }) => {
-      const name = path.name as string
+      const name = path.name
       let r
       try {
         // The session's own working directory decides which project commands it sees.
-        const cwd = deps.manager.peek((body as { session_id: string }).session_id)?.meta.cwd ?? deps.manager.opts.cwd
+        const cwd = deps.manager.peek(body.session_id)?.meta.cwd ?? deps.manager.opts.cwd
         r = commandsFor(deps, cwd).invoke(name, body)
       } catch (err) {
         throw asHttp(err)

@@ -72,12 +72,12 @@ type Handlers = Pick<OperationHandlers, 'sessions.streamEvents' | 'session.strea
 export function eventsHandlers(deps: HttpDeps): Handlers {
   return {
     'sessions.streamEvents': async ({ path, query, req }) => {
-      const session = await anySession(deps, path.id as string)
+      const session = await anySession(deps, path.id)
       const after = startCursor(req.headers.get('last-event-id'), query.from === 'live', session.lastSeq)
       return stream(deps, req, session, after, pluralRecord, pluralEndRule(session))
     },
     'session.streamEvents': ({ path, req }) => {
-      const session = liveSession(deps, path.id as string)
+      const session = liveSession(deps, path.id)
       const after = startCursor(req.headers.get('last-event-id'), false, session.lastSeq)
       return stream(deps, req, session, after, singularRecord)
     },

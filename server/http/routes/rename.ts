@@ -5,7 +5,6 @@
  * in memory is loaded, as for the other `/sessions/{id}` writes. The change is a
  * `session_renamed` event (on disk before the answer); the answer is the summary with it.
  */
-import type { SessionRenameRequest } from '../../../generated/http/routes.gen.ts'
 import type { SessionSummary } from '../../../generated/schemas.gen.ts'
 import { normalizeTitle, TITLE_MAX } from '../../core/session.ts'
 import type { OperationHandlers } from '../app.ts'
@@ -15,12 +14,12 @@ import { HttpError, jsonResponse } from '../errors.ts'
 export function renameHandlers(deps: HttpDeps): Pick<OperationHandlers, 'sessions.rename'> {
   return {
     'sessions.rename': async ({ path, body }) => {
-      const title = normalizeTitle((body as SessionRenameRequest).title)
+      const title = normalizeTitle(body.title)
       if (title !== null && title.length > TITLE_MAX) {
         const message = `at most ${TITLE_MAX} characters once trimmed (got ${title.length})`
         throw new HttpError(400, 'invalid_body', `title: ${message}`, { detail: [{ path: 'title', message }] })
       }
-      const session = await anySession(deps, path.id as string)
+      const session = await anySession(deps, path.id)
       await session.rename(title)
       return jsonResponse(200, session.summary as SessionSummary)
     },

@@ -5,7 +5,7 @@
  * sessions only: an evicted or deleted session is `404` here (the plural family still shows a
  * persisted one from disk).
  */
-import type { SessionCreateRequest, SessionMessageRequest, SessionSnapshot } from '../../../generated/http/routes.gen.ts'
+import type { SessionCreateRequest, SessionSnapshot } from '../../../generated/http/routes.gen.ts'
 import type { OperationHandlers } from '../app.ts'
 import { acknowledge, liveSession, sessionNotFound, type HttpDeps } from '../deps.ts'
 import { jsonResponse } from '../errors.ts'
@@ -16,7 +16,7 @@ type Handlers = Pick<OperationHandlers, 'session.create' | 'session.list' | 'ses
 export function sessionHandlers(deps: HttpDeps): Handlers {
   return {
     'session.create': async ({ body }) => {
-      const b = (body ?? {}) as SessionCreateRequest
+      const b: Partial<SessionCreateRequest> = body ?? {}
       const session = await deps.manager.create(createOptions(deps, { ...b, cwd: b.working_dir }, 'working_dir'))
       const token = deps.tokens.issue(session.id)
       return jsonResponse(201, { session_id: session.id, working_dir: session.meta.cwd, created_at: Date.parse(session.meta.created_at) / 1000, session_token: token })
@@ -26,7 +26,7 @@ export function sessionHandlers(deps: HttpDeps): Handlers {
       return jsonResponse(200, live.map((s) => s.id))
     },
     'session.get': async ({ path }) => {
-      const s = liveSession(deps, path.id as string)
+      const s = liveSession(deps, path.id)
       await s.flush()
       const snapshot: SessionSnapshot = {
         session_id: s.id,
@@ -42,24 +42,24 @@ export function sessionHandlers(deps: HttpDeps): Handlers {
       return jsonResponse(200, snapshot)
     },
     'session.delete': async ({ path }) => {
-      const id = path.id as string
+      const id = path.id
       // Gone everywhere it is listed: memory, the event log, the undo history (chimera.openapi.yaml session.delete).
       if (!(await deps.manager.delete(id, { purge: true }))) throw sessionNotFound(id)
       return jsonResponse(204, null)
     },
     'session.sendMessage': async ({ path, body }) => {
-      const s = liveSession(deps, path.id as string)
-      const b = body as SessionMessageRequest
+      const s = liveSession(deps, path.id)
+      const b = body
       const submitted = s.prompt((b.message ?? b.prompt)!)
       await acknowledge(deps, s, submitted)
       return jsonResponse(202, { message_id: submitted.messageId })
     },
     'session.cancel': ({ path }) => {
-      liveSession(deps, path.id as string).cancel()
+      liveSession(deps, path.id).cancel()
       return jsonResponse(204, null)
     },
     'session.rotateToken': ({ path }) => {
-      const s = liveSession(deps, path.id as string)
+      const s = liveSession(deps, path.id)
       return jsonResponse(200, { session_token: deps.tokens.issue(s.id) })
     },
   }

@@ -3,13 +3,12 @@
  * (summary + events), create one with its first turn, add a turn, cancel. Sessions known only
  * from disk are loaded into the manager when a turn is added.
  */
-import type { SessionsCreateRequest, SessionsTurnRequest } from '../../../generated/http/routes.gen.ts'
 import { checkUserMessage } from '../../core/message-limit.ts'
 import type { SessionSummary } from '../../../generated/schemas.gen.ts'
 import { applyListFilter } from '../../store/listing.ts'
 import type { ListFilter } from '../../store/types.ts'
 import { parseSince } from '../../store/since.ts'
-import type { OperationHandlers } from '../app.ts'
+import type { OperationHandlers, OperationInput } from '../app.ts'
 import { acknowledge, anySession, type HttpDeps } from '../deps.ts'
 import { HttpError, jsonResponse } from '../errors.ts'
 import { createOptions } from './create-options.ts'
@@ -17,8 +16,8 @@ import { sessionDetail } from './session-detail.ts'
 
 export const DEFAULT_LIST_LIMIT = 20
 
-function listFilter(q: Record<string, unknown>): ListFilter {
-  const f: ListFilter = { limit: (q.limit as number | undefined) ?? DEFAULT_LIST_LIMIT }
+function listFilter(q: OperationInput<'sessions.list'>['query']): ListFilter {
+  const f: ListFilter = { limit: q.limit ?? DEFAULT_LIST_LIMIT }
   if (typeof q.since === 'string') {
     try {
       f.since = parseSince(q.since)
@@ -41,9 +40,9 @@ export function sessionsHandlers(deps: HttpDeps): Handlers {
       const memory = deps.manager.live().filter((s) => !s.persist).map((s) => s.summary as SessionSummary)
       return jsonResponse(200, { sessions: applyListFilter([...stored, ...memory], filter) })
     },
-    'sessions.get': async ({ path }) => jsonResponse(200, await sessionDetail(deps, path.id as string)),
+    'sessions.get': async ({ path }) => jsonResponse(200, await sessionDetail(deps, path.id)),
     'sessions.create': async ({ body }) => {
-      const b = body as SessionsCreateRequest
+      const b = body
       // Checked before the session is made: a prompt over the limit creates nothing (413).
       checkUserMessage(b.prompt)
       const session = await deps.manager.create(createOptions(deps, b))
@@ -51,12 +50,12 @@ export function sessionsHandlers(deps: HttpDeps): Handlers {
       return jsonResponse(201, { session_id: session.id, status: 'running' })
     },
     'sessions.addTurn': async ({ path, body }) => {
-      const session = await anySession(deps, path.id as string)
-      await acknowledge(deps, session, session.prompt((body as SessionsTurnRequest).prompt))
+      const session = await anySession(deps, path.id)
+      await acknowledge(deps, session, session.prompt(body.prompt))
       return jsonResponse(202, { session_id: session.id, status: 'running' })
     },
     'sessions.cancel': async ({ path }) => {
-      const id = path.id as string
+      const id = path.id
       // A session known only from disk runs nothing; loading it just to check is enough.
       const session = deps.manager.peek(id) ?? (await anySession(deps, id))
       session.touch()

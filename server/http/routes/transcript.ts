@@ -5,8 +5,7 @@
  * (live, or from disk without loading it). Share errors keep the sink's code and status:
  * `invalid_body` (400) and `share_failed` (502, the collector named by origin only).
  */
-import type { ShareRequest } from '../../../generated/http/routes.gen.ts'
-import { renderTranscript, type SessionDetail, type TranscriptFormat } from '../../share/transcript.ts'
+import { renderTranscript, type SessionDetail } from '../../share/transcript.ts'
 import { share, ShareError } from '../../share/share.ts'
 import type { OperationHandlers } from '../app.ts'
 import type { HttpDeps } from '../deps.ts'
@@ -22,16 +21,16 @@ type Handlers = Pick<OperationHandlers, 'sessions.getTranscript' | 'sessions.sha
 export function transcriptHandlers(deps: HttpDeps): Handlers {
   return {
     'sessions.getTranscript': async ({ path, query }) => {
-      const detail = await detailOf(deps, path.id as string)
-      const { body, contentType } = renderTranscript(detail, (query.format as TranscriptFormat | undefined) ?? 'html')
+      const detail = await detailOf(deps, path.id)
+      const { body, contentType } = renderTranscript(detail, query.format ?? 'html')
       // The page's CSP as a header too (a <meta> cannot carry every directive and comes late), and no sniffing.
       const headers: Record<string, string> = { 'content-type': contentType, 'x-content-type-options': 'nosniff' }
       if (contentType.startsWith('text/html')) Object.assign(headers, { 'content-security-policy': CSP, 'referrer-policy': 'no-referrer' })
       return new Response(body, { status: 200, headers })
     },
     'sessions.share': async ({ path, body }) => {
-      const b = body as ShareRequest
-      const detail = await detailOf(deps, path.id as string)
+      const b = body
+      const detail = await detailOf(deps, path.id)
       try {
         return jsonResponse(200, await share(detail, { sink: b.sink, format: b.format, url: b.url, env: deps.env }))
       } catch (err) {
