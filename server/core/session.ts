@@ -29,9 +29,10 @@ import { checkUserMessage, MessageTooLargeError } from './message-limit.ts'
 import { parseSlash, rewindReply, type CommandRenderer } from './slash-commands.ts'
 import { addUsage, initialState, reduce, zeroUsage, type SessionState } from './state.ts'
 import type { PermissionReply, TurnHost } from './turn-host.ts'
+import { TURN_ENDING_EVENTS } from '../../generated/event-facts.gen.ts'
 
 export type SessionStatus = 'idle' | 'running' | 'cancelled'
-const SUMMARY_POINTS: ReadonlySet<EventType> = new Set(['turn_start', 'agent_result', 'error', 'cancelled', 'model_changed', 'compaction', 'undo', 'redo', 'session_renamed'])
+const SUMMARY_POINTS: ReadonlySet<EventType> = new Set(['turn_start', ...TURN_ENDING_EVENTS, 'model_changed', 'compaction', 'undo', 'redo', 'session_renamed'])
 /** The longest title a session may have (specs/schemas/common.yaml SessionSummary.title). */
 export const TITLE_MAX = 200
 /** A title as kept: whitespace runs (newlines too) become one space, trimmed; blank is `null` (no title). */
