@@ -1,5 +1,5 @@
 // HTTP throughput and start-up of `chimera otter serve`, each as a ratio against baselines
-// measured in the same run (issue 8 item 9). Prints; asserts nothing.
+// measured in the same run. Prints; asserts nothing.
 //   GET /health requests/s (autocannon, BENCH_CONNECTIONS connections for BENCH_SECONDS s) on
 //   a bare node:http server, a bare h3 app (same node handler), and the Chimera app (auth,
 //   guards, the generated operation table, a real SessionManager) on the same kind of server

@@ -1,4 +1,4 @@
-// SSE and session figures of the HTTP server (issue 8 item 9), each against a baseline measured
+// SSE and session figures of the HTTP server, each against a baseline measured
 // in the same run. Prints; asserts nothing. Loopback socket, offline model.
 //   1. POST /sessions to the first SSE record (median of BENCH_FIRST runs) vs a GET /health
 //      round trip (target <= 2 ms);

@@ -1,4 +1,4 @@
-// Pattern figures for issue 14: the ReDoS regex `(a+)+$` on a line of 40 `a` and `!` (Grep) and
+// Pattern figures : the ReDoS regex `(a+)+$` on a line of 40 `a` and `!` (Grep) and
 // the glob `*a*a*a*a*a*a*a*a*a*a*a*a*c` against a 200-`a` file name (Glob). The baseline is the
 // engine the tools used before, measured in the same run: a JavaScript RegExp (in a child
 // process, killed after BENCH_LIMIT_MS, with the growth per extra `a` measured on shorter lines

@@ -1,6 +1,6 @@
 /**
  * The model double: an HTTP server on loopback that plays the offline model's directive
- * language (DESIGN §5; docs/providers.md) on four model APIs, so an implementation built on any
+ * language (docs/providers.md; docs/providers.md) on four model APIs, so an implementation built on any
  * of them is driven by the same transcripts. Hand-written on node:http
  * (docs/decisions/0041-model-double-on-node-http.md): the double must control the wire byte by
  * byte — when headers go out, each SSE chunk, a failure before or after the first byte. One

@@ -2,7 +2,7 @@
 // A minimal ACP v1 agent over stdio, written for the kit's self-test: it plays the model
 // double's directive lines itself (`!say text`, `!think text`, `!sleep ms`, `!call Read {"path"}`,
 // one per line) with no model, answers initialize / session/new / session/prompt /
-// session/cancel as reference/acp-v1.md says (a Read call is announced with tool_call, runs
+// session/cancel as the ACP v1 protocol (docs/zed.md) says (a Read call is announced with tool_call, runs
 // in_progress, reads the file from the session's cwd and completes with its text, then the
 // agent says `Read ok: <first line>`), and with `--fault <name>` breaks exactly one rule:
 //   reply-before-updates  answers session/prompt before sending the turn's updates

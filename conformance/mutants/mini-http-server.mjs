@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// A minimal HTTP + SSE server of the singular family (seeds/001: POST /session, GET
+// A minimal HTTP + SSE server of the singular family (docs/http.md: POST /session, GET
 // /session/{id}/events with `Last-Event-ID` resume, POST /session/{id}/message and /cancel),
 // written for the kit's self-test. It plays the model double's directive lines itself
 // (`!say text`, `!think text`, `!sleep ms`) with no model. With `--fault <name>` it breaks one rule:
@@ -8,7 +8,7 @@
 //   ignore-last-event-id  a resumed stream replays from the start
 //   any-session-token     a session token is accepted on another session's routes
 // With `--auth-token T`, T (the master token) authorizes everything but /health, and the token
-// POST /session returns authorizes only that session's /session/{id}/… routes (seeds/001;
+// POST /session returns authorizes only that session's /session/{id}/… routes (docs/http.md;
 // elsewhere it is 403 admin_only).
 // Usage: mini-http-server.mjs --port N [--auth-token T] [--fault name]. Without --fault it is the control.
 import { randomBytes } from 'node:crypto'
@@ -96,7 +96,7 @@ createServer(async (req, res) => {
     const who = bearer(req)
     const own = m && who === decodeURIComponent(m[1])
     const ok = who === 'master' || (m && who !== undefined && (own || fault === 'any-session-token'))
-    // seeds/001 decision tree: a valid session token on a master-only route is 403 admin_only.
+    // docs/http.md decision tree: a valid session token on a master-only route is 403 admin_only.
     if (!ok && who !== undefined && !m) return json(res, 403, { error: 'admin_only', message: 'this route needs the master token; a session token is not enough' })
     if (!ok) {
       res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' })

@@ -1,5 +1,5 @@
 /**
- * Real ACP v1 messages (acp-v1.md Appendix A, the captured SDK 2.4.0 wire, and the §6 / §14
+ * Real ACP v1 messages (the ACP v1 protocol (docs/zed.md) A, the captured SDK 2.4.0 wire, and the §6 / §14
  * shapes) must pass both our generated validators (`acpV1Methods[method].params|result`) and the
  * official schema (the vendored `schema.v1.json`, compiled with Ajv 2020). Known-bad messages
  * must be rejected by both.

@@ -1,8 +1,8 @@
 /**
  * Coverage: every name the product documents give is present in the specs (through the tables
  * generated from them). The names are transcribed below as literal lists, straight from
- * /work/shared/seeds/000 (otter ACP), 001 (HTTP server), 002 (ferret ACP), 004 (JSON-lines RPC)
- * and /work/shared/reference/acp-v1.md §5, §7, §9 (the real ACP v1 wire). A spec that lacks a
+ * /work/shared/docs/zed.md (otter ACP), 001 (HTTP server), 002 (ferret ACP), 004 (JSON-lines RPC)
+ * and /work/shared/specs/openrpc/acp-v1.openrpc.json, §7, §9 (the real ACP v1 wire). A spec that lacks a
  * name fails the matching test with the missing names listed.
  */
 import { readFileSync } from 'node:fs'
@@ -60,7 +60,7 @@ const ROUTES = [
 type Direction = 'client-to-agent' | 'agent-to-client' | 'both'
 type Kind = 'request' | 'notification'
 
-/** acp-v1.md §5: every stable ACP v1 method, its direction (C→A / A→C / both) and kind. */
+/** specs/openrpc/acp-v1.openrpc.json: every stable ACP v1 method, its direction (C→A / A→C / both) and kind. */
 const ACP_V1_METHODS: ReadonlyArray<readonly [string, Direction, Kind]> = [
   ['initialize', 'client-to-agent', 'request'],
   ['authenticate', 'client-to-agent', 'request'],
@@ -89,10 +89,10 @@ const ACP_V1_METHODS: ReadonlyArray<readonly [string, Direction, Kind]> = [
   ['$/cancel_request', 'both', 'notification'],
 ]
 
-/** acp-v1.md §2 / §17: seed-dialect method names that must never be on the ACP v1 wire. */
+/** the ACP v1 protocol (docs/zed.md) / §17: seed-dialect method names that must never be on the ACP v1 wire. */
 const SEED_ONLY_METHODS = ['session/message', 'session/setMode', 'session/setModel', 'permission/respond'] as const
 
-/** acp-v1.md §7: every stable `session/update` kind, with a minimal valid update of that kind. */
+/** specs/vendor/acp/schema.v1.json SessionUpdate: every stable `session/update` kind, with a minimal valid update of that kind. */
 const ACP_V1_UPDATE_KINDS: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
   ['user_message_chunk', { content: { type: 'text', text: 'old prompt' } }],
   ['agent_message_chunk', { content: { type: 'text', text: 'hello ' } }],
@@ -193,7 +193,7 @@ const RPC_EXCHANGE = {
 
 /** 000 "Error handling" table. */
 const SEED_ERROR_CODES = [-32700, -32600, -32601, -32602, -32603, -32000] as const
-/** acp-v1.md §9 (`$defs.ErrorCode`). */
+/** specs/openrpc/acp-v1.openrpc.json errors (`$defs.ErrorCode`). */
 const ACP_V1_ERROR_CODES = [-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002] as const
 
 // ================================================================ the checks
@@ -320,7 +320,7 @@ describe('HTTP (seed 001 → specs/openapi)', () => {
   })
 })
 
-describe('ACP v1 (acp-v1.md → specs/openrpc/acp-v1.openrpc.json)', () => {
+describe('ACP v1 (the ACP v1 protocol (docs/zed.md) → specs/openrpc/acp-v1.openrpc.json)', () => {
   it('every stable method of §5 is in acpV1Methods with its direction and kind', () => {
     expect(methodProblems(ACP_V1_METHODS, acpV1Methods)).toEqual([])
   })

@@ -2,7 +2,7 @@
  * ACP dialects, negotiated per connection by `initialize` (docs/decisions/0003-acp-dialects.md):
  * the integer protocolVersion 1 (or a higher integer, answered with 1) selects the real ACP v1
  * wire; anything else (absent, "0.1", "0.2", 2) selects the seed wire of the agent that was
- * launched — `otter` (seeds/000) or `ferret` (seeds/002, a superset).
+ * launched — `otter` (docs/zed.md) or `ferret` (docs/zed.md, a superset).
  */
 import type { Dispatcher } from '../jsonrpc/dispatcher.ts'
 import type { InternalErrorMapper } from '../jsonrpc/errors.ts'

@@ -85,7 +85,7 @@ describe('ACP event maps', () => {
         shown.ferret.add(f.kind)
       }
     })
-    // seeds/000: five kinds (+ 001's four); seeds/002: twelve kinds.
+    // docs/zed.md: five kinds (+ 001's four); docs/zed.md: twelve kinds.
     expect([...shown.otter].sort()).toEqual(['agent_message_chunk', 'error', 'permission_request', 'stepEnd', 'stepStart', 'tool_call', 'tool_result', 'turnEnd', 'usage_update'])
     expect([...shown.ferret].sort()).toEqual(
       ['agent_message_chunk', 'approval_changed', 'cost_update', 'file_edit', 'file_open', 'notice', 'permission_request', 'sandbox_violation', 'tool_call_end', 'tool_call_progress', 'tool_call_start', 'turn_end'].sort(),

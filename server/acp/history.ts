@@ -5,7 +5,7 @@
  * `truncated` says a notification after the cursor fell out of that window. The store keeps
  * everything: the bound limits a replay, nothing is lost.
  *
- * Cursor edge cases (seeds/000): omitted, 0 or negative → everything retained; at or past the
+ * Cursor edge cases (docs/zed.md): omitted, 0 or negative → everything retained; at or past the
  * newest event → nothing (replayed 0, not truncated).
  */
 export const DEFAULT_HISTORY_SIZE = 1024
@@ -16,7 +16,7 @@ export function historySize(env: NodeJS.ProcessEnv = process.env): number {
   return Number.isSafeInteger(n) && n > 0 ? n : DEFAULT_HISTORY_SIZE
 }
 
-/** seeds/000 "Cursor edge cases": anything but a positive safe integer means "from the start". */
+/** docs/zed.md "Cursor edge cases": anything but a positive safe integer means "from the start". */
 export function normaliseCursor(v: unknown): number {
   return typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : 0
 }

@@ -16,9 +16,9 @@ export interface AgentInfo {
   version: string
 }
 
-/** seeds/000 "Resume after disconnect": builds that ship `session/resume` report version 2. */
+/** docs/zed.md "Resume after disconnect": builds that ship `session/resume` report version 2. */
 const OTTER_ACP_PROTOCOL_VERSION = 2
-/** seeds/002 handshake example. */
+/** docs/zed.md handshake example. */
 const FERRET_ACP_PROTOCOL_VERSION = '0.2'
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The seed wire of seeds/000 (otter) and seeds/002 (ferret): the seed method table filtered by
+ * The seed wire of docs/zed.md (otter) and docs/zed.md (ferret): the seed method table filtered by
  * the launched agent's dialect, and the documents' error shape for agent failures (-32000 with
  * `{name, message}`; the stack stays in the log, see docs/decisions/0003-acp-dialects.md).
  */

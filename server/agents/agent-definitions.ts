@@ -1,5 +1,5 @@
 /**
- * Agent definitions (seeds/003 "LSP tools": an agent opts in to or out of tools in its
+ * Agent definitions (docs/lsp.md "LSP tools": an agent opts in to or out of tools in its
  * frontmatter): `<name>.md` in the project scope (`<cwd>/.opencode/agent/`) or the user scope
  * (`~/.opencode/agent/`, or `CHIMERA_USER_AGENTS_DIR`); the project wins. Built like the custom
  * slash commands (server/commands/custom-commands.ts): the same frontmatter parsing, the same

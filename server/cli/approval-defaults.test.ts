@@ -1,7 +1,7 @@
 /**
  * Who answers a tool's permission request by default, as users start the built CLI: where a
  * person is on the other end the call asks — `otter serve --acp` sends a seed
- * `permission_request` (as seeds/000 shows for `rm -rf`), `otter serve` over HTTP holds the run
+ * `permission_request` (as docs/zed.md shows for `rm -rf`), `otter serve` over HTTP holds the run
  * until `POST /tool/approve` — while `chimera code --mode rpc` (the parent process is the user)
  * runs it. `--help` states each default and why.
  */

@@ -1,4 +1,4 @@
-/** `chimera code --mode rpc`: JSON-lines RPC over stdin/stdout (seeds/004). */
+/** `chimera code --mode rpc`: JSON-lines RPC over stdin/stdout (docs/rpc.md). */
 import { defineCommand } from 'citty'
 import { buildModelRegistry } from '../providers/registry.ts'
 import { isSessionId } from '../store/paths.ts'

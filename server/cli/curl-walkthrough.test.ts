@@ -1,5 +1,5 @@
 /**
- * The curl walkthrough of docs/http-walkthrough.md (seeds/001 "Worked example"), run by bash
+ * The curl walkthrough of docs/http-walkthrough.md (docs/http.md "Worked example"), run by bash
  * with curl and jq themselves against the built CLI: the doc's block verbatim but for the port
  * (a free one) and `chimera` on PATH. The stream must end with `end`, the summary must be the
  * finished run's, and the background server is stopped afterwards (`serve stop`).

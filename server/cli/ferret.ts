@@ -1,4 +1,4 @@
-/** `chimera ferret serve`: ACP over stdio, and HTTP beside it with `--http` (seeds/002). */
+/** `chimera ferret serve`: ACP over stdio, and HTTP beside it with `--http` (docs/zed.md). */
 import { defineCommand } from 'citty'
 import { createLogger, levelFromEnv } from '../log.ts'
 import { HTTP_ARGS, runServe, serveSessionArgs } from './serve-command.ts'

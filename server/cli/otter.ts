@@ -1,5 +1,5 @@
 /**
- * `chimera otter`: `serve` (the HTTP + SSE server, or ACP over stdio with `--acp`; seeds/000,
+ * `chimera otter`: `serve` (the HTTP + SSE server, or ACP over stdio with `--acp`; docs/zed.md,
  * 001), `sessions list` / `sessions show <id>` (the data of `GET /sessions` and
  * `GET /sessions/{id}`, read from the event log without changing it) and `share <id>` (the
  * `POST /sessions/{id}/share` code path).

@@ -1,8 +1,8 @@
 /**
  * What `chimera otter serve` and `chimera ferret serve` share: the HTTP flags, the session
  * flags, and one session manager for every transport the process serves. `otter serve` runs
- * HTTP, or ACP on stdio with `--acp` (seeds/001: `--acp` swaps the transport). `ferret serve`
- * runs ACP on stdio, and with `--http` HTTP beside it over the same sessions (seeds/002). The
+ * HTTP, or ACP on stdio with `--acp` (docs/http.md: `--acp` swaps the transport). `ferret serve`
+ * runs ACP on stdio, and with `--http` HTTP beside it over the same sessions (docs/zed.md). The
  * process runs until its input closes: when stdin is a pipe, socket or terminal (an editor, a
  * shell), its end shuts `ferret serve --http` down too, so an editor that dies leaves no server
  * holding the port; when stdin is /dev/null or a file (a service), HTTP is served until a signal

@@ -1,5 +1,5 @@
 /**
- * `chimera otter serve status` / `serve stop` end to end, on real processes (seeds/001
+ * `chimera otter serve status` / `serve stop` end to end, on real processes (docs/http.md
  * "Managing backgrounded servers", "Concurrency safety"): the pidfile written on bind with the
  * document's schema (the token only as its SHA-256), the status lines, a second server on the
  * same port refused at once naming the PID, stale pidfile takeover, `stop` by port / all /

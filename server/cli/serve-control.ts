@@ -1,6 +1,6 @@
 /**
  * `chimera otter serve status` and `serve stop` (and the ferret equivalents): list and stop the
- * background servers recorded under CHIMERA_HOME/run (seeds/001 "Managing backgrounded servers").
+ * background servers recorded under CHIMERA_HOME/run (docs/http.md "Managing backgrounded servers").
  *
  * status: one line per pidfile, `<prefix> port=N pid=M alive=yes|no (stale) scheme=S auth=yes|no <path>`.
  * stop: SIGTERM, up to `--serve-timeout` seconds for the process to go, then SIGKILL (never

@@ -1,5 +1,5 @@
 /**
- * TLS end to end (issue 8 item 5): a self-signed certificate generated with `openssl` at test
+ * TLS end to end: a self-signed certificate generated with `openssl` at test
  * time; `chimera otter serve --tls-cert --tls-key` announces `https://` and the bound port,
  * answers HTTPS requests and streams SSE over TLS; a cleartext client gets a connection error,
  * not an HTTP answer; one TLS flag alone or an unreadable certificate is a usage error (exit 2)

@@ -1,5 +1,5 @@
 /**
- * Custom slash commands (seeds/001 "Custom slash commands over HTTP"): `<name>.md` files in the
+ * Custom slash commands (docs/commands.md "Custom slash commands over HTTP"): `<name>.md` files in the
  * project scope (`<cwd>/.opencode/command/`) and the user scope (`~/.opencode/command/`, or
  * `CHIMERA_USER_COMMANDS_DIR`); the project wins on a name conflict. A file is an optional YAML
  * frontmatter (`description`, `args: [{name, description}]`; other keys are ignored) and the

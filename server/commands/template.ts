@@ -1,5 +1,5 @@
 /**
- * Rendering a custom command template (seeds/001 "Custom slash commands"): `$1`, `$2`, … are the
+ * Rendering a custom command template (docs/commands.md "Custom slash commands"): `$1`, `$2`, … are the
  * positional arguments, `$NAME` (case-insensitive) a named one, `$ARGUMENTS` the whole argument
  * string; `${1}` and `${NAME}` work too. Substitution is one pass, so a value that contains
  * `$1` is never substituted again. A `$NAME` that is neither a declared argument nor given is

@@ -1,5 +1,5 @@
 /**
- * What the core needs from a session's file-level undo history (seeds/001 "File-level undo";
+ * What the core needs from a session's file-level undo history (docs/undo.md "File-level undo";
  * the content-addressed snapshot store implements it). The core drives it: tools report the
  * files they are about to change, every finalized turn is committed, and `/undo` / `/redo`
  * rewind or replay whole turns — the session rewinds the messages of the same turns.

@@ -60,7 +60,7 @@ export interface ManagerOptions {
   /** Real paths tools must never touch, besides CHIMERA_HOME. */
   protectedPaths?: string[]
   /**
-   * LSP for sessions (seeds/003): makes the manager of a working directory, lazily on the first
+   * LSP for sessions (docs/lsp.md): makes the manager of a working directory, lazily on the first
    * LSP tool call. When set, the five LSP tools join the tool registry; absent: no LSP tools.
    */
   lsp?: LspFactory

@@ -1,4 +1,4 @@
-/** Which provider serves which model. The offline provider is always present (DESIGN §5). */
+/** Which provider serves which model. The offline provider is always present (docs/providers.md). */
 import { OFFLINE_MODEL, OfflineProvider } from '../providers/offline.ts'
 import type { Provider } from '../providers/types.ts'
 

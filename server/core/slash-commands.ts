@@ -33,7 +33,7 @@ export function parseSlash(text: string): Slash | undefined {
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`
 
-/** The reply line of `/undo` and `/redo` (seeds/001: `/undo: rewound 1 turn, 2 files restored (0 remaining)`). */
+/** The reply line of `/undo` and `/redo` (docs/http.md: `/undo: rewound 1 turn, 2 files restored (0 remaining)`). */
 export function rewindReply(kind: 'undo' | 'redo', turns: number, files: number, remaining: number): string {
   if (turns === 0) return `/${kind}: nothing to ${kind} (0 remaining)`
   return `/${kind}: ${kind === 'undo' ? 'rewound' : 'replayed'} ${plural(turns, 'turn')}, ${plural(files, 'file')} restored (${remaining} remaining)`

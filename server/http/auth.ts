@@ -1,5 +1,5 @@
 /**
- * Bearer authentication, per the decision tree of seeds/001 "Authentication (per-session
+ * Bearer authentication, per the decision tree of docs/http.md "Authentication (per-session
  * tokens)". With a master token configured:
  * - open operations (`security: []`, the health probes) need nothing;
  * - the master token passes everywhere (compared as SHA-256 digests in constant time, so

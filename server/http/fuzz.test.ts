@@ -1,5 +1,5 @@
 /**
- * Schema-driven fuzzing of every HTTP operation (issue 8, Tests): arbitraries derived from the
+ * Schema-driven fuzzing of every HTTP operation: arbitraries derived from the
  * bundled OpenAPI document (request bodies, path and query parameters), sent valid and mutated
  * (a key dropped, a value of the wrong type, an unknown key, another JSON value, malformed
  * JSON, a wrong content type). Every response must be spec-valid (the conformance sniffer),

@@ -1,5 +1,5 @@
 /**
- * HTTP guards against hostile clients (issue 14 item 10): the DNS-rebinding check compares parsed
+ * HTTP guards against hostile clients: the DNS-rebinding check compares parsed
  * IP literals and exact names (`127.evil.com`, `127.0.0.1.nip.io`, `[::1].evil.com` are refused),
  * two `Host` headers are a 400, clients that never finish their headers or body are cut on time,
  * and connections are capped — over a real socket, with raw TCP clients.

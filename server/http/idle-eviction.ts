@@ -1,5 +1,5 @@
 /**
- * TTL eviction of idle sessions (seeds/001 "TTL eviction"): a session untouched for `ttlMs` is
+ * TTL eviction of idle sessions (docs/http.md "TTL eviction"): a session untouched for `ttlMs` is
  * evicted — its running turn cancelled, pending permissions released, SSE streams ended with
  * `end` (the manager's evict listeners) — and a persisted one can still be listed and shown
  * from disk. Eviction is opportunistic (every request sweeps first, at most once per

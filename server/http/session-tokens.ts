@@ -1,5 +1,5 @@
 /**
- * Per-session bearer tokens (seeds/001 "Authentication (per-session tokens)"): 32 random bytes,
+ * Per-session bearer tokens (docs/http.md "Authentication (per-session tokens)"): 32 random bytes,
  * URL-safe base64, issued on `POST /session`, scoped to that session, rotated with
  * `rotate-token` (the old token is dead at once), dropped when the session leaves the manager.
  *

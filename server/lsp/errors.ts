@@ -1,5 +1,5 @@
 /**
- * The LSP tools' failure messages (seeds/003, word for word) and the error type that carries
+ * The LSP tools' failure messages (docs/lsp.md, word for word) and the error type that carries
  * them from the runtime to the tools, which turn it into a tool error (never a throw).
  */
 

@@ -1,5 +1,5 @@
 /**
- * The provider seam of seeds/003: the LSP tools ask a provider (a callable returning a manager,
+ * The provider seam of docs/lsp.md: the LSP tools ask a provider (a callable returning a manager,
  * or nothing) when they run, so nothing starts until an LSP tool is used and tests can swap in
  * stubs. A session holds one `LspProvider` over an `LspFactory` (one manager per working
  * directory, made on first use and shut down with the session).

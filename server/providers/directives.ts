@@ -1,5 +1,5 @@
 /**
- * The directive language of the offline model (DESIGN §5), as a plan independent of any wire:
+ * The directive language of the offline model (docs/providers.md), as a plan independent of any wire:
  * the offline provider streams a plan as ProviderEvents, the conformance kit's model double
  * (conformance/model-double/) streams the same plan as OpenAI chat-completion chunks. Both
  * play one parser and one set of rules, so the same transcript means the same thing to both.

@@ -1,4 +1,4 @@
-/** The offline model, one test per directive (DESIGN §5 table) plus its playing rules. */
+/** The offline model, one test per directive (docs/providers.md table) plus its playing rules. */
 import { describe, expect, it } from 'vitest'
 import type { ChatMessage } from '../../generated/schemas.gen.ts'
 import { OfflineProvider, parseDirectives, wordChunks } from './offline.ts'

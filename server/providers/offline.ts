@@ -1,5 +1,5 @@
 /**
- * The offline model (DESIGN §5): no LLM, fully deterministic; the default provider and the
+ * The offline model (docs/providers.md): no LLM, fully deterministic; the default provider and the
  * fixture every transcript relies on. It reads the newest user message:
  *
  * | line                          | effect                                                        |

@@ -128,7 +128,7 @@ export function describeModel(registry: ModelRegistry, model: string): { provide
   return { provider, model: model.startsWith(prefix) ? model.slice(prefix.length) : model }
 }
 
-/** `GET /providers` (seeds/001): the process's active provider and model, and every provider. */
+/** `GET /providers` (docs/http.md): the process's active provider and model, and every provider. */
 export function providersResponse(registry: ModelRegistry): { active: { provider: string; model: string }; available: ProviderEntry[] } {
   const available = registry instanceof ProviderRegistry ? [...registry.available] : registry.providers().map((p) => ({ name: p.name, configured: true }))
   return { active: describeModel(registry, registry.defaultModel), available }

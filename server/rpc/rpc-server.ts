@@ -1,5 +1,5 @@
 /**
- * JSON-lines RPC (`chimera code --mode rpc`, seeds/004): reads one command per line, validates
+ * JSON-lines RPC (`chimera code --mode rpc`, docs/rpc.md): reads one command per line, validates
  * it with the generated command table, dispatches it to the registered handler and always
  * acknowledges it with an RpcResponse. Bad input of any kind gets a failure response and the
  * reader keeps going. Mirrors the document's `RpcServer` / `RpcHandler` split: the server owns

@@ -1,5 +1,5 @@
 /**
- * `/runs` and `/runs/cost` (seeds/001 "Cost rollups across persisted runs") as plain functions
+ * `/runs` and `/runs/cost` (docs/runs.md "Cost rollups across persisted runs") as plain functions
  * over the event-log root: the run list, and the cost rollup with its flat fields, `by_model`,
  * `by_run`, the `totals` block of `chimera mink runs cost --format json` and the filters. Dollar
  * figures are rounded to 10 decimal places (sums of binary floats would otherwise print as

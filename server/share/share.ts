@@ -1,5 +1,5 @@
 /**
- * Sharing a transcript (seeds/001 `POST /sessions/{id}/share`, `chimera otter share`): one code
+ * Sharing a transcript (specs/openapi/chimera.openapi.yaml `POST /sessions/{id}/share`, `chimera otter share`): one code
  * path for every transport. Sinks:
  * - `file`: written under `<CHIMERA_HOME>/shares/` (created private) as
  *   `<session-id>-<utc>.<ext>`, mode 0600, never overwriting; the result holds the path;

@@ -1,5 +1,5 @@
 /**
- * Transcripts (seeds/001 `GET /sessions/{id}/transcript`, `chimera otter share`): a session
+ * Transcripts (specs/openapi/chimera.openapi.yaml `GET /sessions/{id}/transcript`, `chimera otter share`): a session
  * rendered as HTML, Markdown or JSON, and a read-only loader of a stored session's summary and
  * events. The loader never repairs or moves anything (a live server may be appending to the
  * same directory): it returns the valid prefix of the log, as the store would.

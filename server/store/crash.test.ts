@@ -1,5 +1,5 @@
 /**
- * Crash safety of the file event store (DESIGN §3): a child process appends large events in a
+ * Crash safety of the file event store (docs/core.md): a child process appends large events in a
  * tight loop and is SIGKILLed mid-stream. A fresh store must then load a contiguous prefix
  * 1..k that holds every event the child reported appended, byte for byte, with at most the
  * torn record after it quarantined, and appends must continue at k + 1.

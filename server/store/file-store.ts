@@ -1,5 +1,5 @@
 /**
- * The embedded event store (DESIGN §3, §6): one directory per session under the event-log
+ * The embedded event store (docs/core.md, §6): one directory per session under the event-log
  * root holding `session.json` (meta), `summary.json` (replaced atomically) and one
  * `event-NNNNNN-<type>.json` per event (its JSON and a newline, created exclusively), and a
  * `queued-<message_id>.json` per prompt accepted but not yet started (queued-prompts.ts).

@@ -1,5 +1,5 @@
 /**
- * Where the event log lives on disk (DESIGN §6) and the names inside it. Session ids are the
+ * Where the event log lives on disk (docs/core.md) and the names inside it. Session ids are the
  * only untrusted part of a store path, so every path built from one is checked with
  * `isSessionId` first: the strict `<agent>-<YYYYMMDDTHHMMSSZ>-<uuid v4>` shape leaves no room
  * for `..`, separators or NUL.

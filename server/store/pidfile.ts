@@ -1,5 +1,5 @@
 /**
- * Pidfiles of background servers (seeds/001 "Managing backgrounded servers"):
+ * Pidfiles of background servers (docs/http.md "Managing backgrounded servers"):
  * `CHIMERA_HOME/run/<prefix>-<port>.pid`, holding `{pid, host, port, prefix, auth_token_hash,
  * started_at, scheme}` (the master token only as `sha256:<hex>`; never a session token).
  *

@@ -11,7 +11,7 @@ import { lstat, mkdir, open, readFile, realpath, rename, stat, unlink } from 'no
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path'
 import { errCode } from './file-log.ts'
 
-/** Files larger than this are recorded as null (seeds/001: the shadow refuses runaway logs). */
+/** Files larger than this are recorded as null (docs/http.md: the shadow refuses runaway logs). */
 export const MAX_SNAPSHOT_BYTES = 25 * 1024 * 1024
 
 /** What a path held at some point: content (by hash), nothing, or something the store could not record. */

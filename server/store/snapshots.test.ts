@@ -42,7 +42,7 @@ async function turn(s: FileSnapshotStore, changes: Record<string, string>): Prom
 }
 
 describe('the snapshot store', () => {
-  it('lays out blobs and manifests as seeds/001 describes, sharing identical content', async () => {
+  it('lays out blobs and manifests as docs/http.md describes, sharing identical content', async () => {
     const s = store()
     await turn(s, { 'a.txt': 'one', 'b.txt': 'one' })
     await turn(s, { 'a.txt': 'two' })

@@ -1,5 +1,5 @@
 /**
- * File-level undo/redo (seeds/001 "File-level undo", DESIGN §6): the content-addressed shadow
+ * File-level undo/redo (docs/undo.md "File-level undo", docs/core.md): the content-addressed shadow
  * store of one session, the core's `FileHistory`. Layout under `<root>/<session-id>/`:
  *
  *   state.json                      committed turns (snap ids, oldest first), `head` (how many are
@@ -141,7 +141,7 @@ export interface FileSnapshotStoreOptions {
   maxFileBytes?: number
 }
 
-/** The snapshot store of one session (seeds/001's `FileSnapshotStore`). */
+/** The snapshot store of one session (docs/http.md's `FileSnapshotStore`). */
 export class FileSnapshotStore implements FileHistory {
   readonly dir: string
   readonly #logger: Logger

@@ -1,5 +1,5 @@
 /**
- * The event-store interface (DESIGN §3, §6, §8). The file store is the embedded default; an
+ * The event-store interface (docs/core.md, §6, §8). The file store is the embedded default; an
  * engine such as Redis Streams or PostgreSQL can implement the same interface later.
  *
  * Contract:

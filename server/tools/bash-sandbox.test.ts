@@ -1,5 +1,5 @@
 /**
- * The Bash sandbox against a hostile command, as root: each escape of issue 14 runs and must
+ * The Bash sandbox against a hostile command, as root: each escape of the attack run runs and must
  * fail with the host unchanged (remount read-write, mknod, forging the permission audit log,
  * writing outside the workspace, writing anything in read-only); no capabilities are left; the
  * sandbox shows only what a command needs (no CHIMERA_HOME, real home, /run, /var/run, host
@@ -45,7 +45,7 @@ function tree(dir: string): string[] {
   return out.sort()
 }
 
-describe.skipIf(!hasBwrap)('Bash sandbox: the escapes of issue 14 fail and leave the host unchanged', () => {
+describe.skipIf(!hasBwrap)('Bash sandbox: the escapes of the attack run fail and leave the host unchanged', () => {
   it('no capabilities are left in the confined modes (CapEff, CapPrm, CapBnd all zero)', async () => {
     for (const mode of ['read-only', 'workspace-write'] as const) {
       const out = text(await run('grep Cap /proc/self/status', mode))

@@ -2,7 +2,7 @@
  * Grep: `path:line:text` results relative to the cwd; root and nested .gitignore (with
  * negation); `.git` and `node_modules` always skipped; binary files skipped; glob filter;
  * case-insensitivity; the max_results cap; invalid regexes; confinement of the search path and
- * of symlinked files; ripgrep's regex dialect, linear time on the ReDoS pattern of issue 14,
+ * of symlinked files; ripgrep's regex dialect, linear time on the ReDoS pattern of the attack run,
  * and a search that runs out of process (the event loop answers and a cancel kills it).
  */
 import { spawnSync } from 'node:child_process'
@@ -117,7 +117,7 @@ describe('Grep on ripgrep', () => {
     expect((await grep({ pattern: '-v' })).r).toMatchObject({ ok: true, output: 'No matches found' })
   })
 
-  it('runs the ReDoS pattern of issue 14 in linear time: (a+)+$ on a line of 40 a and !', async () => {
+  it('runs the ReDoS pattern of the attack run in linear time: (a+)+$ on a line of 40 a and !', async () => {
     ws.write({ 'redos.txt': `${'a'.repeat(40)}!\n`.repeat(1000), 'hit.txt': `${'a'.repeat(40)}\n` })
     const { r, lines } = await grep({ pattern: '(a+)+$' })
     expect(r.ok).toBe(true)

@@ -1,5 +1,5 @@
 /**
- * The five LSP tools of seeds/003 — lsp_diagnostics, lsp_completion, lsp_rename, lsp_definition,
+ * The five LSP tools of docs/lsp.md — lsp_diagnostics, lsp_completion, lsp_rename, lsp_definition,
  * lsp_references — each its own tool with its own schema (specs/tools/tools.yaml) and
  * permission key. They consult a provider when they run (the one given to `lspTools`, else the
  * session's `ToolContext.lsp`), never throw, and report positions zero-based like LSP

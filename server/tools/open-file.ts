@@ -1,7 +1,7 @@
 /**
  * The open_file tool: the model points the user at a file, optionally at a line ("look at this
  * line"). It changes nothing; the `file_open` event reaches editors as the ferret `file_open`
- * kind (seeds/002: reveal in editor) and the SSE `file_open` record. The file is opened the
+ * kind (docs/zed.md: reveal in editor) and the SSE `file_open` record. The file is opened the
  * way Read opens it (confined, verified, text only), so a hint never names a path the session
  * could not read, and a line past the end is an error the model can correct.
  */

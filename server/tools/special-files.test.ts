@@ -1,5 +1,5 @@
 /**
- * FIFOs, sockets and device nodes in the workspace cannot hang a tool (issue 14: a FIFO made
+ * FIFOs, sockets and device nodes in the workspace cannot hang a tool (a FIFO made
  * Grep and Write block forever; a /dev/zero node made Grep grow to 5 GB): Read, Write and Edit
  * refuse them with a clear error without blocking, Grep skips them in a directory search and
  * refuses one named explicitly, Glob and list_files leave them out. A writer-less FIFO would

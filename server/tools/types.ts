@@ -48,7 +48,7 @@ export interface ToolContext {
    */
   files: FileChangeTracker
   /**
-   * The session's LSP provider (seeds/003): called by an LSP tool when it runs, returns the
+   * The session's LSP provider (docs/lsp.md): called by an LSP tool when it runs, returns the
    * manager for this working directory or nothing (`LSP not configured`). Absent: no LSP.
    */
   lsp?: LspProvider

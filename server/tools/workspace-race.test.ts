@@ -1,5 +1,5 @@
 /**
- * No race past the workspace boundary (issue 14: swapping `ws/d` for a symlink to outside in a
+ * No race past the workspace boundary (swapping `ws/d` for a symlink to outside in a
  * loop made 56 of 300 Writes land outside and 43 of 200 Reads return an outside file). A helper
  * process (swap-helper.ts) exchanges `ws/d`, a real directory, with `ws/swap`, a symlink to a
  * directory outside, with renameat2(RENAME_EXCHANGE) as fast as it can, while 1,000 Writes,

@@ -1,5 +1,5 @@
 /**
- * The kit as an ACP v1 client with a file system (reference/acp-v1.md §11): answers the
+ * The kit as an ACP v1 client with a file system (specs/vendor/acp/schema.v1.json): answers the
  * agent's `fs/read_text_file` (1-based `line`, `limit` in lines) and `fs/write_text_file`
  * from the scenario's workspace. Paths must be absolute (the spec requires it) and inside the
  * workspace (the kit serves nothing else); a missing file is -32002 Resource not found.

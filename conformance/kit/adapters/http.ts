@@ -1,5 +1,5 @@
 /**
- * HTTP + SSE adapter (seeds/001; specs/openapi/chimera.openapi.yaml, specs/asyncapi/sse.asyncapi.yaml):
+ * HTTP + SSE adapter (docs/http.md; specs/openapi/chimera.openapi.yaml, specs/asyncapi/sse.asyncapi.yaml):
  * the singular family, which stays open across turns. `POST /session {working_dir}`, the event
  * stream `GET /session/{id}/events` (its `id:` lines are the event ids), `POST
  * /session/{id}/message`, `POST /session/{id}/cancel`, `POST /tool/approve`, and resume by

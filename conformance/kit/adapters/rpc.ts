@@ -1,5 +1,5 @@
 /**
- * JSON-lines RPC adapter (seeds/004; specs/asyncapi/rpc.asyncapi.yaml): one session per
+ * JSON-lines RPC adapter (docs/rpc.md; specs/asyncapi/rpc.asyncapi.yaml): one session per
  * process. `prompt` is acknowledged when its turn ends (docs/decisions/0008), so the
  * acknowledgement is the turn end; `message` chunks with `done: false` are the streamed text,
  * `tool_execution` the tool calls, `permission_request` / `permission_reply` the permission

@@ -4,14 +4,14 @@
  * the abstract vocabulary below; per-transport adapters (conformance/kit/adapters/) turn each
  * step into that wire's frames and each wire's frames back into observations.
  *
- *   {"scenario":1,"id":"core.cancel.mid-turn","title":"…","section":"seeds/000 Cancellation",
+ *   {"scenario":1,"id":"core.cancel.mid-turn","title":"…","section":"docs/zed.md Cancellation",
  *    "transports":["acp-v1","acp-otter","acp-ferret","http","rpc"]}
  *   {"prompt":["!say partial answer",{"sleep":20000},"!say never"]}
  *   {"expectText":"partial answer"}
  *   {"cancel":true}
  *   {"expectTurnEnd":"cancelled"}
  *
- * Prompt lines are the model double's directive language (DESIGN §5); `{"call":"read",…}`
+ * Prompt lines are the model double's directive language (docs/providers.md); `{"call":"read",…}`
  * names an abstract action that the target profile turns into that implementation's tool name
  * and arguments, so the same scenario drives any agent.
  */

@@ -18,9 +18,9 @@ export interface KitViolation {
 }
 
 const STDOUT_RULE: Record<TransportId, { rule: string; spec: string }> = {
-  'acp-v1': { rule: 'acp.stdio.stdout-protocol-only', spec: 'reference/acp-v1.md §4 (transports: stdout carries only ACP messages)' },
-  'acp-otter': { rule: 'acp.stdio.stdout-protocol-only', spec: 'seeds/000 Wire protocol (one JSON object per line)' },
-  'acp-ferret': { rule: 'acp.stdio.stdout-protocol-only', spec: 'seeds/002 Wire protocol (one JSON object per line)' },
+  'acp-v1': { rule: 'acp.stdio.stdout-protocol-only', spec: 'the ACP v1 transport conventions (docs/zed.md) (transports: stdout carries only ACP messages)' },
+  'acp-otter': { rule: 'acp.stdio.stdout-protocol-only', spec: 'docs/zed.md Wire protocol (one JSON object per line)' },
+  'acp-ferret': { rule: 'acp.stdio.stdout-protocol-only', spec: 'docs/zed.md Wire protocol (one JSON object per line)' },
   rpc: { rule: 'rpc.stdout.protocol-only', spec: 'specs/asyncapi/rpc.asyncapi.yaml info (nothing but these messages is written to stdout)' },
   http: { rule: 'http.wire.schema', spec: 'specs/openapi/chimera.openapi.yaml' },
 }

@@ -1,5 +1,5 @@
 /**
- * The seed dialect's sessions on one connection (seeds/000 otter, seeds/002 ferret): each
+ * The seed dialect's sessions on one connection (docs/zed.md otter, docs/zed.md ferret): each
  * session this client opened has an event pump writing the agent's `session/update` shape
  * (otter-map.ts or ferret-map.ts) with `eventId`; `session/message` (and 001's alias
  * `session/turn`) replies with the final assistant message once its updates are written; a

@@ -1,5 +1,5 @@
 /**
- * The ferret seed wire (seeds/002): flat, `kind`-tagged `session/update` params, one row per
+ * The ferret seed wire (docs/zed.md): flat, `kind`-tagged `session/update` params, one row per
  * canonical event type, each a pure function of one event, at most one notification per event.
  * `eventId` is given by the caller: the session's notification counter on this wire (1 for the
  * first notification, docs/decisions/0070-acp-agent-sessions.md).
@@ -94,7 +94,7 @@ export const FERRET_EVENT_MAP: { [T in EventType]: Row<T> } = {
   redo: none,
   // The seed has no plan kind: the `update_plan` tool_call_start already carries the entries.
   plan: none,
-  // No title kind in seeds/002: a client reads titles from `session/list`.
+  // No title kind in docs/zed.md: a client reads titles from `session/list`.
   session_renamed: none,
 }
 

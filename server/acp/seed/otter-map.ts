@@ -1,5 +1,5 @@
 /**
- * The otter seed wire (seeds/000, with 001's notification names) as a mapping of the canonical
+ * The otter seed wire (docs/zed.md, with 001's notification names) as a mapping of the canonical
  * event stream: one row per event type, each a pure function of one event, at most one
  * `session/update` per event. `eventId` is given by the caller: the session's notification
  * counter on this wire (1 for the first notification, docs/decisions/0070-acp-agent-sessions.md).
@@ -11,13 +11,13 @@
  * | tool_result        | tool_result {callId, success, output / error}          |
  * | usage              | usage_update {usage}                                   |
  * | permission_request | permission_request {requestId, tool, input, options}   |
- * | step_start         | stepStart {event: SSE envelope} (seeds/001)            |
+ * | step_start         | stepStart {event: SSE envelope} (docs/http.md)            |
  * | step_end           | stepEnd {event}                                        |
  * | turn_end           | turnEnd {event}                                        |
  * | error              | error {event}                                          |
  * | notice             | agent_message_chunk `[level] text` (otter has no notice |
  * |                    | kind; an unconfined Bash warning must still be seen)   |
- * | plan               | nothing: no plan kind in seeds/000; the update_plan    |
+ * | plan               | nothing: no plan kind in docs/zed.md; the update_plan    |
  * |                    | tool_call's `input` carries the complete entry list    |
  * | every other type   | nothing                                                |
  */
@@ -64,7 +64,7 @@ export const OTTER_EVENT_MAP: { [T in EventType]: Row<T> } = {
   redo: none,
   // The seed has no plan kind: the `update_plan` tool_call above already carries the entries.
   plan: none,
-  // No title kind in seeds/000: a client reads titles from `session/list`.
+  // No title kind in docs/zed.md: a client reads titles from `session/list`.
   session_renamed: none,
 }
 

@@ -195,7 +195,7 @@ export class V1Agent {
     }
   }
 
-  /** seeds/002's ferret session methods under `_ferret/` (same behaviour as the seed dialect). */
+  /** docs/zed.md's ferret session methods under `_ferret/` (same behaviour as the seed dialect). */
   #ferretHandlers(): HandlersFor<V1Table, FerretMethods> {
     return {
       '_ferret/session/setSandbox': (p) => {

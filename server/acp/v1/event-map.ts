@@ -49,7 +49,7 @@ export interface V1MapContext {
   /**
    * The client advertised `_meta.terminal_output` (Zed): shell calls show as a display terminal
    * (`terminal` content + `_meta.terminal_info|terminal_output|terminal_exit`, the id being the
-   * call id), because Zed hides plain text in an `execute` card (reference/acp-v1.md §14).
+   * call id), because Zed hides plain text in an `execute` card (docs/zed.md).
    */
   terminalOutput?: boolean
   /**

@@ -1,5 +1,5 @@
 /**
- * The invoke body's errors as seeds/001 "Custom slash commands over HTTP" names them, checked
+ * The invoke body's errors as docs/commands.md "Custom slash commands over HTTP" names them, checked
  * in the document's order: no `session_id` → `missing_session_id`; `args` not a list →
  * `args_must_be_list`; `kwargs` not an object → `kwargs_must_be_object`; a `session_id` no
  * session can have → `404 session_not_found`. Anything else wrong is the generic `invalid_body`.

@@ -1,5 +1,5 @@
 /**
- * Custom slash commands over HTTP (seeds/001 "Custom slash commands over HTTP"): `GET
+ * Custom slash commands over HTTP (docs/commands.md "Custom slash commands over HTTP"): `GET
  * /commands` lists the palette of the server's working directory; `POST
  * /commands/{name}/invoke` renders a command and submits it as a new user turn of a live
  * session, as `POST /session/{id}/message` does (`202 {message_id, name, rendered}`). The

@@ -1,5 +1,5 @@
 /**
- * `GET /runs` and `GET /runs/cost` (seeds/001 "Run history"), over the features' rollups
+ * `GET /runs` and `GET /runs/cost` (docs/runs.md "Run history"), over the features' rollups
  * (server/runs/): the same corpus, filters and bodies as `chimera mink runs [cost] --format
  * json`. The filters are parsed from the raw query by the rollups' own parser, so a malformed
  * `since` or `limit` is the document's `invalid_query` with the parameter named; a corpus that

@@ -1,5 +1,5 @@
 /**
- * The singular session family of the multi-session manager (seeds/001 "Multi-session support",
+ * The singular session family of the multi-session manager (docs/http.md "Multi-session support",
  * "Authentication (per-session tokens)"): create an idle session and issue its token, list live
  * ids, snapshot, send a message, cancel, tear down, rotate the token. These routes see live
  * sessions only: an evicted or deleted session is `404` here (the plural family still shows a

@@ -1,5 +1,5 @@
 /**
- * The plural session family (seeds/001 "Endpoints"): list persisted and live sessions, show one
+ * The plural session family (docs/http.md "Endpoints"): list persisted and live sessions, show one
  * (summary + events), create one with its first turn, add a turn, cancel. Sessions known only
  * from disk are loaded into the manager when a turn is added.
  */

@@ -1,5 +1,5 @@
 /**
- * A session's transcript and its sharing (seeds/001 `GET /sessions/{id}/transcript`,
+ * A session's transcript and its sharing (specs/openapi/chimera.openapi.yaml `GET /sessions/{id}/transcript`,
  * `POST /sessions/{id}/share`), over the features' renderers and sinks (server/share/): the
  * same bodies as `chimera otter share`. Both read the session as `GET /sessions/{id}` does
  * (live, or from disk without loading it). Share errors keep the sink's code and status:

@@ -1,5 +1,5 @@
 /**
- * File-level undo and redo over HTTP (seeds/001 "File-level undo", the "forthcoming endpoint"),
+ * File-level undo and redo over HTTP (docs/undo.md "File-level undo", the "forthcoming endpoint"),
  * in both families: `POST /sessions/{id}/undo|redo` and `/session/{id}/undo|redo`, body
  * `{steps}` (default 1). The same operation as the `/undo` and `/redo` slash commands (messages
  * and files together), answered with its reply line. Nothing to move is `409 nothing_to_undo`

@@ -1,5 +1,5 @@
 /**
- * Where a stream starts (seeds/001 "SSE resume contract"): the cursor after which events are
+ * Where a stream starts (docs/http.md "SSE resume contract"): the cursor after which events are
  * sent.
  *
  * | request                               | cursor                                         |
