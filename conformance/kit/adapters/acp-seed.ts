@@ -115,7 +115,8 @@ export class AcpSeedAdapter implements Adapter {
 
   async open(session: string): Promise<void> {
     if (!this.#initialized) await this.#initialize()
-    const r = await this.#peer.request('session/new', { cwd: this.#ctx.workspace }, this.#ctx.timeoutMs)
+    // Start-up is the handshake and the first session.
+    const r = await this.#peer.request('session/new', { cwd: this.#ctx.workspace }, this.#ctx.timeoutMs + (this.#sessions.size === 0 ? this.#ctx.startupGraceMs : 0))
     if (r.error || typeof r.result?.sessionId !== 'string') throw new Error(`session/new failed: ${JSON.stringify(r.error ?? r.result)}`)
     this.#sessions.set(session, r.result.sessionId)
     this.#names.set(r.result.sessionId, session)

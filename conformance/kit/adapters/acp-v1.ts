@@ -178,14 +178,16 @@ export class AcpV1Adapter implements Adapter {
 
   async open(session: string): Promise<void> {
     if (!this.#initialized) await this.#initialize()
-    const r = await this.#peer.request('session/new', { cwd: this.#ctx.workspace, mcpServers: [] }, this.#ctx.timeoutMs)
+    // Start-up is the handshake and the first session (an agent may load its providers there).
+    const wait = this.#ctx.timeoutMs + (this.#sessions.size === 0 ? this.#ctx.startupGraceMs : 0)
+    const r = await this.#peer.request('session/new', { cwd: this.#ctx.workspace, mcpServers: [] }, wait)
     if (r.error || typeof r.result?.sessionId !== 'string') throw new Error(`session/new failed: ${JSON.stringify(r.error ?? r.result)}`)
     this.#sessions.set(session, r.result.sessionId)
     this.#names.set(r.result.sessionId, session)
     // The profile's way to select the model double where a config file alone does not.
     for (const [configId, raw] of Object.entries(this.#ctx.profile.profile.acpSessionConfig)) {
       const value = raw.replace('${double.model}', this.#ctx.doubleModel ?? '')
-      const c = await this.#peer.request('session/set_config_option', { sessionId: r.result.sessionId, configId, value }, this.#ctx.timeoutMs)
+      const c = await this.#peer.request('session/set_config_option', { sessionId: r.result.sessionId, configId, value }, wait)
       if (c.error) throw new Error(`session/set_config_option ${configId}=${value} failed: ${JSON.stringify(c.error)}`)
     }
   }

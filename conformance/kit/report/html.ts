@@ -20,7 +20,7 @@ body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;co
 h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:24px 0 8px}
 .meta{color:#57606a;margin:0 0 12px}.meta code{color:#1b1f24}
 .counts span{display:inline-block;margin:0 12px 6px 0;padding:2px 8px;border-radius:10px;background:#eef1f4}
-table{border-collapse:collapse;width:100%}th,td{border-bottom:1px solid #d8dee4;padding:6px 8px;text-align:left;vertical-align:top}
+table{border-collapse:collapse;width:100%}tr.more td{border-top:0;padding-top:0}th,td{border-bottom:1px solid #d8dee4;padding:6px 8px;text-align:left;vertical-align:top}
 th{background:#f6f8fa;position:sticky;top:0}td.v{white-space:nowrap;font-weight:600}
 .pass{color:#1a7f37}.FAIL,.STALE{color:#cf222e}.soft{color:#9a6700}.xfail{color:#8250df}.skipped{color:#6e7781;font-weight:400}
 .id{font-family:ui-monospace,monospace;font-size:13px}.title{color:#57606a;font-size:13px}
@@ -38,7 +38,9 @@ function cell(r: Result | undefined, failOn: Level): string {
 function failure(r: Result): string {
   const head = `${r.transport}: ${VERDICT[r.status]}${r.expectedReason ? ` — listed: ${r.expectedReason}` : ''}`
   const where = r.line !== undefined ? `${r.file}:${r.line}: ` : ''
-  const body = [`${where}${r.message ?? ''}`, ...r.violations.map((v) => `violation ${describeViolation(v)}`)].join('\n')
+  // A result failed only by violations says so in its message; list each violation once.
+  const message = r.message?.startsWith('contract violation:') ? [] : [`${where}${r.message ?? ''}`]
+  const body = [...message, ...r.violations.map((v) => `violation ${describeViolation(v)}`)].join('\n')
   const frames = r.transcript?.length ? `<details><summary>last frames and stderr (${r.transcript.length})</summary><pre>${esc(r.transcript.join('\n'))}</pre></details>` : ''
   return `<details${r.status === 'xfail' ? '' : ' open'}><summary>${esc(head)}</summary><pre>${esc(body)}</pre>${frames}</details>`
 }
@@ -52,7 +54,10 @@ export function htmlReport(report: JsonReport): string {
     const first = rs[0]!
     const detail = rs.filter((r) => r.status === 'fail' || r.status === 'stale' || r.status === 'xfail').map(failure).join('')
     const skips = rs.filter((r) => r.status === 'skip' && r.message).map((r) => `${r.transport}: ${r.message}`)
-    return `<tr><td><div class="id">${esc(id)}</div><div class="title">${esc(first.title)}</div>${detail}${skips.length ? `<details><summary>skipped</summary><pre>${esc(skips.join('\n'))}</pre></details>` : ''}</td><td>${esc(first.level)}</td><td class="title">${esc(first.section)}</td>${transports.map((t) => cell(rs.find((r) => r.transport === t), report.failOn)).join('')}</tr>`
+    const more = detail + (skips.length ? `<details><summary>skipped</summary><pre>${esc(skips.join('\n'))}</pre></details>` : '')
+    // The failures' details span the whole row under it, so frames read at full width.
+    const under = more ? `<tr class="more"><td colspan="${3 + transports.length}">${more}</td></tr>` : ''
+    return `<tr><td><div class="id">${esc(id)}</div><div class="title">${esc(first.title)}</div></td><td>${esc(first.level)}</td><td class="title">${esc(first.section)}</td>${transports.map((t) => cell(rs.find((r) => r.transport === t), report.failOn)).join('')}</tr>${under}`
   })
   const s = report.summary
   const impl = Object.entries(report.target.implementations).map(([t, v]) => `${t}: ${v.join(', ')}`).join('; ') || 'not announced'
