@@ -1,5 +1,5 @@
 /**
- * Seed-dialect ACP adapter (seeds/000 otter, seeds/002 ferret; specs/openrpc/acp-seed.openrpc.yaml):
+ * Seed-dialect ACP adapter (docs/zed.md otter, docs/zed.md ferret; specs/openrpc/acp-seed.openrpc.yaml):
  * `initialize` without the integer protocolVersion 1, `session/new`, `session/message` (its
  * response ends the turn), `session/cancel` as a request, `permission_request` updates answered
  * with `permission/respond` (otter `{requestId, reply}`, ferret `{sessionId, id, decision}`), and

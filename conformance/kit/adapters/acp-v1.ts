@@ -1,5 +1,5 @@
 /**
- * ACP v1 adapter (reference/acp-v1.md §5–§10): the kit is the client. `initialize` with the
+ * ACP v1 adapter (specs/openrpc/acp-v1.openrpc.json–§10): the kit is the client. `initialize` with the
  * integer protocolVersion 1 and no fs/terminal capabilities (fs, served from the workspace, in
  * a `clientFs` scenario: client-fs.ts), `session/new`, `session/prompt`
  * (its response ends the turn), the `session/cancel` notification, the agent's
@@ -157,9 +157,9 @@ export class AcpV1Adapter implements Adapter {
       await this.#peer.send({ jsonrpc: '2.0', id: m.id, ...answerFs(this.#ctx.workspace, m.method, m.params) }).catch(() => {})
       return
     }
-    // The kit advertised no such fs or terminal capability: the agent must not ask (acp-v1.md §8).
+    // The kit advertised no such fs or terminal capability: the agent must not ask (specs/vendor/acp/schema.v1.json capabilities).
     if (/^(fs|terminal)\//.test(m.method)) {
-      this.#extra.push({ rule: 'acp.v1.capabilities.respected', dir: 'out', frame: JSON.stringify(m).slice(0, 600), problem: `the agent called ${m.method} though the client advertised no such capability`, spec: 'reference/acp-v1.md §8 (client capabilities)' })
+      this.#extra.push({ rule: 'acp.v1.capabilities.respected', dir: 'out', frame: JSON.stringify(m).slice(0, 600), problem: `the agent called ${m.method} though the client advertised no such capability`, spec: 'specs/vendor/acp/schema.v1.json capabilities (client capabilities)' })
     }
     await this.#peer.send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found', data: { method: m.method } } }).catch(() => {})
   }
@@ -204,7 +204,7 @@ export class AcpV1Adapter implements Adapter {
   }
 
   async cancel(session: string): Promise<void> {
-    // The client answers its own pending permission requests with `cancelled` (acp-v1.md §10).
+    // The client answers its own pending permission requests with `cancelled` (the ACP v1 protocol (docs/zed.md)).
     for (const [rid, p] of this.#perms) {
       if (p.session !== session) continue
       this.#perms.delete(rid)

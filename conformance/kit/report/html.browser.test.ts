@@ -19,7 +19,7 @@ const dir = mkdtempSync(join(tmpdir(), 'kit-html-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 const HOSTILE = '<img src=x onerror="document.title=\'pwned\'"> & <b>bold</b>'
-const r = (over: Partial<Result>): Result => ({ id: 'core.prompt.text', title: 'A prompt streams text', section: 'seeds/000', level: 'MUST', surface: 'core', transport: 'rpc', file: 'conformance/scenarios/core/prompt-text.jsonl', status: 'pass', durationMs: 5, violations: [], ...over })
+const r = (over: Partial<Result>): Result => ({ id: 'core.prompt.text', title: 'A prompt streams text', section: 'docs/zed.md', level: 'MUST', surface: 'core', transport: 'rpc', file: 'conformance/scenarios/core/prompt-text.jsonl', status: 'pass', durationMs: 5, violations: [], ...over })
 
 it('opens in chromium: counts, a verdict per transport, a failure with its frames, markup as text', async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`no chromium at ${CHROMIUM} (make system-deps installs Debian's chromium; CHIMERA_CHROMIUM names another)`)
