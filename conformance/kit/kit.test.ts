@@ -139,7 +139,7 @@ describe('reports', () => {
     expect(resultLine(x)).not.toContain('<< {"id":1')
     expect(resultLine(x, true)).toContain('expected: not merged')
     expect(resultLine(x, true)).toContain('        << {"id":1,"result":{}}')
-    expect(resultLine(result({ status: 'fail', level: 'SHOULD', message: 'm' }))).toMatch(/^FAIL  .* — SHOULD: reported, does not fail the run \(--fail-on should to make it\)/)
+    expect(resultLine(result({ status: 'fail', level: 'SHOULD', message: 'm' }))).toMatch(/^FAIL {2}.* — SHOULD: reported, does not fail the run \(--fail-on should to make it\)/)
     expect(summaryText([result({ status: 'fail', level: 'SHOULD' })])).toContain('1 failure(s) below MUST (SHOULD/MAY): reported, not failing the run')
   })
   it('JUnit XML: a suite per transport, failures and skips counted, expected failures apart from skips, text escaped', () => {

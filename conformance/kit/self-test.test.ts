@@ -42,7 +42,7 @@ describe('chimera-conformance against Chimera over the JSON-lines RPC', () => {
     expect(r.status).toBe(1)
     expect(r.stdout).toMatch(/^STALE core\.prompt\.text \[rpc\]/m)
     expect(r.stdout).toContain('1 stale expected failure(s)')
-    expect(r.stdout).toMatch(/^LIST  core\.no-such\.requirement: no requirement or rule core\.no-such\.requirement in the corpus/m)
+    expect(r.stdout).toMatch(/^LIST {2}core\.no-such\.requirement: no requirement or rule core\.no-such\.requirement in the corpus/m)
     const none = kit(['--profile', 'chimera', '--only', 'core.no-such.*'])
     expect(none.status).toBe(2)
     expect(none.stderr).toMatch(/no requirement matches/)

@@ -10,7 +10,8 @@ async function main(rawArgs: string[]): Promise<number> {
   const args = command.args as ArgsDef
   try {
     if (rawArgs.includes('--help') || rawArgs.includes('-h')) {
-      const usage = (await renderUsage({ ...command, meta: { ...command.meta, name: 'chimera-model-double' } } as never)).replace(/\u001b\[[0-9;]*m/g, '')
+      const meta = await (typeof command.meta === 'function' ? command.meta() : command.meta)
+      const usage = (await renderUsage({ ...command, meta: { ...meta, name: 'chimera-model-double' } })).replace(/\u001b\[[0-9;]*m/g, '')
       process.stdout.write(`${usage}\n`)
       return 0
     }

@@ -33,8 +33,13 @@ function toolCall(sessionId, cwd, arg) {
   const args = m ? JSON.parse(m[2]) : {}
   const announce = () => tc({ sessionUpdate: 'tool_call', title: m?.[1] ?? 'Read', kind: 'read', status: 'pending', rawInput: args })
   const running = () => tc({ sessionUpdate: 'tool_call_update', status: 'in_progress' })
-  if (fault === 'update-before-call') running(), announce()
-  else announce(), running()
+  if (fault === 'update-before-call') {
+    running()
+    announce()
+  } else {
+    announce()
+    running()
+  }
   let text
   let ok = true
   try {

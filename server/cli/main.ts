@@ -56,7 +56,7 @@ const plain = (text: string): string => (process.stdout.isTTY ? text : text.repl
 /** citty names a command after its parent only; the usage line gets the whole path (`chimera otter serve`). */
 async function usageText(t: Target): Promise<string> {
   const parent = t.path.length ? { meta: { name: ['chimera', ...t.path.slice(0, -1)].join(' ') } } : undefined
-  return plain(await renderUsage(t.cmd, parent as CommandDef<any> | undefined))
+  return plain(await renderUsage(t.cmd, parent as CommandDef<ArgsDef> | undefined))
 }
 
 async function run(rawArgs: string[]): Promise<number> {
