@@ -8,7 +8,17 @@ import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
   // scripts/package-check/ holds user projects typechecked against the packed tarballs, not the repo.
-  { ignores: ['node_modules/**', 'dist/**', '.tmp/**', 'generated/**', '**/node_modules/**', '**/dist/**', 'scripts/package-check/**'] },
+  {
+    ignores: [
+      'node_modules/**',
+      'dist/**',
+      '.tmp/**',
+      'generated/**',
+      '**/node_modules/**',
+      '**/dist/**',
+      'scripts/package-check/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -18,7 +28,10 @@ export default tseslint.config(
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
-      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false, attributes: false } }],
+      '@typescript-eslint/no-misused-promises': [
+        'error',
+        { checksVoidReturn: { arguments: false, attributes: false } },
+      ],
       '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
       '@typescript-eslint/await-thenable': 'error',
       '@typescript-eslint/no-explicit-any': 'error',
@@ -48,7 +61,10 @@ export default tseslint.config(
   },
   {
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },
+      ],
     },
   },
 )

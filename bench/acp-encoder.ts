@@ -16,7 +16,15 @@ const conn = new Connection({ input: new PassThrough(), output: sink.stdin, maxL
 const ctx: V1MapContext = { cwd: '/w', configOptions: () => [], model: () => 'offline', mode: () => 'build' }
 const sessionId = 'ferret-20260101T000000Z-00000000-0000-0000-0000-000000000000'
 const event = (seq: number): AnyEvent =>
-  ({ seq, id: `evt-${seq}`, session_id: sessionId, type: 'text_delta', turn: 1, ts: '2026-01-01T00:00:00.000Z', data: { text: 'word ', message_id: 'm1', step: 1 } }) as AnyEvent
+  ({
+    seq,
+    id: `evt-${seq}`,
+    session_id: sessionId,
+    type: 'text_delta',
+    turn: 1,
+    ts: '2026-01-01T00:00:00.000Z',
+    data: { text: 'word ', message_id: 'm1', step: 1 },
+  }) as AnyEvent
 
 const t0 = process.hrtime.bigint()
 let last: Promise<void> = Promise.resolve()
@@ -27,5 +35,7 @@ for (let i = 1; i <= N; i++) {
 }
 await last
 const secs = Number(process.hrtime.bigint() - t0) / 1e9
-console.log(`${N} notifications in ${(secs * 1000).toFixed(0)} ms: ${Math.round(N / secs).toLocaleString('en')} /s (target ≥ 100,000 /s)`)
+console.log(
+  `${N} notifications in ${(secs * 1000).toFixed(0)} ms: ${Math.round(N / secs).toLocaleString('en')} /s (target ≥ 100,000 /s)`,
+)
 sink.stdin.end()

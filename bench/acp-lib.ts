@@ -18,7 +18,10 @@ export interface Peer {
 
 export function spawnAgent(args: string[]): Peer {
   const home = mkdtempSync(join(tmpdir(), 'chimera-bench-'))
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, CHIMERA_HOME: home }, stdio: ['pipe', 'pipe', 'ignore'] })
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { ...process.env, CHIMERA_HOME: home },
+    stdio: ['pipe', 'pipe', 'ignore'],
+  })
   const waiting = new Map<unknown, (m: Record<string, any>) => void>()
   let buf = ''
   child.stdout.setEncoding('utf8').on('data', (d: string) => {

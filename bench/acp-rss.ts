@@ -9,7 +9,8 @@ import { join } from 'node:path'
 import { spawnAgent } from './acp-lib.ts'
 
 const N = Number(process.env.BENCH_PROMPTS ?? 1000)
-const rssMiB = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024
+const rssMiB = (pid: number): number =>
+  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024
 
 const peer = spawnAgent(['ferret', 'serve'])
 await peer.call('initialize', { protocolVersion: 1, clientCapabilities: {} })
@@ -18,7 +19,10 @@ const { result } = await peer.call('session/new', { cwd, mcpServers: [] })
 const pid = peer.child.pid!
 const figures: string[] = [`after initialize: ${rssMiB(pid).toFixed(1)} MiB`]
 for (let i = 1; i <= N; i++) {
-  const r = await peer.call('session/prompt', { sessionId: result.sessionId, prompt: [{ type: 'text', text: `!say reply number ${i}` }] })
+  const r = await peer.call('session/prompt', {
+    sessionId: result.sessionId,
+    prompt: [{ type: 'text', text: `!say reply number ${i}` }],
+  })
   if (r.result?.stopReason !== 'end_turn') throw new Error(`prompt ${i}: ${JSON.stringify(r)}`)
   if (i === 100 || i === N) figures.push(`after ${i} prompts: ${rssMiB(pid).toFixed(1)} MiB`)
 }

@@ -50,4 +50,6 @@ const ms = (x: number): string => `${x.toFixed(1)} ms`
 console.log(`node -e 0:                         ${ms(b)} (median of ${N})`)
 console.log(`ferret serve → initialize (${CLI.split('/').slice(-2).join('/')}): ${ms(a)}`)
 console.log(`ratio: ${(a / b).toFixed(2)}× (target ≤ 1.5×)`)
-console.log(`phases (medians): node bootstrap ${ms(b)} | CLI entry +${ms(v - b)} | ACP path to initialize +${ms(a - v)} | deferred load to session/new +${ms(s - a)}`)
+console.log(
+  `phases (medians): node bootstrap ${ms(b)} | CLI entry +${ms(v - b)} | ACP path to initialize +${ms(a - v)} | deferred load to session/new +${ms(s - a)}`,
+)

@@ -43,8 +43,12 @@ async function timeFirstResponse(args, line) {
 const base = timeCommand(['-e', '0'])
 const help = timeCommand([cli, '--help'])
 const rpc = await timeFirstResponse(['code', '--mode', 'rpc'], '{"type":"get_state","id":1}')
-const acp = await timeFirstResponse(['otter', 'serve', '--acp'], '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}')
-const row = (name, v) => console.log(`${name.padEnd(52)} ${v.toFixed(1).padStart(7)} ms  (${(v / base).toFixed(2)}x node -e 0)`)
+const acp = await timeFirstResponse(
+  ['otter', 'serve', '--acp'],
+  '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}',
+)
+const row = (name, v) =>
+  console.log(`${name.padEnd(52)} ${v.toFixed(1).padStart(7)} ms  (${(v / base).toFixed(2)}x node -e 0)`)
 console.log(`Node ${process.version}, median of ${N} runs`)
 row('node -e 0', base)
 row('chimera --help', help)

@@ -60,7 +60,10 @@ async function firstOk(args: string[]): Promise<number> {
   const t0 = performance.now()
   // A throwaway CHIMERA_HOME: the server writes a pidfile and event logs there, never in the user's home.
   const home = mkdtempSync(join(tmpdir(), 'chimera-bench-'))
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CHIMERA_LOG_LEVEL: 'info', CHIMERA_HOME: home } })
+  const child = spawn(process.execPath, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, CHIMERA_LOG_LEVEL: 'info', CHIMERA_HOME: home },
+  })
   let text = ''
   child.stdout.setEncoding('utf8').on('data', (d: string) => (text += d))
   child.stderr.setEncoding('utf8').on('data', (d: string) => (text += d))
@@ -68,7 +71,10 @@ async function firstOk(args: string[]): Promise<number> {
     for (;;) {
       const url = /(http:\/\/127\.0\.0\.1:\d+)/.exec(text)?.[1]
       if (url) {
-        const ok = await fetch(`${url}/health`).then((r) => r.ok, () => false)
+        const ok = await fetch(`${url}/health`).then(
+          (r) => r.ok,
+          () => false,
+        )
         if (ok) return performance.now() - t0
       }
       if (performance.now() - t0 > 20_000) throw new Error(`no 200 within 20 s: ${text.slice(-300)}`)
@@ -76,11 +82,14 @@ async function firstOk(args: string[]): Promise<number> {
     }
   } finally {
     child.kill('SIGKILL')
-    await new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r(undefined) : child.once('exit', r)))
+    await new Promise((r) =>
+      child.exitCode !== null || child.signalCode !== null ? r(undefined) : child.once('exit', r),
+    )
     rmSync(home, { recursive: true, force: true })
   }
 }
-const bareScript = "require('http').createServer((q,s)=>s.end('ok')).listen(0,'127.0.0.1',function(){console.log('http://127.0.0.1:'+this.address().port)})"
+const bareScript =
+  "require('http').createServer((q,s)=>s.end('ok')).listen(0,'127.0.0.1',function(){console.log('http://127.0.0.1:'+this.address().port)})"
 const spawnBare: number[] = []
 const spawnChimera: number[] = []
 for (let i = 0; i < SPAWNS; i++) {
@@ -93,5 +102,7 @@ console.log(`GET /health, ${CONNECTIONS} connections, ${SECONDS} s each (autocan
 console.log('| server | req/s | vs bare h3 |')
 console.log('|---|---:|---:|')
 for (const [name, v] of rows) console.log(`| ${name} | ${v.toFixed(0)} | ${(v / h3rps).toFixed(2)}x |`)
-console.log(`\nspawn to first 200 (median of ${SPAWNS}): bare node:http ${median(spawnBare).toFixed(0)} ms, chimera otter serve ${median(spawnChimera).toFixed(0)} ms (${(median(spawnChimera) / median(spawnBare)).toFixed(2)}x)`)
+console.log(
+  `\nspawn to first 200 (median of ${SPAWNS}): bare node:http ${median(spawnBare).toFixed(0)} ms, chimera otter serve ${median(spawnChimera).toFixed(0)} ms (${(median(spawnChimera) / median(spawnBare)).toFixed(2)}x)`,
+)
 process.exit(0)

@@ -23,14 +23,25 @@ const RATE = Number(process.env.BENCH_RATE ?? 100)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const REPLAY = Number(process.env.BENCH_REPLAY ?? 100_000)
 const ONLY = new Set((process.env.BENCH_ONLY ?? 'rss,first,fanout,replay').split(','))
-const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] ?? NaN
+const pct = (xs: number[], p: number): number =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] ?? NaN
 const t = await socketTarget({ sse: { bufferBytes: 1 << 20 } })
 const base = t.baseUrl
 const post = async (path: string, body?: unknown): Promise<Record<string, unknown>> =>
-  (await (await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })).json()) as Record<string, unknown>
+  (await (
+    await fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    })
+  ).json()) as Record<string, unknown>
 
 /** An SSE client on node:http: calls `onRecord(id, data)` per record; resolves when the stream ends. */
-function subscribe(path: string, onRecord: (id: number, data: string, at: number) => void, headers: Record<string, string> = {}): { done: Promise<void>; close(): void } {
+function subscribe(
+  path: string,
+  onRecord: (id: number, data: string, at: number) => void,
+  headers: Record<string, string> = {},
+): { done: Promise<void>; close(): void } {
   let req!: ReturnType<typeof request>
   const done = new Promise<void>((resolve) => {
     req = request(`${base}${path}`, { headers: { accept: 'text/event-stream', ...headers } }, (res) => {
@@ -90,13 +101,19 @@ const run = async (clients: number): Promise<{ gaps: number; lat: number[]; rece
   let gaps = 0
   let received = 0
   const subs = Array.from({ length: clients }, (_, c) =>
-    subscribe(`/session/${fan}/events`, (id, data, at) => {
-      if (id !== last[c]! + 1) gaps++
-      last[c] = id
-      received++
-      const ts = Date.parse((JSON.parse(data) as { timestamp?: number }).timestamp as unknown as string) || (JSON.parse(data) as { timestamp: number }).timestamp
-      lat.push(at - ts)
-    }, { 'last-event-id': String(start) }),
+    subscribe(
+      `/session/${fan}/events`,
+      (id, data, at) => {
+        if (id !== last[c]! + 1) gaps++
+        last[c] = id
+        received++
+        const ts =
+          Date.parse((JSON.parse(data) as { timestamp?: number }).timestamp as unknown as string) ||
+          (JSON.parse(data) as { timestamp: number }).timestamp
+        lat.push(at - ts)
+      },
+      { 'last-event-id': String(start) },
+    ),
   )
   await new Promise((r) => setTimeout(r, 300))
   const turnsPerSecond = RATE / 8
@@ -123,19 +140,35 @@ const many = ONLY.has('fanout') ? await run(CLIENTS) : none
 // repeated to REPLAY events in the store (as a long session would have written them), then
 // GET /sessions/{id}/events with Last-Event-ID: 0 until `end` — first while the session is not
 // in the manager (loaded from disk by the request), then again with it live.
-const replay = async (): Promise<{ seq: number; storeMs: number; fromStore: number; coldMs: number; cold: number; warmMs: number; warm: number }> => {
+const replay = async (): Promise<{
+  seq: number
+  storeMs: number
+  fromStore: number
+  coldMs: number
+  cold: number
+  warmMs: number
+  warm: number
+}> => {
   const { session_id: tpl } = await post('/sessions', { prompt: '!say template' })
   const tplSession = t.server.deps.manager.peek(tpl as string)!
   await tplSession.idle()
   const events = await tplSession.events(0)
   const store = t.server.deps.manager.store
-  const meta = { session_id: newSessionId('otter'), agent: 'otter' as const, cwd: t.cwd, model: 'offline', mode: 'build', created_at: new Date().toISOString() }
+  const meta = {
+    session_id: newSessionId('otter'),
+    agent: 'otter' as const,
+    cwd: t.cwd,
+    model: 'offline',
+    mode: 'build',
+    created_at: new Date().toISOString(),
+  }
   await store.create(meta, minimalSummary(meta))
   const head = events.filter((e) => e.type !== 'agent_result' && e.type !== 'text_delta')
   const delta = events.find((e) => e.type === 'text_delta')!
   const tail = events.find((e) => e.type === 'agent_result')!
   let seq = 0
-  const put = (e: (typeof events)[number]) => store.append({ ...e, seq: ++seq, id: `evt-${randomUUID()}`, session_id: meta.session_id } as typeof e)
+  const put = (e: (typeof events)[number]) =>
+    store.append({ ...e, seq: ++seq, id: `evt-${randomUUID()}`, session_id: meta.session_id } as typeof e)
   for (const e of head) await put(e)
   while (seq < REPLAY - 1) await put(delta)
   await put(tail)
@@ -157,13 +190,29 @@ const r = ONLY.has('replay') ? await replay() : undefined
 
 console.log('| figure | value | baseline (same run) | ratio |')
 console.log('|---|---:|---:|---:|')
-if (ONLY.has('first')) console.log(`| POST /sessions -> first SSE record, median of ${FIRST} | ${pct(first, 50).toFixed(2)} ms | GET /health round trip ${pct(health, 50).toFixed(2)} ms | ${(pct(first, 50) / pct(health, 50)).toFixed(2)}x |`)
-if (ONLY.has('fanout')) console.log(`| ${CLIENTS} SSE clients, ~${RATE} events/s for ${SECONDS} s: gaps | ${many.gaps} (${many.sent} events x ${CLIENTS} clients, ${many.received} received) | 1 client: ${alone.gaps} gaps | |`)
-if (ONLY.has('fanout')) console.log(`| ${CLIENTS} SSE clients: delivery latency p50 / p99 | ${pct(many.lat, 50)} / ${pct(many.lat, 99)} ms | 1 client p99 ${pct(alone.lat, 99)} ms | ${(pct(many.lat, 99) / Math.max(1, pct(alone.lat, 99))).toFixed(1)}x |`)
+if (ONLY.has('first'))
+  console.log(
+    `| POST /sessions -> first SSE record, median of ${FIRST} | ${pct(first, 50).toFixed(2)} ms | GET /health round trip ${pct(health, 50).toFixed(2)} ms | ${(pct(first, 50) / pct(health, 50)).toFixed(2)}x |`,
+  )
+if (ONLY.has('fanout'))
+  console.log(
+    `| ${CLIENTS} SSE clients, ~${RATE} events/s for ${SECONDS} s: gaps | ${many.gaps} (${many.sent} events x ${CLIENTS} clients, ${many.received} received) | 1 client: ${alone.gaps} gaps | |`,
+  )
+if (ONLY.has('fanout'))
+  console.log(
+    `| ${CLIENTS} SSE clients: delivery latency p50 / p99 | ${pct(many.lat, 50)} / ${pct(many.lat, 99)} ms | 1 client p99 ${pct(alone.lat, 99)} ms | ${(pct(many.lat, 99) / Math.max(1, pct(alone.lat, 99))).toFixed(1)}x |`,
+  )
 if (r) {
-  console.log(`| Last-Event-ID: 0 replay of ${r.seq} events to end, session loaded by the request (${r.cold} received) | ${r.coldMs.toFixed(0)} ms | store read of the same events ${r.storeMs.toFixed(0)} ms (${r.fromStore}) | ${(r.coldMs / r.storeMs).toFixed(2)}x |`)
-  console.log(`| the same replay again, session live (${r.warm} received) | ${r.warmMs.toFixed(0)} ms | store read ${r.storeMs.toFixed(0)} ms | ${(r.warmMs / r.storeMs).toFixed(2)}x |`)
+  console.log(
+    `| Last-Event-ID: 0 replay of ${r.seq} events to end, session loaded by the request (${r.cold} received) | ${r.coldMs.toFixed(0)} ms | store read of the same events ${r.storeMs.toFixed(0)} ms (${r.fromStore}) | ${(r.coldMs / r.storeMs).toFixed(2)}x |`,
+  )
+  console.log(
+    `| the same replay again, session live (${r.warm} received) | ${r.warmMs.toFixed(0)} ms | store read ${r.storeMs.toFixed(0)} ms | ${(r.warmMs / r.storeMs).toFixed(2)}x |`,
+  )
 }
-if (ONLY.has('rss')) console.log(`| RSS with 100 live sessions | +${((rss1 - rss0) / 1048576).toFixed(1)} MB (total ${(rss1 / 1048576).toFixed(0)} MB) | RSS before ${(rss0 / 1048576).toFixed(0)} MB | |`)
+if (ONLY.has('rss'))
+  console.log(
+    `| RSS with 100 live sessions | +${((rss1 - rss0) / 1048576).toFixed(1)} MB (total ${(rss1 / 1048576).toFixed(0)} MB) | RSS before ${(rss0 / 1048576).toFixed(0)} MB | |`,
+  )
 await t.close()
 process.exit(0)

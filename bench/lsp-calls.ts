@@ -73,7 +73,14 @@ for (const p of projects) {
   const pos = { text: p.symbol, occurrence: 2 }
   try {
     const cold = await timed(call('lsp_definition', { path: p.file, position: pos }))
-    const warm: Record<string, number[]> = { lsp_definition: [], lsp_references: [], lsp_completion: [], lsp_diagnostics: [], 'lsp_diagnostics/edit': [], Grep: [] }
+    const warm: Record<string, number[]> = {
+      lsp_definition: [],
+      lsp_references: [],
+      lsp_completion: [],
+      lsp_diagnostics: [],
+      'lsp_diagnostics/edit': [],
+      Grep: [],
+    }
     for (let i = 0; i < RUNS; i++) {
       warm.lsp_definition!.push(await timed(call('lsp_definition', { path: p.file, position: pos })))
       warm.lsp_references!.push(await timed(call('lsp_references', { path: p.other, position: { text: p.symbol } })))
@@ -88,7 +95,9 @@ for (const p of projects) {
     console.log(`\n${p.lang}: ${RUNS} warm runs each`)
     console.log(`  cold first lsp_definition  ${fmt(cold)}  (${(cold / grep).toFixed(0)}x a warm Grep)`)
     for (const [name, xs] of Object.entries(warm)) {
-      console.log(`  warm ${name.padEnd(20)} median ${fmt(median(xs)).padStart(9)}  ${name === 'Grep' ? '(baseline)' : `${(median(xs) / grep).toFixed(2)}x Grep`}`)
+      console.log(
+        `  warm ${name.padEnd(20)} median ${fmt(median(xs)).padStart(9)}  ${name === 'Grep' ? '(baseline)' : `${(median(xs) / grep).toFixed(2)}x Grep`}`,
+      )
     }
     console.log(`  cold / warm lsp_definition: ${(cold / median(warm.lsp_definition!)).toFixed(0)}x`)
   } finally {

@@ -44,7 +44,9 @@ try {
   const estimate = (short[2] as number) * growth ** (40 - 22)
   const grepBefore = jsRegexMs('(a+)+$', line)
   writeFileSync(join(ws, 'redos.txt'), `${line}\n`)
-  const grepAfter = await timeTool(() => grepTool.run({ pattern: '(a+)+$', case_insensitive: false, max_results: 200 }, recordingContext(ws)))
+  const grepAfter = await timeTool(() =>
+    grepTool.run({ pattern: '(a+)+$', case_insensitive: false, max_results: 200 }, recordingContext(ws)),
+  )
 
   // Glob: the old matcher compiled the glob to one JavaScript RegExp over the whole path.
   const glob = '*a*a*a*a*a*a*a*a*a*a*a*a*c'

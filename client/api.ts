@@ -15,7 +15,13 @@
 import type { HttpOperationId } from '../generated/http/routes.gen.ts'
 import { ChimeraApiError } from './errors.ts'
 import type { ReconnectOptions } from './events/event-stream.ts'
-import { openLoopEvents, openSessionEvents, type LoopEventStream, type SessionEventStream, type StreamOptions } from './events/session-events.ts'
+import {
+  openLoopEvents,
+  openSessionEvents,
+  type LoopEventStream,
+  type SessionEventStream,
+  type StreamOptions,
+} from './events/session-events.ts'
 import { createHttpClient, type HttpClient, type paths } from './http.ts'
 
 export interface ChimeraClientOptions {
@@ -36,9 +42,19 @@ export interface CallOptions {
   token?: string | undefined
 }
 
-type Json<P extends keyof paths, M extends keyof paths[P], S extends number> = paths[P][M] extends { responses: { [K in S]: { content: { 'application/json': infer B } } } } ? B : never
-type Body<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never
-type Query<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never
+type Json<P extends keyof paths, M extends keyof paths[P], S extends number> = paths[P][M] extends {
+  responses: { [K in S]: { content: { 'application/json': infer B } } }
+}
+  ? B
+  : never
+type Body<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends {
+  requestBody?: { content: { 'application/json': infer B } }
+}
+  ? B
+  : never
+type Query<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { parameters: { query?: infer Q } }
+  ? NonNullable<Q>
+  : never
 
 export type HealthResponse = Json<'/health', 'get', 200>
 export type InfoResponse = Json<'/info', 'get', 200>
@@ -130,7 +146,9 @@ async function noContent(operation: string, p: Promise<Outcome<unknown>>): Promi
 }
 
 export function createChimeraClient(opts: ChimeraClientOptions): ChimeraClient {
-  return Object.assign(buildClient(opts), { withToken: (token: string | undefined) => createChimeraClient({ ...opts, token }) })
+  return Object.assign(buildClient(opts), {
+    withToken: (token: string | undefined) => createChimeraClient({ ...opts, token }),
+  })
 }
 
 function buildClient(opts: ChimeraClientOptions) {
@@ -162,57 +180,97 @@ function buildClient(opts: ChimeraClientOptions) {
     /** The AsyncAPI document of the event streams. */
     asyncapi: (o?: CallOptions) => ok('GET /asyncapi.json', raw.GET('/asyncapi.json', init(o))),
     /** The OpenRPC document of the ACP surface: the v1 wire (default) or the seed dialect. */
-    openrpc: (dialect: 'v1' | 'seed' = 'v1', o?: CallOptions) => ok('GET /openrpc.json', raw.GET('/openrpc.json', { ...init(o), params: { query: { dialect } } })),
+    openrpc: (dialect: 'v1' | 'seed' = 'v1', o?: CallOptions) =>
+      ok('GET /openrpc.json', raw.GET('/openrpc.json', { ...init(o), params: { query: { dialect } } })),
 
     sessions: {
-      list: (query: SessionsListQuery = {}, o?: CallOptions) => ok('GET /sessions', raw.GET('/sessions', { ...init(o), params: { query } })),
-      create: (body: SessionsCreateRequest, o?: CallOptions) => ok('POST /sessions', raw.POST('/sessions', { ...init(o), body })),
-      get: (sid: string, o?: CallOptions) => ok('GET /sessions/{id}', raw.GET('/sessions/{id}', { ...init(o), ...id(sid) })),
+      list: (query: SessionsListQuery = {}, o?: CallOptions) =>
+        ok('GET /sessions', raw.GET('/sessions', { ...init(o), params: { query } })),
+      create: (body: SessionsCreateRequest, o?: CallOptions) =>
+        ok('POST /sessions', raw.POST('/sessions', { ...init(o), body })),
+      get: (sid: string, o?: CallOptions) =>
+        ok('GET /sessions/{id}', raw.GET('/sessions/{id}', { ...init(o), ...id(sid) })),
       /** Set the session's title (trimmed, at most 200 characters); `null` or `''` clears it. Resolves to the summary. */
       rename: (sid: string, title: string | null, o?: CallOptions) =>
         ok('PATCH /sessions/{id}', raw.PATCH('/sessions/{id}', { ...init(o), ...id(sid), body: { title } })),
-      addTurn: (sid: string, prompt: string, o?: CallOptions) => ok('POST /sessions/{id}/turns', raw.POST('/sessions/{id}/turns', { ...init(o), ...id(sid), body: { prompt } })),
-      cancel: (sid: string, o?: CallOptions) => noContent('POST /sessions/{id}/cancel', raw.POST('/sessions/{id}/cancel', { ...init(o), ...id(sid) })),
+      addTurn: (sid: string, prompt: string, o?: CallOptions) =>
+        ok('POST /sessions/{id}/turns', raw.POST('/sessions/{id}/turns', { ...init(o), ...id(sid), body: { prompt } })),
+      cancel: (sid: string, o?: CallOptions) =>
+        noContent('POST /sessions/{id}/cancel', raw.POST('/sessions/{id}/cancel', { ...init(o), ...id(sid) })),
       /** The session's events (replay, then live) until `end`; see SessionEventStream. */
       events: (sid: string, o: StreamOptions = {}): SessionEventStream => openSessionEvents(sid, stream(o)),
       /** The HTML or Markdown rendering as text. */
       transcript: (sid: string, format: 'html' | 'md' = 'html', o?: CallOptions) =>
-        ok('GET /sessions/{id}/transcript', raw.GET('/sessions/{id}/transcript', { ...init(o), params: { path: { id: sid }, query: { format } }, parseAs: 'text' })) as Promise<string>,
+        ok(
+          'GET /sessions/{id}/transcript',
+          raw.GET('/sessions/{id}/transcript', {
+            ...init(o),
+            params: { path: { id: sid }, query: { format } },
+            parseAs: 'text',
+          }),
+        ) as Promise<string>,
       /** The JSON rendering. */
       transcriptJson: (sid: string, o?: CallOptions) =>
-        ok('GET /sessions/{id}/transcript', raw.GET('/sessions/{id}/transcript', { ...init(o), params: { path: { id: sid }, query: { format: 'json' } } })) as Promise<TranscriptJson>,
-      share: (sid: string, body: ShareRequest, o?: CallOptions) => ok('POST /sessions/{id}/share', raw.POST('/sessions/{id}/share', { ...init(o), ...id(sid), body })),
-      undo: (sid: string, steps = 1, o?: CallOptions) => ok('POST /sessions/{id}/undo', raw.POST('/sessions/{id}/undo', { ...init(o), ...id(sid), body: { steps } })),
-      redo: (sid: string, steps = 1, o?: CallOptions) => ok('POST /sessions/{id}/redo', raw.POST('/sessions/{id}/redo', { ...init(o), ...id(sid), body: { steps } })),
+        ok(
+          'GET /sessions/{id}/transcript',
+          raw.GET('/sessions/{id}/transcript', {
+            ...init(o),
+            params: { path: { id: sid }, query: { format: 'json' } },
+          }),
+        ) as Promise<TranscriptJson>,
+      share: (sid: string, body: ShareRequest, o?: CallOptions) =>
+        ok('POST /sessions/{id}/share', raw.POST('/sessions/{id}/share', { ...init(o), ...id(sid), body })),
+      undo: (sid: string, steps = 1, o?: CallOptions) =>
+        ok('POST /sessions/{id}/undo', raw.POST('/sessions/{id}/undo', { ...init(o), ...id(sid), body: { steps } })),
+      redo: (sid: string, steps = 1, o?: CallOptions) =>
+        ok('POST /sessions/{id}/redo', raw.POST('/sessions/{id}/redo', { ...init(o), ...id(sid), body: { steps } })),
     },
 
     session: {
       list: (o?: CallOptions) => ok('GET /session', raw.GET('/session', init(o))),
-      create: (body: SessionCreateRequest = {}, o?: CallOptions) => ok('POST /session', raw.POST('/session', { ...init(o), body })),
-      get: (sid: string, o?: CallOptions) => ok('GET /session/{id}', raw.GET('/session/{id}', { ...init(o), ...id(sid) })),
-      delete: (sid: string, o?: CallOptions) => noContent('DELETE /session/{id}', raw.DELETE('/session/{id}', { ...init(o), ...id(sid) })),
-      sendMessage: (sid: string, message: string, o?: CallOptions) => ok('POST /session/{id}/message', raw.POST('/session/{id}/message', { ...init(o), ...id(sid), body: { message } })),
-      cancel: (sid: string, o?: CallOptions) => noContent('POST /session/{id}/cancel', raw.POST('/session/{id}/cancel', { ...init(o), ...id(sid) })),
+      create: (body: SessionCreateRequest = {}, o?: CallOptions) =>
+        ok('POST /session', raw.POST('/session', { ...init(o), body })),
+      get: (sid: string, o?: CallOptions) =>
+        ok('GET /session/{id}', raw.GET('/session/{id}', { ...init(o), ...id(sid) })),
+      delete: (sid: string, o?: CallOptions) =>
+        noContent('DELETE /session/{id}', raw.DELETE('/session/{id}', { ...init(o), ...id(sid) })),
+      sendMessage: (sid: string, message: string, o?: CallOptions) =>
+        ok(
+          'POST /session/{id}/message',
+          raw.POST('/session/{id}/message', { ...init(o), ...id(sid), body: { message } }),
+        ),
+      cancel: (sid: string, o?: CallOptions) =>
+        noContent('POST /session/{id}/cancel', raw.POST('/session/{id}/cancel', { ...init(o), ...id(sid) })),
       /** The session's replay buffer, then live frames across turns (it never ends by itself). */
-      events: (sid: string, o: Omit<StreamOptions, 'from'> & { from?: number } = {}): LoopEventStream => openLoopEvents(sid, stream(o)),
-      rotateToken: (sid: string, o?: CallOptions) => ok('POST /session/{id}/rotate-token', raw.POST('/session/{id}/rotate-token', { ...init(o), ...id(sid) })),
-      undo: (sid: string, steps = 1, o?: CallOptions) => ok('POST /session/{id}/undo', raw.POST('/session/{id}/undo', { ...init(o), ...id(sid), body: { steps } })),
-      redo: (sid: string, steps = 1, o?: CallOptions) => ok('POST /session/{id}/redo', raw.POST('/session/{id}/redo', { ...init(o), ...id(sid), body: { steps } })),
+      events: (sid: string, o: Omit<StreamOptions, 'from'> & { from?: number } = {}): LoopEventStream =>
+        openLoopEvents(sid, stream(o)),
+      rotateToken: (sid: string, o?: CallOptions) =>
+        ok('POST /session/{id}/rotate-token', raw.POST('/session/{id}/rotate-token', { ...init(o), ...id(sid) })),
+      undo: (sid: string, steps = 1, o?: CallOptions) =>
+        ok('POST /session/{id}/undo', raw.POST('/session/{id}/undo', { ...init(o), ...id(sid), body: { steps } })),
+      redo: (sid: string, steps = 1, o?: CallOptions) =>
+        ok('POST /session/{id}/redo', raw.POST('/session/{id}/redo', { ...init(o), ...id(sid), body: { steps } })),
     },
 
     tool: {
-      approve: (body: ToolApproveRequest, o?: CallOptions) => ok('POST /tool/approve', raw.POST('/tool/approve', { ...init(o), body })),
+      approve: (body: ToolApproveRequest, o?: CallOptions) =>
+        ok('POST /tool/approve', raw.POST('/tool/approve', { ...init(o), body })),
     },
 
     commands: {
       list: (o?: CallOptions) => ok('GET /commands', raw.GET('/commands', init(o))),
       invoke: (name: string, body: CommandInvokeRequest, o?: CallOptions) =>
-        ok('POST /commands/{name}/invoke', raw.POST('/commands/{name}/invoke', { ...init(o), params: { path: { name } }, body })),
+        ok(
+          'POST /commands/{name}/invoke',
+          raw.POST('/commands/{name}/invoke', { ...init(o), params: { path: { name } }, body }),
+        ),
     },
 
     runs: {
-      list: (query: RunsQuery = {}, o?: CallOptions) => ok('GET /runs', raw.GET('/runs', { ...init(o), params: { query } })),
-      cost: (query: RunsQuery = {}, o?: CallOptions) => ok('GET /runs/cost', raw.GET('/runs/cost', { ...init(o), params: { query } })),
+      list: (query: RunsQuery = {}, o?: CallOptions) =>
+        ok('GET /runs', raw.GET('/runs', { ...init(o), params: { query } })),
+      cost: (query: RunsQuery = {}, o?: CallOptions) =>
+        ok('GET /runs/cost', raw.GET('/runs/cost', { ...init(o), params: { query } })),
     },
   }
 }

@@ -10,19 +10,33 @@ import { build, type Metafile } from 'esbuild'
 import { describe, expect, it } from 'vitest'
 
 async function bundle(entry: string): Promise<{ bytes: Uint8Array; meta: Metafile }> {
-  const r = await build({ entryPoints: [entry], bundle: true, platform: 'browser', format: 'esm', target: 'es2022', minify: true, write: false, metafile: true, logLevel: 'silent' })
+  const r = await build({
+    entryPoints: [entry],
+    bundle: true,
+    platform: 'browser',
+    format: 'esm',
+    target: 'es2022',
+    minify: true,
+    write: false,
+    metafile: true,
+    logLevel: 'silent',
+  })
   return { bytes: r.outputFiles[0]!.contents, meta: r.metafile }
 }
 
 const nodeOnly = (meta: Metafile): string[] =>
-  Object.values(meta.inputs).flatMap((i) => i.imports.map((x) => x.path)).filter((p) => p.startsWith('node:') || builtinModules.includes(p))
+  Object.values(meta.inputs)
+    .flatMap((i) => i.imports.map((x) => x.path))
+    .filter((p) => p.startsWith('node:') || builtinModules.includes(p))
 
 describe('the browser entries', () => {
   it('@chimera-agent/client bundles for the browser with no Node import, and says how big it is', async () => {
     const { bytes, meta } = await bundle('client/index.ts')
     expect(nodeOnly(meta)).toEqual([])
     expect(Object.keys(meta.inputs).filter((p) => p.startsWith('server/') || p.startsWith('client/node/'))).toEqual([])
-    process.stderr.write(`@chimera-agent/client browser bundle: ${bytes.length} bytes minified, ${gzipSync(bytes).length} gzipped\n`)
+    process.stderr.write(
+      `@chimera-agent/client browser bundle: ${bytes.length} bytes minified, ${gzipSync(bytes).length} gzipped\n`,
+    )
     expect(bytes.length).toBeGreaterThan(0)
   })
 
@@ -41,7 +55,7 @@ describe('the browser entries', () => {
     expect(bytes.length).toBeLessThan(160_000)
   })
 
-    it('the check can fail: an entry that imports a Node module does not bundle for the browser', async () => {
+  it('the check can fail: an entry that imports a Node module does not bundle for the browser', async () => {
     await expect(bundle('client/node/index.ts')).rejects.toThrow(/node:child_process|child_process/)
   })
 })

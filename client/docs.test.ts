@@ -7,10 +7,18 @@ const read = (p: string): string => readFileSync(new URL(`../${p}`, import.meta.
 /** Names a module exports by its own declarations and `export { … }` lists (not `export *`). */
 export function exportedNames(source: string): string[] {
   const names = new Set<string>()
-  for (const m of source.matchAll(/^export\s+(?:declare\s+)?(?:async\s+)?(?:function\*?|const|let|class|interface|type)\s+([A-Za-z_$][\w$]*)/gm)) names.add(m[1]!)
+  for (const m of source.matchAll(
+    /^export\s+(?:declare\s+)?(?:async\s+)?(?:function\*?|const|let|class|interface|type)\s+([A-Za-z_$][\w$]*)/gm,
+  ))
+    names.add(m[1]!)
   for (const m of source.matchAll(/^export\s+(?:type\s+)?\{([^}]*)\}/gm)) {
     for (const part of m[1]!.split(',')) {
-      const name = part.trim().replace(/^type\s+/, '').split(/\s+as\s+/).pop()!.trim()
+      const name = part
+        .trim()
+        .replace(/^type\s+/, '')
+        .split(/\s+as\s+/)
+        .pop()!
+        .trim()
       if (name) names.add(name)
     }
   }
@@ -28,6 +36,8 @@ describe('docs/client.md', () => {
   }
 
   it('the check can fail: a name that is not in the doc is reported', () => {
-    expect(exportedNames('export const notDocumentedAnywhere = 1').filter((n) => !doc.includes(`\`${n}\``))).toContain('notDocumentedAnywhere')
+    expect(exportedNames('export const notDocumentedAnywhere = 1').filter((n) => !doc.includes(`\`${n}\``))).toContain(
+      'notDocumentedAnywhere',
+    )
   })
 })

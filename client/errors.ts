@@ -31,7 +31,11 @@ export class ChimeraApiError extends Error {
 
   /** True for a ChimeraApiError (from any copy of the SDK), optionally with one of `codes`. */
   static is(x: unknown, ...codes: (ErrorCode | 'unexpected_response')[]): x is ChimeraApiError {
-    if (!(x instanceof ChimeraApiError) && !(isNamed(x, 'ChimeraApiError') && typeof (x as ChimeraApiError).status === 'number')) return false
+    if (
+      !(x instanceof ChimeraApiError) &&
+      !(isNamed(x, 'ChimeraApiError') && typeof (x as ChimeraApiError).status === 'number')
+    )
+      return false
     return codes.length === 0 || codes.includes((x as ChimeraApiError).code)
   }
 }
@@ -57,7 +61,11 @@ export class ChimeraClientError extends Error {
   }
 
   static is(x: unknown, ...kinds: ClientErrorKind[]): x is ChimeraClientError {
-    if (!(x instanceof ChimeraClientError) && !(isNamed(x, 'ChimeraClientError') && typeof (x as ChimeraClientError).kind === 'string')) return false
+    if (
+      !(x instanceof ChimeraClientError) &&
+      !(isNamed(x, 'ChimeraClientError') && typeof (x as ChimeraClientError).kind === 'string')
+    )
+      return false
     return kinds.length === 0 || kinds.includes((x as ChimeraClientError).kind)
   }
 }

@@ -20,7 +20,9 @@ export interface FollowOptions {
    * A permission request: return a decision to answer it (posted to `/tool/approve`), or
    * undefined to leave it to another client. Without this callback requests are left alone.
    */
-  onPermission?: (req: PermissionRequestEvent) => PermissionDecision | undefined | Promise<PermissionDecision | undefined>
+  onPermission?: (
+    req: PermissionRequestEvent,
+  ) => PermissionDecision | undefined | Promise<PermissionDecision | undefined>
 }
 
 export interface TurnOutcome {
@@ -35,13 +37,22 @@ export interface TurnOutcome {
 }
 
 /** Creates a session with its first prompt and follows that turn to its end. */
-export async function startSession(client: ChimeraClient, body: SessionsCreateRequest, o: FollowOptions = {}): Promise<TurnOutcome> {
+export async function startSession(
+  client: ChimeraClient,
+  body: SessionsCreateRequest,
+  o: FollowOptions = {},
+): Promise<TurnOutcome> {
   const { session_id } = await client.sessions.create(body, { signal: o.signal })
   return followTurn(client, session_id, 0, o)
 }
 
 /** Sends another prompt to a session and follows that turn to its end. */
-export async function continueSession(client: ChimeraClient, sessionId: string, prompt: string, o: FollowOptions = {}): Promise<TurnOutcome> {
+export async function continueSession(
+  client: ChimeraClient,
+  sessionId: string,
+  prompt: string,
+  o: FollowOptions = {},
+): Promise<TurnOutcome> {
   const { summary, events } = await client.sessions.get(sessionId, { signal: o.signal })
   const from = summary.event_count ?? events.at(-1)?.seq ?? 0
   await client.sessions.addTurn(sessionId, prompt, { signal: o.signal })
@@ -49,7 +60,12 @@ export async function continueSession(client: ChimeraClient, sessionId: string, 
 }
 
 /** Follows a session's events after counter `from` until the stream's `end`. */
-export async function followTurn(client: ChimeraClient, sessionId: string, from: number, o: FollowOptions = {}): Promise<TurnOutcome> {
+export async function followTurn(
+  client: ChimeraClient,
+  sessionId: string,
+  from: number,
+  o: FollowOptions = {},
+): Promise<TurnOutcome> {
   const stream = client.sessions.events(sessionId, { from, signal: o.signal })
   const events: SessionStreamEvent[] = []
   let result: AgentResultEvent | undefined
@@ -59,10 +75,17 @@ export async function followTurn(client: ChimeraClient, sessionId: string, from:
     if (ev.type === 'agent_result') result = ev
     if (ev.type === 'permission_request' && o.onPermission) {
       const decision = await o.onPermission(ev)
-      if (decision !== undefined) await answerPermission(client, sessionId, ev.metadata.request_id, decision, { signal: o.signal })
+      if (decision !== undefined)
+        await answerPermission(client, sessionId, ev.metadata.request_id, decision, { signal: o.signal })
     }
   }
-  return { session_id: sessionId, events, success: stream.end?.success ?? false, output: result?.metadata.output, result }
+  return {
+    session_id: sessionId,
+    events,
+    success: stream.end?.success ?? false,
+    output: result?.metadata.output,
+    result,
+  }
 }
 
 /**
@@ -70,11 +93,22 @@ export async function followTurn(client: ChimeraClient, sessionId: string, from:
  * characters; `null` or `''` clears it (clients then derive a title from the first prompt).
  * Resolves to the session's summary.
  */
-export function renameSession(client: ChimeraClient, sessionId: string, title: string | null, o?: CallOptions): Promise<SessionSummary> {
+export function renameSession(
+  client: ChimeraClient,
+  sessionId: string,
+  title: string | null,
+  o?: CallOptions,
+): Promise<SessionSummary> {
   return client.sessions.rename(sessionId, title, o)
 }
 
 /** Answers a pending permission request. */
-export async function answerPermission(client: ChimeraClient, sessionId: string, requestId: string, decision: PermissionDecision, o?: CallOptions): Promise<void> {
+export async function answerPermission(
+  client: ChimeraClient,
+  sessionId: string,
+  requestId: string,
+  decision: PermissionDecision,
+  o?: CallOptions,
+): Promise<void> {
   await client.tool.approve({ session_id: sessionId, request_id: requestId, decision }, o)
 }

@@ -37,9 +37,41 @@ export {
   type TranscriptJson,
   type UndoResult,
 } from './api.ts'
-export { answerPermission, continueSession, followTurn, renameSession, startSession, type AgentResultEvent, type FollowOptions, type PermissionRequestEvent, type TurnOutcome } from './helpers.ts'
+export {
+  answerPermission,
+  continueSession,
+  followTurn,
+  renameSession,
+  startSession,
+  type AgentResultEvent,
+  type FollowOptions,
+  type PermissionRequestEvent,
+  type TurnOutcome,
+} from './helpers.ts'
 export { ChimeraApiError, ChimeraClientError, type ClientErrorKind, type ErrorBody, type ErrorCode } from './errors.ts'
-export { EventStream, type EventStreamOptions, type ReconnectOptions, type RetryInfo, type SseRecord, type StreamStats } from './events/event-stream.ts'
-export { LoopEventStream, SessionEventStream, type LoopStreamEvent, type SessionStreamEvent, type SseEnd, type StreamOptions } from './events/session-events.ts'
+export {
+  EventStream,
+  type EventStreamOptions,
+  type ReconnectOptions,
+  type RetryInfo,
+  type SseRecord,
+  type StreamStats,
+} from './events/event-stream.ts'
+export {
+  LoopEventStream,
+  SessionEventStream,
+  type LoopStreamEvent,
+  type SessionStreamEvent,
+  type SseEnd,
+  type StreamOptions,
+} from './events/session-events.ts'
 export { createHttpClient, type HttpClient, type HttpClientOptions, type paths } from './http.ts'
-export type { ChimeraEvent, EventDataByType, EventType, LoopEventEnvelope, PermissionDecision, SseEnvelope, Usage } from '../generated/schemas.gen.ts'
+export type {
+  ChimeraEvent,
+  EventDataByType,
+  EventType,
+  LoopEventEnvelope,
+  PermissionDecision,
+  SseEnvelope,
+  Usage,
+} from '../generated/schemas.gen.ts'

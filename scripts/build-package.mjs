@@ -14,7 +14,11 @@ import { CLI_ENTRY, DOUBLE_ENTRY, KIT_ENTRY, buildClient, buildNode, buildUi, cl
 async function clientTypes(outdir) {
   const [{ rollup }, { dts }] = await Promise.all([import('rollup'), import('rollup-plugin-dts')])
   const bundle = await rollup({
-    input: { index: join(root, 'client/index.ts'), node: join(root, 'client/node/index.ts'), msw: join(root, 'client/msw/index.ts') },
+    input: {
+      index: join(root, 'client/index.ts'),
+      node: join(root, 'client/node/index.ts'),
+      msw: join(root, 'client/msw/index.ts'),
+    },
     plugins: [dts({ tsconfig: join(root, 'tsconfig.json') })],
     // Bare specifiers are the package's dependencies and peers; relative ones are inlined.
     external: (id) => !id.startsWith('.') && !id.startsWith('/'),
@@ -44,5 +48,6 @@ export async function buildPackage(name, { types = true } = {}) {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const args = process.argv.slice(2)
   const names = args.filter((a) => !a.startsWith('--'))
-  for (const name of names.length ? names : ['client', 'conformance', 'server']) await buildPackage(name, { types: !args.includes('--no-types') })
+  for (const name of names.length ? names : ['client', 'conformance', 'server'])
+    await buildPackage(name, { types: !args.includes('--no-types') })
 }

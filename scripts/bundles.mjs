@@ -11,7 +11,8 @@ export const root = fileURLToPath(new URL('..', import.meta.url))
 /** Empties `dir` (made if missing), keeping the entries named in `keep`. */
 export function clean(dir, keep = []) {
   mkdirSync(dir, { recursive: true })
-  for (const entry of readdirSync(dir)) if (!keep.includes(entry)) rmSync(join(dir, entry), { recursive: true, force: true })
+  for (const entry of readdirSync(dir))
+    if (!keep.includes(entry)) rmSync(join(dir, entry), { recursive: true, force: true })
 }
 
 /**
@@ -47,7 +48,16 @@ export const DOUBLE_ENTRY = { 'chimera-model-double': 'conformance/model-double/
  * consumer's resolver. `ext` is the output extension (`.mjs` in the checkout, `.js` in the package).
  */
 export async function buildClient(outdir, ext = '.mjs') {
-  const sdk = { absWorkingDir: root, bundle: true, format: 'esm', packages: 'external', outdir, outExtension: { '.js': ext }, logLevel: 'warning', target: 'es2022' }
+  const sdk = {
+    absWorkingDir: root,
+    bundle: true,
+    format: 'esm',
+    packages: 'external',
+    outdir,
+    outExtension: { '.js': ext },
+    logLevel: 'warning',
+    target: 'es2022',
+  }
   await build({ ...sdk, entryPoints: { index: 'client/index.ts' }, platform: 'neutral' })
   await build({ ...sdk, entryPoints: { msw: 'client/msw/index.ts' }, platform: 'neutral' })
   await build({ ...sdk, entryPoints: { node: 'client/node/index.ts' }, platform: 'node', target: 'node20' })
@@ -58,6 +68,18 @@ export async function buildClient(outdir, ext = '.mjs') {
  * imports, no CDN) beside its static page and stylesheet; the HTTP server serves `<outdir>`.
  */
 export async function buildUi(outdir) {
-  await build({ absWorkingDir: root, entryPoints: { app: 'client/ui/main.ts' }, outdir, bundle: true, format: 'esm', platform: 'browser', target: 'es2022', minify: true, legalComments: 'linked', logLevel: 'warning' })
-  for (const file of ['index.html', 'app.css', 'icon.svg']) copyFileSync(join(root, 'client/ui', file), join(outdir, file))
+  await build({
+    absWorkingDir: root,
+    entryPoints: { app: 'client/ui/main.ts' },
+    outdir,
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    minify: true,
+    legalComments: 'linked',
+    logLevel: 'warning',
+  })
+  for (const file of ['index.html', 'app.css', 'icon.svg'])
+    copyFileSync(join(root, 'client/ui', file), join(outdir, file))
 }

@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SessionManager } from '../server/core/manager.ts'
 
-export const SAMPLE_PROMPT = '!think The user wants a greeting file.\n!say I will write <b>hello.txt</b> & check it.\n!call Write {"path":"hello.txt","content":"hello <world>\\n"}'
+export const SAMPLE_PROMPT =
+  '!think The user wants a greeting file.\n!say I will write <b>hello.txt</b> & check it.\n!call Write {"path":"hello.txt","content":"hello <world>\\n"}'
 export const SAMPLE_SESSION_ID = 'otter-20260101T000000Z-5a3c0000-0000-4000-8000-000000000001'
 
 export async function recordSample(): Promise<unknown[]> {
@@ -26,7 +27,8 @@ export async function recordSample(): Promise<unknown[]> {
   try {
     const session = await manager.create()
     session.subscribe((e) => {
-      if (e.type === 'permission_request') session.replyPermission((e.data as { request_id: string }).request_id, 'allow', 'http')
+      if (e.type === 'permission_request')
+        session.replyPermission((e.data as { request_id: string }).request_id, 'allow', 'http')
     })
     await session.prompt(SAMPLE_PROMPT).done
     await session.flush()
@@ -40,7 +42,11 @@ export async function recordSample(): Promise<unknown[]> {
     let n = 0
     return (JSON.parse(text) as { seq: number; id: string; ts: string; data: Record<string, unknown> }[]).map((e) => {
       n++
-      const out = { ...e, id: `evt-00000000-0000-4000-8000-${String(n).padStart(12, '0')}`, ts: new Date(t0 + e.seq * 100).toISOString() }
+      const out = {
+        ...e,
+        id: `evt-00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+        ts: new Date(t0 + e.seq * 100).toISOString(),
+      }
       for (const k of ['message_id', 'request_id', 'call_id'] as const) {
         if (typeof out.data[k] === 'string') out.data = { ...out.data, [k]: `${k.split('_')[0]}-1` }
       }

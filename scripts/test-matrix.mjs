@@ -8,7 +8,10 @@ import { execFileSync } from 'node:child_process'
 
 const gitStatus = () => {
   try {
-    return execFileSync('git', ['status', '--porcelain=v1', '--untracked-files=all'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+    return execFileSync('git', ['status', '--porcelain=v1', '--untracked-files=all'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
   } catch {
     return undefined
   }
@@ -51,7 +54,11 @@ for (const bin of binaries) {
 const statusAfter = gitStatus()
 if (statusBefore !== undefined && statusAfter !== statusBefore) {
   bad = true
-  lines.push(`the test runs changed the checkout:\n  before: ${statusBefore.trim() || '(clean)'}\n  after:  ${(statusAfter ?? '').trim() || '(clean)'}`)
+  lines.push(
+    `the test runs changed the checkout:\n  before: ${statusBefore.trim() || '(clean)'}\n  after:  ${(statusAfter ?? '').trim() || '(clean)'}`,
+  )
 }
-process.stdout.write(`\n${lines.join('\n')}\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`)
+process.stdout.write(
+  `\n${lines.join('\n')}\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`,
+)
 process.exit(bad || failed ? 1 : 0)

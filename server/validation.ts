@@ -16,11 +16,13 @@ interface IssueLike {
 }
 type Issues = { readonly issues: readonly IssueLike[] } | readonly IssueLike[]
 
-const list = (x: Issues): readonly IssueLike[] => (Array.isArray(x) ? x : (x as { issues: readonly IssueLike[] }).issues)
+const list = (x: Issues): readonly IssueLike[] =>
+  Array.isArray(x) ? x : (x as { issues: readonly IssueLike[] }).issues
 const pathOf = (i: IssueLike): string => i.path.map(String).join('.')
 
 /** The value's own type did not match (an issue at the value itself, not inside it). */
-const typeMismatch = (branch: readonly IssueLike[]): IssueLike | undefined => branch.find((i) => i.path.length === 0 && i.code === 'invalid_type' && i.expected)
+const typeMismatch = (branch: readonly IssueLike[]): IssueLike | undefined =>
+  branch.find((i) => i.path.length === 0 && i.code === 'invalid_type' && i.expected)
 
 /** What an issue says, with a union's forms spelled out. */
 function messageOf(i: IssueLike): string {
@@ -30,7 +32,9 @@ function messageOf(i: IssueLike): string {
   if (mismatches.every(Boolean)) {
     const received = /received (\w+)$/.exec(mismatches[0]!.message)?.[1]
     const one = accepted.join(' or ')
-    return received === 'undefined' ? `missing: expected ${one}` : `expected ${one}${received ? `, received ${received}` : ''}`
+    return received === 'undefined'
+      ? `missing: expected ${one}`
+      : `expected ${one}${received ? `, received ${received}` : ''}`
   }
   // The value has the right type for some form but fails inside it: say what is wrong there.
   const inner = i.errors
@@ -42,7 +46,9 @@ function messageOf(i: IssueLike): string {
 
 /** `a.b: message; c: message` (`(root)` for an issue about the whole value). */
 export function formatIssues(x: Issues): string {
-  return list(x).map((i) => `${pathOf(i) || '(root)'}: ${messageOf(i)}`).join('; ')
+  return list(x)
+    .map((i) => `${pathOf(i) || '(root)'}: ${messageOf(i)}`)
+    .join('; ')
 }
 
 /** Structured rows for error payloads. */

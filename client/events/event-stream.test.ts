@@ -10,7 +10,10 @@ import { ChimeraApiError, ChimeraClientError } from '../errors.ts'
 import { createServer } from 'node:http'
 import { sseRecord, startSseServer, type Plan, type SseServer } from './fixtures/sse-server.ts'
 
-const log = Array.from({ length: 5 }, (_, i) => ({ type: i === 0 ? 'turn_start' : 'text_delta', metadata: i === 0 ? { prompt: 'hi' } : { text: `t${i}` } }))
+const log = Array.from({ length: 5 }, (_, i) => ({
+  type: i === 0 ? 'turn_start' : 'text_delta',
+  metadata: i === 0 ? { prompt: 'hi' } : { text: `t${i}` },
+}))
 
 let server: SseServer | undefined
 afterEach(async () => {
@@ -66,7 +69,9 @@ describe('where a stream starts and how it ends', () => {
 
   it("from: 'live' asks for ?from=live, and resumes with Last-Event-ID (not from=live) after a drop", async () => {
     const twoRecords = Buffer.byteLength(sseRecord(1, log[0]!, 1) + sseRecord(2, log[1]!))
-    const client = await start((n) => (n === 0 ? { kind: 'cut', afterBytes: twoRecords + 5, clean: true } : { kind: 'full' }))
+    const client = await start((n) =>
+      n === 0 ? { kind: 'cut', afterBytes: twoRecords + 5, clean: true } : { kind: 'full' },
+    )
     const seqs = await collect(client.sessions.events('otter-1', { from: 'live' }))
     expect(seqs).toEqual([1, 2, 3, 4, 5])
     expect(server!.connections.map((c) => [c.url, c.lastEventId])).toEqual([
@@ -128,19 +133,31 @@ describe('final answers and retried ones', () => {
 
   it('404 session_not_found is final too', async () => {
     const client = await start(() => ({ kind: 'status', status: 404, body: '{"error":"session_not_found"}' }))
-    await expect(collect(client.sessions.events('otter-1'))).rejects.toSatisfy((e) => ChimeraApiError.is(e, 'session_not_found'))
+    await expect(collect(client.sessions.events('otter-1'))).rejects.toSatisfy((e) =>
+      ChimeraApiError.is(e, 'session_not_found'),
+    )
   })
 
   it('a 200 that is not an event stream is a protocol error', async () => {
     const client = await start(() => ({ kind: 'status', status: 200, body: '<html></html>', contentType: 'text/html' }))
-    await expect(collect(client.sessions.events('otter-1'))).rejects.toSatisfy((e) => ChimeraClientError.is(e, 'protocol'))
+    await expect(collect(client.sessions.events('otter-1'))).rejects.toSatisfy((e) =>
+      ChimeraClientError.is(e, 'protocol'),
+    )
   })
 
   it('a record whose data is not JSON, or whose type differs from its event name, is a protocol error', async () => {
-    for (const body of ['id: 1\nevent: text_delta\ndata: {not json\n\n', 'id: 1\nevent: text_delta\ndata: {"type":"turn_start"}\n\n', 'id: x1\nevent: text_delta\ndata: {"type":"text_delta"}\n\n', 'event: text_delta\ndata: {"type":"text_delta"}\n\n']) {
+    for (const body of [
+      'id: 1\nevent: text_delta\ndata: {not json\n\n',
+      'id: 1\nevent: text_delta\ndata: {"type":"turn_start"}\n\n',
+      'id: x1\nevent: text_delta\ndata: {"type":"text_delta"}\n\n',
+      'event: text_delta\ndata: {"type":"text_delta"}\n\n',
+    ]) {
       const raw = await rawServer(body, true)
       try {
-        await expect(collect(createChimeraClient({ baseUrl: raw.baseUrl }).sessions.events('otter-1')), body).rejects.toSatisfy((e) => ChimeraClientError.is(e, 'protocol'))
+        await expect(
+          collect(createChimeraClient({ baseUrl: raw.baseUrl }).sessions.events('otter-1')),
+          body,
+        ).rejects.toSatisfy((e) => ChimeraClientError.is(e, 'protocol'))
       } finally {
         await raw.close()
       }
@@ -150,7 +167,12 @@ describe('final answers and retried ones', () => {
   it('a silent connection is replaced after the idle timeout', async () => {
     const client = await start((n) => (n === 0 ? { kind: 'silent' } : { kind: 'full' }))
     const errors: unknown[] = []
-    const seqs = await collect(client.sessions.events('otter-1', { reconnect: { idleTimeoutMs: 400, maxDelayMs: 5 }, onRetry: (i) => errors.push(i.error) }))
+    const seqs = await collect(
+      client.sessions.events('otter-1', {
+        reconnect: { idleTimeoutMs: 400, maxDelayMs: 5 },
+        onRetry: (i) => errors.push(i.error),
+      }),
+    )
     expect(seqs).toEqual([1, 2, 3, 4, 5])
     expect(errors).toHaveLength(1)
     expect(String((errors[0] as Error).message)).toMatch(/no data for 400 ms/)
@@ -173,7 +195,9 @@ describe('final answers and retried ones', () => {
 
   it('gives up after maxAttempts failed reconnections in a row', async () => {
     const client = await start(() => ({ kind: 'status', status: 503 }))
-    const err = await collect(client.sessions.events('otter-1', { reconnect: { maxAttempts: 3, maxDelayMs: 2 } })).catch((e: unknown) => e)
+    const err = await collect(
+      client.sessions.events('otter-1', { reconnect: { maxAttempts: 3, maxDelayMs: 2 } }),
+    ).catch((e: unknown) => e)
     expect(ChimeraClientError.is(err, 'reconnect_exhausted')).toBe(true)
     expect(ChimeraApiError.is((err as Error).cause, 'service_unavailable')).toBe(true)
     expect(server!.connections).toHaveLength(4)
@@ -181,7 +205,9 @@ describe('final answers and retried ones', () => {
 
   it('maxAttempts: 0 never reconnects', async () => {
     const client = await start(() => ({ kind: 'cut', afterBytes: 0, clean: true }))
-    await expect(collect(client.sessions.events('otter-1', { reconnect: { maxAttempts: 0 } }))).rejects.toSatisfy((e) => ChimeraClientError.is(e, 'reconnect_exhausted'))
+    await expect(collect(client.sessions.events('otter-1', { reconnect: { maxAttempts: 0 } }))).rejects.toSatisfy((e) =>
+      ChimeraClientError.is(e, 'reconnect_exhausted'),
+    )
     expect(server!.connections).toHaveLength(1)
   })
 })

@@ -116,7 +116,11 @@ export class EventStream<T> implements AsyncIterable<T> {
   }
 
   [Symbol.asyncIterator](): AsyncIterator<T> {
-    if (this.#started) throw new ChimeraClientError('protocol', 'an event stream can be iterated only once; open a new one (pass `from` to resume)')
+    if (this.#started)
+      throw new ChimeraClientError(
+        'protocol',
+        'an event stream can be iterated only once; open a new one (pass `from` to resume)',
+      )
     this.#started = true
     return this.#run()
   }
@@ -156,9 +160,15 @@ export class EventStream<T> implements AsyncIterable<T> {
           const err = new ChimeraApiError(res.status, await readBody(res), o.operation)
           if (RETRYABLE.has(res.status)) cause = err
           else fatal = err
-        } else if (!(res.headers.get('content-type') ?? '').toLowerCase().startsWith('text/event-stream') || !res.body) {
+        } else if (
+          !(res.headers.get('content-type') ?? '').toLowerCase().startsWith('text/event-stream') ||
+          !res.body
+        ) {
           await res.body?.cancel()
-          fatal = new ChimeraClientError('protocol', `${o.operation} answered ${res.headers.get('content-type') ?? 'no content type'}, not an event stream`)
+          fatal = new ChimeraClientError(
+            'protocol',
+            `${o.operation} answered ${res.headers.get('content-type') ?? 'no content type'}, not an event stream`,
+          )
         } else {
           const queue: EventSourceMessage[] = []
           const parser = createParser({
@@ -234,7 +244,11 @@ export class EventStream<T> implements AsyncIterable<T> {
       if (o.signal?.aborted) return
       attempt = progressed ? 1 : attempt + 1
       if (attempt > maxAttempts) {
-        throw new ChimeraClientError('reconnect_exhausted', `${o.operation}: gave up after ${maxAttempts} failed reconnection${maxAttempts === 1 ? '' : 's'}`, { cause })
+        throw new ChimeraClientError(
+          'reconnect_exhausted',
+          `${o.operation}: gave up after ${maxAttempts} failed reconnection${maxAttempts === 1 ? '' : 's'}`,
+          { cause },
+        )
       }
       // Exponential backoff from the server's `retry:` with "equal jitter": half fixed, half random.
       const base = Math.min(maxDelay, retryMs * 2 ** (attempt - 1))
@@ -254,7 +268,8 @@ class GapError extends ChimeraClientError {
 }
 
 function parseId(id: string, operation: string): number {
-  if (!/^[1-9][0-9]*$/.test(id) || !Number.isSafeInteger(Number(id))) throw new ChimeraClientError('protocol', `${operation}: record id ${JSON.stringify(id)} is not a positive integer`)
+  if (!/^[1-9][0-9]*$/.test(id) || !Number.isSafeInteger(Number(id)))
+    throw new ChimeraClientError('protocol', `${operation}: record id ${JSON.stringify(id)} is not a positive integer`)
   return Number(id)
 }
 

@@ -13,7 +13,10 @@ import type { RetryInfo } from './event-stream.ts'
 const N = 300
 const DROPS = 50
 /** Text with multi-byte characters, so random cuts land inside UTF-8 sequences too. */
-const log = Array.from({ length: N }, (_, i) => ({ type: 'text_delta', metadata: { text: `chunk ${i + 1} — é✓😀 ${'x'.repeat(i % 37)}` } }))
+const log = Array.from({ length: N }, (_, i) => ({
+  type: 'text_delta',
+  metadata: { text: `chunk ${i + 1} — é✓😀 ${'x'.repeat(i % 37)}` },
+}))
 
 let server: SseServer | undefined
 afterEach(async () => {
@@ -39,14 +42,22 @@ describe('session event stream: exactly once across drops', () => {
         const roll = rand()
         const cut: Plan = { kind: 'cut', afterBytes: Math.floor(rand() * bytes), clean: rand() < 0.3 }
         // Most drops cut the bytes; some answer 503 first; some replay older records before cutting.
-        const plan: Plan = roll < 0.1 ? { kind: 'status', status: 503 } : roll < 0.3 ? { kind: 'overlap', back: 1 + Math.floor(rand() * 5), then: cut } : cut
+        const plan: Plan =
+          roll < 0.1
+            ? { kind: 'status', status: 503 }
+            : roll < 0.3
+              ? { kind: 'overlap', back: 1 + Math.floor(rand() * 5), then: cut }
+              : cut
         planned.push(plan.kind === 'overlap' ? 'overlap' : plan.kind)
         return plan
       },
     })
     const retries: RetryInfo[] = []
     const client = createChimeraClient({ baseUrl: server.baseUrl, token: 'tok' })
-    const stream = client.sessions.events('otter-test', { reconnect: { random: rand, maxDelayMs: 20 }, onRetry: (i) => retries.push(i) })
+    const stream = client.sessions.events('otter-test', {
+      reconnect: { random: rand, maxDelayMs: 20 },
+      onRetry: (i) => retries.push(i),
+    })
     const seqs: number[] = []
     for await (const ev of stream) {
       seqs.push(ev.seq)
@@ -67,7 +78,8 @@ describe('session event stream: exactly once across drops', () => {
     // One connection per drop plus the last, full one; every reconnection resumed from the last delivered id.
     expect(server.connections.length, `seed ${seed}`).toBe(DROPS + 1)
     expect(retries.length, `seed ${seed}`).toBe(DROPS)
-    for (const [i, r] of retries.entries()) expect(server.connections[i + 1]!.lastEventId, `seed ${seed}, reconnection ${i + 1}`).toBe(r.lastEventId ?? null)
+    for (const [i, r] of retries.entries())
+      expect(server.connections[i + 1]!.lastEventId, `seed ${seed}, reconnection ${i + 1}`).toBe(r.lastEventId ?? null)
     expect(server.connections.every((c) => c.authorization === 'Bearer tok')).toBe(true)
   })
 
@@ -76,7 +88,12 @@ describe('session event stream: exactly once across drops', () => {
       log: log.slice(0, 3),
       retryMs: 40,
       // 1: one record then a cut; 2–4: 503 (no progress); 5: the rest.
-      plan: (n) => (n === 0 ? { kind: 'cut', afterBytes: Buffer.byteLength(sseRecord(1, log[0]!, 40)), clean: true } : n <= 3 ? { kind: 'status', status: 503 } : { kind: 'full' }),
+      plan: (n) =>
+        n === 0
+          ? { kind: 'cut', afterBytes: Buffer.byteLength(sseRecord(1, log[0]!, 40)), clean: true }
+          : n <= 3
+            ? { kind: 'status', status: 503 }
+            : { kind: 'full' },
     })
     const retries: RetryInfo[] = []
     const opens: number[] = []

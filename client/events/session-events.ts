@@ -7,7 +7,13 @@
  */
 import type { LoopEventEnvelope, SseEnd, SseEnvelope } from '../../generated/schemas.gen.ts'
 import { ChimeraClientError } from '../errors.ts'
-import { EventStream, type EventStreamOptions, type ReconnectOptions, type RetryInfo, type SseRecord } from './event-stream.ts'
+import {
+  EventStream,
+  type EventStreamOptions,
+  type ReconnectOptions,
+  type RetryInfo,
+  type SseRecord,
+} from './event-stream.ts'
 
 /** One event of `/sessions/{id}/events`: the envelope (discriminated on `type`) and its counter. */
 export type SessionStreamEvent = SseEnvelope & { seq: number }
@@ -61,14 +67,22 @@ function parseData(rec: SseRecord, operation: string): Record<string, unknown> {
   try {
     data = JSON.parse(rec.data)
   } catch {
-    throw new ChimeraClientError('protocol', `${operation}: record ${rec.id ?? rec.event} carries data that is not JSON`)
+    throw new ChimeraClientError(
+      'protocol',
+      `${operation}: record ${rec.id ?? rec.event} carries data that is not JSON`,
+    )
   }
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new ChimeraClientError('protocol', `${operation}: record ${rec.id ?? rec.event} carries data that is not a JSON object`)
+  if (typeof data !== 'object' || data === null || Array.isArray(data))
+    throw new ChimeraClientError(
+      'protocol',
+      `${operation}: record ${rec.id ?? rec.event} carries data that is not a JSON object`,
+    )
   return data as Record<string, unknown>
 }
 
 function baseOptions(path: string, c: Connection & StreamOptions, operation: string): Omit<EventStreamOptions, 'url'> {
-  if (c.from !== undefined && c.from !== 'live' && (!Number.isSafeInteger(c.from) || c.from < 0)) throw new RangeError(`from must be 'live' or a counter ≥ 0, got ${String(c.from)}`)
+  if (c.from !== undefined && c.from !== 'live' && (!Number.isSafeInteger(c.from) || c.from < 0))
+    throw new RangeError(`from must be 'live' or a counter ≥ 0, got ${String(c.from)}`)
   return {
     headers: c.token ? { authorization: `Bearer ${c.token}` } : {},
     fetch: c.fetch,
@@ -94,19 +108,30 @@ export function openSessionEvents(sessionId: string, c: Connection & StreamOptio
     },
     (rec) => {
       const data = parseData(rec, operation)
-      if (data.type !== rec.event) throw new ChimeraClientError('protocol', `${operation}: record ${rec.id} is event ${JSON.stringify(rec.event)} but carries type ${JSON.stringify(data.type)}`)
+      if (data.type !== rec.event)
+        throw new ChimeraClientError(
+          'protocol',
+          `${operation}: record ${rec.id} is event ${JSON.stringify(rec.event)} but carries type ${JSON.stringify(data.type)}`,
+        )
       return { ...data, seq: Number(rec.id) } as SessionStreamEvent
     },
   )
 }
 
-export function openLoopEvents(sessionId: string, c: Connection & Omit<StreamOptions, 'from'> & { from?: number }): LoopEventStream {
+export function openLoopEvents(
+  sessionId: string,
+  c: Connection & Omit<StreamOptions, 'from'> & { from?: number },
+): LoopEventStream {
   const path = `/session/${encodeURIComponent(sessionId)}/events`
   const operation = 'GET /session/{id}/events'
   const base = c.baseUrl.replace(/\/+$/, '')
-  return new LoopEventStream({ ...baseOptions(path, c, operation), url: () => `${base}${path}`, endEvent: 'end' }, (rec) => {
-    const data = parseData(rec, operation)
-    if (typeof data.type !== 'string') throw new ChimeraClientError('protocol', `${operation}: record ${rec.id} carries no type`)
-    return { ...data, seq: Number(rec.id), event: rec.event } as LoopStreamEvent
-  })
+  return new LoopEventStream(
+    { ...baseOptions(path, c, operation), url: () => `${base}${path}`, endEvent: 'end' },
+    (rec) => {
+      const data = parseData(rec, operation)
+      if (typeof data.type !== 'string')
+        throw new ChimeraClientError('protocol', `${operation}: record ${rec.id} carries no type`)
+      return { ...data, seq: Number(rec.id), event: rec.event } as LoopStreamEvent
+    },
+  )
 }

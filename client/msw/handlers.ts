@@ -28,15 +28,25 @@ export type MockContext<K extends HttpOperationId = HttpOperationId> = Omit<Oper
 }
 type MockHandlers = { [K in HttpOperationId]: (ctx: MockContext<K>) => Response | Promise<Response> }
 /** The dispatcher's erased view: input was validated against the operation's own schemas first. */
-type ErasedMockHandler = (ctx: Omit<MockContext, 'body' | 'query' | 'path'> & { body: unknown; query: unknown; path: Record<string, string> }) => Response | Promise<Response>
+type ErasedMockHandler = (
+  ctx: Omit<MockContext, 'body' | 'query' | 'path'> & { body: unknown; query: unknown; path: Record<string, string> },
+) => Response | Promise<Response>
 
 const VERSION = '0.1.0'
 const STARTED_AT = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z')
 const MODEL = 'offline'
 
 export const json = (status: number, body: unknown): Response =>
-  new Response(status === 204 ? null : JSON.stringify(body), { status, headers: status === 204 ? {} : { 'content-type': 'application/json' } })
-export const fail = (status: number, error: ErrorCode, message?: string, extra: Record<string, unknown> = {}): Response => json(status, { error, ...(message ? { message } : {}), ...extra })
+  new Response(status === 204 ? null : JSON.stringify(body), {
+    status,
+    headers: status === 204 ? {} : { 'content-type': 'application/json' },
+  })
+export const fail = (
+  status: number,
+  error: ErrorCode,
+  message?: string,
+  extra: Record<string, unknown> = {},
+): Response => json(status, { error, ...(message ? { message } : {}), ...extra })
 
 const need = (s: MockSession | undefined): MockSession => s! // routes with an `id` resolve the session before the handler runs
 
@@ -74,7 +84,8 @@ function titleOf(s: MockSession): string | null {
 /** `PATCH /sessions/{id}` as the server answers it: whitespace runs to one space, trimmed, at most 200 characters, blank clears; recorded as an event. */
 function rename(st: MockState, s: MockSession, raw: string | null): Response {
   const title = raw?.replace(/\s+/g, ' ').trim() || null
-  if (title !== null && title.length > 200) return fail(400, 'invalid_body', `title: at most 200 characters once trimmed (got ${title.length})`)
+  if (title !== null && title.length > 200)
+    return fail(400, 'invalid_body', `title: at most 200 characters once trimmed (got ${title.length})`)
   if (title !== titleOf(s)) st.append(s, 'session_renamed', { title })
   return json(200, summary(s))
 }
@@ -94,20 +105,50 @@ function undoRedo(st: MockState, s: MockSession, kind: 'undo' | 'redo', steps: n
 const escapeHtml = (t: string): string => t.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
 function transcriptOf(s: MockSession, format: 'html' | 'md' | 'json'): Response {
-  const text = (e: ChimeraEvent): string => (e.type === 'user_message' ? `**user:** ${(e.data as { text: string }).text}` : e.type === 'agent_result' ? `**assistant:** ${(e.data as { output: string }).output}` : '')
+  const text = (e: ChimeraEvent): string =>
+    e.type === 'user_message'
+      ? `**user:** ${(e.data as { text: string }).text}`
+      : e.type === 'agent_result'
+        ? `**assistant:** ${(e.data as { output: string }).output}`
+        : ''
   const lines = s.events.map(text).filter(Boolean)
   if (format === 'json') return json(200, { session_id: s.id, events: s.events })
-  if (format === 'md') return new Response(`# ${s.id}\n\n${lines.join('\n\n')}\n`, { status: 200, headers: { 'content-type': 'text/markdown; charset=utf-8' } })
-  return new Response(`<!doctype html><title>${escapeHtml(s.id)}</title>${lines.map((l) => `<p>${escapeHtml(l)}</p>`).join('')}`, { status: 200, headers: { 'content-type': 'text/html; charset=utf-8' } })
+  if (format === 'md')
+    return new Response(`# ${s.id}\n\n${lines.join('\n\n')}\n`, {
+      status: 200,
+      headers: { 'content-type': 'text/markdown; charset=utf-8' },
+    })
+  return new Response(
+    `<!doctype html><title>${escapeHtml(s.id)}</title>${lines.map((l) => `<p>${escapeHtml(l)}</p>`).join('')}`,
+    { status: 200, headers: { 'content-type': 'text/html; charset=utf-8' } },
+  )
 }
 
-const COMMANDS = [{ name: 'summarize', description: 'Summarize $1 about $TARGET', args: [{ name: 'target', description: 'subject of the summary' }], source: '/workspace/.opencode/command/summarize.md' }]
+const COMMANDS = [
+  {
+    name: 'summarize',
+    description: 'Summarize $1 about $TARGET',
+    args: [{ name: 'target', description: 'subject of the summary' }],
+    source: '/workspace/.opencode/command/summarize.md',
+  },
+]
 
 function runRows(st: MockState) {
   return [...st.sessions.values()]
     .map((s) => summary(s))
     .filter((r) => r.started_at)
-    .map((r) => ({ run_id: r.session_id, started_at: r.started_at, ended_at: r.ended_at, model: r.model, prompt: r.prompt, success: r.success, cost_usd: 0, steps: r.steps, tool_calls: r.tool_calls, source: 'otter' as const }))
+    .map((r) => ({
+      run_id: r.session_id,
+      started_at: r.started_at,
+      ended_at: r.ended_at,
+      model: r.model,
+      prompt: r.prompt,
+      success: r.success,
+      cost_usd: 0,
+      steps: r.steps,
+      tool_calls: r.tool_calls,
+      source: 'otter' as const,
+    }))
     .reverse()
 }
 
@@ -115,23 +156,63 @@ function runRows(st: MockState) {
 export const OPERATIONS = {
   'health.get': () => json(200, { status: 'ok', version: VERSION, started_at: STARTED_AT }),
   'healthz.get': () => json(200, { status: 'ok', version: VERSION, started_at: STARTED_AT }),
-  'info.get': () => json(200, { version: VERSION, model: MODEL, provider: 'offline', tools: Object.keys(toolSpecs), cwd: '/workspace' }),
-  'providers.list': () => json(200, { active: { provider: 'offline', model: MODEL }, available: [{ name: 'offline', configured: true }, { name: 'anthropic', configured: false }, { name: 'openai', configured: false }] }),
-  'tools.list': () => json(200, { tools: Object.entries(toolSpecs).map(([name, t]) => ({ name, description: t.description, input_schema: t.inputSchema })) }),
+  'info.get': () =>
+    json(200, {
+      version: VERSION,
+      model: MODEL,
+      provider: 'offline',
+      tools: Object.keys(toolSpecs),
+      cwd: '/workspace',
+    }),
+  'providers.list': () =>
+    json(200, {
+      active: { provider: 'offline', model: MODEL },
+      available: [
+        { name: 'offline', configured: true },
+        { name: 'anthropic', configured: false },
+        { name: 'openai', configured: false },
+      ],
+    }),
+  'tools.list': () =>
+    json(200, {
+      tools: Object.entries(toolSpecs).map(([name, t]) => ({
+        name,
+        description: t.description,
+        input_schema: t.inputSchema,
+      })),
+    }),
   'openapi.get': () => json(200, openapiDocument),
   // Stand-ins: the server serves the full bundled documents; a mock only names what it mocks.
-  'asyncapi.get': () => json(200, { asyncapi: '3.0.0', info: { title: 'Chimera session event streams (SSE), mocked', version: VERSION }, channels: Object.fromEntries(Object.entries(sseChannels).map(([name, c]) => [name, { address: c.address, messages: Object.fromEntries(Object.keys(c.events).map((e) => [e, { name: e }])) }])) }),
-  'openrpc.get': ({ query }) => json(200, { openrpc: '1.3.2', info: { title: `Chimera ACP (${query.dialect === 'seed' ? 'seed' : 'v1'} dialect), mocked`, version: VERSION }, methods: [] }),
+  'asyncapi.get': () =>
+    json(200, {
+      asyncapi: '3.0.0',
+      info: { title: 'Chimera session event streams (SSE), mocked', version: VERSION },
+      channels: Object.fromEntries(
+        Object.entries(sseChannels).map(([name, c]) => [
+          name,
+          { address: c.address, messages: Object.fromEntries(Object.keys(c.events).map((e) => [e, { name: e }])) },
+        ]),
+      ),
+    }),
+  'openrpc.get': ({ query }) =>
+    json(200, {
+      openrpc: '1.3.2',
+      info: { title: `Chimera ACP (${query.dialect === 'seed' ? 'seed' : 'v1'} dialect), mocked`, version: VERSION },
+      methods: [],
+    }),
 
   'sessions.list': ({ state, query }) => {
     const rows = [...state.sessions.values()].reverse().map((s) => summary(s))
-    return json(200, { sessions: rows.filter((r) => !query.model || r.model === query.model).slice(0, Number(query.limit ?? 20)) })
+    return json(200, {
+      sessions: rows.filter((r) => !query.model || r.model === query.model).slice(0, Number(query.limit ?? 20)),
+    })
   },
   'sessions.create': ({ state, body }) => {
     const s = state.create({ prompt: body.prompt, model: body.model, workingDir: body.cwd })
     return json(201, { session_id: s.id, status: 'running' })
   },
-  'sessions.get': ({ session }) => json(200, { session_id: need(session).id, summary: summary(need(session)), events: need(session).events }),
+  'sessions.get': ({ session }) =>
+    json(200, { session_id: need(session).id, summary: summary(need(session)), events: need(session).events }),
   'sessions.rename': ({ state, session, body }) => rename(state, need(session), body.title),
   'sessions.addTurn': ({ state, session, body }) => {
     state.runTurn(need(session), body.prompt)
@@ -142,11 +223,14 @@ export const OPERATIONS = {
     return json(204, null)
   },
   'sessions.streamEvents': ({ session, req, retryMs }) => pluralStream(need(session), req, retryMs),
-  'sessions.getTranscript': ({ session, query }) => transcriptOf(need(session), (query.format as 'html' | 'md' | 'json' | undefined) ?? 'html'),
+  'sessions.getTranscript': ({ session, query }) =>
+    transcriptOf(need(session), (query.format as 'html' | 'md' | 'json' | undefined) ?? 'html'),
   'sessions.share': ({ session, body }) => {
     const format = body.format ?? 'html'
-    if (body.sink === 'stdout') return json(200, { sink: 'stdout', format, body: JSON.stringify(need(session).events.map(toSseEnvelope)) })
-    if (body.sink === 'file') return json(200, { sink: 'file', format, path: `/workspace/.chimera/shares/${need(session).id}.${format}` })
+    if (body.sink === 'stdout')
+      return json(200, { sink: 'stdout', format, body: JSON.stringify(need(session).events.map(toSseEnvelope)) })
+    if (body.sink === 'file')
+      return json(200, { sink: 'file', format, path: `/workspace/.chimera/shares/${need(session).id}.${format}` })
     if (!body.url) return fail(400, 'invalid_body', 'the http sink needs `url` (or $OTTER_SHARE_URL)')
     return json(200, { sink: 'http', format, url: body.url, status_code: 200, reply: { ok: true } })
   },
@@ -162,15 +246,29 @@ export const OPERATIONS = {
     const s = need(session)
     const sum = summary(s)
     const messages = s.events.flatMap((e): { role: 'user' | 'assistant'; content: string }[] =>
-      e.type === 'user_message' ? [{ role: 'user', content: (e.data as { text: string }).text }] : e.type === 'agent_result' ? [{ role: 'assistant', content: (e.data as { output: string }).output }] : [],
+      e.type === 'user_message'
+        ? [{ role: 'user', content: (e.data as { text: string }).text }]
+        : e.type === 'agent_result'
+          ? [{ role: 'assistant', content: (e.data as { output: string }).output }]
+          : [],
     )
-    return json(200, { session_id: s.id, working_dir: s.workingDir, created_at: s.createdAt, last_touched: s.lastTouched, event_count: s.events.length, status: sum.status, model: s.model, messages })
+    return json(200, {
+      session_id: s.id,
+      working_dir: s.workingDir,
+      created_at: s.createdAt,
+      last_touched: s.lastTouched,
+      event_count: s.events.length,
+      status: sum.status,
+      model: s.model,
+      messages,
+    })
   },
   'session.delete': ({ state, session }) => {
     state.remove(need(session).id)
     return json(204, null)
   },
-  'session.sendMessage': ({ state, session, body }) => json(202, { message_id: state.runTurn(need(session), (body.message ?? body.prompt)!) }),
+  'session.sendMessage': ({ state, session, body }) =>
+    json(202, { message_id: state.runTurn(need(session), (body.message ?? body.prompt)!) }),
   'session.cancel': ({ state, session }) => {
     state.cancel(need(session))
     return json(204, null)
@@ -186,7 +284,8 @@ export const OPERATIONS = {
   'tool.approve': ({ state, body }) => {
     const s = state.sessions.get(body.session_id)
     if (!s) return fail(404, 'session_not_found')
-    if (!state.answer(s, body.request_id, body.decision)) return fail(404, 'request_not_found', `no pending permission request ${JSON.stringify(body.request_id)}`)
+    if (!state.answer(s, body.request_id, body.decision))
+      return fail(404, 'request_not_found', `no pending permission request ${JSON.stringify(body.request_id)}`)
     return json(200, { ok: true })
   },
   'commands.list': () => json(200, { commands: COMMANDS }),
@@ -213,9 +312,36 @@ export const OPERATIONS = {
       total_cost: 0,
       total_tokens: 0,
       by_model: byModel,
-      by_run: rows.map((r) => ({ run_id: r.run_id, started_at: r.started_at, model: r.model, cost_usd: 0, total_tokens: 0, input_tokens: 0, output_tokens: 0, cache_tokens: 0, success: r.success, steps: r.steps, source: r.source })),
-      totals: { runs: rows.length, successful_runs: ok, failed_runs: rows.length - ok, cost_usd: 0, tokens: 0, input_tokens: 0, output_tokens: 0, cache_tokens: 0, avg_cost_usd: 0, p50_cost_usd: 0, p95_cost_usd: 0 },
-      filters: { since: (query.since as string | undefined) ?? null, model: (query.model as string | undefined) ?? null },
+      by_run: rows.map((r) => ({
+        run_id: r.run_id,
+        started_at: r.started_at,
+        model: r.model,
+        cost_usd: 0,
+        total_tokens: 0,
+        input_tokens: 0,
+        output_tokens: 0,
+        cache_tokens: 0,
+        success: r.success,
+        steps: r.steps,
+        source: r.source,
+      })),
+      totals: {
+        runs: rows.length,
+        successful_runs: ok,
+        failed_runs: rows.length - ok,
+        cost_usd: 0,
+        tokens: 0,
+        input_tokens: 0,
+        output_tokens: 0,
+        cache_tokens: 0,
+        avg_cost_usd: 0,
+        p50_cost_usd: 0,
+        p95_cost_usd: 0,
+      },
+      filters: {
+        since: (query.since as string | undefined) ?? null,
+        model: (query.model as string | undefined) ?? null,
+      },
     })
   },
 } satisfies MockHandlers
@@ -237,16 +363,24 @@ function parseQuery(schema: ZodType, raw: Record<string, string>) {
  * enough (its own id on a master-only route, or a route without an id) is 403 `admin_only`;
  * anything else — another session's token included — is 401 `unauthorized`.
  */
-function authorize(op: Op, req: Request, token: string | undefined, state: MockState, sessionId: string | undefined): Response | undefined {
+function authorize(
+  op: Op,
+  req: Request,
+  token: string | undefined,
+  state: MockState,
+  sessionId: string | undefined,
+): Response | undefined {
   if (token === undefined || op.security.length === 0) return undefined
   const m = /^Bearer[ \t]+(\S+)\s*$/i.exec(req.headers.get('authorization') ?? '')
   const bearer = m?.[1]
   if (bearer === token) return undefined
   if (bearer !== undefined) {
     const security = op.security as readonly string[]
-    const adminOnly = (): Response => fail(403, 'admin_only', 'this route needs the master token; a session token is not enough')
+    const adminOnly = (): Response =>
+      fail(403, 'admin_only', 'this route needs the master token; a session token is not enough')
     if (sessionId !== undefined) {
-      if (state.sessions.get(sessionId)?.token === bearer) return security.includes('sessionToken') ? undefined : adminOnly()
+      if (state.sessions.get(sessionId)?.token === bearer)
+        return security.includes('sessionToken') ? undefined : adminOnly()
     } else if ([...state.sessions.values()].some((s) => s.token === bearer)) return adminOnly()
   }
   return fail(401, 'unauthorized', 'missing or invalid bearer token')
@@ -270,7 +404,8 @@ export function buildHandlers(state: MockState, o: HandlerOptions): RequestHandl
       if (denied) return denied
       let session: MockSession | undefined
       if (op.pathParams) {
-        if (!op.pathParams.safeParse(raw).success) return 'id' in raw ? fail(404, 'session_not_found') : fail(404, 'not_found')
+        if (!op.pathParams.safeParse(raw).success)
+          return 'id' in raw ? fail(404, 'session_not_found') : fail(404, 'not_found')
         if ('id' in raw) {
           session = state.sessions.get(raw.id!)
           if (!session) return fail(404, 'session_not_found')
@@ -287,7 +422,8 @@ export function buildHandlers(state: MockState, o: HandlerOptions): RequestHandl
       if (op.body) {
         const text = await request.text()
         if (text.trim() !== '') {
-          if (!(request.headers.get('content-type') ?? '').toLowerCase().startsWith('application/json')) return fail(415, 'unsupported_media_type', 'Content-Type must be application/json')
+          if (!(request.headers.get('content-type') ?? '').toLowerCase().startsWith('application/json'))
+            return fail(415, 'unsupported_media_type', 'Content-Type must be application/json')
           try {
             body = JSON.parse(text)
           } catch {

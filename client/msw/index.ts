@@ -44,10 +44,28 @@ export interface ChimeraMock {
 
 export function createChimeraMock(opts: ChimeraMockOptions = {}): ChimeraMock {
   const state = new MockState(opts.transcript ?? sampleTranscript, opts.cwd, { askPermissions: opts.askPermissions })
-  return { state, handlers: buildHandlers(state, { baseUrl: opts.baseUrl ?? 'http://127.0.0.1:5173', token: opts.token, retryMs: opts.retryMs ?? 1000 }) }
+  return {
+    state,
+    handlers: buildHandlers(state, {
+      baseUrl: opts.baseUrl ?? 'http://127.0.0.1:5173',
+      token: opts.token,
+      retryMs: opts.retryMs ?? 1000,
+    }),
+  }
 }
 
 /** Just the handlers: `setupServer(...chimeraHandlers())`. */
 export const chimeraHandlers = (opts: ChimeraMockOptions = {}): RequestHandler[] => createChimeraMock(opts).handlers
 
-export { MockState, OPERATIONS as MOCK_OPERATIONS, parseSseRecording, sampleTranscript, SAMPLE_SESSION_ID, toChimeraEvents, toLoopRecord, toSseEnvelope, type MockSession, type Recording }
+export {
+  MockState,
+  OPERATIONS as MOCK_OPERATIONS,
+  parseSseRecording,
+  sampleTranscript,
+  SAMPLE_SESSION_ID,
+  toChimeraEvents,
+  toLoopRecord,
+  toSseEnvelope,
+  type MockSession,
+  type Recording,
+}

@@ -15,7 +15,8 @@ export function parseSseRecording(text: string): SessionStreamEvent[] {
     onEvent: (m) => {
       if (m.event === 'end') return
       const seq = Number(m.id)
-      if (!m.id || !Number.isSafeInteger(seq) || seq < 1) return void problems.push(`a ${m.event ?? 'message'} record without a counter id`)
+      if (!m.id || !Number.isSafeInteger(seq) || seq < 1)
+        return void problems.push(`a ${m.event ?? 'message'} record without a counter id`)
       let data: unknown
       try {
         data = JSON.parse(m.data)
@@ -28,7 +29,8 @@ export function parseSseRecording(text: string): SessionStreamEvent[] {
     },
   })
   parser.feed(text.endsWith('\n\n') ? text : `${text}\n\n`)
-  if (problems.length > 0) throw new TypeError(`not a recording of /sessions/{id}/events: ${problems.slice(0, 3).join('; ')}`)
+  if (problems.length > 0)
+    throw new TypeError(`not a recording of /sessions/{id}/events: ${problems.slice(0, 3).join('; ')}`)
   if (out.length === 0) throw new TypeError('the recording has no events')
   return out
 }

@@ -5,7 +5,13 @@
  * appended after they connected. Everything a handler answers is derived from here, so a test can
  * inspect or extend it (`mock.state.append(...)`).
  */
-import type { ChimeraEvent, EventDataByType, EventType, LoopEventEnvelope, SseEnvelope } from '../../generated/schemas.gen.ts'
+import type {
+  ChimeraEvent,
+  EventDataByType,
+  EventType,
+  LoopEventEnvelope,
+  SseEnvelope,
+} from '../../generated/schemas.gen.ts'
 import type { SessionStreamEvent } from '../events/session-events.ts'
 
 /** A recording: canonical events (the event log, `GET /sessions/{id}` events) or what `client.sessions.events()` yielded. */
@@ -47,17 +53,38 @@ export function toChimeraEvents(rec: Recording, sessionId = 'otter-20260101T0000
       // A turn opens with its user message (or a turn_start that follows none).
       if (s.type === 'user_message' || (s.type === 'turn_start' && prev !== 'user_message')) turn++
       prev = s.type
-      return { seq: s.seq, id: s.id, session_id: sessionId, type: s.type, turn: Math.max(0, turn), ts: s.ts, data: s.metadata } as ChimeraEvent
+      return {
+        seq: s.seq,
+        id: s.id,
+        session_id: sessionId,
+        type: s.type,
+        turn: Math.max(0, turn),
+        ts: s.ts,
+        data: s.metadata,
+      } as ChimeraEvent
     })
 }
 
 /** `data:` of a plural-family record. */
-export const toSseEnvelope = (e: ChimeraEvent): SseEnvelope => ({ id: e.id, type: e.type, metadata: e.data, ts: e.ts }) as SseEnvelope
+export const toSseEnvelope = (e: ChimeraEvent): SseEnvelope =>
+  ({ id: e.id, type: e.type, metadata: e.data, ts: e.ts }) as SseEnvelope
 
 /** `event:` name and `data:` of a singular-family record. */
-export function toLoopRecord(e: ChimeraEvent, messageId: string): { event: 'loop_event' | 'user_message' | 'result'; data: LoopEventEnvelope } {
+export function toLoopRecord(
+  e: ChimeraEvent,
+  messageId: string,
+): { event: 'loop_event' | 'user_message' | 'result'; data: LoopEventEnvelope } {
   const event = e.type === 'user_message' ? 'user_message' : e.type === 'agent_result' ? 'result' : 'loop_event'
-  return { event, data: { message_id: messageId, type: e.type, data: e.data, turn: e.turn, timestamp: Date.parse(e.ts) } as LoopEventEnvelope }
+  return {
+    event,
+    data: {
+      message_id: messageId,
+      type: e.type,
+      data: e.data,
+      turn: e.turn,
+      timestamp: Date.parse(e.ts),
+    } as LoopEventEnvelope,
+  }
 }
 
 let counter = 0
@@ -88,7 +115,10 @@ export class MockState {
   }
 
   create(o: { prompt?: string; model?: string; workingDir?: string } = {}): MockSession {
-    const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')
+    const stamp = new Date()
+      .toISOString()
+      .replace(/[-:]/g, '')
+      .replace(/\.\d+Z$/, 'Z')
     const now = Date.now() / 1000
     const s: MockSession = {
       id: `otter-${stamp}-${uuid()}`,
@@ -140,7 +170,9 @@ export class MockState {
       if (this.#ask && it.type === 'permission_request') {
         const requestId = it.data.request_id as string
         // The recorded answer is not replayed: the caller's answer takes its place.
-        const rest = items.slice(i + 1).filter((x) => !(x.type === 'permission_reply' && x.data.request_id === requestId))
+        const rest = items
+          .slice(i + 1)
+          .filter((x) => !(x.type === 'permission_reply' && x.data.request_id === requestId))
         s.held = { requestId, callId: it.data.call_id as string, tool: it.data.tool as string, rest }
         return
       }
@@ -161,13 +193,31 @@ export class MockState {
     }
     // Denied: the call fails, and the recording goes on after that call's result.
     const after = held.rest.findIndex((x) => x.type === 'tool_result' && x.data.call_id === held.callId)
-    this.append(s, 'tool_result', { call_id: held.callId, tool: held.tool, ok: false, error: `the user denied ${held.tool}` } as never, turn)
+    this.append(
+      s,
+      'tool_result',
+      { call_id: held.callId, tool: held.tool, ok: false, error: `the user denied ${held.tool}` } as never,
+      turn,
+    )
     this.#play(s, held.rest.slice(after + 1))
     return true
   }
 
-  append<T extends EventType>(s: MockSession, type: T, data: EventDataByType[T], turn = s.events.at(-1)?.turn ?? 0): ChimeraEvent {
-    const e = { seq: s.events.length + 1, id: `evt-${uuid()}`, session_id: s.id, type, turn, ts: new Date().toISOString(), data } as ChimeraEvent
+  append<T extends EventType>(
+    s: MockSession,
+    type: T,
+    data: EventDataByType[T],
+    turn = s.events.at(-1)?.turn ?? 0,
+  ): ChimeraEvent {
+    const e = {
+      seq: s.events.length + 1,
+      id: `evt-${uuid()}`,
+      session_id: s.id,
+      type,
+      turn,
+      ts: new Date().toISOString(),
+      data,
+    } as ChimeraEvent
     s.events.push(e)
     s.lastTouched = Date.now() / 1000
     for (const l of s.listeners) l(e)
@@ -180,15 +230,25 @@ export class MockState {
     if (!held) return false
     s.held = undefined
     const turn = held.rest[0]?.turn
-    this.append(s, 'permission_reply', { request_id: held.requestId, decision: 'cancelled', source: 'http' } as never, turn)
+    this.append(
+      s,
+      'permission_reply',
+      { request_id: held.requestId, decision: 'cancelled', source: 'http' } as never,
+      turn,
+    )
     this.append(s, 'cancelled', { partial_output: '', reason: 'cancelled by the user' } as never, turn)
     return true
   }
 
   /** Permission requests without a reply yet. */
   pending(s: MockSession): string[] {
-    const replied = new Set(s.events.filter((e) => e.type === 'permission_reply').map((e) => (e.data as { request_id: string }).request_id))
-    return s.events.filter((e) => e.type === 'permission_request').map((e) => (e.data as { request_id: string }).request_id).filter((id) => !replied.has(id))
+    const replied = new Set(
+      s.events.filter((e) => e.type === 'permission_reply').map((e) => (e.data as { request_id: string }).request_id),
+    )
+    return s.events
+      .filter((e) => e.type === 'permission_request')
+      .map((e) => (e.data as { request_id: string }).request_id)
+      .filter((id) => !replied.has(id))
   }
 
   /** The user message id of the event's turn (the singular family's `message_id`). */

@@ -15,7 +15,11 @@ afterEach(async () => {
   dirs.cleanup()
 })
 
-const launch = () => ({ command: [process.execPath, CLI_BUNDLE, 'ferret', 'serve'], cwd: dirs.make('chimera-acp-client-'), env: { ...process.env, CHIMERA_HOME: dirs.make('chimera-acp-home-') } })
+const launch = () => ({
+  command: [process.execPath, CLI_BUNDLE, 'ferret', 'serve'],
+  cwd: dirs.make('chimera-acp-client-'),
+  env: { ...process.env, CHIMERA_HOME: dirs.make('chimera-acp-home-') },
+})
 
 describe('spawnAgent: the SDK client app over chimera ferret serve', () => {
   it('initializes on the v1 wire, passes the agent’s errors through typed calls, and closes with exit 0', async () => {
@@ -24,7 +28,9 @@ describe('spawnAgent: the SDK client app over chimera ferret serve', () => {
     const init = await a.agent.request('initialize', { protocolVersion: 1, clientCapabilities: {} })
     expect(init).toMatchObject({ protocolVersion: 1, agentInfo: { name: 'chimera-ferret' } })
     // Params outside the spec never leave the client.
-    await expect(a.ext.setSandbox({ sessionId: 's-1', mode: 'everything' as never })).rejects.toThrow(/_ferret\/session\/setSandbox: mode/)
+    await expect(a.ext.setSandbox({ sessionId: 's-1', mode: 'everything' as never })).rejects.toThrow(
+      /_ferret\/session\/setSandbox: mode/,
+    )
     // An error answer reaches the caller as the SDK's RequestError with the agent's code
     // (the extensions are served: an unknown session is Resource not found).
     const err = await a.ext.state({ sessionId: 'no-such-session' }).catch((e: unknown) => e)
@@ -43,7 +49,11 @@ describe('SeedAcpClient: the seed dialect, typed from its OpenRPC', () => {
     const seed = spawnSeedAgent(launch())
     open.push(seed)
     const init = await seed.call('initialize', {})
-    expect(init).toMatchObject({ protocolVersion: '0.2', serverInfo: { name: 'ferret-acp' }, capabilities: { sandbox: true, bridge: true } })
+    expect(init).toMatchObject({
+      protocolVersion: '0.2',
+      serverInfo: { name: 'ferret-acp' },
+      capabilities: { sandbox: true, bridge: true },
+    })
     // The session methods are served: an unknown session is the seed's SessionNotFound (docs/client.md).
     const err = await seed.call('session/load', { sessionId: 'ferret-no-such-session' }).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(AcpRemoteError)

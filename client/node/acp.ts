@@ -50,19 +50,32 @@ async function stop(child: ChildProcess): Promise<number | null> {
 // ------------------------------------------------------------------ v1 with the official SDK
 
 type V1 = typeof acpV1Methods
-type V1Request = { [M in keyof V1]: V1[M]['kind'] extends 'request' ? (V1[M]['direction'] extends 'client-to-agent' ? M : never) : never }[keyof V1]
+type V1Request = {
+  [M in keyof V1]: V1[M]['kind'] extends 'request' ? (V1[M]['direction'] extends 'client-to-agent' ? M : never) : never
+}[keyof V1]
 type ExtRequest = Extract<V1Request, `_${string}`>
 export type ExtParams<M extends ExtRequest> = z.input<V1[M]['params']>
 export type ExtResult<M extends ExtRequest> = V1[M]['result'] extends z.ZodType ? z.output<V1[M]['result']> : never
 
 /** Calls one of our `_` extension methods: params checked before sending, the result after. */
-export async function callExtension<M extends ExtRequest>(agent: ClientContext, method: M, params: ExtParams<M>): Promise<ExtResult<M>> {
+export async function callExtension<M extends ExtRequest>(
+  agent: ClientContext,
+  method: M,
+  params: ExtParams<M>,
+): Promise<ExtResult<M>> {
   const spec = acpV1Methods[method]
   const checked = spec.params.safeParse(params)
-  if (!checked.success) throw new TypeError(`${method}: ${checked.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`)
+  if (!checked.success)
+    throw new TypeError(
+      `${method}: ${checked.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+    )
   const result = await agent.request<unknown>(method, params)
   const parsed = (spec.result as z.ZodType).safeParse(result)
-  if (!parsed.success) throw new ChimeraClientError('protocol', `${method} answered a result outside the spec: ${parsed.error.issues[0]?.message}`)
+  if (!parsed.success)
+    throw new ChimeraClientError(
+      'protocol',
+      `${method} answered a result outside the spec: ${parsed.error.issues[0]?.message}`,
+    )
   return parsed.data as ExtResult<M>
 }
 
@@ -80,9 +93,11 @@ export function chimeraExtensions(agent: ClientContext) {
     /** `_ferret/session/setSandbox`. */
     setSandbox: (p: ExtParams<'_ferret/session/setSandbox'>) => callExtension(agent, '_ferret/session/setSandbox', p),
     /** `_ferret/session/setApproval`. */
-    setApproval: (p: ExtParams<'_ferret/session/setApproval'>) => callExtension(agent, '_ferret/session/setApproval', p),
+    setApproval: (p: ExtParams<'_ferret/session/setApproval'>) =>
+      callExtension(agent, '_ferret/session/setApproval', p),
     /** `_ferret/session/bridgeStatus`. */
-    bridgeStatus: (p: ExtParams<'_ferret/session/bridgeStatus'>) => callExtension(agent, '_ferret/session/bridgeStatus', p),
+    bridgeStatus: (p: ExtParams<'_ferret/session/bridgeStatus'>) =>
+      callExtension(agent, '_ferret/session/bridgeStatus', p),
   }
 }
 export type ChimeraExtensions = ReturnType<typeof chimeraExtensions>
@@ -106,7 +121,10 @@ export interface AgentConnection {
 /** Starts an ACP agent (default `chimera ferret serve`) and connects the SDK's client app to it. */
 export function spawnAgent(o: SpawnAgentOptions = {}): AgentConnection {
   const { child, stderr } = start(o)
-  const stream = ndJsonStream(Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>)
+  const stream = ndJsonStream(
+    Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
+    Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>,
+  )
   const connection = (o.app ?? acpClient({ name: 'chimera-client' })).connect(stream)
   const agent = connection.agent as ClientContext
   return {
@@ -127,7 +145,9 @@ export function spawnAgent(o: SpawnAgentOptions = {}): AgentConnection {
 // ------------------------------------------------------------------ the seed dialect
 
 type Seed = typeof acpSeedMethods
-type SeedOf<K extends string, D extends string> = { [M in keyof Seed]: Seed[M]['kind'] extends K ? (Seed[M]['direction'] extends D | 'both' ? M : never) : never }[keyof Seed]
+type SeedOf<K extends string, D extends string> = {
+  [M in keyof Seed]: Seed[M]['kind'] extends K ? (Seed[M]['direction'] extends D | 'both' ? M : never) : never
+}[keyof Seed]
 export type SeedRequest = SeedOf<'request', 'client-to-agent'>
 export type SeedNotification = SeedOf<'notification', 'client-to-agent'>
 export type SeedAgentNotification = SeedOf<'notification', 'agent-to-client'>
@@ -167,8 +187,17 @@ export class SeedAcpClient {
     this.child = child
     this.#stderr = stderr
     createInterface({ input: child.stdout!, crlfDelay: Infinity }).on('line', (line) => this.#receive(line))
-    child.on('exit', (code) => this.#fail(new ChimeraClientError('closed', `the agent exited with ${code}${stderr() ? `: ${stderr().trim().split('\n').at(-1)}` : ''}`)))
-    child.stdin!.on('error', (err) => this.#fail(new ChimeraClientError('closed', `the agent's stdin closed: ${err.message}`)))
+    child.on('exit', (code) =>
+      this.#fail(
+        new ChimeraClientError(
+          'closed',
+          `the agent exited with ${code}${stderr() ? `: ${stderr().trim().split('\n').at(-1)}` : ''}`,
+        ),
+      ),
+    )
+    child.stdin!.on('error', (err) =>
+      this.#fail(new ChimeraClientError('closed', `the agent's stdin closed: ${err.message}`)),
+    )
   }
 
   get stderrTail(): string {
@@ -198,7 +227,10 @@ export class SeedAcpClient {
   }
 
   /** Answers an agent request (a permission question…) with the handler's result. */
-  handle<M extends SeedAgentRequest>(method: M, handler: (params: z.output<Seed[M]['params']>) => SeedResult<M> | Promise<SeedResult<M>>): void {
+  handle<M extends SeedAgentRequest>(
+    method: M,
+    handler: (params: z.output<Seed[M]['params']>) => SeedResult<M> | Promise<SeedResult<M>>,
+  ): void {
     this.#handlers.set(method, handler as (p: unknown) => unknown)
   }
 
@@ -219,7 +251,13 @@ export class SeedAcpClient {
   }
 
   #receive(line: string): void {
-    let m: { id?: number | string; method?: string; params?: unknown; result?: unknown; error?: { code: number; message: string; data?: unknown } }
+    let m: {
+      id?: number | string
+      method?: string
+      params?: unknown
+      result?: unknown
+      error?: { code: number; message: string; data?: unknown }
+    }
     try {
       m = JSON.parse(line)
     } catch {
@@ -232,7 +270,12 @@ export class SeedAcpClient {
         return
       }
       const handler = this.#handlers.get(method)
-      if (!handler) return this.#write({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: `the client does not handle ${method}` } })
+      if (!handler)
+        return this.#write({
+          jsonrpc: '2.0',
+          id: m.id,
+          error: { code: -32601, message: `the client does not handle ${method}` },
+        })
       Promise.resolve()
         .then(() => handler(m.params))
         .then(
@@ -246,8 +289,16 @@ export class SeedAcpClient {
     this.#pending.delete(m.id as number)
     if (m.error) return p.reject(new AcpRemoteError(p.method, m.error))
     const spec = acpSeedMethods[p.method as keyof Seed]
-    const parsed = spec.result ? (spec.result as z.ZodType).safeParse(m.result) : { success: true as const, data: undefined }
-    if (!parsed.success) return p.reject(new ChimeraClientError('protocol', `${p.method} answered a result outside the seed spec: ${parsed.error.issues[0]?.message}`))
+    const parsed = spec.result
+      ? (spec.result as z.ZodType).safeParse(m.result)
+      : { success: true as const, data: undefined }
+    if (!parsed.success)
+      return p.reject(
+        new ChimeraClientError(
+          'protocol',
+          `${p.method} answered a result outside the seed spec: ${parsed.error.issues[0]?.message}`,
+        ),
+      )
     p.resolve(parsed.data)
   }
 }

@@ -25,4 +25,14 @@ export {
   type SpawnAgentOptions,
   type SpawnOptions,
 } from './acp.ts'
-export { RpcClient, spawnRpcClient, type RpcCallOptions, type RpcClientOptions, type RpcCommand, type RpcEvent, type RpcEventType, type RpcResponse, type StateResponse } from './rpc-client.ts'
+export {
+  RpcClient,
+  spawnRpcClient,
+  type RpcCallOptions,
+  type RpcClientOptions,
+  type RpcCommand,
+  type RpcEvent,
+  type RpcEventType,
+  type RpcResponse,
+  type StateResponse,
+} from './rpc-client.ts'

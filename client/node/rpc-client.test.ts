@@ -21,7 +21,10 @@ afterEach(async () => {
 function start(args: string[] = []): { rpc: RpcClient; sniffer: RpcSniffer; cwd: string } {
   const cwd = dirs.make('chimera-rpc-client-')
   const sniffer = new RpcSniffer()
-  const rpc = spawnRpcClient({ command: [process.execPath, CLI_BUNDLE, 'code', '--mode', 'rpc', '--cwd', cwd, ...args], onWire: (dir, m) => sniffer.frame(dir, m) })
+  const rpc = spawnRpcClient({
+    command: [process.execPath, CLI_BUNDLE, 'code', '--mode', 'rpc', '--cwd', cwd, ...args],
+    onWire: (dir, m) => sniffer.frame(dir, m),
+  })
   clients.push(rpc)
   return { rpc, sniffer, cwd }
 }
@@ -33,7 +36,12 @@ describe('RPC client over `chimera code --mode rpc`', () => {
     const off = rpc.on('message', (m) => seen.push(m))
     const response = await rpc.prompt('!say hello there')
     expect(response).toMatchObject({ command: 'prompt', success: true })
-    expect(seen.filter((m) => !m.done).map((m) => m.content).join('')).toBe('hello there')
+    expect(
+      seen
+        .filter((m) => !m.done)
+        .map((m) => m.content)
+        .join(''),
+    ).toBe('hello there')
     expect(seen.at(-1)).toMatchObject({ type: 'message', role: 'assistant', content: 'hello there', done: true })
     off()
     const state = await rpc.getState()
@@ -59,17 +67,19 @@ describe('RPC client over `chimera code --mode rpc`', () => {
     await Promise.all(replies)
     await rpc.close()
     await iterate // the iterator ends when the process exits
-    expect(events.map((e) => (e.type === 'tool_execution' ? `${e.type}:${e.status}` : e.type)).filter((t) => t !== 'message')).toEqual([
-      'permission_request',
-      'tool_execution:started',
-      'tool_execution:completed',
-    ])
+    expect(
+      events
+        .map((e) => (e.type === 'tool_execution' ? `${e.type}:${e.status}` : e.type))
+        .filter((t) => t !== 'message'),
+    ).toEqual(['permission_request', 'tool_execution:started', 'tool_execution:completed'])
     expect(sniffer.violations).toEqual([])
   })
 
   it('a failed command rejects with command_failed; an invalid one is refused before it is written', async () => {
     const { rpc } = start()
-    await expect(rpc.setModel('no-such-model')).rejects.toSatisfy((e) => ChimeraClientError.is(e, 'command_failed') && /unknown model/.test((e as Error).message))
+    await expect(rpc.setModel('no-such-model')).rejects.toSatisfy(
+      (e) => ChimeraClientError.is(e, 'command_failed') && /unknown model/.test((e as Error).message),
+    )
     await expect(rpc.send({ type: 'set_model', model: '' })).rejects.toThrow(TypeError)
     await expect(rpc.steer('nothing runs')).rejects.toSatisfy((e) => ChimeraClientError.is(e, 'command_failed'))
     await rpc.close()
@@ -82,7 +92,9 @@ describe('RPC client over `chimera code --mode rpc`', () => {
     const turn = rpc.prompt('!say waiting\n!sleep 60000\n!say never', { signal: ctl.signal })
     await started
     ctl.abort()
-    await expect(turn).rejects.toSatisfy((e) => ChimeraClientError.is(e, 'command_failed') && /cancelled/.test((e as Error).message))
+    await expect(turn).rejects.toSatisfy(
+      (e) => ChimeraClientError.is(e, 'command_failed') && /cancelled/.test((e as Error).message),
+    )
     const state = await rpc.getState()
     expect(state.messages.at(-1)?.content ?? '').not.toContain('never')
     await rpc.close()

@@ -32,9 +32,18 @@ import type { z } from 'zod'
 import { ChimeraClientError } from '../errors.ts'
 
 /** A command as written (without the id the client allocates). */
-export type RpcCommand = { [T in RpcCommandType]: Omit<z.input<(typeof rpcCommands)[T]['schema']>, 'id'> }[RpcCommandType]
+export type RpcCommand = {
+  [T in RpcCommandType]: Omit<z.input<(typeof rpcCommands)[T]['schema']>, 'id'>
+}[RpcCommandType]
 /** Every event `chimera code --mode rpc` writes, discriminated on `type`. */
-export type RpcEvent = MessageEvent | ToolExecutionEvent | ErrorEvent | PermissionRequestEvent | CompactionEvent | ReasoningEvent | NoticeEvent
+export type RpcEvent =
+  | MessageEvent
+  | ToolExecutionEvent
+  | ErrorEvent
+  | PermissionRequestEvent
+  | CompactionEvent
+  | ReasoningEvent
+  | NoticeEvent
 export type RpcEventType = RpcEvent['type']
 export type { RpcResponse, StateResponse }
 
@@ -92,7 +101,12 @@ export class RpcClient {
         resolve(null)
       })
       child.on('close', (code) => {
-        this.#close(new ChimeraClientError('closed', `${program} exited (${code ?? 'signal'})${this.#stderr ? `: ${this.#stderr.trim().split('\n').slice(-3).join(' | ')}` : ''}`))
+        this.#close(
+          new ChimeraClientError(
+            'closed',
+            `${program} exited (${code ?? 'signal'})${this.#stderr ? `: ${this.#stderr.trim().split('\n').slice(-3).join(' | ')}` : ''}`,
+          ),
+        )
         resolve(code)
       })
     })
@@ -111,8 +125,13 @@ export class RpcClient {
     const message = { ...command, id }
     const spec = (rpcCommands as Record<string, { schema: z.ZodType }>)[command.type]
     const check = spec?.schema.safeParse(message)
-    if (!spec || !check?.success) throw new TypeError(`invalid ${command.type} command: ${check?.error?.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ') ?? 'unknown type'}`)
-    const reply = new Promise<{ response: RpcResponse; state?: StateResponse }>((resolve, reject) => this.#pending.set(id, { command: command.type, resolve, reject }))
+    if (!spec || !check?.success)
+      throw new TypeError(
+        `invalid ${command.type} command: ${check?.error?.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ') ?? 'unknown type'}`,
+      )
+    const reply = new Promise<{ response: RpcResponse; state?: StateResponse }>((resolve, reject) =>
+      this.#pending.set(id, { command: command.type, resolve, reject }),
+    )
     this.#onWire?.('in', message)
     this.process.stdin!.write(`${JSON.stringify(message)}\n`)
     if (!o.signal) return reply

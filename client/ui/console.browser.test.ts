@@ -26,7 +26,9 @@ const CHROMIUM = process.env.CHIMERA_CHROMIUM ?? '/usr/bin/chromium'
 const TOKEN = 'ui-test-master-token'
 const HOSTILE = '<img src=x onerror="document.title=\'pwned\'"> & <b>bold</b>'
 const PROMPT = `!say Writing the note: ${HOSTILE}\n!call Write {"path":"note.txt","content":"hello from the console\\n"}`
-const LONG = 'Refactor the billing module so invoices are computed from line items rather than stored totals. '.repeat(20)
+const LONG = 'Refactor the billing module so invoices are computed from line items rather than stored totals. '.repeat(
+  20,
+)
 
 const temp = tempDirs()
 let server: ChildProcess | undefined
@@ -43,7 +45,18 @@ const shots = mkdtempSync(join(tmpdir(), 'chimera-ui-shots-'))
 /** Starts the bundled CLI (on `listenPort`, 0 = any) and resolves with the URL it prints once listening. */
 function startServer(listenPort: number): Promise<string> {
   const log: string[] = []
-  const args = ['otter', 'serve', '--port', String(listenPort), '--approval', 'ask', '--permission', 'Bash=allow', '--auth-token', TOKEN]
+  const args = [
+    'otter',
+    'serve',
+    '--port',
+    String(listenPort),
+    '--approval',
+    'ask',
+    '--permission',
+    'Bash=allow',
+    '--auth-token',
+    TOKEN,
+  ]
   const child = spawn(process.execPath, [CLI_BUNDLE, ...args], {
     cwd: workspace,
     env: { ...process.env, CHIMERA_HOME: home, OTTER_SERVER_TOKEN: '' },
@@ -94,7 +107,10 @@ async function startSession(prompt: string): Promise<string> {
 }
 
 const api = (path: string, init: RequestInit = {}): Promise<Response> =>
-  fetch(`${base}${path}`, { ...init, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', ...init.headers } })
+  fetch(`${base}${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', ...init.headers },
+  })
 
 beforeAll(async () => {
   const root = temp.make('chimera-ui-')
@@ -105,7 +121,9 @@ beforeAll(async () => {
   base = await startServer(0)
   port = Number(new URL(base).port)
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`no chromium at ${CHROMIUM} (make system-deps installs Debian's chromium; CHIMERA_CHROMIUM names another)`)
+    throw new Error(
+      `no chromium at ${CHROMIUM} (make system-deps installs Debian's chromium; CHIMERA_CHROMIUM names another)`,
+    )
   }
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] })
   context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
@@ -113,7 +131,8 @@ beforeAll(async () => {
   page.setDefaultTimeout(15_000)
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`))
   // A connection refused or cut while the server is down or the browser offline is expected; any other error is a problem.
-  const expected = /net::ERR_(CONNECTION_REFUSED|INTERNET_DISCONNECTED|CONNECTION_RESET|EMPTY_RESPONSE|NETWORK_CHANGED)\b/
+  const expected =
+    /net::ERR_(CONNECTION_REFUSED|INTERNET_DISCONNECTED|CONNECTION_RESET|EMPTY_RESPONSE|NETWORK_CHANGED)\b/
   page.on('console', (m) => m.type() === 'error' && !expected.test(m.text()) && problems.push(`console: ${m.text()}`))
   process.stderr.write(`console screenshots go to ${shots}\n`)
 }, 40_000)
@@ -202,20 +221,29 @@ describe('the web console at /ui', () => {
     // Raw HTML from the model is shown as text; no script, image, handler or javascript: URL reaches the DOM.
     expect(await msg.textContent()).toContain("<script>window.pwned=1;document.title='pwned'</script>")
     expect(await msg.textContent()).toContain('<img src=x onerror="window.pwned=1">')
-    expect(await page.locator('#events script, #events img, #events [onclick], #events [onerror], #events [style]').count()).toBe(0)
+    expect(
+      await page.locator('#events script, #events img, #events [onclick], #events [onerror], #events [style]').count(),
+    ).toBe(0)
     const hrefs = await msg.locator('a').evaluateAll((as) => as.map((a) => a.getAttribute('href') ?? ''))
     expect(hrefs.filter((h) => /^\s*javascript:/i.test(h))).toEqual([])
-    await msg.locator('a', { hasText: 'bad link' }).click().catch(() => {})
+    await msg
+      .locator('a', { hasText: 'bad link' })
+      .click()
+      .catch(() => {})
     expect(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned)).toBeUndefined()
     expect(await page.title()).toBe('Chimera console')
     await shot('markdown')
   }, 60_000)
 
   it('joins reasoning chunks into one block, truncates a long prompt’s title, and shows a Bash call’s output while it runs', async () => {
-    const thought = 'Let me look at the repository layout first, then check where the invoice totals are stored and computed.'
+    const thought =
+      'Let me look at the repository layout first, then check where the invoice totals are stored and computed.'
     const gate = join(workspace, 'gate')
     const command = 'echo first line; for i in $(seq 300); do [ -f gate ] && break; sleep 0.1; done; echo second line'
-    await page.fill('#prompt', `${LONG}\n!think ${thought}\n!say Running the build.\n!call Bash ${JSON.stringify({ command })}`)
+    await page.fill(
+      '#prompt',
+      `${LONG}\n!think ${thought}\n!say Running the build.\n!call Bash ${JSON.stringify({ command })}`,
+    )
     await page.click('#create')
     const card = page.locator('.card.tool', { hasText: 'Bash' }).last()
     // The first line shows while the command still waits on the gate.
@@ -288,7 +316,10 @@ describe('the web console at /ui', () => {
   }, 90_000)
 
   it('renames a session on the server: another browser sees it (live on its open session), and it survives a server restart; deletes one', async () => {
-    const id = (await page.locator('#sessions li').filter({ hasText: 'Refactor the billing' }).getAttribute('data-session'))!
+    const id = (await page
+      .locator('#sessions li')
+      .filter({ hasText: 'Refactor the billing' })
+      .getAttribute('data-session'))!
     // Another person, in another browser context (no shared storage), has the session open.
     const other = await browser!.newContext({ viewport: { width: 1280, height: 900 } })
     const page2 = await other.newPage()
@@ -302,7 +333,9 @@ describe('the web console at /ui', () => {
 
     const first = page.locator(`#sessions li[data-session="${id}"]`)
     await first.locator('button.rename').click()
-    const patched = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().endsWith(`/sessions/${encodeURIComponent(id)}`))
+    const patched = page.waitForResponse(
+      (r) => r.request().method() === 'PATCH' && r.url().endsWith(`/sessions/${encodeURIComponent(id)}`),
+    )
     await first.locator('input.rename-input').fill('  Billing   refactor ')
     await first.locator('input.rename-input').press('Enter')
     expect((await patched).status()).toBe(200)
@@ -329,20 +362,31 @@ describe('the web console at /ui', () => {
     await page.reload()
     await page.locator('#link[data-state=connected]').waitFor({ timeout: 20_000 })
     expect(await page.locator(`#sessions li[data-session="${id}"] .title`).textContent()).toBe('Billing refactor')
-    expect(((await (await api(`/sessions/${encodeURIComponent(id)}`)).json()) as { summary: { title?: string } }).summary.title).toBe('Billing refactor')
+    expect(
+      ((await (await api(`/sessions/${encodeURIComponent(id)}`)).json()) as { summary: { title?: string } }).summary
+        .title,
+    ).toBe('Billing refactor')
     // A session known only from disk (nothing loaded it since the restart) is renamed too.
-    const again = await api(`/sessions/${encodeURIComponent(id)}`, { method: 'PATCH', body: JSON.stringify({ title: 'Billing refactor (v2)' }) })
+    const again = await api(`/sessions/${encodeURIComponent(id)}`, {
+      method: 'PATCH',
+      body: JSON.stringify({ title: 'Billing refactor (v2)' }),
+    })
     expect(again.status, await again.clone().text()).toBe(200)
     expect(((await again.json()) as { title?: string }).title).toBe('Billing refactor (v2)')
     await page.click('#refresh')
     await page.locator(`#sessions li[data-session="${id}"] .title`, { hasText: 'Billing refactor (v2)' }).waitFor()
 
     // Delete asks for a second click, then calls DELETE /session/{id} and removes the row.
-    const victim = page.locator('#sessions li').filter({ has: page.locator('.badge.failed') }).first()
+    const victim = page
+      .locator('#sessions li')
+      .filter({ has: page.locator('.badge.failed') })
+      .first()
     const victimId = (await victim.getAttribute('data-session'))!
     await victim.locator('button.open').click()
     await page.locator('#session-id', { hasText: victimId }).waitFor()
-    const deleted = page.waitForResponse((r) => r.request().method() === 'DELETE' && r.url().endsWith(`/session/${encodeURIComponent(victimId)}`))
+    const deleted = page.waitForResponse(
+      (r) => r.request().method() === 'DELETE' && r.url().endsWith(`/session/${encodeURIComponent(victimId)}`),
+    )
     await victim.locator('button.delete').click()
     expect(await victim.locator('button.delete').textContent()).toBe('Delete?')
     await victim.locator('button.delete').click()

@@ -2,7 +2,11 @@
  * The console's only way to build DOM: elements with text set through `textContent`, never
  * through HTML, so session content with markup in it renders as text.
  */
-export function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: { class?: string; text?: string; attrs?: Record<string, string> } = {}, ...children: Node[]): HTMLElementTagNameMap[K] {
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: { class?: string; text?: string; attrs?: Record<string, string> } = {},
+  ...children: Node[]
+): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag)
   if (props.class) node.className = props.class
   if (props.text !== undefined) node.textContent = props.text

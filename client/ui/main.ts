@@ -6,7 +6,13 @@
  * the client SDK (`chimera/client`), on the page's own origin. The token lives in sessionStorage
  * (this tab only), never in a URL. See docs/client.md (the web console).
  */
-import { ChimeraApiError, ChimeraClientError, createChimeraClient, type ChimeraClient, type PermissionDecision } from '../index.ts'
+import {
+  ChimeraApiError,
+  ChimeraClientError,
+  createChimeraClient,
+  type ChimeraClient,
+  type PermissionDecision,
+} from '../index.ts'
 import { Link } from './connection.ts'
 import { byId } from './dom.ts'
 import { View } from './render.ts'
@@ -133,7 +139,8 @@ async function show(id: string, prompt?: string, title?: string): Promise<void> 
   byId('session').hidden = false
   byId('session-id').textContent = id
   byId('session-title').textContent = titleOf({ session_id: id, prompt, title })
-  for (const li of document.querySelectorAll<HTMLElement>('#sessions li')) li.classList.toggle('current', li.dataset.session === id)
+  for (const li of document.querySelectorAll<HTMLElement>('#sessions li'))
+    li.classList.toggle('current', li.dataset.session === id)
   updateBar()
   await follow(id, view, stop.signal)
 }
@@ -198,7 +205,8 @@ async function probe(): Promise<void> {
         return
       } catch (err) {
         if (ChimeraApiError.is(err) || ChimeraClientError.is(err)) return link.connected()
-        if (attempt >= 3 || !navigator.onLine) link.set('offline', navigator.onLine ? 'server unreachable · retrying' : 'no network')
+        if (attempt >= 3 || !navigator.onLine)
+          link.set('offline', navigator.onLine ? 'server unreachable · retrying' : 'no network')
       }
     }
   } finally {
@@ -226,7 +234,10 @@ async function answer(sessionId: string, requestId: string, decision: Permission
 /** Follows the network: offline at once when the browser loses it, a fresh connection when it returns. */
 function watchNetwork(): void {
   // Coming back to the tab: other clients may have started or ended sessions meanwhile.
-  document.addEventListener('visibilitychange', () => document.visibilityState === 'visible' && link.state === 'connected' && refreshSoon())
+  document.addEventListener(
+    'visibilitychange',
+    () => document.visibilityState === 'visible' && link.state === 'connected' && refreshSoon(),
+  )
   addEventListener('offline', () => link.set('offline', 'no network'))
   addEventListener('online', () => {
     link.set('reconnecting', 'network is back')
@@ -270,14 +281,26 @@ function wire(): void {
     })
   })
   // Ctrl+Enter (⌘+Enter) sends, in either box.
-  for (const [box, form] of [['turn-prompt', 'turn'], ['prompt', 'new-session']] as const) {
+  for (const [box, form] of [
+    ['turn-prompt', 'turn'],
+    ['prompt', 'new-session'],
+  ] as const) {
     byId(box).addEventListener('keydown', (e) => {
       if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) byId<HTMLFormElement>(form).requestSubmit()
     })
   }
-  byId('cancel').addEventListener('click', () => current && void act('cancelling', () => client.sessions.cancel(current!.id)))
-  byId('undo').addEventListener('click', () => current && void act('undo', async () => status((await client.sessions.undo(current!.id)).message)))
-  byId('redo').addEventListener('click', () => current && void act('redo', async () => status((await client.sessions.redo(current!.id)).message)))
+  byId('cancel').addEventListener(
+    'click',
+    () => current && void act('cancelling', () => client.sessions.cancel(current!.id)),
+  )
+  byId('undo').addEventListener(
+    'click',
+    () => current && void act('undo', async () => status((await client.sessions.undo(current!.id)).message)),
+  )
+  byId('redo').addEventListener(
+    'click',
+    () => current && void act('redo', async () => status((await client.sessions.redo(current!.id)).message)),
+  )
   watchNetwork()
   // Connect at once when this tab already has a token; otherwise wait for the form (a server
   // without auth needs one click on Connect with the field empty).

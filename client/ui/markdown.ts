@@ -17,12 +17,33 @@ const marked = new Marked({
   renderer: {
     // Raw HTML blocks and inline tags from the model: text, not markup.
     html: (token: Tokens.HTML | Tokens.Tag) => escapeHtml(token.text),
-    image: (token: Tokens.Image) => `<a href="${escapeHtml(token.href)}">${escapeHtml(`image: ${token.text || token.href}`)}</a>`,
+    image: (token: Tokens.Image) =>
+      `<a href="${escapeHtml(token.href)}">${escapeHtml(`image: ${token.text || token.href}`)}</a>`,
   },
 })
 
 const ALLOWED_TAGS = [
-  ...['a', 'blockquote', 'br', 'code', 'del', 'em', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'hr', 'li', 'ol', 'p', 'pre', 'strong', 'ul'],
+  ...[
+    'a',
+    'blockquote',
+    'br',
+    'code',
+    'del',
+    'em',
+    'h1',
+    'h2',
+    'h3',
+    'h4',
+    'h5',
+    'h6',
+    'hr',
+    'li',
+    'ol',
+    'p',
+    'pre',
+    'strong',
+    'ul',
+  ],
   ...['table', 'tbody', 'td', 'th', 'thead', 'tr'],
 ]
 

@@ -21,7 +21,6 @@ export interface ViewHooks {
   titled?(title: string | null): void
 }
 
-
 export class View {
   readonly #root: HTMLElement
   readonly #hooks: ViewHooks
@@ -62,20 +61,26 @@ export class View {
         this.#push(userMessage(ev.metadata.text, ev.seq))
         break
       case 'text_delta':
-        if (!this.#text) this.#text = { node: this.#push(el('div', { class: 'msg assistant markdown' })), raw: '', queued: false }
+        if (!this.#text)
+          this.#text = { node: this.#push(el('div', { class: 'msg assistant markdown' })), raw: '', queued: false }
         this.#text.raw += ev.metadata.text
         this.#scheduleText()
         break
       case 'reasoning':
         if (!this.#reasoning) {
           const body = el('div', { class: 'body' })
-          this.#push(el('details', { class: 'reasoning', attrs: { open: '' } }, el('summary', { text: 'Thinking' }), body))
+          this.#push(
+            el('details', { class: 'reasoning', attrs: { open: '' } }, el('summary', { text: 'Thinking' }), body),
+          )
           this.#reasoning = body
         }
         this.#reasoning.append(ev.metadata.text)
         break
       case 'tool_call':
-        this.#cards.set(ev.metadata.call_id, this.#push(toolCard(ev.metadata.call_id, ev.metadata.tool, ev.metadata.args)))
+        this.#cards.set(
+          ev.metadata.call_id,
+          this.#push(toolCard(ev.metadata.call_id, ev.metadata.tool, ev.metadata.args)),
+        )
         break
       case 'permission_request':
         this.#permission(ev.metadata.request_id, ev.metadata.call_id, ev.metadata.tool, ev.metadata.options)
@@ -93,12 +98,20 @@ export class View {
         this.#cards.get(ev.metadata.call_id)?.classList.add('running')
         break
       case 'tool_progress':
-        this.#progress(ev.metadata.call_id, ev.metadata.stdout ?? '', ev.metadata.stderr ?? '', ev.metadata.truncated === true)
+        this.#progress(
+          ev.metadata.call_id,
+          ev.metadata.stdout ?? '',
+          ev.metadata.stderr ?? '',
+          ev.metadata.truncated === true,
+        )
         break
       case 'tool_result': {
         const card = this.#cards.get(ev.metadata.call_id)
         const took = ev.metadata.duration_ms === undefined ? '' : ` · ${(ev.metadata.duration_ms / 1000).toFixed(1)} s`
-        this.#state(ev.metadata.call_id, ev.metadata.ok ? `done${took}` : `failed${took}${ev.metadata.error ? `: ${ev.metadata.error}` : ''}`)
+        this.#state(
+          ev.metadata.call_id,
+          ev.metadata.ok ? `done${took}` : `failed${took}${ev.metadata.error ? `: ${ev.metadata.error}` : ''}`,
+        )
         card?.classList.remove('running')
         card?.classList.add(ev.metadata.ok ? 'ok' : 'failed')
         if (card && ev.metadata.output) {
@@ -110,7 +123,14 @@ export class View {
         break
       }
       case 'file_edit':
-        this.#push(el('div', { class: 'card diff-card' }, el('h3', { text: `edited ${ev.metadata.path}` }), diff(ev.metadata.diff)))
+        this.#push(
+          el(
+            'div',
+            { class: 'card diff-card' },
+            el('h3', { text: `edited ${ev.metadata.path}` }),
+            diff(ev.metadata.diff),
+          ),
+        )
         break
       case 'usage':
         this.#turnCost = ev.metadata.usage.cost_usd ?? 0
@@ -118,7 +138,9 @@ export class View {
         break
       case 'agent_result':
         this.#sessionCost += ev.metadata.usage?.cost_usd ?? this.#turnCost
-        this.#tokens += ev.metadata.usage?.total_tokens ?? (ev.metadata.usage ? ev.metadata.usage.input_tokens + ev.metadata.usage.output_tokens : 0)
+        this.#tokens +=
+          ev.metadata.usage?.total_tokens ??
+          (ev.metadata.usage ? ev.metadata.usage.input_tokens + ev.metadata.usage.output_tokens : 0)
         this.#turnCost = 0
         if (ev.metadata.success) this.#push(el('div', { class: 'result ok', text: 'turn finished' }))
         else if (!this.#turnFailed) this.#failed('the agent did not finish the task')
@@ -137,7 +159,12 @@ export class View {
         this.#push(el('div', { class: 'msg notice', text: `${ev.metadata.level}: ${ev.metadata.text}` }))
         break
       case 'session_renamed':
-        this.#push(el('div', { class: 'msg notice renamed', text: ev.metadata.title === null ? 'title cleared' : `renamed: ${ev.metadata.title}` }))
+        this.#push(
+          el('div', {
+            class: 'msg notice renamed',
+            text: ev.metadata.title === null ? 'title cleared' : `renamed: ${ev.metadata.title}`,
+          }),
+        )
         this.#hooks.titled?.(ev.metadata.title)
         break
       case 'plan': {
@@ -148,21 +175,41 @@ export class View {
         break
       }
       case 'sandbox_violation':
-        this.#push(el('div', { class: 'msg notice warning', text: `sandbox (${ev.metadata.mode}) refused ${ev.metadata.tool} on ${ev.metadata.path}` }))
+        this.#push(
+          el('div', {
+            class: 'msg notice warning',
+            text: `sandbox (${ev.metadata.mode}) refused ${ev.metadata.tool} on ${ev.metadata.path}`,
+          }),
+        )
         break
       case 'model_changed':
       case 'mode_changed':
       case 'approval_changed':
-        this.#push(el('div', { class: 'msg notice', text: `${ev.type.replace('_changed', '')}: ${ev.metadata.old} → ${ev.metadata.new}` }))
+        this.#push(
+          el('div', {
+            class: 'msg notice',
+            text: `${ev.type.replace('_changed', '')}: ${ev.metadata.old} → ${ev.metadata.new}`,
+          }),
+        )
         break
       case 'compaction':
-        this.#push(el('div', { class: 'msg notice', text: `history compacted: ${ev.metadata.messages_before} → ${ev.metadata.messages_after} messages` }))
+        this.#push(
+          el('div', {
+            class: 'msg notice',
+            text: `history compacted: ${ev.metadata.messages_before} → ${ev.metadata.messages_after} messages`,
+          }),
+        )
         break
       case 'steering':
         this.#push(userMessage(ev.metadata.text, ev.seq))
         break
       case 'file_open':
-        this.#push(el('div', { class: 'msg notice', text: `open ${ev.metadata.path}${ev.metadata.line !== undefined ? `:${ev.metadata.line}` : ''}` }))
+        this.#push(
+          el('div', {
+            class: 'msg notice',
+            text: `open ${ev.metadata.path}${ev.metadata.line !== undefined ? `:${ev.metadata.line}` : ''}`,
+          }),
+        )
         break
       // Structure only: the turn and step boundaries show through the events inside them.
       case 'turn_start':
@@ -185,7 +232,14 @@ export class View {
   /** The red marker of a failed turn (one per turn: an `error` and a failed result share it). */
   #failed(reason: string): void {
     this.#turnFailed = true
-    this.#push(el('div', { class: 'result failed', attrs: { role: 'status' } }, el('strong', { text: 'Turn failed' }), el('span', { text: reason })))
+    this.#push(
+      el(
+        'div',
+        { class: 'result failed', attrs: { role: 'status' } },
+        el('strong', { text: 'Turn failed' }),
+        el('span', { text: reason }),
+      ),
+    )
   }
 
   #scheduleText(): void {
@@ -253,7 +307,12 @@ export class View {
   }
 
   #permission(requestId: string, callId: string, tool: string, options: PermissionDecision[]): void {
-    const box = el('div', { class: 'permission', attrs: { 'data-request': requestId } }, el('strong', { text: `${tool} asks for permission` }), el('br'))
+    const box = el(
+      'div',
+      { class: 'permission', attrs: { 'data-request': requestId } },
+      el('strong', { text: `${tool} asks for permission` }),
+      el('br'),
+    )
     for (const option of options) {
       const b = el('button', { text: option, attrs: { type: 'button', 'data-decision': option } })
       b.addEventListener('click', () => {
@@ -291,13 +350,17 @@ function toBottom(root: HTMLElement): void {
 
 /** A tool call's card: the tool, the gist of its arguments (command or path), the full arguments folded. */
 function toolCard(callId: string, tool: string, args: Record<string, unknown>): HTMLElement {
-  const gist = ['command', 'path', 'file_path', 'pattern', 'url', 'query'].map((k) => args[k]).find((v): v is string => typeof v === 'string')
+  const gist = ['command', 'path', 'file_path', 'pattern', 'url', 'query']
+    .map((k) => args[k])
+    .find((v): v is string => typeof v === 'string')
   const json = JSON.stringify(args, null, 2)
   const head = el('div', { class: 'head' }, el('h3', { text: tool }), el('span', { class: 'state', text: 'requested' }))
   const card = el('div', { class: 'card tool', attrs: { 'data-call': callId } }, head)
   if (gist !== undefined) {
     card.append(el('code', { class: 'gist', text: gist }))
-    card.append(el('details', { class: 'args' }, el('summary', { text: 'arguments' }), el('pre', { class: 'args', text: json })))
+    card.append(
+      el('details', { class: 'args' }, el('summary', { text: 'arguments' }), el('pre', { class: 'args', text: json })),
+    )
   } else card.append(el('pre', { class: 'args', text: json }))
   return card
 }
@@ -320,7 +383,16 @@ function userMessage(text: string, seq: number): HTMLElement {
 function diff(text: string): HTMLElement {
   const pre = el('pre', { class: 'diff' })
   for (const line of text.split('\n')) {
-    const cls = line.startsWith('+++') || line.startsWith('---') ? 'file' : line.startsWith('@@') ? 'hunk' : line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : 'ctx'
+    const cls =
+      line.startsWith('+++') || line.startsWith('---')
+        ? 'file'
+        : line.startsWith('@@')
+          ? 'hunk'
+          : line.startsWith('+')
+            ? 'add'
+            : line.startsWith('-')
+              ? 'del'
+              : 'ctx'
     pre.append(el('span', { class: cls, text: line }), '\n')
   }
   return pre

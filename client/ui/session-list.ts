@@ -35,7 +35,9 @@ function when(s: SessionSummary): string {
   if (!Number.isFinite(t)) return ''
   const d = new Date(t)
   const today = new Date().toDateString() === d.toDateString()
-  return today ? d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : d.toLocaleDateString([], { month: 'short', day: 'numeric' })
+  return today
+    ? d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })
+    : d.toLocaleDateString([], { month: 'short', day: 'numeric' })
 }
 
 function badge(s: SessionSummary): HTMLElement | undefined {
@@ -44,7 +46,12 @@ function badge(s: SessionSummary): HTMLElement | undefined {
   return undefined
 }
 
-export function renderList(list: HTMLElement, sessions: SessionSummary[], current: string | undefined, hooks: ListHooks): void {
+export function renderList(
+  list: HTMLElement,
+  sessions: SessionSummary[],
+  current: string | undefined,
+  hooks: ListHooks,
+): void {
   list.replaceChildren(...sessions.map((s) => row(s, s.session_id === current, hooks)))
   if (sessions.length === 0) list.append(el('li', { class: 'empty', text: 'No sessions yet.' }))
 }
@@ -52,12 +59,34 @@ export function renderList(list: HTMLElement, sessions: SessionSummary[], curren
 function row(s: SessionSummary, isCurrent: boolean, hooks: ListHooks): HTMLElement {
   const id = s.session_id
   const title = el('span', { class: 'title', text: titleOf(s) })
-  const meta = el('span', { class: 'meta' }, ...[badge(s), el('span', { text: when(s) })].filter((n): n is HTMLElement => !!n))
-  const open = el('button', { class: 'open', attrs: { type: 'button', title: s.prompt ? shorten(s.prompt, 600) : id } }, title, meta)
+  const meta = el(
+    'span',
+    { class: 'meta' },
+    ...[badge(s), el('span', { text: when(s) })].filter((n): n is HTMLElement => !!n),
+  )
+  const open = el(
+    'button',
+    { class: 'open', attrs: { type: 'button', title: s.prompt ? shorten(s.prompt, 600) : id } },
+    title,
+    meta,
+  )
   open.addEventListener('click', () => hooks.open(id))
-  const rename = el('button', { class: 'icon rename', text: '✎', attrs: { type: 'button', title: 'Rename', 'aria-label': 'Rename session' } })
-  const del = el('button', { class: 'icon delete', text: '✕', attrs: { type: 'button', title: 'Delete', 'aria-label': 'Delete session' } })
-  const li = el('li', { class: isCurrent ? 'current' : '', attrs: { 'data-session': id } }, open, el('span', { class: 'actions' }, rename, del))
+  const rename = el('button', {
+    class: 'icon rename',
+    text: '✎',
+    attrs: { type: 'button', title: 'Rename', 'aria-label': 'Rename session' },
+  })
+  const del = el('button', {
+    class: 'icon delete',
+    text: '✕',
+    attrs: { type: 'button', title: 'Delete', 'aria-label': 'Delete session' },
+  })
+  const li = el(
+    'li',
+    { class: isCurrent ? 'current' : '', attrs: { 'data-session': id } },
+    open,
+    el('span', { class: 'actions' }, rename, del),
+  )
   rename.addEventListener('click', () => startRename(li, open, s, hooks))
   let armed: ReturnType<typeof setTimeout> | undefined
   del.addEventListener('click', () => {
@@ -86,7 +115,10 @@ function startRename(li: HTMLElement, open: HTMLElement, s: SessionSummary, hook
   if (li.querySelector('input.rename-input')) return
   const shown = titleOf(s)
   // Empty saves clear the title (the list then shows the first prompt again).
-  const input = el('input', { class: 'rename-input', attrs: { type: 'text', 'aria-label': 'Session name', maxlength: '200', placeholder: shown } })
+  const input = el('input', {
+    class: 'rename-input',
+    attrs: { type: 'text', 'aria-label': 'Session name', maxlength: '200', placeholder: shown },
+  })
   input.value = s.title ?? shown
   open.hidden = true
   li.prepend(input)

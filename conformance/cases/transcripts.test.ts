@@ -13,8 +13,12 @@ import { replay } from '../harness/replay.ts'
 
 const dir = fileURLToPath(new URL('../transcripts', import.meta.url))
 const files = (readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith('.jsonl')).sort()
-const listed = JSON.parse(readFileSync(fileURLToPath(new URL('../profiles/chimera.expected-failures.json', import.meta.url)), 'utf8')) as { failures: { id: string; transport?: string }[] }
-const expectedToFail = new Set(listed.failures.filter((f) => f.transport === undefined && !f.id.includes('*')).map((f) => f.id))
+const listed = JSON.parse(
+  readFileSync(fileURLToPath(new URL('../profiles/chimera.expected-failures.json', import.meta.url)), 'utf8'),
+) as { failures: { id: string; transport?: string }[] }
+const expectedToFail = new Set(
+  listed.failures.filter((f) => f.transport === undefined && !f.id.includes('*')).map((f) => f.id),
+)
 
 describe('transcripts', () => {
   it('there are transcripts for every surface', ({ expect }) => {

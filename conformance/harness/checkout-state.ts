@@ -11,7 +11,11 @@ import { join } from 'node:path'
 export function checkoutState(root: string): string | undefined {
   let status: string
   try {
-    status = execFileSync('git', ['status', '--porcelain=v1', '-z', '--untracked-files=all'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+    status = execFileSync('git', ['status', '--porcelain=v1', '-z', '--untracked-files=all'], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
   } catch {
     return undefined
   }
@@ -19,7 +23,10 @@ export function checkoutState(root: string): string | undefined {
   return entries
     .map((e) => {
       const file = join(root, e.slice(3))
-      const hash = existsSync(file) && statSync(file).isFile() ? createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 16) : '-'
+      const hash =
+        existsSync(file) && statSync(file).isFile()
+          ? createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 16)
+          : '-'
       return `${e} ${hash}`
     })
     .sort()
@@ -30,5 +37,8 @@ export function checkoutState(root: string): string | undefined {
 export function describeChanges(before: string, after: string): string {
   const a = new Set(before.split('\n').filter(Boolean))
   const b = new Set(after.split('\n').filter(Boolean))
-  return [...[...b].filter((l) => !a.has(l)).map((l) => `+ ${l}`), ...[...a].filter((l) => !b.has(l)).map((l) => `- ${l}`)].join('\n')
+  return [
+    ...[...b].filter((l) => !a.has(l)).map((l) => `+ ${l}`),
+    ...[...a].filter((l) => !b.has(l)).map((l) => `- ${l}`),
+  ].join('\n')
 }

@@ -20,7 +20,9 @@ export default function setup(): () => void {
     const changed = describeChanges(baseline, after ?? '')
     if (!changed) return
     // A teardown's exception is only logged by vitest: report it and fail the run's exit code.
-    process.stderr.write(`\nthe test run changed the checkout (tests must write only into temporary directories):\n${changed}\n`)
+    process.stderr.write(
+      `\nthe test run changed the checkout (tests must write only into temporary directories):\n${changed}\n`,
+    )
     process.exitCode = 1
   }
 }

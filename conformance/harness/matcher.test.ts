@@ -32,51 +32,187 @@ const ROWS: Row[] = [
   // ---------------------------------------------------------------- objects: partial by default
   { name: 'an object pattern matches with extra keys in actual', pattern: { a: 1 }, actual: { a: 1, b: 2 } },
   { name: 'the empty object pattern matches any object', pattern: {}, actual: { x: [1] } },
-  { name: 'an object pattern does not match an array', pattern: {}, actual: [], fails: ['$'], reason: /expected an object/ },
-  { name: 'an object pattern does not match null', pattern: { a: 1 }, actual: null, fails: ['$'], reason: /expected an object/ },
-  { name: 'a missing key fails at that key', pattern: { a: 1, b: 2 }, actual: { a: 1 }, fails: ['$.b'], reason: /missing/ },
-  { name: 'a wrong nested value fails at the nested path', pattern: { a: { b: { c: 'x' } } }, actual: { a: { b: { c: 'y' } } }, fails: ['$.a.b.c'] },
-  { name: 'every mismatching key is reported', pattern: { a: 1, b: 2, c: 3 }, actual: { a: 0, b: 2 }, fails: ['$.a', '$.c'] },
+  {
+    name: 'an object pattern does not match an array',
+    pattern: {},
+    actual: [],
+    fails: ['$'],
+    reason: /expected an object/,
+  },
+  {
+    name: 'an object pattern does not match null',
+    pattern: { a: 1 },
+    actual: null,
+    fails: ['$'],
+    reason: /expected an object/,
+  },
+  {
+    name: 'a missing key fails at that key',
+    pattern: { a: 1, b: 2 },
+    actual: { a: 1 },
+    fails: ['$.b'],
+    reason: /missing/,
+  },
+  {
+    name: 'a wrong nested value fails at the nested path',
+    pattern: { a: { b: { c: 'x' } } },
+    actual: { a: { b: { c: 'y' } } },
+    fails: ['$.a.b.c'],
+  },
+  {
+    name: 'every mismatching key is reported',
+    pattern: { a: 1, b: 2, c: 3 },
+    actual: { a: 0, b: 2 },
+    fails: ['$.a', '$.c'],
+  },
 
   // ---------------------------------------------------------------- $exact
-  { name: '$exact matches a deeply equal value regardless of key order', pattern: { $exact: { a: 1, b: { c: [1, 2] } } }, actual: { b: { c: [1, 2] }, a: 1 } },
-  { name: '$exact fails on an extra top-level key', pattern: { $exact: { a: 1 } }, actual: { a: 1, b: 2 }, fails: ['$'], reason: /expected exactly/ },
-  { name: '$exact fails on an extra key deep below', pattern: { r: { $exact: { a: { b: 1 } } } }, actual: { r: { a: { b: 1, c: 2 } } }, fails: ['$.r'] },
+  {
+    name: '$exact matches a deeply equal value regardless of key order',
+    pattern: { $exact: { a: 1, b: { c: [1, 2] } } },
+    actual: { b: { c: [1, 2] }, a: 1 },
+  },
+  {
+    name: '$exact fails on an extra top-level key',
+    pattern: { $exact: { a: 1 } },
+    actual: { a: 1, b: 2 },
+    fails: ['$'],
+    reason: /expected exactly/,
+  },
+  {
+    name: '$exact fails on an extra key deep below',
+    pattern: { r: { $exact: { a: { b: 1 } } } },
+    actual: { r: { a: { b: 1, c: 2 } } },
+    fails: ['$.r'],
+  },
   { name: '$exact fails on a different scalar', pattern: { $exact: 'x' }, actual: 'y', fails: ['$'] },
-  { name: '$exact substitutes a captured value', pattern: { $exact: { id: '${sid}' } }, actual: { id: 7 }, vars: { sid: 7 } },
+  {
+    name: '$exact substitutes a captured value',
+    pattern: { $exact: { id: '${sid}' } },
+    actual: { id: 7 },
+    vars: { sid: 7 },
+  },
 
   // ---------------------------------------------------------------- arrays
   { name: 'equal arrays match', pattern: [1, { a: 2 }], actual: [1, { a: 2, extra: true }] },
-  { name: 'an array pattern fails on a longer array at the array path', pattern: { xs: [1, 2] }, actual: { xs: [1, 2, 3] }, fails: ['$.xs'], reason: /expected 2 items, got 3/ },
-  { name: 'an array pattern fails on a shorter array', pattern: [1, 2], actual: [1], fails: ['$'], reason: /expected 2 items, got 1/ },
+  {
+    name: 'an array pattern fails on a longer array at the array path',
+    pattern: { xs: [1, 2] },
+    actual: { xs: [1, 2, 3] },
+    fails: ['$.xs'],
+    reason: /expected 2 items, got 3/,
+  },
+  {
+    name: 'an array pattern fails on a shorter array',
+    pattern: [1, 2],
+    actual: [1],
+    fails: ['$'],
+    reason: /expected 2 items, got 1/,
+  },
   { name: 'the empty array pattern fails on a non-empty array', pattern: [], actual: [1], fails: ['$'] },
-  { name: 'an element mismatch fails at the element index', pattern: { xs: [1, { b: 2 }] }, actual: { xs: [1, { b: 3 }] }, fails: ['$.xs[1].b'] },
-  { name: 'an array pattern does not match an object', pattern: [1], actual: { 0: 1 }, fails: ['$'], reason: /expected an array/ },
+  {
+    name: 'an element mismatch fails at the element index',
+    pattern: { xs: [1, { b: 2 }] },
+    actual: { xs: [1, { b: 3 }] },
+    fails: ['$.xs[1].b'],
+  },
+  {
+    name: 'an array pattern does not match an object',
+    pattern: [1],
+    actual: { 0: 1 },
+    fails: ['$'],
+    reason: /expected an array/,
+  },
 
   // ---------------------------------------------------------------- $contains
-  { name: '$contains matches items in any order', pattern: { $contains: [{ k: 'b' }, { k: 'a' }] }, actual: [{ k: 'a', v: 1 }, { k: 'c' }, { k: 'b' }] },
+  {
+    name: '$contains matches items in any order',
+    pattern: { $contains: [{ k: 'b' }, { k: 'a' }] },
+    actual: [{ k: 'a', v: 1 }, { k: 'c' }, { k: 'b' }],
+  },
   { name: '$contains with no patterns matches the empty array', pattern: { $contains: [] }, actual: [] },
-  { name: '$contains fails when no item matches, at the array path', pattern: { list: { $contains: [{ k: 'z' }] } }, actual: { list: [{ k: 'a' }] }, fails: ['$.list'], reason: /no item matches/ },
-  { name: '$contains reports each unmatched pattern', pattern: { $contains: [{ k: 'a' }, { k: 'y' }, { k: 'z' }] }, actual: [{ k: 'a' }], fails: ['$', '$'] },
-  { name: '$contains fails on a non-array', pattern: { $contains: [1] }, actual: { 0: 1 }, fails: ['$'], reason: /expected an array containing/ },
+  {
+    name: '$contains fails when no item matches, at the array path',
+    pattern: { list: { $contains: [{ k: 'z' }] } },
+    actual: { list: [{ k: 'a' }] },
+    fails: ['$.list'],
+    reason: /no item matches/,
+  },
+  {
+    name: '$contains reports each unmatched pattern',
+    pattern: { $contains: [{ k: 'a' }, { k: 'y' }, { k: 'z' }] },
+    actual: [{ k: 'a' }],
+    fails: ['$', '$'],
+  },
+  {
+    name: '$contains fails on a non-array',
+    pattern: { $contains: [1] },
+    actual: { 0: 1 },
+    fails: ['$'],
+    reason: /expected an array containing/,
+  },
 
   // ---------------------------------------------------------------- $any / $absent
   { name: '$any matches a present value, even null', pattern: { a: { $any: true } }, actual: { a: null } },
-  { name: '$any fails on a missing key', pattern: { a: { $any: true } }, actual: {}, fails: ['$.a'], reason: /missing/ },
-  { name: '$any at the root fails on nothing', pattern: { $any: true }, actual: undefined, fails: ['$'], reason: /expected a value/ },
+  {
+    name: '$any fails on a missing key',
+    pattern: { a: { $any: true } },
+    actual: {},
+    fails: ['$.a'],
+    reason: /missing/,
+  },
+  {
+    name: '$any at the root fails on nothing',
+    pattern: { $any: true },
+    actual: undefined,
+    fails: ['$'],
+    reason: /expected a value/,
+  },
   { name: '$absent matches a missing key', pattern: { a: 1, b: { $absent: true } }, actual: { a: 1 } },
-  { name: '$absent fails on a present key, even one holding null', pattern: { b: { $absent: true } }, actual: { b: null }, fails: ['$.b'], reason: /expected no "b"/ },
-  { name: '$absent fails on a present nested key at its path', pattern: { r: { error: { $absent: true } } }, actual: { r: { error: { code: 1 } } }, fails: ['$.r.error'] },
-  { name: 'an object demanding only absence holds when the object itself is missing', pattern: { caps: { session: { delete: { $absent: true } } } }, actual: { caps: {} } },
-  { name: 'an object demanding absence still fails on a present member', pattern: { caps: { session: { delete: { $absent: true } } } }, actual: { caps: { session: { delete: {} } } }, fails: ['$.caps.session.delete'] },
-  { name: 'an object demanding absence and a value fails when missing', pattern: { caps: { delete: { $absent: true }, list: {} } }, actual: {}, fails: ['$.caps'], reason: /missing/ },
+  {
+    name: '$absent fails on a present key, even one holding null',
+    pattern: { b: { $absent: true } },
+    actual: { b: null },
+    fails: ['$.b'],
+    reason: /expected no "b"/,
+  },
+  {
+    name: '$absent fails on a present nested key at its path',
+    pattern: { r: { error: { $absent: true } } },
+    actual: { r: { error: { code: 1 } } },
+    fails: ['$.r.error'],
+  },
+  {
+    name: 'an object demanding only absence holds when the object itself is missing',
+    pattern: { caps: { session: { delete: { $absent: true } } } },
+    actual: { caps: {} },
+  },
+  {
+    name: 'an object demanding absence still fails on a present member',
+    pattern: { caps: { session: { delete: { $absent: true } } } },
+    actual: { caps: { session: { delete: {} } } },
+    fails: ['$.caps.session.delete'],
+  },
+  {
+    name: 'an object demanding absence and a value fails when missing',
+    pattern: { caps: { delete: { $absent: true }, list: {} } },
+    actual: {},
+    fails: ['$.caps'],
+    reason: /missing/,
+  },
 
   // ---------------------------------------------------------------- $type
   { name: '$type string', pattern: { $type: 'string' }, actual: '' },
   { name: '$type number accepts an integer', pattern: { $type: 'number' }, actual: 3 },
   { name: '$type number accepts a fraction', pattern: { $type: 'number' }, actual: 3.5 },
   { name: '$type integer accepts an integer', pattern: { $type: 'integer' }, actual: -4 },
-  { name: '$type integer rejects a fraction', pattern: { n: { $type: 'integer' } }, actual: { n: 1.5 }, fails: ['$.n'], reason: /expected type integer/ },
+  {
+    name: '$type integer rejects a fraction',
+    pattern: { n: { $type: 'integer' } },
+    actual: { n: 1.5 },
+    fails: ['$.n'],
+    reason: /expected type integer/,
+  },
   { name: '$type boolean', pattern: { $type: 'boolean' }, actual: false },
   { name: '$type object accepts an object', pattern: { $type: 'object' }, actual: { a: 1 } },
   { name: '$type object rejects an array', pattern: { $type: 'object' }, actual: [], fails: ['$'] },
@@ -84,52 +220,193 @@ const ROWS: Row[] = [
   { name: '$type array', pattern: { $type: 'array' }, actual: [] },
   { name: '$type null', pattern: { $type: 'null' }, actual: null },
   { name: '$type string rejects a number', pattern: { v: { $type: 'string' } }, actual: { v: 1 }, fails: ['$.v'] },
-  { name: '$type number rejects a numeric string', pattern: { $type: 'number' }, actual: '1', fails: ['$'], reason: /expected a number/ },
+  {
+    name: '$type number rejects a numeric string',
+    pattern: { $type: 'number' },
+    actual: '1',
+    fails: ['$'],
+    reason: /expected a number/,
+  },
 
   // ---------------------------------------------------------------- $regex
   { name: '$regex matches a string', pattern: { v: { $regex: '^\\d+\\.\\d+\\.\\d+$' } }, actual: { v: '1.22.3' } },
   { name: '$regex is unanchored unless the pattern anchors', pattern: { $regex: 'b' }, actual: 'abc' },
-  { name: '$regex fails on a non-matching string', pattern: { v: { $regex: '^a' } }, actual: { v: 'ba' }, fails: ['$.v'], reason: /matching/ },
+  {
+    name: '$regex fails on a non-matching string',
+    pattern: { v: { $regex: '^a' } },
+    actual: { v: 'ba' },
+    fails: ['$.v'],
+    reason: /matching/,
+  },
   { name: '$regex fails on a non-string', pattern: { $regex: '1' }, actual: 1, fails: ['$'] },
 
   // ---------------------------------------------------------------- $placeholder
-  { name: '$placeholder timestamp accepts RFC 3339 with Z', pattern: { $placeholder: 'timestamp' }, actual: '2026-01-02T03:04:05.678Z' },
-  { name: '$placeholder timestamp accepts an offset', pattern: { $placeholder: 'timestamp' }, actual: '2026-01-02T03:04:05+02:00' },
-  { name: '$placeholder timestamp rejects a date without time', pattern: { t: { $placeholder: 'timestamp' } }, actual: { t: '2026-01-02' }, fails: ['$.t'], reason: /expected a timestamp/ },
+  {
+    name: '$placeholder timestamp accepts RFC 3339 with Z',
+    pattern: { $placeholder: 'timestamp' },
+    actual: '2026-01-02T03:04:05.678Z',
+  },
+  {
+    name: '$placeholder timestamp accepts an offset',
+    pattern: { $placeholder: 'timestamp' },
+    actual: '2026-01-02T03:04:05+02:00',
+  },
+  {
+    name: '$placeholder timestamp rejects a date without time',
+    pattern: { t: { $placeholder: 'timestamp' } },
+    actual: { t: '2026-01-02' },
+    fails: ['$.t'],
+    reason: /expected a timestamp/,
+  },
   { name: '$placeholder iso8601 accepts an ISO date', pattern: { $placeholder: 'iso8601' }, actual: '2026-01-02' },
-  { name: '$placeholder iso8601 accepts an ISO date-time with offset', pattern: { $placeholder: 'iso8601' }, actual: '2026-01-02T03:04:05.5+02:00' },
-  { name: '$placeholder iso8601 rejects a non-date', pattern: { $placeholder: 'iso8601' }, actual: 'not a date', fails: ['$'] },
-  { name: '$placeholder iso8601 rejects a number', pattern: { $placeholder: 'iso8601' }, actual: 1767225600000, fails: ['$'] },
-  { name: '$placeholder uuid accepts a uuid', pattern: { $placeholder: 'uuid' }, actual: '123e4567-e89b-12d3-a456-426614174000' },
-  { name: '$placeholder uuid rejects a truncated uuid', pattern: { $placeholder: 'uuid' }, actual: '123e4567-e89b-12d3-a456', fails: ['$'] },
-  { name: '$placeholder session_id accepts an otter id', pattern: { $placeholder: 'session_id' }, actual: 'otter-20260101T000000Z-0000aaaa' },
-  { name: '$placeholder session_id accepts a ferret id with a uuid tail', pattern: { $placeholder: 'session_id' }, actual: 'ferret-20260101T120000Z-123e4567-e89b-12d3-a456-426614174000' },
-  { name: '$placeholder session_id rejects another prefix', pattern: { $placeholder: 'session_id' }, actual: 'weasel-20260101T000000Z-0000aaaa', fails: ['$'] },
+  {
+    name: '$placeholder iso8601 accepts an ISO date-time with offset',
+    pattern: { $placeholder: 'iso8601' },
+    actual: '2026-01-02T03:04:05.5+02:00',
+  },
+  {
+    name: '$placeholder iso8601 rejects a non-date',
+    pattern: { $placeholder: 'iso8601' },
+    actual: 'not a date',
+    fails: ['$'],
+  },
+  {
+    name: '$placeholder iso8601 rejects a number',
+    pattern: { $placeholder: 'iso8601' },
+    actual: 1767225600000,
+    fails: ['$'],
+  },
+  {
+    name: '$placeholder uuid accepts a uuid',
+    pattern: { $placeholder: 'uuid' },
+    actual: '123e4567-e89b-12d3-a456-426614174000',
+  },
+  {
+    name: '$placeholder uuid rejects a truncated uuid',
+    pattern: { $placeholder: 'uuid' },
+    actual: '123e4567-e89b-12d3-a456',
+    fails: ['$'],
+  },
+  {
+    name: '$placeholder session_id accepts an otter id',
+    pattern: { $placeholder: 'session_id' },
+    actual: 'otter-20260101T000000Z-0000aaaa',
+  },
+  {
+    name: '$placeholder session_id accepts a ferret id with a uuid tail',
+    pattern: { $placeholder: 'session_id' },
+    actual: 'ferret-20260101T120000Z-123e4567-e89b-12d3-a456-426614174000',
+  },
+  {
+    name: '$placeholder session_id rejects another prefix',
+    pattern: { $placeholder: 'session_id' },
+    actual: 'weasel-20260101T000000Z-0000aaaa',
+    fails: ['$'],
+  },
   { name: '$placeholder event_id accepts evt-<hex>', pattern: { $placeholder: 'event_id' }, actual: 'evt-0123abcd' },
-  { name: '$placeholder event_id rejects a bare counter', pattern: { $placeholder: 'event_id' }, actual: '12', fails: ['$'] },
+  {
+    name: '$placeholder event_id rejects a bare counter',
+    pattern: { $placeholder: 'event_id' },
+    actual: '12',
+    fails: ['$'],
+  },
   { name: '$placeholder epoch accepts epoch milliseconds', pattern: { $placeholder: 'epoch' }, actual: 1767225600000 },
   { name: '$placeholder epoch rejects a small number', pattern: { $placeholder: 'epoch' }, actual: 12, fails: ['$'] },
-  { name: '$placeholder epoch rejects a string', pattern: { $placeholder: 'epoch' }, actual: '1767225600000', fails: ['$'] },
+  {
+    name: '$placeholder epoch rejects a string',
+    pattern: { $placeholder: 'epoch' },
+    actual: '1767225600000',
+    fails: ['$'],
+  },
 
   // ---------------------------------------------------------------- $anyOf
-  { name: '$anyOf matches the first alternative', pattern: { $anyOf: [{ result: { stopReason: 'cancelled' } }, { error: { code: -32800 } }] }, actual: { id: 1, result: { stopReason: 'cancelled' } } },
-  { name: '$anyOf matches a later alternative', pattern: { $anyOf: [{ result: { stopReason: 'cancelled' } }, { error: { code: -32800 } }] }, actual: { id: 1, error: { code: -32800, message: 'Request cancelled' } } },
-  { name: '$anyOf fails when no alternative matches, naming them', pattern: { r: { $anyOf: [1, 2] } }, actual: { r: 3 }, fails: ['$.r'], reason: /none of 2 alternatives/ },
+  {
+    name: '$anyOf matches the first alternative',
+    pattern: { $anyOf: [{ result: { stopReason: 'cancelled' } }, { error: { code: -32800 } }] },
+    actual: { id: 1, result: { stopReason: 'cancelled' } },
+  },
+  {
+    name: '$anyOf matches a later alternative',
+    pattern: { $anyOf: [{ result: { stopReason: 'cancelled' } }, { error: { code: -32800 } }] },
+    actual: { id: 1, error: { code: -32800, message: 'Request cancelled' } },
+  },
+  {
+    name: '$anyOf fails when no alternative matches, naming them',
+    pattern: { r: { $anyOf: [1, 2] } },
+    actual: { r: 3 },
+    fails: ['$.r'],
+    reason: /none of 2 alternatives/,
+  },
   { name: '$anyOf with no alternatives fails', pattern: { $anyOf: [] }, actual: 1, fails: ['$'], reason: /non-empty/ },
 
   // ---------------------------------------------------------------- unknowns fail instead of matching everything
-  { name: 'an unknown placeholder fails', pattern: { t: { $placeholder: 'whenever' } }, actual: { t: '2026-01-02T03:04:05Z' }, fails: ['$.t'], reason: /unknown placeholder whenever/ },
-  { name: 'an unknown operator fails', pattern: { a: { $anything: true } }, actual: { a: 1 }, fails: ['$.a'], reason: /unknown operator \$anything/ },
-  { name: 'an unknown operator fails even at the root', pattern: { $startsWith: 'x' }, actual: 'xy', fails: ['$'], reason: /unknown operator/ },
+  {
+    name: 'an unknown placeholder fails',
+    pattern: { t: { $placeholder: 'whenever' } },
+    actual: { t: '2026-01-02T03:04:05Z' },
+    fails: ['$.t'],
+    reason: /unknown placeholder whenever/,
+  },
+  {
+    name: 'an unknown operator fails',
+    pattern: { a: { $anything: true } },
+    actual: { a: 1 },
+    fails: ['$.a'],
+    reason: /unknown operator \$anything/,
+  },
+  {
+    name: 'an unknown operator fails even at the root',
+    pattern: { $startsWith: 'x' },
+    actual: 'xy',
+    fails: ['$'],
+    reason: /unknown operator/,
+  },
 
   // ---------------------------------------------------------------- ${name} substitution
-  { name: 'a whole-string ${name} stands for the captured value with its type', pattern: { id: '${n}' }, actual: { id: 42 }, vars: { n: 42 } },
-  { name: 'a whole-string ${name} does not match the stringified value', pattern: { id: '${n}' }, actual: { id: '42' }, vars: { n: 42 }, fails: ['$.id'] },
-  { name: 'a whole-string ${name} can stand for an object', pattern: { o: '${obj}' }, actual: { o: { a: [1] } }, vars: { obj: { a: [1] } } },
-  { name: '${name} inside a longer string is interpolated', pattern: { path: '/sessions/${sid}/events' }, actual: { path: '/sessions/s-1/events' }, vars: { sid: 's-1' } },
-  { name: '${name} inside a longer string fails on another value', pattern: { path: '/sessions/${sid}/events' }, actual: { path: '/sessions/s-2/events' }, vars: { sid: 's-1' }, fails: ['$.path'] },
-  { name: 'several ${name}s in one string are all interpolated', pattern: '${a}:${b}', actual: 'x:1', vars: { a: 'x', b: 1 } },
-  { name: '${name} inside array elements is substituted', pattern: ['${a}', 'k-${a}'], actual: [true, 'k-true'], vars: { a: true } },
+  {
+    name: 'a whole-string ${name} stands for the captured value with its type',
+    pattern: { id: '${n}' },
+    actual: { id: 42 },
+    vars: { n: 42 },
+  },
+  {
+    name: 'a whole-string ${name} does not match the stringified value',
+    pattern: { id: '${n}' },
+    actual: { id: '42' },
+    vars: { n: 42 },
+    fails: ['$.id'],
+  },
+  {
+    name: 'a whole-string ${name} can stand for an object',
+    pattern: { o: '${obj}' },
+    actual: { o: { a: [1] } },
+    vars: { obj: { a: [1] } },
+  },
+  {
+    name: '${name} inside a longer string is interpolated',
+    pattern: { path: '/sessions/${sid}/events' },
+    actual: { path: '/sessions/s-1/events' },
+    vars: { sid: 's-1' },
+  },
+  {
+    name: '${name} inside a longer string fails on another value',
+    pattern: { path: '/sessions/${sid}/events' },
+    actual: { path: '/sessions/s-2/events' },
+    vars: { sid: 's-1' },
+    fails: ['$.path'],
+  },
+  {
+    name: 'several ${name}s in one string are all interpolated',
+    pattern: '${a}:${b}',
+    actual: 'x:1',
+    vars: { a: 'x', b: 1 },
+  },
+  {
+    name: '${name} inside array elements is substituted',
+    pattern: ['${a}', 'k-${a}'],
+    actual: [true, 'k-true'],
+    vars: { a: true },
+  },
 ]
 
 describe('matcher table', () => {
@@ -150,7 +427,9 @@ describe('matcher table', () => {
 describe('captures', () => {
   it('$anyOf keeps the captures of the alternative that matched, not of those that failed', () => {
     const v = vars()
-    expect(match({ $anyOf: [{ a: { $capture: 'x' }, b: 1 }, { c: { $capture: 'y' } }] }, { a: 5, b: 2, c: 7 }, v)).toEqual([])
+    expect(
+      match({ $anyOf: [{ a: { $capture: 'x' }, b: 1 }, { c: { $capture: 'y' } }] }, { a: 5, b: 2, c: 7 }, v),
+    ).toEqual([])
     expect([...v.entries()]).toEqual([['y', 7]])
   })
   it('the first $capture binds the value', () => {
@@ -213,7 +492,14 @@ describe('captures', () => {
 
   it('a $capture inside $contains binds the value of the matching item', () => {
     const v = vars()
-    const ms = match({ $contains: [{ kind: 'b', id: { $capture: 'bid' } }] }, [{ kind: 'a', id: 1 }, { kind: 'b', id: 2 }], v)
+    const ms = match(
+      { $contains: [{ kind: 'b', id: { $capture: 'bid' } }] },
+      [
+        { kind: 'a', id: 1 },
+        { kind: 'b', id: 2 },
+      ],
+      v,
+    )
     expect(ms).toEqual([])
     expect(v.get('bid')).toBe(2)
   })
@@ -242,7 +528,9 @@ describe('substitute()', () => {
   })
 
   it('throws on an uncaptured name inside a longer string', () => {
-    expect(() => substitute({ path: '/s/${missing}/events' }, vars())).toThrow(/\$\{missing\} used before it was captured/)
+    expect(() => substitute({ path: '/s/${missing}/events' }, vars())).toThrow(
+      /\$\{missing\} used before it was captured/,
+    )
   })
 
   it('leaves non-string scalars as they are', () => {
@@ -256,7 +544,10 @@ describe('placeholders by shape: regressions', () => {
   it('$placeholder iso8601 rejects free text that Date.parse happens to accept ("hello 1", "March 7")', () => {
     for (const s of ['hello 1', 'March 7', '1']) {
       const ms = match({ $placeholder: 'iso8601' }, s)
-      expect(ms.map((m) => m.path), `"${s}" was accepted as iso8601`).toEqual(['$'])
+      expect(
+        ms.map((m) => m.path),
+        `"${s}" was accepted as iso8601`,
+      ).toEqual(['$'])
     }
   })
 })

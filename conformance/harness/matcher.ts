@@ -38,8 +38,9 @@ const PLACEHOLDERS: Record<string, (v: unknown) => boolean> = {
   epoch: (v) => typeof v === 'number' && v > 1e9,
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
-const show = (v: unknown): string => (v === undefined ? 'nothing' : JSON.stringify(v)?.slice(0, 200) ?? String(v))
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v)
+const show = (v: unknown): string => (v === undefined ? 'nothing' : (JSON.stringify(v)?.slice(0, 200) ?? String(v)))
 
 function typeOf(v: unknown): string {
   if (v === null) return 'null'
@@ -74,7 +75,12 @@ function deepEqual(a: unknown, b: unknown): boolean {
 }
 function canonical(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(canonical)
-  if (isPlainObject(v)) return Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical(v[k])]))
+  if (isPlainObject(v))
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, canonical(v[k])]),
+    )
   return v
 }
 
@@ -104,7 +110,8 @@ export function match(pattern: unknown, actual: unknown, vars: Vars = new Map(),
   }
   if (Array.isArray(pattern)) {
     if (!Array.isArray(actual)) return [{ path, reason: `expected an array, got ${show(actual)}` }]
-    if (pattern.length !== actual.length) return [{ path, reason: `expected ${pattern.length} items, got ${actual.length}` }]
+    if (pattern.length !== actual.length)
+      return [{ path, reason: `expected ${pattern.length} items, got ${actual.length}` }]
     return pattern.flatMap((p, i) => match(p, actual[i], vars, `${path}[${i}]`))
   }
   const want = substitute(pattern, vars)
@@ -130,11 +137,14 @@ function operator(op: string, arg: unknown, actual: unknown, vars: Vars, path: s
       if (arg === 'number') return typeof actual === 'number' ? [] : fail(`expected a number, got ${show(actual)}`)
       return typeOf(actual) === arg ? [] : fail(`expected type ${String(arg)}, got ${show(actual)}`)
     case '$regex':
-      return typeof actual === 'string' && new RegExp(String(arg)).test(actual) ? [] : fail(`expected a string matching /${String(arg)}/, got ${show(actual)}`)
+      return typeof actual === 'string' && new RegExp(String(arg)).test(actual)
+        ? []
+        : fail(`expected a string matching /${String(arg)}/, got ${show(actual)}`)
     case '$capture': {
       const name = String(arg)
       if (actual === undefined) return fail(`nothing to capture as ${name}`)
-      if (vars.has(name)) return deepEqual(vars.get(name), actual) ? [] : fail(`${name} was ${show(vars.get(name))}, now ${show(actual)}`)
+      if (vars.has(name))
+        return deepEqual(vars.get(name), actual) ? [] : fail(`${name} was ${show(vars.get(name))}, now ${show(actual)}`)
       vars.set(name, actual)
       return []
     }
@@ -155,12 +165,15 @@ function operator(op: string, arg: unknown, actual: unknown, vars: Vars, path: s
         }
         tried.push(...ms)
       }
-      return fail(`matches none of ${arg.length} alternatives (${tried.map((m) => `${m.path}: ${m.reason}`).join('; ')})`)
+      return fail(
+        `matches none of ${arg.length} alternatives (${tried.map((m) => `${m.path}: ${m.reason}`).join('; ')})`,
+      )
     }
     case '$exact':
       return deepEqual(substitute(arg, vars), actual) ? [] : fail(`expected exactly ${show(arg)}, got ${show(actual)}`)
     case '$contains': {
-      if (!Array.isArray(arg) || !Array.isArray(actual)) return fail(`expected an array containing ${show(arg)}, got ${show(actual)}`)
+      if (!Array.isArray(arg) || !Array.isArray(actual))
+        return fail(`expected an array containing ${show(arg)}, got ${show(actual)}`)
       const out: Mismatch[] = []
       for (const p of arg) {
         const hit = actual.some((a) => match(p, a, new Map(vars)).length === 0)

@@ -17,7 +17,8 @@ const ECHO: StdioTarget = { command: [process.execPath, fixture('echo-agent.mjs'
 const NOISY: StdioTarget = { command: [process.execPath, fixture('noisy-agent.mjs')] }
 
 /** A transcript from lines of JSON values (line 1 = header). */
-const transcript = (file: string, ...lines: unknown[]) => parseTranscript(lines.map((l) => JSON.stringify(l)).join('\n'), file)
+const transcript = (file: string, ...lines: unknown[]) =>
+  parseTranscript(lines.map((l) => JSON.stringify(l)).join('\n'), file)
 
 const ACP = { transcript: 1, title: 'harness self-test', surface: 'acp' }
 const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1 } }
@@ -57,7 +58,12 @@ describe('replay fails when it should', () => {
   })
 
   it('an expect with nothing arriving on stdio (within 300) throws "nothing arrived"', async () => {
-    const t = transcript('inline/silence.jsonl', ACP, { note: 'the peer is never asked anything' }, { expect: { id: 1 }, within: 300 })
+    const t = transcript(
+      'inline/silence.jsonl',
+      ACP,
+      { note: 'the peer is never asked anything' },
+      { expect: { id: 1 }, within: 300 },
+    )
     const started = Date.now()
     const err = await rejection(replay(t, 'stdio', ECHO))
     expect(err).toBeInstanceOf(ReplayError)
@@ -69,7 +75,9 @@ describe('replay fails when it should', () => {
     const t = transcript('inline/unexpected.jsonl', ACP, { send: INIT }, { expectNone: { ms: 2000 } })
     const err = await rejection(replay(t, 'stdio', ECHO))
     expect(err).toBeInstanceOf(ReplayError)
-    expect(err.message).toMatch(/^inline\/unexpected\.jsonl:3: expected nothing for 2000 ms, received \{"jsonrpc":"2\.0","id":1/)
+    expect(err.message).toMatch(
+      /^inline\/unexpected\.jsonl:3: expected nothing for 2000 ms, received \{"jsonrpc":"2\.0","id":1/,
+    )
   })
 
   it('a stdio peer that writes a non-JSON line to stdout is reported as a contract violation', async () => {
@@ -100,7 +108,12 @@ describe('replay fails when it should', () => {
   })
 
   it('expectExit with the wrong code fails with both codes in the message', async () => {
-    const t = transcript('inline/exit.jsonl', { ...ACP, launch: ['3'] }, { closeInput: true }, { expectExit: 0, within: 5000 })
+    const t = transcript(
+      'inline/exit.jsonl',
+      { ...ACP, launch: ['3'] },
+      { closeInput: true },
+      { expectExit: 0, within: 5000 },
+    )
     const err = await rejection(replay(t, 'stdio', ECHO))
     expect(err).toBeInstanceOf(ReplayError)
     expect(err.message).toMatch(/^inline\/exit\.jsonl:3: expected exit code 0, got 3$/)
@@ -125,7 +138,10 @@ describe('replay fails when it should', () => {
 
 describe('conditional steps, other requirements and waits', () => {
   /** Replays `t` on the echo peer the way the kit does (an arm it started, options given). */
-  async function kitReplay(t: ReturnType<typeof transcript>, o: Parameters<typeof replaySteps>[4]): Promise<Map<string, unknown>> {
+  async function kitReplay(
+    t: ReturnType<typeof transcript>,
+    o: Parameters<typeof replaySteps>[4],
+  ): Promise<Map<string, unknown>> {
     const arm = new StdioArm(ECHO, t.header.launch ?? [], new AcpSniffer())
     const vars = new Map<string, unknown>()
     try {
@@ -143,8 +159,14 @@ describe('conditional steps, other requirements and waits', () => {
       { send: INIT },
       { expect: { id: 1, result: { $capture: 'init' } } },
       { when: { init: { authMethods: { $contains: [{ id: { $capture: 'authId' } }] } } }, expect: { never: 'sent' } },
-      { when: { init: { agentCapabilities: { auth: { logout: { $absent: true } } } } }, send: { jsonrpc: '2.0', id: 2, method: 'x', params: { v: '${init}' } } },
-      { when: { init: { protocolVersion: { $capture: 'pv' } } }, expect: { id: 2, result: { protocolVersion: '${pv}' } } },
+      {
+        when: { init: { agentCapabilities: { auth: { logout: { $absent: true } } } } },
+        send: { jsonrpc: '2.0', id: 2, method: 'x', params: { v: '${init}' } },
+      },
+      {
+        when: { init: { protocolVersion: { $capture: 'pv' } } },
+        expect: { id: 2, result: { protocolVersion: '${pv}' } },
+      },
     )
     const vars = await kitReplay(t, {})
     expect(vars.get('pv')).toBe(1)
@@ -157,14 +179,24 @@ describe('conditional steps, other requirements and waits', () => {
   })
 
   it('steps of another requirement run in the harness but the kit leaves them out', async () => {
-    const t = transcript('inline/other.jsonl', { ...ACP, id: 'acp.x.main', launch: ['3'] }, { closeInput: true, requirement: 'acp.x.exit' }, { expectExit: 0, requirement: 'acp.x.exit', within: 2000 })
+    const t = transcript(
+      'inline/other.jsonl',
+      { ...ACP, id: 'acp.x.main', launch: ['3'] },
+      { closeInput: true, requirement: 'acp.x.exit' },
+      { expectExit: 0, requirement: 'acp.x.exit', within: 2000 },
+    )
     await expect(kitReplay(t, { ownRequirementOnly: true })).resolves.toBeInstanceOf(Map)
     const err = await rejection(replay(t, 'stdio', ECHO))
     expect(err.message).toMatch(/expected exit code 0, got 3$/)
   })
 
   it("the run's wait overrides a shorter `within`, and the first answer gets the start-up grace", async () => {
-    const t = transcript('inline/waits.jsonl', ACP, { expect: { id: 1 }, within: 100 }, { expect: { id: 2 }, within: 100 })
+    const t = transcript(
+      'inline/waits.jsonl',
+      ACP,
+      { expect: { id: 1 }, within: 100 },
+      { expect: { id: 2 }, within: 100 },
+    )
     const started = Date.now()
     const err = await rejection(kitReplay(t, { waitMs: 400, startupGraceMs: 300 }))
     expect(err.message).toMatch(/^inline\/waits\.jsonl:2: expected \{"id":1\}, but nothing arrived within 400 ms/)
@@ -176,15 +208,21 @@ describe('transcript parser', () => {
   const HEADER = '{"transcript":1,"title":"t","surface":"http"}'
 
   it('rejects a bad header with file:line (transcript version 2)', () => {
-    expect(() => parseTranscript('{"transcript":2,"title":"t","surface":"http"}\n', 'x/bad-header.jsonl')).toThrow(/^x\/bad-header\.jsonl:1: bad header/)
+    expect(() => parseTranscript('{"transcript":2,"title":"t","surface":"http"}\n', 'x/bad-header.jsonl')).toThrow(
+      /^x\/bad-header\.jsonl:1: bad header/,
+    )
   })
 
   it('counts comment and blank lines before a bad header (unknown surface on line 3)', () => {
-    expect(() => parseTranscript('// a comment\n\n{"transcript":1,"title":"t","surface":"smtp"}\n', 'x/h.jsonl')).toThrow(/^x\/h\.jsonl:3: bad header/)
+    expect(() =>
+      parseTranscript('// a comment\n\n{"transcript":1,"title":"t","surface":"smtp"}\n', 'x/h.jsonl'),
+    ).toThrow(/^x\/h\.jsonl:3: bad header/)
   })
 
   it('rejects a header with an unknown key', () => {
-    expect(() => parseTranscript('{"transcript":1,"title":"t","surface":"http","extra":true}', 'x/h2.jsonl')).toThrow(/^x\/h2\.jsonl:1: bad header/)
+    expect(() => parseTranscript('{"transcript":1,"title":"t","surface":"http","extra":true}', 'x/h2.jsonl')).toThrow(
+      /^x\/h2\.jsonl:1: bad header/,
+    )
   })
 
   it('rejects a bad step with file:line (misspelt "sned" on line 4)', () => {
@@ -206,11 +244,16 @@ describe('transcript parser', () => {
   })
 
   it('rejects an empty transcript', () => {
-    expect(() => parseTranscript('// only a comment\n\n', 'x/empty.jsonl')).toThrow(/^x\/empty\.jsonl: empty transcript/)
+    expect(() => parseTranscript('// only a comment\n\n', 'x/empty.jsonl')).toThrow(
+      /^x\/empty\.jsonl: empty transcript/,
+    )
   })
 
   it('gives every step its source line number', () => {
-    const t = parseTranscript([HEADER, '// comment', '{"send":{"path":"/a"}}', '', '{"expect":{"status":200}}'].join('\n'), 'x/ok.jsonl')
+    const t = parseTranscript(
+      [HEADER, '// comment', '{"send":{"path":"/a"}}', '', '{"expect":{"status":200}}'].join('\n'),
+      'x/ok.jsonl',
+    )
     expect(t.steps.map((s) => s.line)).toEqual([3, 5])
   })
 })
@@ -221,7 +264,9 @@ describe('rawBytes', () => {
   })
 
   it('base64 is decoded to the exact bytes', () => {
-    expect(rawBytes({ base64: Buffer.from([0xef, 0xbb, 0xbf, 0xff, 0x0a]).toString('base64') })).toEqual(Buffer.from([0xef, 0xbb, 0xbf, 0xff, 0x0a]))
+    expect(rawBytes({ base64: Buffer.from([0xef, 0xbb, 0xbf, 0xff, 0x0a]).toString('base64') })).toEqual(
+      Buffer.from([0xef, 0xbb, 0xbf, 0xff, 0x0a]),
+    )
   })
 
   it('{prefix, fill, bytes, suffix} produces exactly `bytes` bytes: prefix, fill, suffix', () => {

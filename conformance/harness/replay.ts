@@ -47,7 +47,8 @@ export function rawBytes(raw: Extract<Step, { sendRaw: unknown }>['sendRaw']): B
   if ('base64' in raw) return Buffer.from(raw.base64, 'base64')
   const prefix = Buffer.from(raw.prefix, 'utf8')
   const suffix = Buffer.from(raw.suffix, 'utf8')
-  if (prefix.length + suffix.length > raw.bytes) throw new Error(`sendRaw: prefix and suffix (${prefix.length + suffix.length} bytes) exceed bytes (${raw.bytes})`)
+  if (prefix.length + suffix.length > raw.bytes)
+    throw new Error(`sendRaw: prefix and suffix (${prefix.length + suffix.length} bytes) exceed bytes (${raw.bytes})`)
   const body = Buffer.alloc(Math.max(0, raw.bytes - prefix.length - suffix.length), raw.fill)
   return Buffer.concat([prefix, body, suffix])
 }
@@ -119,23 +120,35 @@ async function runStep(t: Transcript, arm: Arm, step: Step, vars: Vars, w: Waits
     const deadline = Date.now() + wait
     for (let skipped = 0; ; skipped++) {
       const got = await w.next(arm, Math.max(1, deadline - Date.now()))
-      if (got === undefined) throw new ReplayError(`${where(t, step)}: expected ${JSON.stringify(step.expect)}, but nothing ${skipped ? 'matching ' : ''}arrived within ${wait} ms${skipped ? ` (${skipped} skipped)` : ''}`)
+      if (got === undefined)
+        throw new ReplayError(
+          `${where(t, step)}: expected ${JSON.stringify(step.expect)}, but nothing ${skipped ? 'matching ' : ''}arrived within ${wait} ms${skipped ? ` (${skipped} skipped)` : ''}`,
+        )
       const trial = new Map(vars)
       const ms = match(step.expect, got, trial)
       if (!ms.length) {
         for (const [k, v] of trial) vars.set(k, v)
         return
       }
-      if (!step.skipping) throw new ReplayError(`${where(t, step)}: received ${JSON.stringify(got).slice(0, 600)}\n${describeMismatches(ms)}`)
+      if (!step.skipping)
+        throw new ReplayError(
+          `${where(t, step)}: received ${JSON.stringify(got).slice(0, 600)}\n${describeMismatches(ms)}`,
+        )
     }
   }
   if ('expectUnordered' in step) {
     const left = [...step.expectUnordered]
     while (left.length) {
       const got = await w.next(arm, w.of(step.within))
-      if (got === undefined) throw new ReplayError(`${where(t, step)}: expected ${left.length} more item(s) matching ${JSON.stringify(left)}, but nothing arrived within ${w.of(step.within)} ms`)
+      if (got === undefined)
+        throw new ReplayError(
+          `${where(t, step)}: expected ${left.length} more item(s) matching ${JSON.stringify(left)}, but nothing arrived within ${w.of(step.within)} ms`,
+        )
       const i = left.findIndex((p) => match(p, got, new Map(vars)).length === 0)
-      if (i === -1) throw new ReplayError(`${where(t, step)}: received ${JSON.stringify(got).slice(0, 600)}, which matches none of ${JSON.stringify(left).slice(0, 600)}`)
+      if (i === -1)
+        throw new ReplayError(
+          `${where(t, step)}: received ${JSON.stringify(got).slice(0, 600)}, which matches none of ${JSON.stringify(left).slice(0, 600)}`,
+        )
       match(left[i], got, vars)
       left.splice(i, 1)
     }
@@ -143,12 +156,18 @@ async function runStep(t: Transcript, arm: Arm, step: Step, vars: Vars, w: Waits
   }
   if ('expectNone' in step) {
     const got = await arm.next(step.expectNone.ms)
-    if (got !== undefined) throw new ReplayError(`${where(t, step)}: expected nothing for ${step.expectNone.ms} ms, received ${JSON.stringify(got).slice(0, 600)}`)
+    if (got !== undefined)
+      throw new ReplayError(
+        `${where(t, step)}: expected nothing for ${step.expectNone.ms} ms, received ${JSON.stringify(got).slice(0, 600)}`,
+      )
     return
   }
   if ('open' in step) {
     if (!arm.open) throw new ReplayError(`${where(t, step)}: ${arm.name} cannot open streams`)
-    return arm.open(String(substitute(step.open.path, vars)), substitute(step.open.headers ?? {}, vars) as Record<string, string>)
+    return arm.open(
+      String(substitute(step.open.path, vars)),
+      substitute(step.open.headers ?? {}, vars) as Record<string, string>,
+    )
   }
   if ('close' in step) return arm.close?.()
   if ('closeInput' in step) {
@@ -158,12 +177,21 @@ async function runStep(t: Transcript, arm: Arm, step: Step, vars: Vars, w: Waits
   if ('expectExit' in step) {
     const wait = w.of(step.within)
     const code = await arm.exitCode?.(wait)
-    if (code !== step.expectExit) throw new ReplayError(`${where(t, step)}: expected exit code ${step.expectExit}, got ${code === undefined ? `no exit within ${wait} ms` : code}`)
+    if (code !== step.expectExit)
+      throw new ReplayError(
+        `${where(t, step)}: expected exit code ${step.expectExit}, got ${code === undefined ? `no exit within ${wait} ms` : code}`,
+      )
   }
 }
 
 /** Run `t`'s steps on an arm someone else started (the conformance kit's targets); throws ReplayError on a mismatch. */
-export async function replaySteps(t: Transcript, arm: Arm, armName: ArmName, vars: Vars, o: ReplayOptions = {}): Promise<void> {
+export async function replaySteps(
+  t: Transcript,
+  arm: Arm,
+  armName: ArmName,
+  vars: Vars,
+  o: ReplayOptions = {},
+): Promise<void> {
   const w = new Waits(o)
   for (const step of t.steps) {
     if ('arms' in step && step.arms && !step.arms.includes(armName)) continue
@@ -186,7 +214,9 @@ export async function replay(t: Transcript, armName: ArmName, stdio?: StdioTarge
   }
   const v = arm.violations()
   if (v.length) {
-    throw new ReplayError(`${t.file}: ${v.length} contract violation(s) on ${armName}:\n${v.map((x) => `  ${x.dir}: ${x.problem} — ${JSON.stringify(x.message).slice(0, 300)}`).join('\n')}`)
+    throw new ReplayError(
+      `${t.file}: ${v.length} contract violation(s) on ${armName}:\n${v.map((x) => `  ${x.dir}: ${x.problem} — ${JSON.stringify(x.message).slice(0, 300)}`).join('\n')}`,
+    )
   }
   return vars
 }

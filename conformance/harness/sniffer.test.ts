@@ -10,9 +10,22 @@ import { AcpSniffer, HttpSniffer, RpcSniffer, SseSniffer, type HttpExchange, typ
 const problems = (vs: Violation[]): string[] => vs.map((v) => v.problem)
 
 // ================================================================ ACP
-const v1Init = (id: number | string = 1) => ({ jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: 1 } })
-const v1InitOk = (id: number | string = 1) => ({ jsonrpc: '2.0', id, result: { protocolVersion: 1, agentCapabilities: {}, authMethods: [] } })
-const chunk = (update: Record<string, unknown>) => ({ jsonrpc: '2.0', method: 'session/update', params: { sessionId: 'otter-1', update } })
+const v1Init = (id: number | string = 1) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'initialize',
+  params: { protocolVersion: 1 },
+})
+const v1InitOk = (id: number | string = 1) => ({
+  jsonrpc: '2.0',
+  id,
+  result: { protocolVersion: 1, agentCapabilities: {}, authMethods: [] },
+})
+const chunk = (update: Record<string, unknown>) => ({
+  jsonrpc: '2.0',
+  method: 'session/update',
+  params: { sessionId: 'otter-1', update },
+})
 
 /** A sniffer that has seen a v1 `initialize` (and its answer). */
 function v1(): AcpSniffer {
@@ -95,7 +108,12 @@ describe('AcpSniffer', () => {
 
   it('seed dialects: flags an error with a code the method does not declare (-31999)', () => {
     const s = new AcpSniffer()
-    s.frame('in', { jsonrpc: '2.0', id: 3, method: 'initialize', params: { protocolVersion: '2025-01-01', clientCapabilities: {} } })
+    s.frame('in', {
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'initialize',
+      params: { protocolVersion: '2025-01-01', clientCapabilities: {} },
+    })
     s.frame('out', { jsonrpc: '2.0', id: 3, error: { code: -31999, message: 'nope' } })
     expect(problems(s.violations)).toEqual(['error code -31999 is not declared for initialize'])
   })
@@ -131,7 +149,14 @@ describe('AcpSniffer', () => {
 
   it('flags an outbound frame whose jsonrpc is not "2.0"', () => {
     const s = v1()
-    s.frame('out', { jsonrpc: '1.0', method: 'session/update', params: { sessionId: 's', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'x' } } } })
+    s.frame('out', {
+      jsonrpc: '1.0',
+      method: 'session/update',
+      params: {
+        sessionId: 's',
+        update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'x' } },
+      },
+    })
     expect(problems(s.violations)).toEqual(['"jsonrpc" is not "2.0"'])
   })
 
@@ -142,7 +167,12 @@ describe('AcpSniffer', () => {
   })
 
   it('flags bad inbound params unless the frame is marked invalid', () => {
-    const bad = { jsonrpc: '2.0', id: 5, method: 'initialize', params: { protocolVersion: 1, clientCapabilities: 'everything' } }
+    const bad = {
+      jsonrpc: '2.0',
+      id: 5,
+      method: 'initialize',
+      params: { protocolVersion: 1, clientCapabilities: 'everything' },
+    }
     const marked = new AcpSniffer()
     marked.frame('in', bad, { invalid: true })
     expect(marked.violations).toEqual([])
@@ -173,7 +203,11 @@ describe('AcpSniffer', () => {
     const update = { sessionUpdate: 'tool_result', callId: 'c1', success: true, output: 'ok' }
     const seed = new AcpSniffer()
     seed.frame('in', { jsonrpc: '2.0', id: 1, method: 'initialize', params: {} })
-    seed.frame('out', { jsonrpc: '2.0', method: 'session/update', params: { sessionId: 'otter-1', eventId: 1, update } })
+    seed.frame('out', {
+      jsonrpc: '2.0',
+      method: 'session/update',
+      params: { sessionId: 'otter-1', eventId: 1, update },
+    })
     expect(seed.violations).toEqual([])
     const acp = v1()
     acp.frame('out', chunk(update))
@@ -248,7 +282,14 @@ describe('RpcSniffer', () => {
 
 // ================================================================ HTTP
 const HEALTH_OK = { status: 'ok', version: '0.1.0', started_at: '2026-01-01T00:00:00.000Z' }
-const exchange = (x: Partial<HttpExchange>): HttpExchange => ({ method: 'GET', path: '/health', status: 200, contentType: 'application/json', body: HEALTH_OK, ...x })
+const exchange = (x: Partial<HttpExchange>): HttpExchange => ({
+  method: 'GET',
+  path: '/health',
+  status: 200,
+  contentType: 'application/json',
+  body: HEALTH_OK,
+  ...x,
+})
 
 describe('HttpSniffer', () => {
   it('accepts a correct /health 200', () => {
@@ -287,13 +328,23 @@ describe('HttpSniffer', () => {
 
   it('flags a 204 with a body (POST /sessions/{id}/cancel)', () => {
     const s = new HttpSniffer()
-    s.exchange(exchange({ method: 'POST', path: '/sessions/otter-1/cancel', status: 204, contentType: 'text/plain', body: 'done' }))
+    s.exchange(
+      exchange({
+        method: 'POST',
+        path: '/sessions/otter-1/cancel',
+        status: 204,
+        contentType: 'text/plain',
+        body: 'done',
+      }),
+    )
     expect(problems(s.violations)).toEqual(['sessions.cancel 204 must have no body'])
   })
 
   it('accepts a 204 without a body', () => {
     const s = new HttpSniffer()
-    s.exchange(exchange({ method: 'POST', path: '/sessions/otter-1/cancel', status: 204, contentType: null, body: undefined }))
+    s.exchange(
+      exchange({ method: 'POST', path: '/sessions/otter-1/cancel', status: 204, contentType: null, body: undefined }),
+    )
     expect(s.violations).toEqual([])
   })
 
@@ -312,13 +363,26 @@ describe('HttpSniffer', () => {
   it('leaves the pages for people alone (/ to the console, /ui, /docs) but not look-alike paths', () => {
     const s = new HttpSniffer()
     s.exchange(exchange({ path: '/', status: 302, contentType: null, body: undefined }))
-    s.exchange(exchange({ path: '/docs/http.html', status: 200, contentType: 'text/html; charset=utf-8', body: '<!DOCTYPE html>' }))
+    s.exchange(
+      exchange({
+        path: '/docs/http.html',
+        status: 200,
+        contentType: 'text/html; charset=utf-8',
+        body: '<!DOCTYPE html>',
+      }),
+    )
     s.exchange(exchange({ path: '/uix', status: 200, body: { error: 'x' } }))
     expect(problems(s.violations)).toEqual(['no spec operation for GET /uix, yet status 200'])
   })
 
   it('flags a bad request body unless marked invalid', () => {
-    const x = exchange({ method: 'POST', path: '/sessions', requestBody: { prompt: 42, unknown: true }, status: 400, body: { error: 'bad_request' } })
+    const x = exchange({
+      method: 'POST',
+      path: '/sessions',
+      requestBody: { prompt: 42, unknown: true },
+      status: 400,
+      body: { error: 'bad_request' },
+    })
     const flagged = new HttpSniffer()
     flagged.exchange(x)
     expect(flagged.violations.filter((v) => v.dir === 'in')).toHaveLength(1)
@@ -334,8 +398,14 @@ describe('HttpSniffer', () => {
 
 // ================================================================ SSE
 const EVENTS = '/sessions/otter-20260101T000000Z-0000aaaa/events'
-const envelope = (type: string, metadata: unknown) => JSON.stringify({ id: 'evt-0123abcd', type, metadata, ts: '2026-01-01T00:00:00.000Z' })
-const textDelta = (over: Partial<{ id: string; event: string; data: string; retry: number }> = {}) => ({ id: '1', event: 'text_delta', data: envelope('text_delta', { text: 'hi' }), ...over })
+const envelope = (type: string, metadata: unknown) =>
+  JSON.stringify({ id: 'evt-0123abcd', type, metadata, ts: '2026-01-01T00:00:00.000Z' })
+const textDelta = (over: Partial<{ id: string; event: string; data: string; retry: number }> = {}) => ({
+  id: '1',
+  event: 'text_delta',
+  data: envelope('text_delta', { text: 'hi' }),
+  ...over,
+})
 
 describe('SseSniffer', () => {
   it('accepts a valid text_delta record (with retry on it)', () => {

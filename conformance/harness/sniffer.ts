@@ -44,7 +44,9 @@ const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' &&
 
 function issues(schema: ZodType, value: unknown): string | undefined {
   const r = schema.safeParse(value)
-  return r.success ? undefined : r.error.issues.map((i) => `${i.path.map(String).join('.') || '(root)'}: ${i.message}`).join('; ')
+  return r.success
+    ? undefined
+    : r.error.issues.map((i) => `${i.path.map(String).join('.') || '(root)'}: ${i.message}`).join('; ')
 }
 
 abstract class Sniffer {
@@ -81,7 +83,8 @@ export class AcpSniffer extends Sniffer {
       if (dir === 'out') this.flag(dir, m, 'not a JSON object', 'JSON-RPC 2.0 §4 (request object)')
       return
     }
-    if (m.jsonrpc !== '2.0' && !(dir === 'in' && opts.invalid)) this.flag(dir, m, '"jsonrpc" is not "2.0"', 'JSON-RPC 2.0 §4 (jsonrpc member)')
+    if (m.jsonrpc !== '2.0' && !(dir === 'in' && opts.invalid))
+      this.flag(dir, m, '"jsonrpc" is not "2.0"', 'JSON-RPC 2.0 §4 (jsonrpc member)')
     if (typeof m.method === 'string') {
       if (dir === 'in' && m.method === 'initialize' && isObj(m.params)) {
         // The negotiation rule of docs/decisions/0003, shared with the agent.
@@ -89,13 +92,15 @@ export class AcpSniffer extends Sniffer {
       }
       if ('id' in m) (dir === 'in' ? this.#pendingIn : this.#pendingOut).set(m.id, m.method)
       if (dir === 'in' && opts.invalid) return
-      const table = this.#table ?? ((m.method === 'initialize' ? acpSeedMethods : undefined) as unknown as Table | undefined)
+      const table =
+        this.#table ?? ((m.method === 'initialize' ? acpSeedMethods : undefined) as unknown as Table | undefined)
       const spec = table && Object.hasOwn(table, m.method) ? table[m.method] : undefined
       if (!spec) {
         // ACP v1 reserves names starting with `_` for extension methods: legal on the wire, and a
         // receiver that does not know one ignores the notification or answers Method not found.
         if (this.dialect === 'acp-v1' && m.method.startsWith('_')) return
-        if (dir === 'out') this.flag(dir, m, `agent sent ${m.method}, which its dialect does not define`, this.#at(undefined))
+        if (dir === 'out')
+          this.flag(dir, m, `agent sent ${m.method}, which its dialect does not define`, this.#at(undefined))
         return
       }
       const want = dir === 'in' ? ['client-to-agent', 'both'] : ['agent-to-client', 'both']
@@ -110,21 +115,25 @@ export class AcpSniffer extends Sniffer {
     pending.delete(m.id)
     if ('error' in m) {
       const e = m.error
-      if (!isObj(e) || !Number.isInteger(e.code) || typeof e.message !== 'string') return this.flag(dir, m, 'error is not {code:int, message:string}', 'JSON-RPC 2.0 §5.1 (error object)')
+      if (!isObj(e) || !Number.isInteger(e.code) || typeof e.message !== 'string')
+        return this.flag(dir, m, 'error is not {code:int, message:string}', 'JSON-RPC 2.0 §5.1 (error object)')
       // ACP v1: the official schema's Error, whose ErrorCode admits any integer besides the
       // predefined codes ("Other undefined error code"); the seed dialects declare theirs per method.
       if (this.dialect === 'acp-v1') {
         const bad = issues(AcpV1ErrorSchema, e)
-        if (bad) this.flag(dir, m, `error of ${method ?? 'this message'}: ${bad}`, `${SPEC_FILES.acpV1Schema} $defs.Error`)
+        if (bad)
+          this.flag(dir, m, `error of ${method ?? 'this message'}: ${bad}`, `${SPEC_FILES.acpV1Schema} $defs.Error`)
         return
       }
       const spec = method ? this.#spec(method) : undefined
       const allowed = [...JSONRPC_CODES, ...(spec?.errors ?? [])]
-      if (!allowed.includes(e.code)) this.flag(dir, m, `error code ${e.code} is not declared for ${method ?? 'this message'}`, this.#at(method))
+      if (!allowed.includes(e.code))
+        this.flag(dir, m, `error code ${e.code} is not declared for ${method ?? 'this message'}`, this.#at(method))
       return
     }
     if (!method) {
-      if (dir === 'out') this.flag(dir, m, `response to unknown request id ${JSON.stringify(m.id)}`, 'JSON-RPC 2.0 §5 (response id)')
+      if (dir === 'out')
+        this.flag(dir, m, `response to unknown request id ${JSON.stringify(m.id)}`, 'JSON-RPC 2.0 §5 (response id)')
       return
     }
     const spec = this.#spec(method)
@@ -139,23 +148,32 @@ export class RpcSniffer extends Sniffer {
   frame(dir: 'in' | 'out', m: unknown, opts: { invalid?: boolean } = {}): void {
     if (dir === 'in') {
       if (opts.invalid) return
-      if (!isObj(m) || typeof m.type !== 'string' || !(m.type in rpcCommands)) return this.flag(dir, m, 'not a known command', `${SPEC_FILES.rpc} channels.stdin`)
+      if (!isObj(m) || typeof m.type !== 'string' || !(m.type in rpcCommands))
+        return this.flag(dir, m, 'not a known command', `${SPEC_FILES.rpc} channels.stdin`)
       const bad = issues(rpcCommands[m.type as keyof typeof rpcCommands].schema, m)
       if (bad) this.flag(dir, m, `command ${m.type}: ${bad}`, `${SPEC_FILES.rpc} channels.stdin.messages.${m.type}`)
       return
     }
     if (!isObj(m)) return this.flag(dir, m, 'not a JSON object', `${SPEC_FILES.rpc} channels.stdout`)
-    const entry = Object.entries(rpcOutbound).find(([, o]) => o.type !== null && o.type === m.type)
-      ?? (m.type === undefined && 'command' in m ? ['RpcResponse', rpcOutbound.RpcResponse] as const : undefined)
-      ?? (m.type === undefined && 'messages' in m ? ['StateResponse', rpcOutbound.StateResponse] as const : undefined)
-    if (!entry) return this.flag(dir, m, `unknown outbound message type ${JSON.stringify(m.type)}`, `${SPEC_FILES.rpc} channels.stdout`)
+    const entry =
+      Object.entries(rpcOutbound).find(([, o]) => o.type !== null && o.type === m.type) ??
+      (m.type === undefined && 'command' in m ? (['RpcResponse', rpcOutbound.RpcResponse] as const) : undefined) ??
+      (m.type === undefined && 'messages' in m ? (['StateResponse', rpcOutbound.StateResponse] as const) : undefined)
+    if (!entry)
+      return this.flag(
+        dir,
+        m,
+        `unknown outbound message type ${JSON.stringify(m.type)}`,
+        `${SPEC_FILES.rpc} channels.stdout`,
+      )
     const bad = issues(entry[1].schema, m)
     if (bad) this.flag(dir, m, `${entry[0]}: ${bad}`, `${SPEC_FILES.rpc} channels.stdout.messages.${entry[0]}`)
   }
 }
 
 type Op = (typeof httpOperations)[keyof typeof httpOperations]
-const routeRegex = (path: string): RegExp => new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}|\{[^}]+\}/g, '[^/]+')}$`)
+const routeRegex = (path: string): RegExp =>
+  new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}|\{[^}]+\}/g, '[^/]+')}$`)
 const OPS = (Object.values(httpOperations) as Op[]).map((op) => ({ op, re: routeRegex(op.path) }))
 
 /** The spec operation for a method and path, if any. */
@@ -187,24 +205,49 @@ export class HttpSniffer extends Sniffer {
     if (BROWSER_PAGES.test(pathname) && (x.method === 'GET' || x.method === 'HEAD') && x.status < 400) return
     const op = findOperation(x.method, pathname)
     if (!op) {
-      if (x.status !== 404 && x.status !== 405) this.flag('out', x, `no spec operation for ${x.method} ${pathname}, yet status ${x.status}`, `${SPEC_FILES.http} paths`)
+      if (x.status !== 404 && x.status !== 405)
+        this.flag(
+          'out',
+          x,
+          `no spec operation for ${x.method} ${pathname}, yet status ${x.status}`,
+          `${SPEC_FILES.http} paths`,
+        )
       return this.#checkError(x)
     }
     if (!opts.invalid && op.body && x.requestBody !== undefined) {
       const bad = issues(op.body.schema, x.requestBody)
-      if (bad) this.flag('in', x.requestBody, `request body of ${op.operationId}: ${bad}`, `${SPEC_FILES.http} operationId ${op.operationId} requestBody`)
+      if (bad)
+        this.flag(
+          'in',
+          x.requestBody,
+          `request body of ${op.operationId}: ${bad}`,
+          `${SPEC_FILES.http} operationId ${op.operationId} requestBody`,
+        )
     }
     const at = (status: string) => `${SPEC_FILES.http} operationId ${op.operationId} responses.${status}`
     const responses = op.responses as Record<string, Record<string, ZodType | null>>
     const key = String(x.status) in responses ? String(x.status) : 'default'
     const res = responses[key]
-    if (!res) return this.flag('out', x, `${op.operationId} does not declare status ${x.status}`, `${SPEC_FILES.http} operationId ${op.operationId} responses`)
+    if (!res)
+      return this.flag(
+        'out',
+        x,
+        `${op.operationId} does not declare status ${x.status}`,
+        `${SPEC_FILES.http} operationId ${op.operationId} responses`,
+      )
     const type = (x.contentType ?? '').split(';')[0]!.trim()
     if (x.status === 204 || Object.keys(res).length === 0) {
-      if (x.body !== undefined && x.body !== '') this.flag('out', x, `${op.operationId} ${x.status} must have no body`, at(key))
+      if (x.body !== undefined && x.body !== '')
+        this.flag('out', x, `${op.operationId} ${x.status} must have no body`, at(key))
       return
     }
-    if (!(type in res)) return this.flag('out', x, `${op.operationId} ${x.status} is not declared as ${type || 'no content type'}`, at(key))
+    if (!(type in res))
+      return this.flag(
+        'out',
+        x,
+        `${op.operationId} ${x.status} is not declared as ${type || 'no content type'}`,
+        at(key),
+      )
     const schema = res[type]
     if (schema) {
       const bad = issues(schema, x.body)
@@ -213,7 +256,8 @@ export class HttpSniffer extends Sniffer {
   }
 
   #checkError(x: HttpExchange): void {
-    if (!isObj(x.body) || typeof x.body.error !== 'string') this.flag('out', x, 'error response lacks the ErrorBody shape', `${SPEC_FILES.http} components.schemas.ErrorBody`)
+    if (!isObj(x.body) || typeof x.body.error !== 'string')
+      this.flag('out', x, 'error response lacks the ErrorBody shape', `${SPEC_FILES.http} components.schemas.ErrorBody`)
   }
 }
 
@@ -229,18 +273,27 @@ export class SseSniffer extends Sniffer {
   constructor(path: string) {
     super()
     const pathname = new URL(path, 'http://x').pathname
-    this.#channel = (Object.keys(sseChannels) as (keyof typeof sseChannels)[]).find((c) => routeRegex(sseChannels[c].address).test(pathname))
+    this.#channel = (Object.keys(sseChannels) as (keyof typeof sseChannels)[]).find((c) =>
+      routeRegex(sseChannels[c].address).test(pathname),
+    )
   }
 
   frame(dir: 'in' | 'out', rec: unknown): void {
     if (dir !== 'out') return
-    if (!this.#channel) return this.flag(dir, rec, 'no SSE channel in the spec for this path', `${SPEC_FILES.sse} channels`)
+    if (!this.#channel)
+      return this.flag(dir, rec, 'no SSE channel in the spec for this path', `${SPEC_FILES.sse} channels`)
     const r = rec as SseRecord
     const events = sseChannels[this.#channel].events as Record<string, { payload: ZodType; headers: ZodType | null }>
     const name = r.event ?? 'message'
     const at = `${SPEC_FILES.sse} channels.${this.#channel}.messages.${name}`
     const def = Object.hasOwn(events, name) ? events[name] : undefined
-    if (!def) return this.flag(dir, rec, `event ${JSON.stringify(r.event)} is not defined on ${this.#channel}`, `${SPEC_FILES.sse} channels.${this.#channel}.messages`)
+    if (!def)
+      return this.flag(
+        dir,
+        rec,
+        `event ${JSON.stringify(r.event)} is not defined on ${this.#channel}`,
+        `${SPEC_FILES.sse} channels.${this.#channel}.messages`,
+      )
     let data: unknown
     try {
       data = JSON.parse(r.data)
@@ -251,7 +304,8 @@ export class SseSniffer extends Sniffer {
     if (bad) this.flag(dir, rec, `${r.event} data: ${bad}`, at)
     // On the plural stream the event name is the canonical type the payload carries.
     const type = (data as { type?: unknown })?.type
-    if (this.#channel === 'sessionsEvents' && r.event !== 'end' && type !== r.event) this.flag(dir, rec, `event ${JSON.stringify(r.event)} carries data.type ${JSON.stringify(type)}`, at)
+    if (this.#channel === 'sessionsEvents' && r.event !== 'end' && type !== r.event)
+      this.flag(dir, rec, `event ${JSON.stringify(r.event)} carries data.type ${JSON.stringify(type)}`, at)
     const headers: Record<string, string> = {}
     if (r.id !== undefined) headers.id = r.id
     if (r.retry !== undefined) headers.retry = String(r.retry)

@@ -17,7 +17,9 @@ export interface SniffingFetch {
   expectInvalidRequest(): void
 }
 
-export function sniffingFetch(inner: (req: Request) => Promise<Response> = (req) => globalThis.fetch(req)): SniffingFetch {
+export function sniffingFetch(
+  inner: (req: Request) => Promise<Response> = (req) => globalThis.fetch(req),
+): SniffingFetch {
   const http = new HttpSniffer()
   const sse: SseSniffer[] = []
   const seen: string[] = []
@@ -67,7 +69,17 @@ export function sniffingFetch(inner: (req: Request) => Promise<Response> = (req)
       if ((type ?? '').startsWith('application/json')) body = JSON.parse(text)
       let requestBody: unknown
       if (requestText) requestBody = JSON.parse(requestText)
-      http.exchange({ method: req.method, path: url.pathname + url.search, requestBody, status: res.status, contentType: type, body: res.status === 204 ? undefined : body }, { invalid })
+      http.exchange(
+        {
+          method: req.method,
+          path: url.pathname + url.search,
+          requestBody,
+          status: res.status,
+          contentType: type,
+          body: res.status === 204 ? undefined : body,
+        },
+        { invalid },
+      )
       return res
     },
   }

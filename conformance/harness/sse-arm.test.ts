@@ -60,7 +60,12 @@ app.get('/sessions/:id/events', (event) => {
     for (const [i, r] of log.entries()) {
       const n = i + 1
       if (n <= last) continue
-      await stream.push({ id: String(n), event: r.type, data: JSON.stringify(envelope(n, r)), ...(first ? { retry: 1000 } : {}) })
+      await stream.push({
+        id: String(n),
+        event: r.type,
+        data: JSON.stringify(envelope(n, r)),
+        ...(first ? { retry: 1000 } : {}),
+      })
       first = false
     }
     await stream.close()
@@ -105,7 +110,9 @@ describe('SseArm against a fixture SSE server', () => {
     try {
       await a.open('/sessions/otter-1/events', {})
       const recs = await drain(a)
-      expect(recs.map((r) => ({ id: r.id, event: r.event, data: r.data }))).toEqual(GOOD.map((r, i) => ({ id: String(i + 1), event: r.type, data: envelope(i + 1, r) })))
+      expect(recs.map((r) => ({ id: r.id, event: r.event, data: r.data }))).toEqual(
+        GOOD.map((r, i) => ({ id: String(i + 1), event: r.type, data: envelope(i + 1, r) })),
+      )
       expect(recs.map((r) => r.dataText)).toEqual(GOOD.map((r, i) => JSON.stringify(envelope(i + 1, r))))
       expect(a.violations()).toEqual([])
     } finally {
@@ -174,10 +181,15 @@ describe('SseArm against a fixture SSE server', () => {
     try {
       const closedBefore = liveClosed
       await a.open('/sessions/otter-live/events', {})
-      expect(await a.next(3000)).toMatchObject({ status: 200, stream: true, headers: { 'content-type': expect.stringMatching(/^text\/event-stream/) } })
+      expect(await a.next(3000)).toMatchObject({
+        status: 200,
+        stream: true,
+        headers: { 'content-type': expect.stringMatching(/^text\/event-stream/) },
+      })
       expect(await a.next(3000)).toMatchObject({ id: '1', event: 'turn_start' })
       await a.close()
-      for (let waited = 0; liveClosed === closedBefore && waited < 3000; waited += 20) await new Promise((r) => setTimeout(r, 20))
+      for (let waited = 0; liveClosed === closedBefore && waited < 3000; waited += 20)
+        await new Promise((r) => setTimeout(r, 20))
       expect(liveClosed).toBe(closedBefore + 1)
       expect(await a.next(200)).toBeUndefined()
     } finally {

@@ -16,7 +16,6 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
 })
 
-
 describe('stdio arm cleanup', () => {
   it('kills the grandchildren of a target that ignores the end of its input', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'chimera-arm-'))

@@ -45,7 +45,12 @@ export interface ServerTarget extends HttpTarget {
   home: string
 }
 
-function build(opts: ServerOptions): { server: HttpServerApp; cwd: string; home: string; dispose: () => Promise<void> } {
+function build(opts: ServerOptions): {
+  server: HttpServerApp
+  cwd: string
+  home: string
+  dispose: () => Promise<void>
+} {
   const base = realpathSync(mkdtempSync(join(tmpdir(), 'chimera-http-')))
   const cwd = join(base, 'ws')
   const home = join(base, 'home')
@@ -92,12 +97,31 @@ function build(opts: ServerOptions): { server: HttpServerApp; cwd: string; home:
 
 export function inProcessTarget(opts: ServerOptions = {}): ServerTarget {
   const b = build(opts)
-  return { baseUrl: 'http://127.0.0.1', fetch: async (req) => b.server.app.fetch(req), close: b.dispose, server: b.server, cwd: b.cwd, home: b.home }
+  return {
+    baseUrl: 'http://127.0.0.1',
+    fetch: async (req) => b.server.app.fetch(req),
+    close: b.dispose,
+    server: b.server,
+    cwd: b.cwd,
+    home: b.home,
+  }
 }
 
-export async function socketTarget(opts: ServerOptions = {}, tls?: { cert: string; key: string }): Promise<ServerTarget> {
+export async function socketTarget(
+  opts: ServerOptions = {},
+  tls?: { cert: string; key: string },
+): Promise<ServerTarget> {
   const b = build(opts)
-  const listener = await listen(nodeHandler(b.server.app), { hostname: '127.0.0.1', port: { random: true } as never, showURL: false, isProd: true, qr: false, public: false, autoClose: false, https: tls ?? false } as never)
+  const listener = await listen(nodeHandler(b.server.app), {
+    hostname: '127.0.0.1',
+    port: { random: true } as never,
+    showURL: false,
+    isProd: true,
+    qr: false,
+    public: false,
+    autoClose: false,
+    https: tls ?? false,
+  } as never)
   const url = new URL(listener.url)
   // listhen may name the bound address "localhost"; the socket is on 127.0.0.1 either way.
   const baseUrl = `${url.protocol}//127.0.0.1:${url.port}`

@@ -51,18 +51,33 @@ const Header = z
         ttlMs: z.number().int().positive().optional(),
         approval: z.enum(['allow', 'deny', 'ask', 'auto', 'read-only']).optional(),
         workspace: z.record(z.string(), z.string()).optional(),
-        sse: z.object({ retryMs: z.number().int().nonnegative(), heartbeatMs: z.number().int().positive(), bufferBytes: z.number().int().positive(), stallMs: z.number().int().positive() }).partial().strict().optional(),
+        sse: z
+          .object({
+            retryMs: z.number().int().nonnegative(),
+            heartbeatMs: z.number().int().positive(),
+            bufferBytes: z.number().int().positive(),
+            stallMs: z.number().int().positive(),
+          })
+          .partial()
+          .strict()
+          .optional(),
       })
       .strict()
       .optional(),
     env: z.record(z.string(), z.string()).optional(),
     /** stdio: a temporary working directory for the child, with these files (path → content). */
-    workspace: z.object({ files: z.record(z.string(), z.string()).default({}) }).strict().optional(),
+    workspace: z
+      .object({ files: z.record(z.string(), z.string()).default({}) })
+      .strict()
+      .optional(),
     specRefs: z.array(z.string()).optional(),
     // The conformance kit's corpus fields (docs/decisions/0100): the stable requirement id, the
     // document section it comes from, its level, the kit transports it binds to, the named
     // configuration a third-party target must be started with, and capabilities it needs.
-    id: z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*(?:\.[a-z0-9]+(?:-[a-z0-9]+)*)+$/).optional(),
+    id: z
+      .string()
+      .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*(?:\.[a-z0-9]+(?:-[a-z0-9]+)*)+$/)
+      .optional(),
     section: z.string().optional(),
     level: z.enum(['MUST', 'SHOULD', 'MAY']).optional(),
     transports: z.array(z.enum(['acp-v1', 'acp-otter', 'acp-ferret', 'http', 'rpc'])).optional(),
@@ -89,22 +104,45 @@ const common = {
 }
 const Step = z.union([
   z.object({ send: z.unknown(), invalid: z.boolean().optional(), ...common }).strict(),
-  z.object({
-    sendRaw: z.union([
-      z.string(),
-      z.object({ base64: z.string() }).strict(),
-      /** `prefix`, then `fill` repeated to `bytes` bytes in all, then `suffix` (long-line cases). */
-      z.object({ prefix: z.string().default(''), fill: z.string().min(1), bytes: z.number().int().positive(), suffix: z.string().default('') }).strict(),
-    ]),
-    chunks: z.array(z.number().int().positive()).optional(),
-    ...common,
-  }).strict(),
+  z
+    .object({
+      sendRaw: z.union([
+        z.string(),
+        z.object({ base64: z.string() }).strict(),
+        /** `prefix`, then `fill` repeated to `bytes` bytes in all, then `suffix` (long-line cases). */
+        z
+          .object({
+            prefix: z.string().default(''),
+            fill: z.string().min(1),
+            bytes: z.number().int().positive(),
+            suffix: z.string().default(''),
+          })
+          .strict(),
+      ]),
+      chunks: z.array(z.number().int().positive()).optional(),
+      ...common,
+    })
+    .strict(),
   /** `skipping: true` discards items that do not match until one does (streamed chunks). */
-  z.object({ expect: z.unknown(), within: z.number().int().positive().optional(), skipping: z.boolean().optional(), ...common }).strict(),
+  z
+    .object({
+      expect: z.unknown(),
+      within: z.number().int().positive().optional(),
+      skipping: z.boolean().optional(),
+      ...common,
+    })
+    .strict(),
   z.object({ expectNone: z.object({ ms: z.number().int().positive() }).strict(), ...common }).strict(),
   /** The next N items match these N patterns in some order (for replies that may interleave). */
-  z.object({ expectUnordered: z.array(z.unknown()).min(1), within: z.number().int().positive().optional(), ...common }).strict(),
-  z.object({ open: z.object({ path: z.string(), headers: z.record(z.string(), z.string()).optional() }).strict(), ...common }).strict(),
+  z
+    .object({ expectUnordered: z.array(z.unknown()).min(1), within: z.number().int().positive().optional(), ...common })
+    .strict(),
+  z
+    .object({
+      open: z.object({ path: z.string(), headers: z.record(z.string(), z.string()).optional() }).strict(),
+      ...common,
+    })
+    .strict(),
   z.object({ close: z.literal(true), ...common }).strict(),
   z.object({ closeInput: z.literal(true), ...common }).strict(),
   z.object({ expectExit: z.number().int(), within: z.number().int().positive().optional(), ...common }).strict(),

@@ -11,7 +11,9 @@ import { loadCorpus, parseCorpusFile } from './corpus/load.ts'
 import { corpusDirs } from './paths.ts'
 
 const transcript = (steps: unknown[]): string =>
-  [{ transcript: 1, title: 't', surface: 'sse', id: 'http.sse.x', section: 's', transports: ['http'] }, ...steps].map((s) => JSON.stringify(s)).join('\n')
+  [{ transcript: 1, title: 't', surface: 'sse', id: 'http.sse.x', section: 's', transports: ['http'] }, ...steps]
+    .map((s) => JSON.stringify(s))
+    .join('\n')
 
 describe('the coverage report', () => {
   it('credits an SSE record to the stream opened last', () => {
@@ -36,7 +38,8 @@ describe('the coverage report', () => {
     const all = new Set(FAMILIES.flatMap((f) => (items.get(f) ?? []).map((n) => `${f} ${n}`)))
     for (const k of Object.keys(UNREACHABLE)) expect(all.has(k), k).toBe(true)
     const touched = new Set(loadCorpus(corpusDirs()).flatMap((e) => [...touches(e)]))
-    for (const k of Object.keys(UNREACHABLE)) expect(touched.has(k), `${k} is touched: remove it from unreachable.ts`).toBe(false)
+    for (const k of Object.keys(UNREACHABLE))
+      expect(touched.has(k), `${k} is touched: remove it from unreachable.ts`).toBe(false)
   })
 
   it('reports unreachable items apart and never as covered', () => {

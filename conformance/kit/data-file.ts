@@ -13,6 +13,9 @@ export function loadDataFile<S extends z.ZodType>(file: string, schema: S, what:
     throw new Error(`${file}: ${(e as Error).message}`)
   }
   const r = schema.safeParse(raw)
-  if (!r.success) throw new Error(`${file}: not ${what}: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`)
+  if (!r.success)
+    throw new Error(
+      `${file}: not ${what}: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+    )
   return r.data
 }

@@ -56,9 +56,22 @@ describe('the requirement corpus', () => {
     expect(() => loadCorpus([dir])).toThrow(/core\.x\.y is used twice: .*a\.jsonl and .*b\.jsonl/)
   })
   it('reports a bad scenario step with its file and line', () => {
-    expect(() => parseScenario('{"scenario":1,"id":"core.a.b","title":"t","section":"s","transports":["rpc"]}\n\n{"prompt":"x"}\n{"expectTxt":"y"}\n', 'f.jsonl')).toThrow(/^f\.jsonl:4: bad step/)
-    expect(() => parseScenario('{"scenario":1,"id":"Core.A","title":"t","section":"s","transports":["rpc"]}\n', 'f.jsonl')).toThrow(/f\.jsonl:1: bad scenario header: id/)
-    expect(() => parseCorpusFile('{"scenario":1,"id":"core.a.b","title":"t","section":"s","transports":["smtp"]}\n', 'g.jsonl', tmp)).toThrow(/g\.jsonl:1: bad scenario header: transports/)
+    expect(() =>
+      parseScenario(
+        '{"scenario":1,"id":"core.a.b","title":"t","section":"s","transports":["rpc"]}\n\n{"prompt":"x"}\n{"expectTxt":"y"}\n',
+        'f.jsonl',
+      ),
+    ).toThrow(/^f\.jsonl:4: bad step/)
+    expect(() =>
+      parseScenario('{"scenario":1,"id":"Core.A","title":"t","section":"s","transports":["rpc"]}\n', 'f.jsonl'),
+    ).toThrow(/f\.jsonl:1: bad scenario header: id/)
+    expect(() =>
+      parseCorpusFile(
+        '{"scenario":1,"id":"core.a.b","title":"t","section":"s","transports":["smtp"]}\n',
+        'g.jsonl',
+        tmp,
+      ),
+    ).toThrow(/g\.jsonl:1: bad scenario header: transports/)
   })
 })
 
@@ -74,12 +87,29 @@ describe('--only globs', () => {
   })
 })
 
-const result = (over: Partial<Result>): Result => ({ id: 'core.prompt.text', title: 'A <title> & "quotes"', section: 's', level: 'MUST', surface: 'core', transport: 'rpc', file: 'f.jsonl', status: 'pass', durationMs: 12, violations: [], ...over })
+const result = (over: Partial<Result>): Result => ({
+  id: 'core.prompt.text',
+  title: 'A <title> & "quotes"',
+  section: 's',
+  level: 'MUST',
+  surface: 'core',
+  transport: 'rpc',
+  file: 'f.jsonl',
+  status: 'pass',
+  durationMs: 12,
+  violations: [],
+  ...over,
+})
 
 describe('expected failures', () => {
   it('loads JSON and YAML lists, matches exact ids per transport, and refuses a malformed file, a glob or a bad pattern', () => {
     const j = join(tmp, 'x.json')
-    writeFileSync(j, JSON.stringify({ failures: [{ id: 'core.cancel.idle', transport: 'http', failure: 'expected', reason: 'routes not merged' }] }))
+    writeFileSync(
+      j,
+      JSON.stringify({
+        failures: [{ id: 'core.cancel.idle', transport: 'http', failure: 'expected', reason: 'routes not merged' }],
+      }),
+    )
     const y = join(tmp, 'x.yaml')
     writeFileSync(y, 'failures:\n  - id: rpc.prompt.queue\n    failure: nothing arrived\n    reason: known\n')
     const list = [...loadExpectedFailures(j), ...loadExpectedFailures(y)]
@@ -103,7 +133,9 @@ describe('expected failures', () => {
     for (const name of ['chimera', 'codex-acp', 'opencode']) {
       const list = loadExpectedFailures(join(corpusDirs()[0]!, '..', 'profiles', `${name}.expected-failures.json`))
       expect(list.length).toBeGreaterThan(0)
-      expect(listProblems(list, known, VIOLATION_RULES, []).map((p) => `${name}: ${p.entry.id}: ${p.problem}`)).toEqual([])
+      expect(listProblems(list, known, VIOLATION_RULES, []).map((p) => `${name}: ${p.entry.id}: ${p.problem}`)).toEqual(
+        [],
+      )
     }
   })
   it('exit code by level: MUST failures fail the run, SHOULD/MAY only with --fail-on; violations are MUST; stale and list problems always', () => {
@@ -116,51 +148,111 @@ describe('expected failures', () => {
     expect(exitCodeOf([should], 'SHOULD')).toBe(1)
     expect(exitCodeOf([may], 'SHOULD')).toBe(0)
     expect(exitCodeOf([may], 'MAY')).toBe(1)
-    expect(exitCodeOf([result({ status: 'fail', level: 'SHOULD', violations: [{ rule: 'acp.v1.wire.schema', dir: 'out', frame: '{}', problem: 'p', spec: 's' }] })])).toBe(1)
+    expect(
+      exitCodeOf([
+        result({
+          status: 'fail',
+          level: 'SHOULD',
+          violations: [{ rule: 'acp.v1.wire.schema', dir: 'out', frame: '{}', problem: 'p', spec: 's' }],
+        }),
+      ]),
+    ).toBe(1)
     expect(exitCodeOf([result({})], 'MUST', 1)).toBe(1)
   })
 })
 
 describe('reports', () => {
-  const violation = { rule: 'rpc.stdout.protocol-only', dir: 'out' as const, frame: '[info] hello', problem: 'stdout carried a line that is not JSON', spec: 'specs/asyncapi/rpc.asyncapi.yaml' }
-  const results = [result({}), result({ id: 'core.tool.read', status: 'fail', message: 'expected text "a", got "b"', line: 4, violations: [violation] }), result({ id: 'core.cancel.idle', status: 'xfail', expectedReason: 'not merged' }), result({ id: 'core.tool.run', status: 'stale', expectedReason: 'old', message: 'passes' }), result({ id: 'rpc.x.y', surface: 'rpc', status: 'skip', message: 'needs offline-model' })]
+  const violation = {
+    rule: 'rpc.stdout.protocol-only',
+    dir: 'out' as const,
+    frame: '[info] hello',
+    problem: 'stdout carried a line that is not JSON',
+    spec: 'specs/asyncapi/rpc.asyncapi.yaml',
+  }
+  const results = [
+    result({}),
+    result({
+      id: 'core.tool.read',
+      status: 'fail',
+      message: 'expected text "a", got "b"',
+      line: 4,
+      violations: [violation],
+    }),
+    result({ id: 'core.cancel.idle', status: 'xfail', expectedReason: 'not merged' }),
+    result({ id: 'core.tool.run', status: 'stale', expectedReason: 'old', message: 'passes' }),
+    result({ id: 'rpc.x.y', surface: 'rpc', status: 'skip', message: 'needs offline-model' }),
+  ]
   it('console: one line per result, failure details with the rule and spec, a summary ending in the plain counts', () => {
     const lines = results.map((r) => resultLine(r)).join('\n')
     expect(lines).toContain('PASS  core.prompt.text [rpc]')
     expect(lines).toContain('FAIL  core.tool.read [rpc]')
     expect(lines).toContain('f.jsonl:4: expected text "a", got "b"')
-    expect(lines).toContain('violation rpc.stdout.protocol-only: received [info] hello — stdout carried a line that is not JSON (specs/asyncapi/rpc.asyncapi.yaml)')
+    expect(lines).toContain(
+      'violation rpc.stdout.protocol-only: received [info] hello — stdout carried a line that is not JSON (specs/asyncapi/rpc.asyncapi.yaml)',
+    )
     const summary = summaryText(results)
     expect(summary).toContain('core [rpc]               1 passed, 2 failed, 1 expected failure(s)')
     expect(summary.split('\n').at(-1)).toBe('1 passed, 2 failed, 1 skipped')
   })
   it('console: an expected failure shows its frames only with --verbose; a SHOULD failure says it does not fail the run', () => {
-    const x = result({ id: 'core.cancel.idle', status: 'xfail', expectedReason: 'not merged', message: 'line 3: nothing arrived', transcript: ['>> {"id":1}', '<< {"id":1,"result":{}}'] })
+    const x = result({
+      id: 'core.cancel.idle',
+      status: 'xfail',
+      expectedReason: 'not merged',
+      message: 'line 3: nothing arrived',
+      transcript: ['>> {"id":1}', '<< {"id":1,"result":{}}'],
+    })
     expect(resultLine(x)).not.toContain('<< {"id":1')
     expect(resultLine(x, true)).toContain('expected: not merged')
     expect(resultLine(x, true)).toContain('        << {"id":1,"result":{}}')
-    expect(resultLine(result({ status: 'fail', level: 'SHOULD', message: 'm' }))).toMatch(/^FAIL {2}.* — SHOULD: reported, does not fail the run \(--fail-on should to make it\)/)
-    expect(summaryText([result({ status: 'fail', level: 'SHOULD' })])).toContain('1 failure(s) below MUST (SHOULD/MAY): reported, not failing the run')
+    expect(resultLine(result({ status: 'fail', level: 'SHOULD', message: 'm' }))).toMatch(
+      /^FAIL {2}.* — SHOULD: reported, does not fail the run \(--fail-on should to make it\)/,
+    )
+    expect(summaryText([result({ status: 'fail', level: 'SHOULD' })])).toContain(
+      '1 failure(s) below MUST (SHOULD/MAY): reported, not failing the run',
+    )
   })
   it('JUnit XML: a suite per transport, failures and skips counted, expected failures apart from skips, text escaped', () => {
     const xml = junitReport(results)
     expect(xml).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\n<testsuites name="chimera-conformance">/)
     expect(xml).toContain('<testsuite name="chimera-conformance rpc" tests="5" failures="2" errors="0" skipped="1"')
-    expect(xml).toContain('<testcase name="core.tool.read" classname="core.rpc" file="f.jsonl" time="0.012"><properties><property name="chimera.level" value="MUST"/><property name="chimera.status" value="fail"/></properties><failure message="expected text &quot;a&quot;, got &quot;b&quot;" type="fail">')
-    expect(xml).toMatch(/<testcase name="core.cancel.idle" [^>]*><properties>.*<property name="chimera.status" value="xfail"\/><property name="chimera.expected-reason" value="not merged"\/><\/properties><system-out>expected failure: not merged/)
+    expect(xml).toContain(
+      '<testcase name="core.tool.read" classname="core.rpc" file="f.jsonl" time="0.012"><properties><property name="chimera.level" value="MUST"/><property name="chimera.status" value="fail"/></properties><failure message="expected text &quot;a&quot;, got &quot;b&quot;" type="fail">',
+    )
+    expect(xml).toMatch(
+      /<testcase name="core.cancel.idle" [^>]*><properties>.*<property name="chimera.status" value="xfail"\/><property name="chimera.expected-reason" value="not merged"\/><\/properties><system-out>expected failure: not merged/,
+    )
     expect(xml).not.toMatch(/<skipped message="expected failure/)
     expect(xml).not.toMatch(/<title>|& "/)
     const soft = junitReport([result({ status: 'fail', level: 'SHOULD', message: 'm' })])
     expect(soft).toContain('failures="0"')
     expect(soft).toContain('<property name="chimera.fails-run" value="false"/>')
   })
-  const run = { profile: 'p', transports: ['rpc'], corpus: { hash: 'abc', requirements: 1, bindings: 1 }, startedAt: new Date(0), failOn: 'MUST' as const, listProblems: [] }
+  const run = {
+    profile: 'p',
+    transports: ['rpc'],
+    corpus: { hash: 'abc', requirements: 1, bindings: 1 },
+    startedAt: new Date(0),
+    failOn: 'MUST' as const,
+    listProblems: [],
+  }
   it('JSON: lossless results with the kit, corpus and implementation versions and the counts', () => {
-    const r = JSON.parse(jsonReport([...results, result({ id: 'core.x.y', agent: { name: 'chimera-otter', version: '0.1.0' } })], run))
+    const r = JSON.parse(
+      jsonReport([...results, result({ id: 'core.x.y', agent: { name: 'chimera-otter', version: '0.1.0' } })], run),
+    )
     expect(r.kit).toEqual({ name: 'chimera-conformance', version: expect.stringMatching(/^\d+\.\d+\.\d+/), format: 2 })
     expect(r.corpus).toEqual({ hash: 'abc', requirements: 1, bindings: 1 })
     expect(r.target.implementations).toEqual({ rpc: ['chimera-otter 0.1.0'] })
-    expect(r.summary).toEqual({ pass: 2, fail: 1, xfail: 1, stale: 1, skip: 1, total: 6, failBelowBar: 0, listProblems: 0 })
+    expect(r.summary).toEqual({
+      pass: 2,
+      fail: 1,
+      xfail: 1,
+      stale: 1,
+      skip: 1,
+      total: 6,
+      failBelowBar: 0,
+      listProblems: 0,
+    })
     expect(r.results[1].violations[0].rule).toBe('rpc.stdout.protocol-only')
     expect(r.startedAt).toBe('1970-01-01T00:00:00.000Z')
   })
@@ -169,11 +261,37 @@ describe('reports', () => {
     const v = corpusVersion(corpus)
     expect(v.hash).toMatch(/^[0-9a-f]{16}$/)
     expect(corpusVersion([...corpus].reverse()).hash).toBe(v.hash)
-    expect(corpusVersion(corpus.map((e, i) => (i === 0 ? { ...e, level: e.level === 'MUST' ? 'SHOULD' : 'MUST' } : e))).hash).not.toBe(v.hash)
+    expect(
+      corpusVersion(corpus.map((e, i) => (i === 0 ? { ...e, level: e.level === 'MUST' ? 'SHOULD' : 'MUST' } : e))).hash,
+    ).not.toBe(v.hash)
   })
   it('HTML: one row per requirement with a verdict per transport, a failure with its frames, everything escaped', () => {
-    const hostile = result({ id: 'core.tool.read', title: '<script>alert(1)</script>', status: 'fail', message: 'got "<img src=x onerror=alert(1)>"', transcript: ['<< {"a":"</pre><b>"}'] })
-    const html = htmlReport(JSON.parse(jsonReport([result({}), hostile, result({ id: 'core.tool.read', transport: 'http', surface: 'core', status: 'xfail', expectedReason: 'r & d', message: 'm' })], run)))
+    const hostile = result({
+      id: 'core.tool.read',
+      title: '<script>alert(1)</script>',
+      status: 'fail',
+      message: 'got "<img src=x onerror=alert(1)>"',
+      transcript: ['<< {"a":"</pre><b>"}'],
+    })
+    const html = htmlReport(
+      JSON.parse(
+        jsonReport(
+          [
+            result({}),
+            hostile,
+            result({
+              id: 'core.tool.read',
+              transport: 'http',
+              surface: 'core',
+              status: 'xfail',
+              expectedReason: 'r & d',
+              message: 'm',
+            }),
+          ],
+          run,
+        ),
+      ),
+    )
     expect(html).toMatch(/^<!doctype html>/)
     expect(html).not.toMatch(/<script|<img|<\/pre><b>/)
     expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;')
@@ -195,17 +313,26 @@ describe('the CLI (in process)', () => {
   it('--list prints every requirement with its transports and the totals', async () => {
     const { code, out } = await run({ list: true })
     expect(code).toBe(0)
-    expect(out).toMatch(/^core\.cancel\.mid-turn {2}\[acp-v1,acp-otter,acp-ferret,http,rpc\] {2}MUST {2}Cancel mid-turn/m)
+    expect(out).toMatch(
+      /^core\.cancel\.mid-turn {2}\[acp-v1,acp-otter,acp-ferret,http,rpc\] {2}MUST {2}Cancel mid-turn/m,
+    )
     expect(out).toMatch(/^\d+ requirement\(s\), \d+ bindings$/m)
     expect(out).toMatch(/^surface +requirements +acp-v1 +acp-otter +acp-ferret +http +rpc$/m)
     expect(out).toMatch(/^total +\d+( +\d+){5}$/m)
   })
   it('--only narrows the list', async () => {
     const { out } = await run({ list: true }, ['--only', 'rpc.eof.*'])
-    expect(out.trim().split('\n').filter((l) => l.startsWith('rpc.eof.'))).toHaveLength(3)
+    expect(
+      out
+        .trim()
+        .split('\n')
+        .filter((l) => l.startsWith('rpc.eof.')),
+    ).toHaveLength(3)
   })
   it('an --only that selects nothing is a usage error', async () => {
-    await expect(run({ list: true }, ['--only', 'core.no-such.*'])).rejects.toThrow(/--only core\.no-such\.\*: no requirement matches/)
+    await expect(run({ list: true }, ['--only', 'core.no-such.*'])).rejects.toThrow(
+      /--only core\.no-such\.\*: no requirement matches/,
+    )
     await expect(run({ profile: 'chimera' }, ['--only', 'nope.nope'])).rejects.toThrow(UsageError)
   })
   it('usage errors: nothing to test, a bad URL, --token without --http, an unknown profile or transport', async () => {

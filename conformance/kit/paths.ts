@@ -29,7 +29,8 @@ const ancestors = (from: string): string[] => {
   }
   return out
 }
-const isKitPackage = (dir: string): boolean => existsSync(join(dir, 'scenarios')) && existsSync(join(dir, 'profiles')) && existsSync(join(dir, 'package.json'))
+const isKitPackage = (dir: string): boolean =>
+  existsSync(join(dir, 'scenarios')) && existsSync(join(dir, 'profiles')) && existsSync(join(dir, 'package.json'))
 
 function installedKit(): string | undefined {
   for (const base of [import.meta.url, pathToFileURL(join(process.cwd(), 'noop.js')).href]) {
@@ -48,7 +49,9 @@ function locate(): KitPlace {
   if (checkout) return { root: checkout, data: join(checkout, 'conformance') }
   const pkg = up.find(isKitPackage) ?? installedKit()
   if (pkg) return { root: pkg, data: pkg }
-  throw new Error(`conformance kit: its corpus is not installed here; install the kit (npm install ${KIT_PACKAGE}) or run from a Chimera checkout`)
+  throw new Error(
+    `conformance kit: its corpus is not installed here; install the kit (npm install ${KIT_PACKAGE}) or run from a Chimera checkout`,
+  )
 }
 
 /** The checkout's root, or the kit package's root (`${kit}` in a profile). */

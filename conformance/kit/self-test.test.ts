@@ -18,13 +18,29 @@ import { loadMutants, mutantTable, runControl, runMutant, type MutantOutcome } f
 const tmp = mkdtempSync(join(tmpdir(), 'kit-self-'))
 afterAll(() => rmSync(tmp, { recursive: true, force: true }))
 const bin = join(kitRoot(), 'bin', 'chimera-conformance.mjs')
-const kit = (args: string[]) => spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, NO_COLOR: '1' } })
+const kit = (args: string[]) =>
+  spawnSync(process.execPath, [bin, ...args], {
+    encoding: 'utf8',
+    timeout: 120_000,
+    env: { ...process.env, NO_COLOR: '1' },
+  })
 
 describe('chimera-conformance against Chimera over the JSON-lines RPC', () => {
   it('passes the core scenarios, prints a line each and the summary, writes JUnit and JSON, exits 0', () => {
     const json = join(tmp, 'r.json')
     const junit = join(tmp, 'r.xml')
-    const r = kit(['--profile', 'chimera', '--transport', 'rpc', '--only', 'core.prompt.*,core.tool.read,core.cancel.mid-turn', '--json', json, '--junit', junit])
+    const r = kit([
+      '--profile',
+      'chimera',
+      '--transport',
+      'rpc',
+      '--only',
+      'core.prompt.*,core.tool.read,core.cancel.mid-turn',
+      '--json',
+      json,
+      '--junit',
+      junit,
+    ])
     expect(r.stderr).toBe('')
     expect(r.status, r.stdout).toBe(0)
     expect(r.stdout).toMatch(/^PASS {2}core\.cancel\.mid-turn \[rpc\] /m)
@@ -37,12 +53,31 @@ describe('chimera-conformance against Chimera over the JSON-lines RPC', () => {
   }, 120_000)
   it('an expected failure that passes fails the run as stale, an entry naming nothing is a list problem (exit 1); a usage error exits 2', () => {
     const list = join(tmp, 'x.json')
-    writeFileSync(list, JSON.stringify({ failures: [{ id: 'core.prompt.text', failure: 'expected text', reason: 'was broken once' }, { id: 'core.no-such.requirement', failure: 'x', reason: 'a typo' }] }))
-    const r = kit(['--profile', 'chimera', '--transport', 'rpc', '--only', 'core.prompt.text', '--expected-failures', list])
+    writeFileSync(
+      list,
+      JSON.stringify({
+        failures: [
+          { id: 'core.prompt.text', failure: 'expected text', reason: 'was broken once' },
+          { id: 'core.no-such.requirement', failure: 'x', reason: 'a typo' },
+        ],
+      }),
+    )
+    const r = kit([
+      '--profile',
+      'chimera',
+      '--transport',
+      'rpc',
+      '--only',
+      'core.prompt.text',
+      '--expected-failures',
+      list,
+    ])
     expect(r.status).toBe(1)
     expect(r.stdout).toMatch(/^STALE core\.prompt\.text \[rpc\]/m)
     expect(r.stdout).toContain('1 stale expected failure(s)')
-    expect(r.stdout).toMatch(/^LIST {2}core\.no-such\.requirement: no requirement or rule core\.no-such\.requirement in the corpus/m)
+    expect(r.stdout).toMatch(
+      /^LIST {2}core\.no-such\.requirement: no requirement or rule core\.no-such\.requirement in the corpus/m,
+    )
     const none = kit(['--profile', 'chimera', '--only', 'core.no-such.*'])
     expect(none.status).toBe(2)
     expect(none.stderr).toMatch(/no requirement matches/)
@@ -62,7 +97,9 @@ describe('mutants: the kit fails each deliberately broken server on the right re
       // The control: the same requirements pass against the unbroken target, so the kill means something.
       const ctl = await runControl(m, entries, base)
       expect(ctl.length).toBeGreaterThan(0)
-      expect(ctl.filter((r) => r.status !== 'pass').map((r) => `${r.id} [${r.transport}] ${r.status}: ${r.message}`)).toEqual([])
+      expect(
+        ctl.filter((r) => r.status !== 'pass').map((r) => `${r.id} [${r.transport}] ${r.status}: ${r.message}`),
+      ).toEqual([])
       const o = await runMutant(m, entries, base)
       o.controlFailures = []
       outcomes.push(o)

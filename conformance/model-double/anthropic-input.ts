@@ -29,24 +29,28 @@ function blocksOf(content: unknown, at: string): Record<string, unknown>[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }]
   if (!Array.isArray(content)) throw badRequest(`${at}.content: must be a string or an array of content blocks`)
   return content.map((b, j) => {
-    if (!isObject(b) || typeof b.type !== 'string') throw badRequest(`${at}.content.${j}: a content block needs a 'type'`)
+    if (!isObject(b) || typeof b.type !== 'string')
+      throw badRequest(`${at}.content.${j}: a content block needs a 'type'`)
     return b
   })
 }
 
-const textsOf = (blocks: readonly Record<string, unknown>[]): string[] => blocks.filter((b) => b.type === 'text' && typeof b.text === 'string').map((b) => b.text as string)
+const textsOf = (blocks: readonly Record<string, unknown>[]): string[] =>
+  blocks.filter((b) => b.type === 'text' && typeof b.text === 'string').map((b) => b.text as string)
 const textOfBlocks = (blocks: readonly Record<string, unknown>[]): string => textsOf(blocks).join('\n')
 
 function readMessage(m: unknown, i: number): WireMessage[] {
   const at = `messages.${i}`
-  if (!isObject(m) || (m.role !== 'user' && m.role !== 'assistant' && m.role !== 'system')) throw badRequest(`${at}.role: must be "user", "assistant" or "system"`)
+  if (!isObject(m) || (m.role !== 'user' && m.role !== 'assistant' && m.role !== 'system'))
+    throw badRequest(`${at}.role: must be "user", "assistant" or "system"`)
   const blocks = blocksOf(m.content, at)
   if (m.role === 'system') return []
   if (m.role === 'assistant') {
     const calls = blocks
       .filter((b) => b.type === 'tool_use')
       .map((b, j) => {
-        if (typeof b.id !== 'string' || typeof b.name !== 'string') throw badRequest(`${at}.content.${j}: tool_use needs 'id' and 'name'`)
+        if (typeof b.id !== 'string' || typeof b.name !== 'string')
+          throw badRequest(`${at}.content.${j}: tool_use needs 'id' and 'name'`)
         return { id: b.id, type: 'function', function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } }
       })
     return [{ role: 'assistant', content: textOfBlocks(blocks), ...(calls.length ? { tool_calls: calls } : {}) }]
@@ -66,6 +70,7 @@ export function parseMessagesRequest(text: string, counting = false): MessagesRe
   if (typeof b.model !== 'string') throw badRequest('model: Field required')
   if (!counting && typeof b.max_tokens !== 'number') throw badRequest('max_tokens: Field required')
   if (!Array.isArray(b.messages)) throw badRequest('messages: Field required')
-  if (b.stream !== undefined && typeof b.stream !== 'boolean') throw badRequest('stream: Input should be a valid boolean')
+  if (b.stream !== undefined && typeof b.stream !== 'boolean')
+    throw badRequest('stream: Input should be a valid boolean')
   return { model: b.model, stream: b.stream === true, messages: b.messages.flatMap(readMessage) }
 }

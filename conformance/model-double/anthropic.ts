@@ -22,7 +22,17 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { tokensFor, type Plan } from '../../server/providers/directives.ts'
 import { parseMessagesRequest, type MessagesRequest } from './anthropic-input.ts'
 import { charsRead, pieces, planOrRefuse, segments } from './play.ts'
-import { failure, HttpError, openSse, readBody, sendJson, sleep, unknownModel, type Wire, type WireContext } from './wire.ts'
+import {
+  failure,
+  HttpError,
+  openSse,
+  readBody,
+  sendJson,
+  sleep,
+  unknownModel,
+  type Wire,
+  type WireContext,
+} from './wire.ts'
 
 /** Anthropic's error type for each status it uses. */
 const ERROR_TYPES: Record<number, string> = {
@@ -35,7 +45,8 @@ const ERROR_TYPES: Record<number, string> = {
   500: 'api_error',
   529: 'overloaded_error',
 }
-const errorType = (status: number): string => ERROR_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error')
+const errorType = (status: number): string =>
+  ERROR_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error')
 const errorBody = (e: HttpError) => ({ type: 'error', error: { type: errorType(e.status), message: e.message } })
 
 type Block = Record<string, unknown> & { type: string }
@@ -43,12 +54,24 @@ type Block = Record<string, unknown> & { type: string }
 const signature = (n: number, index: number): string => Buffer.from(`chimera-double:${n}:${index}`).toString('base64')
 
 function usage(req: MessagesRequest, plan: Plan) {
-  return { input_tokens: tokensFor(charsRead(req.messages)), output_tokens: tokensFor(plan.written), cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }
+  return {
+    input_tokens: tokensFor(charsRead(req.messages)),
+    output_tokens: tokensFor(plan.written),
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0,
+  }
 }
 
-const toolUses = (plan: Plan, n: number): Block[] => plan.calls.map((c, i) => ({ type: 'tool_use', id: `toolu_double_${n}_${i + 1}`, name: c.tool, input: c.args }))
+const toolUses = (plan: Plan, n: number): Block[] =>
+  plan.calls.map((c, i) => ({ type: 'tool_use', id: `toolu_double_${n}_${i + 1}`, name: c.tool, input: c.args }))
 
-const message = (n: number, req: MessagesRequest, content: Block[], stop: string | null, u: ReturnType<typeof usage>) => ({
+const message = (
+  n: number,
+  req: MessagesRequest,
+  content: Block[],
+  stop: string | null,
+  u: ReturnType<typeof usage>,
+) => ({
   id: `msg_double_${n}`,
   type: 'message',
   role: 'assistant',
@@ -59,7 +82,13 @@ const message = (n: number, req: MessagesRequest, content: Block[], stop: string
   usage: u,
 })
 
-async function stream(res: ServerResponse, req: MessagesRequest, plan: Plan, n: number, ctx: WireContext): Promise<void> {
+async function stream(
+  res: ServerResponse,
+  req: MessagesRequest,
+  plan: Plan,
+  n: number,
+  ctx: WireContext,
+): Promise<void> {
   const u = usage(req, plan)
   let started = false
   let index = 0
@@ -88,22 +117,40 @@ async function stream(res: ServerResponse, req: MessagesRequest, plan: Plan, n: 
       res.end()
       return
     } else if (seg.kind === 'text') {
-      block({ type: 'text', text: '' }, seg.chunks.map((text) => ({ type: 'text_delta', text })))
+      block(
+        { type: 'text', text: '' },
+        seg.chunks.map((text) => ({ type: 'text_delta', text })),
+      )
     } else {
-      const deltas = [...seg.chunks.map((thinking) => ({ type: 'thinking_delta', thinking })), { type: 'signature_delta', signature: signature(n, index) }]
+      const deltas = [
+        ...seg.chunks.map((thinking) => ({ type: 'thinking_delta', thinking })),
+        { type: 'signature_delta', signature: signature(n, index) },
+      ]
       block({ type: 'thinking', thinking: '', signature: '' }, deltas)
     }
   }
   for (const use of toolUses(plan, n)) {
     const json = JSON.stringify(use.input)
-    block({ ...use, input: {} }, pieces(json, ctx.argChunk).map((partial_json) => ({ type: 'input_json_delta', partial_json })))
+    block(
+      { ...use, input: {} },
+      pieces(json, ctx.argChunk).map((partial_json) => ({ type: 'input_json_delta', partial_json })),
+    )
   }
-  send('message_delta', { delta: { stop_reason: plan.calls.length ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { output_tokens: u.output_tokens } })
+  send('message_delta', {
+    delta: { stop_reason: plan.calls.length ? 'tool_use' : 'end_turn', stop_sequence: null },
+    usage: { output_tokens: u.output_tokens },
+  })
   send('message_stop')
   res.end()
 }
 
-async function atOnce(res: ServerResponse, req: MessagesRequest, plan: Plan, n: number, signal: AbortSignal): Promise<void> {
+async function atOnce(
+  res: ServerResponse,
+  req: MessagesRequest,
+  plan: Plan,
+  n: number,
+  signal: AbortSignal,
+): Promise<void> {
   const content: Block[] = []
   for (const seg of segments(plan)) {
     if (seg.kind === 'sleep') {
@@ -133,7 +180,12 @@ async function handle(req: IncomingMessage, res: ServerResponse, url: URL, ctx: 
       if (!m) throw unknownModel(one)
       return sendJson(res, 200, m)
     }
-    return sendJson(res, 200, { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null })
+    return sendJson(res, 200, {
+      data,
+      has_more: false,
+      first_id: data[0]?.id ?? null,
+      last_id: data.at(-1)?.id ?? null,
+    })
   }
   if (req.method !== 'POST') throw new HttpError(405, `${path} takes POST`, 'invalid_request_error')
   const request = parseMessagesRequest(await readBody(req), path === COUNT)
@@ -148,7 +200,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, url: URL, ctx: 
 
 export const anthropicWire: Wire = {
   name: 'anthropic',
-  serves: (path, req) => path === MESSAGES || path === COUNT || (path.startsWith('/v1/models') && req.headers['anthropic-version'] !== undefined),
+  serves: (path, req) =>
+    path === MESSAGES ||
+    path === COUNT ||
+    (path.startsWith('/v1/models') && req.headers['anthropic-version'] !== undefined),
   authorized: (req, _url, key) => req.headers['x-api-key'] === key || req.headers.authorization === `Bearer ${key}`,
   unauthorized: () => new HttpError(401, 'invalid x-api-key', 'authentication_error'),
   errorBody,

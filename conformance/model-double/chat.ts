@@ -13,7 +13,20 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { wordChunks, type Plan } from '../../server/providers/directives.ts'
 import { pieces, planOrRefuse, usageOf, type WireMessage } from './play.ts'
 import { serveResponses } from './responses.ts'
-import { badRequest, failure, HttpError, openaiErrorBody, openSse, parseObject, readBody, sendJson, sleep, unknownModel, type Wire, type WireContext } from './wire.ts'
+import {
+  badRequest,
+  failure,
+  HttpError,
+  openaiErrorBody,
+  openSse,
+  parseObject,
+  readBody,
+  sendJson,
+  sleep,
+  unknownModel,
+  type Wire,
+  type WireContext,
+} from './wire.ts'
 
 interface ChatRequest {
   model: string
@@ -23,18 +36,39 @@ interface ChatRequest {
 }
 
 function parseChatRequest(text: string): ChatRequest {
-  const b = parseObject(text) as { model?: unknown; messages?: unknown; stream?: unknown; stream_options?: { include_usage?: unknown } }
+  const b = parseObject(text) as {
+    model?: unknown
+    messages?: unknown
+    stream?: unknown
+    stream_options?: { include_usage?: unknown }
+  }
   if (typeof b.model !== 'string') throw badRequest("'model' is required and must be a string")
-  if (!Array.isArray(b.messages) || b.messages.some((m) => typeof m !== 'object' || m === null || typeof (m as { role?: unknown }).role !== 'string')) {
+  if (
+    !Array.isArray(b.messages) ||
+    b.messages.some((m) => typeof m !== 'object' || m === null || typeof (m as { role?: unknown }).role !== 'string')
+  ) {
     throw badRequest("'messages' must be an array of messages with a 'role'")
   }
   if (b.stream !== undefined && typeof b.stream !== 'boolean') throw badRequest("'stream' must be a boolean")
-  return { model: b.model, messages: b.messages as WireMessage[], stream: b.stream === true, includeUsage: b.stream_options?.include_usage === true }
+  return {
+    model: b.model,
+    messages: b.messages as WireMessage[],
+    stream: b.stream === true,
+    includeUsage: b.stream_options?.include_usage === true,
+  }
 }
 
-const toolCallsOf = (plan: Plan, prefix: string) => plan.calls.map((c, i) => ({ id: `${prefix}_${i + 1}`, name: c.tool, arguments: JSON.stringify(c.args) }))
+const toolCallsOf = (plan: Plan, prefix: string) =>
+  plan.calls.map((c, i) => ({ id: `${prefix}_${i + 1}`, name: c.tool, arguments: JSON.stringify(c.args) }))
 
-async function streamCompletion(res: ServerResponse, req: ChatRequest, plan: Plan, ids: { id: string; callPrefix: string }, signal: AbortSignal, argChunk: number): Promise<void> {
+async function streamCompletion(
+  res: ServerResponse,
+  req: ChatRequest,
+  plan: Plan,
+  ids: { id: string; callPrefix: string },
+  signal: AbortSignal,
+  argChunk: number,
+): Promise<void> {
   const created = Math.floor(Date.now() / 1000)
   const base = { id: ids.id, object: 'chat.completion.chunk', created, model: req.model, system_fingerprint: null }
   let started = false
@@ -42,11 +76,15 @@ async function streamCompletion(res: ServerResponse, req: ChatRequest, plan: Pla
     if (!started) {
       started = true
       openSse(res)
-      send({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] })
+      send({
+        ...base,
+        choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }],
+      })
     }
     res.write(`data: ${JSON.stringify(data)}\n\n`)
   }
-  const delta = (d: Record<string, unknown>, finish: string | null = null) => send({ ...base, choices: [{ index: 0, delta: d, logprobs: null, finish_reason: finish }] })
+  const delta = (d: Record<string, unknown>, finish: string | null = null) =>
+    send({ ...base, choices: [{ index: 0, delta: d, logprobs: null, finish_reason: finish }] })
   for (const move of plan.moves) {
     if (signal.aborted) return
     switch (move.kind) {
@@ -79,7 +117,13 @@ async function streamCompletion(res: ServerResponse, req: ChatRequest, plan: Pla
   res.end()
 }
 
-async function completeAtOnce(res: ServerResponse, req: ChatRequest, plan: Plan, ids: { id: string; callPrefix: string }, signal: AbortSignal): Promise<void> {
+async function completeAtOnce(
+  res: ServerResponse,
+  req: ChatRequest,
+  plan: Plan,
+  ids: { id: string; callPrefix: string },
+  signal: AbortSignal,
+): Promise<void> {
   let text = ''
   let reasoning = ''
   for (const move of plan.moves) {
@@ -97,7 +141,15 @@ async function completeAtOnce(res: ServerResponse, req: ChatRequest, plan: Plan,
     role: 'assistant',
     content: text || null,
     ...(reasoning ? { reasoning_content: reasoning } : {}),
-    ...(calls.length ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) } : {}),
+    ...(calls.length
+      ? {
+          tool_calls: calls.map((c) => ({
+            id: c.id,
+            type: 'function',
+            function: { name: c.name, arguments: c.arguments },
+          })),
+        }
+      : {}),
   }
   sendJson(res, 200, {
     id: ids.id,
@@ -115,7 +167,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, url: URL, ctx: 
   if (path === '/v1/models') {
     if (method !== 'GET') throw new HttpError(405, `${path} takes GET`, 'invalid_request_error')
     ctx.record({ models: true })
-    return sendJson(res, 200, { object: 'list', data: ctx.models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'chimera' })) })
+    return sendJson(res, 200, {
+      object: 'list',
+      data: ctx.models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'chimera' })),
+    })
   }
   if (method !== 'POST') throw new HttpError(405, `${path} takes POST`, 'invalid_request_error')
   if (path === '/v1/responses') return await serveResponses(req, res, ctx)

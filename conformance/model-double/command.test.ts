@@ -11,16 +11,28 @@ const env = { ...process.env, CHIMERA_MODEL_DOUBLE_API_KEY: '' }
 
 describe('model-double --host', () => {
   it('refuses a non-loopback host without --api-key (exit 2, a clear reason); --help names the rule', () => {
-    const r = spawnSync(process.execPath, [CLI_BUNDLE, 'model-double', '--host', '0.0.0.0', '--port', '0'], { encoding: 'utf8', env, timeout: 20_000 })
+    const r = spawnSync(process.execPath, [CLI_BUNDLE, 'model-double', '--host', '0.0.0.0', '--port', '0'], {
+      encoding: 'utf8',
+      env,
+      timeout: 20_000,
+    })
     expect(r.status).toBe(2)
     expect(r.stderr).toMatch(/reachable from other machines.*--api-key/)
-    const help = spawnSync(process.execPath, [CLI_BUNDLE, 'model-double', '--help'], { encoding: 'utf8', env, timeout: 20_000 })
+    const help = spawnSync(process.execPath, [CLI_BUNDLE, 'model-double', '--help'], {
+      encoding: 'utf8',
+      env,
+      timeout: 20_000,
+    })
     expect(help.stdout).toMatch(/--api-key/)
     expect(help.stdout).toMatch(/anything but loopback requires --api-key/)
   })
 
   it('serves 0.0.0.0 with a key, and a request without it is 401', async () => {
-    const child = spawn(process.execPath, [CLI_BUNDLE, 'model-double', '--host', '0.0.0.0', '--port', '0', '--api-key', 'k-123'], { env, stdio: ['ignore', 'ignore', 'pipe'] })
+    const child = spawn(
+      process.execPath,
+      [CLI_BUNDLE, 'model-double', '--host', '0.0.0.0', '--port', '0', '--api-key', 'k-123'],
+      { env, stdio: ['ignore', 'ignore', 'pipe'] },
+    )
     try {
       let err = ''
       child.stderr.setEncoding('utf8')

@@ -11,17 +11,31 @@ import { isLoopbackName } from '../../server/http/guard.ts'
 import { DOUBLE_MODEL, startModelDouble } from './server.ts'
 
 export default defineCommand({
-  meta: { name: 'model-double', description: 'Serve the conformance model double: a model server (OpenAI chat completions and Responses, Anthropic Messages, Gemini generateContent) that plays the offline model\'s directives' },
+  meta: {
+    name: 'model-double',
+    description:
+      "Serve the conformance model double: a model server (OpenAI chat completions and Responses, Anthropic Messages, Gemini generateContent) that plays the offline model's directives",
+  },
   args: {
     port: { type: 'string', description: 'Port (0: any free port)', default: '0' },
-    host: { type: 'string', description: 'Bind address; anything but loopback requires --api-key (no auth otherwise)', default: '127.0.0.1' },
-    'api-key': { type: 'string', description: 'Require `Authorization: Bearer <key>` on every request (default $CHIMERA_MODEL_DOUBLE_API_KEY); required off loopback' },
+    host: {
+      type: 'string',
+      description: 'Bind address; anything but loopback requires --api-key (no auth otherwise)',
+      default: '127.0.0.1',
+    },
+    'api-key': {
+      type: 'string',
+      description:
+        'Require `Authorization: Bearer <key>` on every request (default $CHIMERA_MODEL_DOUBLE_API_KEY); required off loopback',
+    },
   },
   async run({ args }) {
     const port = parsePort(args.port, 0)
     const key = (args['api-key'] as string | undefined) || process.env.CHIMERA_MODEL_DOUBLE_API_KEY || undefined
     if (!isLoopbackName(args.host) && key === undefined) {
-      throw new UsageError(`model-double: --host ${args.host} is reachable from other machines and the double has no authentication; give --api-key (or CHIMERA_MODEL_DOUBLE_API_KEY), or bind to 127.0.0.1`)
+      throw new UsageError(
+        `model-double: --host ${args.host} is reachable from other machines and the double has no authentication; give --api-key (or CHIMERA_MODEL_DOUBLE_API_KEY), or bind to 127.0.0.1`,
+      )
     }
     const double = await startModelDouble({ host: args.host, port, ...(key !== undefined ? { apiKey: key } : {}) })
     process.stderr.write(

@@ -66,7 +66,13 @@ export function canonical(events: readonly AnyEvent[]): Canonical[] {
         out.push({ type: e.type, stop_reason: d.stop_reason, ...(d.steps !== undefined ? { steps: d.steps } : {}) })
         break
       case 'agent_result':
-        out.push({ type: e.type, success: d.success, output: d.output, steps: d.steps, output_tokens: (d.usage as { output_tokens: number }).output_tokens })
+        out.push({
+          type: e.type,
+          success: d.success,
+          output: d.output,
+          steps: d.steps,
+          output_tokens: (d.usage as { output_tokens: number }).output_tokens,
+        })
         break
       case 'error':
         out.push({ type: e.type, source: d.source })
@@ -105,7 +111,10 @@ describe('the model double plays the offline model', () => {
   it('the same scripts give the same canonical event streams through a real Session', async () => {
     const offline = await runScripts('offline', buildModelRegistry({}))
     const compatModel = `openai-compatible/${DOUBLE_MODEL}`
-    const viaDouble = await runScripts(compatModel, buildModelRegistry({ CHIMERA_OPENAI_BASE_URL: double.url }, { model: compatModel, retry: recordedRetry() }))
+    const viaDouble = await runScripts(
+      compatModel,
+      buildModelRegistry({ CHIMERA_OPENAI_BASE_URL: double.url }, { model: compatModel, retry: recordedRetry() }),
+    )
 
     const a = canonical(offline)
     const b = canonical(viaDouble)
@@ -113,18 +122,28 @@ describe('the model double plays the offline model', () => {
     expect(b).toEqual(a)
 
     // Errors: the offline message, behind the provider's explanation of where it came from.
-    const errors = (events: AnyEvent[]) => events.filter((e) => e.type === 'error').map((e) => (e.data as { message: string }).message)
+    const errors = (events: AnyEvent[]) =>
+      events.filter((e) => e.type === 'error').map((e) => (e.data as { message: string }).message)
     expect(errors(offline)).toEqual(['boom', 'out of tokens'])
-    expect(errors(viaDouble)).toEqual(['openai-compatible: the model reported an error: boom', 'openai-compatible: server error (HTTP 500) after 4 attempts: out of tokens'])
+    expect(errors(viaDouble)).toEqual([
+      'openai-compatible: the model reported an error: boom',
+      'openai-compatible: server error (HTTP 500) after 4 attempts: out of tokens',
+    ])
 
     // The streams hold what the scripts asked for (so equality is not two empty lists).
     const types = new Set(a.map((r) => r.type))
-    for (const t of ['text_delta', 'reasoning', 'tool_call', 'tool_result', 'usage', 'agent_result', 'error']) expect(types.has(t)).toBe(true)
+    for (const t of ['text_delta', 'reasoning', 'tool_call', 'tool_result', 'usage', 'agent_result', 'error'])
+      expect(types.has(t)).toBe(true)
     expect(a.filter((r) => r.type === 'tool_result').map((r) => r.ok)).toEqual([true, false, true])
-    expect(a.find((r) => r.type === 'agent_result' && (r.output as string).startsWith('Read ok:'))).toMatchObject({ output: 'Read ok:      1\tfirst note\nRead error: file not found: missing.txt\nGlob ok: notes.txt' })
+    expect(a.find((r) => r.type === 'agent_result' && (r.output as string).startsWith('Read ok:'))).toMatchObject({
+      output: 'Read ok:      1\tfirst note\nRead error: file not found: missing.txt\nGlob ok: notes.txt',
+    })
 
     // Usage: counted on both; cost 0 offline, null (unknown) for the unpriced server.
-    const costs = (events: AnyEvent[]) => events.filter((e) => e.type === 'usage').map((e) => (e.data as { usage: { cost_usd: number | null } }).usage.cost_usd)
+    const costs = (events: AnyEvent[]) =>
+      events
+        .filter((e) => e.type === 'usage')
+        .map((e) => (e.data as { usage: { cost_usd: number | null } }).usage.cost_usd)
     expect(new Set(costs(offline))).toEqual(new Set([0]))
     expect(new Set(costs(viaDouble))).toEqual(new Set([null]))
   })

@@ -25,12 +25,14 @@ function partsOf(c: unknown, i: number): Record<string, unknown>[] {
   })
 }
 
-const textsOf = (parts: readonly Record<string, unknown>[]): string[] => parts.filter((p) => typeof p.text === 'string' && p.thought !== true).map((p) => p.text as string)
+const textsOf = (parts: readonly Record<string, unknown>[]): string[] =>
+  parts.filter((p) => typeof p.text === 'string' && p.thought !== true).map((p) => p.text as string)
 
 function resultText(response: unknown): { text: string; isError: boolean } {
   if (!isObject(response)) return { text: '', isError: false }
   if (typeof response.output === 'string') return { text: response.output, isError: false }
-  if (response.error !== undefined) return { text: typeof response.error === 'string' ? response.error : JSON.stringify(response.error), isError: true }
+  if (response.error !== undefined)
+    return { text: typeof response.error === 'string' ? response.error : JSON.stringify(response.error), isError: true }
   return { text: JSON.stringify(response), isError: false }
 }
 
@@ -43,7 +45,11 @@ function readContent(c: unknown, i: number): WireMessage[] {
       .map((p, j) => {
         const call = p.functionCall as Record<string, unknown>
         if (typeof call.name !== 'string') throw badRequest(`contents[${i}].parts[${j}].functionCall.name: required`)
-        return { id: typeof call.id === 'string' ? call.id : undefined, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args ?? {}) } }
+        return {
+          id: typeof call.id === 'string' ? call.id : undefined,
+          type: 'function',
+          function: { name: call.name, arguments: JSON.stringify(call.args ?? {}) },
+        }
       })
     return [{ role: 'assistant', content: textsOf(parts).join('\n'), ...(calls.length ? { tool_calls: calls } : {}) }]
   }
@@ -53,7 +59,13 @@ function readContent(c: unknown, i: number): WireMessage[] {
   const read = results.map((p): WireMessage => {
     const r = p.functionResponse as Record<string, unknown>
     const { text, isError } = resultText(r.response)
-    return { role: 'tool', tool_call_id: typeof r.id === 'string' ? r.id : undefined, name: typeof r.name === 'string' ? r.name : undefined, content: text, isError }
+    return {
+      role: 'tool',
+      tool_call_id: typeof r.id === 'string' ? r.id : undefined,
+      name: typeof r.name === 'string' ? r.name : undefined,
+      content: text,
+      isError,
+    }
   })
   return resultsAndPrompt(read, textsOf(parts))
 }

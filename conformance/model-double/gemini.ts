@@ -19,7 +19,18 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { tokensFor, type Plan } from '../../server/providers/directives.ts'
 import { parseGeminiRequest } from './gemini-input.ts'
 import { charsRead, planOrRefuse, segments, type WireMessage } from './play.ts'
-import { badRequest, failure, HttpError, openSse, readBody, sendJson, sleep, unknownModel, type Wire, type WireContext } from './wire.ts'
+import {
+  badRequest,
+  failure,
+  HttpError,
+  openSse,
+  readBody,
+  sendJson,
+  sleep,
+  unknownModel,
+  type Wire,
+  type WireContext,
+} from './wire.ts'
 
 /** Google's canonical status for each HTTP code the double sends. */
 const STATUSES: Record<number, string> = {
@@ -50,10 +61,22 @@ const callParts = (plan: Plan): Part[] => plan.calls.map((c) => ({ functionCall:
 
 function response(model: string, n: number, parts: Part[], last?: Record<string, unknown>) {
   const candidate = { content: { role: 'model', parts }, index: 0, ...(last ? { finishReason: 'STOP' } : {}) }
-  return { candidates: [candidate], ...(last ? { usageMetadata: last } : {}), modelVersion: model, responseId: `double-${n}` }
+  return {
+    candidates: [candidate],
+    ...(last ? { usageMetadata: last } : {}),
+    modelVersion: model,
+    responseId: `double-${n}`,
+  }
 }
 
-async function stream(res: ServerResponse, model: string, messages: WireMessage[], plan: Plan, n: number, ctx: WireContext): Promise<void> {
+async function stream(
+  res: ServerResponse,
+  model: string,
+  messages: WireMessage[],
+  plan: Plan,
+  n: number,
+  ctx: WireContext,
+): Promise<void> {
   let started = false
   const send = (parts: Part[], last?: Record<string, unknown>): void => {
     if (!started) {
@@ -80,7 +103,14 @@ async function stream(res: ServerResponse, model: string, messages: WireMessage[
   res.end()
 }
 
-async function atOnce(res: ServerResponse, model: string, messages: WireMessage[], plan: Plan, n: number, signal: AbortSignal): Promise<void> {
+async function atOnce(
+  res: ServerResponse,
+  model: string,
+  messages: WireMessage[],
+  plan: Plan,
+  n: number,
+  signal: AbortSignal,
+): Promise<void> {
   const parts: Part[] = []
   for (const seg of segments(plan)) {
     if (seg.kind === 'sleep') {
@@ -88,7 +118,8 @@ async function atOnce(res: ServerResponse, model: string, messages: WireMessage[
     } else if (seg.kind === 'fail') {
       const err = failure(seg.message)
       return sendJson(res, err.status, errorBody(err))
-    } else parts.push(seg.kind === 'text' ? { text: seg.chunks.join('') } : { text: seg.chunks.join(''), thought: true })
+    } else
+      parts.push(seg.kind === 'text' ? { text: seg.chunks.join('') } : { text: seg.chunks.join(''), thought: true })
   }
   parts.push(...callParts(plan))
   sendJson(res, 200, response(model, n, parts, usageMetadata(messages, plan)))
@@ -117,12 +148,14 @@ async function handle(req: IncomingMessage, res: ServerResponse, url: URL, ctx: 
     return sendJson(res, 200, modelInfo(model))
   }
   if (req.method !== 'POST') throw new HttpError(405, `${url.pathname} takes POST`, 'invalid_request_error')
-  if (!['generateContent', 'streamGenerateContent', 'countTokens'].includes(action)) throw new HttpError(404, `no method ${action} on models`, 'invalid_request_error')
+  if (!['generateContent', 'streamGenerateContent', 'countTokens'].includes(action))
+    throw new HttpError(404, `no method ${action} on models`, 'invalid_request_error')
   const messages = parseGeminiRequest(await readBody(req))
   ctx.record({ model, action, messages })
   if (!ctx.models.includes(model!)) throw unknownModel(model!)
   if (action === 'countTokens') return sendJson(res, 200, { totalTokens: tokensFor(charsRead(messages)) })
-  if (action === 'streamGenerateContent' && url.searchParams.get('alt') !== 'sse') throw badRequest('the model double streams only server-sent events: add ?alt=sse')
+  if (action === 'streamGenerateContent' && url.searchParams.get('alt') !== 'sse')
+    throw badRequest('the model double streams only server-sent events: add ?alt=sse')
   const plan = planOrRefuse(messages)
   const n = ctx.next()
   if (action === 'streamGenerateContent') await stream(res, model!, messages, plan, n, ctx)

@@ -11,7 +11,10 @@ async function main(rawArgs: string[]): Promise<number> {
   try {
     if (rawArgs.includes('--help') || rawArgs.includes('-h')) {
       const meta = await (typeof command.meta === 'function' ? command.meta() : command.meta)
-      const usage = (await renderUsage({ ...command, meta: { ...meta, name: 'chimera-model-double' } })).replace(/\u001b\[[0-9;]*m/g, '')
+      const usage = (await renderUsage({ ...command, meta: { ...meta, name: 'chimera-model-double' } })).replace(
+        /\u001b\[[0-9;]*m/g,
+        '',
+      )
       process.stdout.write(`${usage}\n`)
       return 0
     }

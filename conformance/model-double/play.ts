@@ -14,7 +14,16 @@
  * The other wires (Responses, Anthropic Messages, Gemini) read their requests into these
  * messages and play the same plan, grouped into `segments` (runs of text or reasoning).
  */
-import { parseDirectives, planFirstStep, resultsReply, tokensFor, wordChunks, type Move, type Plan, type ResultSeen } from '../../server/providers/directives.ts'
+import {
+  parseDirectives,
+  planFirstStep,
+  resultsReply,
+  tokensFor,
+  wordChunks,
+  type Move,
+  type Plan,
+  type ResultSeen,
+} from '../../server/providers/directives.ts'
 import { HttpError } from './wire.ts'
 
 export interface WireToolCall {
@@ -42,7 +51,14 @@ export function textOf(content: unknown): string {
   if (typeof content === 'string') return content
   if (!Array.isArray(content)) return ''
   return content
-    .map((p) => (typeof p === 'object' && p !== null && (p as { type?: unknown }).type === 'text' && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : ''))
+    .map((p) =>
+      typeof p === 'object' &&
+      p !== null &&
+      (p as { type?: unknown }).type === 'text' &&
+      typeof (p as { text?: unknown }).text === 'string'
+        ? (p as { text: string }).text
+        : '',
+    )
     .join('')
 }
 
@@ -139,7 +155,10 @@ export function charsRead(messages: readonly WireMessage[]): number {
   return n
 }
 
-export const usageOf = (messages: readonly WireMessage[], plan: Plan): { prompt_tokens: number; completion_tokens: number; total_tokens: number } => {
+export const usageOf = (
+  messages: readonly WireMessage[],
+  plan: Plan,
+): { prompt_tokens: number; completion_tokens: number; total_tokens: number } => {
   const prompt = tokensFor(charsRead(messages))
   const completion = tokensFor(plan.written)
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }

@@ -33,7 +33,8 @@ function textOf(content: unknown, what: string): string {
 }
 
 function callId(item: Record<string, unknown>, i: number): string {
-  if (typeof item.call_id !== 'string' || item.call_id === '') throw badRequest(`input[${i}].call_id must be a non-empty string`)
+  if (typeof item.call_id !== 'string' || item.call_id === '')
+    throw badRequest(`input[${i}].call_id must be a non-empty string`)
   return item.call_id
 }
 
@@ -47,7 +48,17 @@ function itemMessage(item: Record<string, unknown>, i: number): WireMessage | un
     case 'custom_tool_call': {
       if (typeof item.name !== 'string') throw badRequest(`input[${i}].name must be a string`)
       const args = type === 'function_call' ? item.arguments : item.input
-      return { role: 'assistant', content: null, tool_calls: [{ id: callId(item, i), type: 'function', function: { name: item.name, arguments: typeof args === 'string' ? args : '' } }] }
+      return {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: callId(item, i),
+            type: 'function',
+            function: { name: item.name, arguments: typeof args === 'string' ? args : '' },
+          },
+        ],
+      }
     }
     case 'function_call_output':
     case 'custom_tool_call_output':
@@ -61,9 +72,13 @@ function itemMessage(item: Record<string, unknown>, i: number): WireMessage | un
 export function parseResponsesRequest(text: string): ResponsesRequest {
   const b = parseObject(text)
   if (typeof b.model !== 'string') throw badRequest("'model' is required and must be a string")
-  if (b.stream !== undefined && b.stream !== null && typeof b.stream !== 'boolean') throw badRequest("'stream' must be a boolean")
+  if (b.stream !== undefined && b.stream !== null && typeof b.stream !== 'boolean')
+    throw badRequest("'stream' must be a boolean")
   // The double keeps no responses, so it cannot continue one; saying so beats playing a turn without its history.
-  if (b.previous_response_id !== undefined && b.previous_response_id !== null) throw badRequest("'previous_response_id' is not supported by the model double: send the whole conversation in 'input'")
+  if (b.previous_response_id !== undefined && b.previous_response_id !== null)
+    throw badRequest(
+      "'previous_response_id' is not supported by the model double: send the whole conversation in 'input'",
+    )
   let messages: WireMessage[]
   let items = 1
   if (typeof b.input === 'string') messages = [{ role: 'user', content: b.input }]
@@ -76,6 +91,8 @@ export function parseResponsesRequest(text: string): ResponsesRequest {
     })
   } else throw badRequest("'input' is required: a string or an array of input items")
   const customTools = new Set<string>()
-  if (Array.isArray(b.tools)) for (const t of b.tools) if (isObject(t) && t.type === 'custom' && typeof t.name === 'string') customTools.add(t.name)
+  if (Array.isArray(b.tools))
+    for (const t of b.tools)
+      if (isObject(t) && t.type === 'custom' && typeof t.name === 'string') customTools.add(t.name)
   return { model: b.model, stream: b.stream === true, messages, customTools, items }
 }

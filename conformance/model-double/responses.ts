@@ -30,11 +30,35 @@ type Item = Record<string, unknown> & { id: string; type: string }
 function usage(req: ResponsesRequest, plan: Plan) {
   const input = tokensFor(charsRead(req.messages))
   const output = tokensFor(plan.written)
-  return { input_tokens: input, input_tokens_details: { cached_tokens: 0 }, output_tokens: output, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: input + output }
+  return {
+    input_tokens: input,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: output,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: input + output,
+  }
 }
 
-function responseObject(id: string, req: ResponsesRequest, created: number, status: string, output: Item[], extra: Record<string, unknown> = {}) {
-  return { id, object: 'response', created_at: created, status, model: req.model, output, error: null, incomplete_details: null, usage: null, ...extra }
+function responseObject(
+  id: string,
+  req: ResponsesRequest,
+  created: number,
+  status: string,
+  output: Item[],
+  extra: Record<string, unknown> = {},
+) {
+  return {
+    id,
+    object: 'response',
+    created_at: created,
+    status,
+    model: req.model,
+    output,
+    error: null,
+    incomplete_details: null,
+    usage: null,
+    ...extra,
+  }
 }
 
 /** The plan's calls as output items (function calls, or custom tool calls for tools declared custom). */
@@ -45,14 +69,38 @@ function callItems(req: ResponsesRequest, plan: Plan, n: number): Item[] {
       const input = typeof c.args.input === 'string' ? c.args.input : JSON.stringify(c.args)
       return { id: `ctc_${n}_${i + 1}`, type: 'custom_tool_call', status: 'completed', call_id, name: c.tool, input }
     }
-    return { id: `fc_${n}_${i + 1}`, type: 'function_call', status: 'completed', call_id, name: c.tool, arguments: JSON.stringify(c.args) }
+    return {
+      id: `fc_${n}_${i + 1}`,
+      type: 'function_call',
+      status: 'completed',
+      call_id,
+      name: c.tool,
+      arguments: JSON.stringify(c.args),
+    }
   })
 }
 
-const messageItem = (id: string, text: string): Item => ({ id, type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [], logprobs: [] }] })
-const reasoningItem = (id: string, text: string): Item => ({ id, type: 'reasoning', summary: [{ type: 'summary_text', text }], encrypted_content: null })
+const messageItem = (id: string, text: string): Item => ({
+  id,
+  type: 'message',
+  status: 'completed',
+  role: 'assistant',
+  content: [{ type: 'output_text', text, annotations: [], logprobs: [] }],
+})
+const reasoningItem = (id: string, text: string): Item => ({
+  id,
+  type: 'reasoning',
+  summary: [{ type: 'summary_text', text }],
+  encrypted_content: null,
+})
 
-async function streamResponse(res: ServerResponse, req: ResponsesRequest, plan: Plan, n: number, ctx: ResponsesContext): Promise<void> {
+async function streamResponse(
+  res: ServerResponse,
+  req: ResponsesRequest,
+  plan: Plan,
+  n: number,
+  ctx: ResponsesContext,
+): Promise<void> {
   const id = `resp_double_${n}`
   const created = Math.floor(Date.now() / 1000)
   const output: Item[] = []
@@ -76,7 +124,11 @@ async function streamResponse(res: ServerResponse, req: ResponsesRequest, plan: 
     if (seg.kind === 'fail') {
       const err = failure(seg.message, 'server_error')
       if (!started) return sendJson(res, err.status, openaiErrorBody(err))
-      send('response.failed', { response: responseObject(id, req, created, 'failed', output, { error: { code: 'server_error', message: seg.message } }) })
+      send('response.failed', {
+        response: responseObject(id, req, created, 'failed', output, {
+          error: { code: 'server_error', message: seg.message },
+        }),
+      })
       res.end()
       return
     }
@@ -86,7 +138,10 @@ async function streamResponse(res: ServerResponse, req: ResponsesRequest, plan: 
       const item = messageItem(`msg_${n}_${output_index}`, text)
       const at = { item_id: item.id, output_index, content_index: 0 }
       send('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', content: [] } })
-      send('response.content_part.added', { ...at, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } })
+      send('response.content_part.added', {
+        ...at,
+        part: { type: 'output_text', text: '', annotations: [], logprobs: [] },
+      })
       for (const delta of seg.chunks) send('response.output_text.delta', { ...at, delta, logprobs: [] })
       send('response.output_text.done', { ...at, text, logprobs: [] })
       send('response.content_part.done', { ...at, part: { type: 'output_text', text, annotations: [], logprobs: [] } })
@@ -108,18 +163,40 @@ async function streamResponse(res: ServerResponse, req: ResponsesRequest, plan: 
     const output_index = output.length
     const custom = item.type === 'custom_tool_call'
     const full = (custom ? item.input : item.arguments) as string
-    send('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', [custom ? 'input' : 'arguments']: '' } })
-    for (const delta of pieces(full, ctx.argChunk)) send(custom ? 'response.custom_tool_call_input.delta' : 'response.function_call_arguments.delta', { item_id: item.id, output_index, delta })
+    send('response.output_item.added', {
+      output_index,
+      item: { ...item, status: 'in_progress', [custom ? 'input' : 'arguments']: '' },
+    })
+    for (const delta of pieces(full, ctx.argChunk))
+      send(custom ? 'response.custom_tool_call_input.delta' : 'response.function_call_arguments.delta', {
+        item_id: item.id,
+        output_index,
+        delta,
+      })
     if (custom) send('response.custom_tool_call_input.done', { item_id: item.id, output_index, input: full })
-    else send('response.function_call_arguments.done', { item_id: item.id, output_index, name: item.name, arguments: full })
+    else
+      send('response.function_call_arguments.done', {
+        item_id: item.id,
+        output_index,
+        name: item.name,
+        arguments: full,
+      })
     send('response.output_item.done', { output_index, item })
     output.push(item)
   }
-  send('response.completed', { response: responseObject(id, req, created, 'completed', output, { usage: usage(req, plan) }) })
+  send('response.completed', {
+    response: responseObject(id, req, created, 'completed', output, { usage: usage(req, plan) }),
+  })
   res.end()
 }
 
-async function respondAtOnce(res: ServerResponse, req: ResponsesRequest, plan: Plan, n: number, signal: AbortSignal): Promise<void> {
+async function respondAtOnce(
+  res: ServerResponse,
+  req: ResponsesRequest,
+  plan: Plan,
+  n: number,
+  signal: AbortSignal,
+): Promise<void> {
   const output: Item[] = []
   for (const seg of segments(plan)) {
     if (seg.kind === 'sleep') {
@@ -129,11 +206,21 @@ async function respondAtOnce(res: ServerResponse, req: ResponsesRequest, plan: P
       return sendJson(res, err.status, openaiErrorBody(err))
     } else {
       const text = seg.chunks.join('')
-      output.push(seg.kind === 'text' ? messageItem(`msg_${n}_${output.length}`, text) : reasoningItem(`rs_${n}_${output.length}`, text))
+      output.push(
+        seg.kind === 'text'
+          ? messageItem(`msg_${n}_${output.length}`, text)
+          : reasoningItem(`rs_${n}_${output.length}`, text),
+      )
     }
   }
   output.push(...callItems(req, plan, n))
-  sendJson(res, 200, responseObject(`resp_double_${n}`, req, Math.floor(Date.now() / 1000), 'completed', output, { usage: usage(req, plan) }))
+  sendJson(
+    res,
+    200,
+    responseObject(`resp_double_${n}`, req, Math.floor(Date.now() / 1000), 'completed', output, {
+      usage: usage(req, plan),
+    }),
+  )
 }
 
 /** Serves one `POST /v1/responses`; throws HttpError for a request it refuses. */

@@ -71,7 +71,13 @@ export async function startModelDouble(opts: ModelDoubleOptions = {}): Promise<M
     try {
       if (!wire) throw new HttpError(404, `no route for ${method} ${path || '/'}`, 'invalid_request_error', 'not_found')
       if (opts.apiKey !== undefined && !wire.authorized(req, url, opts.apiKey)) throw wire.unauthorized()
-      const ctx: WireContext = { models, argChunk, signal: ac.signal, next: () => ++counter, record: (body) => requests.push({ method, path, body }) }
+      const ctx: WireContext = {
+        models,
+        argChunk,
+        signal: ac.signal,
+        next: () => ++counter,
+        record: (body) => requests.push({ method, path, body }),
+      }
       await wire.handle(req, res, url, ctx)
     } catch (e) {
       const err = e instanceof HttpError ? e : new HttpError(500, 'internal error in the model double', 'server_error')

@@ -46,7 +46,8 @@ export interface Wire {
 }
 
 /** A `!fail` line as the coded error it stands for (500, or the status its message starts with). */
-export const failure = (message: string, code: string | null = null): HttpError => new HttpError(failStatus(message), message, 'server_error', code)
+export const failure = (message: string, code: string | null = null): HttpError =>
+  new HttpError(failStatus(message), message, 'server_error', code)
 
 /** Sends the head of a 200 event stream (each wire sends it lazily, with its first event). */
 export function openSse(res: ServerResponse): void {
@@ -54,7 +55,8 @@ export function openSse(res: ServerResponse): void {
 }
 
 /** The one unknown-model error; each wire words the body its own way. */
-export const unknownModel = (model: string): HttpError => new HttpError(404, `The model \`${model}\` does not exist.`, 'invalid_request_error', 'model_not_found')
+export const unknownModel = (model: string): HttpError =>
+  new HttpError(404, `The model \`${model}\` does not exist.`, 'invalid_request_error', 'model_not_found')
 
 export const badRequest = (message: string): HttpError => new HttpError(400, message, 'invalid_request_error')
 
@@ -67,7 +69,9 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 }
 
 /** OpenAI's error body (chat completions and Responses); the other wires map HttpError in their own tables. */
-export const openaiErrorBody = (e: HttpError) => ({ error: { message: e.message, type: e.type, param: null, code: e.code } })
+export const openaiErrorBody = (e: HttpError) => ({
+  error: { message: e.message, type: e.type, param: null, code: e.code },
+})
 
 export function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -94,7 +98,8 @@ export function parseObject(text: string): Record<string, unknown> {
   } catch {
     throw badRequest('the request body is not valid JSON')
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('the request body must be a JSON object')
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw badRequest('the request body must be a JSON object')
   return body as Record<string, unknown>
 }
 

@@ -10,11 +10,14 @@ const [argv, port] = swapPort(process.argv.slice(2), inner)
 child(argv)
 await ready(inner)
 createServer((req, res) => {
-  const up = request({ host: '127.0.0.1', port: inner, method: req.method, path: req.url, headers: req.headers }, (r) => {
-    const status = r.statusCode >= 400 && r.statusCode !== 401 ? 200 : r.statusCode
-    res.writeHead(status, r.headers)
-    r.pipe(res)
-  })
+  const up = request(
+    { host: '127.0.0.1', port: inner, method: req.method, path: req.url, headers: req.headers },
+    (r) => {
+      const status = r.statusCode >= 400 && r.statusCode !== 401 ? 200 : r.statusCode
+      res.writeHead(status, r.headers)
+      r.pipe(res)
+    },
+  )
   up.on('error', () => {
     res.writeHead(502).end()
   })

@@ -21,8 +21,15 @@ const sessions = new Map() // sessionId → { cancel?: () => void }
 let n = 0
 
 const update = (sessionId, kind, text) => {
-  if (kind === 'agent_message_chunk' && fault === 'non-v1-update') return send({ method: 'session/update', params: { sessionId, update: { sessionUpdate: 'textDelta', delta: text } } })
-  send({ method: 'session/update', params: { sessionId, update: { sessionUpdate: kind, content: { type: 'text', text } } } })
+  if (kind === 'agent_message_chunk' && fault === 'non-v1-update')
+    return send({
+      method: 'session/update',
+      params: { sessionId, update: { sessionUpdate: 'textDelta', delta: text } },
+    })
+  send({
+    method: 'session/update',
+    params: { sessionId, update: { sessionUpdate: kind, content: { type: 'text', text } } },
+  })
 }
 
 /** `Read {"path": …}`: announce, run, complete (the faults break the order here), then say what was read. */
@@ -31,7 +38,8 @@ function toolCall(sessionId, cwd, arg) {
   const toolCallId = `call-${++n}`
   const tc = (update) => send({ method: 'session/update', params: { sessionId, update: { toolCallId, ...update } } })
   const args = m ? JSON.parse(m[2]) : {}
-  const announce = () => tc({ sessionUpdate: 'tool_call', title: m?.[1] ?? 'Read', kind: 'read', status: 'pending', rawInput: args })
+  const announce = () =>
+    tc({ sessionUpdate: 'tool_call', title: m?.[1] ?? 'Read', kind: 'read', status: 'pending', rawInput: args })
   const running = () => tc({ sessionUpdate: 'tool_call_update', status: 'in_progress' })
   if (fault === 'update-before-call') {
     running()
@@ -48,7 +56,11 @@ function toolCall(sessionId, cwd, arg) {
     text = String(e.message)
     ok = false
   }
-  tc({ sessionUpdate: 'tool_call_update', status: ok ? 'completed' : 'failed', content: [{ type: 'content', content: { type: 'text', text } }] })
+  tc({
+    sessionUpdate: 'tool_call_update',
+    status: ok ? 'completed' : 'failed',
+    content: [{ type: 'content', content: { type: 'text', text } }],
+  })
   if (fault === 'status-backwards') running()
   update(sessionId, 'agent_message_chunk', `${m?.[1] ?? 'Read'} ${ok ? 'ok' : 'failed'}: ${text.split('\n')[0]}`)
 }
@@ -56,7 +68,10 @@ function toolCall(sessionId, cwd, arg) {
 async function prompt(id, params) {
   const s = sessions.get(params?.sessionId)
   if (!s) return send({ id, error: { code: -32602, message: 'Invalid params', data: { detail: 'unknown sessionId' } } })
-  const text = (params.prompt ?? []).filter((b) => b?.type === 'text').map((b) => b.text).join('\n')
+  const text = (params.prompt ?? [])
+    .filter((b) => b?.type === 'text')
+    .map((b) => b.text)
+    .join('\n')
   const steps = []
   for (const line of text.split('\n')) {
     const m = /^!(say|think|sleep|call) ?(.*)$/.exec(line)
@@ -94,7 +109,8 @@ createInterface({ input: process.stdin, crlfDelay: Infinity }).on('line', (line)
     return send({ id: null, error: { code: -32700, message: 'Parse error' } })
   }
   const { id, method, params } = m
-  if (method === 'initialize') return send({ id, result: { protocolVersion: 1, agentCapabilities: { loadSession: false }, authMethods: [] } })
+  if (method === 'initialize')
+    return send({ id, result: { protocolVersion: 1, agentCapabilities: { loadSession: false }, authMethods: [] } })
   if (method === 'session/new') {
     const sessionId = `mini-${++n}`
     sessions.set(sessionId, { cwd: params?.cwd ?? process.cwd() })
@@ -102,5 +118,6 @@ createInterface({ input: process.stdin, crlfDelay: Infinity }).on('line', (line)
   }
   if (method === 'session/prompt') return void prompt(id, params)
   if (method === 'session/cancel') return void sessions.get(params?.sessionId)?.cancel?.()
-  if (id !== undefined && method !== undefined) send({ id, error: { code: -32601, message: 'Method not found', data: { method } } })
+  if (id !== undefined && method !== undefined)
+    send({ id, error: { code: -32601, message: 'Method not found', data: { method } } })
 })

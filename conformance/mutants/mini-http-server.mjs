@@ -41,7 +41,10 @@ const NAME = { user_message: 'user_message', agent_result: 'result' }
 const record = (e) => `id: ${e.id}\nevent: ${NAME[e.env.type] ?? 'loop_event'}\ndata: ${JSON.stringify(e.env)}\n\n`
 
 function emit(s, type, data) {
-  const e = { id: s.events.length + 1, env: { message_id: `m${s.turn}`, type, data, turn: s.turn, timestamp: Date.now() } }
+  const e = {
+    id: s.events.length + 1,
+    env: { message_id: `m${s.turn}`, type, data, turn: s.turn, timestamp: Date.now() },
+  }
   s.events.push(e)
   for (const c of s.clients) c.write(record(e))
 }
@@ -97,7 +100,11 @@ createServer(async (req, res) => {
     const own = m && who === decodeURIComponent(m[1])
     const ok = who === 'master' || (m && who !== undefined && (own || fault === 'any-session-token'))
     // docs/http.md decision tree: a valid session token on a master-only route is 403 admin_only.
-    if (!ok && who !== undefined && !m) return json(res, 403, { error: 'admin_only', message: 'this route needs the master token; a session token is not enough' })
+    if (!ok && who !== undefined && !m)
+      return json(res, 403, {
+        error: 'admin_only',
+        message: 'this route needs the master token; a session token is not enough',
+      })
     if (!ok) {
       res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' })
       return res.end(JSON.stringify({ error: 'unauthorized', message: 'missing or invalid bearer token' }))
@@ -108,7 +115,12 @@ createServer(async (req, res) => {
     const id = `mini-${++n}`
     const token = randomBytes(32).toString('base64url')
     sessions.set(id, { events: [], clients: new Set(), turn: 0, token })
-    return json(res, 201, { session_id: id, working_dir: String(b?.working_dir ?? '.'), created_at: Math.floor(Date.now() / 1000), session_token: token })
+    return json(res, 201, {
+      session_id: id,
+      working_dir: String(b?.working_dir ?? '.'),
+      created_at: Math.floor(Date.now() / 1000),
+      session_token: token,
+    })
   }
   if (m && !s) return json(res, 404, { error: 'session_not_found', message: 'no such session' })
   if (req.method === 'GET' && m?.[2] === 'events') {
@@ -126,7 +138,8 @@ createServer(async (req, res) => {
   }
   if (req.method === 'POST' && m?.[2] === 'message') {
     const b = await body(req)
-    if (typeof b?.message !== 'string') return json(res, 400, { error: 'invalid_body', message: 'message must be a string' })
+    if (typeof b?.message !== 'string')
+      return json(res, 400, { error: 'invalid_body', message: 'message must be a string' })
     json(res, 202, { message_id: `m${s.turn + 1}` })
     return void run(s, b.message)
   }

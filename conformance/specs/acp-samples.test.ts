@@ -26,7 +26,10 @@ const VENDOR_KEY = 'acp-schema-v1'
 const vendored = JSON.parse(readFileSync(abs('specs/vendor/acp/schema.v1.json'), 'utf8'))
 const ajv = new Ajv2020({ strict: false, allErrors: true })
 addFormats(ajv)
-const uint = (max: number) => ({ type: 'number' as const, validate: (n: number) => Number.isInteger(n) && n >= 0 && n <= max })
+const uint = (max: number) => ({
+  type: 'number' as const,
+  validate: (n: number) => Number.isInteger(n) && n >= 0 && n <= max,
+})
 ajv.addFormat('uint16', uint(0xffff))
 ajv.addFormat('uint32', uint(0xffffffff))
 ajv.addFormat('uint64', uint(Number.MAX_SAFE_INTEGER))
@@ -55,7 +58,10 @@ interface Sample {
 }
 
 /** Our generated validator for a method's params or result. */
-function ours(method: keyof typeof acpV1Methods, part: Part): { safeParse(v: unknown): { success: boolean; error?: unknown } } {
+function ours(
+  method: keyof typeof acpV1Methods,
+  part: Part,
+): { safeParse(v: unknown): { success: boolean; error?: unknown } } {
   const v = acpV1Methods[method][part]
   if (!v) throw new Error(`${method} has no ${part} validator`)
   return v
@@ -73,7 +79,11 @@ const VALID: Sample[] = [
     method: 'initialize',
     part: 'params',
     def: 'InitializeRequest',
-    value: { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false }, clientInfo: { name: 'tiny-client', version: '0' } },
+    value: {
+      protocolVersion: 1,
+      clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false },
+      clientInfo: { name: 'tiny-client', version: '0' },
+    },
   },
   {
     name: 'initialize response (Appendix A)',
@@ -82,12 +92,22 @@ const VALID: Sample[] = [
     def: 'InitializeResponse',
     value: {
       protocolVersion: 1,
-      agentCapabilities: { loadSession: true, promptCapabilities: { embeddedContext: true }, sessionCapabilities: { list: {}, resume: {}, close: {} } },
+      agentCapabilities: {
+        loadSession: true,
+        promptCapabilities: { embeddedContext: true },
+        sessionCapabilities: { list: {}, resume: {}, close: {} },
+      },
       agentInfo: { name: 'tiny-agent', version: '0.0.1' },
       authMethods: [],
     },
   },
-  { name: 'session/new request (Appendix A)', method: 'session/new', part: 'params', def: 'NewSessionRequest', value: { cwd: '/abs/run', mcpServers: [] } },
+  {
+    name: 'session/new request (Appendix A)',
+    method: 'session/new',
+    part: 'params',
+    def: 'NewSessionRequest',
+    value: { cwd: '/abs/run', mcpServers: [] },
+  },
   {
     name: 'session/new response with modes + configOptions (Appendix A)',
     method: 'session/new',
@@ -95,11 +115,35 @@ const VALID: Sample[] = [
     def: 'NewSessionResponse',
     value: {
       sessionId: SID,
-      modes: { currentModeId: 'ask', availableModes: [{ id: 'ask', name: 'Ask' }, { id: 'code', name: 'Code' }] },
-      configOptions: [{ id: 'model', name: 'Model', category: 'model', type: 'select', currentValue: 'm1', options: [{ value: 'm1', name: 'M1' }, { value: 'm2', name: 'M2' }] }],
+      modes: {
+        currentModeId: 'ask',
+        availableModes: [
+          { id: 'ask', name: 'Ask' },
+          { id: 'code', name: 'Code' },
+        ],
+      },
+      configOptions: [
+        {
+          id: 'model',
+          name: 'Model',
+          category: 'model',
+          type: 'select',
+          currentValue: 'm1',
+          options: [
+            { value: 'm1', name: 'M1' },
+            { value: 'm2', name: 'M2' },
+          ],
+        },
+      ],
     },
   },
-  { name: 'session/prompt request (Appendix A)', method: 'session/prompt', part: 'params', def: 'PromptRequest', value: { sessionId: SID, prompt: [text('hi')] } },
+  {
+    name: 'session/prompt request (Appendix A)',
+    method: 'session/prompt',
+    part: 'params',
+    def: 'PromptRequest',
+    value: { sessionId: SID, prompt: [text('hi')] },
+  },
   {
     name: 'session/update agent_message_chunk (Appendix A)',
     method: 'session/update',
@@ -112,7 +156,15 @@ const VALID: Sample[] = [
     method: 'session/update',
     part: 'params',
     def: 'SessionNotification',
-    value: update({ sessionUpdate: 'tool_call', toolCallId: 't1', title: 'Edit file', kind: 'edit', status: 'pending', locations: [{ path: '/abs/x.txt' }], rawInput: { path: '/abs/x.txt' } }),
+    value: update({
+      sessionUpdate: 'tool_call',
+      toolCallId: 't1',
+      title: 'Edit file',
+      kind: 'edit',
+      status: 'pending',
+      locations: [{ path: '/abs/x.txt' }],
+      rawInput: { path: '/abs/x.txt' },
+    }),
   },
   {
     name: 'session/request_permission request (Appendix A)',
@@ -122,7 +174,10 @@ const VALID: Sample[] = [
     value: {
       sessionId: SID,
       toolCall: { toolCallId: 't1', title: 'Edit file' },
-      options: [{ optionId: 'allow', name: 'Allow', kind: 'allow_once' }, { optionId: 'reject', name: 'Reject', kind: 'reject_once' }],
+      options: [
+        { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
+        { optionId: 'reject', name: 'Reject', kind: 'reject_once' },
+      ],
     },
   },
   {
@@ -137,7 +192,12 @@ const VALID: Sample[] = [
     method: 'session/update',
     part: 'params',
     def: 'SessionNotification',
-    value: update({ sessionUpdate: 'tool_call_update', toolCallId: 't1', status: 'completed', content: [{ type: 'diff', path: '/abs/x.txt', oldText: 'a', newText: 'b' }] }),
+    value: update({
+      sessionUpdate: 'tool_call_update',
+      toolCallId: 't1',
+      status: 'completed',
+      content: [{ type: 'diff', path: '/abs/x.txt', oldText: 'a', newText: 'b' }],
+    }),
   },
   {
     name: 'session/update usage_update (Appendix A)',
@@ -146,8 +206,20 @@ const VALID: Sample[] = [
     def: 'SessionNotification',
     value: update({ sessionUpdate: 'usage_update', used: 1000, size: 200000, cost: { amount: 0.01, currency: 'USD' } }),
   },
-  { name: 'session/prompt response (Appendix A)', method: 'session/prompt', part: 'result', def: 'PromptResponse', value: { stopReason: 'end_turn' } },
-  { name: 'session/load request (Appendix A)', method: 'session/load', part: 'params', def: 'LoadSessionRequest', value: { sessionId: SID, cwd: '/abs/run', mcpServers: [] } },
+  {
+    name: 'session/prompt response (Appendix A)',
+    method: 'session/prompt',
+    part: 'result',
+    def: 'PromptResponse',
+    value: { stopReason: 'end_turn' },
+  },
+  {
+    name: 'session/load request (Appendix A)',
+    method: 'session/load',
+    part: 'params',
+    def: 'LoadSessionRequest',
+    value: { sessionId: SID, cwd: '/abs/run', mcpServers: [] },
+  },
   {
     name: 'session/update user_message_chunk replayed by load (Appendix A)',
     method: 'session/update',
@@ -155,7 +227,13 @@ const VALID: Sample[] = [
     def: 'SessionNotification',
     value: update({ sessionUpdate: 'user_message_chunk', content: text('old prompt') }),
   },
-  { name: 'session/load response {} (Appendix A)', method: 'session/load', part: 'result', def: 'LoadSessionResponse', value: {} },
+  {
+    name: 'session/load response {} (Appendix A)',
+    method: 'session/load',
+    part: 'result',
+    def: 'LoadSessionResponse',
+    value: {},
+  },
   // §6 / §10 / §14 shapes
   {
     name: 'initialize request as Zed sends it (§14)',
@@ -202,7 +280,13 @@ const VALID: Sample[] = [
     def: 'SessionNotification',
     value: update({ sessionUpdate: 'current_mode_update', currentModeId: 'code' }),
   },
-  { name: 'session/cancel notification (§6)', method: 'session/cancel', part: 'params', def: 'CancelNotification', value: { sessionId: SID } },
+  {
+    name: 'session/cancel notification (§6)',
+    method: 'session/cancel',
+    part: 'params',
+    def: 'CancelNotification',
+    value: { sessionId: SID },
+  },
   {
     name: 'session/set_config_option request, model (§6, §17)',
     method: 'session/set_config_option',
@@ -215,9 +299,29 @@ const VALID: Sample[] = [
     method: 'session/set_config_option',
     part: 'result',
     def: 'SetSessionConfigOptionResponse',
-    value: { configOptions: [{ id: 'model', name: 'Model', category: 'model', type: 'select', currentValue: 'm2', options: [{ value: 'm1', name: 'M1' }, { value: 'm2', name: 'M2' }] }] },
+    value: {
+      configOptions: [
+        {
+          id: 'model',
+          name: 'Model',
+          category: 'model',
+          type: 'select',
+          currentValue: 'm2',
+          options: [
+            { value: 'm1', name: 'M1' },
+            { value: 'm2', name: 'M2' },
+          ],
+        },
+      ],
+    },
   },
-  { name: '$/cancel_request notification (§6)', method: '$/cancel_request', part: 'params', def: 'CancelRequestNotification', value: { requestId: 0 } },
+  {
+    name: '$/cancel_request notification (§6)',
+    method: '$/cancel_request',
+    part: 'params',
+    def: 'CancelRequestNotification',
+    value: { requestId: 0 },
+  },
   {
     name: 'session/request_permission response, cancelled (§10)',
     method: 'session/request_permission',
@@ -229,8 +333,20 @@ const VALID: Sample[] = [
 
 // ---------------------------------------------------------------- invalid samples
 const INVALID: Sample[] = [
-  { name: 'initialize with protocolVersion "1" (a string)', method: 'initialize', part: 'params', def: 'InitializeRequest', value: { protocolVersion: '1', clientCapabilities: {} } },
-  { name: 'session/new without mcpServers', method: 'session/new', part: 'params', def: 'NewSessionRequest', value: { cwd: '/abs/run' } },
+  {
+    name: 'initialize with protocolVersion "1" (a string)',
+    method: 'initialize',
+    part: 'params',
+    def: 'InitializeRequest',
+    value: { protocolVersion: '1', clientCapabilities: {} },
+  },
+  {
+    name: 'session/new without mcpServers',
+    method: 'session/new',
+    part: 'params',
+    def: 'NewSessionRequest',
+    value: { cwd: '/abs/run' },
+  },
   {
     name: 'session/update of unknown kind tool_result (seed-only)',
     method: 'session/update',
@@ -273,13 +389,27 @@ const INVALID: Sample[] = [
     def: 'RequestPermissionResponse',
     value: { approved: true },
   },
-  { name: 'session/prompt response with stopReason "error"', method: 'session/prompt', part: 'result', def: 'PromptResponse', value: { stopReason: 'error' } },
-  { name: 'session/prompt with a plain-string prompt', method: 'session/prompt', part: 'params', def: 'PromptRequest', value: { sessionId: SID, prompt: 'hi' } },
+  {
+    name: 'session/prompt response with stopReason "error"',
+    method: 'session/prompt',
+    part: 'result',
+    def: 'PromptResponse',
+    value: { stopReason: 'error' },
+  },
+  {
+    name: 'session/prompt with a plain-string prompt',
+    method: 'session/prompt',
+    part: 'params',
+    def: 'PromptRequest',
+    value: { sessionId: SID, prompt: 'hi' },
+  },
 ]
 
 describe('sample messages name the right official type', () => {
-  it('every sample\'s $defs type carries the x-method of the sample\'s method', () => {
-    const wrong = [...VALID, ...INVALID].filter((s) => vendored.$defs[s.def]?.['x-method'] !== s.method).map((s) => `${s.name}: ${s.def} is x-method ${vendored.$defs[s.def]?.['x-method']}`)
+  it("every sample's $defs type carries the x-method of the sample's method", () => {
+    const wrong = [...VALID, ...INVALID]
+      .filter((s) => vendored.$defs[s.def]?.['x-method'] !== s.method)
+      .map((s) => `${s.name}: ${s.def} is x-method ${vendored.$defs[s.def]?.['x-method']}`)
     expect(wrong).toEqual([])
   })
 })
@@ -298,7 +428,9 @@ describe('valid ACP v1 messages pass our generated validators and the official s
 describe('invalid ACP v1 messages are rejected by our generated validators and the official schema', () => {
   for (const s of INVALID) {
     it(s.name, () => {
-      expect(ours(s.method, s.part).safeParse(s.value).success, `generated ${s.method}.${s.part} accepted it`).toBe(false)
+      expect(ours(s.method, s.part).safeParse(s.value).success, `generated ${s.method}.${s.part} accepted it`).toBe(
+        false,
+      )
       expect(official(s.def)(s.value), `official ${s.def} accepted it`).toBe(false)
     })
   }

@@ -12,26 +12,58 @@ const ts = '2026-04-25T09:12:08Z'
 
 describe('SSE envelopes are discriminated on type', () => {
   it('metadata must be the payload of the named type', () => {
-    expect(SseEnvelopeSchema.safeParse({ id: 'evt-1', type: 'text_delta', metadata: { text: 'hi', step: 1 }, ts }).success).toBe(true)
+    expect(
+      SseEnvelopeSchema.safeParse({ id: 'evt-1', type: 'text_delta', metadata: { text: 'hi', step: 1 }, ts }).success,
+    ).toBe(true)
     // A step payload under text_delta passed when the envelope was a plain union.
-    expect(SseEnvelopeSchema.safeParse({ id: 'evt-1', type: 'text_delta', metadata: { step: 1 }, ts }).success).toBe(false)
-    expect(SseEnvelopeSchema.safeParse({ id: 'evt-1', type: 'tool_progress', metadata: { call_id: 'c', stdout: 'x' }, ts }).success).toBe(false)
+    expect(SseEnvelopeSchema.safeParse({ id: 'evt-1', type: 'text_delta', metadata: { step: 1 }, ts }).success).toBe(
+      false,
+    )
+    expect(
+      SseEnvelopeSchema.safeParse({ id: 'evt-1', type: 'tool_progress', metadata: { call_id: 'c', stdout: 'x' }, ts })
+        .success,
+    ).toBe(false)
     expect(SseEnvelopeSchema.safeParse({ id: 'evt-1', type: 'no_such_type', metadata: {}, ts }).success).toBe(false)
   })
 
   it('the singular stream envelope too', () => {
-    expect(LoopEventEnvelopeSchema.safeParse({ message_id: 'm', type: 'turn_end', data: { stop_reason: 'end_turn' }, turn: 0, timestamp: 1 }).success).toBe(true)
-    expect(LoopEventEnvelopeSchema.safeParse({ message_id: 'm', type: 'turn_end', data: { text: 'x' }, turn: 0, timestamp: 1 }).success).toBe(false)
+    expect(
+      LoopEventEnvelopeSchema.safeParse({
+        message_id: 'm',
+        type: 'turn_end',
+        data: { stop_reason: 'end_turn' },
+        turn: 0,
+        timestamp: 1,
+      }).success,
+    ).toBe(true)
+    expect(
+      LoopEventEnvelopeSchema.safeParse({
+        message_id: 'm',
+        type: 'turn_end',
+        data: { text: 'x' },
+        turn: 0,
+        timestamp: 1,
+      }).success,
+    ).toBe(false)
   })
 })
 
 describe('HTTP error codes', () => {
   it('every code the server code raises is in the spec enum, and an unknown code is refused', () => {
-    const sources = ['server/http/app.ts', 'server/http/auth.ts', 'server/http/body.ts', 'server/http/errors.ts', 'server/http/guard.ts'].map((p) => readFileSync(p, 'utf8')).join('\n')
+    const sources = [
+      'server/http/app.ts',
+      'server/http/auth.ts',
+      'server/http/body.ts',
+      'server/http/errors.ts',
+      'server/http/guard.ts',
+    ]
+      .map((p) => readFileSync(p, 'utf8'))
+      .join('\n')
     const raised = [...sources.matchAll(/new HttpError\(\s*\d+,\s*'([a-z_]+)'/g)].map((m) => m[1]!)
     expect(raised.length).toBeGreaterThan(5)
     for (const code of new Set(raised)) expect(ErrorBodySchema.safeParse({ error: code }).success, code).toBe(true)
-    for (const code of ['misdirected_request', 'origin_not_allowed', 'invalid_authorization', 'internal_error']) expect(ErrorBodySchema.safeParse({ error: code }).success).toBe(true)
+    for (const code of ['misdirected_request', 'origin_not_allowed', 'invalid_authorization', 'internal_error'])
+      expect(ErrorBodySchema.safeParse({ error: code }).success).toBe(true)
     expect(ErrorBodySchema.safeParse({ error: 'made_up' }).success).toBe(false)
   })
 })

@@ -143,7 +143,10 @@ const OTTER_KINDS_000: ReadonlyArray<readonly [string, Record<string, unknown>]>
   ['tool_call', { tool: 'bash', input: { cmd: 'ls' }, callId: 'c1' }],
   ['tool_result', { callId: 'c1', success: true }],
   ['usage_update', { usage: { input_tokens: 10, output_tokens: 5 } }],
-  ['permission_request', { requestId: 'r1', tool: 'bash', input: { cmd: 'rm -rf /tmp/x' }, options: ['allow', 'always', 'deny'] }],
+  [
+    'permission_request',
+    { requestId: 'r1', tool: 'bash', input: { cmd: 'rm -rf /tmp/x' }, options: ['allow', 'always', 'deny'] },
+  ],
 ]
 
 /** 001 "ACP transport (`--acp`)": the seven notification names, each carrying an SSE `data:` payload. */
@@ -176,7 +179,19 @@ const FERRET_KINDS_002: ReadonlyArray<readonly [string, Record<string, unknown>]
 /** 001: SSE event types, by stream address. */
 const SSE_EVENTS: Record<string, readonly string[]> = {
   // "`event:` is the canonical event type (…)" plus the closing `end` record
-  '/sessions/{id}/events': ['text_delta', 'tool_call', 'tool_result', 'step_start', 'step_end', 'turn_start', 'turn_end', 'agent_result', 'error', 'cancelled', 'end'],
+  '/sessions/{id}/events': [
+    'text_delta',
+    'tool_call',
+    'tool_result',
+    'step_start',
+    'step_end',
+    'turn_start',
+    'turn_end',
+    'agent_result',
+    'error',
+    'cancelled',
+    'end',
+  ],
   // "SSE resume contract" (`event: loop_event`) and "Custom slash commands" (`user_message` … `loop_event` / `result`)
   '/session/{id}/events': ['loop_event', 'user_message', 'result'],
 }
@@ -205,7 +220,8 @@ function missing(expected: Iterable<string | number>, present: Iterable<string |
 }
 
 /** `METHOD /path` of every operation in an operation table. */
-const routeKeys = (ops: Record<string, { method: string; path: string }>): string[] => Object.values(ops).map((o) => `${o.method} ${o.path}`)
+const routeKeys = (ops: Record<string, { method: string; path: string }>): string[] =>
+  Object.values(ops).map((o) => `${o.method} ${o.path}`)
 
 /** Methods missing from an ACP table, or present with another direction / kind. */
 function methodProblems(
@@ -237,7 +253,8 @@ function seedMethodProblems(
       continue
     }
     const got = [...(m.dialects ?? [])].sort()
-    if (JSON.stringify(got) !== JSON.stringify([...dialects].sort())) out.push(`${name}: dialects ${JSON.stringify(got)}, want ${JSON.stringify(dialects)}`)
+    if (JSON.stringify(got) !== JSON.stringify([...dialects].sort()))
+      out.push(`${name}: dialects ${JSON.stringify(got)}, want ${JSON.stringify(dialects)}`)
     if (m.direction !== direction) out.push(`${name}: direction ${m.direction}, want ${direction}`)
   }
   return out
@@ -249,7 +266,9 @@ function misspell(name: string): string {
   return swapped === name ? `${name}${name.slice(-1)}` : swapped
 }
 
-interface Parser { safeParse(v: unknown): { success: boolean } }
+interface Parser {
+  safeParse(v: unknown): { success: boolean }
+}
 
 /**
  * For each `[kind, body]`, `build(kind, body)` must be accepted by `schema`, and
@@ -272,7 +291,10 @@ function kindProblems(
 }
 
 /** Event names of the SSE channel served at `address`, or null when no channel has it. */
-function sseEventsAt(channels: Record<string, { address: string; events: Record<string, unknown> }>, address: string): string[] | null {
+function sseEventsAt(
+  channels: Record<string, { address: string; events: Record<string, unknown> }>,
+  address: string,
+): string[] | null {
   const ch = Object.values(channels).find((c) => c.address === address)
   return ch ? Object.keys(ch.events) : null
 }
@@ -299,7 +321,9 @@ const seedUpdateParams = acpSeedMethods['session/update'].params as Parser
 // ================================================================ tests
 
 afterAll(() => {
-  const distinctNotificationNames = new Set([...OTTER_KINDS_000, ...OTTER_KINDS_001, ...FERRET_KINDS_002].map(([k]) => k)).size
+  const distinctNotificationNames = new Set(
+    [...OTTER_KINDS_000, ...OTTER_KINDS_001, ...FERRET_KINDS_002].map(([k]) => k),
+  ).size
   console.log(
     [
       'spec coverage counts (names transcribed from the product documents):',
@@ -307,7 +331,9 @@ afterAll(() => {
       `  ACP v1 methods: ${ACP_V1_METHODS.length} (+ ${ACP_V1_UPDATE_KINDS.length} stable session/update kinds)`,
       `  seed-dialect methods: ${SEED_METHODS.length}`,
       `  notification kinds: ${OTTER_KINDS_000.length + FERRET_KINDS_002.length + OTTER_KINDS_001.length} (000: ${OTTER_KINDS_000.length}, 002: ${FERRET_KINDS_002.length}, 001: ${OTTER_KINDS_001.length}; ${distinctNotificationNames} distinct names)`,
-      `  SSE event types: ${Object.values(SSE_EVENTS).flat().length} (${Object.entries(SSE_EVENTS).map(([a, e]) => `${a}: ${e.length}`).join(', ')})`,
+      `  SSE event types: ${Object.values(SSE_EVENTS).flat().length} (${Object.entries(SSE_EVENTS)
+        .map(([a, e]) => `${a}: ${e.length}`)
+        .join(', ')})`,
       `  RPC commands / outbound types: ${RPC_COMMANDS.length} / ${RPC_OUTBOUND.length}`,
       `  JSON-RPC error codes: seed ${SEED_ERROR_CODES.length}, ACP v1 ${ACP_V1_ERROR_CODES.length}`,
     ].join('\n'),
@@ -332,14 +358,21 @@ describe('ACP v1 (the ACP v1 protocol (docs/zed.md) → specs/openrpc/acp-v1.ope
   it('every stable session/update kind of §7 is a branch of the vendored SessionUpdate union', () => {
     const vendor = readSpec('specs/vendor/acp/schema.v1.json')
     const consts = (vendor.$defs.SessionUpdate.oneOf as any[]).map((b) => b.properties?.sessionUpdate?.const)
-    expect(missing(ACP_V1_UPDATE_KINDS.map(([k]) => k), consts)).toEqual([])
+    expect(
+      missing(
+        ACP_V1_UPDATE_KINDS.map(([k]) => k),
+        consts,
+      ),
+    ).toEqual([])
   })
 
   it('the generated SessionUpdateSchema accepts a minimal sample of every stable kind and rejects its misspelling', () => {
-    expect(kindProblems(SessionUpdateSchema, ACP_V1_UPDATE_KINDS, (kind, body) => ({ sessionUpdate: kind, ...body }))).toEqual([])
+    expect(
+      kindProblems(SessionUpdateSchema, ACP_V1_UPDATE_KINDS, (kind, body) => ({ sessionUpdate: kind, ...body })),
+    ).toEqual([])
   })
 
-  it('every ACP v1 error code of §9 is in the v1 spec\'s components.errors', () => {
+  it("every ACP v1 error code of §9 is in the v1 spec's components.errors", () => {
     expect(missing(ACP_V1_ERROR_CODES, errorCodes('specs/openrpc/acp-v1.openrpc.json'))).toEqual([])
   })
 })
@@ -350,26 +383,49 @@ describe('ACP seed dialect (seeds 000, 001, 002 → specs/openrpc/acp-seed.openr
   })
 
   it('session/update is a notification; initialize, session/resume and permission/respond are requests', () => {
-    const kinds = Object.fromEntries(['session/update', 'initialize', 'session/resume', 'permission/respond'].map((m) => [m, (acpSeedMethods as Record<string, { kind: string }>)[m]?.kind]))
-    expect(kinds).toEqual({ 'session/update': 'notification', initialize: 'request', 'session/resume': 'request', 'permission/respond': 'request' })
+    const kinds = Object.fromEntries(
+      ['session/update', 'initialize', 'session/resume', 'permission/respond'].map((m) => [
+        m,
+        (acpSeedMethods as Record<string, { kind: string }>)[m]?.kind,
+      ]),
+    )
+    expect(kinds).toEqual({
+      'session/update': 'notification',
+      initialize: 'request',
+      'session/resume': 'request',
+      'permission/respond': 'request',
+    })
   })
 
   it('000: the five sessionUpdate kinds are accepted by the session/update params validator; misspellings rejected', () => {
-    const build = (kind: string, body: Record<string, unknown>) => ({ sessionId: 'otter-abc', eventId: 1, update: { sessionUpdate: kind, ...body } })
+    const build = (kind: string, body: Record<string, unknown>) => ({
+      sessionId: 'otter-abc',
+      eventId: 1,
+      update: { sessionUpdate: kind, ...body },
+    })
     expect(kindProblems(seedUpdateParams, OTTER_KINDS_000, build)).toEqual([])
   })
 
   it('001: the seven --acp notification names are accepted by the session/update params validator; misspellings rejected', () => {
-    const build = (kind: string, body: Record<string, unknown>) => ({ sessionId: 'otter-abc', eventId: 2, update: { sessionUpdate: kind, ...body } })
+    const build = (kind: string, body: Record<string, unknown>) => ({
+      sessionId: 'otter-abc',
+      eventId: 2,
+      update: { sessionUpdate: kind, ...body },
+    })
     expect(kindProblems(seedUpdateParams, OTTER_KINDS_001, build)).toEqual([])
   })
 
   it('002: the twelve ferret kinds are accepted by the session/update params validator; misspellings rejected', () => {
-    const build = (kind: string, body: Record<string, unknown>) => ({ sessionId: 'ferret-abc', eventId: 3, kind, ...body })
+    const build = (kind: string, body: Record<string, unknown>) => ({
+      sessionId: 'ferret-abc',
+      eventId: 3,
+      kind,
+      ...body,
+    })
     expect(kindProblems(seedUpdateParams, FERRET_KINDS_002, build)).toEqual([])
   })
 
-  it('every JSON-RPC error code of seed 000 is in the seed spec\'s components.errors', () => {
+  it("every JSON-RPC error code of seed 000 is in the seed spec's components.errors", () => {
     expect(missing(SEED_ERROR_CODES, errorCodes('specs/openrpc/acp-seed.openrpc.yaml'))).toEqual([])
   })
 })
@@ -391,7 +447,10 @@ describe('JSON-lines RPC (seed 004 → specs/asyncapi/rpc.asyncapi.yaml)', () =>
 
   it('the exchange example validates: the command as `prompt`, the event only as MessageEvent, the reply only as RpcResponse', () => {
     expect(rpcCommands.prompt.schema.safeParse(RPC_EXCHANGE.command).success).toBe(true)
-    const accepting = (line: unknown) => Object.entries(rpcOutbound).filter(([, o]) => o.schema.safeParse(line).success).map(([n]) => n)
+    const accepting = (line: unknown) =>
+      Object.entries(rpcOutbound)
+        .filter(([, o]) => o.schema.safeParse(line).success)
+        .map(([n]) => n)
     expect(accepting(RPC_EXCHANGE.event)).toEqual(['MessageEvent'])
     expect(accepting(RPC_EXCHANGE.response)).toEqual(['RpcResponse'])
     // and the validators are not permissive: broken variants of the same lines are rejected
@@ -414,26 +473,41 @@ describe('the coverage checks can fail', () => {
     const copy: Record<string, { direction: string; kind: string }> = { ...acpV1Methods }
     delete copy['session/prompt']
     copy['fs/read_text_file'] = { ...copy['fs/read_text_file']!, direction: 'client-to-agent' }
-    expect(methodProblems(ACP_V1_METHODS, copy)).toEqual(['session/prompt: missing', 'fs/read_text_file: direction client-to-agent, want agent-to-client'])
+    expect(methodProblems(ACP_V1_METHODS, copy)).toEqual([
+      'session/prompt: missing',
+      'fs/read_text_file: direction client-to-agent, want agent-to-client',
+    ])
   })
 
   it('a seed table with a ferret extension leaked into otter, or a method deleted, is reported', () => {
     const copy: Record<string, { direction: string; dialects?: readonly string[] }> = { ...acpSeedMethods }
     copy['session/setSandbox'] = { ...copy['session/setSandbox']!, dialects: ['otter', 'ferret'] }
     delete copy['session/get']
-    expect(seedMethodProblems(SEED_METHODS, copy)).toEqual(['session/get: missing', 'session/setSandbox: dialects ["ferret","otter"], want ["ferret"]'])
+    expect(seedMethodProblems(SEED_METHODS, copy)).toEqual([
+      'session/get: missing',
+      'session/setSandbox: dialects ["ferret","otter"], want ["ferret"]',
+    ])
   })
 
   it('an SSE table with an event moved to the other stream is reported', () => {
     const events: Record<string, unknown> = { ...sseChannels.sessionsEvents.events }
     delete events.cancelled
-    const copy = { ...sseChannels, sessionsEvents: { ...sseChannels.sessionsEvents, events }, sessionEvents: { ...sseChannels.sessionEvents, events: { ...sseChannels.sessionEvents.events, cancelled: null } } }
+    const copy = {
+      ...sseChannels,
+      sessionsEvents: { ...sseChannels.sessionsEvents, events },
+      sessionEvents: { ...sseChannels.sessionEvents, events: { ...sseChannels.sessionEvents.events, cancelled: null } },
+    }
     expect(sseProblems(copy)).toEqual(['/sessions/{id}/events: cancelled missing'])
   })
 
   it('kindProblems reports a kind that the validator does not know', () => {
     const withUnknown = [...FERRET_KINDS_002, ['tool_result', { id: 'x' }] as const]
-    const build = (kind: string, body: Record<string, unknown>) => ({ sessionId: 'ferret-abc', eventId: 3, kind, ...body })
+    const build = (kind: string, body: Record<string, unknown>) => ({
+      sessionId: 'ferret-abc',
+      eventId: 3,
+      kind,
+      ...body,
+    })
     expect(kindProblems(seedUpdateParams, withUnknown, build)).toEqual(['tool_result: minimal sample rejected'])
   })
 })

@@ -24,7 +24,16 @@ describe('tool contracts', () => {
       ['Bash', { command: 'ls', timeout_ms: 'soon' }, false],
       ['list_files', {}, true],
       ['Grep', { pattern: 'x', extra: 1 }, false],
-      ['update_plan', { entries: [{ content: 'a', status: 'pending' }, { content: 'b', status: 'completed', priority: 'high' }] }, true],
+      [
+        'update_plan',
+        {
+          entries: [
+            { content: 'a', status: 'pending' },
+            { content: 'b', status: 'completed', priority: 'high' },
+          ],
+        },
+        true,
+      ],
       ['update_plan', { entries: [] }, true],
       ['update_plan', { entries: [{ content: 'a', status: 'done' }] }, false],
       ['update_plan', { entries: [{ content: '', status: 'pending' }] }, false],
@@ -39,6 +48,21 @@ describe('tool contracts', () => {
 
   it('read-only tools default to allow; tools that change files or run commands default to ask', () => {
     const perms = Object.fromEntries(Object.entries(toolSpecs).map(([n, s]) => [n, s.permission]))
-    expect(perms).toEqual({ Read: 'allow', Write: 'ask', Edit: 'ask', Bash: 'ask', Grep: 'allow', Glob: 'allow', list_files: 'allow', update_plan: 'allow', open_file: 'allow', lsp_diagnostics: 'allow', lsp_completion: 'allow', lsp_rename: 'ask', lsp_definition: 'allow', lsp_references: 'allow' })
+    expect(perms).toEqual({
+      Read: 'allow',
+      Write: 'ask',
+      Edit: 'ask',
+      Bash: 'ask',
+      Grep: 'allow',
+      Glob: 'allow',
+      list_files: 'allow',
+      update_plan: 'allow',
+      open_file: 'allow',
+      lsp_diagnostics: 'allow',
+      lsp_completion: 'allow',
+      lsp_rename: 'ask',
+      lsp_definition: 'allow',
+      lsp_references: 'allow',
+    })
   })
 })

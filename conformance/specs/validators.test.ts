@@ -5,7 +5,17 @@
  * and every generated file says where it came from.
  */
 import { createHash } from 'node:crypto'
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs'
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  existsSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { spawnSync } from 'node:child_process'
@@ -74,7 +84,10 @@ describe('every spec passes its ecosystem validator', () => {
     expect(await validateOpenRpc(abs(ACP_SEED))).toEqual([])
   })
   it('`tsx specs/codegen/validate.ts` (make lint-specs) exits 0 on the committed specs', () => {
-    const r = spawnSync(join(ROOT, 'node_modules/.bin/tsx'), ['specs/codegen/validate.ts'], { cwd: ROOT, encoding: 'utf8' })
+    const r = spawnSync(join(ROOT, 'node_modules/.bin/tsx'), ['specs/codegen/validate.ts'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    })
     expect(r.stderr).toContain('all 5 specs valid')
     expect(r.status).toBe(0)
   })
@@ -99,7 +112,9 @@ describe('each validator reports a deliberately broken copy', () => {
     const root = mirror()
     const broken = copySpec(root, OPENAPI, (doc) => {
       doc.components.schemas.Dangling = { $ref: '../schemas/common.yaml#/NoSuchShape' }
-      doc.paths['/health'].get.responses['200'].content['application/json'].schema = { $ref: '#/components/schemas/Dangling' }
+      doc.paths['/health'].get.responses['200'].content['application/json'].schema = {
+        $ref: '#/components/schemas/Dangling',
+      }
     })
     const problems = await lintOpenApi(broken)
     expect(problems.some((p) => p.includes('no-unresolved-refs'))).toBe(true)
@@ -113,7 +128,9 @@ describe('each validator reports a deliberately broken copy', () => {
     })
     const problems = await validateAsyncApi(broken)
     expect(problems.length).toBeGreaterThan(0)
-    expect(problems.some((p) => p.includes('"action"') && p.includes('/operations/receiveSessionsEvents/action'))).toBe(true)
+    expect(problems.some((p) => p.includes('"action"') && p.includes('/operations/receiveSessionsEvents/action'))).toBe(
+      true,
+    )
   })
 
   it('validateAsyncApi reports a missing file', async () => {
@@ -136,7 +153,9 @@ describe('each validator reports a deliberately broken copy', () => {
   it('validateOpenRpc reports a dangling relative file `$ref` (../schemas/…)', async () => {
     const root = mirror()
     const broken = copySpec(root, ACP_SEED, (doc) => {
-      doc.methods.find((x: any) => x.name === 'session/load').params[0].schema = { $ref: '../schemas/common.yaml#/NoSuchShape' }
+      doc.methods.find((x: any) => x.name === 'session/load').params[0].schema = {
+        $ref: '../schemas/common.yaml#/NoSuchShape',
+      }
     })
     const problems = await validateOpenRpc(broken)
     expect(problems).toHaveLength(1)
@@ -146,7 +165,9 @@ describe('each validator reports a deliberately broken copy', () => {
   it('validateOpenRpc reports a dangling local `$ref` (#/components/…)', async () => {
     const root = mirror()
     const broken = copySpec(root, ACP_SEED, (doc) => {
-      doc.methods.find((x: any) => x.name === 'session/list').result.schema = { $ref: '#/components/schemas/NoSuchResult' }
+      doc.methods.find((x: any) => x.name === 'session/list').result.schema = {
+        $ref: '#/components/schemas/NoSuchResult',
+      }
     })
     const problems = await validateOpenRpc(broken)
     expect(problems).toHaveLength(1)
@@ -157,7 +178,9 @@ describe('each validator reports a deliberately broken copy', () => {
     const root = mirror()
     expect(await validateOpenRpc(copySpec(root, ACP_V1))).toEqual([])
     const broken = copySpec(root, ACP_V1, (doc) => {
-      doc.methods.find((x: any) => x.name === 'session/prompt')['x-params-schema'] = { $ref: '../vendor/acp/schema.v1.json#/$defs/NoSuchRequest' }
+      doc.methods.find((x: any) => x.name === 'session/prompt')['x-params-schema'] = {
+        $ref: '../vendor/acp/schema.v1.json#/$defs/NoSuchRequest',
+      }
     })
     const problems = await validateOpenRpc(broken)
     expect(problems).toHaveLength(1)
@@ -167,7 +190,9 @@ describe('each validator reports a deliberately broken copy', () => {
   it('validateOpenRpc reports a `$ref` to a file that does not exist', async () => {
     const root = mirror()
     const broken = copySpec(root, ACP_SEED, (doc) => {
-      doc.methods.find((x: any) => x.name === 'session/load').params[0].schema = { $ref: '../schemas/absent.yaml#/SessionId' }
+      doc.methods.find((x: any) => x.name === 'session/load').params[0].schema = {
+        $ref: '../schemas/absent.yaml#/SessionId',
+      }
     })
     const problems = await validateOpenRpc(broken)
     expect(problems).toHaveLength(1)
@@ -240,17 +265,27 @@ describe('generated/', () => {
         continue
       }
       const lines = readFileSync(abs(f), 'utf8').split('\n')
-      const head = lines.slice(0, lines.findIndex((l) => !l.startsWith('//') && !l.startsWith('/*')))
-      if (!head[0]?.includes('Generated by `make generate`')) problems.push(`${f}: header does not name \`make generate\``)
-      const named = head.map((l) => /^\/\/\s+(\S+) \(sha256 [0-9a-f]{16}\)$/.exec(l)?.[1]).filter((x): x is string => Boolean(x))
-      if (JSON.stringify([...named].sort()) !== JSON.stringify([...want].sort())) problems.push(`${f}: header names ${JSON.stringify(named)}, want ${JSON.stringify(want)}`)
-      for (const src of named) if (!existsSync(abs(src))) problems.push(`${f}: header names ${src}, which does not exist`)
+      const head = lines.slice(
+        0,
+        lines.findIndex((l) => !l.startsWith('//') && !l.startsWith('/*')),
+      )
+      if (!head[0]?.includes('Generated by `make generate`'))
+        problems.push(`${f}: header does not name \`make generate\``)
+      const named = head
+        .map((l) => /^\/\/\s+(\S+) \(sha256 [0-9a-f]{16}\)$/.exec(l)?.[1])
+        .filter((x): x is string => Boolean(x))
+      if (JSON.stringify([...named].sort()) !== JSON.stringify([...want].sort()))
+        problems.push(`${f}: header names ${JSON.stringify(named)}, want ${JSON.stringify(want)}`)
+      for (const src of named)
+        if (!existsSync(abs(src))) problems.push(`${f}: header names ${src}, which does not exist`)
     }
     for (const f of Object.keys(GENERATED_SOURCES)) if (!files.includes(f)) problems.push(`${f}: missing`)
     // manifest.json itself records the command and every input.
-    if (manifest.command !== 'make generate') problems.push(`generated/manifest.json: command is ${JSON.stringify(manifest.command)}`)
+    if (manifest.command !== 'make generate')
+      problems.push(`generated/manifest.json: command is ${JSON.stringify(manifest.command)}`)
     const allSources = [...new Set(Object.values(GENERATED_SOURCES).flat())].sort()
-    for (const src of allSources) if (!(src in (manifest.inputs ?? {}))) problems.push(`generated/manifest.json: inputs lack ${src}`)
+    for (const src of allSources)
+      if (!(src in (manifest.inputs ?? {}))) problems.push(`generated/manifest.json: inputs lack ${src}`)
     expect(problems).toEqual([])
   })
 })

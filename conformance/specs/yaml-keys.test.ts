@@ -10,7 +10,9 @@ import { parse } from 'yaml'
 import { describe, expect, it } from 'vitest'
 
 const specs = fileURLToPath(new URL('../../specs', import.meta.url))
-const files = (readdirSync(specs, { recursive: true }) as string[]).filter((f) => f.endsWith('.yaml') && !f.includes('vendor'))
+const files = (readdirSync(specs, { recursive: true }) as string[]).filter(
+  (f) => f.endsWith('.yaml') && !f.includes('vendor'),
+)
 
 export function keysWithWhitespace(doc: unknown): string[] {
   const out: string[] = []

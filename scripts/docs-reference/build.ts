@@ -16,7 +16,18 @@ import { parse as parseYaml } from 'yaml'
 import { pageCsp } from './csp.ts'
 import { renderIndex } from './index-html.ts'
 import { renderOpenRpcPage } from './openrpc-html.ts'
-import { MANIFEST, OUT_DIR, PAGES, ROOT, hashInputs, sha256, stamp, type Manifest, type ManifestPage, type PageDef } from './pages.ts'
+import {
+  MANIFEST,
+  OUT_DIR,
+  PAGES,
+  ROOT,
+  hashInputs,
+  sha256,
+  stamp,
+  type Manifest,
+  type ManifestPage,
+  type PageDef,
+} from './pages.ts'
 
 const TMP = join(ROOT, '.tmp')
 const ASYNCAPI_CLI = join(TMP, 'asyncapi-cli/node_modules/@asyncapi/cli/bin/run')
@@ -38,13 +49,24 @@ function readSpec(spec: string): Record<string, never> {
 function runTool(args: string[], cwd: string): void {
   const home = mkdtempSync(join(tmpdir(), 'chimera-docs-home-'))
   const metrics = join(home, 'asyncapi-analytics.json')
-  writeFileSync(metrics, JSON.stringify({ analyticsEnabled: 'false', infoMessageShown: 'true', userID: 'chimera-docs' }))
+  writeFileSync(
+    metrics,
+    JSON.stringify({ analyticsEnabled: 'false', infoMessageShown: 'true', userID: 'chimera-docs' }),
+  )
   try {
     execFileSync(process.execPath, args, {
       cwd,
       stdio: ['ignore', 'inherit', 'inherit'],
       timeout: 600_000,
-      env: { ...process.env, HOME: home, CI: 'true', ASYNCAPI_METRICS_CONFIG_PATH: metrics, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', DO_NOT_TRACK: '1' },
+      env: {
+        ...process.env,
+        HOME: home,
+        CI: 'true',
+        ASYNCAPI_METRICS_CONFIG_PATH: metrics,
+        REDOCLY_TELEMETRY: 'off',
+        REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
+        DO_NOT_TRACK: '1',
+      },
     })
   } finally {
     rmSync(home, { recursive: true, force: true })
@@ -60,7 +82,8 @@ function offlineRedoc(html: string): string {
   const out = html
     .replace(/https:\/\/cdn\.redoc\.ly\/redoc\/logo-mini(?:-full)?\.svg/g, 'data:,')
     .replace(/<head>/i, '<head><link rel="icon" href="/ui/icon.svg">')
-  if (/https:\/\/cdn\.redoc\.ly\//.test(out)) throw new Error('the Redoc page still loads from cdn.redoc.ly: check offlineRedoc()')
+  if (/https:\/\/cdn\.redoc\.ly\//.test(out))
+    throw new Error('the Redoc page still loads from cdn.redoc.ly: check offlineRedoc()')
   return out
 }
 
@@ -72,11 +95,35 @@ function render(page: PageDef, inputs: Record<string, string>): string {
     if (page.tool === 'asyncapi') {
       // Relative $refs resolve against the working directory: run beside the spec.
       const dir = join(ROOT, spec, '..')
-      const args = [ASYNCAPI_CLI, 'generate', 'fromTemplate', join(ROOT, spec), ASYNCAPI_TEMPLATE, '-o', out, '--force-write', '--use-new-generator', '-p', 'singleFile=true']
+      const args = [
+        ASYNCAPI_CLI,
+        'generate',
+        'fromTemplate',
+        join(ROOT, spec),
+        ASYNCAPI_TEMPLATE,
+        '-o',
+        out,
+        '--force-write',
+        '--use-new-generator',
+        '-p',
+        'singleFile=true',
+      ]
       runTool(args, dir)
       return withStamp(readFileSync(join(out, 'index.html'), 'utf8'), stamp(page, inputs))
     }
-    runTool([REDOCLY_CLI, 'build-docs', join(ROOT, spec), '--inlineBundle', '--title', page.title.replace(/`/g, ''), '-o', join(out, 'index.html')], ROOT)
+    runTool(
+      [
+        REDOCLY_CLI,
+        'build-docs',
+        join(ROOT, spec),
+        '--inlineBundle',
+        '--title',
+        page.title.replace(/`/g, ''),
+        '-o',
+        join(out, 'index.html'),
+      ],
+      ROOT,
+    )
     return withStamp(offlineRedoc(readFileSync(join(out, 'index.html'), 'utf8')), stamp(page, inputs))
   } finally {
     rmSync(out, { recursive: true, force: true })
@@ -113,7 +160,10 @@ function build(only: Set<string>): void {
   }
   const index = renderIndex(INDEX.title, pages)
   writeFileSync(join(OUT_DIR, INDEX.file), index)
-  const manifest: Manifest = { note: 'Written by `make docs` (scripts/docs-reference/build.ts); checked by `make check-docs`.', pages: [entry(INDEX, index, {}), ...pages] }
+  const manifest: Manifest = {
+    note: 'Written by `make docs` (scripts/docs-reference/build.ts); checked by `make check-docs`.',
+    pages: [entry(INDEX, index, {}), ...pages],
+  }
   writeFileSync(MANIFEST, `${JSON.stringify(manifest, null, 2)}\n`)
 }
 
@@ -138,21 +188,30 @@ function check(): string[] {
       problems.push(`docs/reference/${page.file} is missing: run \`make docs\``)
       continue
     }
-    if (sha256(html) !== m.sha256) problems.push(`docs/reference/${page.file} was changed after \`make docs\` wrote it (pages are never edited by hand)`)
-    if (pageCsp(html, page.tool === 'asyncapi') !== m.csp) problems.push(`docs/reference/${page.file}: the CSP in the manifest does not match the page`)
+    if (sha256(html) !== m.sha256)
+      problems.push(
+        `docs/reference/${page.file} was changed after \`make docs\` wrote it (pages are never edited by hand)`,
+      )
+    if (pageCsp(html, page.tool === 'asyncapi') !== m.csp)
+      problems.push(`docs/reference/${page.file}: the CSP in the manifest does not match the page`)
     if (page.spec) {
       const now = hashInputs(page.spec)
       if (JSON.stringify(now) !== JSON.stringify(m.inputs)) {
         const changed = Object.keys({ ...now, ...m.inputs }).filter((k) => now[k] !== m.inputs[k])
-        problems.push(`docs/reference/${page.file} is stale: ${changed.join(', ')} changed since it was rendered; run \`make docs\``)
+        problems.push(
+          `docs/reference/${page.file} is stale: ${changed.join(', ')} changed since it was rendered; run \`make docs\``,
+        )
       }
       if (page.tool === 'openrpc' && renderOpenRpcPage(readSpec(page.spec), stamp(page, now)) !== html) {
-        problems.push(`docs/reference/${page.file} differs from what the OpenRPC renderer writes now: run \`make docs\``)
+        problems.push(
+          `docs/reference/${page.file} differs from what the OpenRPC renderer writes now: run \`make docs\``,
+        )
       }
     }
   }
   const pagesNow = manifest.pages.filter((p) => p.file !== INDEX.file)
-  if (renderIndex(INDEX.title, pagesNow) !== readFileSync(join(OUT_DIR, INDEX.file), 'utf8')) problems.push('docs/reference/index.html differs from what `make docs` writes now')
+  if (renderIndex(INDEX.title, pagesNow) !== readFileSync(join(OUT_DIR, INDEX.file), 'utf8'))
+    problems.push('docs/reference/index.html differs from what `make docs` writes now')
   return problems
 }
 

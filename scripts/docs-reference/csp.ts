@@ -8,7 +8,14 @@
 import { createHash } from 'node:crypto'
 import { parse } from 'parse5'
 
-type Node = { nodeName: string; tagName?: string; attrs?: { name: string; value: string }[]; childNodes?: Node[]; value?: string; content?: Node }
+type Node = {
+  nodeName: string
+  tagName?: string
+  attrs?: { name: string; value: string }[]
+  childNodes?: Node[]
+  value?: string
+  content?: Node
+}
 
 const b64 = (text: string): string => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`
 /** An empty <style> a library inserts before it adds rules through the CSSOM. */

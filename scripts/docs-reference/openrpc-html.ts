@@ -26,7 +26,9 @@ function inline(text: string): string {
     .map((part) =>
       part.startsWith('`') && part.endsWith('`') && part.length > 1
         ? `<code>${part.slice(1, -1)}</code>`
-        : part.replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>').replace(/(^|[\s(])\*([^*\s][^*]*)\*/g, '$1<em>$2</em>'),
+        : part
+            .replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>')
+            .replace(/(^|[\s(])\*([^*\s][^*]*)\*/g, '$1<em>$2</em>'),
     )
     .join('')
 }
@@ -48,7 +50,10 @@ function prose(text: string): string {
 function schemaHtml(schema: Json | undefined): string {
   if (schema === undefined) return ''
   const text = esc(JSON.stringify(schema, null, 2))
-  const linked = text.replace(/(&quot;\$ref&quot;: &quot;)(#\/[^&]*)(&quot;)/g, (_m, a: string, ref: string, b: string) => `${a}<a href="#${anchor(ref)}">${ref}</a>${b}`)
+  const linked = text.replace(
+    /(&quot;\$ref&quot;: &quot;)(#\/[^&]*)(&quot;)/g,
+    (_m, a: string, ref: string, b: string) => `${a}<a href="#${anchor(ref)}">${ref}</a>${b}`,
+  )
   return `<pre>${linked}</pre>`
 }
 
@@ -67,13 +72,18 @@ function method(m: Obj): string {
   const name = str(m.name)
   const params = Array.isArray(m.params) ? m.params.filter(isObj) : []
   const errors = Array.isArray(m.errors) ? m.errors : []
-  const out: string[] = [`<section class="method" id="method-${esc(anchor(name))}">`, `<h3><code>${esc(name)}</code></h3>`]
+  const out: string[] = [
+    `<section class="method" id="method-${esc(anchor(name))}">`,
+    `<h3><code>${esc(name)}</code></h3>`,
+  ]
   if (m.summary) out.push(`<p class="summary">${esc(str(m.summary))}</p>`)
   out.push(xAnnotations(m), prose(str(m.description)))
   if (params.length) {
     out.push('<h4>Params</h4><table><tr><th>name</th><th>required</th><th>description</th></tr>')
     for (const p of params) {
-      out.push(`<tr><td><code>${esc(str(p.name))}</code></td><td>${p.required === true ? 'yes' : 'no'}</td><td>${prose(str(p.description))}${schemaHtml(p.schema)}</td></tr>`)
+      out.push(
+        `<tr><td><code>${esc(str(p.name))}</code></td><td>${p.required === true ? 'yes' : 'no'}</td><td>${prose(str(p.description))}${schemaHtml(p.schema)}</td></tr>`,
+      )
     }
     out.push('</table>')
   }
@@ -101,7 +111,8 @@ function components(doc: Obj): string {
     for (const [name, value] of Object.entries(entries)) {
       const id = anchor(`#/components/${group}/${name}`)
       out.push(`<section class="component" id="${esc(id)}"><h3><code>${esc(name)}</code></h3>`)
-      if (group === 'errors' && isObj(value)) out.push(`<p><code>${esc(String(value.code))}</code> ${esc(str(value.message))}</p>`)
+      if (group === 'errors' && isObj(value))
+        out.push(`<p><code>${esc(String(value.code))}</code> ${esc(str(value.message))}</p>`)
       out.push(schemaHtml(value), '</section>')
     }
   }

@@ -22,11 +22,36 @@ export interface PageDef {
 }
 
 export const PAGES: PageDef[] = [
-  { file: 'http.html', title: 'HTTP API (OpenAPI): `chimera otter serve`', tool: 'redocly', spec: 'specs/openapi/chimera.openapi.yaml' },
-  { file: 'sse.html', title: 'Session event streams (SSE, AsyncAPI)', tool: 'asyncapi', spec: 'specs/asyncapi/sse.asyncapi.yaml' },
-  { file: 'rpc.html', title: 'JSON-lines RPC: `chimera code --mode rpc` (AsyncAPI)', tool: 'asyncapi', spec: 'specs/asyncapi/rpc.asyncapi.yaml' },
-  { file: 'acp-v1.html', title: 'ACP v1 over stdio (OpenRPC)', tool: 'openrpc', spec: 'specs/openrpc/acp-v1.openrpc.json' },
-  { file: 'acp-seed.html', title: 'ACP seed dialect over stdio (OpenRPC)', tool: 'openrpc', spec: 'specs/openrpc/acp-seed.openrpc.yaml' },
+  {
+    file: 'http.html',
+    title: 'HTTP API (OpenAPI): `chimera otter serve`',
+    tool: 'redocly',
+    spec: 'specs/openapi/chimera.openapi.yaml',
+  },
+  {
+    file: 'sse.html',
+    title: 'Session event streams (SSE, AsyncAPI)',
+    tool: 'asyncapi',
+    spec: 'specs/asyncapi/sse.asyncapi.yaml',
+  },
+  {
+    file: 'rpc.html',
+    title: 'JSON-lines RPC: `chimera code --mode rpc` (AsyncAPI)',
+    tool: 'asyncapi',
+    spec: 'specs/asyncapi/rpc.asyncapi.yaml',
+  },
+  {
+    file: 'acp-v1.html',
+    title: 'ACP v1 over stdio (OpenRPC)',
+    tool: 'openrpc',
+    spec: 'specs/openrpc/acp-v1.openrpc.json',
+  },
+  {
+    file: 'acp-seed.html',
+    title: 'ACP seed dialect over stdio (OpenRPC)',
+    tool: 'openrpc',
+    spec: 'specs/openrpc/acp-seed.openrpc.yaml',
+  },
 ]
 
 export interface ManifestPage extends PageDef {

@@ -29,7 +29,10 @@ describe('shellBlocks', () => {
       [5, 'sh', 'needs Zed', false],
       [9, 'console', undefined, true],
     ])
-    expect(splitConsole(b[2]!.text)).toEqual({ script: 'curl -s http://127.0.0.1:5173/health \\\n    -H x:y', expected: ['{"status":"ok"}'] })
+    expect(splitConsole(b[2]!.text)).toEqual({
+      script: 'curl -s http://127.0.0.1:5173/health \\\n    -H x:y',
+      expected: ['{"status":"ok"}'],
+    })
   })
 })
 

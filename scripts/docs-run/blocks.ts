@@ -46,7 +46,10 @@ export function shellBlocks(file: string, markdown: string): Block[] {
         file,
         line: i + 1,
         lang,
-        text: lines.slice(i + 1, j).map((l) => l.slice(open[1]!.length)).join('\n'),
+        text: lines
+          .slice(i + 1, j)
+          .map((l) => l.slice(open[1]!.length))
+          .join('\n'),
         ...(marker?.[1] === 'skip' ? { skip: marker[2] || 'no reason given' } : {}),
         server: marker?.[1] === 'server',
       })
@@ -81,7 +84,10 @@ const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
 /** Whether `actual` is what the page shows (`…` wildcards as above); trailing spaces ignored. */
 export function matchesShown(expected: string[], actual: string): boolean {
-  const lines = actual.replace(/\n+$/, '').split('\n').map((l) => l.trimEnd())
+  const lines = actual
+    .replace(/\n+$/, '')
+    .split('\n')
+    .map((l) => l.trimEnd())
   const pattern = expected
     .map((l) => l.trimEnd())
     .map((l) => (l === '…' ? '(?:[^\\n]*\\n)*?' : `${l.split('…').map(escapeRe).join('[^\\n]*')}\\n`))

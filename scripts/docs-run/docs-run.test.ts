@@ -23,7 +23,9 @@ const tally = { run: 0, skipped: new Map<string, string[]>() }
 
 afterAll(() => {
   const lines = [...tally.skipped].map(([reason, where]) => `  ${where.length} × ${reason}: ${where.join(', ')}`)
-  process.stdout.write(`docs blocks: ${tally.run} run, ${blocks.length - tally.run} marked not runnable\n${lines.join('\n')}\n`)
+  process.stdout.write(
+    `docs blocks: ${tally.run} run, ${blocks.length - tally.run} marked not runnable\n${lines.join('\n')}\n`,
+  )
   temp.cleanup()
 })
 
@@ -47,7 +49,12 @@ function machine(): { env: NodeJS.ProcessEnv; cwd: string } {
     writeFileSync(join(bin, name), `#!/bin/sh\nexec "${process.execPath}" "${join(ROOT, 'bin', `${name}.mjs`)}" "$@"\n`)
     chmodSync(join(bin, name), 0o755)
   }
-  const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${bin}:${process.env.PATH}`, HOME: join(root, 'home'), CHIMERA_HOME: join(root, 'chimera-home') }
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PATH: `${bin}:${process.env.PATH}`,
+    HOME: join(root, 'home'),
+    CHIMERA_HOME: join(root, 'chimera-home'),
+  }
   delete env.OTTER_SERVER_TOKEN
   delete env.FERRET_SERVER_TOKEN
   return { env, cwd }
@@ -90,7 +97,11 @@ function run(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<Ran> 
 
 /** `chimera otter serve --port 0` in the workspace; resolves with its URL. */
 function startServer(cwd: string, env: NodeJS.ProcessEnv): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [join(ROOT, 'bin', 'chimera.mjs'), 'otter', 'serve', '--port', '0'], { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] })
+  const child = spawn(process.execPath, [join(ROOT, 'bin', 'chimera.mjs'), 'otter', 'serve', '--port', '0'], {
+    cwd,
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
   let err = ''
   return new Promise((res, rej) => {
     const timer = setTimeout(() => rej(new Error(`the server did not start:\n${err}`)), 20_000)
@@ -122,7 +133,10 @@ describe('the shell blocks of README.md and docs/*.md', () => {
 
   it('names only decision records that exist', () => {
     const missing = docFiles(ROOT).flatMap((f) =>
-      [...readFileSync(join(ROOT, f), 'utf8').matchAll(/docs\/decisions\/\d{4}-[\w.-]+?\.md/g)].map((m) => m[0]).filter((d) => !existsSync(join(ROOT, d))).map((d) => `${f}: ${d}`),
+      [...readFileSync(join(ROOT, f), 'utf8').matchAll(/docs\/decisions\/\d{4}-[\w.-]+?\.md/g)]
+        .map((m) => m[0])
+        .filter((d) => !existsSync(join(ROOT, d)))
+        .map((d) => `${f}: ${d}`),
     )
     expect(missing).toEqual([])
   })
@@ -135,27 +149,36 @@ describe('the shell blocks of README.md and docs/*.md', () => {
       tally.skipped.set(block.skip, where)
       continue
     }
-    it(`${label(block)} runs${block.lang === 'console' ? ' and prints what the page shows' : ''}`, async () => {
-      tally.run++
-      const { env, cwd } = machine()
-      const { script, expected } = block.lang === 'console' ? splitConsole(block.text) : { script: block.text, expected: [] }
-      let server: ChildProcess | undefined
-      let text = script
-      try {
-        if (block.server) {
-          const started = await startServer(cwd, env)
-          server = started.child
-          text = text.replaceAll('http://127.0.0.1:5173', started.url)
-        } else {
-          text = text.replace(/\b5173\b/g, String(await freePort()))
+    it(
+      `${label(block)} runs${block.lang === 'console' ? ' and prints what the page shows' : ''}`,
+      async () => {
+        tally.run++
+        const { env, cwd } = machine()
+        const { script, expected } =
+          block.lang === 'console' ? splitConsole(block.text) : { script: block.text, expected: [] }
+        let server: ChildProcess | undefined
+        let text = script
+        try {
+          if (block.server) {
+            const started = await startServer(cwd, env)
+            server = started.child
+            text = text.replaceAll('http://127.0.0.1:5173', started.url)
+          } else {
+            text = text.replace(/\b5173\b/g, String(await freePort()))
+          }
+          const r = await run(text, cwd, env)
+          const report = `exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr.slice(-4000)}`
+          expect(r.code, report).toBe(0)
+          if (expected.length)
+            expect(
+              matchesShown(expected, r.stdout),
+              `${label(block)} printed something else than the page shows:\n${report}`,
+            ).toBe(true)
+        } finally {
+          if (server) await stop(server)
         }
-        const r = await run(text, cwd, env)
-        const report = `exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr.slice(-4000)}`
-        expect(r.code, report).toBe(0)
-        if (expected.length) expect(matchesShown(expected, r.stdout), `${label(block)} printed something else than the page shows:\n${report}`).toBe(true)
-      } finally {
-        if (server) await stop(server)
-      }
-    }, LIMIT_MS + 30_000)
+      },
+      LIMIT_MS + 30_000,
+    )
   }
 })

@@ -54,12 +54,18 @@ function recordingClient() {
     })
     .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
       asked.push(params)
-      return { outcome: { outcome: 'selected', optionId: params.options.find((o) => o.kind === 'allow_once')!.optionId } }
+      return {
+        outcome: { outcome: 'selected', optionId: params.options.find((o) => o.kind === 'allow_once')!.optionId },
+      }
     })
   return { app, updates, asked }
 }
 
-const INIT = { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {}, clientInfo: { name: 'test-ide', version: '0' } }
+const INIT = {
+  protocolVersion: acp.PROTOCOL_VERSION,
+  clientCapabilities: {},
+  clientInfo: { name: 'test-ide', version: '0' },
+}
 
 /** A loopback OpenAI-compatible endpoint whose model refuses: some text, then `finish_reason: content_filter`. */
 async function refusingProvider(): Promise<string> {
@@ -70,7 +76,8 @@ async function refusingProvider(): Promise<string> {
         res.writeHead(404).end()
         return
       }
-      const chunk = (delta: object, finish: string | null) => `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 0, model: 'refuser', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
+      const chunk = (delta: object, finish: string | null) =>
+        `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 0, model: 'refuser', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
       res.writeHead(200, { 'content-type': 'text/event-stream' })
       res.write(chunk({ role: 'assistant', content: 'I cannot help with that.' }, null))
       res.write(chunk({}, 'content_filter'))
@@ -91,8 +98,16 @@ describe('ACP v1 gaps through the official SDK client', () => {
       const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: agent.ws, mcpServers: [] })
 
       // 1. The plan: one `plan` update with the complete list (priority defaulted), no permission asked.
-      const plan = { entries: [{ content: 'read the code', status: 'completed', priority: 'high' }, { content: 'fix the bug', status: 'in_progress' }] }
-      const r1 = await ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: `  \nplan the work\n!call update_plan ${JSON.stringify(plan)}` }] })
+      const plan = {
+        entries: [
+          { content: 'read the code', status: 'completed', priority: 'high' },
+          { content: 'fix the bug', status: 'in_progress' },
+        ],
+      }
+      const r1 = await ctx.request(acp.methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: 'text', text: `  \nplan the work\n!call update_plan ${JSON.stringify(plan)}` }],
+      })
       expect(r1.stopReason).toBe('end_turn')
       expect(asked).toEqual([])
       const plans = updates.filter((u) => u.sessionUpdate === 'plan')
@@ -112,19 +127,41 @@ describe('ACP v1 gaps through the official SDK client', () => {
 
       // 2. The title: set by the first prompt (its first non-blank line), not by later ones.
       const infos = () => updates.filter((u) => u.sessionUpdate === 'session_info_update')
-      expect(infos()).toEqual([{ sessionUpdate: 'session_info_update', title: 'plan the work', updatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), _meta: expect.any(Object) }])
-      await ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: '!say second' }] })
+      expect(infos()).toEqual([
+        {
+          sessionUpdate: 'session_info_update',
+          title: 'plan the work',
+          updatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+          _meta: expect.any(Object),
+        },
+      ])
+      await ctx.request(acp.methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: 'text', text: '!say second' }],
+      })
       expect(infos()).toHaveLength(1)
       const listed = await ctx.request(acp.methods.agent.session.list, { cwd: agent.ws })
       expect(listed.sessions.find((s) => s.sessionId === sessionId)?.title).toBe('plan the work')
 
       // 3. A session with a one-step limit: a turn that wants a second step stops with max_turn_requests.
-      const limited = await ctx.request(acp.methods.agent.session.new, { cwd: agent.ws, mcpServers: [], _meta: { 'chimera/maxSteps': 1 } })
-      const r3 = await ctx.request(acp.methods.agent.session.prompt, { sessionId: limited.sessionId, prompt: [{ type: 'text', text: '!call Read {"path":"nothing.txt"}' }] })
+      const limited = await ctx.request(acp.methods.agent.session.new, {
+        cwd: agent.ws,
+        mcpServers: [],
+        _meta: { 'chimera/maxSteps': 1 },
+      })
+      const r3 = await ctx.request(acp.methods.agent.session.prompt, {
+        sessionId: limited.sessionId,
+        prompt: [{ type: 'text', text: '!call Read {"path":"nothing.txt"}' }],
+      })
       expect(r3.stopReason).toBe('max_turn_requests')
-      const unlimited = await ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: '!call Read {"path":"nothing.txt"}' }] })
+      const unlimited = await ctx.request(acp.methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: 'text', text: '!call Read {"path":"nothing.txt"}' }],
+      })
       expect(unlimited.stopReason).toBe('end_turn')
-      await expect(ctx.request(acp.methods.agent.session.new, { cwd: agent.ws, mcpServers: [], _meta: { 'chimera/maxSteps': 0 } })).rejects.toMatchObject({ code: -32602 })
+      await expect(
+        ctx.request(acp.methods.agent.session.new, { cwd: agent.ws, mcpServers: [], _meta: { 'chimera/maxSteps': 0 } }),
+      ).rejects.toMatchObject({ code: -32602 })
     })
     agent.child.stdin.end()
     expect(await agent.exited).toBe(0)
@@ -133,14 +170,23 @@ describe('ACP v1 gaps through the official SDK client', () => {
 
   it('answers refusal when the provider refuses (finish_reason content_filter)', async () => {
     const base = await refusingProvider()
-    const agent = startFerret(['--model', 'openai-compatible/refuser'], { CHIMERA_OPENAI_BASE_URL: base, CHIMERA_OPENAI_API_KEY: 'test-key' })
+    const agent = startFerret(['--model', 'openai-compatible/refuser'], {
+      CHIMERA_OPENAI_BASE_URL: base,
+      CHIMERA_OPENAI_API_KEY: 'test-key',
+    })
     const { app, updates } = recordingClient()
     await app.connectWith(agent.stream, async (ctx) => {
       await ctx.request(acp.methods.agent.initialize, INIT)
       const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: agent.ws, mcpServers: [] })
-      const r = await ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'do something bad' }] })
+      const r = await ctx.request(acp.methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: 'text', text: 'do something bad' }],
+      })
       expect(r.stopReason).toBe('refusal')
-      const text = updates.filter((u) => u.sessionUpdate === 'agent_message_chunk').map((u) => (u as { content: { text: string } }).content.text).join('')
+      const text = updates
+        .filter((u) => u.sessionUpdate === 'agent_message_chunk')
+        .map((u) => (u as { content: { text: string } }).content.text)
+        .join('')
       expect(text).toBe('I cannot help with that.')
     })
     agent.child.stdin.end()
@@ -156,7 +202,10 @@ describe('ACP v1 gaps through the official SDK client', () => {
     await app.connectWith(agent.stream, async (ctx) => {
       await ctx.request(acp.methods.agent.initialize, INIT)
       const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: agent.ws, mcpServers: [] })
-      const r = await ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: '!call Write {"path":"notes.txt","content":"new line\\n"}' }] })
+      const r = await ctx.request(acp.methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: 'text', text: '!call Write {"path":"notes.txt","content":"new line\\n"}' }],
+      })
       expect(r.stopReason).toBe('end_turn')
     })
     expect(readFileSync(path, 'utf8')).toBe('new line\n')
@@ -169,7 +218,7 @@ describe('ACP v1 gaps through the official SDK client', () => {
     expect(invalidAgentFrames(agent.frames)).toEqual([])
   }, 30_000)
 
-  it('takes a Write preview from the disk (verified), never from the editor\'s unverified buffer', async () => {
+  it("takes a Write preview from the disk (verified), never from the editor's unverified buffer", async () => {
     const agent = startFerret(['--approval', 'allow'])
     writeFileSync(join(agent.ws, 'open.txt'), 'on disk old\n')
     const buffers = new Map<string, string>([[join(agent.ws, 'open.txt'), 'unsaved old\n']])
@@ -186,10 +235,16 @@ describe('ACP v1 gaps through the official SDK client', () => {
         return {}
       })
     await app.connectWith(agent.stream, async (ctx) => {
-      await ctx.request(acp.methods.agent.initialize, { ...INIT, clientCapabilities: { fs: { readTextFile: true, writeTextFile: true } } })
+      await ctx.request(acp.methods.agent.initialize, {
+        ...INIT,
+        clientCapabilities: { fs: { readTextFile: true, writeTextFile: true } },
+      })
       const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: agent.ws, mcpServers: [] })
       const text = '!call Write {"path":"open.txt","content":"new\\n"}\n!call Write {"path":"fresh.txt","content":"x"}'
-      expect((await ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text }] })).stopReason).toBe('end_turn')
+      expect(
+        (await ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text }] }))
+          .stopReason,
+      ).toBe('end_turn')
     })
     const diffs = updates.filter((u) => u.sessionUpdate === 'tool_call').map((u) => (u as acp.ToolCall).content)
     expect(diffs).toEqual([
@@ -202,7 +257,7 @@ describe('ACP v1 gaps through the official SDK client', () => {
     expect(invalidAgentFrames(agent.frames)).toEqual([])
   }, 30_000)
 
-  it('streams a client-terminal Bash command\'s output while it runs, not only at exit', async () => {
+  it("streams a client-terminal Bash command's output while it runs, not only at exit", async () => {
     const agent = startFerret(['--approval', 'allow', '--sandbox', 'danger-full-access'])
     let output = 'step 1\n'
     let sawProgress: () => void = () => {}
@@ -213,7 +268,8 @@ describe('ACP v1 gaps through the official SDK client', () => {
       .onNotification(acp.methods.client.session.update, ({ params }) => {
         const u = params.update
         if (u.sessionUpdate === 'tool_call_update' && u.status === undefined && u.content) {
-          for (const c of u.content) if (c.type === 'content' && c.content.type === 'text') progress.push(c.content.text)
+          for (const c of u.content)
+            if (c.type === 'content' && c.content.type === 'text') progress.push(c.content.text)
           if (progress.join('').includes('step 1')) sawProgress()
         }
       })
@@ -229,11 +285,19 @@ describe('ACP v1 gaps through the official SDK client', () => {
     await app.connectWith(agent.stream, async (ctx) => {
       await ctx.request(acp.methods.agent.initialize, { ...INIT, clientCapabilities: { terminal: true } })
       const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: agent.ws, mcpServers: [] })
-      const r = await ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: '!call Bash {"command":"long job"}' }] })
+      const r = await ctx.request(acp.methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: 'text', text: '!call Bash {"command":"long job"}' }],
+      })
       expect(r.stopReason).toBe('end_turn')
     })
     expect(progress.join('')).toBe('step 1\n')
-    const done = agent.frames.find((f) => f.dir === 'out' && f.msg.params?.update?.sessionUpdate === 'tool_call_update' && f.msg.params.update.status === 'completed')
+    const done = agent.frames.find(
+      (f) =>
+        f.dir === 'out' &&
+        f.msg.params?.update?.sessionUpdate === 'tool_call_update' &&
+        f.msg.params.update.status === 'completed',
+    )
     expect(JSON.stringify(done?.msg.params.update.rawOutput)).toContain('step 1\\nstep 2')
     agent.child.stdin.end()
     expect(await agent.exited).toBe(0)

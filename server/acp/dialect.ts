@@ -31,7 +31,10 @@ export interface DialectContext {
 
 /** Which wire an `initialize` request selects. */
 export function negotiate(params: unknown): DialectName {
-  const v = typeof params === 'object' && params !== null ? (params as { protocolVersion?: unknown }).protocolVersion : undefined
+  const v =
+    typeof params === 'object' && params !== null
+      ? (params as { protocolVersion?: unknown }).protocolVersion
+      : undefined
   if (v === ACP_V1_PROTOCOL_VERSION) return 'acp-v1'
   if (typeof v === 'number' && Number.isInteger(v) && v > 2) return 'acp-v1'
   return 'seed'

@@ -21,7 +21,8 @@ export class EventPump {
       for await (const e of session.stream({ afterSeq, signal: this.#stop.signal })) {
         await write(e)
         this.#written = e.seq
-        if (this.#waiters.length) this.#waiters = this.#waiters.filter((w) => (w.seq <= e.seq ? (w.resolve(), false) : true))
+        if (this.#waiters.length)
+          this.#waiters = this.#waiters.filter((w) => (w.seq <= e.seq ? (w.resolve(), false) : true))
       }
     })()
       .catch((err: unknown) => {
@@ -55,10 +56,14 @@ export class EventPump {
  * that would ask stop asking; then each session's running turn finishes, its last events are
  * written to the client, and its pump stops. `after` runs per session once its pump stopped.
  */
-export async function endAttachments<A extends { session: Session; pump: EventPump }>(attached: Iterable<A>, after?: (a: A) => void): Promise<void> {
+export async function endAttachments<A extends { session: Session; pump: EventPump }>(
+  attached: Iterable<A>,
+  after?: (a: A) => void,
+): Promise<void> {
   const all = [...attached]
   for (const a of all) {
-    if (a.session.approval === 'ask' || a.session.approval === 'auto') a.session.stopAsking('the ACP client went away: input ended', 'end-of-input')
+    if (a.session.approval === 'ask' || a.session.approval === 'auto')
+      a.session.stopAsking('the ACP client went away: input ended', 'end-of-input')
   }
   await Promise.all(
     all.map(async (a) => {

@@ -31,7 +31,11 @@ export interface ReplayWindow<T> {
 }
 
 /** Which of a session's notifications (oldest first, `eventId` non-decreasing) a replay after `cursor` writes. */
-export function replayWindow<T extends { eventId: number }>(all: readonly T[], cursor: number, limit: number): ReplayWindow<T> {
+export function replayWindow<T extends { eventId: number }>(
+  all: readonly T[],
+  cursor: number,
+  limit: number,
+): ReplayWindow<T> {
   const evicted = Math.max(0, all.length - limit)
   return {
     replay: all.slice(evicted).filter((u) => u.eventId > cursor),

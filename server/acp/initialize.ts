@@ -30,14 +30,19 @@ export const AUTH_METHOD_ID = 'environment'
 
 export function v1Extensions(agent: AgentName): string[] {
   const common = ['_chimera/session/replay', '_chimera/session/state', '_chimera/session/compact']
-  return agent === 'ferret' ? [...common, '_ferret/session/setSandbox', '_ferret/session/setApproval', '_ferret/session/bridgeStatus'] : common
+  return agent === 'ferret'
+    ? [...common, '_ferret/session/setSandbox', '_ferret/session/setApproval', '_ferret/session/bridgeStatus']
+    : common
 }
 
 /**
  * `initialize` on the v1 wire: echo version 1 and advertise only what this build serves.
  * Credentials come from the environment, so the one auth method needs no client action.
  */
-export function v1Initialize(info: AgentInfo, extensions: readonly string[] = []): z.input<typeof InitializeResponseSchema> {
+export function v1Initialize(
+  info: AgentInfo,
+  extensions: readonly string[] = [],
+): z.input<typeof InitializeResponseSchema> {
   return {
     protocolVersion: ACP_V1_PROTOCOL_VERSION,
     agentCapabilities: {
@@ -54,7 +59,12 @@ export function v1Initialize(info: AgentInfo, extensions: readonly string[] = []
     },
     agentInfo: { name: `chimera-${info.agent}`, title: `Chimera ${info.agent}`, version: info.version },
     authMethods: [
-      { id: AUTH_METHOD_ID, name: 'Provider keys from the environment', description: 'Set ANTHROPIC_API_KEY or OPENAI_API_KEY where the agent starts; without one the offline model answers' },
+      {
+        id: AUTH_METHOD_ID,
+        name: 'Provider keys from the environment',
+        description:
+          'Set ANTHROPIC_API_KEY or OPENAI_API_KEY where the agent starts; without one the offline model answers',
+      },
     ],
     _meta: { steering: { supported: true } },
   }
@@ -86,7 +96,8 @@ export function seedInitialize(info: AgentInfo): z.input<typeof InitializeMethod
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
-const only = (o: Record<string, unknown>, keys: readonly string[]): boolean => Object.keys(o).every((k) => keys.includes(k))
+const only = (o: Record<string, unknown>, keys: readonly string[]): boolean =>
+  Object.keys(o).every((k) => keys.includes(k))
 const optional = (v: unknown, ok: (v: unknown) => boolean): boolean => v === undefined || ok(v)
 const metaOk = (v: unknown): boolean => optional(v, (m) => m === null || isObject(m))
 
@@ -106,9 +117,27 @@ export function plainInitialize(dialect: DialectName, params: unknown): boolean 
   const caps = params.clientCapabilities
   const capsOk = optional(caps, (c) => {
     if (!isObject(c) || !only(c, ['fs', 'terminal', '_meta'])) return false
-    const fsOk = optional(c.fs, (f) => isObject(f) && only(f, ['readTextFile', 'writeTextFile', '_meta']) && optional(f.readTextFile, (b) => typeof b === 'boolean') && optional(f.writeTextFile, (b) => typeof b === 'boolean') && metaOk(f._meta))
+    const fsOk = optional(
+      c.fs,
+      (f) =>
+        isObject(f) &&
+        only(f, ['readTextFile', 'writeTextFile', '_meta']) &&
+        optional(f.readTextFile, (b) => typeof b === 'boolean') &&
+        optional(f.writeTextFile, (b) => typeof b === 'boolean') &&
+        metaOk(f._meta),
+    )
     return fsOk && optional(c.terminal, (b) => typeof b === 'boolean') && metaOk(c._meta)
   })
-  const infoOk = optional(params.clientInfo, (i) => i === null || (isObject(i) && only(i, ['name', 'title', 'version', '_meta']) && typeof i.name === 'string' && typeof i.version === 'string' && optional(i.title, (t) => t === null || typeof t === 'string') && metaOk(i._meta)))
+  const infoOk = optional(
+    params.clientInfo,
+    (i) =>
+      i === null ||
+      (isObject(i) &&
+        only(i, ['name', 'title', 'version', '_meta']) &&
+        typeof i.name === 'string' &&
+        typeof i.version === 'string' &&
+        optional(i.title, (t) => t === null || typeof t === 'string') &&
+        metaOk(i._meta)),
+  )
   return capsOk && infoOk && metaOk(params._meta)
 }

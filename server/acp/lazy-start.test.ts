@@ -34,8 +34,20 @@ const logger = createLogger({ level: 'error', sink: () => {} })
 const V1_PARAMS: unknown[] = [
   { protocolVersion: 1 },
   { protocolVersion: 1, clientCapabilities: {} },
-  { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true, _meta: { 'ferret/updates': true } } },
-  { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true } }, clientInfo: { name: 'zed', title: 'Zed', version: '0.200.0' }, _meta: null },
+  {
+    protocolVersion: 1,
+    clientCapabilities: {
+      fs: { readTextFile: true, writeTextFile: true },
+      terminal: true,
+      _meta: { 'ferret/updates': true },
+    },
+  },
+  {
+    protocolVersion: 1,
+    clientCapabilities: { fs: { readTextFile: true } },
+    clientInfo: { name: 'zed', title: 'Zed', version: '0.200.0' },
+    _meta: null,
+  },
   { protocolVersion: 7, clientInfo: null },
   { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: 'yes' } } },
   { protocolVersion: 1, clientCapabilities: { terminal: 1 } },
@@ -46,12 +58,27 @@ const V1_PARAMS: unknown[] = [
   { protocolVersion: 1, clientCapabilities: [] },
   { protocolVersion: 1, _meta: 3 },
 ]
-const SEED_PARAMS: unknown[] = [undefined, null, {}, { protocolVersion: '0.2' }, { protocolVersion: 2, clientCapabilities: { streaming: true }, clientInfo: { name: 'vscode' } }, { clientCapabilities: 'all' }, { clientInfo: [] }, [], 'init']
+const SEED_PARAMS: unknown[] = [
+  undefined,
+  null,
+  {},
+  { protocolVersion: '0.2' },
+  { protocolVersion: 2, clientCapabilities: { streaming: true }, clientInfo: { name: 'vscode' } },
+  { clientCapabilities: 'all' },
+  { clientInfo: [] },
+  [],
+  'init',
+]
 
 describe('early initialize answer', () => {
   it('lists the extensions the v1 agent serves', () => {
     for (const agent of AGENTS) {
-      const v1 = new V1Agent({ agent, conn: new Connection({ input: new PassThrough(), output: new PassThrough(), maxLineBytes: 1024, logger }), manager: env.manager(), logger })
+      const v1 = new V1Agent({
+        agent,
+        conn: new Connection({ input: new PassThrough(), output: new PassThrough(), maxLineBytes: 1024, logger }),
+        manager: env.manager(),
+        logger,
+      })
       expect(v1Extensions(agent)).toEqual(v1.extensions())
     }
   })
@@ -82,7 +109,8 @@ describe('early initialize answer', () => {
     }
     for (const params of SEED_PARAMS) {
       if (negotiate(params) !== 'seed') continue
-      if (plainInitialize('seed', params)) expect(acpSeedMethods.initialize.params.safeParse(params ?? {}).success).toBe(true)
+      if (plainInitialize('seed', params))
+        expect(acpSeedMethods.initialize.params.safeParse(params ?? {}).success).toBe(true)
     }
     expect(V1_PARAMS.slice(0, 5).every((p) => plainInitialize('acp-v1', p))).toBe(true)
     expect(V1_PARAMS.slice(5).some((p) => plainInitialize('acp-v1', p))).toBe(false)
@@ -120,7 +148,8 @@ describe('serveAcp with a session manager built on demand', () => {
         8000,
         `response ${id}`,
       )
-    const send = (id: number, method: string, params: unknown): void => void input.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`)
+    const send = (id: number, method: string, params: unknown): void =>
+      void input.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`)
     return { input, frames, done, response, send }
   }
 

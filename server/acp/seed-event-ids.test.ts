@@ -17,7 +17,8 @@ afterEach(async () => {
   await env.cleanup()
 })
 
-const updates = (frames: Record<string, any>[], from = 0) => frames.slice(from).filter((f) => f.method === 'session/update')
+const updates = (frames: Record<string, any>[], from = 0) =>
+  frames.slice(from).filter((f) => f.method === 'session/update')
 
 describe.each(['otter', 'ferret'] as const)('%s seed eventId', (agent) => {
   it('counts notifications from 1 without gaps, resumes in those numbers, and keeps them across a restart', async () => {

@@ -31,7 +31,10 @@ describe('seed params errors', () => {
     )
     expect(JSON.stringify(r.error)).not.toMatch(/Invalid input"/)
     const wrongBlock = await s.call('session/message', { sessionId: sid, prompt: [{ type: 'image' }] })
-    expect(wrongBlock.error.data.issues[0]).toMatchObject({ path: 'prompt', message: expect.stringMatching(/^expected string, or else: 0\.type: expected "text"/) })
+    expect(wrongBlock.error.data.issues[0]).toMatchObject({
+      path: 'prompt',
+      message: expect.stringMatching(/^expected string, or else: 0\.type: expected "text"/),
+    })
     s.input.end()
     await s.done
   })
@@ -41,7 +44,10 @@ describe('seed params errors', () => {
     await s.call('initialize', {})
     const sid = (await s.call('session/new', {})).result.sessionId
     const r = await s.call('session/setSandbox', { sessionId: sid, mode: 'read-only' })
-    expect(r.error).toMatchObject({ code: -32602, data: { issues: [{ path: '', message: expect.stringMatching(/Unrecognized key: "mode"/) }] } })
+    expect(r.error).toMatchObject({
+      code: -32602,
+      data: { issues: [{ path: '', message: expect.stringMatching(/Unrecognized key: "mode"/) }] },
+    })
     expect((await s.call('session/setSandbox', { sessionId: sid })).result).toMatchObject({ mode: 'workspace-write' })
     s.input.end()
     await s.done

@@ -39,7 +39,13 @@ export interface AcpServerOptions {
 
 /** Serve ACP until the input closes. */
 export async function serveAcp(opts: AcpServerOptions): Promise<void> {
-  const conn = new Connection({ input: opts.input, output: opts.output, maxLineBytes: ACP_MAX_LINE_BYTES, logger: opts.logger, onWire: opts.onWire })
+  const conn = new Connection({
+    input: opts.input,
+    output: opts.output,
+    maxLineBytes: ACP_MAX_LINE_BYTES,
+    logger: opts.logger,
+    onWire: opts.onWire,
+  })
   const stop = (): void => void opts.input.destroy()
   opts.signal?.addEventListener('abort', stop, { once: true })
   const info = { agent: opts.agent, version: opts.version }
@@ -65,7 +71,8 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
   }
   await conn.serve({
     // The client's own mistakes (session-errors.ts) are Invalid params on both wires; the rest is the dialect's.
-    internalError: (err) => clientMistake(err)?.toJSON() ?? (dialect ?? { internalError: maskInternal }).internalError(err),
+    internalError: (err) =>
+      clientMistake(err)?.toJSON() ?? (dialect ?? { internalError: maskInternal }).internalError(err),
     async request(method, params, ctx) {
       if (method === 'initialize') {
         const name = negotiate(params)
@@ -76,7 +83,8 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
             .then(() => open(name))
             .then(async (chosen) => {
               const again = await chosen.dispatcher.call(method, params, { signal: conn.signal, id: ctx.id })
-              if (!isDeepStrictEqual(again, answer)) opts.logger.error(`initialize answered early differs from the ${chosen.name} dialect's answer`)
+              if (!isDeepStrictEqual(again, answer))
+                opts.logger.error(`initialize answered early differs from the ${chosen.name} dialect's answer`)
               adopt(chosen)
             })
           initializing = opening
@@ -85,7 +93,10 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
         }
         // A renegotiation waits for the dialect being opened, so the two cannot swap places.
         await ready().catch(() => undefined)
-        const call = open(name).then(async (chosen) => ({ chosen, result: await chosen.dispatcher.call(method, params, { signal: ctx.signal, id: ctx.id }) }))
+        const call = open(name).then(async (chosen) => ({
+          chosen,
+          result: await chosen.dispatcher.call(method, params, { signal: ctx.signal, id: ctx.id }),
+        }))
         initializing = call.catch(() => undefined)
         const { chosen, result } = await call
         adopt(chosen)

@@ -11,8 +11,10 @@ const CLIENT_ERRORS = new Set(['UnknownModelError', 'ModelUnavailableError', 'Se
 export function clientMistake(err: unknown): RpcError | undefined {
   if (!(err instanceof Error)) return undefined
   // A user message over the core's limit (server/core/message-limit.ts): the client's to shorten.
-  if (err.name === 'MessageTooLargeError') return new RpcError(CODES.invalidParams, 'Invalid params', { error: 'message_too_large', detail: err.message })
-  if (CLIENT_ERRORS.has(err.name) || /^unknown mode /.test(err.message)) return new RpcError(CODES.invalidParams, 'Invalid params', { detail: err.message })
+  if (err.name === 'MessageTooLargeError')
+    return new RpcError(CODES.invalidParams, 'Invalid params', { error: 'message_too_large', detail: err.message })
+  if (CLIENT_ERRORS.has(err.name) || /^unknown mode /.test(err.message))
+    return new RpcError(CODES.invalidParams, 'Invalid params', { detail: err.message })
   return undefined
 }
 

@@ -9,7 +9,13 @@ import { V1Agent, type V1ClientCaps } from './v1/agent.ts'
 export { v1Initialize, type AgentInfo } from './initialize.ts'
 
 export function createV1Dialect(info: AgentInfo, ctx: DialectContext): Dialect {
-  const agent = new V1Agent({ agent: info.agent, conn: ctx.conn, manager: ctx.manager, logger: ctx.logger, version: info.version })
+  const agent = new V1Agent({
+    agent: info.agent,
+    conn: ctx.conn,
+    manager: ctx.manager,
+    logger: ctx.logger,
+    version: info.version,
+  })
   const handlers = {
     initialize: (p: { clientCapabilities?: V1ClientCaps }) => {
       agent.setClient(p.clientCapabilities)
@@ -17,5 +23,10 @@ export function createV1Dialect(info: AgentInfo, ctx: DialectContext): Dialect {
     },
     ...agent.handlers(),
   }
-  return { name: 'acp-v1', dispatcher: new Dispatcher(acpV1Methods, handlers), internalError: maskInternal, end: () => agent.end() }
+  return {
+    name: 'acp-v1',
+    dispatcher: new Dispatcher(acpV1Methods, handlers),
+    internalError: maskInternal,
+    end: () => agent.end(),
+  }
 }

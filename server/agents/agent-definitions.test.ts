@@ -14,7 +14,14 @@ import { UsageError } from '../cli/args.ts'
 import { agentFlag, sessionFlags } from '../cli/session-flags.ts'
 import { MAX_FILE_BYTES } from '../commands/custom-commands.ts'
 import type { LspFactory } from '../lsp/provider.ts'
-import { AgentDefinitionError, agentAllowedTools, loadAgentDefinition, parseAgentFile, registryToolName, userAgentsDir } from './agent-definitions.ts'
+import {
+  AgentDefinitionError,
+  agentAllowedTools,
+  loadAgentDefinition,
+  parseAgentFile,
+  registryToolName,
+  userAgentsDir,
+} from './agent-definitions.ts'
 
 let env: TestEnv
 let cwd: string
@@ -91,11 +98,15 @@ describe('agent files', () => {
   it('an unknown tool is an error naming it and the file', () => {
     project('typo', '---\ntools: [bash, lsp_hover]\n---\n')
     expect(() => load('typo')).toThrow(AgentDefinitionError)
-    expect(() => load('typo')).toThrow(`${projectFile('typo')}: unknown tool "lsp_hover" in \`tools\`; tools: Read, Write`)
+    expect(() => load('typo')).toThrow(
+      `${projectFile('typo')}: unknown tool "lsp_hover" in \`tools\`; tools: Read, Write`,
+    )
   })
 
   it('a missing agent names both places it looked', () => {
-    expect(() => load('ghost')).toThrow(`no agent named "ghost" (looked for ghost.md in ${join(cwd, '.opencode', 'agent')} and ${userDir})`)
+    expect(() => load('ghost')).toThrow(
+      `no agent named "ghost" (looked for ghost.md in ${join(cwd, '.opencode', 'agent')} and ${userDir})`,
+    )
   })
 
   const malformed: [string, string, string][] = [
@@ -103,7 +114,11 @@ describe('agent files', () => {
     ['invalid YAML', '---\ntools: [read\n---\n', 'frontmatter is not valid YAML'],
     ['frontmatter that is not a mapping', '---\n- read\n---\n', 'frontmatter must be a mapping'],
     ['tools that are not a list', '---\ntools: bash, read\n---\n', '`tools` must be a list'],
-    ['a tool entry that is not a name', '---\ntools: [read, {bash: true}]\n---\n', '`tools` entries must be tool names'],
+    [
+      'a tool entry that is not a name',
+      '---\ntools: [read, {bash: true}]\n---\n',
+      '`tools` entries must be tool names',
+    ],
     ['a description that is not a string', '---\ndescription: [a]\n---\n', '`description` must be a string'],
     ['a model that is not a string', '---\nmodel: 3\n---\n', '`model` must be a model id'],
   ]
@@ -136,15 +151,23 @@ describe('--agent and the allowed tools', () => {
     expect(agentAllowedTools(['Bash', 'Read', 'lsp_definition'], undefined)).toEqual(['Bash', 'Read', 'lsp_definition'])
     expect(agentAllowedTools(undefined, ['Read'])).toEqual(['Read'])
     expect(agentAllowedTools(undefined, undefined)).toBeUndefined()
-    expect(agentAllowedTools(['Bash', 'Read', 'lsp_definition'], ['lsp_definition', 'Read', 'Write'])).toEqual(['Read', 'lsp_definition'])
+    expect(agentAllowedTools(['Bash', 'Read', 'lsp_definition'], ['lsp_definition', 'Read', 'Write'])).toEqual([
+      'Read',
+      'lsp_definition',
+    ])
   })
 
   it('session flags: the agent sets the allowed tools and the model; --allowed-tools cuts them; --model wins', () => {
     project('lsp', '---\ntools: [bash, read, edit, lsp_diagnostics, lsp_definition]\nmodel: offline\n---\n')
     const models = new ModelRegistry()
     const agent = agentFlag({ cwd, agent: 'lsp' }, { userDir })
-    expect(sessionFlags({ cwd, agent: 'lsp' }, [], models, agent)).toMatchObject({ allowedTools: ['Bash', 'Read', 'Edit', 'lsp_diagnostics', 'lsp_definition'], model: 'offline' })
-    expect(sessionFlags({ cwd, agent: 'lsp', 'allowed-tools': 'Read,lsp_definition,Grep' }, [], models, agent).allowedTools).toEqual(['Read', 'lsp_definition'])
+    expect(sessionFlags({ cwd, agent: 'lsp' }, [], models, agent)).toMatchObject({
+      allowedTools: ['Bash', 'Read', 'Edit', 'lsp_diagnostics', 'lsp_definition'],
+      model: 'offline',
+    })
+    expect(
+      sessionFlags({ cwd, agent: 'lsp', 'allowed-tools': 'Read,lsp_definition,Grep' }, [], models, agent).allowedTools,
+    ).toEqual(['Read', 'lsp_definition'])
     expect(sessionFlags({ cwd }, [], models, undefined)).not.toHaveProperty('allowedTools')
   })
 
@@ -155,7 +178,9 @@ describe('--agent and the allowed tools', () => {
     expect(() => agentFlag({ cwd, agent: 'typo' }, { userDir })).toThrow(/^--agent: .*typo\.md: unknown tool "bsh"/)
     project('far', '---\nmodel: nope-model\n---\n')
     const far = agentFlag({ cwd, agent: 'far' }, { userDir })
-    expect(() => sessionFlags({ cwd, agent: 'far' }, [], new ModelRegistry(), far)).toThrow(/^--agent: .*far\.md: `model`: unknown model "nope-model"/)
+    expect(() => sessionFlags({ cwd, agent: 'far' }, [], new ModelRegistry(), far)).toThrow(
+      /^--agent: .*far\.md: `model`: unknown model "nope-model"/,
+    )
     expect(agentFlag({ cwd }, { userDir })).toBeUndefined()
   })
 
@@ -173,4 +198,3 @@ describe('--agent and the allowed tools', () => {
     expect(await offered('lsp')).toEqual(['Read', 'Edit', 'Bash', 'lsp_diagnostics', 'lsp_definition'])
   })
 })
-

@@ -72,7 +72,8 @@ export function parseAgentFile(name: string, source: string, text: string): Agen
     for (const t of front.tools) {
       if (typeof t !== 'string' || t.trim() === '') return '`tools` entries must be tool names'
       const known = registryToolName(t.trim())
-      if (!known) return `unknown tool ${JSON.stringify(t.trim().slice(0, 80))} in \`tools\`; tools: ${Object.keys(toolSpecs).join(', ')}`
+      if (!known)
+        return `unknown tool ${JSON.stringify(t.trim().slice(0, 80))} in \`tools\`; tools: ${Object.keys(toolSpecs).join(', ')}`
       if (!tools.includes(known)) tools.push(known)
     }
   }
@@ -88,8 +89,14 @@ export function parseAgentFile(name: string, source: string, text: string): Agen
  * The agent named `name`: the project's file, else the user's. Throws AgentDefinitionError when
  * the name is not a valid agent name, no scope has it, or the file that has it is malformed.
  */
-export function loadAgentDefinition(name: string, o: { cwd: string; userDir?: string; env?: NodeJS.ProcessEnv }): AgentDefinition {
-  if (!isCommandName(name)) throw new AgentDefinitionError(`${JSON.stringify(String(name).slice(0, 80))} is not an agent name (a letter, then letters, digits, _, . and -; at most 64)`)
+export function loadAgentDefinition(
+  name: string,
+  o: { cwd: string; userDir?: string; env?: NodeJS.ProcessEnv },
+): AgentDefinition {
+  if (!isCommandName(name))
+    throw new AgentDefinitionError(
+      `${JSON.stringify(String(name).slice(0, 80))} is not an agent name (a letter, then letters, digits, _, . and -; at most 64)`,
+    )
   const env = o.env ?? process.env
   const userDir = o.userDir ?? userAgentsDir(o.env)
   const dirs = [projectAgentsDir(o.cwd), userDir]
@@ -110,7 +117,10 @@ export function loadAgentDefinition(name: string, o: { cwd: string; userDir?: st
 }
 
 /** The tools a session may use: the agent's list, cut to `allowed` (`--allowed-tools`) when both are given. */
-export function agentAllowedTools(agentTools: readonly string[] | undefined, allowed: readonly string[] | undefined): string[] | undefined {
+export function agentAllowedTools(
+  agentTools: readonly string[] | undefined,
+  allowed: readonly string[] | undefined,
+): string[] | undefined {
   if (!agentTools) return allowed ? [...allowed] : undefined
   if (!allowed) return [...agentTools]
   return agentTools.filter((t) => allowed.includes(t))

@@ -29,7 +29,14 @@ export async function eventLogProblem(home: string): Promise<string | undefined>
     return undefined
   } catch (err) {
     const e = err as NodeJS.ErrnoException
-    const why = e.code === 'EROFS' ? 'read-only file system' : e.code === 'ENOSPC' ? 'no space left on device' : e.code === 'EACCES' || e.code === 'EPERM' ? 'permission denied' : e.message
+    const why =
+      e.code === 'EROFS'
+        ? 'read-only file system'
+        : e.code === 'ENOSPC'
+          ? 'no space left on device'
+          : e.code === 'EACCES' || e.code === 'EPERM'
+            ? 'permission denied'
+            : e.message
     return `CHIMERA_HOME ${home} cannot hold event logs (${why}${e.code ? `, ${e.code}` : ''})`
   }
 }
@@ -47,7 +54,11 @@ export interface AgentProcess {
   announce(): void
 }
 
-export async function startAgentProcess(agent: AgentPrefix, opts: Omit<ManagerOptions, 'agent' | 'logger' | 'home'>, logger: Logger): Promise<AgentProcess> {
+export async function startAgentProcess(
+  agent: AgentPrefix,
+  opts: Omit<ManagerOptions, 'agent' | 'logger' | 'home'>,
+  logger: Logger,
+): Promise<AgentProcess> {
   const home = chimeraHome()
   const manager = new SessionManager({
     history: snapshotHistory({ home, logger }),

@@ -30,14 +30,18 @@ export function repeatable(rawArgs: readonly string[], flag: string): string[] {
 export function parsePort(value: string | undefined, fallback: number): number {
   if (value === undefined || value === '') return fallback
   const n = Number(value)
-  if (!/^\d+$/.test(value) || !Number.isInteger(n) || n < 0 || n > 65535) throw new UsageError(`--port must be an integer 0-65535, got ${JSON.stringify(value)}`)
+  if (!/^\d+$/.test(value) || !Number.isInteger(n) || n < 0 || n > 65535)
+    throw new UsageError(`--port must be an integer 0-65535, got ${JSON.stringify(value)}`)
   return n
 }
 
 /** `Read,Grep,Bash` → ['Read', 'Grep', 'Bash'] (blank entries dropped). */
 export function parseList(value: string | undefined): string[] | undefined {
   if (value === undefined) return undefined
-  return value.split(',').map((s) => s.trim()).filter(Boolean)
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
 }
 
 /**
@@ -71,18 +75,22 @@ export function checkArgs(rawArgs: readonly string[], def: ArgsDef, command: str
     }
     if (!spec || spec.type === 'positional') throw new UsageError(`${command}: unknown option ${a.split('=')[0]}`)
     if (spec.type === 'boolean') {
-      if (eq !== -1 && !['true', 'false'].includes(body.slice(eq + 1))) throw new UsageError(`${command}: --${name} takes no value`)
+      if (eq !== -1 && !['true', 'false'].includes(body.slice(eq + 1)))
+        throw new UsageError(`${command}: --${name} takes no value`)
       continue
     }
     let value: string | undefined
     if (eq !== -1) value = body.slice(eq + 1)
     else {
       value = rawArgs[i + 1]
-      if (value === undefined || (value.startsWith('--') && value.length > 2)) throw new UsageError(`${command}: --${name} needs a value`)
+      if (value === undefined || (value.startsWith('--') && value.length > 2))
+        throw new UsageError(`${command}: --${name} needs a value`)
       i++
     }
     if (spec.type === 'enum' && spec.options && !spec.options.includes(value)) {
-      throw new UsageError(`${command}: --${name} must be one of ${spec.options.join(', ')}, got ${JSON.stringify(value)}`)
+      throw new UsageError(
+        `${command}: --${name} must be one of ${spec.options.join(', ')}, got ${JSON.stringify(value)}`,
+      )
     }
   }
 }

@@ -17,7 +17,8 @@ export default defineCommand({
   },
   async run({ args, rawArgs }) {
     if (args.mode !== 'rpc') throw new UsageError('--mode must be rpc')
-    if (args.session !== undefined && !isSessionId(args.session)) throw new UsageError(`--session: ${JSON.stringify(args.session)} is not a session id`)
+    if (args.session !== undefined && !isSessionId(args.session))
+      throw new UsageError(`--session: ${JSON.stringify(args.session)} is not a session id`)
     const logger = createLogger({ level: levelFromEnv(), name: 'rpc' })
     const agent = agentFlag(args)
     const models = buildModelRegistry(process.env, { model: sessionModel(args, agent), logger })
@@ -34,7 +35,14 @@ export default defineCommand({
       throw err
     }
     proc.announce()
-    await runRpc({ input: process.stdin, output: process.stdout, logger, manager: proc.manager, session, signal: proc.signal })
+    await runRpc({
+      input: process.stdin,
+      output: process.stdout,
+      logger,
+      manager: proc.manager,
+      session,
+      signal: proc.signal,
+    })
     await proc.shutdown('input ended')
   },
 })

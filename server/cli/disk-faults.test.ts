@@ -57,7 +57,12 @@ describe.skipIf(!canMount)('disk faults (root, mount)', () => {
   })
 
   it('a read-only CHIMERA_HOME: `code --mode rpc` says so in one line on stderr, no stack trace, nothing on stdout, exit 1', () => {
-    const r = spawnSync(process.execPath, [CLI_BUNDLE, 'code', '--mode', 'rpc'], { input: '', encoding: 'utf8', env: { ...process.env, CHIMERA_HOME: roHome }, timeout: 20_000 })
+    const r = spawnSync(process.execPath, [CLI_BUNDLE, 'code', '--mode', 'rpc'], {
+      input: '',
+      encoding: 'utf8',
+      env: { ...process.env, CHIMERA_HOME: roHome },
+      timeout: 20_000,
+    })
     expect(r.status).toBe(1)
     expect(r.stdout).toBe('')
     const lines = r.stderr.trim().split('\n')
@@ -65,10 +70,17 @@ describe.skipIf(!canMount)('disk faults (root, mount)', () => {
   })
 
   it('a read-only CHIMERA_HOME: `otter serve` (HTTP) says so in one line (no warning first, no ENOENT), exit 1', () => {
-    const r = spawnSync(process.execPath, [CLI_BUNDLE, 'otter', 'serve', '--port', '0'], { input: '', encoding: 'utf8', env: { ...process.env, CHIMERA_HOME: roHome, CHIMERA_LOG_LEVEL: 'info' }, timeout: 20_000 })
+    const r = spawnSync(process.execPath, [CLI_BUNDLE, 'otter', 'serve', '--port', '0'], {
+      input: '',
+      encoding: 'utf8',
+      env: { ...process.env, CHIMERA_HOME: roHome, CHIMERA_LOG_LEVEL: 'info' },
+      timeout: 20_000,
+    })
     expect(r.status).toBe(1)
     expect(r.stdout).toBe('')
-    expect(r.stderr.trim().split('\n')).toEqual([`error: CHIMERA_HOME ${roHome} cannot hold event logs (read-only file system, EROFS); the HTTP server cannot record itself there`])
+    expect(r.stderr.trim().split('\n')).toEqual([
+      `error: CHIMERA_HOME ${roHome} cannot hold event logs (read-only file system, EROFS); the HTTP server cannot record itself there`,
+    ])
   })
 
   it('a read-only CHIMERA_HOME: `otter serve --acp` warns in one line and still answers', () => {
@@ -80,7 +92,10 @@ describe.skipIf(!canMount)('disk faults (root, mount)', () => {
     })
     expect(r.status).toBe(0)
     expect(JSON.parse(r.stdout.trim())).toMatchObject({ id: 1, result: { protocolVersion: 1 } })
-    const warnings = r.stderr.trim().split('\n').filter((l) => l.includes('cannot hold event logs'))
+    const warnings = r.stderr
+      .trim()
+      .split('\n')
+      .filter((l) => l.includes('cannot hold event logs'))
     expect(warnings).toHaveLength(1)
     expect(r.stderr).not.toMatch(/\n\s+at /)
   })
@@ -89,16 +104,24 @@ describe.skipIf(!canMount)('disk faults (root, mount)', () => {
     const home = mountTmpfs('160k')
     const ws = temp.make('disk-ws-')
     // Leave a little room, then fill the rest with a file we can delete to "recover".
-    const child = spawn(process.execPath, [CLI_BUNDLE, 'code', '--mode', 'rpc', '--sandbox', 'danger-full-access', '--cwd', ws], {
-      env: { ...process.env, CHIMERA_HOME: home },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    })
+    const child = spawn(
+      process.execPath,
+      [CLI_BUNDLE, 'code', '--mode', 'rpc', '--sandbox', 'danger-full-access', '--cwd', ws],
+      {
+        env: { ...process.env, CHIMERA_HOME: home },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    )
     let out = ''
     let err = ''
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d))
     child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d))
     const responses = (): { id: string; success: boolean; error: string }[] =>
-      out.split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((m: { type?: string }) => m.type === 'response')
+      out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+        .filter((m: { type?: string }) => m.type === 'response')
     const waitFor = async (id: string): Promise<{ success: boolean; error: string }> => {
       for (let i = 0; i < 600; i++) {
         const r = responses().find((m) => m.id === id)
@@ -111,7 +134,9 @@ describe.skipIf(!canMount)('disk faults (root, mount)', () => {
     expect((await waitFor('warm')).success).toBe(true)
     // Fill the disk, then stream output that cannot all be logged.
     execFileSync('sh', ['-c', `dd if=/dev/zero of=${join(home, 'filler')} bs=4k 2>/dev/null || true`])
-    child.stdin.write(`${JSON.stringify({ type: 'prompt', id: 'full', message: '!call Bash {"command":"seq 1 200000"}' })}\n`)
+    child.stdin.write(
+      `${JSON.stringify({ type: 'prompt', id: 'full', message: '!call Bash {"command":"seq 1 200000"}' })}\n`,
+    )
     const full = await waitFor('full')
     expect(full.success).toBe(false)
     expect(full.error).toMatch(/ENOSPC|no space left/)
@@ -136,4 +161,3 @@ describe.skipIf(!canMount)('disk faults (root, mount)', () => {
     expect(existsSync(join(home, 'filler'))).toBe(false)
   }, 60_000)
 })
-

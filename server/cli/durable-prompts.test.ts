@@ -27,7 +27,10 @@ interface Served {
 }
 
 async function serve(home: string, cwd: string): Promise<Served> {
-  const child = spawn(process.execPath, [CLI_BUNDLE, 'otter', 'serve', '--port', '0', '--cwd', cwd], { env: { ...process.env, CHIMERA_HOME: home, CHIMERA_LOG_LEVEL: 'info' }, stdio: ['ignore', 'ignore', 'pipe'] })
+  const child = spawn(process.execPath, [CLI_BUNDLE, 'otter', 'serve', '--port', '0', '--cwd', cwd], {
+    env: { ...process.env, CHIMERA_HOME: home, CHIMERA_LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
   children.push(child)
   let err = ''
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d))
@@ -41,7 +44,8 @@ async function serve(home: string, cwd: string): Promise<Served> {
   }
 }
 
-const post = (url: string, body: unknown): Promise<Response> => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+const post = (url: string, body: unknown): Promise<Response> =>
+  fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
 
 async function events(url: string, id: string): Promise<AnyEvent[]> {
   const r = await fetch(`${url}/sessions/${id}`)
@@ -66,7 +70,10 @@ async function busySession(url: string, n: number): Promise<{ id: string; runnin
   const first = await post(`${url}/session/${id}/message`, { message: '!sleep 60000\n!say never' })
   expect(first.status).toBe(202)
   const running = ((await first.json()) as { message_id: string }).message_id
-  await waitFor(async () => ((await events(url, id)).some((e) => e.type === 'turn_start') ? true : undefined), 'the first turn to start')
+  await waitFor(
+    async () => ((await events(url, id)).some((e) => e.type === 'turn_start') ? true : undefined),
+    'the first turn to start',
+  )
   const queued: string[] = []
   for (let i = 0; i < n; i++) {
     const r = await post(`${url}/session/${id}/message`, { message: `!say queued ${i}` })
@@ -81,7 +88,12 @@ function turns(evs: AnyEvent[]): { id: string; end: AnyEvent | undefined }[] {
   const out: { id: string; end: AnyEvent | undefined }[] = []
   for (const e of evs) {
     if (e.type === 'user_message') out.push({ id: e.data.message_id, end: undefined })
-    else if ((e.type === 'error' || e.type === 'cancelled' || e.type === 'agent_result') && out.length && !out.at(-1)!.end) out.at(-1)!.end = e
+    else if (
+      (e.type === 'error' || e.type === 'cancelled' || e.type === 'agent_result') &&
+      out.length &&
+      !out.at(-1)!.end
+    )
+      out.at(-1)!.end = e
   }
   return out
 }
@@ -99,8 +111,15 @@ describe('accepted prompts survive the process', () => {
     const evs = await events(b.url, id)
     const got = turns(evs)
     expect(got.map((t) => t.id)).toEqual([running, ...queued])
-    expect(got[0]!.end).toMatchObject({ type: 'error', data: { message: 'the turn was interrupted: the process stopped before it finished' } })
-    for (const t of got.slice(1)) expect(t.end).toMatchObject({ type: 'error', data: { message: "not run: the process stopped before this prompt's turn started" } })
+    expect(got[0]!.end).toMatchObject({
+      type: 'error',
+      data: { message: 'the turn was interrupted: the process stopped before it finished' },
+    })
+    for (const t of got.slice(1))
+      expect(t.end).toMatchObject({
+        type: 'error',
+        data: { message: "not run: the process stopped before this prompt's turn started" },
+      })
     // Closed once: a second read finds the same log (the queue entries are gone).
     b.child.kill('SIGTERM')
     await b.exit
@@ -119,7 +138,11 @@ describe('accepted prompts survive the process', () => {
     const got = turns(await events(b.url, id))
     expect(got.map((t) => t.id)).toEqual([running, ...queued])
     expect(got[0]!.end).toMatchObject({ type: 'cancelled', data: { reason: 'server shutdown' } })
-    for (const t of got.slice(1)) expect(t.end).toMatchObject({ type: 'error', data: { message: "not run: server shutdown before this prompt's turn started" } })
+    for (const t of got.slice(1))
+      expect(t.end).toMatchObject({
+        type: 'error',
+        data: { message: "not run: server shutdown before this prompt's turn started" },
+      })
     expect(JSON.stringify(got)).not.toContain('cancelled by the client')
   }, 60_000)
 })

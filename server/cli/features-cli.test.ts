@@ -56,14 +56,27 @@ function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
     const childEnv: NodeJS.ProcessEnv = { ...process.env, CHIMERA_HOME: home, ...env }
     if (!('OTTER_SHARE_URL' in env)) delete childEnv.OTTER_SHARE_URL
-    execFile(process.execPath, [CLI_BUNDLE, ...args], { env: childEnv, timeout: 20_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr })
-    })
+    execFile(
+      process.execPath,
+      [CLI_BUNDLE, ...args],
+      { env: childEnv, timeout: 20_000, maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr })
+      },
+    )
   })
 }
 
 describe('--help on each new command', () => {
-  const commands = [['otter', 'sessions'], ['otter', 'sessions', 'list'], ['otter', 'sessions', 'show'], ['otter', 'share'], ['mink'], ['mink', 'runs'], ['mink', 'runs', 'cost']]
+  const commands = [
+    ['otter', 'sessions'],
+    ['otter', 'sessions', 'list'],
+    ['otter', 'sessions', 'show'],
+    ['otter', 'share'],
+    ['mink'],
+    ['mink', 'runs'],
+    ['mink', 'runs', 'cost'],
+  ]
   for (const c of commands) {
     it(`chimera ${c.join(' ')} --help`, async () => {
       const r = await cli([...c, '--help'])
@@ -82,8 +95,12 @@ describe('chimera otter sessions', () => {
     expect(body.sessions.map((s) => s.session_id).sort()).toEqual([...ids].sort())
     const limited = JSON.parse((await cli(['otter', 'sessions', 'list', '--json', '--limit', '2'])).stdout)
     expect(limited.sessions).toHaveLength(2)
-    expect(JSON.parse((await cli(['otter', 'sessions', 'list', '--json', '--model', 'nope'])).stdout)).toEqual({ sessions: [] })
-    expect(JSON.parse((await cli(['otter', 'sessions', 'list', '--json', '--since', '2999-01-01'])).stdout)).toEqual({ sessions: [] })
+    expect(JSON.parse((await cli(['otter', 'sessions', 'list', '--json', '--model', 'nope'])).stdout)).toEqual({
+      sessions: [],
+    })
+    expect(JSON.parse((await cli(['otter', 'sessions', 'list', '--json', '--since', '2999-01-01'])).stdout)).toEqual({
+      sessions: [],
+    })
   })
 
   it('list prints a table of the sessions', async () => {
@@ -98,7 +115,9 @@ describe('chimera otter sessions', () => {
   it('show --json is the session detail (summary and every event)', async () => {
     const r = await cli(['otter', 'sessions', 'show', ids[0]!, '--json'])
     expect(r.code).toBe(0)
-    expect(JSON.parse(r.stdout)).toEqual(JSON.parse(JSON.stringify(await readSessionDetail(eventlogRoot(home), ids[0]!))))
+    expect(JSON.parse(r.stdout)).toEqual(
+      JSON.parse(JSON.stringify(await readSessionDetail(eventlogRoot(home), ids[0]!))),
+    )
     const human = await cli(['otter', 'sessions', 'show', ids[2]!])
     expect(human.stdout).toMatch(/^session {4}/)
     expect(human.stdout).toMatch(/result {5}failed/)
@@ -167,11 +186,25 @@ describe('chimera mink runs', () => {
     expect(list.code).toBe(0)
     expect(JSON.parse(list.stdout)).toEqual(await listRuns(eventlogRoot(home)))
     expect(JSON.parse(list.stdout)).toMatchObject({ total_runs: 4, skipped_dirs: 1 })
-    const cost = await cli(['mink', 'runs', 'cost', '--format', 'json', '--model', 'OFF', '--limit', '3', '--since', '30d'])
+    const cost = await cli([
+      'mink',
+      'runs',
+      'cost',
+      '--format',
+      'json',
+      '--model',
+      'OFF',
+      '--limit',
+      '3',
+      '--since',
+      '30d',
+    ])
     expect(cost.code).toBe(0)
     const body = JSON.parse(cost.stdout)
     expect(body).toMatchObject({ total_runs: 3, filters: { since: '30d', model: 'OFF' } })
-    expect(body.by_run.map((r: { run_id: string }) => r.run_id)).toEqual((await costRollup(eventlogRoot(home), { limit: 3 })).by_run.map((r) => r.run_id))
+    expect(body.by_run.map((r: { run_id: string }) => r.run_id)).toEqual(
+      (await costRollup(eventlogRoot(home), { limit: 3 })).by_run.map((r) => r.run_id),
+    )
   })
 
   it('tables by default, with the sources and the skipped directory', async () => {
@@ -180,7 +213,9 @@ describe('chimera mink runs', () => {
     expect(list.stdout).toMatch(/\bmink\s+offline\b/)
     expect(list.stdout.trimEnd().split('\n').slice(-2)).toEqual(['4 runs', '(1 damaged session directory skipped)'])
     const cost = await cli(['mink', 'runs', 'cost'])
-    expect(cost.stdout).toMatch(/^RUNS\s+OK\s+FAILED\s+COST\s+TOKENS\s+INPUT\s+OUTPUT\s+CACHE\s+AVG\s+P50\s+P95\n4\s+3\s+1\s+\$0\s/)
+    expect(cost.stdout).toMatch(
+      /^RUNS\s+OK\s+FAILED\s+COST\s+TOKENS\s+INPUT\s+OUTPUT\s+CACHE\s+AVG\s+P50\s+P95\n4\s+3\s+1\s+\$0\s/,
+    )
     expect(cost.stdout).toMatch(/\nMODEL\s+RUNS\s+COST\s+TOKENS\noffline\s+4\s+\$0\s/)
   })
 })
@@ -189,14 +224,20 @@ describe('usage errors: exit 2, one line on stderr, nothing on stdout', () => {
   const cases: [string[], RegExp][] = [
     [['mink', 'runs', '--since', 'yesterday'], /^error: --since: invalid since value "yesterday"/],
     [['mink', 'runs', '--limit', '0'], /^error: --limit must be an integer from 1/],
-    [['mink', 'runs', 'cost', '--format', 'xml'], /^error: chimera mink runs cost: --format must be one of table, json/],
+    [
+      ['mink', 'runs', 'cost', '--format', 'xml'],
+      /^error: chimera mink runs cost: --format must be one of table, json/,
+    ],
     [['mink', 'runs', '--bogus'], /^error: chimera mink runs: unknown option --bogus/],
     [['mink', 'walk'], /^error: unknown command "mink walk"/],
     [['otter', 'sessions', 'list', '--limit', 'many'], /^error: --limit must be an integer/],
     [['otter', 'sessions', 'list', '--since', '2026-02-30'], /^error: --since: invalid since value/],
     [['otter', 'sessions', 'show'], /^error: Missing required positional argument: ID/],
     [['otter', 'share', 'x', '--format', 'pdf'], /^error: chimera otter share: --format must be one of html, md, json/],
-    [['otter', 'share', 'x', '--sink', 'email'], /^error: chimera otter share: --sink must be one of file, http, stdout/],
+    [
+      ['otter', 'share', 'x', '--sink', 'email'],
+      /^error: chimera otter share: --sink must be one of file, http, stdout/,
+    ],
     [['otter', 'share', 'x', '--timeout', '0'], /^error: --timeout must be a number of seconds/],
   ]
   for (const [args, message] of cases) {

@@ -12,7 +12,14 @@ const serve = defineCommand({
     ...serveSessionArgs('auto', 'edits and read-only commands run, other commands and MCP tools ask the editor'),
   },
   subCommands: serveSubCommands('ferret'),
-  run: ({ args, rawArgs }) => runServe('ferret', { acp: true, http: args.http }, args, rawArgs, createLogger({ level: levelFromEnv(), name: 'ferret' })),
+  run: ({ args, rawArgs }) =>
+    runServe(
+      'ferret',
+      { acp: true, http: args.http },
+      args,
+      rawArgs,
+      createLogger({ level: levelFromEnv(), name: 'ferret' }),
+    ),
 })
 
 export default defineCommand({

@@ -17,7 +17,8 @@ const temp = tempDirs()
 const mounted: string[] = []
 const children: ChildProcess[] = []
 
-const mountTmpfs = (dir: string, size: string): boolean => spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir]).status === 0
+const mountTmpfs = (dir: string, size: string): boolean =>
+  spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir]).status === 0
 const canMount = (() => {
   if (process.getuid?.() !== 0) return false
   const probe = temp.make('mount-probe-')
@@ -47,7 +48,8 @@ function fill(path: string): void {
   }
 }
 
-const post = (url: string, body: unknown): Promise<Response> => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+const post = (url: string, body: unknown): Promise<Response> =>
+  fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
 
 async function until(cond: () => Promise<boolean>, what: string, ms = 15_000): Promise<void> {
   const deadline = Date.now() + ms
@@ -58,12 +60,15 @@ async function until(cond: () => Promise<boolean>, what: string, ms = 15_000): P
 }
 
 describe.skipIf(!canMount)('a full disk (root, mount tmpfs)', () => {
-  it('every prompt is either 202 and in the log, or 507 storage_full; the cut turn is closed with the store\'s reason', async () => {
+  it("every prompt is either 202 and in the log, or 507 storage_full; the cut turn is closed with the store's reason", async () => {
     const home = temp.make('full-home-')
     if (!mountTmpfs(home, '4m')) throw new Error('mount tmpfs failed')
     mounted.push(home)
     const cwd = temp.make('full-ws-')
-    const child = spawn(process.execPath, [CLI_BUNDLE, 'otter', 'serve', '--port', '0', '--cwd', cwd], { env: { ...process.env, CHIMERA_HOME: home, CHIMERA_LOG_LEVEL: 'info' }, stdio: ['ignore', 'ignore', 'pipe'] })
+    const child = spawn(process.execPath, [CLI_BUNDLE, 'otter', 'serve', '--port', '0', '--cwd', cwd], {
+      env: { ...process.env, CHIMERA_HOME: home, CHIMERA_LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
     children.push(child)
     let stderr = ''
     child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d))
@@ -83,12 +88,18 @@ describe.skipIf(!canMount)('a full disk (root, mount tmpfs)', () => {
       if (r.status === 202) accepted.push(body.message_id!)
       else {
         expect(r.status).toBe(507)
-        expect(body).toMatchObject({ error: 'storage_full', message: expect.stringMatching(/prompt not recorded.*ENOSPC/) })
+        expect(body).toMatchObject({
+          error: 'storage_full',
+          message: expect.stringMatching(/prompt not recorded.*ENOSPC/),
+        })
         refused.push(body.message!)
       }
     }
     // The running turn writes its end while the disk is still full: it fails, and the session goes idle.
-    await until(async () => ((await (await fetch(`${url}/session/${id}`)).json()) as { status: string }).status === 'idle', 'the cut turn')
+    await until(
+      async () => ((await (await fetch(`${url}/session/${id}`)).json()) as { status: string }).status === 'idle',
+      'the cut turn',
+    )
     rmSync(filler)
     for (let i = 0; i < 5; i++) {
       const r = await post(`${url}/session/${id}/message`, { message: `!say after ${i}` })
@@ -109,7 +120,9 @@ describe.skipIf(!canMount)('a full disk (root, mount tmpfs)', () => {
     expect(errors.join('\n')).not.toContain('the process stopped')
     // The long turn could not write its end while the disk was full: closed later with that reason.
     expect(errors.some((m) => /^the turn was interrupted: event log write failed .*ENOSPC/.test(m))).toBe(true)
-    process.stdout.write(`full disk: ${accepted.length} accepted (all in the log), ${refused.length} refused with 507\n`)
+    process.stdout.write(
+      `full disk: ${accepted.length} accepted (all in the log), ${refused.length} refused with 507\n`,
+    )
     child.kill('SIGTERM')
     await new Promise((r) => child.on('exit', r))
   }, 60_000)
@@ -119,19 +132,27 @@ describe.skipIf(!canMount)('a full disk (root, mount tmpfs)', () => {
     if (!mountTmpfs(home, '4m')) throw new Error('mount tmpfs failed')
     mounted.push(home)
     const cwd = temp.make('full-acp-ws-')
-    const child = spawn(process.execPath, [CLI_BUNDLE, 'ferret', 'serve', '--cwd', cwd], { env: { ...process.env, CHIMERA_HOME: home }, stdio: ['pipe', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [CLI_BUNDLE, 'ferret', 'serve', '--cwd', cwd], {
+      env: { ...process.env, CHIMERA_HOME: home },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    })
     children.push(child)
     let out = ''
     child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d))
     const reply = async (id: number): Promise<Record<string, unknown>> => {
       let found: Record<string, unknown> | undefined
       await until(async () => {
-        found = out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).find((m) => m.id === id)
+        found = out
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as Record<string, unknown>)
+          .find((m) => m.id === id)
         return found !== undefined
       }, `the reply to ${id}`)
       return found!
     }
-    const send = (id: number, method: string, params: unknown): void => void child.stdin!.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`)
+    const send = (id: number, method: string, params: unknown): void =>
+      void child.stdin!.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`)
     send(1, 'initialize', { protocolVersion: 1, clientCapabilities: {} })
     await reply(1)
     send(2, 'session/new', { cwd, mcpServers: [] })

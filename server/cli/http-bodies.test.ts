@@ -55,7 +55,9 @@ describe('refused request bodies keep the server alive', () => {
     const { child, port } = await serve()
     const chunk = Buffer.alloc(256 * 1024, 'a')
     const answer = await rawRequest(port, (s) => {
-      s.write('POST /session HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n')
+      s.write(
+        'POST /session HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
+      )
       // 5 MiB in 20 chunks, written as the socket drains; the server may stop reading first.
       let sent = 0
       const more = (): void => {
@@ -82,7 +84,9 @@ describe('refused request bodies keep the server alive', () => {
     const { child, port, err } = await serve()
     for (let i = 0; i < 3; i++) {
       await rawRequest(port, (s) => {
-        s.write('POST /session HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"pro\r\n')
+        s.write(
+          'POST /session HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"pro\r\n',
+        )
         setTimeout(() => s.destroy(), 50)
       })
     }

@@ -11,7 +11,11 @@ import { ExitStatus, UsageError, checkArgs } from './args.ts'
 import { setOutput } from './output.ts'
 
 const main = defineCommand({
-  meta: { name: 'chimera', version: VERSION, description: 'Contract-first agent server: HTTP + SSE, ACP over stdio, JSON-lines RPC' },
+  meta: {
+    name: 'chimera',
+    version: VERSION,
+    description: 'Contract-first agent server: HTTP + SSE, ACP over stdio, JSON-lines RPC',
+  },
   subCommands: {
     otter: () => import('./otter.ts').then((m) => m.default),
     ferret: () => import('./ferret.ts').then((m) => m.default),
@@ -24,7 +28,8 @@ const main = defineCommand({
   },
 })
 
-const resolveDef = async <T>(v: T | Promise<T> | (() => T | Promise<T>)): Promise<T> => (typeof v === 'function' ? (v as () => T | Promise<T>)() : v)
+const resolveDef = async <T>(v: T | Promise<T> | (() => T | Promise<T>)): Promise<T> =>
+  typeof v === 'function' ? (v as () => T | Promise<T>)() : v
 
 interface Target {
   cmd: CommandDef<ArgsDef>
@@ -75,7 +80,8 @@ async function run(rawArgs: string[]): Promise<number> {
     if (!t.cmd.run) {
       const next = t.rest.find((a) => !a.startsWith('-'))
       const subs = Object.keys((await resolveDef(t.cmd.subCommands)) ?? {}).join(', ')
-      if (next !== undefined) throw new UsageError(`unknown command "${[...t.path, next].join(' ')}"; ${name} has: ${subs}`)
+      if (next !== undefined)
+        throw new UsageError(`unknown command "${[...t.path, next].join(' ')}"; ${name} has: ${subs}`)
       throw new UsageError(`${name}: missing subcommand (${subs})`)
     }
     checkArgs(t.rest, (await resolveDef(t.cmd.args)) ?? {}, name)

@@ -17,9 +17,13 @@ const dry = (args: string[], env: Record<string, string> = {}) => {
 
 describe.skipIf(!hasMake)('make serve', () => {
   it('takes PORT and HOST from make’s command line', () => {
-    expect(dry(['serve', 'PORT=6001', 'HOST=127.0.0.2'])).toBe('node bin/chimera.mjs otter serve --port 6001 --host 127.0.0.2')
+    expect(dry(['serve', 'PORT=6001', 'HOST=127.0.0.2'])).toBe(
+      'node bin/chimera.mjs otter serve --port 6001 --host 127.0.0.2',
+    )
     expect(dry(['serve'])).toBe('node bin/chimera.mjs otter serve --port 5173 --host 127.0.0.1')
-    expect(dry(['serve'], { HOST: 'my-laptop', PORT: '1' })).toBe('node bin/chimera.mjs otter serve --port 5173 --host 127.0.0.1')
+    expect(dry(['serve'], { HOST: 'my-laptop', PORT: '1' })).toBe(
+      'node bin/chimera.mjs otter serve --port 5173 --host 127.0.0.1',
+    )
     const help = spawnSync('make', ['-s', '-C', root, 'help'], { encoding: 'utf8' }).stdout
     expect(help).toMatch(/make serve .*HOST:PORT .*make serve PORT=8080 HOST=0\.0\.0\.0/)
   })

@@ -7,7 +7,10 @@
 import { defineCommand } from 'citty'
 
 const FILTERS = {
-  since: { type: 'string', description: 'Only runs started after this: 7d, 24h, 30m, or an ISO-8601 date or date-time' },
+  since: {
+    type: 'string',
+    description: 'Only runs started after this: 7d, 24h, 30m, or an ISO-8601 date or date-time',
+  },
   model: { type: 'string', description: 'Case-insensitive substring of the model name (all: no filter)' },
   limit: { type: 'string', description: 'Only the newest N runs' },
 } as const
@@ -16,10 +19,18 @@ const FILTERS = {
 let subcommandRan = false
 
 const cost = defineCommand({
-  meta: { name: 'cost', description: 'Cost rollup of the runs: totals, per model, per run, avg/p50/p95 (as GET /runs/cost)' },
+  meta: {
+    name: 'cost',
+    description: 'Cost rollup of the runs: totals, per model, per run, avg/p50/p95 (as GET /runs/cost)',
+  },
   args: {
     ...FILTERS,
-    format: { type: 'enum', options: ['table', 'json'], description: 'json: the GET /runs/cost body', default: 'table' },
+    format: {
+      type: 'enum',
+      options: ['table', 'json'],
+      description: 'json: the GET /runs/cost body',
+      default: 'table',
+    },
   },
   run: async ({ args }) => {
     subcommandRan = true
@@ -28,7 +39,10 @@ const cost = defineCommand({
 })
 
 const runs = defineCommand({
-  meta: { name: 'runs', description: 'List persisted runs, newest first (as GET /runs); `runs cost` rolls up their cost' },
+  meta: {
+    name: 'runs',
+    description: 'List persisted runs, newest first (as GET /runs); `runs cost` rolls up their cost',
+  },
   args: {
     ...FILTERS,
     json: { type: 'boolean', description: 'Print the GET /runs body as JSON', default: false },

@@ -20,7 +20,8 @@ const root = (): string => eventlogRoot(chimeraHome())
 /** A positive integer flag value. */
 export function positiveInt(flag: string, v: string, max = 1_000_000): number {
   const n = Number(v)
-  if (!/^[0-9]+$/.test(v) || !Number.isSafeInteger(n) || n < 1 || n > max) throw new UsageError(`${flag} must be an integer from 1 to ${max}, got ${JSON.stringify(v)}`)
+  if (!/^[0-9]+$/.test(v) || !Number.isSafeInteger(n) || n < 1 || n > max)
+    throw new UsageError(`${flag} must be an integer from 1 to ${max}, got ${JSON.stringify(v)}`)
   return n
 }
 
@@ -34,30 +35,54 @@ export function sinceFlag(v: string | undefined): Date | undefined {
   }
 }
 
-const result = (s: { success?: boolean | null }): string => (s.success === true ? 'ok' : s.success === false ? 'failed' : '-')
-const dollars = (v: number | null | undefined): string => (typeof v === 'number' ? `$${Math.round(v * 1e6) / 1e6}` : '-')
+const result = (s: { success?: boolean | null }): string =>
+  s.success === true ? 'ok' : s.success === false ? 'failed' : '-'
+const dollars = (v: number | null | undefined): string =>
+  typeof v === 'number' ? `$${Math.round(v * 1e6) / 1e6}` : '-'
 
-export async function listSessions(args: { limit: string; since?: string; model?: string; json: boolean }): Promise<void> {
+export async function listSessions(args: {
+  limit: string
+  since?: string
+  model?: string
+  json: boolean
+}): Promise<void> {
   const limit = positiveInt('--limit', args.limit)
   const since = sinceFlag(args.since)
   const store = new FileEventStore({ root: root() })
-  const sessions: SessionSummary[] = await store.list({ limit, ...(since ? { since } : {}), ...(args.model !== undefined ? { model: args.model } : {}) })
+  const sessions: SessionSummary[] = await store.list({
+    limit,
+    ...(since ? { since } : {}),
+    ...(args.model !== undefined ? { model: args.model } : {}),
+  })
   if (args.json) return output(JSON.stringify({ sessions }, null, 2))
   if (sessions.length === 0) return output('no sessions')
-  output(table(
-    ['SESSION', 'STARTED', 'MODEL', 'RESULT', 'COST', 'STEPS', 'TOOLS', 'PROMPT'],
-    sessions.map((s) => [s.session_id, s.started_at, s.model, result(s), dollars(s.cost_usd), s.steps ?? 0, s.tool_calls ?? 0, s.prompt ?? '']),
-    [80, 30, 40, 8, 14, 8, 8, 60],
-  ))
+  output(
+    table(
+      ['SESSION', 'STARTED', 'MODEL', 'RESULT', 'COST', 'STEPS', 'TOOLS', 'PROMPT'],
+      sessions.map((s) => [
+        s.session_id,
+        s.started_at,
+        s.model,
+        result(s),
+        dollars(s.cost_usd),
+        s.steps ?? 0,
+        s.tool_calls ?? 0,
+        s.prompt ?? '',
+      ]),
+      [80, 30, 40, 8, 14, 8, 8, 60],
+    ),
+  )
 }
 
 /** One line about an event: its text, tool, result or message. */
 function brief(e: AnyEvent): string {
   const d = e.data as Record<string, unknown>
   if (e.type === 'tool_call' || e.type === 'tool_start') return `${String(d.tool)} ${JSON.stringify(d.args)}`
-  if (e.type === 'tool_result') return `${String(d.tool)} ${d.ok ? 'ok' : 'error'}: ${String(d.ok ? (d.output ?? '') : (d.error ?? ''))}`
+  if (e.type === 'tool_result')
+    return `${String(d.tool)} ${d.ok ? 'ok' : 'error'}: ${String(d.ok ? (d.output ?? '') : (d.error ?? ''))}`
   if (e.type === 'usage') return JSON.stringify((d.usage as object) ?? {})
-  for (const k of ['text', 'output', 'message', 'prompt', 'path', 'decision', 'summary']) if (typeof d[k] === 'string') return d[k] as string
+  for (const k of ['text', 'output', 'message', 'prompt', 'path', 'decision', 'summary'])
+    if (typeof d[k] === 'string') return d[k] as string
   if (typeof d.old === 'string') return `${d.old} → ${String(d.new)}`
   return ''
 }
@@ -81,17 +106,33 @@ export async function showSession(args: { id: string; json: boolean }): Promise<
     ['events', detail.events.length],
   ]
   const top = head.map(([k, v]) => `${k.padEnd(11)}${cell(v, 200)}`).join('\n')
-  const events = table(['#', 'TURN', 'TYPE', ''], detail.events.map((e) => [e.seq, e.turn, e.type, brief(e)]), [10, 6, 20, 120])
+  const events = table(
+    ['#', 'TURN', 'TYPE', ''],
+    detail.events.map((e) => [e.seq, e.turn, e.type, brief(e)]),
+    [10, 6, 20, 120],
+  )
   output(`${top}\n\n${events}`)
 }
 
-export async function shareSession(args: { id: string; sink?: string; format: string; url?: string; timeout: string }): Promise<void> {
+export async function shareSession(args: {
+  id: string
+  sink?: string
+  format: string
+  url?: string
+  timeout: string
+}): Promise<void> {
   const seconds = Number(args.timeout)
-  if (!/^[0-9]+(\.[0-9]+)?$/.test(args.timeout) || !(seconds > 0) || seconds > 600) throw new UsageError(`--timeout must be a number of seconds (0 < n ≤ 600), got ${JSON.stringify(args.timeout)}`)
+  if (!/^[0-9]+(\.[0-9]+)?$/.test(args.timeout) || !(seconds > 0) || seconds > 600)
+    throw new UsageError(`--timeout must be a number of seconds (0 < n ≤ 600), got ${JSON.stringify(args.timeout)}`)
   const sink = args.sink ?? (process.env.OTTER_SHARE_URL ? 'http' : 'file')
   const detail = await readSessionDetail(root(), args.id)
   try {
-    const r = await share(detail, { sink, format: args.format as TranscriptFormat, ...(args.url !== undefined ? { url: args.url } : {}), timeoutMs: Math.round(seconds * 1000) })
+    const r = await share(detail, {
+      sink,
+      format: args.format as TranscriptFormat,
+      ...(args.url !== undefined ? { url: args.url } : {}),
+      timeoutMs: Math.round(seconds * 1000),
+    })
     if (r.sink === 'stdout') return output(r.body ?? '')
     if (r.sink === 'file') return output(r.path ?? '')
     return output(JSON.stringify(r))

@@ -14,17 +14,30 @@ const serve = defineCommand({
   args: {
     ...HTTP_ARGS,
     acp: { type: 'boolean', description: 'Run the ACP JSON-RPC server on stdio instead of HTTP', default: false },
-    ...serveSessionArgs('ask', 'a person answers each request (ACP permission_request → permission/respond, HTTP POST /tool/approve)'),
+    ...serveSessionArgs(
+      'ask',
+      'a person answers each request (ACP permission_request → permission/respond, HTTP POST /tool/approve)',
+    ),
   },
   subCommands: serveSubCommands('otter'),
-  run: ({ args, rawArgs }) => runServe('otter', { acp: args.acp, http: !args.acp }, args, rawArgs, createLogger({ level: levelFromEnv(), name: 'otter' })),
+  run: ({ args, rawArgs }) =>
+    runServe(
+      'otter',
+      { acp: args.acp, http: !args.acp },
+      args,
+      rawArgs,
+      createLogger({ level: levelFromEnv(), name: 'otter' }),
+    ),
 })
 
 const list = defineCommand({
   meta: { name: 'list', description: 'List persisted sessions, newest first (as GET /sessions)' },
   args: {
     limit: { type: 'string', description: 'Maximum number of sessions', default: '20' },
-    since: { type: 'string', description: 'Only sessions started after this: 7d, 24h, 30m, or an ISO-8601 date or date-time' },
+    since: {
+      type: 'string',
+      description: 'Only sessions started after this: 7d, 24h, 30m, or an ISO-8601 date or date-time',
+    },
     model: { type: 'string', description: 'Only sessions on exactly this model' },
     json: { type: 'boolean', description: 'Print {"sessions": [...]} as JSON', default: false },
   },
@@ -46,10 +59,18 @@ const sessions = defineCommand({
 })
 
 const share = defineCommand({
-  meta: { name: 'share', description: 'Render a session as HTML, Markdown or JSON and send it to a sink (file, http, stdout)' },
+  meta: {
+    name: 'share',
+    description: 'Render a session as HTML, Markdown or JSON and send it to a sink (file, http, stdout)',
+  },
   args: {
     id: { type: 'positional', required: true, description: 'Session id' },
-    sink: { type: 'enum', options: ['file', 'http', 'stdout'], description: 'file: under $CHIMERA_HOME/shares (prints the path); http: POST to --url; stdout: print the body (default: http when $OTTER_SHARE_URL is set, else file)' },
+    sink: {
+      type: 'enum',
+      options: ['file', 'http', 'stdout'],
+      description:
+        'file: under $CHIMERA_HOME/shares (prints the path); http: POST to --url; stdout: print the body (default: http when $OTTER_SHARE_URL is set, else file)',
+    },
     format: { type: 'enum', options: ['html', 'md', 'json'], description: 'Rendering', default: 'html' },
     url: { type: 'string', description: 'Collector URL for the http sink (default: $OTTER_SHARE_URL)' },
     timeout: { type: 'string', description: 'Seconds to wait for the collector (http sink)', default: '10' },
@@ -58,6 +79,9 @@ const share = defineCommand({
 })
 
 export default defineCommand({
-  meta: { name: 'otter', description: 'The otter agent: HTTP + SSE server and ACP agent, persisted sessions and sharing' },
+  meta: {
+    name: 'otter',
+    description: 'The otter agent: HTTP + SSE server and ACP agent, persisted sessions and sharing',
+  },
   subCommands: { serve, sessions, share },
 })

@@ -48,14 +48,21 @@ describe('termination signals', () => {
       const ws = temp.make('sig-ws-')
       const marker = `chimera-sig-${sig}-${process.pid}-${Date.now()}`
       const p = start(['code', '--mode', 'rpc', '--sandbox', 'danger-full-access', '--cwd', ws], { CHIMERA_HOME: home })
-      p.child.stdin.write(`${JSON.stringify({ type: 'prompt', id: 'p', message: `!call Bash ${JSON.stringify({ command: `sleep 300; echo ${marker}` })}` })}\n`)
+      p.child.stdin.write(
+        `${JSON.stringify({ type: 'prompt', id: 'p', message: `!call Bash ${JSON.stringify({ command: `sleep 300; echo ${marker}` })}` })}\n`,
+      )
       await p.waitLine((m) => m.type === 'tool_execution' && m.status === 'started')
       // tool_start is written just before the process is spawned: wait until it exists.
       for (let i = 0; i < 200 && !processWith(marker); i++) await new Promise((r) => setTimeout(r, 10))
       expect(processWith(marker)).toBe(true)
       p.child.kill(sig)
       expect(await p.exit()).toBe(0)
-      expect(p.lines().find((m) => m.type === 'response')).toMatchObject({ command: 'prompt', id: 'p', success: false, error: 'the turn was cancelled' })
+      expect(p.lines().find((m) => m.type === 'response')).toMatchObject({
+        command: 'prompt',
+        id: 'p',
+        success: false,
+        error: 'the turn was cancelled',
+      })
       const events = await lastEvent(home)
       expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1))
       expect(events.slice(-2).map((e) => e.type)).toEqual(['turn_end', 'cancelled'])
@@ -75,7 +82,10 @@ describe('termination signals', () => {
 
 describe('ferret serve --http', () => {
   it('serves ACP on stdio and HTTP on a socket from one process; the end of its stdin pipe ends both and frees the port', async () => {
-    const p = start(['ferret', 'serve', '--http', '--port', '0'], { CHIMERA_HOME: temp.make('ferret-both-'), CHIMERA_LOG_LEVEL: 'info' })
+    const p = start(['ferret', 'serve', '--http', '--port', '0'], {
+      CHIMERA_HOME: temp.make('ferret-both-'),
+      CHIMERA_LOG_LEVEL: 'info',
+    })
     p.child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n')
     expect(await p.waitLine((m) => m.id === 1)).toMatchObject({ result: { protocolVersion: 1 } })
     const url = (await p.waitStderr(/listening on (http:\/\/127\.0\.0\.1:\d+)/)).replace(/^listening on /, '')
@@ -86,7 +96,11 @@ describe('ferret serve --http', () => {
   })
 
   it('with stdin on /dev/null (a service) keeps serving HTTP until SIGTERM', async () => {
-    const p = start(['ferret', 'serve', '--http', '--port', '0'], { CHIMERA_HOME: temp.make('ferret-svc-'), CHIMERA_LOG_LEVEL: 'info' }, 'ignore')
+    const p = start(
+      ['ferret', 'serve', '--http', '--port', '0'],
+      { CHIMERA_HOME: temp.make('ferret-svc-'), CHIMERA_LOG_LEVEL: 'info' },
+      'ignore',
+    )
     const url = (await p.waitStderr(/listening on (http:\/\/127\.0\.0\.1:\d+)/)).replace(/^listening on /, '')
     await p.waitStderr(/serving HTTP until a signal/)
     expect((await fetch(`${url}/health`)).status).toBe(200)

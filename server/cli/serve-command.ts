@@ -29,11 +29,18 @@ export const HTTP_ARGS = {
   port: { type: 'string', description: 'HTTP port (0: any free port)', default: '5173' },
   host: { type: 'string', description: 'HTTP bind address', default: '127.0.0.1' },
   cors: { type: 'string', description: 'Browser origin to allow (repeatable)' },
-  'auth-token': { type: 'string', description: 'Master bearer token (default: $OTTER_SERVER_TOKEN / $FERRET_SERVER_TOKEN)' },
+  'auth-token': {
+    type: 'string',
+    description: 'Master bearer token (default: $OTTER_SERVER_TOKEN / $FERRET_SERVER_TOKEN)',
+  },
   'tls-cert': { type: 'string', description: 'TLS certificate (PEM); needs --tls-key' },
   'tls-key': { type: 'string', description: 'TLS private key (PEM); needs --tls-cert' },
   insecure: { type: 'boolean', description: 'Allow a non-loopback bind without a token', default: false },
-  'session-ttl': { type: 'string', description: 'Evict sessions idle this many seconds (0 or none: never)', default: '3600' },
+  'session-ttl': {
+    type: 'string',
+    description: 'Evict sessions idle this many seconds (0 or none: never)',
+    default: '3600',
+  },
 } as const
 
 export const serveSessionArgs = (approval: ApprovalPolicy, why: string) => sessionArgs(approval, why)
@@ -51,14 +58,20 @@ export interface ServeArgs extends SessionFlagValues {
 }
 
 /** The master token from `--auth-token` or the agent's variable; an empty one is a usage error. */
-export function masterToken(agent: AgentName, flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function masterToken(
+  agent: AgentName,
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
   if (flag !== undefined) {
-    if (flag.trim() === '') throw new UsageError('--auth-token is empty: give a token, or leave the flag out to run without auth')
+    if (flag.trim() === '')
+      throw new UsageError('--auth-token is empty: give a token, or leave the flag out to run without auth')
     return flag
   }
   const v = env[TOKEN_ENV[agent]]
   if (v === undefined) return undefined
-  if (v.trim() === '') throw new UsageError(`${TOKEN_ENV[agent]} is set but empty: set a token, or unset it to run without auth`)
+  if (v.trim() === '')
+    throw new UsageError(`${TOKEN_ENV[agent]} is set but empty: set a token, or unset it to run without auth`)
   return v
 }
 
@@ -67,7 +80,8 @@ export function parseSessionTtl(v: string | undefined): number {
   if (v === undefined) return DEFAULT_SESSION_TTL_S * 1000
   if (v === 'none' || v === '0') return 0
   const n = Number(v)
-  if (v.trim() === '' || !Number.isFinite(n) || n < 0 || n > 365 * 86_400) throw new UsageError(`--session-ttl must be seconds (0 or none: never), got ${JSON.stringify(v)}`)
+  if (v.trim() === '' || !Number.isFinite(n) || n < 0 || n > 365 * 86_400)
+    throw new UsageError(`--session-ttl must be seconds (0 or none: never), got ${JSON.stringify(v)}`)
   return n * 1000
 }
 
@@ -92,15 +106,28 @@ function liveInput(): boolean {
  * project config to read). The other flags are checked up front all the same
  * (docs/decisions/0140-lazy-acp-start-up.md).
  */
-function startsLazily(transports: { acp: boolean; http: boolean }, args: ServeArgs, rawArgs: readonly string[]): boolean {
+function startsLazily(
+  transports: { acp: boolean; http: boolean },
+  args: ServeArgs,
+  rawArgs: readonly string[],
+): boolean {
   if (!transports.acp || transports.http) return false
-  if (args.agent !== undefined || args['allowed-tools'] !== undefined || repeatable(rawArgs, '--permission').length > 0) return false
+  if (args.agent !== undefined || args['allowed-tools'] !== undefined || repeatable(rawArgs, '--permission').length > 0)
+    return false
   return !existsSync(configPath(sessionCwd(args)))
 }
 
 /** Build the process's session manager from the checked session flags and say how it is confined. */
-async function startAgent(agent: AgentName, defaults: SessionDefaults, models: ModelRegistry, logger: Logger): Promise<AgentProcess> {
-  const [{ chimeraHome }, { eventLogProblem, startAgentProcess }] = await Promise.all([import('../store/paths.ts'), import('./agent-process.ts')])
+async function startAgent(
+  agent: AgentName,
+  defaults: SessionDefaults,
+  models: ModelRegistry,
+  logger: Logger,
+): Promise<AgentProcess> {
+  const [{ chimeraHome }, { eventLogProblem, startAgentProcess }] = await Promise.all([
+    import('../store/paths.ts'),
+    import('./agent-process.ts'),
+  ])
   const problem = await eventLogProblem(chimeraHome())
   if (problem) logger.warn(`${problem}: sessions cannot be saved until this is fixed`)
   const proc = await startAgentProcess(agent, { ...defaults, models }, logger)
@@ -110,14 +137,24 @@ async function startAgent(agent: AgentName, defaults: SessionDefaults, models: M
 
 /** The HTTP flags given on a command line that serves no HTTP: silently ignoring them would mislead. */
 export function refuseHttpFlags(agent: AgentName, rawArgs: readonly string[]): void {
-  const given = Object.keys(HTTP_ARGS).filter((name) => rawArgs.some((a) => a === `--${name}` || a.startsWith(`--${name}=`) || a === `--no-${name}`))
+  const given = Object.keys(HTTP_ARGS).filter((name) =>
+    rawArgs.some((a) => a === `--${name}` || a.startsWith(`--${name}=`) || a === `--no-${name}`),
+  )
   if (!given.length) return
   const how = agent === 'otter' ? 'drop --acp to serve HTTP' : 'add --http to serve HTTP beside ACP'
-  throw new UsageError(`${given.map((n) => `--${n}`).join(', ')} only ${given.length > 1 ? 'apply' : 'applies'} to HTTP, and this command serves ACP on stdio only: ${how}, or leave ${given.length > 1 ? 'them' : 'it'} out`)
+  throw new UsageError(
+    `${given.map((n) => `--${n}`).join(', ')} only ${given.length > 1 ? 'apply' : 'applies'} to HTTP, and this command serves ACP on stdio only: ${how}, or leave ${given.length > 1 ? 'them' : 'it'} out`,
+  )
 }
 
 /** Serve until stopped: ACP on stdio, HTTP, or both over one session manager. */
-export async function runServe(agent: AgentName, transports: { acp: boolean; http: boolean }, args: ServeArgs, rawArgs: readonly string[], logger: Logger): Promise<void> {
+export async function runServe(
+  agent: AgentName,
+  transports: { acp: boolean; http: boolean },
+  args: ServeArgs,
+  rawArgs: readonly string[],
+  logger: Logger,
+): Promise<void> {
   if (!transports.http) refuseHttpFlags(agent, rawArgs)
   if (startsLazily(transports, args, rawArgs)) return serveAcpLazily(agent, args, rawArgs, logger)
   const { agentFlag, sessionFlags, sessionModel } = await import('./session-flags.ts')
@@ -155,7 +192,15 @@ export async function runServe(agent: AgentName, transports: { acp: boolean; htt
   }
   if (transports.acp) {
     running.push(
-      serveAcp({ agent, version: VERSION, input: process.stdin, output: process.stdout, logger, manager: proc.manager, signal: proc.signal }).then(() => {
+      serveAcp({
+        agent,
+        version: VERSION,
+        input: process.stdin,
+        output: process.stdout,
+        logger,
+        manager: proc.manager,
+        signal: proc.signal,
+      }).then(() => {
         if (!http || liveInput()) return proc.shutdown('input ended')
         logger.info('ACP input is not a pipe, socket or terminal (nobody can write to it); serving HTTP until a signal')
       }),
@@ -169,7 +214,12 @@ export async function runServe(agent: AgentName, transports: { acp: boolean; htt
  * plain `initialize` was answered. A termination signal before then ends the connection like
  * the end of input (exit 0); after it, the agent process's own handlers take over.
  */
-async function serveAcpLazily(agent: AgentName, args: ServeArgs, rawArgs: readonly string[], logger: Logger): Promise<void> {
+async function serveAcpLazily(
+  agent: AgentName,
+  args: ServeArgs,
+  rawArgs: readonly string[],
+  logger: Logger,
+): Promise<void> {
   const models = buildModelRegistry(process.env, { model: args.model, logger })
   if (args.model !== undefined) {
     try {
@@ -197,7 +247,15 @@ async function serveAcpLazily(agent: AgentName, args: ServeArgs, rawArgs: readon
         p.signal.addEventListener('abort', () => stop.abort(), { once: true })
         return p
       }))
-  await serveAcp({ agent, version: VERSION, input: process.stdin, output: process.stdout, logger, manager: async () => (await start()).manager, signal: stop.signal })
+  await serveAcp({
+    agent,
+    version: VERSION,
+    input: process.stdin,
+    output: process.stdout,
+    logger,
+    manager: async () => (await start()).manager,
+    signal: stop.signal,
+  })
   for (const sig of signals) process.off(sig, early)
   if (!started) {
     logger.info(`${reason}: shutting down`)

@@ -41,8 +41,14 @@ async function until<T>(get: () => T | undefined, what: string, ms = 10_000): Pr
   }
 }
 
-function launch(args: string[], env: Record<string, string>): { child: ChildProcess; stderr: () => string; exit: Promise<number | null> } {
-  const child = spawn(process.execPath, [CLI_BUNDLE, ...args], { env: { ...process.env, CHIMERA_LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+function launch(
+  args: string[],
+  env: Record<string, string>,
+): { child: ChildProcess; stderr: () => string; exit: Promise<number | null> } {
+  const child = spawn(process.execPath, [CLI_BUNDLE, ...args], {
+    env: { ...process.env, CHIMERA_LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   children.push(child)
   let err = ''
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d))
@@ -53,7 +59,10 @@ function launch(args: string[], env: Record<string, string>): { child: ChildProc
 
 async function serve(home: string, extra: string[] = [], env: Record<string, string> = {}): Promise<Server> {
   const p = launch(['otter', 'serve', '--port', '0', ...extra], { CHIMERA_HOME: home, ...env })
-  const url = await until(() => /listening on (https?:\/\/127\.0\.0\.1:\d+)/.exec(p.stderr())?.[1], `the start-up line; stderr: ${p.stderr()}`)
+  const url = await until(
+    () => /listening on (https?:\/\/127\.0\.0\.1:\d+)/.exec(p.stderr())?.[1],
+    `the start-up line; stderr: ${p.stderr()}`,
+  )
   return { ...p, url, port: Number(new URL(url).port) }
 }
 
@@ -61,8 +70,17 @@ async function serve(home: string, extra: string[] = [], env: Record<string, str
  * `chimera otter serve <sub> ...` run to completion. Asynchronously: the servers are this
  * process's children, and it must stay free to collect them when they exit.
  */
-function cli(home: string, args: string[], uid?: number, bundle = CLI_BUNDLE): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [bundle, 'otter', 'serve', ...args], { env: { ...process.env, CHIMERA_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'], ...(uid !== undefined ? { uid, gid: uid } : {}) })
+function cli(
+  home: string,
+  args: string[],
+  uid?: number,
+  bundle = CLI_BUNDLE,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [bundle, 'otter', 'serve', ...args], {
+    env: { ...process.env, CHIMERA_HOME: home },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(uid !== undefined ? { uid, gid: uid } : {}),
+  })
   let stdout = ''
   let stderr = ''
   child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d))
@@ -96,17 +114,33 @@ describe('serve status and stop', () => {
     const home = temp.make('serve-ctl-')
     const a = await serve(home, ['--auth-token', 's3cret'])
     const record = JSON.parse(readFileSync(pidfile(home, a.port), 'utf8'))
-    expect(record).toEqual({ pid: a.child.pid, host: '127.0.0.1', port: a.port, prefix: 'otter', auth_token_hash: `sha256:${createHash('sha256').update('s3cret').digest('hex')}`, started_at: expect.any(Number), scheme: 'http' })
+    expect(record).toEqual({
+      pid: a.child.pid,
+      host: '127.0.0.1',
+      port: a.port,
+      prefix: 'otter',
+      auth_token_hash: `sha256:${createHash('sha256').update('s3cret').digest('hex')}`,
+      started_at: expect.any(Number),
+      scheme: 'http',
+    })
     expect(readFileSync(pidfile(home, a.port), 'utf8')).not.toContain('s3cret')
 
     const status = await cli(home, ['status'])
     expect(status.code).toBe(0)
-    expect(status.stdout).toBe(`otter port=${a.port} pid=${a.child.pid} alive=yes scheme=http auth=yes ${pidfile(home, a.port)}\n`)
+    expect(status.stdout).toBe(
+      `otter port=${a.port} pid=${a.child.pid} alive=yes scheme=http auth=yes ${pidfile(home, a.port)}\n`,
+    )
 
     // A second server on the same port fails fast, naming the holder; the first keeps its pidfile.
     const b = launch(['otter', 'serve', '--port', String(a.port)], { CHIMERA_HOME: home })
     expect(await b.exit).toBe(1)
-    expect(b.stderr().trim().split('\n').filter((l) => !/ INFO /.test(l))).toEqual([`error: chimera otter serve: already running on port ${a.port}, PID ${a.child.pid}`])
+    expect(
+      b
+        .stderr()
+        .trim()
+        .split('\n')
+        .filter((l) => !/ INFO /.test(l)),
+    ).toEqual([`error: chimera otter serve: already running on port ${a.port}, PID ${a.child.pid}`])
     expect(JSON.parse(readFileSync(pidfile(home, a.port), 'utf8')).pid).toBe(a.child.pid)
 
     const stop = await cli(home, ['stop'])
@@ -127,7 +161,13 @@ describe('serve status and stop', () => {
     try {
       const s = launch(['otter', 'serve', '--port', String(port)], { CHIMERA_HOME: home })
       expect(await s.exit).toBe(1)
-      expect(s.stderr().trim().split('\n').filter((l) => !/ INFO /.test(l))).toEqual([`error: port ${port} on 127.0.0.1 is already in use`])
+      expect(
+        s
+          .stderr()
+          .trim()
+          .split('\n')
+          .filter((l) => !/ INFO /.test(l)),
+      ).toEqual([`error: port ${port} on 127.0.0.1 is already in use`])
       expect(existsSync(pidfile(home, port))).toBe(false)
     } finally {
       await new Promise((r) => other.close(r))
@@ -139,9 +179,19 @@ describe('serve status and stop', () => {
     const port = await freePort()
     mkdirSync(join(home, 'run'), { recursive: true })
     // A PID that cannot be alive (beyond pid_max), as a crashed server would leave behind.
-    const stale = { pid: 2 ** 30, host: '127.0.0.1', port, prefix: 'otter', auth_token_hash: null, started_at: 1, scheme: 'http' }
+    const stale = {
+      pid: 2 ** 30,
+      host: '127.0.0.1',
+      port,
+      prefix: 'otter',
+      auth_token_hash: null,
+      started_at: 1,
+      scheme: 'http',
+    }
     writeFileSync(pidfile(home, port), JSON.stringify(stale))
-    expect((await cli(home, ['status'])).stdout).toBe(`otter port=${port} pid=${2 ** 30} alive=no (stale) scheme=http auth=no ${pidfile(home, port)}\n`)
+    expect((await cli(home, ['status'])).stdout).toBe(
+      `otter port=${port} pid=${2 ** 30} alive=no (stale) scheme=http auth=no ${pidfile(home, port)}\n`,
+    )
     const s = launch(['otter', 'serve', '--port', String(port)], { CHIMERA_HOME: home })
     await until(() => (/listening on/.test(s.stderr()) ? true : undefined), 'the start-up line')
     expect(JSON.parse(readFileSync(pidfile(home, port), 'utf8')).pid).toBe(s.child.pid)
@@ -150,7 +200,10 @@ describe('serve status and stop', () => {
     expect(existsSync(pidfile(home, port))).toBe(false)
 
     writeFileSync(pidfile(home, port), JSON.stringify(stale))
-    expect(await cli(home, ['stop', '--port', String(port)])).toMatchObject({ code: 0, stdout: `otter port=${port} pid=${2 ** 30} stale pidfile removed\n` })
+    expect(await cli(home, ['stop', '--port', String(port)])).toMatchObject({
+      code: 0,
+      stdout: `otter port=${port} pid=${2 ** 30} stale pidfile removed\n`,
+    })
     expect(existsSync(pidfile(home, port))).toBe(false)
   }, 40_000)
 
@@ -163,10 +216,16 @@ describe('serve status and stop', () => {
     expect(ambiguous.stderr).toMatch(/2 otter servers are recorded .*disambiguate with --port N or --all/)
     expect((await cli(home, ['stop', '--port', String(a.port), '--all'])).code).toBe(2)
     expect((await cli(home, ['stop', '--serve-timeout', 'soon'])).code).toBe(2)
-    expect(await cli(home, ['stop', '--port', String(b.port)])).toMatchObject({ code: 0, stdout: `otter port=${b.port} pid=${b.child.pid} stopped (SIGTERM)\n` })
+    expect(await cli(home, ['stop', '--port', String(b.port)])).toMatchObject({
+      code: 0,
+      stdout: `otter port=${b.port} pid=${b.child.pid} stopped (SIGTERM)\n`,
+    })
     expect(await b.exit).toBe(0)
     expect(a.child.exitCode).toBeNull()
-    expect(await cli(home, ['stop', '--all'])).toMatchObject({ code: 0, stdout: `otter port=${a.port} pid=${a.child.pid} stopped (SIGTERM)\n` })
+    expect(await cli(home, ['stop', '--all'])).toMatchObject({
+      code: 0,
+      stdout: `otter port=${a.port} pid=${a.child.pid} stopped (SIGTERM)\n`,
+    })
     expect(await a.exit).toBe(0)
   }, 40_000)
 
@@ -174,43 +233,83 @@ describe('serve status and stop', () => {
     const home = temp.make('serve-kill-')
     mkdirSync(join(home, 'run'), { recursive: true })
     // A node process that ignores SIGTERM, recorded as a server.
-    const stubborn = spawn(process.execPath, ['-e', "process.on('SIGTERM', () => console.log('TERM')); console.log('ready'); setInterval(() => {}, 1000)"], { stdio: ['ignore', 'pipe', 'ignore'] })
+    const stubborn = spawn(
+      process.execPath,
+      ['-e', "process.on('SIGTERM', () => console.log('TERM')); console.log('ready'); setInterval(() => {}, 1000)"],
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    )
     children.push(stubborn)
     let out = ''
     stubborn.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d))
     await until(() => (out.includes('ready') ? true : undefined), 'the stub')
     const port = 40001
-    writeFileSync(pidfile(home, port), JSON.stringify({ pid: stubborn.pid, host: '127.0.0.1', port, prefix: 'otter', auth_token_hash: null, started_at: 2, scheme: 'http' }))
+    writeFileSync(
+      pidfile(home, port),
+      JSON.stringify({
+        pid: stubborn.pid,
+        host: '127.0.0.1',
+        port,
+        prefix: 'otter',
+        auth_token_hash: null,
+        started_at: 2,
+        scheme: 'http',
+      }),
+    )
     const killed = new Promise<NodeJS.Signals | null>((r) => stubborn.on('exit', (_c, sig) => r(sig)))
     const r = await cli(home, ['stop', '--port', String(port), '--serve-timeout', '0.3'])
-    expect(r).toMatchObject({ code: 0, stdout: `otter port=${port} pid=${stubborn.pid} killed (SIGKILL after 0.3 s)\n` })
+    expect(r).toMatchObject({
+      code: 0,
+      stdout: `otter port=${port} pid=${stubborn.pid} killed (SIGKILL after 0.3 s)\n`,
+    })
     expect(out).toContain('TERM') // SIGTERM came first
     expect(await killed).toBe('SIGKILL')
     expect(existsSync(pidfile(home, port))).toBe(false)
-
   }, 40_000)
 
-  it.skipIf(process.getuid?.() !== 0)('exit 1 when a process survives both signals (stop run by a user who may not signal it)', async () => {
-    const home = temp.make('serve-eperm-')
-    chmodSync(home, 0o755)
-    mkdirSync(join(home, 'run'), { recursive: true, mode: 0o777 })
-    chmodSync(join(home, 'run'), 0o777)
-    const owned = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' })
-    children.push(owned)
-    const port = 40002
-    writeFileSync(pidfile(home, port), JSON.stringify({ pid: owned.pid, host: '127.0.0.1', port, prefix: 'otter', auth_token_hash: null, started_at: 3, scheme: 'http' }))
-    chmodSync(pidfile(home, port), 0o644)
-    // The checkout may sit where other users cannot enter (a clone under /root, a mktemp -d
-    // directory): the CLI runs as nobody from a copy of the bundle in a world-readable directory.
-    const shared = temp.make('serve-eperm-cli-')
-    chmodSync(shared, 0o755)
-    cpSync(dirname(CLI_BUNDLE), shared, { recursive: true })
-    chmodTree(shared)
-    const r = await cli(home, ['stop', '--port', String(port), '--serve-timeout', '0.1'], 65534, join(shared, basename(CLI_BUNDLE)))
-    expect(r).toMatchObject({ code: 1, stdout: `otter port=${port} pid=${owned.pid} still running after SIGTERM and SIGKILL\n` })
-    expect(owned.exitCode).toBeNull()
-    expect(existsSync(pidfile(home, port))).toBe(true)
-  }, 40_000)
+  it.skipIf(process.getuid?.() !== 0)(
+    'exit 1 when a process survives both signals (stop run by a user who may not signal it)',
+    async () => {
+      const home = temp.make('serve-eperm-')
+      chmodSync(home, 0o755)
+      mkdirSync(join(home, 'run'), { recursive: true, mode: 0o777 })
+      chmodSync(join(home, 'run'), 0o777)
+      const owned = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' })
+      children.push(owned)
+      const port = 40002
+      writeFileSync(
+        pidfile(home, port),
+        JSON.stringify({
+          pid: owned.pid,
+          host: '127.0.0.1',
+          port,
+          prefix: 'otter',
+          auth_token_hash: null,
+          started_at: 3,
+          scheme: 'http',
+        }),
+      )
+      chmodSync(pidfile(home, port), 0o644)
+      // The checkout may sit where other users cannot enter (a clone under /root, a mktemp -d
+      // directory): the CLI runs as nobody from a copy of the bundle in a world-readable directory.
+      const shared = temp.make('serve-eperm-cli-')
+      chmodSync(shared, 0o755)
+      cpSync(dirname(CLI_BUNDLE), shared, { recursive: true })
+      chmodTree(shared)
+      const r = await cli(
+        home,
+        ['stop', '--port', String(port), '--serve-timeout', '0.1'],
+        65534,
+        join(shared, basename(CLI_BUNDLE)),
+      )
+      expect(r).toMatchObject({
+        code: 1,
+        stdout: `otter port=${port} pid=${owned.pid} still running after SIGTERM and SIGKILL\n`,
+      })
+      expect(owned.exitCode).toBeNull()
+      expect(existsSync(pidfile(home, port))).toBe(true)
+    },
+    40_000,
+  )
 
   it('a SIGTERM ends open SSE streams with a final end frame and removes the pidfile', async () => {
     const home = temp.make('serve-sse-')

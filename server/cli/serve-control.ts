@@ -50,7 +50,13 @@ const signal = (pid: number, sig: NodeJS.Signals): void => {
 }
 
 /** SIGTERM, then SIGKILL after `timeoutMs`; the outcome line and whether the process is gone. */
-async function stopOne(prefix: PidfilePrefix, path: string, port: number, record: PidRecord | undefined, timeoutMs: number): Promise<{ line: string; ok: boolean }> {
+async function stopOne(
+  prefix: PidfilePrefix,
+  path: string,
+  port: number,
+  record: PidRecord | undefined,
+  timeoutMs: number,
+): Promise<{ line: string; ok: boolean }> {
   const head = `${prefix} port=${port} pid=${record?.pid ?? '?'}`
   if (!record || !isAlive(record.pid)) {
     releasePidfile(path, record ?? ({} as PidRecord))
@@ -79,18 +85,25 @@ export interface StopArgs {
 export function parseServeTimeout(v: string | undefined): number {
   if (v === undefined) return DEFAULT_SERVE_TIMEOUT_S * 1000
   const n = Number(v)
-  if (v.trim() === '' || !Number.isFinite(n) || n < 0 || n > 86_400) throw new UsageError(`--serve-timeout must be a number of seconds (0-86400), got ${JSON.stringify(v)}`)
+  if (v.trim() === '' || !Number.isFinite(n) || n < 0 || n > 86_400)
+    throw new UsageError(`--serve-timeout must be a number of seconds (0-86400), got ${JSON.stringify(v)}`)
   return n * 1000
 }
 
-export async function runStop(prefix: PidfilePrefix, args: StopArgs, out: (s: string) => void = output): Promise<number> {
+export async function runStop(
+  prefix: PidfilePrefix,
+  args: StopArgs,
+  out: (s: string) => void = output,
+): Promise<number> {
   const timeoutMs = parseServeTimeout(args['serve-timeout'])
   if (args.port !== undefined && args.all) throw new UsageError('give --port or --all, not both')
   const port = args.port !== undefined ? parsePort(args.port, 0) : undefined
   let targets = listPidfiles(chimeraHome(), prefix)
   if (port !== undefined) targets = targets.filter((t) => t.port === port)
   else if (!args.all && targets.length > 1) {
-    throw new UsageError(`${targets.length} ${prefix} servers are recorded (ports ${targets.map((t) => t.port).join(', ')}): disambiguate with --port N or --all`)
+    throw new UsageError(
+      `${targets.length} ${prefix} servers are recorded (ports ${targets.map((t) => t.port).join(', ')}): disambiguate with --port N or --all`,
+    )
   }
   let ok = true
   const results = await Promise.all(targets.map((t) => stopOne(prefix, t.path, t.port, t.record, timeoutMs)))

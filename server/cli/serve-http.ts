@@ -17,7 +17,15 @@ import { isLoopbackName } from '../http/guard.ts'
 import { guardSlowClients, type SlowClientLimits } from '../http/slow-clients.ts'
 import type { SseSettings } from '../http/sse/sse-stream.ts'
 import type { Logger } from '../log.ts'
-import { PidfileLocked, acquirePidfile, pidfilePath, readPidfile, releasePidfile, tokenHash, type PidRecord } from '../store/pidfile.ts'
+import {
+  PidfileLocked,
+  acquirePidfile,
+  pidfilePath,
+  readPidfile,
+  releasePidfile,
+  tokenHash,
+  type PidRecord,
+} from '../store/pidfile.ts'
 import { UsageError } from './args.ts'
 
 export interface ServeHttpOptions {
@@ -59,7 +67,8 @@ export const MAX_CONNECTIONS = 1024
 export const CLOSE_GRACE_MS = 3000
 
 /** True for a loopback bind address or name (`--host`; parsed IP literals, not prefixes). */
-export const isLoopback = (host: string): boolean => isLoopbackName((host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host).toLowerCase())
+export const isLoopback = (host: string): boolean =>
+  isLoopbackName((host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host).toLowerCase())
 
 /** The names a browser reaches this server by: the bound address, or each interface's for a wildcard bind. */
 export function servedHosts(host: string): string[] {
@@ -74,12 +83,15 @@ function readPem(path: string, flag: string): string {
   try {
     return readFileSync(path, 'utf8')
   } catch (err) {
-    throw new UsageError(`${flag}: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`)
+    throw new UsageError(
+      `${flag}: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    )
   }
 }
 
 /** OpenSSL's reason without its code (`error:0480006C:PEM routines::no start line` → `no start line`). */
-const reason = (err: unknown): string => (err instanceof Error ? err.message : String(err)).replace(/^error:[0-9A-F]+:[^:]*:[^:]*:/i, '')
+const reason = (err: unknown): string =>
+  (err instanceof Error ? err.message : String(err)).replace(/^error:[0-9A-F]+:[^:]*:[^:]*:/i, '')
 
 /**
  * The certificate and key, checked before binding so a mistake names its flag (a usage error):
@@ -99,17 +111,24 @@ function tlsMaterial(certPath: string, keyPath: string): { cert: string; key: st
   try {
     keyObject = createPrivateKey(key)
   } catch (err) {
-    throw new UsageError(`--tls-key: ${keyPath} is not a usable PEM private key (${reason(err)}; an encrypted key must be decrypted first)`)
+    throw new UsageError(
+      `--tls-key: ${keyPath} is not a usable PEM private key (${reason(err)}; an encrypted key must be decrypted first)`,
+    )
   }
-  if (!x509.checkPrivateKey(keyObject)) throw new UsageError(`--tls-key: ${keyPath} is not the private key of the certificate in --tls-cert ${certPath}`)
+  if (!x509.checkPrivateKey(keyObject))
+    throw new UsageError(`--tls-key: ${keyPath} is not the private key of the certificate in --tls-cert ${certPath}`)
   const pem = (s: string) => s.slice(Math.max(0, s.indexOf('-----BEGIN')))
   return { cert: pem(cert), key: pem(key) }
 }
 
-export function checkServeOptions(o: Pick<ServeHttpOptions, 'host' | 'token' | 'tlsCert' | 'tlsKey' | 'insecure'>): { cert: string; key: string } | undefined {
+export function checkServeOptions(
+  o: Pick<ServeHttpOptions, 'host' | 'token' | 'tlsCert' | 'tlsKey' | 'insecure'>,
+): { cert: string; key: string } | undefined {
   if (Boolean(o.tlsCert) !== Boolean(o.tlsKey)) throw new UsageError('--tls-cert and --tls-key must be given together')
   if (!isLoopback(o.host) && !o.token && !o.insecure) {
-    throw new UsageError(`refusing to bind ${o.host} without a bearer token: set --auth-token (or OTTER_SERVER_TOKEN / FERRET_SERVER_TOKEN), or pass --insecure`)
+    throw new UsageError(
+      `refusing to bind ${o.host} without a bearer token: set --auth-token (or OTTER_SERVER_TOKEN / FERRET_SERVER_TOKEN), or pass --insecure`,
+    )
   }
   if (!o.tlsCert || !o.tlsKey) return undefined
   return tlsMaterial(o.tlsCert, o.tlsKey)
@@ -117,13 +136,27 @@ export function checkServeOptions(o: Pick<ServeHttpOptions, 'host' | 'token' | '
 
 function inUse(o: ServeHttpOptions): Error {
   const held = o.home ? readPidfile(pidfilePath(o.home, o.agent, o.port)) : undefined
-  return new Error(`port ${o.port} on ${o.host} is already in use${held ? ` (PID ${held.pid}, per ${pidfilePath(o.home!, o.agent, o.port)})` : ''}`)
+  return new Error(
+    `port ${o.port} on ${o.host} is already in use${held ? ` (PID ${held.pid}, per ${pidfilePath(o.home!, o.agent, o.port)})` : ''}`,
+  )
 }
 
 export async function serveHttp(o: ServeHttpOptions): Promise<void> {
   const https = checkServeOptions(o)
-  const [{ listen }, { nodeHandler }, { createHttpServerApp }] = await Promise.all([import('listhen'), import('../http/node-handler.ts'), import('../http/server-app.ts')])
-  const record = (port: number): PidRecord => ({ pid: process.pid, host: o.host, port, prefix: o.agent, auth_token_hash: tokenHash(o.token), started_at: Date.now() / 1000, scheme: https ? 'https' : 'http' })
+  const [{ listen }, { nodeHandler }, { createHttpServerApp }] = await Promise.all([
+    import('listhen'),
+    import('../http/node-handler.ts'),
+    import('../http/server-app.ts'),
+  ])
+  const record = (port: number): PidRecord => ({
+    pid: process.pid,
+    host: o.host,
+    port,
+    prefix: o.agent,
+    auth_token_hash: tokenHash(o.token),
+    started_at: Date.now() / 1000,
+    scheme: https ? 'https' : 'http',
+  })
   let pidfile: { path: string; record: PidRecord } | undefined
   const takePidfile = (port: number): void => {
     if (!o.home) return
@@ -137,8 +170,21 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
   }
   if (o.port !== 0) takePidfile(o.port)
   // The Host check (DNS-rebinding guard) applies to loopback binds; other binds need a token.
-  const guard = { cors: o.cors ?? [], allowedHosts: isLoopback(o.host) ? [] : undefined, servedHosts: servedHosts(o.host) }
-  const http = createHttpServerApp({ version: o.version, startedAt: new Date(), logger: o.logger, manager: o.manager, masterToken: o.token, guard, sessionTtlMs: o.sessionTtlMs, sse: o.sse })
+  const guard = {
+    cors: o.cors ?? [],
+    allowedHosts: isLoopback(o.host) ? [] : undefined,
+    servedHosts: servedHosts(o.host),
+  }
+  const http = createHttpServerApp({
+    version: o.version,
+    startedAt: new Date(),
+    logger: o.logger,
+    manager: o.manager,
+    masterToken: o.token,
+    guard,
+    sessionTtlMs: o.sessionTtlMs,
+    sse: o.sse,
+  })
   let listener: Awaited<ReturnType<typeof listen>>
   try {
     listener = await listen(nodeHandler(http.app), {
@@ -157,8 +203,10 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
     if (pidfile) releasePidfile(pidfile.path, pidfile.record)
     http.close()
     const e = err as NodeJS.ErrnoException
-    if (e.code === 'EADDRINUSE' || /already in use|not available|GetPortError/i.test(`${e.name} ${e.message}`)) throw inUse(o)
-    if (e.code === 'EADDRNOTAVAIL') throw new Error(`cannot bind ${o.host}: the address is not available on this machine`)
+    if (e.code === 'EADDRINUSE' || /already in use|not available|GetPortError/i.test(`${e.name} ${e.message}`))
+      throw inUse(o)
+    if (e.code === 'EADDRNOTAVAIL')
+      throw new Error(`cannot bind ${o.host}: the address is not available on this machine`)
     throw err
   }
   const server = (listener as unknown as { server: Server }).server
@@ -177,7 +225,12 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
     if (pidfile) releasePidfile(pidfile.path, pidfile.record)
   }
   process.once('exit', release)
-  const limits: SlowClientLimits = { headersMs: HEADERS_TIMEOUT_MS, bodyMs: REQUEST_TIMEOUT_MS, maxConnections: MAX_CONNECTIONS, ...o.limits }
+  const limits: SlowClientLimits = {
+    headersMs: HEADERS_TIMEOUT_MS,
+    bodyMs: REQUEST_TIMEOUT_MS,
+    maxConnections: MAX_CONNECTIONS,
+    ...o.limits,
+  }
   // Node's own timers as a backstop (checked every 30 s; `requestTimeout` counts only until the
   // request is received, never a streaming response); `server.timeout` stays 0: no socket is cut
   // for being quiet, an SSE stream between heartbeats included.

@@ -30,7 +30,17 @@ async function start(extra: Partial<ServeHttpOptions> = {}): Promise<{ url: stri
   const logger = createLogger({ level: 'info', sink: (l) => logLines.push(l) })
   let ready!: (v: { url: string; server: Server }) => void
   const got = new Promise<{ url: string; server: Server }>((r) => (ready = r))
-  serving = serveHttp({ agent: 'otter', host: '127.0.0.1', port: 0, version: 'test', logger, manager: env.manager(), signal: stop.signal, onListening: (url, server) => ready({ url, server }), ...extra })
+  serving = serveHttp({
+    agent: 'otter',
+    host: '127.0.0.1',
+    port: 0,
+    version: 'test',
+    logger,
+    manager: env.manager(),
+    signal: stop.signal,
+    onListening: (url, server) => ready({ url, server }),
+    ...extra,
+  })
   return got
 }
 
@@ -58,7 +68,11 @@ const SHORT = { headersMs: 300, bodyMs: 300 }
 describe('SSE streams and the connection limits', () => {
   it('GET /sessions/{id}/events follows a turn 5x longer than the request limit to its `end`', async () => {
     const { url } = await start({ limits: SHORT })
-    const created = await fetch(`${url}/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: '!sleep 1500\n!say finished' }) })
+    const created = await fetch(`${url}/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt: '!sleep 1500\n!say finished' }),
+    })
     expect(created.status).toBe(201)
     const { session_id } = (await created.json()) as { session_id: string }
     const t0 = Date.now()
@@ -73,13 +87,21 @@ describe('SSE streams and the connection limits', () => {
 
   it('GET /session/{id}/events stays open while idle past the limit and carries the next turn', async () => {
     const { url } = await start({ limits: SHORT })
-    const created = await fetch(`${url}/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+    const created = await fetch(`${url}/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    })
     const { session_id } = (await created.json()) as { session_id: string }
     const res = await fetch(`${url}/session/${session_id}/events`)
     expect(res.status).toBe(200)
     const reading = readUntil(res, (t) => t.includes('after the wait'))
     await new Promise((r) => setTimeout(r, 1200)) // 4x the limit, idle
-    const sent = await fetch(`${url}/session/${session_id}/message`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: '!say after the wait' }) })
+    const sent = await fetch(`${url}/session/${session_id}/message`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ message: '!say after the wait' }),
+    })
     expect(sent.status).toBe(202)
     const r = await reading
     expect(r.error).toBeUndefined()
@@ -99,7 +121,9 @@ describe('SSE streams and the connection limits', () => {
     const { connect } = await import('node:net')
     const socket = connect(Number(port), '127.0.0.1')
     socket.on('error', () => {})
-    socket.write('POST /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"prompt":')
+    socket.write(
+      'POST /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"prompt":',
+    )
     const t0 = Date.now()
     await new Promise((r) => socket.on('close', r))
     expect(Date.now() - t0).toBeLessThan(5000)

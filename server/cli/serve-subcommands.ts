@@ -14,7 +14,10 @@ export function serveSubCommands(prefix: PidfilePrefix) {
     },
   })
   const stop = defineCommand({
-    meta: { name: 'stop', description: `Stop background ${prefix} servers: SIGTERM, then SIGKILL after --serve-timeout` },
+    meta: {
+      name: 'stop',
+      description: `Stop background ${prefix} servers: SIGTERM, then SIGKILL after --serve-timeout`,
+    },
     args: {
       port: { type: 'string', description: `Stop only the server on this port (${prefix}-<port>.pid)` },
       all: { type: 'boolean', description: `Stop every background ${prefix} server`, default: false },

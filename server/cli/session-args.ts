@@ -22,15 +22,27 @@ export function sessionArgs(defaultApproval: ApprovalPolicy, why: string) {
     model: { type: 'string', description: 'Model id, or provider/model (default: offline)' },
     'allowed-tools': { type: 'string', description: 'Comma-separated tool allow-list' },
     permission: { type: 'string', description: 'Permission rule override Tool=allow|ask|deny (repeatable)' },
-    sandbox: { type: 'enum', options: [...SANDBOX_MODES] as string[], description: 'File and shell confinement', default: 'workspace-write' },
+    sandbox: {
+      type: 'enum',
+      options: [...SANDBOX_MODES] as string[],
+      description: 'File and shell confinement',
+      default: 'workspace-write',
+    },
     approval: {
       type: 'enum',
       options: [...APPROVAL_POLICIES] as string[],
       description: `How tools that ask for permission are answered (auto, read-only: presets, see docs/core.md). Default ${defaultApproval}: ${why}`,
       default: defaultApproval as string,
     },
-    'allow-unconfined': { type: 'boolean', description: 'Run Bash without bubblewrap when it is missing (the confined sandbox modes refuse otherwise)', default: false },
-    agent: { type: 'string', description: 'Agent definition (.opencode/agent/<name>.md, project then ~/.opencode/agent): its tools and model' },
+    'allow-unconfined': {
+      type: 'boolean',
+      description: 'Run Bash without bubblewrap when it is missing (the confined sandbox modes refuse otherwise)',
+      default: false,
+    },
+    agent: {
+      type: 'string',
+      description: 'Agent definition (.opencode/agent/<name>.md, project then ~/.opencode/agent): its tools and model',
+    },
   } satisfies ArgsDef
 }
 

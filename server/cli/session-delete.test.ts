@@ -17,7 +17,10 @@ const TOKEN = 'delete-test-token'
 const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }
 
 async function serve(home: string): Promise<{ p: Proc; url: string }> {
-  const p = start(['otter', 'serve', '--port', '0', '--auth-token', TOKEN, '--approval', 'allow'], { CHIMERA_HOME: home, CHIMERA_LOG_LEVEL: 'info' })
+  const p = start(['otter', 'serve', '--port', '0', '--auth-token', TOKEN, '--approval', 'allow'], {
+    CHIMERA_HOME: home,
+    CHIMERA_LOG_LEVEL: 'info',
+  })
   const url = (await p.waitStderr(/listening on http:\/\/127\.0\.0\.1:\d+/)).replace(/^listening on /, '')
   return { p, url }
 }
@@ -35,7 +38,10 @@ async function listings(url: string) {
 }
 
 function cliListed(home: string): string[] {
-  const r = spawnSync(process.execPath, [CLI_BUNDLE, 'otter', 'sessions', 'list', '--json'], { env: { ...process.env, CHIMERA_HOME: home }, encoding: 'utf8' })
+  const r = spawnSync(process.execPath, [CLI_BUNDLE, 'otter', 'sessions', 'list', '--json'], {
+    env: { ...process.env, CHIMERA_HOME: home },
+    encoding: 'utf8',
+  })
   expect(r.status).toBe(0)
   return (JSON.parse(r.stdout).sessions as { session_id: string }[]).map((s) => s.session_id)
 }
@@ -53,20 +59,29 @@ async function acpListed(home: string): Promise<string[]> {
 }
 
 async function turn(url: string, id: string, message: string) {
-  expect((await fetch(`${url}/session/${id}/message`, { method: 'POST', headers: auth, body: JSON.stringify({ message }) })).status).toBe(202)
+  expect(
+    (await fetch(`${url}/session/${id}/message`, { method: 'POST', headers: auth, body: JSON.stringify({ message }) }))
+      .status,
+  ).toBe(202)
 }
 
 describe('DELETE /session/{id}', () => {
   it('removes the session from the HTTP listings, the detail, ACP session/list and the CLI listing', async () => {
     const home = temp.make('delete-home-')
     const { p, url } = await serve(home)
-    const create = async () => ((await (await fetch(`${url}/session`, { method: 'POST', headers: auth, body: '{}' })).json()) as { session_id: string }).session_id
+    const create = async () =>
+      (
+        (await (await fetch(`${url}/session`, { method: 'POST', headers: auth, body: '{}' })).json()) as {
+          session_id: string
+        }
+      ).session_id
     const kept = await create()
     const gone = await create()
     const midTurn = await create()
     await turn(url, kept, '!say kept')
     await turn(url, gone, '!say gone')
-    for (let i = 0; i < 200 && (await get(`${url}/sessions/${gone}`)).body?.summary?.success === undefined; i++) await new Promise((r) => setTimeout(r, 25))
+    for (let i = 0; i < 200 && (await get(`${url}/sessions/${gone}`)).body?.summary?.success === undefined; i++)
+      await new Promise((r) => setTimeout(r, 25))
     await turn(url, midTurn, '!sleep 2000\n!say late')
     expect((await listings(url)).sessions).toEqual(expect.arrayContaining([kept, gone, midTurn]))
 
@@ -90,8 +105,17 @@ describe('DELETE /session/{id}', () => {
   it('deletes a session of an earlier server run that is only on disk', async () => {
     const home = temp.make('delete-disk-')
     const first = await serve(home)
-    const id = ((await (await fetch(`${first.url}/sessions`, { method: 'POST', headers: auth, body: JSON.stringify({ prompt: '!say old' }) })).json()) as { session_id: string }).session_id
-    for (let i = 0; i < 200 && (await get(`${first.url}/sessions/${id}`)).body?.summary?.success === undefined; i++) await new Promise((r) => setTimeout(r, 25))
+    const id = (
+      (await (
+        await fetch(`${first.url}/sessions`, {
+          method: 'POST',
+          headers: auth,
+          body: JSON.stringify({ prompt: '!say old' }),
+        })
+      ).json()) as { session_id: string }
+    ).session_id
+    for (let i = 0; i < 200 && (await get(`${first.url}/sessions/${id}`)).body?.summary?.success === undefined; i++)
+      await new Promise((r) => setTimeout(r, 25))
     first.p.child.kill('SIGTERM')
     expect(await first.p.exit()).toBe(0)
     expect(cliListed(home)).toEqual([id])

@@ -8,7 +8,12 @@
  * agent definition whose frontmatter sets the tools, cut to `--allowed-tools` when both are
  * given, and the model unless `--model` is given; server/agents/agent-definitions.ts).
  */
-import { AgentDefinitionError, agentAllowedTools, loadAgentDefinition, type AgentDefinition } from '../agents/agent-definitions.ts'
+import {
+  AgentDefinitionError,
+  agentAllowedTools,
+  loadAgentDefinition,
+  type AgentDefinition,
+} from '../agents/agent-definitions.ts'
 import type { ManagerOptions } from '../core/manager.ts'
 import { checkToolNames } from '../core/manager.ts'
 import type { ModelRegistry } from '../core/model-registry.ts'
@@ -20,7 +25,10 @@ import { sessionCwd, type SessionFlagValues } from './session-args.ts'
 
 export { SANDBOX_MODES, sessionArgs, sessionCwd, type SessionFlagValues } from './session-args.ts'
 
-export type SessionDefaults = Pick<ManagerOptions, 'cwd' | 'model' | 'allowedTools' | 'permissionOverrides' | 'sandbox' | 'approval' | 'allowUnconfined'>
+export type SessionDefaults = Pick<
+  ManagerOptions,
+  'cwd' | 'model' | 'allowedTools' | 'permissionOverrides' | 'sandbox' | 'approval' | 'allowUnconfined'
+>
 
 /**
  * `--agent <name>`: its definition (project scope of `--cwd`, then the user scope), undefined
@@ -28,7 +36,10 @@ export type SessionDefaults = Pick<ManagerOptions, 'cwd' | 'model' | 'allowedToo
  * registry is built: the agent's `model` chooses the process's provider when `--model` is absent.
  * `env` and `userDir` locate the user scope (tests point it elsewhere).
  */
-export function agentFlag(args: SessionFlagValues, o: { env?: NodeJS.ProcessEnv; userDir?: string } = {}): AgentDefinition | undefined {
+export function agentFlag(
+  args: SessionFlagValues,
+  o: { env?: NodeJS.ProcessEnv; userDir?: string } = {},
+): AgentDefinition | undefined {
   if (args.agent === undefined) return undefined
   const cwd = sessionCwd(args)
   try {
@@ -40,14 +51,20 @@ export function agentFlag(args: SessionFlagValues, o: { env?: NodeJS.ProcessEnv;
 }
 
 /** The model the process runs by default: `--model`, else the agent's. */
-export const sessionModel = (args: SessionFlagValues, agent: AgentDefinition | undefined): string | undefined => args.model ?? agent?.model
+export const sessionModel = (args: SessionFlagValues, agent: AgentDefinition | undefined): string | undefined =>
+  args.model ?? agent?.model
 
 /**
  * Check the session flags and turn them into session-manager defaults; UsageError when wrong.
  * `agent` (from `agentFlag`) narrows the tools (cut to `--allowed-tools` when both are given)
  * and gives the model when `--model` is absent.
  */
-export function sessionFlags(args: SessionFlagValues, rawArgs: readonly string[], models: ModelRegistry, agent?: AgentDefinition): SessionDefaults {
+export function sessionFlags(
+  args: SessionFlagValues,
+  rawArgs: readonly string[],
+  models: ModelRegistry,
+  agent?: AgentDefinition,
+): SessionDefaults {
   const cwd = sessionCwd(args)
   const listed = parseList(args['allowed-tools'])
   const model = sessionModel(args, agent)

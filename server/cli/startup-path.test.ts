@@ -7,12 +7,33 @@
 import { build } from 'esbuild'
 import { describe, expect, it } from 'vitest'
 
-const HEAVY = [/node_modules\/zod\//, /node_modules\/yaml\//, /node_modules\/vscode-/, /node_modules\/ai\//, /node_modules\/srvx\//, /generated\/.*\.gen\.ts$/, /server\/core\/manager\.ts$/, /server\/store\//, /server\/tools\//, /server\/acp\/(v1|seed)-dialect\.ts$/]
+const HEAVY = [
+  /node_modules\/zod\//,
+  /node_modules\/yaml\//,
+  /node_modules\/vscode-/,
+  /node_modules\/ai\//,
+  /node_modules\/srvx\//,
+  /generated\/.*\.gen\.ts$/,
+  /server\/core\/manager\.ts$/,
+  /server\/store\//,
+  /server\/tools\//,
+  /server\/acp\/(v1|seed)-dialect\.ts$/,
+]
 const ALLOWED = [/generated\/acp\/v1-constants\.gen\.ts$/]
 
 /** Every module statically reachable from `entry`, each with the chain that reaches it. */
 async function staticClosure(entry: string): Promise<Map<string, string[]>> {
-  const r = await build({ entryPoints: [entry], bundle: true, write: false, format: 'esm', platform: 'node', splitting: true, outdir: 'out', metafile: true, logLevel: 'silent' })
+  const r = await build({
+    entryPoints: [entry],
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'node',
+    splitting: true,
+    outdir: 'out',
+    metafile: true,
+    logLevel: 'silent',
+  })
   const inputs = r.metafile.inputs
   const chains = new Map<string, string[]>([[entry, [entry]]])
   const queue = [entry]
@@ -31,7 +52,9 @@ describe('the ACP start-up path', () => {
   it.each(['server/cli/ferret.ts', 'server/cli/otter.ts'])('%s statically reaches nothing heavy', async (entry) => {
     const chains = await staticClosure(entry)
     expect(chains.has('server/acp/serve-acp.ts')).toBe(true)
-    const heavy = [...chains].filter(([p]) => HEAVY.some((h) => h.test(p)) && !ALLOWED.some((a) => a.test(p))).map(([, chain]) => chain.join(' → '))
+    const heavy = [...chains]
+      .filter(([p]) => HEAVY.some((h) => h.test(p)) && !ALLOWED.some((a) => a.test(p)))
+      .map(([, chain]) => chain.join(' → '))
     expect(heavy).toEqual([])
   })
 })

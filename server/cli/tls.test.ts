@@ -20,7 +20,29 @@ let dir = ''
 let ca = ''
 beforeAll(() => {
   dir = temp.make('tls-')
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' })
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem'),
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  )
   ca = readFileSync(join(dir, 'cert.pem'), 'utf8')
 })
 afterEach(() => {
@@ -29,7 +51,10 @@ afterEach(() => {
 afterAll(() => temp.cleanup())
 
 function launch(args: string[]): { child: ChildProcess; stderr: () => string; exit: Promise<number | null> } {
-  const child = spawn(process.execPath, [CLI_BUNDLE, ...args], { env: { ...process.env, CHIMERA_HOME: temp.make('tls-home-'), CHIMERA_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [CLI_BUNDLE, ...args], {
+    env: { ...process.env, CHIMERA_HOME: temp.make('tls-home-'), CHIMERA_LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   children.push(child)
   let err = ''
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d))
@@ -40,11 +65,15 @@ function launch(args: string[]): { child: ChildProcess; stderr: () => string; ex
 /** An HTTPS request trusting only the test's certificate; resolves with status, headers and body text. */
 function https(url: string, method = 'GET', body?: unknown): Promise<{ status: number; type: string; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest(url, { method, ca, headers: body === undefined ? {} : { 'content-type': 'application/json' } }, (res) => {
-      let text = ''
-      res.setEncoding('utf8').on('data', (d: string) => (text += d))
-      res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type']), text }))
-    })
+    const req = httpsRequest(
+      url,
+      { method, ca, headers: body === undefined ? {} : { 'content-type': 'application/json' } },
+      (res) => {
+        let text = ''
+        res.setEncoding('utf8').on('data', (d: string) => (text += d))
+        res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type']), text }))
+      },
+    )
     req.on('error', reject)
     req.end(body === undefined ? undefined : JSON.stringify(body))
   })
@@ -52,10 +81,20 @@ function https(url: string, method = 'GET', body?: unknown): Promise<{ status: n
 
 describe('otter serve over TLS', () => {
   it('serves HTTPS and SSE with a self-signed certificate; cleartext gets no HTTP answer', async () => {
-    const s = launch(['otter', 'serve', '--port', '0', '--tls-cert', join(dir, 'cert.pem'), '--tls-key', join(dir, 'key.pem')])
+    const s = launch([
+      'otter',
+      'serve',
+      '--port',
+      '0',
+      '--tls-cert',
+      join(dir, 'cert.pem'),
+      '--tls-key',
+      join(dir, 'key.pem'),
+    ])
     const deadline = Date.now() + 10_000
     let url: string | undefined
-    while (!(url = /listening on (https:\/\/127\.0\.0\.1:\d+)/.exec(s.stderr())?.[1]) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+    while (!(url = /listening on (https:\/\/127\.0\.0\.1:\d+)/.exec(s.stderr())?.[1]) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20))
     expect(url, s.stderr()).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/)
     expect(Number(new URL(url!).port)).toBeGreaterThan(0)
 
@@ -96,7 +135,16 @@ describe('otter serve over TLS', () => {
     expect(await alone.exit).toBe(2)
     expect(alone.stderr()).toMatch(/^error: --tls-cert and --tls-key must be given together/m)
     expect(alone.stderr()).not.toMatch(/listening on/)
-    const missing = launch(['otter', 'serve', '--port', '0', '--tls-cert', join(dir, 'nope.pem'), '--tls-key', join(dir, 'key.pem')])
+    const missing = launch([
+      'otter',
+      'serve',
+      '--port',
+      '0',
+      '--tls-cert',
+      join(dir, 'nope.pem'),
+      '--tls-key',
+      join(dir, 'key.pem'),
+    ])
     expect(await missing.exit).toBe(2)
     expect(missing.stderr()).toMatch(/^error: --tls-cert: cannot read .*nope\.pem \(ENOENT\)/m)
     expect(missing.stderr()).not.toMatch(/listening on|\n\s+at /)
@@ -104,17 +152,66 @@ describe('otter serve over TLS', () => {
 
   it('a certificate file of garbage, or a key of another certificate, is a usage error naming the flag', async () => {
     writeFileSync(join(dir, 'garbage.pem'), 'garbage\n')
-    const garbage = launch(['otter', 'serve', '--port', '0', '--tls-cert', join(dir, 'garbage.pem'), '--tls-key', join(dir, 'key.pem')])
+    const garbage = launch([
+      'otter',
+      'serve',
+      '--port',
+      '0',
+      '--tls-cert',
+      join(dir, 'garbage.pem'),
+      '--tls-key',
+      join(dir, 'key.pem'),
+    ])
     expect(await garbage.exit).toBe(2)
     expect(garbage.stderr()).toMatch(/^error: --tls-cert: .*garbage\.pem is not a PEM certificate/m)
     expect(garbage.stderr()).not.toMatch(/ENOENT|listening on|\n\s+at /)
-    const badKey = launch(['otter', 'serve', '--port', '0', '--tls-cert', join(dir, 'cert.pem'), '--tls-key', join(dir, 'garbage.pem')])
+    const badKey = launch([
+      'otter',
+      'serve',
+      '--port',
+      '0',
+      '--tls-cert',
+      join(dir, 'cert.pem'),
+      '--tls-key',
+      join(dir, 'garbage.pem'),
+    ])
     expect(await badKey.exit).toBe(2)
     expect(badKey.stderr()).toMatch(/^error: --tls-key: .*garbage\.pem is not a usable PEM private key/m)
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(dir, 'other-key.pem'), '-out', join(dir, 'other-cert.pem'), '-days', '1', '-subj', '/CN=other'], { stdio: 'ignore' })
-    const mismatch = launch(['otter', 'serve', '--port', '0', '--tls-cert', join(dir, 'cert.pem'), '--tls-key', join(dir, 'other-key.pem')])
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        join(dir, 'other-key.pem'),
+        '-out',
+        join(dir, 'other-cert.pem'),
+        '-days',
+        '1',
+        '-subj',
+        '/CN=other',
+      ],
+      { stdio: 'ignore' },
+    )
+    const mismatch = launch([
+      'otter',
+      'serve',
+      '--port',
+      '0',
+      '--tls-cert',
+      join(dir, 'cert.pem'),
+      '--tls-key',
+      join(dir, 'other-key.pem'),
+    ])
     expect(await mismatch.exit).toBe(2)
-    expect(mismatch.stderr()).toMatch(/^error: --tls-key: .*other-key\.pem is not the private key of the certificate in --tls-cert .*cert\.pem/m)
+    expect(mismatch.stderr()).toMatch(
+      /^error: --tls-key: .*other-key\.pem is not the private key of the certificate in --tls-cert .*cert\.pem/m,
+    )
     expect(mismatch.stderr()).not.toMatch(/error:[0-9A-F]{8}|listening on|\n\s+at /)
   }, 30_000)
 })

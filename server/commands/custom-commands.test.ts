@@ -44,7 +44,12 @@ describe('discovery', () => {
     expect(commands().list()).toEqual({
       commands: [
         { name: 'review', description: 'Review the staged changes.', args: [], source: join(userDir, 'review.md') },
-        { name: 'summarize', description: 'Summarize $1 about $TARGET', args: [{ name: 'target', description: 'subject of the summary' }], source: join(cwd, '.opencode', 'command', 'summarize.md') },
+        {
+          name: 'summarize',
+          description: 'Summarize $1 about $TARGET',
+          args: [{ name: 'target', description: 'subject of the summary' }],
+          source: join(cwd, '.opencode', 'command', 'summarize.md'),
+        },
       ],
     })
     expect(commands().render('summarize', 'x')).toBe('Please summarize x — focus on .')
@@ -59,7 +64,9 @@ describe('discovery', () => {
     expect(userCommandsDir({ HOME: '/home/x' })).toMatch(/\.opencode\/command$/)
     expect(userCommandsDir({ CHIMERA_USER_COMMANDS_DIR: userDir })).toBe(userDir)
     user('hello.md', 'hi $1')
-    expect(new CustomCommands({ cwd, env: { CHIMERA_USER_COMMANDS_DIR: userDir } }).render('hello', 'there')).toBe('hi there')
+    expect(new CustomCommands({ cwd, env: { CHIMERA_USER_COMMANDS_DIR: userDir } }).render('hello', 'there')).toBe(
+      'hi there',
+    )
   })
 
   it('sees a file edited or added while running', () => {
@@ -125,7 +132,13 @@ describe('malformed files are skipped and reported', () => {
 describe('rendering', () => {
   it("renders the document's example through invoke", () => {
     project('summarize.md', SUMMARIZE)
-    expect(commands().invoke('summarize', { session_id: 'abc123', args: ['chapter-7'], kwargs: { target: 'the otter REPL' } })).toEqual({
+    expect(
+      commands().invoke('summarize', {
+        session_id: 'abc123',
+        args: ['chapter-7'],
+        kwargs: { target: 'the otter REPL' },
+      }),
+    ).toEqual({
       session_id: 'abc123',
       name: 'summarize',
       rendered: 'Please summarize chapter-7 — focus on the otter REPL.',
@@ -134,13 +147,18 @@ describe('rendering', () => {
   })
 
   it('positional, named (any case), whole-string and braced placeholders, in one pass', () => {
-    project('t.md', '---\nargs: [target, Mode]\n---\n1=$1 2=$2 10=$10 t=$TARGET/$target/${Target} m=$mode all=[$ARGUMENTS] home=$HOME zero=$0 glued=${1}x')
+    project(
+      't.md',
+      '---\nargs: [target, Mode]\n---\n1=$1 2=$2 10=$10 t=$TARGET/$target/${Target} m=$mode all=[$ARGUMENTS] home=$HOME zero=$0 glued=${1}x',
+    )
     const c = commands()
     expect(c.render('t', 'alpha "beta gamma" target=prod mode=fast')).toBe(
       '1=alpha 2=beta gamma 10= t=prod/prod/prod m=fast all=[alpha "beta gamma" target=prod mode=fast] home=$HOME zero=$0 glued=alphax',
     )
     // A value that looks like a placeholder is not substituted again; undeclared key=value stays positional.
-    expect(c.render('t', "'$2' other=1 secret")).toBe("1=$2 2=other=1 10= t=// m= all=['$2' other=1 secret] home=$HOME zero=$0 glued=$2x")
+    expect(c.render('t', "'$2' other=1 secret")).toBe(
+      "1=$2 2=other=1 10= t=// m= all=['$2' other=1 secret] home=$HOME zero=$0 glued=$2x",
+    )
     expect(c.render('t', '')).toBe('1= 2= 10= t=// m= all=[] home=$HOME zero=$0 glued=x')
   })
 
@@ -168,7 +186,11 @@ describe('the invoke route', () => {
     expect(codeOf(() => c.invoke('ok', { session_id: 's', args: 'a' }))).toEqual(['args_must_be_list', 400, null])
     expect(codeOf(() => c.invoke('ok', { session_id: 's', kwargs: [] }))).toEqual(['kwargs_must_be_object', 400, null])
     expect(codeOf(() => c.invoke('nope', { session_id: 's' }))).toEqual(['command_not_found', 404, 'nope'])
-    expect(codeOf(() => c.invoke('ok', { session_id: 's', args: [{ a: 1 }] }))).toEqual(['command_invoke_failed', 500, 'arguments must be strings, numbers or booleans'])
+    expect(codeOf(() => c.invoke('ok', { session_id: 's', args: [{ a: 1 }] }))).toEqual([
+      'command_invoke_failed',
+      500,
+      'arguments must be strings, numbers or booleans',
+    ])
     expect(c.invoke('ok', { session_id: 's', args: [7, true] }).rendered).toBe('ok 7')
   })
 })
@@ -182,22 +204,42 @@ describe('through the core', () => {
       writeFileSync(join(env.cwd, '.opencode', 'command', 'echo.md'), '!say echo: $ARGUMENTS')
       const s = await env.manager({ commands: customCommands({ userDir }) }).create()
       const out = await within(s.prompt('/summarize chapter-7 target="the otter REPL"').done, 10_000, 'summarize')
-      expect(out.output).toBe('offline model: no provider is configured. You said: Please summarize chapter-7 — focus on the otter REPL.')
+      expect(out.output).toBe(
+        'offline model: no provider is configured. You said: Please summarize chapter-7 — focus on the otter REPL.',
+      )
       expect((await within(s.prompt('/echo  a   "b  c" ').done, 10_000, 'echo')).output).toBe('echo: a   "b  c"')
-      expect((await within(s.prompt('/nope x').done, 10_000, 'nope')).output).toBe('offline model: no provider is configured. You said: /nope x')
+      expect((await within(s.prompt('/nope x').done, 10_000, 'nope')).output).toBe(
+        'offline model: no provider is configured. You said: /nope x',
+      )
       const bad = await within(s.prompt('/summarize "unbalanced').done, 10_000, 'bad')
       expect(bad).toMatchObject({ success: false, output: '/summarize: Got EOF while in a quoted string' })
-      const invoked = new CustomCommands({ cwd: env.cwd, userDir }).invoke('echo', { session_id: s.id, args: ['via', 'http'] })
-      expect((await within(s.promptCommand(invoked.rendered, { name: invoked.name, arguments: invoked.arguments }).done, 10_000, 'invoke')).output).toBe('echo: via http')
+      const invoked = new CustomCommands({ cwd: env.cwd, userDir }).invoke('echo', {
+        session_id: s.id,
+        args: ['via', 'http'],
+      })
+      expect(
+        (
+          await within(
+            s.promptCommand(invoked.rendered, { name: invoked.name, arguments: invoked.arguments }).done,
+            10_000,
+            'invoke',
+          )
+        ).output,
+      ).toBe('echo: via http')
 
       const events = await s.events()
       expect(ofType(events, 'user_message').map((e) => [e.data.text, e.data.command])).toEqual([
-        ['Please summarize chapter-7 — focus on the otter REPL.', { name: 'summarize', arguments: 'chapter-7 target="the otter REPL"' }],
+        [
+          'Please summarize chapter-7 — focus on the otter REPL.',
+          { name: 'summarize', arguments: 'chapter-7 target="the otter REPL"' },
+        ],
         ['!say echo: a   "b  c"', { name: 'echo', arguments: 'a   "b  c"' }],
         ['/nope x', undefined],
         ['!say echo: via http', { name: 'echo', arguments: 'via http' }],
       ])
-      expect(ofType(events, 'error').map((e) => e.data)).toEqual([{ message: '/summarize: Got EOF while in a quoted string', source: 'command' }])
+      expect(ofType(events, 'error').map((e) => e.data)).toEqual([
+        { message: '/summarize: Got EOF while in a quoted string', source: 'command' },
+      ])
     } finally {
       await env.cleanup()
     }

@@ -19,7 +19,13 @@ import { join } from 'node:path'
 import type { components } from '../../generated/http/openapi.gen.d.ts'
 import { MessageTooLargeError } from '../core/message-limit.ts'
 import type { CommandRenderer } from '../core/slash-commands.ts'
-import { listDefinitionDir, projectScope, readDefinitionFile, userScope, type DefinitionScope } from './definition-file.ts'
+import {
+  listDefinitionDir,
+  projectScope,
+  readDefinitionFile,
+  userScope,
+  type DefinitionScope,
+} from './definition-file.ts'
 import { splitFrontmatter } from './frontmatter.ts'
 import { argumentString, isArgName, parseArgumentString, renderTemplate, type TemplateArgs } from './template.ts'
 
@@ -47,7 +53,8 @@ export const projectCommandsDir = (cwd: string): string => join(cwd, '.opencode'
 
 /** An error of the invoke route, with the document's code and HTTP status. */
 export class CommandError extends Error {
-  readonly code: 'missing_session_id' | 'args_must_be_list' | 'kwargs_must_be_object' | 'command_not_found' | 'command_invoke_failed'
+  readonly code:
+    'missing_session_id' | 'args_must_be_list' | 'kwargs_must_be_object' | 'command_not_found' | 'command_invoke_failed'
   readonly status: 400 | 404 | 500
   readonly detail: string | undefined
   /** The command name (`command_not_found`). */
@@ -76,7 +83,11 @@ export interface CustomCommandsOptions {
 }
 
 /** The parsed command file, or why it is skipped. */
-export function parseCommandFile(name: string, source: string, text: string): { descriptor: CommandDescriptor; template: string } | string {
+export function parseCommandFile(
+  name: string,
+  source: string,
+  text: string,
+): { descriptor: CommandDescriptor; template: string } | string {
   const split = splitFrontmatter(text)
   if (typeof split === 'string') return split
   const { front: fm, body } = split
@@ -91,11 +102,19 @@ export function parseCommandFile(name: string, source: string, text: string): { 
   if (fm.args !== undefined && fm.args !== null) {
     if (!Array.isArray(fm.args)) return '`args` must be a list'
     for (const a of fm.args) {
-      const arg = typeof a === 'string' ? { name: a, description: '' } : a && typeof a === 'object' && !Array.isArray(a) ? (a as Record<string, unknown>) : undefined
-      if (!arg || typeof arg.name !== 'string' || !isArgName(arg.name)) return '`args` entries must be names (letters, digits, _) or {name, description}'
+      const arg =
+        typeof a === 'string'
+          ? { name: a, description: '' }
+          : a && typeof a === 'object' && !Array.isArray(a)
+            ? (a as Record<string, unknown>)
+            : undefined
+      if (!arg || typeof arg.name !== 'string' || !isArgName(arg.name))
+        return '`args` entries must be names (letters, digits, _) or {name, description}'
       if (arg.name.toUpperCase() === 'ARGUMENTS') return '`ARGUMENTS` is reserved for the whole argument string'
-      if (arg.description !== undefined && typeof arg.description !== 'string') return `\`args\`: the description of ${arg.name} must be a string`
-      if (args.some((x) => x.name.toUpperCase() === (arg.name as string).toUpperCase())) return `\`args\`: ${arg.name} is declared twice`
+      if (arg.description !== undefined && typeof arg.description !== 'string')
+        return `\`args\`: the description of ${arg.name} must be a string`
+      if (args.some((x) => x.name.toUpperCase() === (arg.name as string).toUpperCase()))
+        return `\`args\`: ${arg.name} is declared twice`
       args.push({ name: arg.name, description: (arg.description as string | undefined) ?? '' })
     }
   }
@@ -159,11 +178,18 @@ export class CustomCommands implements CommandRenderer {
    */
   render(name: string, args: string): string | undefined
   render(name: string, args: readonly string[], kwargs?: Readonly<Record<string, string>>): string | undefined
-  render(name: string, args: string | readonly string[], kwargs: Readonly<Record<string, string>> = {}): string | undefined {
+  render(
+    name: string,
+    args: string | readonly string[],
+    kwargs: Readonly<Record<string, string>> = {},
+  ): string | undefined {
     const c = this.find(name)
     if (!c) return undefined
     const declared = c.descriptor.args.map((a) => a.name)
-    const values: TemplateArgs = typeof args === 'string' ? parseArgumentString(args, declared) : { positional: args, named: kwargs, all: args.join(' ') }
+    const values: TemplateArgs =
+      typeof args === 'string'
+        ? parseArgumentString(args, declared)
+        : { positional: args, named: kwargs, all: args.join(' ') }
     return renderTemplate(c.template, values, declared)
   }
 
@@ -175,13 +201,18 @@ export class CustomCommands implements CommandRenderer {
    */
   invoke(name: string, body: unknown): { session_id: string; name: string; rendered: string; arguments: string } {
     const b = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>
-    if (typeof b.session_id !== 'string' || b.session_id === '') throw new CommandError('missing_session_id', 'the body lacks session_id')
+    if (typeof b.session_id !== 'string' || b.session_id === '')
+      throw new CommandError('missing_session_id', 'the body lacks session_id')
     const args = b.args ?? []
     if (!Array.isArray(args)) throw new CommandError('args_must_be_list', '`args` must be a JSON list')
     const kwargs = b.kwargs ?? {}
-    if (typeof kwargs !== 'object' || kwargs === null || Array.isArray(kwargs)) throw new CommandError('kwargs_must_be_object', '`kwargs` must be a JSON object')
+    if (typeof kwargs !== 'object' || kwargs === null || Array.isArray(kwargs))
+      throw new CommandError('kwargs_must_be_object', '`kwargs` must be a JSON object')
     const c = this.find(name)
-    if (!c) throw new CommandError('command_not_found', `no command named ${JSON.stringify(String(name).slice(0, 80))}`, { name: String(name).slice(0, 200) })
+    if (!c)
+      throw new CommandError('command_not_found', `no command named ${JSON.stringify(String(name).slice(0, 80))}`, {
+        name: String(name).slice(0, 200),
+      })
     try {
       const positional = args.map(scalar)
       const named = Object.fromEntries(Object.entries(kwargs).map(([k, v]) => [k, scalar(v)]))
@@ -190,19 +221,25 @@ export class CustomCommands implements CommandRenderer {
       return { session_id: b.session_id, name, rendered, arguments: argumentString(positional, named) }
     } catch (err) {
       if (MessageTooLargeError.is(err)) throw err
-      throw new CommandError('command_invoke_failed', `/${name}: ${(err as Error).message}`, { detail: (err as Error).message })
+      throw new CommandError('command_invoke_failed', `/${name}: ${(err as Error).message}`, {
+        detail: (err as Error).message,
+      })
     }
   }
 
   #scanDir(dir: string, problems: CommandProblem[]): CommandDescriptor[] {
     const listed = listDefinitionDir(dir, this.#scope(dir))
     if (!listed.ok) {
-      if (listed.kind !== 'missing') problems.push({ source: dir, error: listed.kind === 'refused' ? `not read: ${listed.reason}` : listed.reason })
+      if (listed.kind !== 'missing')
+        problems.push({ source: dir, error: listed.kind === 'refused' ? `not read: ${listed.reason}` : listed.reason })
       return []
     }
     let names = listed.names.filter((n) => n.endsWith('.md')).sort()
     if (names.length > MAX_FILES) {
-      problems.push({ source: dir, error: `more than ${MAX_FILES} command files; only the first ${MAX_FILES} (by name) are read` })
+      problems.push({
+        source: dir,
+        error: `more than ${MAX_FILES} command files; only the first ${MAX_FILES} (by name) are read`,
+      })
       names = names.slice(0, MAX_FILES)
     }
     const out: CommandDescriptor[] = []
@@ -210,7 +247,10 @@ export class CustomCommands implements CommandRenderer {
       const name = file.slice(0, -3)
       const source = join(dir, file)
       if (!isCommandName(name)) {
-        problems.push({ source, error: 'the name must start with a letter and hold only letters, digits, _, . and - (at most 64)' })
+        problems.push({
+          source,
+          error: 'the name must start with a letter and hold only letters, digits, _, . and - (at most 64)',
+        })
         continue
       }
       if (RESERVED.has(name)) {

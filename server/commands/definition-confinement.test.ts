@@ -38,7 +38,8 @@ beforeEach(() => {
 afterEach(() => rmSync(base, { recursive: true, force: true }))
 
 const cmdDir = () => join(cwd, '.opencode', 'command')
-const commands = (env: NodeJS.ProcessEnv = { CHIMERA_HOME: join(base, 'home') }) => new CustomCommands({ cwd, userDir, env })
+const commands = (env: NodeJS.ProcessEnv = { CHIMERA_HOME: join(base, 'home') }) =>
+  new CustomCommands({ cwd, userDir, env })
 const leaks = (v: unknown) => JSON.stringify(v).includes(SECRET)
 
 describe('command files are read only inside the project', () => {
@@ -47,7 +48,9 @@ describe('command files are read only inside the project', () => {
     const c = commands()
     const listed = c.list()
     expect(listed.commands.map((x) => x.name)).not.toContain('leak')
-    expect(listed.problems).toEqual([{ source: join(cmdDir(), 'leak.md'), error: expect.stringMatching(/^not read: .*leads outside/) }])
+    expect(listed.problems).toEqual([
+      { source: join(cmdDir(), 'leak.md'), error: expect.stringMatching(/^not read: .*leads outside/) },
+    ])
     expect(leaks(listed)).toBe(false)
     expect(c.render('leak', '')).toBeUndefined()
     expect(() => c.invoke('leak', { session_id: 's' })).toThrow(/no command named/)
@@ -111,7 +114,10 @@ describe('every route that shows a command', () => {
     expect(leaks(list.data)).toBe(false)
     expect(list.data?.commands).toEqual([])
     const id = (await api.POST('/session', { body: {} })).data!.session_id
-    const inv = await api.POST('/commands/{name}/invoke', { params: { path: { name: 'leak' } }, body: { session_id: id } })
+    const inv = await api.POST('/commands/{name}/invoke', {
+      params: { path: { name: 'leak' } },
+      body: { session_id: id },
+    })
     expect(inv.response.status).toBe(404)
     expect(leaks(inv.error)).toBe(false)
     // The core's `/leak` prompt (what RPC, HTTP and ACP prompts run): sent to the model as typed.
@@ -130,13 +136,28 @@ describe('every route that shows a command', () => {
       const output = new PassThrough()
       let text = ''
       output.setEncoding('utf8').on('data', (d: string) => void (text += d))
-      const done = serveAcp({ agent: 'otter', version: '0.0.0', input, output, logger: createLogger({ level: 'error', sink: () => {} }), manager: env.manager({ commands: customCommands({ userDir }) }) })
-      input.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {} } })}\n`)
-      input.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'session/new', params: { cwd: env.cwd, mcpServers: [] } })}\n`)
+      const done = serveAcp({
+        agent: 'otter',
+        version: '0.0.0',
+        input,
+        output,
+        logger: createLogger({ level: 'error', sink: () => {} }),
+        manager: env.manager({ commands: customCommands({ userDir }) }),
+      })
+      input.write(
+        `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {} } })}\n`,
+      )
+      input.write(
+        `${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'session/new', params: { cwd: env.cwd, mcpServers: [] } })}\n`,
+      )
       const update = await within(
         new Promise<Record<string, any>>((resolve) => {
           const look = (): void => {
-            const m = text.split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((f) => f.params?.update?.sessionUpdate === 'available_commands_update')
+            const m = text
+              .split('\n')
+              .filter(Boolean)
+              .map((l) => JSON.parse(l))
+              .find((f) => f.params?.update?.sessionUpdate === 'available_commands_update')
             if (m) resolve(m)
             else setTimeout(look, 20)
           }

@@ -15,7 +15,19 @@
  *
  * Without /proc the open is by path with `O_NOFOLLOW`, checked by comparing inodes.
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, realpathSync, statSync, type Stats } from 'node:fs'
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readlinkSync,
+  readSync,
+  realpathSync,
+  statSync,
+  type Stats,
+} from 'node:fs'
 import { homedir } from 'node:os'
 import { isAbsolute, relative, resolve, sep } from 'node:path'
 import { chimeraHome } from '../store/paths.ts'
@@ -36,7 +48,11 @@ export type DefinitionRead =
 
 const DIR_FLAGS = O_PATH | O_DIRECTORY | O_NOFOLLOW
 
-const fail = (kind: Exclude<DefinitionRead, { ok: true }>['kind'], reason: string): DefinitionRead => ({ ok: false, kind, reason })
+const fail = (kind: Exclude<DefinitionRead, { ok: true }>['kind'], reason: string): DefinitionRead => ({
+  ok: false,
+  kind,
+  reason,
+})
 const code = (e: unknown): string | undefined => (e as NodeJS.ErrnoException | undefined)?.code
 
 function realOrSelf(p: string): string {
@@ -83,7 +99,9 @@ function resolveChecked(path: string, scope: DefinitionScope): { real: string } 
   try {
     real = realpathSync(path)
   } catch (e) {
-    return code(e) === 'ENOENT' || code(e) === 'ENOTDIR' ? fail('missing', `${path} does not exist`) : fail('error', `${path}: ${(e as Error).message}`)
+    return code(e) === 'ENOENT' || code(e) === 'ENOTDIR'
+      ? fail('missing', `${path} does not exist`)
+      : fail('error', `${path}: ${(e as Error).message}`)
   }
   const why = outOfScope(real, scope)
   return why === undefined ? { real } : fail('refused', `${path}: ${why}`)
@@ -93,14 +111,19 @@ function resolveChecked(path: string, scope: DefinitionScope): { real: string } 
 function openDirAt(realDir: string, scope: DefinitionScope): number | DefinitionRead {
   let fd = openSync(scope.root, DIR_FLAGS)
   try {
-    if (readlinkSync(`/proc/self/fd/${fd}`) !== scope.root) return fail('refused', `${scope.root} changed while it was being opened`)
+    if (readlinkSync(`/proc/self/fd/${fd}`) !== scope.root)
+      return fail('refused', `${scope.root} changed while it was being opened`)
     const rel = relative(scope.root, realDir)
     for (const comp of rel === '' ? [] : rel.split(sep)) {
       let next: number
       try {
         next = openSync(`/proc/self/fd/${fd}/${comp}`, DIR_FLAGS)
       } catch (e) {
-        if (code(e) === 'ELOOP') return fail('refused', `the directory ${comp} on the way to ${realDir} is a symbolic link (it changed after it was checked)`)
+        if (code(e) === 'ELOOP')
+          return fail(
+            'refused',
+            `the directory ${comp} on the way to ${realDir} is a symbolic link (it changed after it was checked)`,
+          )
         if (code(e) === 'ENOENT') return fail('missing', `${realDir} does not exist`)
         throw e
       }
@@ -164,7 +187,8 @@ export function readDefinitionFile(path: string, scope: DefinitionScope, maxByte
       const again = USE_PROC_FD ? readlinkSync(`/proc/self/fd/${fd}`) : real
       if (!USE_PROC_FD) {
         const now = statSync(real)
-        if (now.ino !== st.ino || now.dev !== st.dev) return fail('refused', `${path} changed while it was being opened`)
+        if (now.ino !== st.ino || now.dev !== st.dev)
+          return fail('refused', `${path} changed while it was being opened`)
       }
       const why = outOfScope(again, scope)
       if (why !== undefined) return fail('refused', `${path}: ${why}`)
@@ -183,7 +207,10 @@ export function readDefinitionFile(path: string, scope: DefinitionScope, maxByte
 }
 
 /** The entry names of the definition directory `dir`, listed only when it lies inside `scope`. */
-export function listDefinitionDir(dir: string, scope: DefinitionScope): { ok: true; names: string[] } | Exclude<DefinitionRead, { ok: true }> {
+export function listDefinitionDir(
+  dir: string,
+  scope: DefinitionScope,
+): { ok: true; names: string[] } | Exclude<DefinitionRead, { ok: true }> {
   try {
     const r = resolveChecked(dir, scope)
     if (!('real' in r)) return r as Exclude<DefinitionRead, { ok: true }>
@@ -196,7 +223,8 @@ export function listDefinitionDir(dir: string, scope: DefinitionScope): { ok: tr
       closeSync(fd)
     }
   } catch (e) {
-    if (code(e) === 'ENOENT' || code(e) === 'ENOTDIR') return { ok: false, kind: 'missing', reason: `${dir} does not exist` }
+    if (code(e) === 'ENOENT' || code(e) === 'ENOTDIR')
+      return { ok: false, kind: 'missing', reason: `${dir} does not exist` }
     return { ok: false, kind: 'error', reason: `cannot read the directory: ${(e as Error).message}` }
   }
 }

@@ -21,6 +21,7 @@ export function splitFrontmatter(text: string): { front: Record<string, unknown>
     }
     body = rest.slice(close.index + close[0].length)
   }
-  if (front !== null && front !== undefined && (typeof front !== 'object' || Array.isArray(front))) return 'frontmatter must be a mapping'
+  if (front !== null && front !== undefined && (typeof front !== 'object' || Array.isArray(front)))
+    return 'frontmatter must be a mapping'
   return { front: (front ?? {}) as Record<string, unknown>, body }
 }

@@ -31,7 +31,12 @@ export const isArgName = (s: string): boolean => NAME_RE.test(s) && s.length <= 
  * The rendering stops as soon as it passes `maxBytes` (UTF-8), with MessageTooLargeError: a
  * template that repeats an argument thousands of times is refused before it is built.
  */
-export function renderTemplate(template: string, args: TemplateArgs, declared: readonly string[], maxBytes = MAX_USER_MESSAGE_BYTES): string {
+export function renderTemplate(
+  template: string,
+  args: TemplateArgs,
+  declared: readonly string[],
+  maxBytes = MAX_USER_MESSAGE_BYTES,
+): string {
   const named = new Map<string, string>()
   for (const d of declared) named.set(d.toUpperCase(), '')
   for (const [k, v] of Object.entries(args.named)) named.set(k.toUpperCase(), v)
@@ -49,18 +54,21 @@ export function renderTemplate(template: string, args: TemplateArgs, declared: r
     if (bytes > maxBytes) throw new MessageTooLargeError(`the rendered command (over ${bytes} bytes so far)`, maxBytes)
     return piece
   }
-  const out = template.replace(TOKEN_RE, (whole: string, braced: string | undefined, digits: string | undefined, word: string | undefined, at: number) => {
-    const key = braced ?? digits ?? word ?? ''
-    if (/^[0-9]+$/.test(key)) {
-      const i = Number(key)
-      if (i === 0 || !Number.isSafeInteger(i)) return count(whole, at, whole.length)
-      return count(args.positional[i - 1] ?? '', at, whole.length)
-    }
-    const upper = key.toUpperCase()
-    if (upper === 'ARGUMENTS') return count(args.all, at, whole.length)
-    const v = named.get(upper)
-    return count(v === undefined ? whole : v, at, whole.length)
-  })
+  const out = template.replace(
+    TOKEN_RE,
+    (whole: string, braced: string | undefined, digits: string | undefined, word: string | undefined, at: number) => {
+      const key = braced ?? digits ?? word ?? ''
+      if (/^[0-9]+$/.test(key)) {
+        const i = Number(key)
+        if (i === 0 || !Number.isSafeInteger(i)) return count(whole, at, whole.length)
+        return count(args.positional[i - 1] ?? '', at, whole.length)
+      }
+      const upper = key.toUpperCase()
+      if (upper === 'ARGUMENTS') return count(args.all, at, whole.length)
+      const v = named.get(upper)
+      return count(v === undefined ? whole : v, at, whole.length)
+    },
+  )
   count('', template.length, 0)
   return out
 }

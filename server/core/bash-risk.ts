@@ -11,13 +11,68 @@ import type { Risk } from './permissions.ts'
 
 /** Programs that only read (their own arguments checked below where they can write). */
 const READ_ONLY = new Set([
-  'ls', 'cat', 'head', 'tail', 'wc', 'grep', 'egrep', 'fgrep', 'rg', 'find', 'pwd', 'echo', 'printf', 'which', 'type',
-  'file', 'stat', 'du', 'df', 'tree', 'sort', 'uniq', 'cut', 'diff', 'cmp', 'true', 'false', 'date', 'uname', 'whoami',
-  'id', 'basename', 'dirname', 'realpath', 'readlink', 'nl', 'tr', 'column', 'less', 'more', 'sha256sum', 'md5sum', 'test', '[',
+  'ls',
+  'cat',
+  'head',
+  'tail',
+  'wc',
+  'grep',
+  'egrep',
+  'fgrep',
+  'rg',
+  'find',
+  'pwd',
+  'echo',
+  'printf',
+  'which',
+  'type',
+  'file',
+  'stat',
+  'du',
+  'df',
+  'tree',
+  'sort',
+  'uniq',
+  'cut',
+  'diff',
+  'cmp',
+  'true',
+  'false',
+  'date',
+  'uname',
+  'whoami',
+  'id',
+  'basename',
+  'dirname',
+  'realpath',
+  'readlink',
+  'nl',
+  'tr',
+  'column',
+  'less',
+  'more',
+  'sha256sum',
+  'md5sum',
+  'test',
+  '[',
 ])
 
 /** git subcommands that only read. */
-const GIT_READ = new Set(['status', 'diff', 'log', 'show', 'blame', 'rev-parse', 'ls-files', 'grep', 'describe', 'shortlog', 'branch', 'tag', 'remote'])
+const GIT_READ = new Set([
+  'status',
+  'diff',
+  'log',
+  'show',
+  'blame',
+  'rev-parse',
+  'ls-files',
+  'grep',
+  'describe',
+  'shortlog',
+  'branch',
+  'tag',
+  'remote',
+])
 
 const HIGH = [
   /(^|\s)rm\s+(-[a-zA-Z]*[rRf]|--recursive|--force)/,
@@ -48,7 +103,8 @@ function segments(command: string): string[] | undefined {
       quote = c
       cur += c
     } else if (c === '\\') cur += c + (command[++i] ?? '')
-    else if (c === '`' || c === '$' || c === '>' || c === '<' || c === '(' || c === ')' || c === '{' || c === '}') return undefined
+    else if (c === '`' || c === '$' || c === '>' || c === '<' || c === '(' || c === ')' || c === '{' || c === '}')
+      return undefined
     else if (c === '&' && command[i + 1] !== '&') return undefined
     else if (c === ';' || c === '\n' || c === '|' || c === '&') {
       if (command[i + 1] === c) i++
@@ -66,7 +122,11 @@ const words = (segment: string): string[] => segment.split(/\s+/).map((w) => w.r
 function readOnlySegment(segment: string): boolean {
   const [cmd, ...args] = words(segment)
   if (!cmd || cmd.includes('=')) return false
-  if (cmd === 'git') return GIT_READ.has(args.find((a) => !a.startsWith('-')) ?? '') && !args.some((a) => /^(-D|-d|--delete|-m|-M|--set-url|add|rm|remove|rename)$/.test(a))
+  if (cmd === 'git')
+    return (
+      GIT_READ.has(args.find((a) => !a.startsWith('-')) ?? '') &&
+      !args.some((a) => /^(-D|-d|--delete|-m|-M|--set-url|add|rm|remove|rename)$/.test(a))
+    )
   if (!READ_ONLY.has(cmd)) return false
   if (cmd === 'find') return !args.some((a) => /^-(exec|execdir|ok|okdir|delete|fprint\w*|fls)$/.test(a))
   if (cmd === 'sort') return !args.some((a) => a === '-o' || a.startsWith('--output'))

@@ -44,4 +44,5 @@ export class CancelledError extends Error {
   override name = 'CancelledError'
 }
 
-export const isCancellation = (err: unknown, token: TurnToken): boolean => token.cancelled || (err instanceof Error && (err.name === 'CancelledError' || err.name === 'AbortError'))
+export const isCancellation = (err: unknown, token: TurnToken): boolean =>
+  token.cancelled || (err instanceof Error && (err.name === 'CancelledError' || err.name === 'AbortError'))

@@ -16,7 +16,10 @@ const CLIP = 200
 
 export function summarise(messages: ChatMessage[]): string {
   const lines = messages.map((m) => {
-    const text = m.role === 'tool' && m.tool_result ? `${m.tool_result.tool} ${m.tool_result.ok ? 'ok' : 'error'}: ${m.content}` : m.content
+    const text =
+      m.role === 'tool' && m.tool_result
+        ? `${m.tool_result.tool} ${m.tool_result.ok ? 'ok' : 'error'}: ${m.content}`
+        : m.content
     const first = text.split('\n')[0] ?? ''
     return `- ${m.role}: ${first.length > CLIP ? `${first.slice(0, CLIP)}…` : first}`
   })

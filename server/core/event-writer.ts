@@ -34,7 +34,9 @@ const MAX_QUEUED = 8
 export class EventLogError extends Error {
   override name = 'EventLogError'
   constructor(type: EventType, cause: unknown) {
-    super(`event log write failed (${type} not recorded): ${cause instanceof Error ? cause.message : String(cause)}`, { cause })
+    super(`event log write failed (${type} not recorded): ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    })
   }
 }
 
@@ -93,7 +95,12 @@ export class EventWriter {
     this.#flushPending()
     const last = this.#lastWrite.get(`${type}:${key}`) ?? 0
     const item: Pending = { type, key, data: { ...data }, bytes: sizeOf(data) }
-    if (Date.now() - last >= FLUSH_MS || item.bytes >= FLUSH_BYTES || data.truncated === true || data.signature !== undefined) {
+    if (
+      Date.now() - last >= FLUSH_MS ||
+      item.bytes >= FLUSH_BYTES ||
+      data.truncated === true ||
+      data.signature !== undefined
+    ) {
       return this.#write(item).then(
         () => undefined,
         (err: unknown) => this.#failed(err),
@@ -183,15 +190,18 @@ export class EventWriter {
   #report(): void {
     const e = this.#unreported!
     this.#unreported = undefined
-    void this.#enqueue('error', checkEventData('error', { message: e.message, name: e.name, source: 'store' })).catch(() => {
-      this.#unreported ??= e
-    })
+    void this.#enqueue('error', checkEventData('error', { message: e.message, name: e.name, source: 'store' })).catch(
+      () => {
+        this.#unreported ??= e
+      },
+    )
   }
 }
 
 function sizeOf(data: Record<string, unknown>): number {
   let n = 0
-  for (const k of ['text', 'stdout', 'stderr'] as const) if (typeof data[k] === 'string') n += (data[k] as string).length
+  for (const k of ['text', 'stdout', 'stderr'] as const)
+    if (typeof data[k] === 'string') n += (data[k] as string).length
   return n
 }
 

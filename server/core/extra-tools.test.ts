@@ -23,11 +23,19 @@ const contract: ToolContract = {
   description: 'Echo the text back',
   inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
   permission: 'ask',
-  parse: (a) => (a && typeof (a as { text?: unknown }).text === 'string' ? { ok: true, args: a } : { ok: false, error: 'text: expected a string' }),
+  parse: (a) =>
+    a && typeof (a as { text?: unknown }).text === 'string'
+      ? { ok: true, args: a }
+      : { ok: false, error: 'text: expected a string' },
 }
 
 function echo(name: string): Tool {
-  return { name, contract, permissionKey: (a: { text: string }) => a.text, run: async (a: { text: string }) => ({ ok: true, output: `echo: ${a.text}` }) }
+  return {
+    name,
+    contract,
+    permissionKey: (a: { text: string }) => a.text,
+    run: async (a: { text: string }) => ({ ok: true, output: `echo: ${a.text}` }),
+  }
 }
 
 const extras = (...names: string[]) => new Map(names.map((n) => [n, echo(n)]))
@@ -37,18 +45,37 @@ describe('extra tools of a session', () => {
     const session = await env.manager().create({ approval: 'allow' })
     session.useExtraTools(extras('mcp__fx__echo'))
     const offered = session.availableTools().find((t) => t.name === 'mcp__fx__echo')
-    expect(offered).toEqual({ name: 'mcp__fx__echo', description: 'Echo the text back', input_schema: contract.inputSchema })
-    await within(session.prompt('!call mcp__fx__echo {"text":"hi"}\n!call mcp__fx__echo {"text":3}').done, 5000, 'the turn')
+    expect(offered).toEqual({
+      name: 'mcp__fx__echo',
+      description: 'Echo the text back',
+      input_schema: contract.inputSchema,
+    })
+    await within(
+      session.prompt('!call mcp__fx__echo {"text":"hi"}\n!call mcp__fx__echo {"text":3}').done,
+      5000,
+      'the turn',
+    )
     const results = ofType(await session.events(), 'tool_result').map((r) => r.data)
     expect(results[0]).toMatchObject({ ok: true, output: 'echo: hi' })
-    expect(results[1]).toMatchObject({ ok: false, error: 'invalid arguments for mcp__fx__echo: text: expected a string' })
+    expect(results[1]).toMatchObject({
+      ok: false,
+      error: 'invalid arguments for mcp__fx__echo: text: expected a string',
+    })
     session.useExtraTools(undefined)
     expect(session.availableTools().some((t) => t.name === 'mcp__fx__echo')).toBe(false)
   })
 
   it('never replace a built-in, and need a contract', async () => {
     const session = await env.manager().create()
-    session.useExtraTools(new Map([['Read', echo('Read')], ['mcp__fx__bare', { name: 'mcp__fx__bare', permissionKey: () => '', run: async () => ({ ok: true, output: '' }) }]]))
+    session.useExtraTools(
+      new Map([
+        ['Read', echo('Read')],
+        [
+          'mcp__fx__bare',
+          { name: 'mcp__fx__bare', permissionKey: () => '', run: async () => ({ ok: true, output: '' }) },
+        ],
+      ]),
+    )
     expect(session.tools.get('Read')!.contract).toBeUndefined()
     expect(session.availableTools().map((t) => t.name)).not.toContain('mcp__fx__bare')
   })
@@ -66,7 +93,10 @@ describe('extra tools of a session', () => {
     const ro = await env.manager().create({ approval: 'read-only' })
     ro.useExtraTools(extras('mcp__fx__echo'))
     await within(ro.prompt('!call mcp__fx__echo {"text":"hi"}').done, 5000, 'the turn')
-    expect(ofType(await ro.events(), 'tool_result')[0]!.data).toMatchObject({ ok: false, error: expect.stringMatching(/needs approval/) })
+    expect(ofType(await ro.events(), 'tool_result')[0]!.data).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/needs approval/),
+    })
   })
 
   it('follow the allow-list (exact names and mcp__ patterns) and plan mode', async () => {
@@ -74,7 +104,10 @@ describe('extra tools of a session', () => {
     const names = async (allowedTools?: string[], mode?: string) => {
       const s = await m.create({ ...(allowedTools ? { allowedTools } : {}), ...(mode ? { mode } : {}) })
       s.useExtraTools(extras('mcp__fx__echo', 'mcp__other__echo'))
-      return s.availableTools().map((t) => t.name).filter((n) => n.startsWith('mcp__'))
+      return s
+        .availableTools()
+        .map((t) => t.name)
+        .filter((n) => n.startsWith('mcp__'))
     }
     expect(await names()).toEqual(['mcp__fx__echo', 'mcp__other__echo'])
     expect(await names(['Read'])).toEqual([])
@@ -87,12 +120,24 @@ describe('extra tools of a session', () => {
   })
 
   it('follow permission rules that name them exactly or by pattern (the most specific wins)', async () => {
-    const m = env.manager({ permissionOverrides: parsePermissionFlags(['mcp__*=deny,mcp__fx=allow,mcp__fx__danger=deny']) })
+    const m = env.manager({
+      permissionOverrides: parsePermissionFlags(['mcp__*=deny,mcp__fx=allow,mcp__fx__danger=deny']),
+    })
     const s = await m.create({ approval: 'ask' })
     s.useExtraTools(extras('mcp__fx__echo', 'mcp__fx__danger', 'mcp__other__echo'))
-    await within(s.prompt('!call mcp__fx__echo {"text":"a"}\n!call mcp__fx__danger {"text":"b"}\n!call mcp__other__echo {"text":"c"}').done, 5000, 'the turn')
+    await within(
+      s.prompt(
+        '!call mcp__fx__echo {"text":"a"}\n!call mcp__fx__danger {"text":"b"}\n!call mcp__other__echo {"text":"c"}',
+      ).done,
+      5000,
+      'the turn',
+    )
     const results = ofType(await s.events(), 'tool_result').map((r) => [r.data.tool, r.data.ok])
-    expect(results).toEqual([['mcp__fx__echo', true], ['mcp__fx__danger', false], ['mcp__other__echo', false]])
+    expect(results).toEqual([
+      ['mcp__fx__echo', true],
+      ['mcp__fx__danger', false],
+      ['mcp__other__echo', false],
+    ])
     expect(ofType(await s.events(), 'permission_request')).toEqual([])
     expect(() => parsePermissionFlags(['mcp_x=allow'])).toThrow(/unknown tool "mcp_x"/)
   })

@@ -25,7 +25,8 @@ class FailingStore extends MemoryEventStore {
   }
   override async append(event: AnyEvent): Promise<void> {
     const n = ++this.appends
-    if (this.failing(event, n)) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })
+    if (this.failing(event, n))
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })
     return super.append(event)
   }
 }
@@ -52,7 +53,11 @@ describe('a store that fails', () => {
       failedOnce = true
       return true
     }
-    const outcome = await within(s.prompt('!call Bash {"command":"for i in 1 2 3; do echo line$i; sleep 0.1; done"}').done, 8000, 'the turn')
+    const outcome = await within(
+      s.prompt('!call Bash {"command":"for i in 1 2 3; do echo line$i; sleep 0.1; done"}').done,
+      8000,
+      'the turn',
+    )
     expect(failedOnce).toBe(true)
     expect(outcome.success).toBe(true)
     const events = await s.events()
@@ -90,9 +95,18 @@ describe('a store that fails', () => {
     const all = await s.events()
     contiguous(all)
     // The next turn starts by closing the interrupted one, at the next counter, with the true reason.
-    expect(all[afterFailure.length]).toMatchObject({ seq: afterFailure.length + 1, type: 'turn_end', data: { stop_reason: 'error' } })
+    expect(all[afterFailure.length]).toMatchObject({
+      seq: afterFailure.length + 1,
+      type: 'turn_end',
+      data: { stop_reason: 'error' },
+    })
     const closing = ofType(all.slice(afterFailure.length), 'error').map((e) => e.data)
-    expect(closing).toContainEqual(expect.objectContaining({ source: 'store', message: expect.stringMatching(/^the turn was interrupted: event log write failed .*ENOSPC/) }))
+    expect(closing).toContainEqual(
+      expect.objectContaining({
+        source: 'store',
+        message: expect.stringMatching(/^the turn was interrupted: event log write failed .*ENOSPC/),
+      }),
+    )
     expect(JSON.stringify(all)).not.toContain('the process stopped')
     expect(typesOf(all).at(-1)).toBe('agent_result')
   })
@@ -118,7 +132,7 @@ describe('a store that fails', () => {
     expect((await store.load(s.id))!.queued).toEqual([])
   })
 
-  it('JSON-lines RPC: a prompt the store cannot record is answered at once with the store\'s error', async () => {
+  it("JSON-lines RPC: a prompt the store cannot record is answered at once with the store's error", async () => {
     const store = new FailingStore()
     const s = await env.manager({ store: store as EventStore }).create()
     const running = s.prompt('!sleep 400\n!say first')
@@ -126,7 +140,9 @@ describe('a store that fails', () => {
     store.refuseQueue = true
     const prompt = createRpcHandlers(s).prompt!
     const t0 = Date.now()
-    await expect(prompt({ type: 'prompt', message: '!say refused' }, {} as RpcContext)).rejects.toThrow(/the turn failed: event log write failed \(prompt not recorded\): ENOSPC/)
+    await expect(prompt({ type: 'prompt', message: '!say refused' }, {} as RpcContext)).rejects.toThrow(
+      /the turn failed: event log write failed \(prompt not recorded\): ENOSPC/,
+    )
     expect(Date.now() - t0).toBeLessThan(300) // not after the running turn
     await within(running.done, 5000, 'the running turn')
   })

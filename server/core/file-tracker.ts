@@ -31,7 +31,15 @@ const isText = (b: Content): boolean => b === null || (b.length <= MAX_DIFF_BYTE
 /** A unified diff of `before` → `after` of the file shown as `name`. */
 export function unifiedDiff(name: string, before: Content, after: Content): string {
   if (!isText(before) || !isText(after)) return `Binary or large file ${name} changed\n`
-  return createTwoFilesPatch(before === null ? '/dev/null' : `a/${name}`, after === null ? '/dev/null' : `b/${name}`, before?.toString('utf8') ?? '', after?.toString('utf8') ?? '', undefined, undefined, { context: 3 })
+  return createTwoFilesPatch(
+    before === null ? '/dev/null' : `a/${name}`,
+    after === null ? '/dev/null' : `b/${name}`,
+    before?.toString('utf8') ?? '',
+    after?.toString('utf8') ?? '',
+    undefined,
+    undefined,
+    { context: 3 },
+  )
 }
 
 export class FileTracker implements FileChangeTracker {

@@ -13,7 +13,20 @@ import type { Session } from './session.ts'
 import { builtinTools } from '../tools/registry.ts'
 import type { Tool } from '../tools/types.ts'
 import type { BashData } from '../tools/bash.ts'
-import { last, ofType, processAlive, streamShape, testEnv, textOf, turnEvents, typesOf, until, waitForType, within, type TestEnv } from './fixtures/harness.ts'
+import {
+  last,
+  ofType,
+  processAlive,
+  streamShape,
+  testEnv,
+  textOf,
+  turnEvents,
+  typesOf,
+  until,
+  waitForType,
+  within,
+  type TestEnv,
+} from './fixtures/harness.ts'
 import { FLUSH_BYTES, PROGRESS_CAP_BYTES } from './event-writer.ts'
 
 let env: TestEnv
@@ -58,7 +71,16 @@ describe('a turn with no directive', () => {
 
     const events = await session.events()
     expectWellFormed(events, session.id)
-    expect(streamShape(events)).toEqual(['user_message', 'turn_start', 'step_start', 'text_delta', 'usage', 'step_end', 'turn_end', 'agent_result'])
+    expect(streamShape(events)).toEqual([
+      'user_message',
+      'turn_start',
+      'step_start',
+      'text_delta',
+      'usage',
+      'step_end',
+      'turn_end',
+      'agent_result',
+    ])
     // Word-sized chunks from the model, coalesced by the event writer: at least one event, at most one per word.
     expect(ofType(events, 'text_delta').length).toBeGreaterThanOrEqual(1)
     expect(ofType(events, 'text_delta').length).toBeLessThanOrEqual(words(reply))
@@ -100,7 +122,10 @@ describe('a turn with no directive', () => {
     expect(second.events.every((e) => e.turn === 1)).toBe(true)
     expect(second.events[0]!.seq).toBe(first.events.at(-1)!.seq + 1)
     expect(streamShape(second.events)).toEqual(streamShape(first.events))
-    expect(last(second.events)).toMatchObject({ type: 'agent_result', data: { success: true, output: noDirectiveReply('two') } })
+    expect(last(second.events)).toMatchObject({
+      type: 'agent_result',
+      data: { success: true, output: noDirectiveReply('two') },
+    })
     expect(session.messages().map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant'])
   })
 })
@@ -113,8 +138,27 @@ describe('a tool-calling turn', () => {
     expectWellFormed(events, session.id)
     const types = typesOf(events)
     const step2 = types.lastIndexOf('step_start')
-    expect(types.slice(0, step2)).toEqual(['user_message', 'turn_start', 'step_start', 'usage', 'tool_call', 'tool_call', 'tool_start', 'tool_result', 'tool_start', 'tool_result', 'step_end'])
-    expect(streamShape(events.slice(step2))).toEqual(['step_start', 'text_delta', 'usage', 'step_end', 'turn_end', 'agent_result'])
+    expect(types.slice(0, step2)).toEqual([
+      'user_message',
+      'turn_start',
+      'step_start',
+      'usage',
+      'tool_call',
+      'tool_call',
+      'tool_start',
+      'tool_result',
+      'tool_start',
+      'tool_result',
+      'step_end',
+    ])
+    expect(streamShape(events.slice(step2))).toEqual([
+      'step_start',
+      'text_delta',
+      'usage',
+      'step_end',
+      'turn_end',
+      'agent_result',
+    ])
 
     const calls = ofType(events, 'tool_call')
     const results = ofType(events, 'tool_result')
@@ -143,7 +187,11 @@ describe('a tool-calling turn', () => {
 
     const history = session.messages()
     expect(history.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'tool', 'assistant'])
-    expect(history[1]).toEqual({ role: 'assistant', content: '', tool_calls: calls.map((c) => ({ call_id: c.data.call_id, tool: c.data.tool, args: c.data.args })) })
+    expect(history[1]).toEqual({
+      role: 'assistant',
+      content: '',
+      tool_calls: calls.map((c) => ({ call_id: c.data.call_id, tool: c.data.tool, args: c.data.args })),
+    })
     expect(history[2]!.tool_result).toMatchObject({ call_id: calls[0]!.data.call_id, tool: 'Read', ok: true })
     expect(history[4]).toEqual({ role: 'assistant', content: reply })
   })
@@ -162,7 +210,11 @@ describe('a tool-calling turn', () => {
     expect(textOf(events)).toBe('done')
     expect(outcome.output).toBe('done')
     expect(last(events)).toMatchObject({ type: 'agent_result', data: { success: true, output: 'done' } })
-    expect(session.messages().at(-1)).toEqual({ role: 'assistant', content: 'done', reasoning: [{ text: 'let me see now' }] })
+    expect(session.messages().at(-1)).toEqual({
+      role: 'assistant',
+      content: 'done',
+      reasoning: [{ text: 'let me see now' }],
+    })
   })
 
   it('stops at max_steps: stop_reason max_steps and an unsuccessful agent_result', async () => {
@@ -223,7 +275,10 @@ describe('tool failures never escape the loop', () => {
     expect(r.data.call_id).toBe(ofType(events, 'tool_call')[0]!.data.call_id)
     expect(typesOf(events).slice(-2)).toEqual(['turn_end', 'agent_result'])
     const result = last(events)
-    expect(result).toMatchObject({ type: 'agent_result', data: { success: true, output: `${tool} error: ${r.data.error!.split('\n')[0]}` } })
+    expect(result).toMatchObject({
+      type: 'agent_result',
+      data: { success: true, output: `${tool} error: ${r.data.error!.split('\n')[0]}` },
+    })
     return r.data.error!
   }
 
@@ -300,7 +355,11 @@ describe('tool failures never escape the loop', () => {
 
   it('a tool that throws becomes a failed result naming the tool', async () => {
     const tools = builtinTools()
-    const crashing: Tool = { name: 'Read', permissionKey: (a: { path: string }) => a.path, run: async () => Promise.reject(new Error('disk on fire')) }
+    const crashing: Tool = {
+      name: 'Read',
+      permissionKey: (a: { path: string }) => a.path,
+      run: async () => Promise.reject(new Error('disk on fire')),
+    }
     tools.set('Read', crashing)
     const session = await env.manager({ tools }).create()
     const { events } = await runPrompt(session, '!call Read {"path":"a.txt"}')
@@ -320,13 +379,18 @@ describe('tool failures never escape the loop', () => {
     const session = await env.manager({ tools }).create()
     const { events } = await runPrompt(session, '!call Read {"path":"a.txt"}')
     // Every tool_call must get its tool_result, or the history the model sees is broken.
-    expect(ofType(events, 'tool_result').map((r) => r.data.call_id)).toEqual(ofType(events, 'tool_call').map((c) => c.data.call_id))
+    expect(ofType(events, 'tool_result').map((r) => r.data.call_id)).toEqual(
+      ofType(events, 'tool_call').map((c) => c.data.call_id),
+    )
     expectFailedCall(events, 'Read', /cannot normalise/)
   })
 
   it('several failures in one step each get their own result, in call order', async () => {
     const session = await env.manager().create()
-    const { events } = await runPrompt(session, '!call Nope {}\n!call Read {"path": 5}\n!call Read {"path":"missing.txt"}')
+    const { events } = await runPrompt(
+      session,
+      '!call Nope {}\n!call Read {"path": 5}\n!call Read {"path":"missing.txt"}',
+    )
     const calls = ofType(events, 'tool_call')
     const results = ofType(events, 'tool_result')
     expect(results.map((r) => r.data.call_id)).toEqual(calls.map((c) => c.data.call_id))

@@ -43,7 +43,8 @@ export function prepareCall(host: TurnHost, call: ToolCall): { args: unknown } |
   const spec = Object.hasOwn(toolSpecs, call.tool) ? toolSpecs[call.tool as ToolName] : undefined
   const tool = host.tools.get(call.tool)
   const offered = host.availableTools()
-  if (!tool || !(spec || tool.contract)) return { error: `unknown tool "${call.tool}"; available: ${offered.map((t) => t.name).join(', ')}` }
+  if (!tool || !(spec || tool.contract))
+    return { error: `unknown tool "${call.tool}"; available: ${offered.map((t) => t.name).join(', ')}` }
   if (!offered.some((t) => t.name === call.tool)) return { error: `tool "${call.tool}" is not allowed in this session` }
   if (!spec) {
     // An extra tool (an MCP server's) checks its arguments against its own contract.
@@ -56,7 +57,8 @@ export function prepareCall(host: TurnHost, call: ToolCall): { args: unknown } |
 }
 
 const failText = (err: unknown): string => (err instanceof Error ? err.message : String(err))
-const credentialsRefused = (err: unknown): boolean => err instanceof ProviderError && (err.status === 401 || err.status === 403)
+const credentialsRefused = (err: unknown): boolean =>
+  err instanceof ProviderError && (err.status === 401 || err.status === 403)
 
 /** What the call would replace (Tool.preview), for the diffs of its tool_call and permission_request; never throws. */
 async function previewCall(host: TurnHost, token: TurnToken, call: ToolCall): Promise<CallPreview | undefined> {
@@ -72,7 +74,13 @@ async function previewCall(host: TurnHost, token: TurnToken, call: ToolCall): Pr
   }
 }
 
-async function runCall(host: TurnHost, token: TurnToken, call: ToolCall, refusal?: string, preview?: CallPreview): Promise<void> {
+async function runCall(
+  host: TurnHost,
+  token: TurnToken,
+  call: ToolCall,
+  refusal?: string,
+  preview?: CallPreview,
+): Promise<void> {
   const started = Date.now()
   const finish = (o: ToolOutcome) =>
     host.emit('tool_result', {
@@ -104,14 +112,25 @@ async function runCall(host: TurnHost, token: TurnToken, call: ToolCall, refusal
   } catch (err) {
     outcome = { ok: false, error: `${call.tool} failed: ${failText(err)}` }
   }
-  if (token.cancelled && outcome.ok === false && !/cancel/i.test(outcome.error)) outcome = { ...outcome, error: `${outcome.error} (cancelled)` }
+  if (token.cancelled && outcome.ok === false && !/cancel/i.test(outcome.error))
+    outcome = { ...outcome, error: `${outcome.error} (cancelled)` }
   await finish(outcome)
 }
 
 /** How a model call's finish reason ends the turn when it issued no tool calls. */
-const FINISH_STOP: Partial<Record<FinishReason, StopReason>> = { max_tokens: 'max_tokens', refusal: 'refusal', content_filter: 'refusal' }
+const FINISH_STOP: Partial<Record<FinishReason, StopReason>> = {
+  max_tokens: 'max_tokens',
+  refusal: 'refusal',
+  content_filter: 'refusal',
+}
 
-export async function runTurn(host: TurnHost, token: TurnToken, prompt: string, messageId: string, command?: { name: string; arguments: string }): Promise<TurnOutcome> {
+export async function runTurn(
+  host: TurnHost,
+  token: TurnToken,
+  prompt: string,
+  messageId: string,
+  command?: { name: string; arguments: string },
+): Promise<TurnOutcome> {
   await host.emit('user_message', { message_id: messageId, text: prompt, ...(command ? { command } : {}) })
   await host.emit('turn_start', { prompt, model: host.model })
   const maxSteps = host.meta.max_steps ?? DEFAULT_MAX_STEPS
@@ -139,7 +158,12 @@ export async function runTurn(host: TurnHost, token: TurnToken, prompt: string, 
       lastStepText = ''
       const key = String(step)
       try {
-        for await (const ev of provider.stream({ model: host.model, messages: host.messages(), tools, signal: token.signal })) {
+        for await (const ev of provider.stream({
+          model: host.model,
+          messages: host.messages(),
+          tools,
+          signal: token.signal,
+        })) {
           if (token.cancelled) throw token.signal.reason
           switch (ev.type) {
             case 'text':
@@ -148,7 +172,11 @@ export async function runTurn(host: TurnHost, token: TurnToken, prompt: string, 
               await host.emitChunk('text_delta', key, { text: ev.text, step })
               break
             case 'reasoning':
-              await host.emitChunk('reasoning', key, { text: ev.text, step, ...(ev.signature !== undefined ? { signature: ev.signature } : {}) })
+              await host.emitChunk('reasoning', key, {
+                text: ev.text,
+                step,
+                ...(ev.signature !== undefined ? { signature: ev.signature } : {}),
+              })
               break
             case 'usage': {
               const { type: _t, ...u } = ev
@@ -174,7 +202,13 @@ export async function runTurn(host: TurnHost, token: TurnToken, prompt: string, 
         if (isCancellation(err, token) || err instanceof EventLogError) throw err
         await host.emit('step_end', { step, stop_reason: 'error' })
         host.logger.warn(`provider error in ${host.meta.session_id}`, err)
-        outcome = { stop_reason: 'error', success: false, output: failText(err), source: 'provider', ...(credentialsRefused(err) ? { credentialsRefused: true } : {}) }
+        outcome = {
+          stop_reason: 'error',
+          success: false,
+          output: failText(err),
+          source: 'provider',
+          ...(credentialsRefused(err) ? { credentialsRefused: true } : {}),
+        }
         break
       }
       const refused = new Map<string, string>()
@@ -187,12 +221,24 @@ export async function runTurn(host: TurnHost, token: TurnToken, prompt: string, 
         }
         const preview = refused.has(call.call_id) ? undefined : await previewCall(host, token, call)
         if (preview) previews.set(call.call_id, preview)
-        await host.emit('tool_call', { call_id: call.call_id, tool: call.tool, args: call.args, step, ...(preview ?? {}) })
+        await host.emit('tool_call', {
+          call_id: call.call_id,
+          tool: call.tool,
+          args: call.args,
+          step,
+          ...(preview ?? {}),
+        })
       }
       unanswered = [...calls]
       while (unanswered.length) {
         if (token.cancelled) throw token.signal.reason
-        await runCall(host, token, unanswered[0]!, refused.get(unanswered[0]!.call_id), previews.get(unanswered[0]!.call_id))
+        await runCall(
+          host,
+          token,
+          unanswered[0]!,
+          refused.get(unanswered[0]!.call_id),
+          previews.get(unanswered[0]!.call_id),
+        )
         unanswered.shift()
       }
       if (token.cancelled) throw token.signal.reason
@@ -222,10 +268,22 @@ export async function runTurn(host: TurnHost, token: TurnToken, prompt: string, 
       outcome = { stop_reason: 'error', success: false, output: failText(err), source: 'internal' }
     } else {
       // Every call the model asked for gets its result, also those that never ran.
-      for (const call of unanswered) await host.emit('tool_result', { call_id: call.call_id, tool: call.tool, ok: false, error: 'cancelled', duration_ms: 0 })
+      for (const call of unanswered)
+        await host.emit('tool_result', {
+          call_id: call.call_id,
+          tool: call.tool,
+          ok: false,
+          error: 'cancelled',
+          duration_ms: 0,
+        })
       unanswered = []
       if (step > 0) await host.emit('step_end', { step, stop_reason: 'cancelled' })
-      outcome = { stop_reason: 'cancelled', success: false, output: turnText, ...(token.reason !== undefined ? { reason: token.reason } : {}) }
+      outcome = {
+        stop_reason: 'cancelled',
+        success: false,
+        output: turnText,
+        ...(token.reason !== undefined ? { reason: token.reason } : {}),
+      }
     }
   }
   await endTurn(host, outcome, step)
@@ -235,7 +293,18 @@ export async function runTurn(host: TurnHost, token: TurnToken, prompt: string, 
 /** turn_end and the terminal event. */
 export async function endTurn(host: TurnHost, outcome: TurnOutcome, steps: number): Promise<void> {
   await host.emit('turn_end', { stop_reason: outcome.stop_reason, steps })
-  if (outcome.stop_reason === 'cancelled') await host.emit('cancelled', { partial_output: outcome.output, reason: outcome.reason ?? 'cancelled by the client' })
-  else if (outcome.stop_reason === 'error') await host.emit('error', { message: outcome.output, source: outcome.source ?? 'internal' })
-  else await host.emit('agent_result', { success: outcome.success, output: outcome.output, usage: host.turnUsage(), steps })
+  if (outcome.stop_reason === 'cancelled')
+    await host.emit('cancelled', {
+      partial_output: outcome.output,
+      reason: outcome.reason ?? 'cancelled by the client',
+    })
+  else if (outcome.stop_reason === 'error')
+    await host.emit('error', { message: outcome.output, source: outcome.source ?? 'internal' })
+  else
+    await host.emit('agent_result', {
+      success: outcome.success,
+      output: outcome.output,
+      usage: host.turnUsage(),
+      steps,
+    })
 }

@@ -26,7 +26,10 @@ describe('loading a stored session', () => {
     const got = await Promise.all(Array.from({ length: 20 }, () => restarted.get(first.id)))
     expect(new Set(got).size).toBe(1)
     const [a, b] = [got[0]!, got[7]!]
-    await Promise.all([within(a.prompt('!say one').done, 5000, 'turn one'), within(b.prompt('!say two').done, 5000, 'turn two')])
+    await Promise.all([
+      within(a.prompt('!say one').done, 5000, 'turn one'),
+      within(b.prompt('!say two').done, 5000, 'turn two'),
+    ])
     const events = await a.events()
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1))
     expect(ofType(events, 'agent_result').map((e) => e.data.output)).toEqual(['before the restart', 'one', 'two'])
@@ -87,7 +90,9 @@ describe('idle eviction', () => {
 describe('shutdown', () => {
   it('cancels every running turn and waits until their last events are written', async () => {
     const hold = new Gate()
-    const provider = new ScriptedProvider((req) => chunks([{ type: 'text', text: 'working' }], { gate: hold, signal: req.signal }))
+    const provider = new ScriptedProvider((req) =>
+      chunks([{ type: 'text', text: 'working' }], { gate: hold, signal: req.signal }),
+    )
     const m = env.manager({ models: new ModelRegistry([new OfflineProvider(), provider]), model: 'scripted' })
     const sessions = await Promise.all([m.create(), m.create(), m.create()])
     const turns = sessions.map((s) => s.prompt('go').done)

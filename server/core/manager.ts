@@ -105,8 +105,10 @@ export class SessionManager {
     this.logger = opts.logger ?? noopLogger
     this.models = opts.models ?? new ModelRegistry()
     this.store = opts.store ?? new FileEventStore({ root: eventlogRoot(this.home), logger: this.logger })
-    this.audit = new PermissionAuditLog(opts.auditStore ?? new FileAuditStore(join(this.home, 'permissions', 'audit.jsonl')))
-    this.tools = opts.lsp ? withLspTools(opts.tools ?? builtinTools()) : opts.tools ?? builtinTools()
+    this.audit = new PermissionAuditLog(
+      opts.auditStore ?? new FileAuditStore(join(this.home, 'permissions', 'audit.jsonl')),
+    )
+    this.tools = opts.lsp ? withLspTools(opts.tools ?? builtinTools()) : (opts.tools ?? builtinTools())
     if (opts.allowedTools) checkToolNames(opts.allowedTools)
     this.models.check(opts.model ?? this.models.defaultModel)
     this.#protected = [realOrSelf(this.home), ...(opts.protectedPaths ?? []).map(realOrSelf)]
@@ -121,7 +123,8 @@ export class SessionManager {
     const model = o.model ?? this.defaultModel
     this.models.check(model)
     const mode = o.mode ?? this.opts.mode ?? 'build'
-    if (!(MODES as readonly string[]).includes(mode)) throw new Error(`unknown mode "${mode}"; available: ${MODES.join(', ')}`)
+    if (!(MODES as readonly string[]).includes(mode))
+      throw new Error(`unknown mode "${mode}"; available: ${MODES.join(', ')}`)
     const allowed = o.allowedTools ?? this.opts.allowedTools
     if (allowed) checkToolNames(allowed)
     const cwd = o.cwd ?? this.opts.cwd
@@ -184,7 +187,12 @@ export class SessionManager {
     if (loaded.repaired) this.logger.warn(`session ${id}: a torn tail record was dropped on load`)
     const already = this.#sessions.get(id)
     if (already) return already
-    const session = Session.restore(loaded.meta, loaded.events, this.#deps(this.store, loaded.meta, true), loaded.queued)
+    const session = Session.restore(
+      loaded.meta,
+      loaded.events,
+      this.#deps(this.store, loaded.meta, true),
+      loaded.queued,
+    )
     this.#sessions.set(id, session)
     return session
   }
@@ -273,11 +281,13 @@ export class SessionManager {
     const all = [...this.#sessions.values()]
     let timer: NodeJS.Timeout | undefined
     await Promise.race([
-      Promise.all(all.map(async (s) => {
-        await s.idle()
-        await s.flush()
-        await s.shutdownLsp()
-      })),
+      Promise.all(
+        all.map(async (s) => {
+          await s.idle()
+          await s.flush()
+          await s.shutdownLsp()
+        }),
+      ),
       new Promise<void>((r) => {
         timer = setTimeout(r, ms)
       }),
@@ -298,7 +308,10 @@ function withLspTools(tools: ReadonlyMap<string, Tool>): ReadonlyMap<string, Too
 /** Allow-list entries: built-in names, or MCP tool names and patterns (core/tool-patterns.ts). */
 export function checkToolNames(names: string[]): void {
   const unknown = names.filter((n) => !isKnownTool(n) && !isToolPattern(n))
-  if (unknown.length) throw new Error(`unknown tool(s) ${unknown.join(', ')}; available: ${Object.keys(toolSpecs).join(', ')}, or MCP tools as mcp__<server>__<tool>, mcp__<server>, mcp__*`)
+  if (unknown.length)
+    throw new Error(
+      `unknown tool(s) ${unknown.join(', ')}; available: ${Object.keys(toolSpecs).join(', ')}, or MCP tools as mcp__<server>__<tool>, mcp__<server>, mcp__*`,
+    )
 }
 
 /** The real path of `p`, resolving its longest existing prefix (it may not exist yet). */

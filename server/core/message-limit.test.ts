@@ -40,7 +40,9 @@ describe('rendering stops at the limit', () => {
         return Reflect.get(t, k, r)
       },
     })
-    expect(() => renderTemplate('$1'.repeat(6000), { positional, named: {}, all: ARG }, [])).toThrow(MessageTooLargeError)
+    expect(() => renderTemplate('$1'.repeat(6000), { positional, named: {}, all: ARG }, [])).toThrow(
+      MessageTooLargeError,
+    )
     // 1 MiB / 10 KiB = 102 substitutions, then it stops (6,000 if it rendered everything).
     expect(reads).toBeLessThanOrEqual(Math.ceil(MAX_USER_MESSAGE_BYTES / ARG.length) + 1)
   })
@@ -64,7 +66,9 @@ describe('the core refuses a message over the limit', () => {
     const s = await env.manager({ commands: customCommands({ userDir: join(env.base, 'none') }) }).create()
     expect(() => s.prompt(`/big ${ARG}`)).toThrow(/exceeds the 1048576-byte limit/)
     expect(() => s.prompt('é'.repeat(MAX_USER_MESSAGE_BYTES / 2 + 1))).toThrow(MessageTooLargeError)
-    expect(() => s.promptCommand('x'.repeat(MAX_USER_MESSAGE_BYTES + 1), { name: 'big', arguments: '' })).toThrow(MessageTooLargeError)
+    expect(() => s.promptCommand('x'.repeat(MAX_USER_MESSAGE_BYTES + 1), { name: 'big', arguments: '' })).toThrow(
+      MessageTooLargeError,
+    )
     await s.flush()
     expect(await s.events()).toEqual([])
     expect((await within(s.prompt('/big y').done, 10_000, 'a small /big')).success).toBe(true)
@@ -73,7 +77,12 @@ describe('the core refuses a message over the limit', () => {
   it('the JSON-lines RPC prompt fails with the reason', async () => {
     const s = await env.manager().create()
     const h = createRpcHandlers(s)
-    await expect(h.prompt!({ type: 'prompt', message: 'x'.repeat(MAX_USER_MESSAGE_BYTES + 1) } as never, { reply: () => {} } as never)).rejects.toThrow(/the message \(1048577 bytes\) exceeds/)
+    await expect(
+      h.prompt!(
+        { type: 'prompt', message: 'x'.repeat(MAX_USER_MESSAGE_BYTES + 1) } as never,
+        { reply: () => {} } as never,
+      ),
+    ).rejects.toThrow(/the message \(1048577 bytes\) exceeds/)
   })
 })
 
@@ -90,10 +99,16 @@ describe('each wire maps message_too_large', () => {
     writeFileSync(join(target.cwd, '.opencode', 'command', 'big.md'), TEMPLATE)
     const api = createHttpClient({ baseUrl: target.baseUrl, fetch: target.fetch })
     const id = (await api.POST('/session', { body: {} })).data!.session_id
-    const inv = await api.POST('/commands/{name}/invoke', { params: { path: { name: 'big' } }, body: { session_id: id, args: [ARG] } })
+    const inv = await api.POST('/commands/{name}/invoke', {
+      params: { path: { name: 'big' } },
+      body: { session_id: id, args: [ARG] },
+    })
     expect(inv.response.status).toBe(413)
     expect(inv.error).toMatchObject({ error: 'message_too_large', detail: { limit_bytes: MAX_USER_MESSAGE_BYTES } })
-    const msg = await api.POST('/session/{id}/message', { params: { path: { id } }, body: { message: 'x'.repeat(MAX_USER_MESSAGE_BYTES + 1) } })
+    const msg = await api.POST('/session/{id}/message', {
+      params: { path: { id } },
+      body: { message: 'x'.repeat(MAX_USER_MESSAGE_BYTES + 1) },
+    })
     expect(msg.response.status).toBe(413)
     expect(msg.error).toMatchObject({ error: 'message_too_large' })
     const snap = await api.GET('/session/{id}', { params: { path: { id } } })
@@ -105,12 +120,23 @@ describe('each wire maps message_too_large', () => {
     const output = new PassThrough()
     let text = ''
     output.setEncoding('utf8').on('data', (d: string) => void (text += d))
-    const done = serveAcp({ agent: 'otter', version: '0.0.0', input, output, logger: createLogger({ level: 'error', sink: () => {} }), manager: env.manager() })
+    const done = serveAcp({
+      agent: 'otter',
+      version: '0.0.0',
+      input,
+      output,
+      logger: createLogger({ level: 'error', sink: () => {} }),
+      manager: env.manager(),
+    })
     const frame = (id: number) =>
       within(
         new Promise<Record<string, any>>((resolve) => {
           const look = (): void => {
-            const m = text.split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((f) => f.id === id && !('method' in f))
+            const m = text
+              .split('\n')
+              .filter(Boolean)
+              .map((l) => JSON.parse(l))
+              .find((f) => f.id === id && !('method' in f))
             if (m) resolve(m)
             else setTimeout(look, 20)
           }
@@ -119,13 +145,18 @@ describe('each wire maps message_too_large', () => {
         8000,
         `response ${id}`,
       )
-    const send = (id: number, method: string, params: unknown) => input.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`)
+    const send = (id: number, method: string, params: unknown) =>
+      input.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`)
     send(1, 'initialize', { protocolVersion: 1, clientCapabilities: {} })
     await frame(1)
     send(2, 'session/new', { cwd: env.cwd, mcpServers: [] })
     const sessionId = (await frame(2)).result.sessionId
     send(3, 'session/prompt', { sessionId, prompt: [{ type: 'text', text: 'x'.repeat(MAX_USER_MESSAGE_BYTES + 1) }] })
-    expect((await frame(3)).error).toMatchObject({ code: -32602, message: 'Invalid params', data: { error: 'message_too_large' } })
+    expect((await frame(3)).error).toMatchObject({
+      code: -32602,
+      message: 'Invalid params',
+      data: { error: 'message_too_large' },
+    })
     input.end()
     await done
   })

@@ -20,7 +20,11 @@ export class MessageTooLargeError extends Error {
 
   /** True for a MessageTooLargeError, also from a second copy of this module. */
   static is(x: unknown): x is MessageTooLargeError {
-    return x instanceof Error && x.name === 'MessageTooLargeError' && (x as MessageTooLargeError).code === 'message_too_large'
+    return (
+      x instanceof Error &&
+      x.name === 'MessageTooLargeError' &&
+      (x as MessageTooLargeError).code === 'message_too_large'
+    )
   }
 }
 

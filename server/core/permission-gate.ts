@@ -8,7 +8,8 @@ import type { TurnHost } from './turn-host.ts'
 
 const APPROVAL_REASON: Record<string, string> = {
   deny: 'approval requests are denied in this session (--approval deny)',
-  'read-only': 'the read-only approval preset runs only tools and commands that do not change anything (--approval read-only)',
+  'read-only':
+    'the read-only approval preset runs only tools and commands that do not change anything (--approval read-only)',
 }
 
 export async function gate(host: TurnHost, call: ToolCall, key: string, preview?: CallPreview): Promise<GateOutcome> {
@@ -18,14 +19,20 @@ export async function gate(host: TurnHost, call: ToolCall, key: string, preview?
   const cwd = host.meta.cwd
   const remembered = await host.audit.lookup(cwd, call.tool, key)
   if (remembered === 'always') return { run: true, via: 'audit-log' }
-  if (remembered === 'never') return { run: false, reason: `${call.tool} was denied earlier with "never" for these arguments` }
+  if (remembered === 'never')
+    return { run: false, reason: `${call.tool} was denied earlier with "never" for these arguments` }
   const risk = riskOf(call.tool, call.args)
   const policy = host.approval
   const verdict = approvalVerdict(policy, call.tool, risk)
   if (verdict === 'run') return { run: true, via: `approval:${policy}` }
-  if (verdict === 'refuse') return { run: false, reason: `${call.tool} needs approval, and ${APPROVAL_REASON[policy] ?? `the approval policy is ${policy}`}` }
+  if (verdict === 'refuse')
+    return {
+      run: false,
+      reason: `${call.tool} needs approval, and ${APPROVAL_REASON[policy] ?? `the approval policy is ${policy}`}`,
+    }
   const nobody = host.unanswerable()
-  if (nobody !== undefined) return { run: false, reason: `${call.tool} needs approval (--approval ${policy}), and ${nobody}` }
+  if (nobody !== undefined)
+    return { run: false, reason: `${call.tool} needs approval (--approval ${policy}), and ${nobody}` }
   const requestId = `perm-${randomUUID()}`
   const reply = host.waitForPermission(requestId)
   await host.emit('permission_request', {
@@ -41,6 +48,7 @@ export async function gate(host: TurnHost, call: ToolCall, key: string, preview?
   const { decision, source } = await reply
   await host.emit('permission_reply', { request_id: requestId, decision, source })
   const gone = host.unanswerable()
-  if (decision === 'deny' && gone !== undefined) return { run: false, reason: `${call.tool} needs approval (--approval ${policy}), and ${gone}` }
+  if (decision === 'deny' && gone !== undefined)
+    return { run: false, reason: `${call.tool} needs approval (--approval ${policy}), and ${gone}` }
   return applyReply(decision, host.audit, { session_id: host.meta.session_id, cwd, tool: call.tool, key })
 }

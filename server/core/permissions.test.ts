@@ -12,9 +12,25 @@ import { eventlogRoot } from '../store/paths.ts'
 import type { AnyEvent, EventOf } from '../events/event-types.ts'
 import type { ManagerOptions } from './manager.ts'
 import { FileAuditStore } from '../store/audit-store.ts'
-import { PermissionAuditLog, parsePermissionFlags, resolveRules, type ApprovalPolicy, type Rule } from './permissions.ts'
+import {
+  PermissionAuditLog,
+  parsePermissionFlags,
+  resolveRules,
+  type ApprovalPolicy,
+  type Rule,
+} from './permissions.ts'
 import type { Session } from './session.ts'
-import { last, ofType, sleep, testEnv, typesOf, waitForEvent, waitForType, within, type TestEnv } from './fixtures/harness.ts'
+import {
+  last,
+  ofType,
+  sleep,
+  testEnv,
+  typesOf,
+  waitForEvent,
+  waitForType,
+  within,
+  type TestEnv,
+} from './fixtures/harness.ts'
 
 const rules = (...entries: [string, Rule][]): Map<string, Rule> => new Map(entries)
 
@@ -70,7 +86,13 @@ describe('the decision table', () => {
   })
 
   it('ask + audit log "always": runs without asking, even with approval deny', async () => {
-    await auditLog(env.home).record({ session_id: 'earlier', cwd: env.cwd, tool: 'Write', key: join(env.cwd, 'out.txt'), decision: 'always' })
+    await auditLog(env.home).record({
+      session_id: 'earlier',
+      cwd: env.cwd,
+      tool: 'Write',
+      key: join(env.cwd, 'out.txt'),
+      decision: 'always',
+    })
     const s = await session({}, 'deny')
     const events = await run(s, writeCall('out.txt', 'remembered'))
     expect(onlyResult(events).data.ok).toBe(true)
@@ -81,7 +103,13 @@ describe('the decision table', () => {
   it('an "always" recorded in another project does not approve the same call here', async () => {
     const elsewhere = join(env.home, 'other-project')
     mkdirSync(elsewhere, { recursive: true })
-    await auditLog(env.home).record({ session_id: 'earlier', cwd: elsewhere, tool: 'Write', key: join(env.cwd, 'out.txt'), decision: 'always' })
+    await auditLog(env.home).record({
+      session_id: 'earlier',
+      cwd: elsewhere,
+      tool: 'Write',
+      key: join(env.cwd, 'out.txt'),
+      decision: 'always',
+    })
     const s = await session({}, 'deny')
     const r = onlyResult(await run(s, writeCall('out.txt')))
     expect(r.data.ok).toBe(false)
@@ -90,7 +118,13 @@ describe('the decision table', () => {
   })
 
   it('ask + audit log "never": a tool error without asking, even with approval allow', async () => {
-    await auditLog(env.home).record({ session_id: 'earlier', cwd: env.cwd, tool: 'Write', key: join(env.cwd, 'out.txt'), decision: 'never' })
+    await auditLog(env.home).record({
+      session_id: 'earlier',
+      cwd: env.cwd,
+      tool: 'Write',
+      key: join(env.cwd, 'out.txt'),
+      decision: 'never',
+    })
     const s = await session({}, 'allow')
     const r = onlyResult(await run(s, writeCall('out.txt')))
     expect(r.data.ok).toBe(false)
@@ -161,7 +195,11 @@ describe('a pending permission request', () => {
     expect(types.indexOf('tool_call')).toBeLessThan(types.indexOf('permission_request'))
     expect(types.indexOf('permission_request') + 1).toBe(types.indexOf('permission_reply'))
     expect(types.indexOf('permission_reply')).toBeLessThan(types.indexOf('tool_result'))
-    expect(ofType(events, 'permission_reply')[0]!.data).toEqual({ request_id: request.data.request_id, decision: 'allow', source: 'test' })
+    expect(ofType(events, 'permission_reply')[0]!.data).toEqual({
+      request_id: request.data.request_id,
+      decision: 'allow',
+      source: 'test',
+    })
     expect(ofType(events, 'tool_result')[0]!.data.ok).toBe(true)
     expect(readFileSync(join(env.cwd, 'out.txt'), 'utf8')).toBe('content')
     expect(s.pendingPermissions()).toEqual([])
@@ -171,7 +209,11 @@ describe('a pending permission request', () => {
 
   it('rates a Bash call by what the command does: read-only low, unknown medium, destructive high', async () => {
     const s = await session({}, 'ask')
-    for (const [command, risk] of [['echo hi', 'low'], ['make build', 'medium'], ['rm -rf build', 'high']] as const) {
+    for (const [command, risk] of [
+      ['echo hi', 'low'],
+      ['make build', 'medium'],
+      ['rm -rf build', 'high'],
+    ] as const) {
       const { done } = s.prompt(`!call Bash ${JSON.stringify({ command })}`)
       const request = await waitForEvent(s, (e) => e.type === 'permission_request' && e.data.args.command === command)
       expect(request.data).toMatchObject({ tool: 'Bash', args: { command }, risk })
@@ -186,7 +228,11 @@ describe('a pending permission request', () => {
     s.replyPermission(request.data.request_id, 'deny', 'http')
     await within(done, 5000, 'the turn')
     const events = await s.events()
-    expect(ofType(events, 'permission_reply')[0]!.data).toEqual({ request_id: request.data.request_id, decision: 'deny', source: 'http' })
+    expect(ofType(events, 'permission_reply')[0]!.data).toEqual({
+      request_id: request.data.request_id,
+      decision: 'deny',
+      source: 'http',
+    })
     const r = onlyResult(events)
     expect(r.data.ok).toBe(false)
     expect(r.data.error).toBe('permission denied for Write')
@@ -200,8 +246,20 @@ describe('a pending permission request', () => {
     first.replyPermission(request.data.request_id, 'always', 'test')
     await within(done, 5000, 'the turn')
     expect(onlyResult(await first.events()).data.ok).toBe(true)
-    const records = readFileSync(auditPath(env.home), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)
-    expect(records).toEqual([{ ts: expect.any(String), session_id: first.id, cwd: env.cwd, tool: 'Write', key: join(env.cwd, 'out.txt'), decision: 'always' }])
+    const records = readFileSync(auditPath(env.home), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+    expect(records).toEqual([
+      {
+        ts: expect.any(String),
+        session_id: first.id,
+        cwd: env.cwd,
+        tool: 'Write',
+        key: join(env.cwd, 'out.txt'),
+        decision: 'always',
+      },
+    ])
 
     // A new manager on the same home: the server restarted.
     const again = await session({}, 'ask')
@@ -266,7 +324,11 @@ describe('a pending permission request', () => {
     const outcome = await within(done, 3000, 'the cancelled turn')
     expect(outcome.stop_reason).toBe('cancelled')
     const events = await s.events()
-    expect(ofType(events, 'permission_reply')[0]!.data).toEqual({ request_id: request.data.request_id, decision: 'cancelled', source: 'cancel' })
+    expect(ofType(events, 'permission_reply')[0]!.data).toEqual({
+      request_id: request.data.request_id,
+      decision: 'cancelled',
+      source: 'cancel',
+    })
     const results = ofType(events, 'tool_result')
     expect(results).toHaveLength(1)
     expect(results[0]!.data.ok).toBe(false)
@@ -303,13 +365,40 @@ describe('resolveRules', () => {
   const asObject = (m: Map<string, Rule>): Record<string, Rule> => Object.fromEntries(m)
 
   it('defaults come from the tool specs: read-only tools allow, the others ask', () => {
-    expect(asObject(resolveRules({ cwd: env.cwd }))).toEqual({ Read: 'allow', Write: 'ask', Edit: 'ask', Bash: 'ask', Grep: 'allow', Glob: 'allow', list_files: 'allow', update_plan: 'allow', open_file: 'allow', lsp_diagnostics: 'allow', lsp_completion: 'allow', lsp_rename: 'ask', lsp_definition: 'allow', lsp_references: 'allow' })
+    expect(asObject(resolveRules({ cwd: env.cwd }))).toEqual({
+      Read: 'allow',
+      Write: 'ask',
+      Edit: 'ask',
+      Bash: 'ask',
+      Grep: 'allow',
+      Glob: 'allow',
+      list_files: 'allow',
+      update_plan: 'allow',
+      open_file: 'allow',
+      lsp_diagnostics: 'allow',
+      lsp_completion: 'allow',
+      lsp_rename: 'ask',
+      lsp_definition: 'allow',
+      lsp_references: 'allow',
+    })
   })
 
   it('project config beats the defaults, command-line overrides beat both', () => {
     config({ permission: { Write: 'allow', Bash: 'deny', Read: 'ask' } })
-    expect(asObject(resolveRules({ cwd: env.cwd }))).toMatchObject({ Write: 'allow', Bash: 'deny', Read: 'ask', Edit: 'ask', Grep: 'allow' })
-    const rules = resolveRules({ cwd: env.cwd, overrides: new Map([['Bash', 'allow'], ['Edit', 'deny']] as const) })
+    expect(asObject(resolveRules({ cwd: env.cwd }))).toMatchObject({
+      Write: 'allow',
+      Bash: 'deny',
+      Read: 'ask',
+      Edit: 'ask',
+      Grep: 'allow',
+    })
+    const rules = resolveRules({
+      cwd: env.cwd,
+      overrides: new Map([
+        ['Bash', 'allow'],
+        ['Edit', 'deny'],
+      ] as const),
+    })
     expect(asObject(rules)).toMatchObject({ Write: 'allow', Bash: 'allow', Read: 'ask', Edit: 'deny', Grep: 'allow' })
   })
 
@@ -333,11 +422,15 @@ describe('resolveRules', () => {
     expect(existsSync(eventlogRoot(env.home))).toBe(false)
 
     config({ permission: 'allow' })
-    expect(() => resolveRules({ cwd: env.cwd })).toThrow(`${cfg}: "permission" must be an object of tool → allow|ask|deny`)
+    expect(() => resolveRules({ cwd: env.cwd })).toThrow(
+      `${cfg}: "permission" must be an object of tool → allow|ask|deny`,
+    )
     config({ permission: null })
     expect(() => resolveRules({ cwd: env.cwd })).toThrow(/"permission" must be an object/)
     config({ permission: { Bash: 'maybe' } })
-    expect(() => resolveRules({ cwd: env.cwd })).toThrow(`${cfg}: permission for Bash must be allow, ask or deny, got "maybe"`)
+    expect(() => resolveRules({ cwd: env.cwd })).toThrow(
+      `${cfg}: permission for Bash must be allow, ask or deny, got "maybe"`,
+    )
     config({ permission: { Bash: true } })
     expect(() => resolveRules({ cwd: env.cwd })).toThrow(/permission for Bash must be allow, ask or deny, got true/)
   })
@@ -368,7 +461,9 @@ describe('parsePermissionFlags', () => {
   })
 
   it('rejects a bad rule or a malformed entry', () => {
-    expect(() => parsePermissionFlags(['Bash=maybe'])).toThrow('--permission expects Tool=allow|ask|deny, got "Bash=maybe"')
+    expect(() => parsePermissionFlags(['Bash=maybe'])).toThrow(
+      '--permission expects Tool=allow|ask|deny, got "Bash=maybe"',
+    )
     expect(() => parsePermissionFlags(['Bash=allow,Write=maybe'])).toThrow(/got "Write=maybe"/)
     expect(() => parsePermissionFlags(['Bash'])).toThrow(/got "Bash"/)
     expect(() => parsePermissionFlags(['=allow'])).toThrow(/got "=allow"/)

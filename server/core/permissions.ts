@@ -41,21 +41,30 @@ export const RULES: readonly Rule[] = ['allow', 'ask', 'deny']
 /** True when `name` is a tool of the contract (own property: `toString` is not a tool). */
 export const isKnownTool = (name: string): boolean => Object.hasOwn(toolSpecs, name)
 
-export const isApprovalPolicy = (v: unknown): v is ApprovalPolicy => typeof v === 'string' && (APPROVAL_POLICIES as readonly string[]).includes(v)
+export const isApprovalPolicy = (v: unknown): v is ApprovalPolicy =>
+  typeof v === 'string' && (APPROVAL_POLICIES as readonly string[]).includes(v)
 
-const toolList = (): string => `${Object.keys(toolSpecs).join(', ')}, or MCP tools (mcp__<server>__<tool>, mcp__<server>, mcp__*)`
+const toolList = (): string =>
+  `${Object.keys(toolSpecs).join(', ')}, or MCP tools (mcp__<server>__<tool>, mcp__<server>, mcp__*)`
 
 /** The rule for every tool: defaults, then project config, then command-line overrides. */
-export function resolveRules(opts: { cwd: string; overrides?: ReadonlyMap<string, Rule>; config?: ProjectConfig }): Map<string, Rule> {
+export function resolveRules(opts: {
+  cwd: string
+  overrides?: ReadonlyMap<string, Rule>
+  config?: ProjectConfig
+}): Map<string, Rule> {
   const rules = new Map<string, Rule>(Object.entries(toolSpecs).map(([name, s]) => [name, s.permission as Rule]))
   const cfg = configPath(opts.cwd)
   {
     const perm = (opts.config ?? loadProjectConfig(opts.cwd)).permission
     if (perm !== undefined) {
-      if (typeof perm !== 'object' || perm === null || Array.isArray(perm)) throw new Error(`${cfg}: "permission" must be an object of tool → allow|ask|deny`)
+      if (typeof perm !== 'object' || perm === null || Array.isArray(perm))
+        throw new Error(`${cfg}: "permission" must be an object of tool → allow|ask|deny`)
       for (const [tool, rule] of Object.entries(perm)) {
-        if (!isKnownTool(tool) && !isToolPattern(tool)) throw new Error(`${cfg}: unknown tool "${tool}" in "permission"; tools: ${toolList()}`)
-        if (!RULES.includes(rule as Rule)) throw new Error(`${cfg}: permission for ${tool} must be allow, ask or deny, got ${JSON.stringify(rule)}`)
+        if (!isKnownTool(tool) && !isToolPattern(tool))
+          throw new Error(`${cfg}: unknown tool "${tool}" in "permission"; tools: ${toolList()}`)
+        if (!RULES.includes(rule as Rule))
+          throw new Error(`${cfg}: permission for ${tool} must be allow, ask or deny, got ${JSON.stringify(rule)}`)
         rules.set(tool, rule as Rule)
       }
     }
@@ -67,11 +76,16 @@ export function resolveRules(opts: { cwd: string; overrides?: ReadonlyMap<string
 /** `Bash=allow,Write=deny` → overrides; throws on a malformed entry or an unknown tool. */
 export function parsePermissionFlags(values: readonly string[]): Map<string, Rule> {
   const out = new Map<string, Rule>()
-  for (const entry of values.flatMap((v) => v.split(',')).map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of values
+    .flatMap((v) => v.split(','))
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const parts = entry.split('=')
     const [tool, rule] = parts
-    if (parts.length !== 2 || !tool || !RULES.includes(rule as Rule)) throw new Error(`--permission expects Tool=allow|ask|deny, got ${JSON.stringify(entry)}`)
-    if (!isKnownTool(tool) && !isToolPattern(tool)) throw new Error(`--permission: unknown tool "${tool}"; tools: ${toolList()}`)
+    if (parts.length !== 2 || !tool || !RULES.includes(rule as Rule))
+      throw new Error(`--permission expects Tool=allow|ask|deny, got ${JSON.stringify(entry)}`)
+    if (!isKnownTool(tool) && !isToolPattern(tool))
+      throw new Error(`--permission: unknown tool "${tool}"; tools: ${toolList()}`)
     out.set(tool, rule as Rule)
   }
   return out
@@ -148,7 +162,11 @@ export function approvalVerdict(policy: ApprovalPolicy, tool: string, risk: Risk
 export type GateOutcome = { run: true; via: string } | { run: false; reason: string }
 
 /** Turn a reply into an outcome (and record always/never). */
-export async function applyReply(decision: PermissionDecision | 'cancelled', audit: PermissionAuditLog, rec: Omit<AuditRecord, 'ts' | 'decision'>): Promise<GateOutcome> {
+export async function applyReply(
+  decision: PermissionDecision | 'cancelled',
+  audit: PermissionAuditLog,
+  rec: Omit<AuditRecord, 'ts' | 'decision'>,
+): Promise<GateOutcome> {
   if (decision === 'always' || decision === 'never') await audit.record({ ...rec, decision })
   if (decision === 'allow' || decision === 'always') return { run: true, via: decision }
   if (decision === 'cancelled') return { run: false, reason: 'the permission request was cancelled' }

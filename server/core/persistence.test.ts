@@ -20,7 +20,17 @@ import { ModelRegistry } from './model-registry.ts'
 import { heldModel } from './fixtures/scripted-provider.ts'
 import type { Session } from './session.ts'
 import { initialState, reduce } from './state.ts'
-import { longTurnPrompt, ofType, processAlive, sleep, testEnv, textOf, waitForType, within, type TestEnv } from './fixtures/harness.ts'
+import {
+  longTurnPrompt,
+  ofType,
+  processAlive,
+  sleep,
+  testEnv,
+  textOf,
+  waitForType,
+  within,
+  type TestEnv,
+} from './fixtures/harness.ts'
 
 let env: TestEnv
 beforeEach(() => {
@@ -37,7 +47,8 @@ class AltProvider extends OfflineProvider {
 }
 const twoModels = (): ModelRegistry => new ModelRegistry([new OfflineProvider(), new AltProvider()])
 
-const turn = (s: Session, prompt: string): Promise<unknown> => within(s.prompt(prompt).done, 6000, `the turn "${prompt.slice(0, 30)}"`)
+const turn = (s: Session, prompt: string): Promise<unknown> =>
+  within(s.prompt(prompt).done, 6000, `the turn "${prompt.slice(0, 30)}"`)
 
 /** The state summary without the live-only fields. */
 const stored = (s: Session): Record<string, unknown> => {
@@ -61,7 +72,17 @@ describe('reload from disk', () => {
     expect(loaded).not.toBe(live)
     expect(loaded.status).toBe('idle')
     expect(loaded.messages()).toEqual(live.messages())
-    expect(loaded.messages().map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'tool', 'assistant', 'user', 'assistant', 'tool', 'assistant'])
+    expect(loaded.messages().map((m) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'tool',
+      'assistant',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+    ])
     expect(loaded.lastSeq).toBe(live.lastSeq)
     expect(loaded.model).toBe('offline-alt')
     expect(loaded.mode).toBe('plan')
@@ -124,7 +145,9 @@ describe('reload from disk', () => {
 
   it('an unknown or malformed id is SessionNotFoundError', async () => {
     const m = env.manager()
-    await expect(m.get('otter-20250101T000000Z-00000000-0000-4000-8000-000000000000')).rejects.toBeInstanceOf(SessionNotFoundError)
+    await expect(m.get('otter-20250101T000000Z-00000000-0000-4000-8000-000000000000')).rejects.toBeInstanceOf(
+      SessionNotFoundError,
+    )
     await expect(m.get('../../etc')).rejects.toBeInstanceOf(SessionNotFoundError)
   })
 })
@@ -153,11 +176,23 @@ describe('summary and list()', () => {
 
     await turn(s, '!fail nope')
     summary = read()
-    expect(summary).toMatchObject({ prompt: '!call Read {"path":"a.txt"}', success: false, steps: 3, tool_calls: 1, event_count: s.lastSeq })
+    expect(summary).toMatchObject({
+      prompt: '!call Read {"path":"a.txt"}',
+      success: false,
+      steps: 3,
+      tool_calls: 1,
+      event_count: s.lastSeq,
+    })
     // A restarted manager lists what is on disk.
     const listed = await env.manager().list()
     expect(listed).toHaveLength(1)
-    expect(listed[0]).toMatchObject({ session_id: s.id, success: false, steps: 3, tool_calls: 1, event_count: s.lastSeq })
+    expect(listed[0]).toMatchObject({
+      session_id: s.id,
+      success: false,
+      steps: 3,
+      tool_calls: 1,
+      event_count: s.lastSeq,
+    })
   })
 
   it('filters by model, since and limit, newest first', async () => {
@@ -224,7 +259,10 @@ interface KilledRun {
 
 /** Start the child, SIGKILL it once it has reported `killAfter` persisted events, wait for its exit. */
 function runAndKill(home: string, cwd: string, killAfter: number): Promise<KilledRun> {
-  const c = spawn(process.execPath, ['--import', 'tsx', child, home, cwd, String(WORDS)], { cwd: repo, stdio: ['ignore', 'ignore', 'pipe', 'ipc'] })
+  const c = spawn(process.execPath, ['--import', 'tsx', child, home, cwd, String(WORDS)], {
+    cwd: repo,
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  })
   children.push(c)
   let sessionId = ''
   const reported: AnyEvent[] = []
@@ -241,63 +279,80 @@ function runAndKill(home: string, cwd: string, killAfter: number): Promise<Kille
     c.on('error', reject)
     c.on('exit', (code, signal) => {
       clearTimeout(timer)
-      if (reported.length < killAfter || !sessionId) reject(new Error(`turn-child ended early (code ${code}, signal ${signal}) after ${reported.length} events: ${stderr}`))
+      if (reported.length < killAfter || !sessionId)
+        reject(
+          new Error(
+            `turn-child ended early (code ${code}, signal ${signal}) after ${reported.length} events: ${stderr}`,
+          ),
+        )
       else resolve({ sessionId, reported, signal, pid: c.pid ?? -1 })
     })
   })
 }
 
 describe('SIGKILL in the middle of a turn', () => {
-  it.each([500, 800, 1200])('killed after %i reported events: the log is a prefix holding all of them, and the session goes on', async (killAfter) => {
-    const { sessionId, reported, signal, pid } = await runAndKill(env.home, env.cwd, killAfter)
-    expect(signal).toBe('SIGKILL')
-    expect(processAlive(pid)).toBe(false)
-    expect(reported.map((e) => e.seq)).toEqual(reported.map((_, i) => i + 1))
-    const maxReported = reported.at(-1)!.seq
+  it.each([500, 800, 1200])(
+    'killed after %i reported events: the log is a prefix holding all of them, and the session goes on',
+    async (killAfter) => {
+      const { sessionId, reported, signal, pid } = await runAndKill(env.home, env.cwd, killAfter)
+      expect(signal).toBe('SIGKILL')
+      expect(processAlive(pid)).toBe(false)
+      expect(reported.map((e) => e.seq)).toEqual(reported.map((_, i) => i + 1))
+      const maxReported = reported.at(-1)!.seq
 
-    // What a fresh store loads: a contiguous prefix 1..k that contains every reported event.
-    const loaded = await new FileEventStore({ root: eventlogRoot(env.home) }).load(sessionId)
-    expect(loaded).toBeDefined()
-    const events = loaded!.events
-    const k = events.length
-    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1))
-    expect(k).toBeGreaterThanOrEqual(maxReported)
-    for (const r of reported) {
-      const e = events[r.seq - 1]
-      if (JSON.stringify(e) !== JSON.stringify(r)) expect(e, `event ${r.seq}`).toEqual(r)
-    }
-    expect(events.slice(0, 3).map((e) => e.type)).toEqual(['user_message', 'turn_start', 'step_start'])
-    expect(events.slice(3).every((e) => e.type === 'text_delta' || e.type === 'reasoning')).toBe(true)
-    expect(events.every((e) => e.session_id === sessionId && e.turn === 0)).toBe(true)
-    // The chunks came in order, none lost, none repeated.
-    const chunks = events.slice(3).map((e) => (e as { data: { text: string } }).data.text)
-    expect(chunks).toEqual(chunks.map((_, i) => ` w${i + 1}`))
-    const text = textOf(events)
+      // What a fresh store loads: a contiguous prefix 1..k that contains every reported event.
+      const loaded = await new FileEventStore({ root: eventlogRoot(env.home) }).load(sessionId)
+      expect(loaded).toBeDefined()
+      const events = loaded!.events
+      const k = events.length
+      expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1))
+      expect(k).toBeGreaterThanOrEqual(maxReported)
+      for (const r of reported) {
+        const e = events[r.seq - 1]
+        if (JSON.stringify(e) !== JSON.stringify(r)) expect(e, `event ${r.seq}`).toEqual(r)
+      }
+      expect(events.slice(0, 3).map((e) => e.type)).toEqual(['user_message', 'turn_start', 'step_start'])
+      expect(events.slice(3).every((e) => e.type === 'text_delta' || e.type === 'reasoning')).toBe(true)
+      expect(events.every((e) => e.session_id === sessionId && e.turn === 0)).toBe(true)
+      // The chunks came in order, none lost, none repeated.
+      const chunks = events.slice(3).map((e) => (e as { data: { text: string } }).data.text)
+      expect(chunks).toEqual(chunks.map((_, i) => ` w${i + 1}`))
+      const text = textOf(events)
 
-    // The restarted session: its history is the reducer over exactly those events.
-    const session = await env.manager().get(sessionId)
-    expect(session.lastSeq).toBe(k)
-    expect(session.status).toBe('idle')
-    const expected = initialState({ session_id: sessionId, model: 'offline', mode: 'build', created_at: loaded!.meta.created_at, working_dir: env.cwd })
-    for (const e of events) reduce(expected, e)
-    expect(session.messages()).toEqual(expected.messages)
-    expect(session.messages().map((m) => [m.role, m.content])).toEqual([
-      ['user', longTurnPrompt(WORDS)],
-      ['assistant', text],
-    ])
+      // The restarted session: its history is the reducer over exactly those events.
+      const session = await env.manager().get(sessionId)
+      expect(session.lastSeq).toBe(k)
+      expect(session.status).toBe('idle')
+      const expected = initialState({
+        session_id: sessionId,
+        model: 'offline',
+        mode: 'build',
+        created_at: loaded!.meta.created_at,
+        working_dir: env.cwd,
+      })
+      for (const e of events) reduce(expected, e)
+      expect(session.messages()).toEqual(expected.messages)
+      expect(session.messages().map((m) => [m.role, m.content])).toEqual([
+        ['user', longTurnPrompt(WORDS)],
+        ['assistant', text],
+      ])
 
-    // …and it takes the next turn at k + 1, after closing the interrupted one.
-    await session.setModel('offline')
-    await within(session.prompt('!say after the crash').done, 6000, 'the turn after the crash')
-    const after = await session.events(k)
-    expect(after.map((e) => e.type).slice(0, 4)).toEqual(['model_changed', 'turn_end', 'error', 'user_message'])
-    expect(after[0]).toMatchObject({ seq: k + 1 })
-    expect(after[2]).toMatchObject({ type: 'error', data: { message: 'the turn was interrupted: the process stopped before it finished' } })
-    expect(after[3]).toMatchObject({ type: 'user_message', turn: 1 })
-    expect(after.at(-1)).toMatchObject({ type: 'agent_result', data: { success: true, output: 'after the crash' } })
-    const all = await new FileEventStore({ root: eventlogRoot(env.home) }).read(sessionId)
-    expect(all.map((e) => e.seq)).toEqual(all.map((_, i) => i + 1))
-  })
+      // …and it takes the next turn at k + 1, after closing the interrupted one.
+      await session.setModel('offline')
+      await within(session.prompt('!say after the crash').done, 6000, 'the turn after the crash')
+      const after = await session.events(k)
+      expect(after.map((e) => e.type).slice(0, 4)).toEqual(['model_changed', 'turn_end', 'error', 'user_message'])
+      expect(after[0]).toMatchObject({ seq: k + 1 })
+      expect(after[2]).toMatchObject({
+        type: 'error',
+        data: { message: 'the turn was interrupted: the process stopped before it finished' },
+      })
+      expect(after[3]).toMatchObject({ type: 'user_message', turn: 1 })
+      expect(after.at(-1)).toMatchObject({ type: 'agent_result', data: { success: true, output: 'after the crash' } })
+      const all = await new FileEventStore({ root: eventlogRoot(env.home) }).read(sessionId)
+      expect(all.map((e) => e.seq)).toEqual(all.map((_, i) => i + 1))
+    },
+  )
 
   it('left no child running', () => {
     expect(children.length).toBe(3)

@@ -37,20 +37,24 @@ export function loadProjectConfig(cwd: string, processEnv: NodeJS.ProcessEnv = p
   } catch (e) {
     throw new Error(`${path}: not valid JSON (${(e as Error).message})`)
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`${path}: must be a JSON object`)
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new Error(`${path}: must be a JSON object`)
   const cfg = parsed as Record<string, unknown>
   const env: Record<string, string> = {}
   if (Object.hasOwn(cfg, 'env')) {
     const e = cfg.env
-    if (typeof e !== 'object' || e === null || Array.isArray(e)) throw new Error(`${path}: "env" must be an object of NAME → string`)
+    if (typeof e !== 'object' || e === null || Array.isArray(e))
+      throw new Error(`${path}: "env" must be an object of NAME → string`)
     for (const [k, v] of Object.entries(e)) {
-      if (!NAME.test(k) || typeof v !== 'string') throw new Error(`${path}: "env" entry ${JSON.stringify(k)} must be a variable name with a string value`)
+      if (!NAME.test(k) || typeof v !== 'string')
+        throw new Error(`${path}: "env" entry ${JSON.stringify(k)} must be a variable name with a string value`)
       env[k] = v
     }
   }
   if (Object.hasOwn(cfg, 'env_passthrough')) {
     const p = cfg.env_passthrough
-    if (!Array.isArray(p) || !p.every((n) => typeof n === 'string' && NAME.test(n))) throw new Error(`${path}: "env_passthrough" must be an array of variable names`)
+    if (!Array.isArray(p) || !p.every((n) => typeof n === 'string' && NAME.test(n)))
+      throw new Error(`${path}: "env_passthrough" must be an array of variable names`)
     for (const n of p as string[]) {
       const v = processEnv[n]
       if (v !== undefined) env[n] = v

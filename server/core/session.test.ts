@@ -18,7 +18,21 @@ import { heldModel } from './fixtures/scripted-provider.ts'
 import type { TurnOutcome } from './loop.ts'
 import { ModelRegistry, UnknownModelError } from './model-registry.ts'
 import { SessionBusyError, type Session } from './session.ts'
-import { last, ofType, processAlive, sleep, testEnv, textOf, turnEvents, typesOf, until, waitForEvent, waitForType, within, type TestEnv } from './fixtures/harness.ts'
+import {
+  last,
+  ofType,
+  processAlive,
+  sleep,
+  testEnv,
+  textOf,
+  turnEvents,
+  typesOf,
+  until,
+  waitForEvent,
+  waitForType,
+  within,
+  type TestEnv,
+} from './fixtures/harness.ts'
 
 const rules = (...entries: [string, Rule][]): Map<string, Rule> => new Map(entries)
 
@@ -34,9 +48,15 @@ afterEach(async () => {
 function expectSequentialTurns(events: AnyEvent[]): void {
   expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1))
   const turns = events.map((e) => e.turn)
-  for (let i = 1; i < turns.length; i++) if (turns[i]! < turns[i - 1]!) expect.fail(`event ${events[i]!.seq} (${events[i]!.type}) belongs to turn ${turns[i]} after an event of turn ${turns[i - 1]}`)
+  for (let i = 1; i < turns.length; i++)
+    if (turns[i]! < turns[i - 1]!)
+      expect.fail(
+        `event ${events[i]!.seq} (${events[i]!.type}) belongs to turn ${turns[i]} after an event of turn ${turns[i - 1]}`,
+      )
   // turn_start and turn_end alternate: one turn at a time.
-  const bounds = events.filter((e) => e.type === 'turn_start' || e.type === 'turn_end').map((e) => `${e.type}#${e.turn}`)
+  const bounds = events
+    .filter((e) => e.type === 'turn_start' || e.type === 'turn_end')
+    .map((e) => `${e.type}#${e.turn}`)
   const alternating = bounds.map((_, i) => `${i % 2 === 0 ? 'turn_start' : 'turn_end'}#${Math.floor(i / 2)}`)
   expect(bounds, 'turns must not overlap').toEqual(alternating)
 }
@@ -164,7 +184,8 @@ describe('steering', () => {
     let accepted: boolean | undefined
     const unsubscribe = session.subscribe((e) => {
       // The model has finished; the turn is still running (turn_end not yet written).
-      if (e.type === 'step_end' && e.data.stop_reason === 'end_turn' && accepted === undefined) accepted = session.steer('!say late')
+      if (e.type === 'step_end' && e.data.stop_reason === 'end_turn' && accepted === undefined)
+        accepted = session.steer('!say late')
     })
     await within(session.prompt('!say hi').done, 5000, 'the turn')
     unsubscribe()
@@ -213,7 +234,11 @@ describe('cancellation', () => {
     await waitForType(session, 'step_start')
     expect(session.cancel()).toBe(true)
     expect((await within(first.done, 2000, 'the cancelled turn')).stop_reason).toBe('cancelled')
-    expect(await within(second.done, 5000, 'the queued turn')).toEqual({ stop_reason: 'end_turn', success: true, output: 'second' })
+    expect(await within(second.done, 5000, 'the queued turn')).toEqual({
+      stop_reason: 'end_turn',
+      success: true,
+      output: 'second',
+    })
     expectSequentialTurns(await session.events())
   })
 
@@ -303,7 +328,10 @@ describe('model switch', () => {
     const session = await env.manager({ models }).create()
     await session.setModel('offline-alt')
     expect(session.model).toBe('offline-alt')
-    expect(last(await session.events())).toMatchObject({ type: 'model_changed', data: { old: 'offline', new: 'offline-alt' } })
+    expect(last(await session.events())).toMatchObject({
+      type: 'model_changed',
+      data: { old: 'offline', new: 'offline-alt' },
+    })
     await within(session.prompt('!say hi').done, 5000, 'the turn')
     expect(ofType(await session.events(), 'turn_start')[0]!.data.model).toBe('offline-alt')
   })
@@ -314,7 +342,9 @@ describe('mode and tool allow-lists', () => {
 
   it('plan mode offers only the read-only tools and refuses a Write call', async () => {
     const session = await env.manager().create()
-    expect(names(session).sort()).toEqual(['Bash', 'Edit', 'Glob', 'Grep', 'Read', 'Write', 'list_files', 'update_plan', 'open_file'].sort())
+    expect(names(session).sort()).toEqual(
+      ['Bash', 'Edit', 'Glob', 'Grep', 'Read', 'Write', 'list_files', 'update_plan', 'open_file'].sort(),
+    )
     await session.setMode('plan')
     expect(session.mode).toBe('plan')
     expect(last(await session.events())).toMatchObject({ type: 'mode_changed', data: { old: 'build', new: 'plan' } })
@@ -334,7 +364,10 @@ describe('mode and tool allow-lists', () => {
   it('a session created in plan mode refuses Bash', async () => {
     const session = await env.manager({ permissionOverrides: rules(['Bash', 'allow']) }).create({ mode: 'plan' })
     await within(session.prompt('!call Bash {"command":"touch made.txt"}').done, 5000, 'the turn')
-    expect(ofType(await session.events(), 'tool_result')[0]!.data).toMatchObject({ ok: false, error: expect.stringMatching(/not allowed/) })
+    expect(ofType(await session.events(), 'tool_result')[0]!.data).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/not allowed/),
+    })
     expect(existsSync(join(env.cwd, 'made.txt'))).toBe(false)
   })
 

@@ -23,7 +23,13 @@ import type { FileHistory } from './file-history.ts'
 import { FileTracker } from './file-tracker.ts'
 import { endTurn, runTurn, type TurnOutcome } from './loop.ts'
 import type { ModelRegistry } from './model-registry.ts'
-import { isApprovalPolicy, type ApprovalPolicy, type PermissionAuditLog, type PermissionDecision, type Rule } from './permissions.ts'
+import {
+  isApprovalPolicy,
+  type ApprovalPolicy,
+  type PermissionAuditLog,
+  type PermissionDecision,
+  type Rule,
+} from './permissions.ts'
 import { toolAllowed } from './tool-patterns.ts'
 import { checkUserMessage, MessageTooLargeError } from './message-limit.ts'
 import { parseSlash, rewindReply, type CommandRenderer } from './slash-commands.ts'
@@ -32,11 +38,20 @@ import type { PermissionReply, TurnHost } from './turn-host.ts'
 import { TURN_ENDING_EVENTS } from '../../generated/event-facts.gen.ts'
 
 export type SessionStatus = 'idle' | 'running' | 'cancelled'
-const SUMMARY_POINTS: ReadonlySet<EventType> = new Set(['turn_start', ...TURN_ENDING_EVENTS, 'model_changed', 'compaction', 'undo', 'redo', 'session_renamed'])
+const SUMMARY_POINTS: ReadonlySet<EventType> = new Set([
+  'turn_start',
+  ...TURN_ENDING_EVENTS,
+  'model_changed',
+  'compaction',
+  'undo',
+  'redo',
+  'session_renamed',
+])
 /** The longest title a session may have (specs/schemas/common.yaml SessionSummary.title). */
 export const TITLE_MAX = 200
 /** A title as kept: whitespace runs (newlines too) become one space, trimmed; blank is `null` (no title). */
-export const normalizeTitle = (title: string | null | undefined): string | null => title?.replace(/\s+/g, ' ').trim() || null
+export const normalizeTitle = (title: string | null | undefined): string | null =>
+  title?.replace(/\s+/g, ' ').trim() || null
 export const MODES = ['build', 'plan'] as const
 export type Mode = (typeof MODES)[number]
 
@@ -91,7 +106,9 @@ export interface Submitted {
 export class PromptNotRecordedError extends Error {
   override name = 'PromptNotRecordedError'
   constructor(cause: unknown) {
-    super(`event log write failed (prompt not recorded): ${cause instanceof Error ? cause.message : String(cause)}`, { cause })
+    super(`event log write failed (prompt not recorded): ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    })
   }
 }
 
@@ -142,13 +159,30 @@ export class Session implements TurnHost {
     this.#state = state ?? initialState(Session.#init(meta))
     // A new session (a fresh id) has no file history to line up: its first turn starts at once.
     this.#aligned = state === undefined
-    this.#writer = new EventWriter({ store: deps.store, state: this.#state, sessionId: meta.session_id, logger: deps.logger, onEvent: (e) => this.#onEvent(e) })
+    this.#writer = new EventWriter({
+      store: deps.store,
+      state: this.#state,
+      sessionId: meta.session_id,
+      logger: deps.logger,
+      onEvent: (e) => this.#onEvent(e),
+    })
     this.#lsp = deps.lsp ? lazyProvider(deps.lsp, () => this.meta.cwd) : undefined
-    this.#tracker = new FileTracker({ cwd: meta.cwd, history: deps.history, emit: (path, diff) => this.#writer.post('file_edit', { path, diff }) })
+    this.#tracker = new FileTracker({
+      cwd: meta.cwd,
+      history: deps.history,
+      emit: (path, diff) => this.#writer.post('file_edit', { path, diff }),
+    })
   }
 
   static #init(meta: SessionMeta) {
-    return { session_id: meta.session_id, model: meta.model, mode: meta.mode, created_at: meta.created_at, working_dir: meta.cwd, approval: meta.approval }
+    return {
+      session_id: meta.session_id,
+      model: meta.model,
+      mode: meta.mode,
+      created_at: meta.created_at,
+      working_dir: meta.cwd,
+      approval: meta.approval,
+    }
   }
 
   /**
@@ -158,14 +192,22 @@ export class Session implements TurnHost {
    * (after the interrupted turn, if any, is closed the same way); entries whose `user_message` is
    * already in the log are just removed.
    */
-  static restore(meta: SessionMeta, events: AnyEvent[], deps: SessionDeps, queued: readonly QueuedPrompt[] = []): Session {
+  static restore(
+    meta: SessionMeta,
+    events: AnyEvent[],
+    deps: SessionDeps,
+    queued: readonly QueuedPrompt[] = [],
+  ): Session {
     const state = initialState(Session.#init(meta))
     for (const e of events) reduce(state, e)
     state.open = undefined
     const session = new Session(meta, deps, state)
     if (queued.length) {
       const logged = new Set(events.flatMap((e) => (e.type === 'user_message' ? [e.data.message_id] : [])))
-      session.#recover(queued.filter((q) => !logged.has(q.message_id)), queued.filter((q) => logged.has(q.message_id)))
+      session.#recover(
+        queued.filter((q) => !logged.has(q.message_id)),
+        queued.filter((q) => logged.has(q.message_id)),
+      )
     }
     return session
   }
@@ -203,7 +245,12 @@ export class Session implements TurnHost {
     return this.#state.lastSeq
   }
   get summary() {
-    return { ...this.#state.summary, status: this.#status, created_at: Date.parse(this.meta.created_at) / 1000, last_touched: this.lastTouched / 1000 }
+    return {
+      ...this.#state.summary,
+      status: this.#status,
+      created_at: Date.parse(this.meta.created_at) / 1000,
+      last_touched: this.lastTouched / 1000,
+    }
   }
   get models(): ModelRegistry {
     return this.#deps.models
@@ -230,7 +277,9 @@ export class Session implements TurnHost {
    * any tool. Takes effect from the next model call.
    */
   useExtraTools(tools: ReadonlyMap<string, Tool> | undefined): void {
-    const kept = [...(tools ?? [])].filter(([name, t]) => t.contract && !Object.hasOwn(toolSpecs, name) && !this.#deps.tools.has(name))
+    const kept = [...(tools ?? [])].filter(
+      ([name, t]) => t.contract && !Object.hasOwn(toolSpecs, name) && !this.#deps.tools.has(name),
+    )
     this.#extraTools = kept.length ? new Map(kept) : undefined
   }
 
@@ -282,7 +331,11 @@ export class Session implements TurnHost {
     return this.#writer.emit(type, data)
   }
 
-  emitChunk(type: 'text_delta' | 'reasoning' | 'tool_progress', key: string, data: Record<string, unknown>): Promise<void> {
+  emitChunk(
+    type: 'text_delta' | 'reasoning' | 'tool_progress',
+    key: string,
+    data: Record<string, unknown>,
+  ): Promise<void> {
     return this.#writer.stream(type, key, data)
   }
 
@@ -310,7 +363,8 @@ export class Session implements TurnHost {
       // The read-only approval preset runs every call in the read-only sandbox.
       sandbox: this.approval === 'read-only' ? 'read-only' : this.#deps.sandbox,
       signal: token.signal,
-      progress: (chunk) => void w.stream('tool_progress', call.call_id, { call_id: call.call_id, tool: call.tool, ...chunk }),
+      progress: (chunk) =>
+        void w.stream('tool_progress', call.call_id, { call_id: call.call_id, tool: call.tool, ...chunk }),
       sandboxViolation: (v) => w.post('sandbox_violation', v),
       notice: (level, text) => w.post('notice', { level, text }),
       plan: (entries) => w.post('plan', { call_id: call.call_id, entries }),
@@ -351,7 +405,8 @@ export class Session implements TurnHost {
     const messageId = `msg-${randomUUID()}`
     this.lastTouched = Date.now()
     const slash = parseSlash(text)
-    if (slash?.kind === 'usage') return this.#submit(messageId, text, undefined, async () => this.#commandError(slash.message))
+    if (slash?.kind === 'usage')
+      return this.#submit(messageId, text, undefined, async () => this.#commandError(slash.message))
     if (slash?.kind === 'undo' || slash?.kind === 'redo') {
       const kind = slash.kind
       return this.#submit(messageId, text, undefined, async (): Promise<TurnOutcome> => {
@@ -397,9 +452,26 @@ export class Session implements TurnHost {
    * runs nothing. `turn`: the work writes the prompt's `user_message`, which retires the entry;
    * other work (slash commands) retires it when it has recorded its result.
    */
-  #submit(messageId: string, text: string, command: Command | undefined, fn: () => Promise<TurnOutcome>, turn = false): Submitted {
-    if (this.#closed) return { messageId, done: Promise.resolve(failedOutcome(turn ? '' : 'the session was closed')), accepted: Promise.resolve() }
-    const entry: QueuedPrompt = { message_id: messageId, text, ...(command ? { command } : {}), accepted_at: Date.now(), order: this.#order++ }
+  #submit(
+    messageId: string,
+    text: string,
+    command: Command | undefined,
+    fn: () => Promise<TurnOutcome>,
+    turn = false,
+  ): Submitted {
+    if (this.#closed)
+      return {
+        messageId,
+        done: Promise.resolve(failedOutcome(turn ? '' : 'the session was closed')),
+        accepted: Promise.resolve(),
+      }
+    const entry: QueuedPrompt = {
+      message_id: messageId,
+      text,
+      ...(command ? { command } : {}),
+      accepted_at: Date.now(),
+      order: this.#order++,
+    }
     this.#queuedIds.add(messageId)
     const accepted = this.#deps.store.queuePrompt(this.id, entry).catch((err: unknown) => {
       this.#queuedIds.delete(messageId)
@@ -427,7 +499,8 @@ export class Session implements TurnHost {
         throw err
       }
       if (!this.#queuedIds.has(messageId)) return outcome
-      if (turn) this.#owed.push({ entry, why: `not run: ${outcome.output}` }) // its user_message never reached the log
+      if (turn)
+        this.#owed.push({ entry, why: `not run: ${outcome.output}` }) // its user_message never reached the log
       else await this.#unqueue(messageId)
       return outcome
     }
@@ -435,7 +508,14 @@ export class Session implements TurnHost {
     // Busy from acceptance: the turn starts once its entry is on disk.
     this.#status = 'running'
     // A prompt that could not be recorded fails now, not when its place in the queue comes.
-    return { messageId, done: accepted.then(() => done, (err: unknown) => storeFailure(err)), accepted }
+    return {
+      messageId,
+      done: accepted.then(
+        () => done,
+        (err: unknown) => storeFailure(err),
+      ),
+      accepted,
+    }
   }
 
   async #unqueue(messageId: string): Promise<void> {
@@ -460,7 +540,11 @@ export class Session implements TurnHost {
 
   /** An accepted prompt that will not run: its user_message, and a turn that ends with `why`. */
   async #closePrompt(p: QueuedPrompt, why: string): Promise<void> {
-    await this.emit('user_message', { message_id: p.message_id, text: p.text, ...(p.command ? { command: p.command } : {}) })
+    await this.emit('user_message', {
+      message_id: p.message_id,
+      text: p.text,
+      ...(p.command ? { command: p.command } : {}),
+    })
     await this.emit('turn_start', { prompt: p.text, model: this.model })
     await endTurn(this, { stop_reason: 'error', success: false, output: why, source: 'internal' }, 0)
     await this.#unqueue(p.message_id)
@@ -566,7 +650,11 @@ export class Session implements TurnHost {
 
   async #alignHistory(): Promise<void> {
     try {
-      await this.#deps.history?.align?.({ undoable: this.#state.turnStarts.length, redoable: this.#state.redo.length, turns: this.#state.turns })
+      await this.#deps.history?.align?.({
+        undoable: this.#state.turnStarts.length,
+        redoable: this.#state.redo.length,
+        turns: this.#state.turns,
+      })
     } catch (err) {
       this.#deps.logger.error(`session ${this.id}: undo history not aligned`, err)
     }
@@ -632,7 +720,10 @@ export class Session implements TurnHost {
   /** How many turns can be undone and redone now. */
   async rewindCounts(): Promise<{ undoable: number; redoable: number }> {
     const c = (await this.#deps.history?.counts()) ?? { undoable: Infinity, redoable: Infinity }
-    return { undoable: Math.min(c.undoable, this.#state.turnStarts.length), redoable: Math.min(c.redoable, this.#state.redo.length) }
+    return {
+      undoable: Math.min(c.undoable, this.#state.turnStarts.length),
+      redoable: Math.min(c.redoable, this.#state.redo.length),
+    }
   }
 
   /** Resolves when no turn is running or queued. */
@@ -707,7 +798,9 @@ export class Session implements TurnHost {
     const ids = new Set(this.#pending.keys())
     if (ids.size === 0) return []
     const events = await this.events(Math.max(0, this.lastSeq - 2000))
-    return events.filter((e): e is EventOf<'permission_request'> => e.type === 'permission_request' && ids.has(e.data.request_id)).map((e) => e.data)
+    return events
+      .filter((e): e is EventOf<'permission_request'> => e.type === 'permission_request' && ids.has(e.data.request_id))
+      .map((e) => e.data)
   }
 
   /** Answer a pending permission request from any transport; false when it is not pending. */
@@ -740,7 +833,11 @@ export class Session implements TurnHost {
     const start = currentTurnStart(messages)
     if (start <= 0) return // nothing before the current turn to summarise
     const kept = messages.length - start
-    await this.emit('compaction', { summary: summarise(messages.slice(0, start)), messages_before: messages.length, messages_after: kept + 1 })
+    await this.emit('compaction', {
+      summary: summarise(messages.slice(0, start)),
+      messages_before: messages.length,
+      messages_after: kept + 1,
+    })
   }
 
   async setModel(model: string): Promise<void> {
@@ -750,7 +847,8 @@ export class Session implements TurnHost {
   }
 
   async setMode(mode: string): Promise<void> {
-    if (!(MODES as readonly string[]).includes(mode)) throw new Error(`unknown mode "${mode}"; available: ${MODES.join(', ')}`)
+    if (!(MODES as readonly string[]).includes(mode))
+      throw new Error(`unknown mode "${mode}"; available: ${MODES.join(', ')}`)
     if (mode === this.mode) return
     await this.emit('mode_changed', { old: this.mode, new: mode })
   }
@@ -769,7 +867,8 @@ export class Session implements TurnHost {
    */
   async rename(title: string | null): Promise<void> {
     const next = normalizeTitle(title)
-    if (next !== null && next.length > TITLE_MAX) throw new RangeError(`title: at most ${TITLE_MAX} characters (got ${next.length})`)
+    if (next !== null && next.length > TITLE_MAX)
+      throw new RangeError(`title: at most ${TITLE_MAX} characters (got ${next.length})`)
     if (next === (this.#state.summary.title ?? null)) return
     await this.emit('session_renamed', { title: next })
     await this.#writeSummary()
@@ -794,7 +893,10 @@ export class Session implements TurnHost {
       this.#queue.push({
         run: async () => {
           for (const p of prompts) {
-            const recorded = await p.accepted.then(() => true, () => false)
+            const recorded = await p.accepted.then(
+              () => true,
+              () => false,
+            )
             if (recorded) this.#owed.push({ entry: p.entry, why })
           }
           await this.#settleNow()

@@ -27,7 +27,8 @@ export function parseSlash(text: string): Slash | undefined {
   if (rest === '') return { kind: name, steps: 1 }
   const n = /^(?:--steps(?:[ \t]+|=))?(\d+)$/.exec(rest)
   const steps = n ? Number(n[1]) : NaN
-  if (!Number.isSafeInteger(steps) || steps < 1 || steps > MAX_STEPS) return { kind: 'usage', message: `usage: /${name} [N | --steps N] (N a positive integer), got "/${name} ${rest}"` }
+  if (!Number.isSafeInteger(steps) || steps < 1 || steps > MAX_STEPS)
+    return { kind: 'usage', message: `usage: /${name} [N | --steps N] (N a positive integer), got "/${name} ${rest}"` }
   return { kind: name, steps }
 }
 

@@ -28,10 +28,20 @@ export interface SessionState {
   openCalls: Map<string, string>
 }
 
-const ZERO: Usage = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, cache_tokens: 0, reasoning_tokens: 0, total_tokens: 0, cost_usd: 0 }
+const ZERO: Usage = {
+  input_tokens: 0,
+  output_tokens: 0,
+  cache_read_tokens: 0,
+  cache_write_tokens: 0,
+  cache_tokens: 0,
+  reasoning_tokens: 0,
+  total_tokens: 0,
+  cost_usd: 0,
+}
 
 /** `a + b`; a null (unknown) cost on either side makes the sum unknown. */
-const addCost = (a: number | null | undefined, b: number | null | undefined): number | null => (a === null || b === null ? null : (a ?? 0) + (b ?? 0))
+const addCost = (a: number | null | undefined, b: number | null | undefined): number | null =>
+  a === null || b === null ? null : (a ?? 0) + (b ?? 0)
 
 /** Add usage `b` to usage `a` (both cumulative shapes). */
 export function addUsage(a: Usage, b: Usage): Usage {
@@ -44,14 +54,22 @@ export function addUsage(a: Usage, b: Usage): Usage {
     cache_write_tokens: cacheWrite,
     cache_tokens: (a.cache_tokens ?? 0) + (b.cache_tokens ?? (b.cache_read_tokens ?? 0) + (b.cache_write_tokens ?? 0)),
     reasoning_tokens: (a.reasoning_tokens ?? 0) + (b.reasoning_tokens ?? 0),
-    total_tokens: (a.total_tokens ?? a.input_tokens + a.output_tokens) + (b.total_tokens ?? b.input_tokens + b.output_tokens),
+    total_tokens:
+      (a.total_tokens ?? a.input_tokens + a.output_tokens) + (b.total_tokens ?? b.input_tokens + b.output_tokens),
     cost_usd: addCost(a.cost_usd, b.cost_usd),
   }
 }
 
 export const zeroUsage = (): Usage => ({ ...ZERO })
 
-export function initialState(init: { session_id: string; model: string; mode: string; created_at: string; working_dir: string; approval?: string }): SessionState {
+export function initialState(init: {
+  session_id: string
+  model: string
+  mode: string
+  created_at: string
+  working_dir: string
+  approval?: string
+}): SessionState {
   return {
     messages: [],
     model: init.model,
@@ -141,7 +159,13 @@ export function reduce(s: SessionState, e: AnyEvent): SessionState {
       s.messages.push({
         role: 'tool',
         content: d.ok ? (d.output ?? '') : (d.error ?? 'failed'),
-        tool_result: { call_id: d.call_id, tool: d.tool, ok: d.ok, ...(d.output !== undefined ? { output: d.output } : {}), ...(d.error !== undefined ? { error: d.error } : {}) },
+        tool_result: {
+          call_id: d.call_id,
+          tool: d.tool,
+          ok: d.ok,
+          ...(d.output !== undefined ? { output: d.output } : {}),
+          ...(d.error !== undefined ? { error: d.error } : {}),
+        },
       })
       break
     }

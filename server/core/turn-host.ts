@@ -27,7 +27,11 @@ export interface TurnHost {
   /** Append an event and wait until it is persisted (throws EventLogError when it cannot be). */
   emit<T extends EventType>(type: T, data: EventData<T>): Promise<EventOf<T>>
   /** Stream a chunk of text / reasoning (key: the step) or tool progress (key: the call), coalesced. */
-  emitChunk(type: 'text_delta' | 'reasoning' | 'tool_progress', key: string, data: Record<string, unknown>): Promise<void>
+  emitChunk(
+    type: 'text_delta' | 'reasoning' | 'tool_progress',
+    key: string,
+    data: Record<string, unknown>,
+  ): Promise<void>
   /** The history the model sees. */
   messages(): ChatMessage[]
   /** Tools offered to the model in this session (allow-list and mode applied). */

@@ -23,7 +23,10 @@ afterEach(async () => {
 })
 
 const manager = (maxFileBytes?: number): SessionManager =>
-  env.manager({ tools: trackedTools(), history: snapshotHistory({ home: env.home, env: {}, ...(maxFileBytes ? { maxFileBytes } : {}) }) })
+  env.manager({
+    tools: trackedTools(),
+    history: snapshotHistory({ home: env.home, env: {}, ...(maxFileBytes ? { maxFileBytes } : {}) }),
+  })
 
 /** Send a prompt, wait for its turn or command, return the reply line. */
 async function send(s: Session, text: string): Promise<string> {
@@ -31,18 +34,28 @@ async function send(s: Session, text: string): Promise<string> {
 }
 
 const write = (path: string, content: string) => `!call Write ${JSON.stringify({ path, content })}`
-const edit = (path: string, from: string, to: string) => `!call Edit ${JSON.stringify({ path, old_string: from, new_string: to })}`
+const edit = (path: string, from: string, to: string) =>
+  `!call Edit ${JSON.stringify({ path, old_string: from, new_string: to })}`
 const bash = (command: string) => `!call Bash ${JSON.stringify({ command })}`
-const file = (rel: string): string | null => (existsSync(join(env.cwd, rel)) ? readFileSync(join(env.cwd, rel), 'utf8') : null)
+const file = (rel: string): string | null =>
+  existsSync(join(env.cwd, rel)) ? readFileSync(join(env.cwd, rel), 'utf8') : null
 const files = (...rels: string[]) => Object.fromEntries(rels.map((r) => [r, file(r)]))
-const userTexts = (s: Session) => s.messages().filter((m) => m.role === 'user').map((m) => m.content)
+const userTexts = (s: Session) =>
+  s
+    .messages()
+    .filter((m) => m.role === 'user')
+    .map((m) => m.content)
 const snapDir = (id: string) => join(env.home, 'snapshots', id)
 
 describe('file-level undo and redo through the core', () => {
   it('the walk-through: files created, edited, restored and replayed, with the reply lines', async () => {
     const s = await manager().create()
-    expect(await send(s, `${write('a.txt', 'alpha\n')}\n${write('b.txt', 'bravo\n')}`)).toBe('Write ok: Created a.txt (6 bytes)\nWrite ok: Created b.txt (6 bytes)')
-    expect(await send(s, `${edit('a.txt', 'alpha', 'ALPHA')}\n${write('c.txt', 'charlie\n')}`)).toMatch(/^Edit ok: Edited a\.txt/)
+    expect(await send(s, `${write('a.txt', 'alpha\n')}\n${write('b.txt', 'bravo\n')}`)).toBe(
+      'Write ok: Created a.txt (6 bytes)\nWrite ok: Created b.txt (6 bytes)',
+    )
+    expect(await send(s, `${edit('a.txt', 'alpha', 'ALPHA')}\n${write('c.txt', 'charlie\n')}`)).toMatch(
+      /^Edit ok: Edited a\.txt/,
+    )
     expect(await send(s, '!say nothing to change')).toBe('nothing to change')
     expect(files('a.txt', 'b.txt', 'c.txt')).toEqual({ 'a.txt': 'ALPHA\n', 'b.txt': 'bravo\n', 'c.txt': 'charlie\n' })
 
@@ -73,7 +86,10 @@ describe('file-level undo and redo through the core', () => {
     ])
     const second = ofType(events, 'undo')[1]!.data
     expect(second.files?.sort()).toEqual([join(env.cwd, 'a.txt'), join(env.cwd, 'c.txt')])
-    expect(ofType(events, 'redo').map((e) => [e.data.turns, e.data.files_restored, e.data.remaining])).toEqual([[1, 2, 1], [3, 3, 0]])
+    expect(ofType(events, 'redo').map((e) => [e.data.turns, e.data.files_restored, e.data.remaining])).toEqual([
+      [1, 2, 1],
+      [3, 3, 0],
+    ])
   })
 
   it("replies with the document's line for a turn that changed two files", async () => {
@@ -94,7 +110,9 @@ describe('file-level undo and redo through the core', () => {
     await send(s, write('g', 'new branch'))
     expect(await send(s, '/redo')).toBe('/redo: nothing to redo (0 remaining)')
     expect(readdirSync(join(snapDir(s.id), 'snaps'))).toHaveLength(2)
-    const kept = readdirSync(blobs).map((b) => readFileSync(join(blobs, b), 'utf8')).sort()
+    const kept = readdirSync(blobs)
+      .map((b) => readFileSync(join(blobs, b), 'utf8'))
+      .sort()
     expect(kept).toEqual(['new branch', 'version one'])
     expect(await send(s, '/undo 2')).toBe('/undo: rewound 2 turns, 2 files restored (0 remaining)')
     expect(files('f', 'g')).toEqual({ f: null, g: null })
@@ -122,10 +140,22 @@ describe('file-level undo and redo through the core', () => {
     const real = snapshotHistory({ home: env.home, env: {} })
     let crash = false
     // The process "dies" after the second turn's files changed, before its snapshot was taken.
-    const m1 = env.manager({ tools: trackedTools(), history: (meta) => {
-      const h = real(meta)
-      return { ...h, willChange: (a) => h.willChange(a), counts: () => h.counts(), undo: (n) => h.undo(n), redo: (n) => h.redo(n), clear: () => h.clear(), align: (p) => h.align!(p), commitTurn: (c) => (crash ? Promise.resolve() : h.commitTurn(c)) }
-    } })
+    const m1 = env.manager({
+      tools: trackedTools(),
+      history: (meta) => {
+        const h = real(meta)
+        return {
+          ...h,
+          willChange: (a) => h.willChange(a),
+          counts: () => h.counts(),
+          undo: (n) => h.undo(n),
+          redo: (n) => h.redo(n),
+          clear: () => h.clear(),
+          align: (p) => h.align!(p),
+          commitTurn: (c) => (crash ? Promise.resolve() : h.commitTurn(c)),
+        }
+      },
+    })
     const s1 = await m1.create()
     await send(s1, write('f', 'one'))
     crash = true
@@ -181,7 +211,13 @@ describe('file-level undo and redo through the core', () => {
     const s = await manager().create()
     await send(s, write('f', '1'))
     await send(s, write('f', '2'))
-    expect(await s.undo(2)).toEqual({ turns: 2, files_restored: 1, remaining: 0, files: [join(env.cwd, 'f')], output: '/undo: rewound 2 turns, 1 file restored (0 remaining)' })
+    expect(await s.undo(2)).toEqual({
+      turns: 2,
+      files_restored: 1,
+      remaining: 0,
+      files: [join(env.cwd, 'f')],
+      output: '/undo: rewound 2 turns, 1 file restored (0 remaining)',
+    })
     expect(await s.redo(1)).toMatchObject({ turns: 1, files_restored: 1, remaining: 1 })
     expect(file('f')).toBe('1')
     expect(await send(s, '/undo two')).toMatch(/^usage: \/undo \[N \| --steps N\]/)

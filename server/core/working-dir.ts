@@ -9,6 +9,7 @@ import { isAbsolute } from 'node:path'
 /** Why `cwd` cannot be a session's working directory, or undefined when it can. */
 export function workingDirProblem(cwd: string): string | undefined {
   if (!isAbsolute(cwd)) return 'must be an absolute path'
-  if (cwd.includes('\0') || !statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) return 'is not an existing directory'
+  if (cwd.includes('\0') || !statSync(cwd, { throwIfNoEntry: false })?.isDirectory())
+    return 'is not an existing directory'
   return undefined
 }

@@ -4,7 +4,12 @@
  * format (SSE, ACP `session/update`, JSON-lines) is a mapping of these events.
  */
 import type { z } from 'zod'
-import { EventDataByTypeSchema, EventTypeSchema, type ChimeraEvent, type EventType } from '../../generated/schemas.gen.ts'
+import {
+  EventDataByTypeSchema,
+  EventTypeSchema,
+  type ChimeraEvent,
+  type EventType,
+} from '../../generated/schemas.gen.ts'
 import { TURN_ENDING_EVENTS } from '../../generated/event-facts.gen.ts'
 
 export type { EventType }

@@ -7,7 +7,11 @@ import type { Readable, Writable } from 'node:stream'
 import { LineFramer, type Frame } from './ndjson.ts'
 
 /** Read `input` to its end, calling `onFrame` for each frame in order (awaiting each). */
-export async function readFrames(input: Readable, maxLineBytes: number, onFrame: (f: Frame) => void | Promise<void>): Promise<void> {
+export async function readFrames(
+  input: Readable,
+  maxLineBytes: number,
+  onFrame: (f: Frame) => void | Promise<void>,
+): Promise<void> {
   const framer = new LineFramer(maxLineBytes)
   for await (const chunk of input) {
     for (const f of framer.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk)) await onFrame(f)

@@ -9,7 +9,8 @@ import { LineFramer, type Frame } from './ndjson.ts'
 const LIMIT = 16
 const BOM = Buffer.from([0xef, 0xbb, 0xbf])
 const u8 = (s: string): Buffer => Buffer.from(s, 'utf8')
-const cat = (...parts: (string | Buffer | number[])[]): Buffer => Buffer.concat(parts.map((p) => (typeof p === 'string' ? u8(p) : Buffer.from(p))))
+const cat = (...parts: (string | Buffer | number[])[]): Buffer =>
+  Buffer.concat(parts.map((p) => (typeof p === 'string' ? u8(p) : Buffer.from(p))))
 const line = (text: string): Frame => ({ kind: 'line', text })
 const INVALID: Frame = { kind: 'invalid_utf8' }
 const tooLong = (bytes: number): Frame => ({ kind: 'too_long', bytes })
@@ -35,21 +36,25 @@ function prng(seed: number): () => number {
   }
 }
 
-const fixed = (size: number) => (b: Buffer): Buffer[] => {
-  const out: Buffer[] = []
-  for (let i = 0; i < b.length; i += size) out.push(b.subarray(i, i + size))
-  return out
-}
-const random = (seed: number) => (b: Buffer): Buffer[] => {
-  const next = prng(seed)
-  const out: Buffer[] = []
-  for (let i = 0; i < b.length; ) {
-    const n = 1 + Math.floor(next() * 7)
-    out.push(b.subarray(i, i + n))
-    i += n
+const fixed =
+  (size: number) =>
+  (b: Buffer): Buffer[] => {
+    const out: Buffer[] = []
+    for (let i = 0; i < b.length; i += size) out.push(b.subarray(i, i + size))
+    return out
   }
-  return out
-}
+const random =
+  (seed: number) =>
+  (b: Buffer): Buffer[] => {
+    const next = prng(seed)
+    const out: Buffer[] = []
+    for (let i = 0; i < b.length;) {
+      const n = 1 + Math.floor(next() * 7)
+      out.push(b.subarray(i, i + n))
+      i += n
+    }
+    return out
+  }
 
 const CHUNKINGS: Record<string, (b: Buffer) => Buffer[]> = {
   whole: (b) => [b],
@@ -68,30 +73,98 @@ interface Case {
 
 const sixteen = '{"k":"abcdefgh"}' // exactly 16 bytes
 const CORPUS: Case[] = [
-  { name: 'several messages in one chunk', input: cat('{"a":1}\n{"b":2}\n{"c":3}\n'), want: [line('{"a":1}'), line('{"b":2}'), line('{"c":3}')] },
+  {
+    name: 'several messages in one chunk',
+    input: cat('{"a":1}\n{"b":2}\n{"c":3}\n'),
+    want: [line('{"a":1}'), line('{"b":2}'), line('{"c":3}')],
+  },
   { name: 'CRLF endings are stripped', input: cat('{"a":1}\r\n{"b":2}\r\n'), want: [line('{"a":1}'), line('{"b":2}')] },
   { name: 'a raw CR inside a message is kept', input: cat('{"a":\r1}\n'), want: [line('{"a":\r1}')] },
   { name: 'only one CR before LF is stripped', input: cat('{"a":1}\r\r\n'), want: [line('{"a":1}\r')] },
   { name: 'a CR-only ending does not end a frame', input: cat('{"a":1}\r{"b":2}\n'), want: [line('{"a":1}\r{"b":2}')] },
-  { name: 'multi-byte characters (€, 😀) are decoded whole', input: cat('{"s":"€😀"}\n{"t":"😀€"}\n'), want: [line('{"s":"€😀"}'), line('{"t":"😀€"}')] },
-  { name: 'invalid UTF-8 (0xff) is reported and the next line still framed', input: cat('{"s":"', [0xff], '"}\n{"ok":1}\n'), want: [INVALID, line('{"ok":1}')] },
-  { name: 'a truncated multi-byte sequence before LF is invalid UTF-8', input: cat('"', [0xe2, 0x82], '"\n"€"\n'), want: [INVALID, line('"€"')] },
-  { name: 'an overlong encoding is invalid UTF-8', input: cat('"', [0xc0, 0xaf], '"\nx\n'), want: [INVALID, line('x')] },
-  { name: 'an encoded surrogate is invalid UTF-8', input: cat('"', [0xed, 0xa0, 0x80], '"\nx\n'), want: [INVALID, line('x')] },
-  { name: 'a BOM at the start of the stream is dropped', input: cat(BOM, '{"a":1}\n{"b":2}\n'), want: [line('{"a":1}'), line('{"b":2}')] },
-  { name: 'a BOM at the start of the stream does not count toward the line limit', input: cat(BOM, sixteen, '\n'), want: [line(sixteen)] },
-  { name: 'a BOM at the start of a later line is NOT dropped', input: cat('{"a":1}\n', BOM, '{"b":2}\n'), want: [line('{"a":1}'), line('\uFEFF{"b":2}')] },
-  { name: 'a second BOM right after the first is NOT dropped', input: cat(BOM, BOM, '{"a":1}\n'), want: [line('\uFEFF{"a":1}')] },
+  {
+    name: 'multi-byte characters (€, 😀) are decoded whole',
+    input: cat('{"s":"€😀"}\n{"t":"😀€"}\n'),
+    want: [line('{"s":"€😀"}'), line('{"t":"😀€"}')],
+  },
+  {
+    name: 'invalid UTF-8 (0xff) is reported and the next line still framed',
+    input: cat('{"s":"', [0xff], '"}\n{"ok":1}\n'),
+    want: [INVALID, line('{"ok":1}')],
+  },
+  {
+    name: 'a truncated multi-byte sequence before LF is invalid UTF-8',
+    input: cat('"', [0xe2, 0x82], '"\n"€"\n'),
+    want: [INVALID, line('"€"')],
+  },
+  {
+    name: 'an overlong encoding is invalid UTF-8',
+    input: cat('"', [0xc0, 0xaf], '"\nx\n'),
+    want: [INVALID, line('x')],
+  },
+  {
+    name: 'an encoded surrogate is invalid UTF-8',
+    input: cat('"', [0xed, 0xa0, 0x80], '"\nx\n'),
+    want: [INVALID, line('x')],
+  },
+  {
+    name: 'a BOM at the start of the stream is dropped',
+    input: cat(BOM, '{"a":1}\n{"b":2}\n'),
+    want: [line('{"a":1}'), line('{"b":2}')],
+  },
+  {
+    name: 'a BOM at the start of the stream does not count toward the line limit',
+    input: cat(BOM, sixteen, '\n'),
+    want: [line(sixteen)],
+  },
+  {
+    name: 'a BOM at the start of a later line is NOT dropped',
+    input: cat('{"a":1}\n', BOM, '{"b":2}\n'),
+    want: [line('{"a":1}'), line('\uFEFF{"b":2}')],
+  },
+  {
+    name: 'a second BOM right after the first is NOT dropped',
+    input: cat(BOM, BOM, '{"a":1}\n'),
+    want: [line('\uFEFF{"a":1}')],
+  },
   { name: 'a BOM inside a line is NOT dropped', input: cat('x', BOM, 'y\n'), want: [line('x\uFEFFy')] },
   { name: 'whitespace-only lines are skipped', input: cat('\n \n\t\r\n \r \n{"a":1}\n   \n'), want: [line('{"a":1}')] },
-  { name: 'an over-long line is reported once as too_long and the next line framed', input: cat('x'.repeat(40), '\n{"a":1}\n'), want: [tooLong(40), line('{"a":1}')] },
-  { name: 'two over-long lines in a row are reported once each', input: cat('y'.repeat(17), '\n', 'z'.repeat(100), '\nok\n'), want: [tooLong(17), tooLong(100), line('ok')] },
+  {
+    name: 'an over-long line is reported once as too_long and the next line framed',
+    input: cat('x'.repeat(40), '\n{"a":1}\n'),
+    want: [tooLong(40), line('{"a":1}')],
+  },
+  {
+    name: 'two over-long lines in a row are reported once each',
+    input: cat('y'.repeat(17), '\n', 'z'.repeat(100), '\nok\n'),
+    want: [tooLong(17), tooLong(100), line('ok')],
+  },
   { name: 'a line exactly at the limit is accepted (LF)', input: cat(sixteen, '\n'), want: [line(sixteen)] },
-  { name: 'a line exactly at the limit is accepted (CRLF)', input: cat(sixteen, '\r\n', sixteen, '\r\n'), want: [line(sixteen), line(sixteen)] },
-  { name: 'a line of multi-byte characters exactly at the limit is accepted', input: cat('€€€€€a\n'), want: [line('€€€€€a')] },
-  { name: 'one byte over the limit is too_long', input: cat(sixteen, '!\n', sixteen, '\n'), want: [tooLong(17), line(sixteen)] },
-  { name: 'an unterminated tail is delivered by end()', input: cat('{"a":1}\n{"b":2}'), want: [line('{"a":1}'), line('{"b":2}')] },
-  { name: 'an over-long unterminated tail is reported by end()', input: cat('ok\n', 'w'.repeat(30)), want: [line('ok'), tooLong(30)] },
+  {
+    name: 'a line exactly at the limit is accepted (CRLF)',
+    input: cat(sixteen, '\r\n', sixteen, '\r\n'),
+    want: [line(sixteen), line(sixteen)],
+  },
+  {
+    name: 'a line of multi-byte characters exactly at the limit is accepted',
+    input: cat('€€€€€a\n'),
+    want: [line('€€€€€a')],
+  },
+  {
+    name: 'one byte over the limit is too_long',
+    input: cat(sixteen, '!\n', sixteen, '\n'),
+    want: [tooLong(17), line(sixteen)],
+  },
+  {
+    name: 'an unterminated tail is delivered by end()',
+    input: cat('{"a":1}\n{"b":2}'),
+    want: [line('{"a":1}'), line('{"b":2}')],
+  },
+  {
+    name: 'an over-long unterminated tail is reported by end()',
+    input: cat('ok\n', 'w'.repeat(30)),
+    want: [line('ok'), tooLong(30)],
+  },
   { name: 'a whitespace-only tail yields nothing', input: cat('{"a":1}\n  '), want: [line('{"a":1}')] },
   { name: 'empty input yields nothing', input: cat(''), want: [] },
 ]

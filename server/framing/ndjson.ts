@@ -13,10 +13,7 @@
  * `maxLineBytes` is discarded up to its LF and reported once. At end of input an unterminated
  * tail is delivered as a last line.
  */
-export type Frame =
-  | { kind: 'line'; text: string }
-  | { kind: 'invalid_utf8' }
-  | { kind: 'too_long'; bytes: number }
+export type Frame = { kind: 'line'; text: string } | { kind: 'invalid_utf8' } | { kind: 'too_long'; bytes: number }
 
 const LF = 0x0a
 const BOM = Buffer.from([0xef, 0xbb, 0xbf])

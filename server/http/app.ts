@@ -22,11 +22,18 @@ import { mountUi } from './ui.ts'
 
 /** The validated input of one operation, typed from its generated validators (generated/http/routes.gen.ts). */
 export type { OperationInput }
-export type OperationHandler<K extends HttpOperationId = HttpOperationId> = (input: OperationInput<K>) => Response | Promise<Response>
+export type OperationHandler<K extends HttpOperationId = HttpOperationId> = (
+  input: OperationInput<K>,
+) => Response | Promise<Response>
 /** One handler per operation of the spec, each over its own typed input. */
 export type OperationHandlers = { [K in HttpOperationId]: OperationHandler<K> }
 /** The pipeline's erased view: input was validated against the operation's own schemas first. */
-type ErasedHandler = (input: { path: unknown; query: unknown; body: unknown; req: Request }) => Response | Promise<Response>
+type ErasedHandler = (input: {
+  path: unknown
+  query: unknown
+  body: unknown
+  req: Request
+}) => Response | Promise<Response>
 /** Maps a body that failed its schema to the document's error for that operation, if it names one. */
 export type BodyErrorMapper = (raw: unknown) => HttpError | undefined
 
@@ -46,7 +53,6 @@ export interface HttpAppOptions {
 
 type Operation = (typeof httpOperations)[HttpOperationId]
 
-
 /** Query strings are text; coerce the keys the schema wants as numbers or booleans, then parse. */
 function parseQuery(schema: ZodType, raw: Record<string, string>): ReturnType<ZodType['safeParse']> {
   const first = schema.safeParse(raw)
@@ -62,13 +68,21 @@ function parseQuery(schema: ZodType, raw: Record<string, string>): ReturnType<Zo
   return schema.safeParse(coerced)
 }
 
-async function runOperation(op: Operation, handler: ErasedHandler, req: Request, params: Record<string, string>, opts: HttpAppOptions): Promise<Response> {
+async function runOperation(
+  op: Operation,
+  handler: ErasedHandler,
+  req: Request,
+  params: Record<string, string>,
+  opts: HttpAppOptions,
+): Promise<Response> {
   authorize(req, op.security, params.id, { masterToken: opts.masterToken, tokens: opts.tokens })
   let path: Record<string, unknown> = {}
   if (op.pathParams) {
     const r = op.pathParams.safeParse(params)
     if (!r.success) {
-      throw 'id' in params ? new HttpError(404, 'session_not_found', `unknown session id`) : new HttpError(404, 'not_found', 'no such resource', { detail: issueRows(r.error) })
+      throw 'id' in params
+        ? new HttpError(404, 'session_not_found', `unknown session id`)
+        : new HttpError(404, 'not_found', 'no such resource', { detail: issueRows(r.error) })
     }
     path = r.data as Record<string, unknown>
   }
@@ -76,17 +90,25 @@ async function runOperation(op: Operation, handler: ErasedHandler, req: Request,
   if (op.query) {
     const raw = Object.fromEntries(new URL(req.url).searchParams)
     const r = parseQuery(op.query, raw)
-    if (!r.success) throw new HttpError(400, 'invalid_query', `malformed query parameter: ${formatIssues(r.error!)}`, { detail: issueRows(r.error!) })
+    if (!r.success)
+      throw new HttpError(400, 'invalid_query', `malformed query parameter: ${formatIssues(r.error!)}`, {
+        detail: issueRows(r.error!),
+      })
     query = r.data as Record<string, unknown>
   }
   let body: unknown
   if (op.body) {
     const raw = await readJsonBody(req)
     const mapped = (): HttpError | undefined => opts.bodyErrors?.[op.operationId as HttpOperationId]?.(raw)
-    if (raw === undefined && op.body.required) throw mapped() ?? new HttpError(400, 'invalid_body', 'a JSON request body is required')
+    if (raw === undefined && op.body.required)
+      throw mapped() ?? new HttpError(400, 'invalid_body', 'a JSON request body is required')
     if (raw !== undefined) {
       const r = op.body.schema.safeParse(raw)
-      if (!r.success) throw mapped() ?? new HttpError(400, 'invalid_body', 'request body does not match the schema', { detail: issueRows(r.error) })
+      if (!r.success)
+        throw (
+          mapped() ??
+          new HttpError(400, 'invalid_body', 'request body does not match the schema', { detail: issueRows(r.error) })
+        )
       body = r.data
     }
   }
@@ -100,7 +122,9 @@ function decodeParams(raw: Record<string, unknown>): Record<string, string> {
     try {
       out[k] = decodeURIComponent(String(v))
     } catch {
-      throw k === 'id' ? new HttpError(404, 'session_not_found', 'unknown session id') : new HttpError(404, 'not_found', `malformed ${k} in the path`)
+      throw k === 'id'
+        ? new HttpError(404, 'session_not_found', 'unknown session id')
+        : new HttpError(404, 'not_found', `malformed ${k} in the path`)
     }
   }
   return out
@@ -122,7 +146,10 @@ export function createHttpApp(opts: HttpAppOptions): H3 {
     onError: (error: HTTPError) => {
       // Errors raised by h3 itself before routing (e.g. a malformed percent-encoded path).
       const status = error.status && error.status >= 400 && error.status < 500 ? error.status : 500
-      return errorResponse(status === 500 ? error : new HttpError(status, status === 404 ? 'not_found' : 'bad_request', error.message), opts.logger)
+      return errorResponse(
+        status === 500 ? error : new HttpError(status, status === 404 ? 'not_found' : 'bad_request', error.message),
+        opts.logger,
+      )
     },
   })
   const byRoute = new Map<string, Operation[]>()
@@ -139,13 +166,20 @@ export function createHttpApp(opts: HttpAppOptions): H3 {
         checkHost(req, guard)
         // The router ignores a trailing slash; the spec has no such paths (`/sessions/` is not `/sessions`).
         const pathname = event.url.pathname
-        if (pathname.length > 1 && pathname.endsWith('/')) throw new HttpError(404, 'not_found', `no route for ${req.method} ${pathname.slice(0, 200)}`)
+        if (pathname.length > 1 && pathname.endsWith('/'))
+          throw new HttpError(404, 'not_found', `no route for ${req.method} ${pathname.slice(0, 200)}`)
         if (req.method === 'OPTIONS' && req.headers.get('origin') !== null) return preflight(req, guard, allow)
         cors = corsHeaders(req, guard)
-        if (!op) throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${route}`, { headers: { allow } })
+        if (!op)
+          throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${route}`, {
+            headers: { allow },
+          })
         opts.onRequest?.()
         const params = decodeParams(event.context.params ?? {})
-        return withHeaders(await runOperation(op, opts.handlers[op.operationId as HttpOperationId] as ErasedHandler, req, params, opts), cors)
+        return withHeaders(
+          await runOperation(op, opts.handlers[op.operationId as HttpOperationId] as ErasedHandler, req, params, opts),
+          cors,
+        )
       } catch (err) {
         return withHeaders(errorResponse(err, opts.logger), cors)
       }
@@ -158,7 +192,10 @@ export function createHttpApp(opts: HttpAppOptions): H3 {
   app.all('/**', (event) => {
     try {
       checkHost(event.req as Request, guard)
-      return errorResponse(new HttpError(404, 'not_found', `no route for ${event.req.method} ${new URL(event.req.url).pathname}`), opts.logger)
+      return errorResponse(
+        new HttpError(404, 'not_found', `no route for ${event.req.method} ${new URL(event.req.url).pathname}`),
+        opts.logger,
+      )
     } catch (err) {
       return errorResponse(err, opts.logger)
     }

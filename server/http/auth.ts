@@ -35,7 +35,8 @@ export function tokenMatches(presented: string | undefined, expected: string): b
 export const unauthorized = (): HttpError =>
   new HttpError(401, 'unauthorized', 'missing or invalid bearer token', { headers: { 'www-authenticate': 'Bearer' } })
 
-export const adminOnly = (): HttpError => new HttpError(403, 'admin_only', 'this route needs the master token; a session token is not enough')
+export const adminOnly = (): HttpError =>
+  new HttpError(403, 'admin_only', 'this route needs the master token; a session token is not enough')
 
 export interface AuthContext {
   masterToken: string | undefined
@@ -43,7 +44,12 @@ export interface AuthContext {
 }
 
 /** Throws 401 or 403 unless the request may call an operation with these security tiers. */
-export function authorize(req: Request, security: readonly string[], pathSessionId: string | undefined, ctx: AuthContext): void {
+export function authorize(
+  req: Request,
+  security: readonly string[],
+  pathSessionId: string | undefined,
+  ctx: AuthContext,
+): void {
   if (security.length === 0 || ctx.masterToken === undefined) return
   const token = bearerToken(req)
   if (tokenMatches(token, ctx.masterToken)) return

@@ -24,7 +24,8 @@ export interface HttpDeps {
   env: NodeJS.ProcessEnv
 }
 
-export const sessionNotFound = (id: string): HttpError => new HttpError(404, 'session_not_found', `no session ${JSON.stringify(id.slice(0, 160))}`)
+export const sessionNotFound = (id: string): HttpError =>
+  new HttpError(404, 'session_not_found', `no session ${JSON.stringify(id.slice(0, 160))}`)
 
 /** A session of the manager (singular family: live sessions only), touched. */
 export function liveSession(deps: HttpDeps, id: string): Session {

@@ -21,7 +21,9 @@ let base = ''
 let shots = ''
 let browser: Browser | undefined
 const serverLog: string[] = []
-const manifest = JSON.parse(readFileSync(join(docsDirectory()!, 'manifest.json'), 'utf8')) as { pages: { file: string; title: string; csp: string }[] }
+const manifest = JSON.parse(readFileSync(join(docsDirectory()!, 'manifest.json'), 'utf8')) as {
+  pages: { file: string; title: string; csp: string }[]
+}
 
 function startServer(cwd: string, home: string): Promise<string> {
   const child = spawn(process.execPath, [CLI_BUNDLE, 'otter', 'serve', '--port', '0'], {
@@ -94,7 +96,9 @@ describe('the API reference at /docs', () => {
   })
 
   it('renders /docs and each reference page in chromium with no console error and no outside request', async () => {
-    expect(existsSync(CHROMIUM), `chromium is needed at ${CHROMIUM} (make test-deps, or set CHIMERA_CHROMIUM)`).toBe(true)
+    expect(existsSync(CHROMIUM), `chromium is needed at ${CHROMIUM} (make test-deps, or set CHIMERA_CHROMIUM)`).toBe(
+      true,
+    )
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
     const errors: string[] = []
@@ -108,7 +112,8 @@ describe('the API reference at /docs', () => {
     page.on('pageerror', (e) => errors.push(`${page.url()}: ${e.message}`))
     page.on('request', (r) => {
       const url = r.url()
-      if (!url.startsWith(base) && !url.startsWith('data:') && !url.startsWith('blob:') && !url.startsWith('about:')) outside.push(url)
+      if (!url.startsWith(base) && !url.startsWith('data:') && !url.startsWith('blob:') && !url.startsWith('about:'))
+        outside.push(url)
     })
     await page.goto(`${base}/docs`, { waitUntil: 'load' })
     const links = await page.locator('a[href^="/docs/"]').evaluateAll((as) => as.map((a) => a.getAttribute('href')!))
@@ -119,11 +124,21 @@ describe('the API reference at /docs', () => {
     for (const link of expected) {
       await page.goto(`${base}${link}`, { waitUntil: 'load' })
       // Each renderer draws something named after the document (its title or first heading).
-      await page.locator('h1:visible, h2:visible').first().waitFor({ state: 'visible', timeout: 60_000 }).catch((err: Error) => {
-        throw new Error(`${link} drew no heading; errors so far: ${errors.join('\n')}\n${err.message}`)
-      })
+      await page
+        .locator('h1:visible, h2:visible')
+        .first()
+        .waitFor({ state: 'visible', timeout: 60_000 })
+        .catch((err: Error) => {
+          throw new Error(`${link} drew no heading; errors so far: ${errors.join('\n')}\n${err.message}`)
+        })
       await page.waitForTimeout(300)
-      const shot = join(shots, `docs-${link.split('/').pop()!.replace(/\.html$/, '')}.png`)
+      const shot = join(
+        shots,
+        `docs-${link
+          .split('/')
+          .pop()!
+          .replace(/\.html$/, '')}.png`,
+      )
       await page.screenshot({ path: shot })
       paths.push(shot)
     }

@@ -61,8 +61,16 @@ export function mountDocs(app: H3, guard: GuardOptions, logger: Logger, dir = do
       const pathname = new URL(req.url).pathname
       const all = table()
       const page = all.get(pathname)
-      if (!page) throw new HttpError(404, 'not_found', all.size === 0 ? NOT_BUILT : `no route for ${req.method} ${pathname.slice(0, 200)}`)
-      if (req.method !== 'GET' && req.method !== 'HEAD') throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${pathname}`, { headers: { allow: 'GET, HEAD' } })
+      if (!page)
+        throw new HttpError(
+          404,
+          'not_found',
+          all.size === 0 ? NOT_BUILT : `no route for ${req.method} ${pathname.slice(0, 200)}`,
+        )
+      if (req.method !== 'GET' && req.method !== 'HEAD')
+        throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${pathname}`, {
+          headers: { allow: 'GET, HEAD' },
+        })
       let data = cache.get(page.file)
       if (!data) {
         try {
@@ -94,7 +102,10 @@ export function mountDocs(app: H3, guard: GuardOptions, logger: Logger, dir = do
     try {
       const req = event.req as Request
       checkHost(req, guard)
-      if (req.method !== 'GET' && req.method !== 'HEAD') throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on /`, { headers: { allow: 'GET, HEAD' } })
+      if (req.method !== 'GET' && req.method !== 'HEAD')
+        throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on /`, {
+          headers: { allow: 'GET, HEAD' },
+        })
       return new Response(null, { status: 302, headers: { location: '/ui', 'cache-control': 'no-cache' } })
     } catch (err) {
       return errorResponse(err, logger)

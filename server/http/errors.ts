@@ -15,7 +15,12 @@ export class HttpError extends Error {
   readonly headers: Record<string, string>
   /** The body's `name`: the missing resource, where one is named (`command_not_found`). */
   readonly resource: string | undefined
-  constructor(status: number, code: ErrorCode, message?: string, opts: { detail?: unknown; headers?: Record<string, string>; name?: string } = {}) {
+  constructor(
+    status: number,
+    code: ErrorCode,
+    message?: string,
+    opts: { detail?: unknown; headers?: Record<string, string>; name?: string } = {},
+  ) {
     super(message ?? code)
     this.name = 'HttpError'
     this.status = status
@@ -26,7 +31,13 @@ export class HttpError extends Error {
   }
 
   static is(x: unknown): x is HttpError {
-    return x instanceof HttpError || (typeof x === 'object' && x !== null && (x as Error).name === 'HttpError' && typeof (x as HttpError).status === 'number')
+    return (
+      x instanceof HttpError ||
+      (typeof x === 'object' &&
+        x !== null &&
+        (x as Error).name === 'HttpError' &&
+        typeof (x as HttpError).status === 'number')
+    )
   }
 }
 
@@ -38,13 +49,17 @@ export class HttpError extends Error {
 export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return new FastResponse(status === 204 ? null : JSON.stringify(body), {
     status,
-    headers: status === 204 ? headers : { 'content-type': 'application/json', 'x-content-type-options': 'nosniff', ...headers },
+    headers:
+      status === 204
+        ? headers
+        : { 'content-type': 'application/json', 'x-content-type-options': 'nosniff', ...headers },
   })
 }
 
 /** The core's coded errors as HTTP errors: one table for every route. */
 export function coreHttpError(err: unknown): HttpError | undefined {
-  if (MessageTooLargeError.is(err)) return new HttpError(413, err.code, err.message, { detail: { limit_bytes: err.limit } })
+  if (MessageTooLargeError.is(err))
+    return new HttpError(413, err.code, err.message, { detail: { limit_bytes: err.limit } })
   return undefined
 }
 

@@ -36,9 +36,16 @@ describe('features routes: server-side failures', () => {
     const created = await api.POST('/session', { body: {} })
     expect(created.response.status).toBe(201)
     const id = created.data!.session_id
-    const r = await api.POST('/commands/{name}/invoke', { params: { path: { name: 'hello' } }, body: { session_id: id, args: ['otter'] } })
+    const r = await api.POST('/commands/{name}/invoke', {
+      params: { path: { name: 'hello' } },
+      body: { session_id: id, args: ['otter'] },
+    })
     expect(r.response.status).toBe(500)
-    expect(r.error).toEqual({ error: 'command_invoke_failed', message: '/hello: template render error', detail: 'template render error' })
+    expect(r.error).toEqual({
+      error: 'command_invoke_failed',
+      message: '/hello: template render error',
+      detail: 'template render error',
+    })
     const snap = await api.GET('/session/{id}', { params: { path: { id } } })
     expect(snap.data).toMatchObject({ status: 'idle', event_count: 0, messages: [] })
   })
@@ -65,10 +72,18 @@ describe('features routes: server-side failures', () => {
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8')
     expect(page.headers.get('content-security-policy')).toBe(CSP)
     expect(page.headers.get('x-content-type-options')).toBe('nosniff')
-    const missing = await target.fetch(new Request(`${target.baseUrl}/sessions/otter-20250101T000000Z-00000000-0000-4000-8000-000000000000/transcript`))
+    const missing = await target.fetch(
+      new Request(`${target.baseUrl}/sessions/otter-20250101T000000Z-00000000-0000-4000-8000-000000000000/transcript`),
+    )
     expect(missing.status).toBe(404)
     expect(missing.headers.get('x-content-type-options')).toBe('nosniff')
-    const bad = await target.fetch(new Request(`${target.baseUrl}/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' }))
+    const bad = await target.fetch(
+      new Request(`${target.baseUrl}/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{',
+      }),
+    )
     expect(bad.status).toBe(400)
     expect(bad.headers.get('x-content-type-options')).toBe('nosniff')
   })

@@ -25,7 +25,10 @@ const doc = bundle as unknown as Schema
 function resolve(s: Schema): Schema {
   let cur = s
   for (let i = 0; i < 10 && typeof cur.$ref === 'string'; i++) {
-    cur = (cur.$ref as string).slice(2).split('/').reduce<Schema>((o, k) => o[k] as Schema, doc)
+    cur = (cur.$ref as string)
+      .slice(2)
+      .split('/')
+      .reduce<Schema>((o, k) => o[k] as Schema, doc)
   }
   return cur
 }
@@ -37,7 +40,15 @@ function resolve(s: Schema): Schema {
  * 400; the other half random.
  */
 function domain(name: string | undefined): fc.Arbitrary<unknown> | undefined {
-  const prompts = fc.constantFrom('!say hi', '!call Read {"file_path":"a.txt"}', '!call Write {"file_path":"w.txt","content":"x"}', '!call Bash {"command":"echo hi"}', '!call Glob {"pattern":"**"}', '!sleep 5\n!say late', '!fail boom')
+  const prompts = fc.constantFrom(
+    '!say hi',
+    '!call Read {"file_path":"a.txt"}',
+    '!call Write {"file_path":"w.txt","content":"x"}',
+    '!call Bash {"command":"echo hi"}',
+    '!call Glob {"pattern":"**"}',
+    '!sleep 5\n!say late',
+    '!fail boom',
+  )
   const table: Record<string, fc.Arbitrary<unknown>> = {
     prompt: prompts,
     message: prompts,
@@ -64,8 +75,12 @@ function arb(raw: Schema, depth = 0, name?: string): fc.Arbitrary<unknown> {
   switch (type) {
     case 'string':
       if (s.format === 'uri') return fc.constantFrom('http://127.0.0.1:1/collect', 'https://127.0.0.1:1/x')
-      if (typeof s.pattern === 'string') return fc.stringMatching(new RegExp(s.pattern as string)).filter((v) => v.length <= 200)
-      return fc.string({ minLength: (s.minLength as number) ?? 0, maxLength: Math.max(40, (s.minLength as number) ?? 0) })
+      if (typeof s.pattern === 'string')
+        return fc.stringMatching(new RegExp(s.pattern as string)).filter((v) => v.length <= 200)
+      return fc.string({
+        minLength: (s.minLength as number) ?? 0,
+        maxLength: Math.max(40, (s.minLength as number) ?? 0),
+      })
     case 'integer':
       return fc.integer({ min: (s.minimum as number) ?? -1000, max: (s.maximum as number) ?? 100_000 })
     case 'number':
@@ -78,7 +93,8 @@ function arb(raw: Schema, depth = 0, name?: string): fc.Arbitrary<unknown> {
       return depth > 3 ? fc.constant([]) : fc.array(arb((s.items as Schema) ?? {}, depth + 1), { maxLength: 3 })
     case 'object': {
       const props = (s.properties ?? {}) as Record<string, Schema>
-      if (depth > 3 || !Object.keys(props).length) return fc.dictionary(fc.string({ maxLength: 8 }), fc.string({ maxLength: 8 }), { maxKeys: 2 })
+      if (depth > 3 || !Object.keys(props).length)
+        return fc.dictionary(fc.string({ maxLength: 8 }), fc.string({ maxLength: 8 }), { maxKeys: 2 })
       const model = Object.fromEntries(Object.entries(props).map(([k, v]) => [k, arb(v, depth + 1, k)]))
       return fc.record(model, { requiredKeys: ((s.required as string[]) ?? []).filter((k) => k in props) })
     }
@@ -89,7 +105,8 @@ function arb(raw: Schema, depth = 0, name?: string): fc.Arbitrary<unknown> {
 
 /** A valid value, or one mutated the ways clients get things wrong. */
 function mutated(valid: fc.Arbitrary<unknown>): fc.Arbitrary<{ value: unknown; raw?: string; contentType?: string }> {
-  const asObj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? { ...(v as Record<string, unknown>) } : {})
+  const asObj = (v: unknown): Record<string, unknown> =>
+    v && typeof v === 'object' && !Array.isArray(v) ? { ...(v as Record<string, unknown>) } : {}
   return fc.oneof(
     { weight: 4, arbitrary: valid.map((value) => ({ value })) },
     fc.tuple(valid, fc.nat()).map(([v, n]) => {
@@ -104,7 +121,9 @@ function mutated(valid: fc.Arbitrary<unknown>): fc.Arbitrary<{ value: unknown; r
       o[keys.length ? keys[n % keys.length]! : 'x'] = junk
       return { value: o }
     }),
-    fc.tuple(valid, fc.string({ minLength: 1, maxLength: 10 })).map(([v, k]) => ({ value: { ...asObj(v), [`unknown_${k}`]: 1 } })),
+    fc
+      .tuple(valid, fc.string({ minLength: 1, maxLength: 10 }))
+      .map(([v, k]) => ({ value: { ...asObj(v), [`unknown_${k}`]: 1 } })),
     fc.jsonValue({ maxDepth: 3 }).map((value) => ({ value })),
     fc.string({ maxLength: 30 }).map((raw) => ({ value: undefined, raw: `{${raw}` })),
     valid.map((value) => ({ value, contentType: 'text/plain' })),
@@ -120,7 +139,11 @@ let workspace = ''
 const sniffer = new HttpSniffer()
 const sent = { requests: 0, byStatus: new Map<number, number>() }
 
-async function send(method: string, path: string, body?: { value: unknown; raw?: string; contentType?: string }): Promise<{ status: number; body: unknown }> {
+async function send(
+  method: string,
+  path: string,
+  body?: { value: unknown; raw?: string; contentType?: string },
+): Promise<{ status: number; body: unknown }> {
   const headers: Record<string, string> = {}
   let text: string | undefined
   if (body && (body.raw !== undefined || body.value !== undefined)) {
@@ -159,12 +182,31 @@ describe('schema-driven fuzzing of every operation', () => {
     it(`${op.operationId} (${op.method} ${op.path})`, async () => {
       const item = ((doc.paths as Schema)[op.path] ?? {}) as Schema
       const operation = (item[op.method.toLowerCase()] ?? {}) as Schema
-      const params = [...((item.parameters as Schema[]) ?? []), ...((operation.parameters as Schema[]) ?? [])].map(resolve)
+      const params = [...((item.parameters as Schema[]) ?? []), ...((operation.parameters as Schema[]) ?? [])].map(
+        resolve,
+      )
       const queryParams = params.filter((p) => p.in === 'query')
-      const idArb = fc.oneof({ weight: 3, arbitrary: fc.constant(live) }, fc.constantFrom('otter-20260101T000000Z-0000aaaa', '..', 'x%2F..'), fc.string({ maxLength: 20 }).map(encodeURIComponent))
-      const nameArb = fc.oneof(fc.constantFrom('hello', 'undo', 'nosuch'), fc.string({ maxLength: 20 }).map(encodeURIComponent))
-      const query = fc.record(Object.fromEntries(queryParams.map((p) => [p.name as string, fc.oneof(arb((p.schema as Schema) ?? {}).map(String), fc.string({ maxLength: 12 }))])), { requiredKeys: [] })
-      const bodySchema = (resolve((operation.requestBody as Schema) ?? {}).content as Record<string, Schema> | undefined)?.['application/json']?.schema as Schema | undefined
+      const idArb = fc.oneof(
+        { weight: 3, arbitrary: fc.constant(live) },
+        fc.constantFrom('otter-20260101T000000Z-0000aaaa', '..', 'x%2F..'),
+        fc.string({ maxLength: 20 }).map(encodeURIComponent),
+      )
+      const nameArb = fc.oneof(
+        fc.constantFrom('hello', 'undo', 'nosuch'),
+        fc.string({ maxLength: 20 }).map(encodeURIComponent),
+      )
+      const query = fc.record(
+        Object.fromEntries(
+          queryParams.map((p) => [
+            p.name as string,
+            fc.oneof(arb((p.schema as Schema) ?? {}).map(String), fc.string({ maxLength: 12 })),
+          ]),
+        ),
+        { requiredKeys: [] },
+      )
+      const bodySchema = (
+        resolve((operation.requestBody as Schema) ?? {}).content as Record<string, Schema> | undefined
+      )?.['application/json']?.schema as Schema | undefined
       const bodyArb = bodySchema ? mutated(arb(bodySchema)) : fc.constant(undefined)
       // A fresh live session per operation: turns fuzzed into one do not pile up for the next.
       live = ((await send('POST', '/session', { value: {} })).body as { session_id: string }).session_id
@@ -175,7 +217,10 @@ describe('schema-driven fuzzing of every operation', () => {
           const path = op.path.replace('{id}', id === sentinel ? live : id).replace('{name}', name)
           const qs = new URLSearchParams(q as Record<string, string>).toString()
           const r = await send(op.method, qs ? `${path}?${qs}` : path, body)
-          const upstream = op.operationId === 'sessions.share' && r.status === 502 && (r.body as { error?: string })?.error === 'share_failed'
+          const upstream =
+            op.operationId === 'sessions.share' &&
+            r.status === 502 &&
+            (r.body as { error?: string })?.error === 'share_failed'
           if (r.status >= 500 && !upstream) throw new Error(`${r.status} ${JSON.stringify(r.body)}`)
         }),
         { seed: SEED, numRuns: RUNS_PER_OPERATION, endOnFailure: true },
@@ -188,10 +233,15 @@ describe('schema-driven fuzzing of every operation', () => {
   it('afterwards: the server answers, the session held before is unchanged', async () => {
     expect((await send('GET', '/health')).status).toBe(200)
     // Everything but the idle clock, which each read resets.
-    const untouched = (d: unknown): unknown => ({ ...(d as object), summary: { ...(d as { summary: object }).summary, last_touched: 0 } })
+    const untouched = (d: unknown): unknown => ({
+      ...(d as object),
+      summary: { ...(d as { summary: object }).summary, last_touched: 0 },
+    })
     expect(untouched((await send('GET', `/sessions/${sentinel}`)).body)).toEqual(untouched(sentinelBefore))
     // Figures of the run (seed, requests, statuses), for the record.
-    console.info(`fuzz: seed=${SEED} requests=${sent.requests} statuses=${JSON.stringify(Object.fromEntries([...sent.byStatus].sort((a, b) => a[0] - b[0])))}`)
+    console.info(
+      `fuzz: seed=${SEED} requests=${sent.requests} statuses=${JSON.stringify(Object.fromEntries([...sent.byStatus].sort((a, b) => a[0] - b[0])))}`,
+    )
     expect(sent.requests).toBeGreaterThanOrEqual(RUNS_PER_OPERATION * ops.length)
   })
 })

@@ -89,14 +89,18 @@ export function isSameOrigin(origin: string, req: Request, opts: GuardOptions = 
   // A DNS-rebinding page sends a matching Origin/Host pair for its own name: only a name this
   // server is known by makes the request its own origin.
   const name = hostName(host)
-  return name !== undefined && (isLoopbackName(name) || (opts.allowedHosts ?? []).includes(name) || (opts.servedHosts ?? []).includes(name))
+  return (
+    name !== undefined &&
+    (isLoopbackName(name) || (opts.allowedHosts ?? []).includes(name) || (opts.servedHosts ?? []).includes(name))
+  )
 }
 
 /** CORS response headers for an allowed origin, or a 403 for a disallowed one; {} without Origin or from the same origin. */
 export function corsHeaders(req: Request, opts: GuardOptions): Record<string, string> {
   const origin = req.headers.get('origin')
   if (origin === null || isSameOrigin(origin, req, opts)) return {}
-  if (!opts.cors.includes(origin)) throw new HttpError(403, 'origin_not_allowed', `origin ${JSON.stringify(origin)} is not in the --cors allow-list`)
+  if (!opts.cors.includes(origin))
+    throw new HttpError(403, 'origin_not_allowed', `origin ${JSON.stringify(origin)} is not in the --cors allow-list`)
   return { 'access-control-allow-origin': origin, vary: 'Origin', 'access-control-expose-headers': 'content-type' }
 }
 

@@ -17,14 +17,40 @@ const req = (host: string) => new Request('http://127.0.0.1/health', { headers: 
 
 describe('the Host check', () => {
   const guard = { cors: [], allowedHosts: ['chimera.test'] }
-  for (const host of ['localhost', 'localhost:5173', '127.0.0.1', '127.0.0.1:5173', '127.5.6.7:80', '[::1]', '[::1]:5173', 'LOCALHOST:1', 'chimera.test:8080']) {
+  for (const host of [
+    'localhost',
+    'localhost:5173',
+    '127.0.0.1',
+    '127.0.0.1:5173',
+    '127.5.6.7:80',
+    '[::1]',
+    '[::1]:5173',
+    'LOCALHOST:1',
+    'chimera.test:8080',
+  ]) {
     it(`accepts ${host}`, () => {
       expect(() => checkHost(req(host), guard)).not.toThrow()
     })
   }
-  for (const host of ['127.evil.com', '127.0.0.1.nip.io', '[::1].evil.com', 'localhost.evil.com', 'evil.com', '127.0.0.1, evil.com', '127.0.0.1:5173:1', '[::1]junk', '', '0x7f.1', '2130706433', 'chimera.test.evil.com', '[::2]']) {
+  for (const host of [
+    '127.evil.com',
+    '127.0.0.1.nip.io',
+    '[::1].evil.com',
+    'localhost.evil.com',
+    'evil.com',
+    '127.0.0.1, evil.com',
+    '127.0.0.1:5173:1',
+    '[::1]junk',
+    '',
+    '0x7f.1',
+    '2130706433',
+    'chimera.test.evil.com',
+    '[::2]',
+  ]) {
     it(`refuses ${JSON.stringify(host)} with 421 misdirected_request`, () => {
-      expect(() => checkHost(req(host), guard)).toThrow(expect.objectContaining({ status: 421, code: 'misdirected_request' }))
+      expect(() => checkHost(req(host), guard)).toThrow(
+        expect.objectContaining({ status: 421, code: 'misdirected_request' }),
+      )
     })
   }
   it('parses host names', () => {
@@ -94,7 +120,9 @@ describe('over a real socket', () => {
   it('a body that never completes is cut after the body limit; a complete request is answered', async () => {
     const port = await listen()
     const c = raw(port)
-    c.socket.write('POST /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"prompt":')
+    c.socket.write(
+      'POST /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"prompt":',
+    )
     const ms = await c.closed
     expect(ms).toBeLessThan(5000)
     const ok = await fetch(`http://127.0.0.1:${port}/health`)
@@ -127,7 +155,10 @@ describe('over a real socket', () => {
   it('at the connection cap with every socket busy mid-request, a new one is refused', async () => {
     const port = await listen({ headersMs: 5000, bodyMs: 5000, maxConnections: 3 })
     const busy = Array.from({ length: 3 }, () => raw(port))
-    for (const c of busy) c.socket.write('POST /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{')
+    for (const c of busy)
+      c.socket.write(
+        'POST /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{',
+      )
     await new Promise((r) => setTimeout(r, 150))
     const extra = raw(port)
     const ms = await extra.closed

@@ -33,7 +33,8 @@ export class IdleEviction {
   sweep(force = false, now = Date.now()): void {
     if (!this.enabled || (!force && now - this.#last < this.#throttleMs)) return
     this.#last = now
-    for (const s of this.#manager.evictIdle(this.ttlMs, now)) this.#logger.info(`session ${s.id} evicted after ${Math.round(this.ttlMs / 1000)} s idle`)
+    for (const s of this.#manager.evictIdle(this.ttlMs, now))
+      this.#logger.info(`session ${s.id} evicted after ${Math.round(this.ttlMs / 1000)} s idle`)
   }
 
   start(): void {

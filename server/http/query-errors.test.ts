@@ -19,7 +19,9 @@ describe('?since=banana', () => {
     const body = (await r.json()) as { error: string; message: string; detail: { path: string; message: string }[] }
     expect(body.error).toBe('invalid_query')
     expect(body.message).toMatch(/since: expected 7d, 24h or 30m .* or an ISO-8601 date or date-time/)
-    expect(body.detail).toEqual([expect.objectContaining({ path: 'since', message: expect.stringMatching(/^expected 7d/) })])
+    expect(body.detail).toEqual([
+      expect.objectContaining({ path: 'since', message: expect.stringMatching(/^expected 7d/) }),
+    ])
     expect(JSON.stringify(body)).not.toMatch(/\[0-9\]|\^\(/)
   })
 })

@@ -47,7 +47,10 @@ export function guardSlowClients(server: Server, limits: SlowClientLimits, logge
         if (!s.waiting || (s.served && !servedToo)) continue
         open.delete(socket)
         socket.destroy()
-        if (evicted++ % 1000 === 0) logger?.warn(`HTTP: ${max} connections open; closing the oldest idle one for a new client (${evicted} so far)`)
+        if (evicted++ % 1000 === 0)
+          logger?.warn(
+            `HTTP: ${max} connections open; closing the oldest idle one for a new client (${evicted} so far)`,
+          )
         return true
       }
     }

@@ -12,7 +12,9 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { socketTarget, type ServerTarget } from '../../conformance/harness/targets.ts'
 
 /** A loopback TCP proxy whose live connections can be cut at once. */
-async function cuttingProxy(target: URL): Promise<{ url: string; cut(): void; connections: number; close(): Promise<void> }> {
+async function cuttingProxy(
+  target: URL,
+): Promise<{ url: string; cut(): void; connections: number; close(): Promise<void> }> {
   const open = new Set<Socket>()
   let connections = 0
   const server = createServer((client) => {
@@ -41,10 +43,11 @@ async function cuttingProxy(target: URL): Promise<{ url: string; cut(): void; co
     get connections() {
       return connections
     },
-    close: () => new Promise((r) => {
-      for (const s of open) s.destroy()
-      server.close(() => r())
-    }),
+    close: () =>
+      new Promise((r) => {
+        for (const s of open) s.destroy()
+        server.close(() => r())
+      }),
   }
 }
 
@@ -58,7 +61,11 @@ describe('SSE resume with the eventsource client', () => {
   it('reconnects after the connection is cut mid-stream and receives every event exactly once', async () => {
     target = await socketTarget({ sse: { retryMs: 10 } })
     const api = (path: string, body?: unknown): Promise<Response> =>
-      fetch(`${target!.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+      fetch(`${target!.baseUrl}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      })
     const { session_id: id } = (await (await api('/session')).json()) as { session_id: string }
     const proxy = await cuttingProxy(new URL(target.baseUrl))
     const received: number[] = []
@@ -80,7 +87,8 @@ describe('SSE resume with the eventsource client', () => {
         es.onopen = () => resolve()
         setTimeout(() => reject(new Error('the stream did not open')), 5000).unref()
       })
-      for (let i = 0; i < TURNS; i++) expect((await api(`/session/${id}/message`, { message: `!say turn ${i} of ${TURNS}` })).status).toBe(202)
+      for (let i = 0; i < TURNS; i++)
+        expect((await api(`/session/${id}/message`, { message: `!say turn ${i} of ${TURNS}` })).status).toBe(202)
       const session = target.server.deps.manager.peek(id)!
       await session.idle()
       await session.flush()
@@ -91,7 +99,9 @@ describe('SSE resume with the eventsource client', () => {
       for (const n of received) seen.set(n, (seen.get(n) ?? 0) + 1)
       const duplicated = [...seen.values()].filter((c) => c > 1).length
       const missing = Array.from({ length: sent }, (_, i) => i + 1).filter((n) => !seen.has(n)).length
-      console.info(`SSE resume run: sent=${sent} received=${received.length} duplicated=${duplicated} missing=${missing} cuts=${cuts} connections=${proxy.connections}`)
+      console.info(
+        `SSE resume run: sent=${sent} received=${received.length} duplicated=${duplicated} missing=${missing} cuts=${cuts} connections=${proxy.connections}`,
+      )
       expect(sent).toBeGreaterThanOrEqual(TURNS * 7)
       expect(cuts).toBe(10)
       expect(proxy.connections).toBeGreaterThanOrEqual(cuts + 1)

@@ -36,7 +36,14 @@ const LIMITS: StreamLimits = { perSession: 4, perToken: 3, total: 6, masterTotal
 
 async function start(masterToken: string | undefined, maxConnections = 64, headersMs = 5000): Promise<string> {
   env = testEnv('chimera-stream-limits-')
-  http = createHttpServerApp({ version: 't', startedAt: new Date(), logger: createLogger({ level: 'error', sink: () => {} }), manager: env.manager(), masterToken, streamLimits: LIMITS })
+  http = createHttpServerApp({
+    version: 't',
+    startedAt: new Date(),
+    logger: createLogger({ level: 'error', sink: () => {} }),
+    manager: env.manager(),
+    masterToken,
+    streamLimits: LIMITS,
+  })
   server = createServer(nodeHandler(http.app))
   guardSlowClients(server, { headersMs, bodyMs: 5000, maxConnections })
   await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r))
@@ -46,19 +53,31 @@ async function start(masterToken: string | undefined, maxConnections = 64, heade
 const auth = (token?: string): Record<string, string> => (token ? { authorization: `Bearer ${token}` } : {})
 
 async function newSession(url: string, token?: string): Promise<{ id: string; token: string }> {
-  const r = await fetch(`${url}/session`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth(token) }, body: '{}' })
+  const r = await fetch(`${url}/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...auth(token) },
+    body: '{}',
+  })
   expect(r.status).toBe(201)
   const b = (await r.json()) as { session_id: string; session_token: string }
   return { id: b.session_id, token: b.session_token }
 }
 
 /** Open a stream and keep it open (its status, and for a refusal its body). */
-async function open(url: string, path: string, token?: string): Promise<{ status: number; body?: { error: string; message: string }; retryAfter: string | null }> {
+async function open(
+  url: string,
+  path: string,
+  token?: string,
+): Promise<{ status: number; body?: { error: string; message: string }; retryAfter: string | null }> {
   const ac = new AbortController()
   aborts.push(ac)
   const r = await fetch(`${url}${path}`, { headers: auth(token), signal: ac.signal })
   if (r.status === 200) return { status: 200, retryAfter: null }
-  return { status: r.status, body: (await r.json()) as { error: string; message: string }, retryAfter: r.headers.get('retry-after') }
+  return {
+    status: r.status,
+    body: (await r.json()) as { error: string; message: string },
+    retryAfter: r.headers.get('retry-after'),
+  }
 }
 
 describe('stream limits', () => {
@@ -71,7 +90,10 @@ describe('stream limits', () => {
     const refused = results.filter((r) => r.status === 429)
     expect(accepted).toBe(LIMITS.perToken)
     expect(refused).toHaveLength(10 - LIMITS.perToken)
-    expect(refused[0]).toMatchObject({ body: { error: 'too_many_streams', message: expect.stringContaining('limit per token') }, retryAfter: '5' })
+    expect(refused[0]).toMatchObject({
+      body: { error: 'too_many_streams', message: expect.stringContaining('limit per token') },
+      retryAfter: '5',
+    })
     // The master token is not counted against the session's callers: it still streams, and gets answers.
     expect((await open(url, `/session/${s.id}/events`, MASTER)).status).toBe(200)
     expect((await fetch(`${url}/session/${s.id}`, { headers: auth(MASTER) })).status).toBe(200)

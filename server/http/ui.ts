@@ -13,7 +13,8 @@ import type { Logger } from '../log.ts'
 import { HttpError, errorResponse } from './errors.ts'
 import { checkHost, type GuardOptions } from './guard.ts'
 
-export const UI_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+export const UI_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 const FILES: Record<string, { file: string; type: string }> = {
   '/ui': { file: 'index.html', type: 'text/html; charset=utf-8' },
@@ -62,7 +63,10 @@ export function mountUi(app: H3, guard: GuardOptions, logger: Logger, dir = uiDi
       const pathname = new URL(req.url).pathname
       const entry = Object.hasOwn(FILES, pathname) ? FILES[pathname] : undefined
       if (!entry) throw new HttpError(404, 'not_found', `no route for ${req.method} ${pathname}`)
-      if (req.method !== 'GET' && req.method !== 'HEAD') throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${pathname}`, { headers: { allow: 'GET, HEAD' } })
+      if (req.method !== 'GET' && req.method !== 'HEAD')
+        throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${pathname}`, {
+          headers: { allow: 'GET, HEAD' },
+        })
       const data = read(entry.file)
       if (!data) throw new HttpError(404, 'not_found', 'the web console is not built: run `node scripts/build.mjs`')
       return new Response(req.method === 'HEAD' ? null : new Uint8Array(data), {

@@ -109,10 +109,12 @@ export class Connection {
         void this.notify('$/cancel_request', { requestId: id })
         reject(signal!.reason)
       }
-      const settle = <T>(fn: (v: T) => void) => (v: T): void => {
-        signal?.removeEventListener('abort', onAbort)
-        fn(v)
-      }
+      const settle =
+        <T>(fn: (v: T) => void) =>
+        (v: T): void => {
+          signal?.removeEventListener('abort', onAbort)
+          fn(v)
+        }
       this.#pending.set(id, { resolve: settle(resolve), reject: settle(reject) })
       signal?.addEventListener('abort', onAbort, { once: true })
       void this.#send({ jsonrpc: '2.0', id, method, params })
@@ -135,7 +137,11 @@ export class Connection {
 
   #onFrame(frame: Frame): void {
     if (frame.kind === 'too_long') {
-      void this.#respond(null, { error: RpcError.invalidRequest(`message of ${frame.bytes} bytes exceeds the ${this.#opts.maxLineBytes}-byte limit`).toJSON() })
+      void this.#respond(null, {
+        error: RpcError.invalidRequest(
+          `message of ${frame.bytes} bytes exceeds the ${this.#opts.maxLineBytes}-byte limit`,
+        ).toJSON(),
+      })
       return
     }
     if (frame.kind === 'invalid_utf8') {
@@ -167,13 +173,17 @@ export class Connection {
       }
       case 'notification':
         this.#track(
-          router.notification(msg.method, msg.params).catch((err) => this.#opts.logger.warn(`notification ${msg.method} failed`, err)),
+          router
+            .notification(msg.method, msg.params)
+            .catch((err) => this.#opts.logger.warn(`notification ${msg.method} failed`, err)),
         )
         return
       case 'request': {
         const ctl = new AbortController()
         if (this.#inflight.has(msg.id)) {
-          void this.#respond(msg.id, { error: RpcError.invalidRequest(`request id ${JSON.stringify(msg.id)} is already in flight`).toJSON() })
+          void this.#respond(msg.id, {
+            error: RpcError.invalidRequest(`request id ${JSON.stringify(msg.id)} is already in flight`).toJSON(),
+          })
           return
         }
         this.#inflight.set(msg.id, ctl)
@@ -184,7 +194,11 @@ export class Connection {
               (result) => this.#respond(msg.id, { result: result ?? {} }),
               (err) => {
                 // The stack goes to the log (stderr), never to the peer.
-                if (!RpcError.is(err)) this.#opts.logger.error(`request ${msg.method} failed`, err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : err)
+                if (!RpcError.is(err))
+                  this.#opts.logger.error(
+                    `request ${msg.method} failed`,
+                    err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : err,
+                  )
                 return this.#respond(msg.id, { error: toWireError(err, router.internalError) })
               },
             )
@@ -203,7 +217,10 @@ export class Connection {
   }
 
   #track(p: Promise<unknown>): void {
-    const t = p.then(() => undefined, () => undefined)
+    const t = p.then(
+      () => undefined,
+      () => undefined,
+    )
     this.#tasks.add(t)
     void t.finally(() => {
       this.#tasks.delete(t)

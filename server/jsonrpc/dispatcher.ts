@@ -31,7 +31,10 @@ export type ParamsOf<S extends MethodSpec> = z.output<S['params']>
 /** A method's result as its generated validator accepts it (what a handler returns); void for a notification. */
 export type ResultOf<S extends MethodSpec> = S['result'] extends ZodType ? z.input<S['result']> : void
 /** The handler of one method of a generated table: typed params in, typed result out. */
-export type TypedHandler<S extends MethodSpec> = (params: ParamsOf<S>, ctx: CallContext) => ResultOf<S> | Promise<ResultOf<S>>
+export type TypedHandler<S extends MethodSpec> = (
+  params: ParamsOf<S>,
+  ctx: CallContext,
+) => ResultOf<S> | Promise<ResultOf<S>>
 /** The methods of a table an agent receives: everything not sent only by the agent. */
 export type Inbound<T extends MethodTable> = {
   [K in keyof T]: T[K]['direction'] extends 'agent-to-client' ? never : K
@@ -46,7 +49,9 @@ export type Outbound<T extends MethodTable> = {
  * One handler per method in `K` (by default every inbound method of the table): a method the
  * spec adds without a handler, a wrong params type or a wrong result is a compile error.
  */
-export type HandlersFor<T extends MethodTable, K extends keyof T = Inbound<T>> = { readonly [M in K]: TypedHandler<T[M]> }
+export type HandlersFor<T extends MethodTable, K extends keyof T = Inbound<T>> = {
+  readonly [M in K]: TypedHandler<T[M]>
+}
 
 /** The dispatcher's erased view: params were validated against the method's schema first. */
 type ErasedHandler = (params: unknown, ctx: CallContext) => unknown
@@ -68,7 +73,9 @@ export class Dispatcher<T extends MethodTable = MethodTable> {
     this.handlers = handlers as Readonly<Record<string, ErasedHandler>>
     this.served = new Set(
       Object.entries(table)
-        .filter(([name, spec]) => spec.direction !== 'agent-to-client' && accept(name, spec) && Object.hasOwn(handlers, name))
+        .filter(
+          ([name, spec]) => spec.direction !== 'agent-to-client' && accept(name, spec) && Object.hasOwn(handlers, name),
+        )
         .map(([name]) => name),
     )
   }

@@ -37,11 +37,19 @@ export class RpcError extends Error {
 
   /** True for any RpcError, even one from a second copy of this module. */
   static is(x: unknown): x is RpcError {
-    return x instanceof RpcError || (typeof x === 'object' && x !== null && (x as Error).name === 'RpcError' && typeof (x as RpcError).code === 'number')
+    return (
+      x instanceof RpcError ||
+      (typeof x === 'object' &&
+        x !== null &&
+        (x as Error).name === 'RpcError' &&
+        typeof (x as RpcError).code === 'number')
+    )
   }
 
   toJSON(): WireError {
-    return this.data === undefined ? { code: this.code, message: this.message } : { code: this.code, message: this.message, data: this.data }
+    return this.data === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, data: this.data }
   }
 
   static parseError(detail?: string): RpcError {
@@ -57,7 +65,6 @@ export class RpcError extends Error {
     return new RpcError(CODES.invalidParams, 'Invalid params', { issues })
   }
 }
-
 
 /** Maps an error that is not an RpcError to what the peer sees (dialect-specific). */
 export type InternalErrorMapper = (err: unknown) => WireError

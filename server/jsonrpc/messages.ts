@@ -23,8 +23,10 @@ function validId(v: unknown): v is Id {
 }
 
 export function classify(value: unknown): Incoming {
-  if (Array.isArray(value)) return { kind: 'invalid', id: null, error: RpcError.invalidRequest('JSON-RPC batches are not supported') }
-  if (!isObject(value)) return { kind: 'invalid', id: null, error: RpcError.invalidRequest('a message must be a JSON object') }
+  if (Array.isArray(value))
+    return { kind: 'invalid', id: null, error: RpcError.invalidRequest('JSON-RPC batches are not supported') }
+  if (!isObject(value))
+    return { kind: 'invalid', id: null, error: RpcError.invalidRequest('a message must be a JSON object') }
   const hasId = 'id' in value
   const id: Id = hasId && validId(value.id) ? value.id : null
   if (hasId && !validId(value.id)) {
@@ -32,22 +34,32 @@ export function classify(value: unknown): Incoming {
   }
   if (value.jsonrpc !== '2.0') return { kind: 'invalid', id, error: RpcError.invalidRequest('"jsonrpc" must be "2.0"') }
   if ('method' in value) {
-    if (typeof value.method !== 'string') return { kind: 'invalid', id, error: RpcError.invalidRequest('"method" must be a string') }
+    if (typeof value.method !== 'string')
+      return { kind: 'invalid', id, error: RpcError.invalidRequest('"method" must be a string') }
     if ('params' in value && value.params !== undefined && !isObject(value.params) && !Array.isArray(value.params)) {
       return { kind: 'invalid', id, error: RpcError.invalidRequest('"params" must be an object or an array') }
     }
     const params = value.params
-    return hasId ? { kind: 'request', id, method: value.method, params } : { kind: 'notification', method: value.method, params }
+    return hasId
+      ? { kind: 'request', id, method: value.method, params }
+      : { kind: 'notification', method: value.method, params }
   }
   if (hasId && ('result' in value || 'error' in value)) {
-    if ('result' in value && 'error' in value) return { kind: 'invalid', id, error: RpcError.invalidRequest('a response carries result or error, not both') }
+    if ('result' in value && 'error' in value)
+      return { kind: 'invalid', id, error: RpcError.invalidRequest('a response carries result or error, not both') }
     const error = value.error
     if ('error' in value && !(isObject(error) && Number.isInteger(error.code) && typeof error.message === 'string')) {
       return { kind: 'invalid', id, error: RpcError.invalidRequest('"error" must be {code, message}') }
     }
-    return 'error' in value ? { kind: 'response', id, error: error as never } : { kind: 'response', id, result: value.result }
+    return 'error' in value
+      ? { kind: 'response', id, error: error as never }
+      : { kind: 'response', id, result: value.result }
   }
-  return { kind: 'invalid', id, error: RpcError.invalidRequest('a message needs "method", or "result"/"error" with "id"') }
+  return {
+    kind: 'invalid',
+    id,
+    error: RpcError.invalidRequest('a message needs "method", or "result"/"error" with "id"'),
+  }
 }
 
 /** Parse one line of text into a classified message (-32700 on bad JSON). */

@@ -14,7 +14,11 @@ import type { MethodTable, Outbound } from './dispatcher.ts'
 export type PeerResult<S extends MethodTable[string]> = S['result'] extends z.ZodType ? z.output<S['result']> : void
 
 export interface Peer<T extends MethodTable> {
-  request<M extends Outbound<T>>(method: M, params: z.input<T[M]['params']>, opts?: { signal?: AbortSignal }): Promise<PeerResult<T[M]>>
+  request<M extends Outbound<T>>(
+    method: M,
+    params: z.input<T[M]['params']>,
+    opts?: { signal?: AbortSignal },
+  ): Promise<PeerResult<T[M]>>
 }
 
 export function typedPeer<T extends MethodTable>(conn: Pick<Connection, 'request'>, table: T): Peer<T> {
@@ -28,7 +32,10 @@ export function typedPeer<T extends MethodTable>(conn: Pick<Connection, 'request
         const why = issueRows(parsed.error)
           .map((r) => `${r.path || '(root)'}: ${r.message}`)
           .join('; ')
-        throw new RpcError(CODES.internalError, `the client's answer to ${method} does not match the ACP schema (${why})`)
+        throw new RpcError(
+          CODES.internalError,
+          `the client's answer to ${method} does not match the ACP schema (${why})`,
+        )
       }
       return parsed.data as never
     },

@@ -146,7 +146,9 @@ export class LspClient {
     const conn = createProtocolConnection(new StreamMessageReader(proc.stdout), writer)
     this.#conn = conn
     conn.onError(([e]) => this.#log.debug(`lsp ${this.spec.id}: connection error: ${e.message}`))
-    conn.onRequest('workspace/configuration', (p: { items?: unknown[] }) => (Array.isArray(p?.items) ? p.items.map(() => null) : []))
+    conn.onRequest('workspace/configuration', (p: { items?: unknown[] }) =>
+      Array.isArray(p?.items) ? p.items.map(() => null) : [],
+    )
     conn.onRequest('workspace/workspaceFolders', () => [{ uri: pathToFileURL(this.root).href, name: this.root }])
     conn.onRequest('client/registerCapability', () => null)
     conn.onRequest('client/unregisterCapability', () => null)
@@ -159,25 +161,30 @@ export class LspClient {
     })
     conn.listen()
     const rootUri = pathToFileURL(this.root).href
-    const init = await this.#send(InitializeRequest.method, {
-      processId: process.pid,
-      rootUri,
-      rootPath: this.root,
-      workspaceFolders: [{ uri: rootUri, name: this.root }],
-      initializationOptions: initializationOptions ?? {},
-      capabilities: {
-        workspace: { configuration: true, workspaceFolders: true, workspaceEdit: { documentChanges: true } },
-        textDocument: {
-          synchronization: { didSave: false, dynamicRegistration: false },
-          publishDiagnostics: { versionSupport: true, relatedInformation: false },
-          diagnostic: { dynamicRegistration: false, relatedDocumentSupport: false },
-          completion: { completionItem: { snippetSupport: false, documentationFormat: ['plaintext'] } },
-          definition: { linkSupport: true },
-          references: {},
-          rename: { prepareSupport: false },
+    const init = (await this.#send(
+      InitializeRequest.method,
+      {
+        processId: process.pid,
+        rootUri,
+        rootPath: this.root,
+        workspaceFolders: [{ uri: rootUri, name: this.root }],
+        initializationOptions: initializationOptions ?? {},
+        capabilities: {
+          workspace: { configuration: true, workspaceFolders: true, workspaceEdit: { documentChanges: true } },
+          textDocument: {
+            synchronization: { didSave: false, dynamicRegistration: false },
+            publishDiagnostics: { versionSupport: true, relatedInformation: false },
+            diagnostic: { dynamicRegistration: false, relatedDocumentSupport: false },
+            completion: { completionItem: { snippetSupport: false, documentationFormat: ['plaintext'] } },
+            definition: { linkSupport: true },
+            references: {},
+            rename: { prepareSupport: false },
+          },
         },
       },
-    }, undefined, this.#opts.startTimeoutMs) as { capabilities?: ServerCapabilities }
+      undefined,
+      this.#opts.startTimeoutMs,
+    )) as { capabilities?: ServerCapabilities }
     this.capabilities = init?.capabilities ?? {}
     await conn.sendNotification(InitializedNotification.type, {})
   }
@@ -213,7 +220,12 @@ export class LspClient {
   }
 
   /** Send a request bounded by `timeoutMs` and `signal`; every failure is an LspError. */
-  async #send(method: string, params: unknown, signal?: AbortSignal, timeoutMs = this.#opts.requestTimeoutMs): Promise<unknown> {
+  async #send(
+    method: string,
+    params: unknown,
+    signal?: AbortSignal,
+    timeoutMs = this.#opts.requestTimeoutMs,
+  ): Promise<unknown> {
     if (this.#dead) throw serverFailed(this.#dead)
     const conn = this.#conn
     if (!conn) throw serverFailed(`${this.spec.id} is not running`)
@@ -293,13 +305,18 @@ export class LspClient {
     const doc = this.#docs.get(abs)
     if (!doc) {
       this.#docs.set(abs, { version: 1, text })
-      await conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: this.spec.languageId(extname(abs).toLowerCase()), version: 1, text } })
+      await conn.sendNotification(DidOpenTextDocumentNotification.type, {
+        textDocument: { uri, languageId: this.spec.languageId(extname(abs).toLowerCase()), version: 1, text },
+      })
       return true
     }
     if (doc.text === text) return false
     doc.version++
     doc.text = text
-    await conn.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri, version: doc.version }, contentChanges: [{ text }] })
+    await conn.sendNotification(DidChangeTextDocumentNotification.type, {
+      textDocument: { uri, version: doc.version },
+      contentChanges: [{ text }],
+    })
     return true
   }
 
@@ -316,7 +333,10 @@ export class LspClient {
   async diagnostics(abs: string, fresh: boolean, signal?: AbortSignal): Promise<Diagnostic[]> {
     const uri = pathToFileURL(abs).href
     if (this.capabilities.diagnosticProvider) {
-      const r = await this.#send('textDocument/diagnostic', { textDocument: { uri } }, signal) as { kind?: string; items?: Diagnostic[] } | null
+      const r = (await this.#send('textDocument/diagnostic', { textDocument: { uri } }, signal)) as {
+        kind?: string
+        items?: Diagnostic[]
+      } | null
       if (r?.kind === 'full' && Array.isArray(r.items)) return r.items
       return this.#published.get(uri)?.items ?? []
     }
@@ -325,7 +345,12 @@ export class LspClient {
     return this.#awaitPublished(uri, this.version(abs), known?.seq ?? 0, signal)
   }
 
-  #awaitPublished(uri: string, version: number | undefined, afterSeq: number, signal?: AbortSignal): Promise<Diagnostic[]> {
+  #awaitPublished(
+    uri: string,
+    version: number | undefined,
+    afterSeq: number,
+    signal?: AbortSignal,
+  ): Promise<Diagnostic[]> {
     return new Promise<Diagnostic[]>((resolve, reject) => {
       let quiet: NodeJS.Timeout | undefined
       const finish = (f: () => void): void => {
@@ -346,9 +371,14 @@ export class LspClient {
       const onAbort = (): void => finish(() => reject(new LspError('LSP request cancelled')))
       const deadline = setTimeout(() => finish(() => reject(timedOut())), this.#opts.requestTimeoutMs)
       const previous = afterSeq > 0
-      const settle = previous ? setTimeout(() => {
-        if (quiet === undefined) finish(() => resolve(this.#published.get(uri)?.items ?? []))
-      }, Math.min(PUBLISH_SETTLE_MS, this.#opts.requestTimeoutMs)) : undefined
+      const settle = previous
+        ? setTimeout(
+            () => {
+              if (quiet === undefined) finish(() => resolve(this.#published.get(uri)?.items ?? []))
+            },
+            Math.min(PUBLISH_SETTLE_MS, this.#opts.requestTimeoutMs),
+          )
+        : undefined
       this.#publishWaiters.add(check)
       signal?.addEventListener('abort', onAbort, { once: true })
       check()
@@ -366,7 +396,10 @@ export class LspClient {
     const conn = this.#conn
     try {
       if (conn) {
-        await Promise.race([conn.sendRequest(ShutdownRequest.type), new Promise((r) => setTimeout(r, graceMs / 2).unref())])
+        await Promise.race([
+          conn.sendRequest(ShutdownRequest.type),
+          new Promise((r) => setTimeout(r, graceMs / 2).unref()),
+        ])
         await conn.sendNotification(ExitNotification.type)
       }
     } catch {

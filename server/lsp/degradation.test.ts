@@ -38,9 +38,16 @@ beforeAll(() => {
 afterAll(() => ws.cleanup())
 
 const tools = (provider?: () => LspManager | undefined) => new Map(lspTools(provider).map((t) => [t.name, t]))
-const run = (name: string, args: unknown, ctx: ToolContext, provider?: () => LspManager | undefined) => runTool(name, args, ctx, { tools: tools(provider) })
+const run = (name: string, args: unknown, ctx: ToolContext, provider?: () => LspManager | undefined) =>
+  runTool(name, args, ctx, { tools: tools(provider) })
 
-const fake = (id: string, ext: string, resolve: LspServerSpec['resolve']): LspServerSpec => ({ id, extensions: [ext], rootMarkers: [], languageId: () => id, resolve })
+const fake = (id: string, ext: string, resolve: LspServerSpec['resolve']): LspServerSpec => ({
+  id,
+  extensions: [ext],
+  rootMarkers: [],
+  languageId: () => id,
+  resolve,
+})
 
 describe('LSP not configured', () => {
   it('every tool says so when the context has no provider, or the provider gives no manager', async () => {
@@ -48,15 +55,25 @@ describe('LSP not configured', () => {
     const args = { path: 'a.ts', position: { line: 0, character: 13 }, new_name: 'x' }
     const calls: string[] = []
     for (const name of ['lsp_diagnostics', 'lsp_completion', 'lsp_rename', 'lsp_definition', 'lsp_references']) {
-      const a = name === 'lsp_diagnostics' ? { path: 'a.ts' } : name === 'lsp_rename' ? args : { path: args.path, position: args.position }
+      const a =
+        name === 'lsp_diagnostics'
+          ? { path: 'a.ts' }
+          : name === 'lsp_rename'
+            ? args
+            : { path: args.path, position: args.position }
       expect(await run(name, a, ctx)).toEqual({ ok: false, error: 'LSP not configured' })
-      expect(await run(name, a, ctx, () => (calls.push(name), undefined))).toEqual({ ok: false, error: 'LSP not configured' })
+      expect(await run(name, a, ctx, () => (calls.push(name), undefined))).toEqual({
+        ok: false,
+        error: 'LSP not configured',
+      })
     }
     expect(calls).toHaveLength(5)
     // A provider that throws is a tool error too, not an exception.
-    expect(await run('lsp_diagnostics', { path: 'a.ts' }, ctx, () => {
-      throw new Error('boom')
-    })).toEqual({ ok: false, error: 'LSP not configured (boom)' })
+    expect(
+      await run('lsp_diagnostics', { path: 'a.ts' }, ctx, () => {
+        throw new Error('boom')
+      }),
+    ).toEqual({ ok: false, error: 'LSP not configured (boom)' })
   })
 })
 
@@ -68,21 +85,43 @@ describe('argument handling', () => {
     writeFileSync(join(ws.outside, 'o.ts'), 'export {}\n')
     const r = await run('lsp_diagnostics', { path: join(ws.outside, 'o.ts') }, ctx, noStart)
     expect(r).toMatchObject({ ok: false, error: expect.stringContaining('outside the workspace') })
-    expect(ctx.violations).toEqual([{ tool: 'lsp_diagnostics', path: join(ws.outside, 'o.ts'), mode: 'workspace-write' }])
-    expect(await run('lsp_diagnostics', { path: '../outside/o.ts' }, ctx, noStart)).toMatchObject({ ok: false, error: expect.stringContaining('outside the workspace') })
+    expect(ctx.violations).toEqual([
+      { tool: 'lsp_diagnostics', path: join(ws.outside, 'o.ts'), mode: 'workspace-write' },
+    ])
+    expect(await run('lsp_diagnostics', { path: '../outside/o.ts' }, ctx, noStart)).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('outside the workspace'),
+    })
   })
 
   it('takes relative, absolute and file:// paths to the same file, and anchors by occurrence', async () => {
     const ctx = recordingContext(ws.cwd)
     for (const path of ['b.ts', join(ws.cwd, 'b.ts'), `file://${join(ws.cwd, 'b.ts')}`]) {
       // No server registered: the path resolved (no confinement or read error), then discovery failed.
-      expect(await run('lsp_definition', { path, position: { text: 'alpha', occurrence: 2 } }, ctx, noStart)).toEqual({ ok: false, error: 'no language server for .ts' })
+      expect(await run('lsp_definition', { path, position: { text: 'alpha', occurrence: 2 } }, ctx, noStart)).toEqual({
+        ok: false,
+        error: 'no language server for .ts',
+      })
     }
-    expect(await run('lsp_definition', { path: 'b.ts', position: { text: 'alpha', occurrence: 3 } }, ctx, noStart)).toEqual({ ok: false, error: '"alpha" occurs 2 times in b.ts, not 3' })
-    expect(await run('lsp_definition', { path: 'b.ts', position: { text: 'gamma' } }, ctx, noStart)).toEqual({ ok: false, error: '"gamma" does not occur in b.ts' })
-    expect(await run('lsp_definition', { path: 'b.ts', position: { line: 9, character: 0 } }, ctx, noStart)).toEqual({ ok: false, error: 'line 9 is past the end of b.ts (3 lines, zero-based)' })
-    expect(await run('lsp_definition', { path: 'b.ts', position: { line: 0 } }, ctx, noStart)).toMatchObject({ ok: false, error: expect.stringContaining('invalid arguments for lsp_definition') })
-    expect(await run('lsp_rename', { path: 'b.ts', position: { line: 0, character: 0 } }, ctx, noStart)).toMatchObject({ ok: false, error: expect.stringContaining('new_name') })
+    expect(
+      await run('lsp_definition', { path: 'b.ts', position: { text: 'alpha', occurrence: 3 } }, ctx, noStart),
+    ).toEqual({ ok: false, error: '"alpha" occurs 2 times in b.ts, not 3' })
+    expect(await run('lsp_definition', { path: 'b.ts', position: { text: 'gamma' } }, ctx, noStart)).toEqual({
+      ok: false,
+      error: '"gamma" does not occur in b.ts',
+    })
+    expect(await run('lsp_definition', { path: 'b.ts', position: { line: 9, character: 0 } }, ctx, noStart)).toEqual({
+      ok: false,
+      error: 'line 9 is past the end of b.ts (3 lines, zero-based)',
+    })
+    expect(await run('lsp_definition', { path: 'b.ts', position: { line: 0 } }, ctx, noStart)).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('invalid arguments for lsp_definition'),
+    })
+    expect(await run('lsp_rename', { path: 'b.ts', position: { line: 0, character: 0 } }, ctx, noStart)).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('new_name'),
+    })
   })
 
   it('each tool has its own permission key (the resolved path); lsp_rename asks by default', async () => {
@@ -122,7 +161,8 @@ describe('degradation with the exact errors', () => {
     expect(processesIn(ws.cwd)).toEqual([])
   })
   const ctx = () => recordingContext(ws.cwd)
-  const def = (path: string, position: unknown = { line: 0, character: 0 }) => run('lsp_definition', { path, position }, ctx(), () => manager)
+  const def = (path: string, position: unknown = { line: 0, character: 0 }) =>
+    run('lsp_definition', { path, position }, ctx(), () => manager)
 
   it('no language server for <ext>', async () => {
     expect(await def('notes.xyz')).toEqual({ ok: false, error: 'no language server for .xyz' })
@@ -130,8 +170,14 @@ describe('degradation with the exact errors', () => {
   })
 
   it('LSP server failed: a server that is not installed, or cannot be started', async () => {
-    expect(await def('x.missing')).toEqual({ ok: false, error: 'LSP server failed: fake-ls is not installed (not found on PATH)' })
-    expect(await def('x.enoent')).toMatchObject({ ok: false, error: expect.stringMatching(/^LSP server failed: enoent could not start: spawn .*no-such-binary ENOENT/) })
+    expect(await def('x.missing')).toEqual({
+      ok: false,
+      error: 'LSP server failed: fake-ls is not installed (not found on PATH)',
+    })
+    expect(await def('x.enoent')).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/^LSP server failed: enoent could not start: spawn .*no-such-binary ENOENT/),
+    })
   })
 
   it('LSP request timed out: a server that never answers', async () => {
@@ -140,26 +186,36 @@ describe('degradation with the exact errors', () => {
     expect(quick.servers().find((s) => s.id === 'silent')?.dead).toBeUndefined()
   })
 
-  it('LSP server failed: a real server killed mid-request; the next call restarts it, the old one leaves nothing behind', async () => {
-    const pos = { text: 'alpha', occurrence: 2 }
-    const others = processesIn(ws.cwd)
-    const once = await within(def('b.ts', pos), COLD_MS, 'first definition')
-    expect(once).toMatchObject({ ok: true, data: { definitions: [expect.objectContaining({ uri: expect.stringMatching(/\/[ab]\.ts$/) })] } })
-    const first = manager.servers().find((s) => s.id === 'typescript')
-    const before = processesIn(ws.cwd).filter((p) => !others.includes(p))
-    expect(before).toContain(first?.pid)
-    killNext = 'textDocument/definition'
-    expect(await def('b.ts', pos)).toEqual({ ok: false, error: 'LSP server failed: typescript exited (killed by SIGKILL)' })
-    // The killed server's group (tsserver) went with it.
-    const alive = (pid: number) => processesIn(ws.cwd).includes(pid)
-    const until = Date.now() + 5000
-    while (before.some(alive) && Date.now() < until) await new Promise((r) => setTimeout(r, 50))
-    expect(before.filter(alive)).toEqual([])
+  it(
+    'LSP server failed: a real server killed mid-request; the next call restarts it, the old one leaves nothing behind',
+    async () => {
+      const pos = { text: 'alpha', occurrence: 2 }
+      const others = processesIn(ws.cwd)
+      const once = await within(def('b.ts', pos), COLD_MS, 'first definition')
+      expect(once).toMatchObject({
+        ok: true,
+        data: { definitions: [expect.objectContaining({ uri: expect.stringMatching(/\/[ab]\.ts$/) })] },
+      })
+      const first = manager.servers().find((s) => s.id === 'typescript')
+      const before = processesIn(ws.cwd).filter((p) => !others.includes(p))
+      expect(before).toContain(first?.pid)
+      killNext = 'textDocument/definition'
+      expect(await def('b.ts', pos)).toEqual({
+        ok: false,
+        error: 'LSP server failed: typescript exited (killed by SIGKILL)',
+      })
+      // The killed server's group (tsserver) went with it.
+      const alive = (pid: number) => processesIn(ws.cwd).includes(pid)
+      const until = Date.now() + 5000
+      while (before.some(alive) && Date.now() < until) await new Promise((r) => setTimeout(r, 50))
+      expect(before.filter(alive)).toEqual([])
 
-    const again = await within(def('b.ts', pos), COLD_MS, 'definition after the restart')
-    expect(again).toEqual(once)
-    const second = manager.servers().find((s) => s.id === 'typescript')
-    expect(second?.pid).not.toBe(first?.pid)
-    expect(second?.dead).toBeUndefined()
-  }, 2 * COLD_MS)
+      const again = await within(def('b.ts', pos), COLD_MS, 'definition after the restart')
+      expect(again).toEqual(once)
+      const second = manager.servers().find((s) => s.id === 'typescript')
+      expect(second?.pid).not.toBe(first?.pid)
+      expect(second?.dead).toBeUndefined()
+    },
+    2 * COLD_MS,
+  )
 })

@@ -9,7 +9,15 @@
 import { existsSync, realpathSync } from 'node:fs'
 import { basename, dirname, extname, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import type { CompletionItem, CompletionList, Diagnostic, Location, LocationLink, Position, WorkspaceEdit } from 'vscode-languageserver-protocol'
+import type {
+  CompletionItem,
+  CompletionList,
+  Diagnostic,
+  Location,
+  LocationLink,
+  Position,
+  WorkspaceEdit,
+} from 'vscode-languageserver-protocol'
 import type { Logger } from '../log.ts'
 import { noopLogger } from '../log.ts'
 import { isInside } from '../tools/paths.ts'
@@ -114,21 +122,29 @@ export class LspManager {
   }
 
   async completion(abs: string, position: Position, signal?: AbortSignal): Promise<CompletionItem[]> {
-    const r = await this.#positional(abs, 'textDocument/completion', position, {}, signal) as CompletionItem[] | CompletionList | null
+    const r = (await this.#positional(abs, 'textDocument/completion', position, {}, signal)) as
+      CompletionItem[] | CompletionList | null
     if (!r) return []
-    return Array.isArray(r) ? r : r.items ?? []
+    return Array.isArray(r) ? r : (r.items ?? [])
   }
 
   async definition(abs: string, position: Position, signal?: AbortSignal): Promise<Location[]> {
     return toLocations(await this.#positional(abs, 'textDocument/definition', position, {}, signal))
   }
 
-  async references(abs: string, position: Position, includeDeclaration: boolean, signal?: AbortSignal): Promise<Location[]> {
-    return toLocations(await this.#positional(abs, 'textDocument/references', position, { context: { includeDeclaration } }, signal))
+  async references(
+    abs: string,
+    position: Position,
+    includeDeclaration: boolean,
+    signal?: AbortSignal,
+  ): Promise<Location[]> {
+    return toLocations(
+      await this.#positional(abs, 'textDocument/references', position, { context: { includeDeclaration } }, signal),
+    )
   }
 
   async rename(abs: string, position: Position, newName: string, signal?: AbortSignal): Promise<WorkspaceEdit | null> {
-    return await this.#positional(abs, 'textDocument/rename', position, { newName }, signal) as WorkspaceEdit | null
+    return (await this.#positional(abs, 'textDocument/rename', position, { newName }, signal)) as WorkspaceEdit | null
   }
 
   /** Tell the server about files changed outside it (after a rename was applied). */
@@ -137,7 +153,13 @@ export class LspManager {
     await client.sync(abs)
   }
 
-  async #positional(abs: string, method: string, position: Position, extra: object, signal?: AbortSignal): Promise<unknown> {
+  async #positional(
+    abs: string,
+    method: string,
+    position: Position,
+    extra: object,
+    signal?: AbortSignal,
+  ): Promise<unknown> {
     const client = await this.#client(abs)
     await client.sync(abs)
     return client.request(method, { textDocument: { uri: pathToFileURL(abs).href }, position, ...extra }, signal)
@@ -145,7 +167,13 @@ export class LspManager {
 
   /** The servers started so far. */
   servers(): LspServerState[] {
-    return [...this.#clients.values()].map((c) => ({ id: c.spec.id, root: c.root, pid: c.pid, dead: c.dead, pullDiagnostics: Boolean(c.capabilities.diagnosticProvider) }))
+    return [...this.#clients.values()].map((c) => ({
+      id: c.spec.id,
+      root: c.root,
+      pid: c.pid,
+      dead: c.dead,
+      pullDiagnostics: Boolean(c.capabilities.diagnosticProvider),
+    }))
   }
 
   /** Shut every server down (politely, then by force); the manager starts no more. */

@@ -20,19 +20,28 @@ afterEach(() => {
 })
 
 /** A TypeScript workspace, and `code --mode rpc` in it after one lsp_definition call answered. */
-async function agentWithServer(): Promise<{ child: ChildProcessWithoutNullStreams; ws: string; exited: Promise<number | null> }> {
+async function agentWithServer(): Promise<{
+  child: ChildProcessWithoutNullStreams
+  ws: string
+  exited: Promise<number | null>
+}> {
   const ws = realpathSync(temp.make('lsp-proc-ws-'))
   mkdirSync(join(ws, 'src'))
   writeFileSync(join(ws, 'tsconfig.json'), '{"include":["src"]}')
   writeFileSync(join(ws, 'src/a.ts'), 'export const alpha = 1\n')
   writeFileSync(join(ws, 'src/b.ts'), "import { alpha } from './a'\nexport const beta = alpha\n")
-  const child = spawn(process.execPath, [CLI_BUNDLE, 'code', '--mode', 'rpc', '--cwd', ws], { env: { ...process.env, CHIMERA_HOME: temp.make('lsp-proc-home-') }, stdio: ['pipe', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [CLI_BUNDLE, 'code', '--mode', 'rpc', '--cwd', ws], {
+    env: { ...process.env, CHIMERA_HOME: temp.make('lsp-proc-home-') },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
   children.push(child)
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
   let out = ''
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d))
   child.stderr.resume()
-  child.stdin.write(`${JSON.stringify({ type: 'prompt', id: 'p1', message: '!call lsp_definition {"path":"src/b.ts","position":{"text":"alpha","occurrence":2}}' })}\n`)
+  child.stdin.write(
+    `${JSON.stringify({ type: 'prompt', id: 'p1', message: '!call lsp_definition {"path":"src/b.ts","position":{"text":"alpha","occurrence":2}}' })}\n`,
+  )
   const deadline = Date.now() + COLD_MS - 10_000
   while (!out.includes('"command":"prompt"') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
   expect(out).toContain('src/a.ts:0:13')
@@ -47,17 +56,25 @@ async function gone(ws: string, ms: number): Promise<number[]> {
 }
 
 describe('language servers end with the agent process', () => {
-  it('the end of stdin: exit 0 and no server left', async () => {
-    const { child, ws, exited } = await agentWithServer()
-    child.stdin.end()
-    expect(await exited).toBe(0)
-    expect(processesIn(ws)).toEqual([])
-  }, COLD_MS)
+  it(
+    'the end of stdin: exit 0 and no server left',
+    async () => {
+      const { child, ws, exited } = await agentWithServer()
+      child.stdin.end()
+      expect(await exited).toBe(0)
+      expect(processesIn(ws)).toEqual([])
+    },
+    COLD_MS,
+  )
 
-  it('SIGKILL of the agent: the servers exit by themselves', async () => {
-    const { child, ws, exited } = await agentWithServer()
-    child.kill('SIGKILL')
-    await exited
-    expect(await gone(ws, 10_000)).toEqual([])
-  }, COLD_MS)
+  it(
+    'SIGKILL of the agent: the servers exit by themselves',
+    async () => {
+      const { child, ws, exited } = await agentWithServer()
+      child.kill('SIGKILL')
+      await exited
+      expect(await gone(ws, 10_000)).toEqual([])
+    },
+    COLD_MS,
+  )
 })

@@ -23,7 +23,10 @@ export function autoDetectLsp(opts: Omit<LspManagerOptions, 'cwd'> & { logger?: 
  * directory (a session that moves to another directory gets fresh discovery and servers), and
  * all shut down by `shutdown()`.
  */
-export function lazyProvider(factory: LspFactory, cwd: () => string): { provider: LspProvider; shutdown(): Promise<void> } {
+export function lazyProvider(
+  factory: LspFactory,
+  cwd: () => string,
+): { provider: LspProvider; shutdown(): Promise<void> } {
   const managers = new Map<string, LspManager | undefined>()
   let closed: Promise<void> | undefined
   return {
@@ -35,7 +38,9 @@ export function lazyProvider(factory: LspFactory, cwd: () => string): { provider
     },
     shutdown() {
       // Every caller waits for the same shutdown (close() starts it, the manager awaits it).
-      closed ??= Promise.all([...managers.values()].map((m) => m?.shutdown() ?? Promise.resolve())).then(() => managers.clear())
+      closed ??= Promise.all([...managers.values()].map((m) => m?.shutdown() ?? Promise.resolve())).then(() =>
+        managers.clear(),
+      )
       return closed
     },
   }

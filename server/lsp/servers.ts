@@ -62,7 +62,12 @@ function packageBin(pkg: string, bin: string): string | undefined {
 }
 
 /** A node script of a shipped package, else the executable on PATH, else why not. */
-function nodeOrPath(pkg: string, bin: string, args: string[], extra: Omit<LspCommand, 'command' | 'args'> = {}): LspCommand | { missing: string } {
+function nodeOrPath(
+  pkg: string,
+  bin: string,
+  args: string[],
+  extra: Omit<LspCommand, 'command' | 'args'> = {},
+): LspCommand | { missing: string } {
   const script = packageBin(pkg, bin)
   if (script) return { command: process.execPath, args: [script, ...args], ...extra }
   const exe = onPath(bin)
@@ -70,7 +75,9 @@ function nodeOrPath(pkg: string, bin: string, args: string[], extra: Omit<LspCom
   return { missing: `${bin} is not installed (npm package ${pkg}, or ${bin} on PATH)` }
 }
 
-function pathOnly(bins: readonly { bin: string; args: string[]; initializationOptions?: unknown }[]): () => LspCommand | { missing: string } {
+function pathOnly(
+  bins: readonly { bin: string; args: string[]; initializationOptions?: unknown }[],
+): () => LspCommand | { missing: string } {
   return () => {
     for (const { bin, args, initializationOptions } of bins) {
       const exe = onPath(bin)
@@ -88,7 +95,16 @@ function tsserverPath(): string | undefined {
   }
 }
 
-const TS_IDS: Record<string, string> = { '.ts': 'typescript', '.mts': 'typescript', '.cts': 'typescript', '.tsx': 'typescriptreact', '.js': 'javascript', '.mjs': 'javascript', '.cjs': 'javascript', '.jsx': 'javascriptreact' }
+const TS_IDS: Record<string, string> = {
+  '.ts': 'typescript',
+  '.mts': 'typescript',
+  '.cts': 'typescript',
+  '.tsx': 'typescriptreact',
+  '.js': 'javascript',
+  '.mjs': 'javascript',
+  '.cjs': 'javascript',
+  '.jsx': 'javascriptreact',
+}
 
 /** rust-analyzer settings under which it runs no project code (build.rs, proc macros, cargo check). */
 export const RUST_NO_CODE_EXECUTION = {
@@ -108,8 +124,13 @@ export const BUILTIN_SERVERS: readonly LspServerSpec[] = [
       const tsserver = tsserverPath()
       // No syntax server: it answers navigation before the project has loaded, with the import
       // binding instead of the definition. No typings acquisition: it would reach the network.
-      const options = { disableAutomaticTypingAcquisition: true, tsserver: { useSyntaxServer: 'never', ...(tsserver ? { path: tsserver } : {}) } }
-      return nodeOrPath('typescript-language-server', 'typescript-language-server', ['--stdio'], { initializationOptions: options })
+      const options = {
+        disableAutomaticTypingAcquisition: true,
+        tsserver: { useSyntaxServer: 'never', ...(tsserver ? { path: tsserver } : {}) },
+      }
+      return nodeOrPath('typescript-language-server', 'typescript-language-server', ['--stdio'], {
+        initializationOptions: options,
+      })
     },
   },
   {
@@ -119,7 +140,13 @@ export const BUILTIN_SERVERS: readonly LspServerSpec[] = [
     languageId: () => 'python',
     resolve: () => nodeOrPath('pyright', 'pyright-langserver', ['--stdio']),
   },
-  { id: 'gopls', extensions: ['.go'], rootMarkers: ['go.work', 'go.mod'], languageId: () => 'go', resolve: pathOnly([{ bin: 'gopls', args: [] }]) },
+  {
+    id: 'gopls',
+    extensions: ['.go'],
+    rootMarkers: ['go.work', 'go.mod'],
+    languageId: () => 'go',
+    resolve: pathOnly([{ bin: 'gopls', args: [] }]),
+  },
   {
     id: 'rust-analyzer',
     extensions: ['.rs'],
@@ -134,7 +161,10 @@ export const BUILTIN_SERVERS: readonly LspServerSpec[] = [
     extensions: ['.rb', '.rake', '.gemspec'],
     rootMarkers: ['Gemfile', '.ruby-version'],
     languageId: () => 'ruby',
-    resolve: pathOnly([{ bin: 'ruby-lsp', args: [] }, { bin: 'solargraph', args: ['stdio'] }]),
+    resolve: pathOnly([
+      { bin: 'ruby-lsp', args: [] },
+      { bin: 'solargraph', args: ['stdio'] },
+    ]),
   },
 ]
 

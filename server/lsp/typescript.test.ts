@@ -26,8 +26,16 @@ export const x = math.
 
 let p: LspProject
 beforeAll(async () => {
-  const tsconfig = JSON.stringify({ compilerOptions: { strict: true, target: 'es2020', module: 'commonjs', noEmit: true }, include: ['src'] })
-  p = await lspProject('chimera-lsp-ts-', { 'tsconfig.json': tsconfig, 'src/math.ts': MATH, 'src/main.ts': MAIN, 'src/use.ts': USE })
+  const tsconfig = JSON.stringify({
+    compilerOptions: { strict: true, target: 'es2020', module: 'commonjs', noEmit: true },
+    include: ['src'],
+  })
+  p = await lspProject('chimera-lsp-ts-', {
+    'tsconfig.json': tsconfig,
+    'src/math.ts': MATH,
+    'src/main.ts': MAIN,
+    'src/use.ts': USE,
+  })
 })
 afterAll(async () => {
   const cwd = p?.env.cwd
@@ -41,24 +49,32 @@ const file = (rel: string) => p.file(rel)
 describe('LSP tools on a TypeScript project (typescript-language-server)', () => {
   it('offers the five tools, and starts no server before one is used', () => {
     const names = p.session.availableTools().map((t) => t.name)
-    expect(names).toEqual(expect.arrayContaining(['lsp_diagnostics', 'lsp_completion', 'lsp_rename', 'lsp_definition', 'lsp_references']))
+    expect(names).toEqual(
+      expect.arrayContaining(['lsp_diagnostics', 'lsp_completion', 'lsp_rename', 'lsp_definition', 'lsp_references']),
+    )
     expect(processesIn(p.env.cwd)).toEqual([])
   })
 
-  it('diagnoses a type error, and the error is gone after an Edit fixes it', async () => {
-    const [r] = await turn(call('lsp_diagnostics', { path: 'src/main.ts' }))
-    expect(r?.ok).toBe(true)
-    const d = r?.data as { errors: number; diagnostics: { line: number; code: unknown; severity: string }[] }
-    expect(d.errors).toBe(1)
-    expect(d.diagnostics[0]).toMatchObject({ line: 2, code: 2322, severity: 'error' })
-    expect(r?.output).toContain('src/main.ts:2:6 error [typescript 2322]')
+  it(
+    'diagnoses a type error, and the error is gone after an Edit fixes it',
+    async () => {
+      const [r] = await turn(call('lsp_diagnostics', { path: 'src/main.ts' }))
+      expect(r?.ok).toBe(true)
+      const d = r?.data as { errors: number; diagnostics: { line: number; code: unknown; severity: string }[] }
+      expect(d.errors).toBe(1)
+      expect(d.diagnostics[0]).toMatchObject({ line: 2, code: 2322, severity: 'error' })
+      expect(r?.output).toContain('src/main.ts:2:6 error [typescript 2322]')
 
-    const [edit, after] = await turn(`${call('Edit', { path: 'src/main.ts', old_string: 'const s: string', new_string: 'const s: number' })}\n${call('lsp_diagnostics', { path: join(p.env.cwd, 'src/main.ts') })}`)
-    expect(edit?.ok).toBe(true)
-    expect(after?.ok).toBe(true)
-    expect(after?.data).toMatchObject({ count: 0, errors: 0 })
-    expect(after?.output).toBe('No diagnostics in src/main.ts')
-  }, COLD_MS)
+      const [edit, after] = await turn(
+        `${call('Edit', { path: 'src/main.ts', old_string: 'const s: string', new_string: 'const s: number' })}\n${call('lsp_diagnostics', { path: join(p.env.cwd, 'src/main.ts') })}`,
+      )
+      expect(edit?.ok).toBe(true)
+      expect(after?.ok).toBe(true)
+      expect(after?.data).toMatchObject({ count: 0, errors: 0 })
+      expect(after?.output).toBe('No diagnostics in src/main.ts')
+    },
+    COLD_MS,
+  )
 
   it('offers completions at a position', async () => {
     const [r] = await turn(call('lsp_completion', { path: 'src/use.ts', position: { line: 1, character: 22 } }))
@@ -68,10 +84,14 @@ describe('LSP tools on a TypeScript project (typescript-language-server)', () =>
   })
 
   it('finds a definition in another file, from an anchor and from a file:// URI', async () => {
-    const [byAnchor, byUri] = await turn(`${call('lsp_definition', { path: 'src/main.ts', position: { text: 'add', occurrence: 2 } })}\n${call('lsp_definition', { path: `file://${join(p.env.cwd, 'src/main.ts')}`, position: { line: 1, character: 19 } })}`)
+    const [byAnchor, byUri] = await turn(
+      `${call('lsp_definition', { path: 'src/main.ts', position: { text: 'add', occurrence: 2 } })}\n${call('lsp_definition', { path: `file://${join(p.env.cwd, 'src/main.ts')}`, position: { line: 1, character: 19 } })}`,
+    )
     for (const r of [byAnchor, byUri]) {
       expect(r?.ok).toBe(true)
-      expect((r?.data as { definitions: unknown[] }).definitions).toEqual([expect.objectContaining({ path: 'src/math.ts', line: 0, character: 16 })])
+      expect((r?.data as { definitions: unknown[] }).definitions).toEqual([
+        expect.objectContaining({ path: 'src/math.ts', line: 0, character: 16 }),
+      ])
     }
     expect(byAnchor?.output).toContain('src/math.ts:0:16')
   })
@@ -92,15 +112,26 @@ describe('LSP tools on a TypeScript project (typescript-language-server)', () =>
     const seq = p.session.lastSeq
     const [r] = await turn(call('lsp_rename', { path: 'src/math.ts', position: { text: 'add' }, new_name: 'sum' }))
     expect(r?.ok).toBe(true)
-    expect(r?.data).toMatchObject({ new_name: 'sum', edits: 6, files: expect.arrayContaining([{ path: 'src/math.ts', edits: 2 }, { path: 'src/main.ts', edits: 4 }]) })
+    expect(r?.data).toMatchObject({
+      new_name: 'sum',
+      edits: 6,
+      files: expect.arrayContaining([
+        { path: 'src/math.ts', edits: 2 },
+        { path: 'src/main.ts', edits: 4 },
+      ]),
+    })
     expect(file('src/math.ts')).toBe(before.math.replaceAll('add', 'sum'))
     expect(file('src/main.ts')).toBe(before.main.replaceAll('add', 'sum'))
-    const edits = ofType(await p.session.events(seq), 'file_edit').map((e) => e.data.path).sort()
+    const edits = ofType(await p.session.events(seq), 'file_edit')
+      .map((e) => e.data.path)
+      .sort()
     expect(edits).toEqual(['src/main.ts', 'src/math.ts'])
 
     // The server saw the rename: the new name is defined where the old one was.
     const [def] = await turn(call('lsp_definition', { path: 'src/main.ts', position: { text: 'sum', occurrence: 2 } }))
-    expect((def?.data as { definitions: unknown[] }).definitions).toEqual([expect.objectContaining({ path: 'src/math.ts', line: 0, character: 16 })])
+    expect((def?.data as { definitions: unknown[] }).definitions).toEqual([
+      expect.objectContaining({ path: 'src/math.ts', line: 0, character: 16 }),
+    ])
 
     const undo = await within(p.session.prompt('/undo 2').done, 10_000, '/undo')
     expect(undo.output).toMatch(/rewound 2 turns, 2 files restored/)

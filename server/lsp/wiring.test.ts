@@ -30,15 +30,32 @@ const LSP = ['lsp_diagnostics', 'lsp_completion', 'lsp_rename', 'lsp_definition'
 describe('LSP in a session', () => {
   it('no factory: no LSP tools; with one: all five, narrowed by allowed tools', async () => {
     const none = await env.manager().create()
-    expect(none.availableTools().map((t) => t.name).filter((n) => n.startsWith('lsp_'))).toEqual([])
+    expect(
+      none
+        .availableTools()
+        .map((t) => t.name)
+        .filter((n) => n.startsWith('lsp_')),
+    ).toEqual([])
     const factory: LspFactory = () => undefined
     const all = await env.manager({ lsp: factory }).create()
-    expect(all.availableTools().map((t) => t.name).filter((n) => n.startsWith('lsp_'))).toEqual(LSP)
-    const some = await env.manager({ lsp: factory }).create({ allowedTools: ['Read', 'lsp_diagnostics', 'lsp_definition'] })
+    expect(
+      all
+        .availableTools()
+        .map((t) => t.name)
+        .filter((n) => n.startsWith('lsp_')),
+    ).toEqual(LSP)
+    const some = await env
+      .manager({ lsp: factory })
+      .create({ allowedTools: ['Read', 'lsp_diagnostics', 'lsp_definition'] })
     expect(some.availableTools().map((t) => t.name)).toEqual(['Read', 'lsp_diagnostics', 'lsp_definition'])
     // Plan mode offers the read-only ones only (lsp_rename asks).
     const plan = await env.manager({ lsp: factory }).create({ mode: 'plan' })
-    expect(plan.availableTools().map((t) => t.name).filter((n) => n.startsWith('lsp_'))).toEqual(LSP.filter((n) => n !== 'lsp_rename'))
+    expect(
+      plan
+        .availableTools()
+        .map((t) => t.name)
+        .filter((n) => n.startsWith('lsp_')),
+    ).toEqual(LSP.filter((n) => n !== 'lsp_rename'))
   })
 
   it('the factory is called on the first LSP tool call only, once per directory; the session close shuts its managers down', async () => {
@@ -60,10 +77,19 @@ describe('LSP in a session', () => {
     await within(s.prompt('!call Read {"path":"a.txt"}').done, 10_000, 'Read')
     expect(made).toEqual([])
     const seq = s.lastSeq
-    await within(s.prompt('!call lsp_diagnostics {"path":"a.txt"}\n!call lsp_definition {"path":"a.txt","position":{"text":"alpha"}}').done, 10_000, 'LSP')
+    await within(
+      s.prompt(
+        '!call lsp_diagnostics {"path":"a.txt"}\n!call lsp_definition {"path":"a.txt","position":{"text":"alpha"}}',
+      ).done,
+      10_000,
+      'LSP',
+    )
     expect(made).toEqual([env.cwd])
     const results = ofType(await s.events(seq), 'tool_result').map((e) => e.data)
-    expect(results.map((r) => [r.tool, r.ok, r.error])).toEqual([['lsp_diagnostics', false, 'no language server for .txt'], ['lsp_definition', false, 'no language server for .txt']])
+    expect(results.map((r) => [r.tool, r.ok, r.error])).toEqual([
+      ['lsp_diagnostics', false, 'no language server for .txt'],
+      ['lsp_definition', false, 'no language server for .txt'],
+    ])
     await manager.shutdown()
     expect(shutdowns).toBe(1)
   })
@@ -77,9 +103,17 @@ describe('LSP in a session', () => {
 })
 
 describe('cancel', () => {
-  it('cancelling a turn stuck in an LSP request ends it at once; the server is the session\'s until it closes, then gone', async () => {
+  it("cancelling a turn stuck in an LSP request ends it at once; the server is the session's until it closes, then gone", async () => {
     writeFileSync(join(env.cwd, 'x.silent'), 'anything\n')
-    const servers = new LspServers([{ id: 'silent', extensions: ['.silent'], rootMarkers: [], languageId: () => 'silent', resolve: () => ({ command: process.execPath, args: [SILENT] }) }])
+    const servers = new LspServers([
+      {
+        id: 'silent',
+        extensions: ['.silent'],
+        rootMarkers: [],
+        languageId: () => 'silent',
+        resolve: () => ({ command: process.execPath, args: [SILENT] }),
+      },
+    ])
     let sent!: () => void
     const requestOut = new Promise<void>((r) => (sent = r))
     const onRequest = (method: string) => void (method === 'textDocument/definition' && sent())
@@ -101,7 +135,15 @@ describe('pull diagnostics', () => {
   it('a server that offers textDocument/diagnostic is asked, and sees the file as it is now', async () => {
     const PULL = fileURLToPath(new URL('./fixtures/pull-server.mjs', import.meta.url))
     writeFileSync(join(env.cwd, 'n.pull'), 'one\nTODO two\n')
-    const servers = new LspServers([{ id: 'pull', extensions: ['.pull'], rootMarkers: [], languageId: () => 'pull', resolve: () => ({ command: process.execPath, args: [PULL] }) }])
+    const servers = new LspServers([
+      {
+        id: 'pull',
+        extensions: ['.pull'],
+        rootMarkers: [],
+        languageId: () => 'pull',
+        resolve: () => ({ command: process.execPath, args: [PULL] }),
+      },
+    ])
     const m = new LspManager({ cwd: env.cwd, servers })
     try {
       const first = await m.diagnostics(join(env.cwd, 'n.pull'))
@@ -143,7 +185,14 @@ describe('discovery', () => {
     process.env.PATH = bin
     try {
       const cmd = BUILTIN_SERVERS.find((s) => s.id === 'rust-analyzer')!.resolve()
-      expect(cmd).toMatchObject({ command: join(bin, 'rust-analyzer'), initializationOptions: { cargo: { buildScripts: { enable: false } }, procMacro: { enable: false }, checkOnSave: false } })
+      expect(cmd).toMatchObject({
+        command: join(bin, 'rust-analyzer'),
+        initializationOptions: {
+          cargo: { buildScripts: { enable: false } },
+          procMacro: { enable: false },
+          checkOnSave: false,
+        },
+      })
     } finally {
       process.env.PATH = saved
     }
@@ -151,21 +200,50 @@ describe('discovery', () => {
 
   it('custom registration: a new extension, and a replacement that wins for its extensions', () => {
     const servers = new LspServers(BUILTIN_SERVERS)
-    servers.register({ id: 'zig', extensions: ['.zig'], rootMarkers: ['build.zig'], languageId: () => 'zig', resolve: () => ({ missing: 'zls is not installed' }) })
-    servers.register({ id: 'deno', extensions: ['.ts'], rootMarkers: ['deno.json'], languageId: () => 'typescript', resolve: () => ({ missing: 'deno is not installed' }) })
+    servers.register({
+      id: 'zig',
+      extensions: ['.zig'],
+      rootMarkers: ['build.zig'],
+      languageId: () => 'zig',
+      resolve: () => ({ missing: 'zls is not installed' }),
+    })
+    servers.register({
+      id: 'deno',
+      extensions: ['.ts'],
+      rootMarkers: ['deno.json'],
+      languageId: () => 'typescript',
+      resolve: () => ({ missing: 'deno is not installed' }),
+    })
     expect(servers.forExtension('.zig')?.id).toBe('zig')
     expect(servers.forExtension('.TS')?.id).toBe('deno')
     expect(servers.forExtension('.py')?.id).toBe('pyright')
-    expect(() => servers.register({ id: '', extensions: [], rootMarkers: [], languageId: () => '', resolve: () => ({ missing: '' }) })).toThrow('needs an id')
+    expect(() =>
+      servers.register({
+        id: '',
+        extensions: [],
+        rootMarkers: [],
+        languageId: () => '',
+        resolve: () => ({ missing: '' }),
+      }),
+    ).toThrow('needs an id')
     // The process-wide hook feeds the default registry.
-    registerLspServer({ id: 'test-only-ext', extensions: ['.chimeratest'], rootMarkers: [], languageId: () => 'x', resolve: () => ({ missing: 'x' }) })
+    registerLspServer({
+      id: 'test-only-ext',
+      extensions: ['.chimeratest'],
+      rootMarkers: [],
+      languageId: () => 'x',
+      resolve: () => ({ missing: 'x' }),
+    })
     expect(defaultServers.forExtension('.chimeratest')?.id).toBe('test-only-ext')
   })
 
   it('the shipped servers resolve to this package’s own binaries', () => {
     for (const id of ['typescript', 'pyright']) {
       const r = BUILTIN_SERVERS.find((s) => s.id === id)!.resolve()
-      expect(r).toMatchObject({ command: process.execPath, args: [expect.stringMatching(/node_modules\/(typescript-language-server|pyright)\//), '--stdio'] })
+      expect(r).toMatchObject({
+        command: process.execPath,
+        args: [expect.stringMatching(/node_modules\/(typescript-language-server|pyright)\//), '--stdio'],
+      })
     }
   })
 })

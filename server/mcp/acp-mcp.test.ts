@@ -44,14 +44,20 @@ function startFerret(env: Record<string, string> = {}, extra: string[] = []) {
   return { child, ws, home, exited, stderr: () => stderr, ...tapAgent(child) }
 }
 
-const server = (name: string, pidfile: string, mode = 'ok', env: { name: string; value: string }[] = []): acp.McpServer => ({
+const server = (
+  name: string,
+  pidfile: string,
+  mode = 'ok',
+  env: { name: string; value: string }[] = [],
+): acp.McpServer => ({
   name,
   command: process.execPath,
   args: [FIXTURE, `--mode=${mode}`],
   env: [{ name: 'FIXTURE_PIDFILE', value: pidfile }, ...env],
 })
 
-const pids = (file: string): number[] => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map(Number) : [])
+const pids = (file: string): number[] =>
+  existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map(Number) : []
 const alive = (pid: number): boolean => {
   try {
     process.kill(pid, 0)
@@ -76,13 +82,17 @@ function client(updates: Update[], asked: acp.RequestPermissionRequest[]) {
     })
     .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
       asked.push(params)
-      return { outcome: { outcome: 'selected', optionId: params.options.find((o) => o.kind === 'allow_once')!.optionId } }
+      return {
+        outcome: { outcome: 'selected', optionId: params.options.find((o) => o.kind === 'allow_once')!.optionId },
+      }
     })
 }
 
 /** The final tool_call_update of the turn's (only) tool call: its status and text. */
 function result(updates: Update[]): { status?: string; text: string } {
-  const done = (updates as unknown as ToolUpdate[]).filter((u) => u.sessionUpdate === 'tool_call_update' && u.status !== undefined && u.status !== 'in_progress')
+  const done = (updates as unknown as ToolUpdate[]).filter(
+    (u) => u.sessionUpdate === 'tool_call_update' && u.status !== undefined && u.status !== 'in_progress',
+  )
   const last = done.at(-1)
   return { status: last?.status, text: (last?.content ?? []).map((c) => c.content?.text ?? '').join('') }
 }
@@ -111,20 +121,47 @@ describe('MCP servers of ACP sessions', () => {
       })
       const sessionId = created.sessionId
       const meta = created._meta?.['chimera/mcp'] as McpMeta
-      expect(meta.servers.map((s) => [s.name, s.status])).toEqual([['fx', 'connected'], ['junk', 'connected'], ['nope', 'failed']])
-      expect(meta.servers[0]!.tools).toEqual(['mcp__fx__echo', 'mcp__fx__where', 'mcp__fx__picture', 'mcp__fx__big', 'mcp__fx__crash', 'mcp__fx__fail', 'mcp__fx__grow'])
+      expect(meta.servers.map((s) => [s.name, s.status])).toEqual([
+        ['fx', 'connected'],
+        ['junk', 'connected'],
+        ['nope', 'failed'],
+      ])
+      expect(meta.servers[0]!.tools).toEqual([
+        'mcp__fx__echo',
+        'mcp__fx__where',
+        'mcp__fx__picture',
+        'mcp__fx__big',
+        'mcp__fx__crash',
+        'mcp__fx__fail',
+        'mcp__fx__grow',
+      ])
       expect(meta.servers[2]!.error).toMatch(/ENOENT/)
-      await until(() => updates.some((u) => u.sessionUpdate === 'agent_message_chunk' && /MCP server "nope" is not available/.test((u.content as { text: string }).text)), 5000, 'the warning about nope')
+      await until(
+        () =>
+          updates.some(
+            (u) =>
+              u.sessionUpdate === 'agent_message_chunk' &&
+              /MCP server "nope" is not available/.test((u.content as { text: string }).text),
+          ),
+        5000,
+        'the warning about nope',
+      )
 
       const call = async (line: string) => {
         updates.length = 0
-        const r = await ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: line }] })
+        const r = await ctx.request(acp.methods.agent.session.prompt, {
+          sessionId,
+          prompt: [{ type: 'text', text: line }],
+        })
         expect(r.stopReason).toBe('end_turn')
         return result(updates)
       }
 
       // A call: permission asked (rule ask), the result in tool_call_update.
-      expect(await call('!call mcp__fx__echo {"text":"hi there"}')).toEqual({ status: 'completed', text: 'echo: hi there' })
+      expect(await call('!call mcp__fx__echo {"text":"hi there"}')).toEqual({
+        status: 'completed',
+        text: 'echo: hi there',
+      })
       expect(asked.at(-1)!.toolCall).toMatchObject({ kind: 'other', rawInput: { text: 'hi there' } })
       expect(asked.at(-1)!._meta).toMatchObject({ 'chimera/risk': 'medium' })
       const started = updates.find((u) => u.sessionUpdate === 'tool_call') as { title?: string; kind?: string }
@@ -132,7 +169,10 @@ describe('MCP servers of ACP sessions', () => {
       // The server runs in the session's cwd with the env the client gave.
       expect(await call('!call mcp__fx__where {}')).toEqual({ status: 'completed', text: `${agent.ws} hello-env` })
       // Image content is described; a huge output is bounded; isError fails the call.
-      expect(await call('!call mcp__fx__picture {}')).toEqual({ status: 'completed', text: '[image: image/png, 16 bytes]\na caption' })
+      expect(await call('!call mcp__fx__picture {}')).toEqual({
+        status: 'completed',
+        text: '[image: image/png, 16 bytes]\na caption',
+      })
       const big = await call('!call mcp__fx__big {"chars":3000000}')
       expect(big.status).toBe('completed')
       expect(big.text.length).toBeLessThan(110 * 1024)
@@ -159,7 +199,11 @@ describe('MCP servers of ACP sessions', () => {
       expect(started2.filter(alive)).toEqual([])
 
       // Load reconnects the servers it is given; resume without servers has none.
-      const loaded = await ctx.request(acp.methods.agent.session.load, { sessionId, cwd: agent.ws, mcpServers: [server('fx', pidfile)] })
+      const loaded = await ctx.request(acp.methods.agent.session.load, {
+        sessionId,
+        cwd: agent.ws,
+        mcpServers: [server('fx', pidfile)],
+      })
       expect((loaded._meta?.['chimera/mcp'] as McpMeta).servers.map((s) => s.status)).toEqual(['connected'])
       expect(await call('!call mcp__fx__echo {"text":"loaded"}')).toEqual({ status: 'completed', text: 'echo: loaded' })
       const resumed = await ctx.request(acp.methods.agent.session.resume, { sessionId, cwd: agent.ws })
@@ -180,19 +224,32 @@ describe('MCP servers of ACP sessions', () => {
     let running: number[] = []
     await client(updates, []).connectWith(agent.stream, async (ctx) => {
       await ctx.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} })
-      const created = await ctx.request(acp.methods.agent.session.new, { cwd: agent.ws, mcpServers: [server('hang', pidfile, 'hang'), server('gone', pidfile, 'exit')] })
+      const created = await ctx.request(acp.methods.agent.session.new, {
+        cwd: agent.ws,
+        mcpServers: [server('hang', pidfile, 'hang'), server('gone', pidfile, 'exit')],
+      })
       const meta = created._meta?.['chimera/mcp'] as McpMeta
       expect(meta.servers).toEqual([
         { name: 'hang', status: 'failed', error: 'no answer within 3000 ms' },
         { name: 'gone', status: 'failed', error: expect.stringMatching(/Connection closed/) },
       ])
       // The session works without them.
-      const r = await ctx.request(acp.methods.agent.session.prompt, { sessionId: created.sessionId, prompt: [{ type: 'text', text: '!say fine' }] })
+      const r = await ctx.request(acp.methods.agent.session.prompt, {
+        sessionId: created.sessionId,
+        prompt: [{ type: 'text', text: '!say fine' }],
+      })
       expect(r.stopReason).toBe('end_turn')
-      await until(() => pids(pidfile).length === 2 && pids(pidfile).every((p) => !alive(p)), 5000, 'both servers to be gone')
+      await until(
+        () => pids(pidfile).length === 2 && pids(pidfile).every((p) => !alive(p)),
+        5000,
+        'both servers to be gone',
+      )
 
       // A healthy server of a session still open when the input ends is ended with the process.
-      await ctx.request(acp.methods.agent.session.new, { cwd: agent.ws, mcpServers: [server('fx', pidfile, 'ok', [{ name: 'FIXTURE_STUBBORN', value: '1' }])] })
+      await ctx.request(acp.methods.agent.session.new, {
+        cwd: agent.ws,
+        mcpServers: [server('fx', pidfile, 'ok', [{ name: 'FIXTURE_STUBBORN', value: '1' }])],
+      })
       running = pids(pidfile).filter(alive)
       expect(running).toHaveLength(1)
     })
@@ -209,7 +266,10 @@ describe('MCP servers of ACP sessions', () => {
       .connectWith(agent.stream, async (ctx) => {
         await ctx.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} })
         // A server that ignores the end of its stdin: only the agent's signals end it.
-        await ctx.request(acp.methods.agent.session.new, { cwd: agent.ws, mcpServers: [server('fx', pidfile, 'ok', [{ name: 'FIXTURE_STUBBORN', value: '1' }])] })
+        await ctx.request(acp.methods.agent.session.new, {
+          cwd: agent.ws,
+          mcpServers: [server('fx', pidfile, 'ok', [{ name: 'FIXTURE_STUBBORN', value: '1' }])],
+        })
         expect(pids(pidfile).filter(alive)).toHaveLength(1)
         agent.child.kill('SIGTERM')
         await agent.exited
@@ -224,7 +284,10 @@ describe('MCP servers of ACP sessions', () => {
     const pidfile = join(agent.home, 'pids.txt')
     await client([], []).connectWith(agent.stream, async (ctx) => {
       await ctx.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} })
-      await ctx.request(acp.methods.agent.session.new, { cwd: agent.ws, mcpServers: [server('fx', pidfile, 'ok', [{ name: 'FIXTURE_STUBBORN', value: '1' }])] })
+      await ctx.request(acp.methods.agent.session.new, {
+        cwd: agent.ws,
+        mcpServers: [server('fx', pidfile, 'ok', [{ name: 'FIXTURE_STUBBORN', value: '1' }])],
+      })
       expect(pids(pidfile).filter(alive)).toHaveLength(1)
       await until(() => !alive(pids(pidfile)[0]!), 10_000, 'the MCP server of the evicted session to end')
     })
@@ -249,10 +312,17 @@ describe('MCP servers of ACP sessions', () => {
           ],
         })
         const meta = created._meta?.['chimera/mcp'] as McpMeta
-        expect(meta.servers.map((s) => [s.name, s.status])).toEqual([['web', 'connected'], ['badtoken', 'failed'], ['old', 'failed']])
+        expect(meta.servers.map((s) => [s.name, s.status])).toEqual([
+          ['web', 'connected'],
+          ['badtoken', 'failed'],
+          ['old', 'failed'],
+        ])
         expect(meta.servers[1]!.error).toMatch(/bad token/)
         expect(meta.servers[2]!.error).toMatch(/not supported/)
-        const r = await ctx.request(acp.methods.agent.session.prompt, { sessionId: created.sessionId, prompt: [{ type: 'text', text: '!call mcp__web__shout {"text":"quiet"}' }] })
+        const r = await ctx.request(acp.methods.agent.session.prompt, {
+          sessionId: created.sessionId,
+          prompt: [{ type: 'text', text: '!call mcp__web__shout {"text":"quiet"}' }],
+        })
         expect(r.stopReason).toBe('end_turn')
         expect(result(updates)).toEqual({ status: 'completed', text: 'QUIET' })
       })

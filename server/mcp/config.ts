@@ -23,6 +23,8 @@ export function connectTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
   return Number.isInteger(n) && n > 0 ? n : DEFAULT_CONNECT_TIMEOUT_MS
 }
 
-export const record = (list: readonly NameValue[] | undefined): Record<string, string> => Object.fromEntries((list ?? []).map((e) => [e.name, e.value]))
+export const record = (list: readonly NameValue[] | undefined): Record<string, string> =>
+  Object.fromEntries((list ?? []).map((e) => [e.name, e.value]))
 
-export const isStdio = (c: McpServerConfig): c is Extract<McpServerConfig, { command: string }> => c.type === undefined || c.type === 'stdio'
+export const isStdio = (c: McpServerConfig): c is Extract<McpServerConfig, { command: string }> =>
+  c.type === undefined || c.type === 'stdio'

@@ -27,7 +27,17 @@ describe('hostile MCP servers', () => {
   it('a server announcing a change at every listing: the call returns, re-listing is bounded, a cancel is honoured', async () => {
     const lists = join(temp(), 'lists')
     const fixture = join(import.meta.dirname, 'fixtures/relist-server.mjs')
-    const mcp = await SessionMcp.connect([{ name: 'relist', command: process.execPath, args: [fixture], env: [nodePath, { name: 'LISTS_FILE', value: lists }] }], { cwd: process.cwd(), logger: noopLogger, version: '0', timeoutMs: 5000 })
+    const mcp = await SessionMcp.connect(
+      [
+        {
+          name: 'relist',
+          command: process.execPath,
+          args: [fixture],
+          env: [nodePath, { name: 'LISTS_FILE', value: lists }],
+        },
+      ],
+      { cwd: process.cwd(), logger: noopLogger, version: '0', timeoutMs: 5000 },
+    )
     try {
       const tool = mcp.tools.get('mcp__relist__ping')!
       const first = await tool.run({}, { signal: new AbortController().signal, progress: () => {} } as never)
@@ -51,7 +61,14 @@ describe('hostile MCP servers', () => {
     const pidfile = join(temp(), 'pids')
     const fixture = join(process.cwd(), 'conformance/harness/fixtures/mcp-server.mjs')
     const mcp = await SessionMcp.connect(
-      [{ name: 'wrapped', command: 'sh', args: ['-c', `"${process.execPath}" "${fixture}" --mode=ok; echo done >&2`], env: [{ name: 'FIXTURE_PIDFILE', value: pidfile }, { name: 'FIXTURE_STUBBORN', value: '1' }, nodePath] }],
+      [
+        {
+          name: 'wrapped',
+          command: 'sh',
+          args: ['-c', `"${process.execPath}" "${fixture}" --mode=ok; echo done >&2`],
+          env: [{ name: 'FIXTURE_PIDFILE', value: pidfile }, { name: 'FIXTURE_STUBBORN', value: '1' }, nodePath],
+        },
+      ],
       { cwd: process.cwd(), logger: noopLogger, version: '0', timeoutMs: 10_000 },
     )
     expect(mcp.status.map((s) => s.status)).toEqual(['connected'])

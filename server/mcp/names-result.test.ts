@@ -43,14 +43,18 @@ describe('MCP call results', () => {
     })
     expect(o).toEqual({
       ok: true,
-      output: 'one\n[audio: audio/wav, 3 bytes]\ninline text\n[resource file:///b.bin: application/octet-stream, 2 bytes]\n[resource link: file:///c (c)]',
+      output:
+        'one\n[audio: audio/wav, 3 bytes]\ninline text\n[resource file:///b.bin: application/octet-stream, 2 bytes]\n[resource link: file:///c (c)]',
       data: { mcp: { content: ['text', 'audio', 'resource', 'resource', 'resource_link'] } },
     })
   })
 
   it('use structured content when there is no content, and fail on isError', () => {
     expect(toOutcome({ content: [], structuredContent: { n: 1 } })).toMatchObject({ ok: true, output: '{"n":1}' })
-    expect(toOutcome({ isError: true, content: [] })).toMatchObject({ ok: false, error: 'the MCP tool reported an error' })
+    expect(toOutcome({ isError: true, content: [] })).toMatchObject({
+      ok: false,
+      error: 'the MCP tool reported an error',
+    })
   })
 
   it('bound the output', () => {

@@ -29,7 +29,9 @@ function describe(b: Block): string {
     case 'resource': {
       const r = (b.resource ?? {}) as Block
       const text = str(r.text)
-      return text !== undefined ? text : `[resource ${str(r.uri) ?? ''}: ${str(r.mimeType) ?? 'binary'}, ${b64Bytes(str(r.blob))} bytes]`
+      return text !== undefined
+        ? text
+        : `[resource ${str(r.uri) ?? ''}: ${str(r.mimeType) ?? 'binary'}, ${b64Bytes(str(r.blob))} bytes]`
     }
     case 'resource_link':
       return `[resource link: ${str(b.uri) ?? ''}${str(b.name) ? ` (${str(b.name)})` : ''}]`
@@ -45,8 +47,15 @@ export function bound(text: string, max = MAX_MCP_OUTPUT_CHARS): { text: string;
 }
 
 export function toOutcome(result: unknown): ToolOutcome {
-  const r = (result ?? {}) as { content?: unknown; structuredContent?: unknown; isError?: unknown; toolResult?: unknown }
-  const blocks: Block[] = Array.isArray(r.content) ? (r.content as Block[]).filter((b) => b && typeof b === 'object') : []
+  const r = (result ?? {}) as {
+    content?: unknown
+    structuredContent?: unknown
+    isError?: unknown
+    toolResult?: unknown
+  }
+  const blocks: Block[] = Array.isArray(r.content)
+    ? (r.content as Block[]).filter((b) => b && typeof b === 'object')
+    : []
   let text = ''
   let size = 0
   const parts: string[] = []
@@ -61,7 +70,9 @@ export function toOutcome(result: unknown): ToolOutcome {
   if (!blocks.length && r.structuredContent !== undefined) text = JSON.stringify(r.structuredContent)
   else if (!blocks.length && r.toolResult !== undefined) text = JSON.stringify(r.toolResult) ?? ''
   const b = bound(text)
-  const data = { mcp: { content: blocks.map((x) => String(x.type)).slice(0, 100), ...(b.truncated ? { truncated: true } : {}) } }
+  const data = {
+    mcp: { content: blocks.map((x) => String(x.type)).slice(0, 100), ...(b.truncated ? { truncated: true } : {}) },
+  }
   if (r.isError === true) return { ok: false, error: b.text || 'the MCP tool reported an error', data }
   return { ok: true, output: b.text, data }
 }

@@ -122,20 +122,37 @@ export class McpServerConnection {
   }
 
   /** Call a tool; the server's progress notifications become progress lines (`onProgress`). */
-  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal, onProgress?: (line: string) => void): Promise<ToolOutcome> {
+  async call(
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    onProgress?: (line: string) => void,
+  ): Promise<ToolOutcome> {
     if (this.#gone) return { ok: false, error: `MCP server "${this.name}" is not running: ${this.#gone}` }
     const onprogress = onProgress
-      ? (p: { progress: number; total?: number; message?: string }) => onProgress(`${p.message ?? 'progress'} (${p.progress}${p.total !== undefined ? `/${p.total}` : ''})\n`.slice(0, 1000))
+      ? (p: { progress: number; total?: number; message?: string }) =>
+          onProgress(
+            `${p.message ?? 'progress'} (${p.progress}${p.total !== undefined ? `/${p.total}` : ''})\n`.slice(0, 1000),
+          )
       : undefined
     try {
-      const result = await this.#client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: CALL_TIMEOUT_MS, resetTimeoutOnProgress: true, ...(onprogress ? { onprogress } : {}) })
+      const result = await this.#client.callTool({ name: tool, arguments: args }, undefined, {
+        signal,
+        timeout: CALL_TIMEOUT_MS,
+        resetTimeoutOnProgress: true,
+        ...(onprogress ? { onprogress } : {}),
+      })
       // A list_changed the server sent before this result is applied before the model's next
       // step, if the listing comes soon: never longer than REFRESH_WAIT_MS, never past a cancel.
       if (this.#refreshing) await settleWithin(this.#refreshing, REFRESH_WAIT_MS, signal)
       return toOutcome(result)
     } catch (err) {
       if (signal.aborted) return { ok: false, error: 'cancelled' }
-      const why = this.#gone ? `the server exited during the call (${this.#gone})` : err instanceof Error ? err.message : String(err)
+      const why = this.#gone
+        ? `the server exited during the call (${this.#gone})`
+        : err instanceof Error
+          ? err.message
+          : String(err)
       return { ok: false, error: `MCP server "${this.name}", tool "${tool}": ${why}` }
     }
   }
@@ -172,10 +189,16 @@ export class McpServerConnection {
         if (tools.length >= MAX_TOOLS) break
         const schema = t.inputSchema as Record<string, unknown>
         if (JSON.stringify(schema).length > MAX_SCHEMA_CHARS) {
-          this.#o.logger.warn(`mcp ${this.name}: tool "${t.name}" left out: its input schema is over ${MAX_SCHEMA_CHARS} characters`)
+          this.#o.logger.warn(
+            `mcp ${this.name}: tool "${t.name}" left out: its input schema is over ${MAX_SCHEMA_CHARS} characters`,
+          )
           continue
         }
-        tools.push({ name: t.name, description: (t.description ?? t.title ?? t.name).slice(0, MAX_DESCRIPTION), inputSchema: schema })
+        tools.push({
+          name: t.name,
+          description: (t.description ?? t.title ?? t.name).slice(0, MAX_DESCRIPTION),
+          inputSchema: schema,
+        })
       }
       cursor = r.nextCursor
       if (!cursor || tools.length >= MAX_TOOLS) break

@@ -131,9 +131,15 @@ function mcpTool(name: string, conn: McpServerConnection, info: McpToolInfo): To
  * A light check before the call (the server validates its own input): the arguments are an
  * object and carry the schema's required properties.
  */
-function parseArgs(raw: unknown, schema: Record<string, unknown>): { ok: true; args: unknown } | { ok: false; error: string } {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { ok: false, error: 'arguments must be a JSON object' }
-  const required = Array.isArray(schema.required) ? schema.required.filter((k): k is string => typeof k === 'string') : []
+function parseArgs(
+  raw: unknown,
+  schema: Record<string, unknown>,
+): { ok: true; args: unknown } | { ok: false; error: string } {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    return { ok: false, error: 'arguments must be a JSON object' }
+  const required = Array.isArray(schema.required)
+    ? schema.required.filter((k): k is string => typeof k === 'string')
+    : []
   const missing = required.filter((k) => !Object.hasOwn(raw, k))
   if (missing.length) return { ok: false, error: `missing required ${missing.map((k) => `"${k}"`).join(', ')}` }
   return { ok: true, args: raw }
@@ -142,6 +148,10 @@ function parseArgs(raw: unknown, schema: Record<string, unknown>): { ok: true; a
 /** JSON with object keys sorted: the same arguments give the same permission key. */
 function stableJson(v: unknown): string {
   return JSON.stringify(v, (_k, x: unknown) =>
-    x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x,
+    x && typeof x === 'object' && !Array.isArray(x)
+      ? Object.fromEntries(
+          Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
+      : x,
   )
 }

@@ -105,7 +105,11 @@ export class GroupStdioTransport implements Transport {
     this.#buffer.clear()
     if (!child || !exited || child.pid === undefined) return
     const pid = child.pid
-    const waitExit = (): Promise<boolean> => Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), CLOSE_STEP_MS).unref())])
+    const waitExit = (): Promise<boolean> =>
+      Promise.race([
+        exited.then(() => true),
+        new Promise<boolean>((r) => setTimeout(() => r(false), CLOSE_STEP_MS).unref()),
+      ])
     try {
       child.stdin?.end()
     } catch {

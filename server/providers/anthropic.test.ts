@@ -10,7 +10,17 @@ import { http, HttpResponse } from 'msw'
 import { setupServer } from 'msw/node'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { ChatMessage } from '../../generated/schemas.gen.ts'
-import { capturingLogger, drain, fixture, joined, recordedRetry, sseEvents, sseResponse, user, type CallResult } from './fixtures/provider-harness.ts'
+import {
+  capturingLogger,
+  drain,
+  fixture,
+  joined,
+  recordedRetry,
+  sseEvents,
+  sseResponse,
+  user,
+  type CallResult,
+} from './fixtures/provider-harness.ts'
 import { buildModelRegistry } from './registry.ts'
 import type { Provider } from './types.ts'
 
@@ -43,8 +53,10 @@ function answer(...responses: (() => Response)[]) {
   return seen
 }
 
-const apiError = (status: number, type: string, message: string, headers: Record<string, string> = {}) => () =>
-  HttpResponse.json({ type: 'error', error: { type, message } }, { status, headers })
+const apiError =
+  (status: number, type: string, message: string, headers: Record<string, string> = {}) =>
+  () =>
+    HttpResponse.json({ type: 'error', error: { type, message } }, { status, headers })
 
 function expectNoKey(r: CallResult, lines: string[]): void {
   expect(r.error?.message ?? '').not.toContain(KEY)
@@ -58,22 +70,59 @@ describe('anthropic: a streamed reply', () => {
     const { provider } = setup()
     const r = await drain(provider, MODEL, [user('What does the README say?')])
     expect(r.error).toBeUndefined()
-    expect(r.events.map((e) => e.type)).toEqual(['reasoning', 'reasoning', 'reasoning', 'text', 'text', 'tool_input_start', 'tool_input_delta', 'tool_input_delta', 'tool_call', 'usage', 'finish'])
+    expect(r.events.map((e) => e.type)).toEqual([
+      'reasoning',
+      'reasoning',
+      'reasoning',
+      'text',
+      'text',
+      'tool_input_start',
+      'tool_input_delta',
+      'tool_input_delta',
+      'tool_call',
+      'usage',
+      'finish',
+    ])
     expect(joined(r.events, 'reasoning')).toBe('The user wants the README. I will read it.')
-    expect(r.events[2]).toEqual({ type: 'reasoning', text: '', signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds' })
+    expect(r.events[2]).toEqual({
+      type: 'reasoning',
+      text: '',
+      signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds',
+    })
     expect(joined(r.events)).toBe('Let me read the README.')
     expect(r.events[5]).toEqual({ type: 'tool_input_start', call_id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', tool: 'Read' })
-    expect(r.events.filter((e) => e.type === 'tool_input_delta').map((e) => (e as { delta: string }).delta).join('')).toBe('{"path": "README.md"}')
-    expect(r.events[8]).toEqual({ type: 'tool_call', call: { call_id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', tool: 'Read', args: { path: 'README.md' } } })
+    expect(
+      r.events
+        .filter((e) => e.type === 'tool_input_delta')
+        .map((e) => (e as { delta: string }).delta)
+        .join(''),
+    ).toBe('{"path": "README.md"}')
+    expect(r.events[8]).toEqual({
+      type: 'tool_call',
+      call: { call_id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', tool: 'Read', args: { path: 'README.md' } },
+    })
     // claude-sonnet-4-5: $3 in, $15 out, $0.30 cache read, $3.75 cache write per million.
     const cost = (472 * 3 + 89 * 15 + 2048 * 0.3 + 1024 * 3.75) / 1e6
-    expect(r.events[9]).toEqual({ type: 'usage', input_tokens: 472, output_tokens: 89, cache_read_tokens: 2048, cache_write_tokens: 1024, cost_usd: Number(cost.toFixed(9)) })
+    expect(r.events[9]).toEqual({
+      type: 'usage',
+      input_tokens: 472,
+      output_tokens: 89,
+      cache_read_tokens: 2048,
+      cache_write_tokens: 1024,
+      cost_usd: Number(cost.toFixed(9)),
+    })
     expect(r.events[10]).toEqual({ type: 'finish', reason: 'tool_use' })
 
     expect(seen).toHaveLength(1)
     expect(seen[0]!.headers.get('x-api-key')).toBe(KEY)
-    expect(seen[0]!.body).toMatchObject({ model: 'claude-sonnet-4-5', stream: true, messages: [{ role: 'user', content: [{ type: 'text', text: 'What does the README say?' }] }] })
-    expect(seen[0]!.body.tools).toEqual([expect.objectContaining({ name: 'Read', input_schema: expect.objectContaining({ required: ['path'] }) })])
+    expect(seen[0]!.body).toMatchObject({
+      model: 'claude-sonnet-4-5',
+      stream: true,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'What does the README say?' }] }],
+    })
+    expect(seen[0]!.body.tools).toEqual([
+      expect.objectContaining({ name: 'Read', input_schema: expect.objectContaining({ required: ['path'] }) }),
+    ])
   })
 
   it('sends the history back: signed thinking, text and tool_use, then the tool results (errors flagged), and the compaction summary as system', async () => {
@@ -92,12 +141,23 @@ describe('anthropic: a streamed reply', () => {
         ],
       },
       { role: 'tool', content: 'hello', tool_result: { call_id: 'toolu_1', tool: 'Read', ok: true, output: 'hello' } },
-      { role: 'tool', content: 'no such file', tool_result: { call_id: 'toolu_2', tool: 'Read', ok: false, error: 'no such file' } },
+      {
+        role: 'tool',
+        content: 'no such file',
+        tool_result: { call_id: 'toolu_2', tool: 'Read', ok: false, error: 'no such file' },
+      },
     ]
     const r = await drain(provider, MODEL, history)
     expect(r.error).toBeUndefined()
     expect(joined(r.events)).toBe('The README says hello.')
-    expect(r.events.at(-2)).toEqual({ type: 'usage', input_tokens: 1210, output_tokens: 12, cache_read_tokens: 3072, cache_write_tokens: 0, cost_usd: Number(((1210 * 3 + 12 * 15 + 3072 * 0.3) / 1e6).toFixed(9)) })
+    expect(r.events.at(-2)).toEqual({
+      type: 'usage',
+      input_tokens: 1210,
+      output_tokens: 12,
+      cache_read_tokens: 3072,
+      cache_write_tokens: 0,
+      cost_usd: Number(((1210 * 3 + 12 * 15 + 3072 * 0.3) / 1e6).toFixed(9)),
+    })
     expect(r.events.at(-1)).toEqual({ type: 'finish', reason: 'end_turn' })
     const body = seen[0]!.body as { system: unknown; messages: { role: string; content: unknown[] }[] }
     expect(body.system).toEqual([{ type: 'text', text: 'Summary of earlier turns.' }])
@@ -126,7 +186,9 @@ describe('anthropic: failures are clear provider errors without the key', () => 
     const { provider, logger, retry } = setup()
     const r = await drain(provider, MODEL, [user('hi')])
     expect(r.error?.name).toBe('ProviderError')
-    expect(r.error?.message).toBe('anthropic: https://api.anthropic.com/v1 refused the credentials (HTTP 401); check ANTHROPIC_API_KEY')
+    expect(r.error?.message).toBe(
+      'anthropic: https://api.anthropic.com/v1 refused the credentials (HTTP 401); check ANTHROPIC_API_KEY',
+    )
     expect(r.error?.status).toBe(401)
     expect(seen).toHaveLength(1)
     expect(retry.waits).toEqual([])
@@ -136,22 +198,34 @@ describe('anthropic: failures are clear provider errors without the key', () => 
   it('404 for a model that does not exist', async () => {
     answer(apiError(404, 'not_found_error', 'model: claude-nope-9'))
     const { logger } = setup()
-    const registry = buildModelRegistry({ ANTHROPIC_API_KEY: KEY }, { model: 'anthropic/claude-nope-9', logger, retry: recordedRetry() })
+    const registry = buildModelRegistry(
+      { ANTHROPIC_API_KEY: KEY },
+      { model: 'anthropic/claude-nope-9', logger, retry: recordedRetry() },
+    )
     const r = await drain(registry.providerFor('anthropic/claude-nope-9')!, 'anthropic/claude-nope-9', [user('hi')])
-    expect(r.error?.message).toBe('anthropic: model "claude-nope-9" was not found at https://api.anthropic.com/v1 (HTTP 404): model: claude-nope-9')
+    expect(r.error?.message).toBe(
+      'anthropic: model "claude-nope-9" was not found at https://api.anthropic.com/v1 (HTTP 404): model: claude-nope-9',
+    )
     expect(r.error?.status).toBe(404)
     expectNoKey(r, logger.lines)
   })
 
   it('429 with retry-after: waits what the server asked, then succeeds', async () => {
-    const seen = answer(apiError(429, 'rate_limit_error', 'Number of request tokens has exceeded your per-minute rate limit', { 'retry-after': '7' }), () => sseResponse(sseEvents(fixture('anthropic-text.sse'))))
+    const seen = answer(
+      apiError(429, 'rate_limit_error', 'Number of request tokens has exceeded your per-minute rate limit', {
+        'retry-after': '7',
+      }),
+      () => sseResponse(sseEvents(fixture('anthropic-text.sse'))),
+    )
     const { provider, logger, retry } = setup()
     const r = await drain(provider, MODEL, [user('hi')])
     expect(r.error).toBeUndefined()
     expect(joined(r.events)).toBe('The README says hello.')
     expect(seen).toHaveLength(2)
     expect(retry.waits).toEqual([7000])
-    expect(logger.lines.some((l) => l.includes('rate limited (HTTP 429)') && l.includes('retrying in 7000 ms'))).toBe(true)
+    expect(logger.lines.some((l) => l.includes('rate limited (HTTP 429)') && l.includes('retrying in 7000 ms'))).toBe(
+      true,
+    )
     expectNoKey(r, logger.lines)
   })
 
@@ -178,7 +252,8 @@ describe('anthropic: failures are clear provider errors without the key', () => 
 
   it('an error event in the middle of the stream (overloaded) ends the call after the text so far, without a retry', async () => {
     const events = sseEvents(fixture('anthropic-text.sse')).slice(0, 3)
-    const overloaded = 'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n'
+    const overloaded =
+      'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n'
     const seen = answer(() => sseResponse([...events, overloaded]))
     const { provider, logger } = setup()
     const r = await drain(provider, MODEL, [user('hi')])
@@ -216,7 +291,9 @@ describe('anthropic: failures are clear provider errors without the key', () => 
     const seen = answer(() => HttpResponse.error())
     const { provider, logger, retry } = setup({ ANTHROPIC_BASE_URL: 'https://api.anthropic.com/v1' })
     const r = await drain(provider, MODEL, [user('hi')])
-    expect(r.error?.message).toMatch(/^anthropic: cannot reach https:\/\/api\.anthropic\.com\/v1 \(.+\) after 4 attempts$/)
+    expect(r.error?.message).toMatch(
+      /^anthropic: cannot reach https:\/\/api\.anthropic\.com\/v1 \(.+\) after 4 attempts$/,
+    )
     expect(seen).toHaveLength(4)
     expect(retry.waits).toEqual([1000, 2000, 4000])
     expectNoKey(r, logger.lines)

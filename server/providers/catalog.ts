@@ -29,14 +29,27 @@ export interface ModelInfo {
   aliases?: string[]
 }
 
-const anthropic = (context: number, input: number, output: number, cacheWrite: number, cacheRead: number, aliases: string[]): ModelInfo => ({
+const anthropic = (
+  context: number,
+  input: number,
+  output: number,
+  cacheWrite: number,
+  cacheRead: number,
+  aliases: string[],
+): ModelInfo => ({
   provider: 'anthropic',
   context,
   price: { input, output, cacheRead, cacheWrite },
   aliases,
 })
 
-const openai = (context: number, input: number, cachedInput: number, output: number, aliases: string[] = []): ModelInfo => ({
+const openai = (
+  context: number,
+  input: number,
+  cachedInput: number,
+  output: number,
+  aliases: string[] = [],
+): ModelInfo => ({
   provider: 'openai',
   context,
   price: { input, output, cacheRead: cachedInput, cacheWrite: 0 },
@@ -81,7 +94,8 @@ export const DEFAULT_CONTEXT: Readonly<Record<string, number>> = {
 }
 
 const byId = new Map<string, { id: string; info: ModelInfo }>()
-for (const [id, info] of Object.entries(MODELS)) for (const name of [id, ...(info.aliases ?? [])]) byId.set(name, { id, info })
+for (const [id, info] of Object.entries(MODELS))
+  for (const name of [id, ...(info.aliases ?? [])]) byId.set(name, { id, info })
 
 /** The table row for a bare model id (canonical or alias), if known. */
 export function lookupModel(model: string): { id: string; info: ModelInfo } | undefined {

@@ -75,8 +75,12 @@ function baseUrl(env: NodeJS.ProcessEnv, name: string, fallback: string): string
   } catch {
     throw new ProviderConfigError(`${name} is not a URL`)
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ProviderConfigError(`${name} must be an http:// or https:// URL, got ${u.protocol}`)
-  if (u.username || u.password) throw new ProviderConfigError(`${name} must not carry credentials (${displayUrl(raw)}); put the key in its API key variable`)
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new ProviderConfigError(`${name} must be an http:// or https:// URL, got ${u.protocol}`)
+  if (u.username || u.password)
+    throw new ProviderConfigError(
+      `${name} must not carry credentials (${displayUrl(raw)}); put the key in its API key variable`,
+    )
   return raw.replace(/\/+$/, '')
 }
 
@@ -84,7 +88,8 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, min: number): number 
   const raw = value(env, name)
   if (raw === undefined) return undefined
   const n = Number(raw)
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < min) throw new ProviderConfigError(`${name} must be an integer of at least ${min}, got ${JSON.stringify(raw)}`)
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < min)
+    throw new ProviderConfigError(`${name} must be an integer of at least ${min}, got ${JSON.stringify(raw)}`)
   return n
 }
 
@@ -114,7 +119,9 @@ export function providerSetups(env: NodeJS.ProcessEnv, opts: SetupOptions = {}):
           contextWindow: (id) => lookupModel(id)?.info.context ?? DEFAULT_CONTEXT.anthropic!,
           priced: true,
           reasoning: 'signed',
-          ...(budget ? { providerOptions: { anthropic: { thinking: { type: 'enabled', budgetTokens: budget } } } } : {}),
+          ...(budget
+            ? { providerOptions: { anthropic: { thinking: { type: 'enabled', budgetTokens: budget } } } }
+            : {}),
           endpoint: displayUrl(url),
           keyVar: 'ANTHROPIC_API_KEY',
           secrets: [anthropicKey!],
@@ -160,7 +167,12 @@ export function providerSetups(env: NodeJS.ProcessEnv, opts: SetupOptions = {}):
           name: 'openai-compatible',
           languageModel: lazy(async () => {
             const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible')
-            const sdk = createOpenAICompatible({ name: 'openai-compatible', baseURL: url, ...(compatKey ? { apiKey: compatKey } : {}), includeUsage: true })
+            const sdk = createOpenAICompatible({
+              name: 'openai-compatible',
+              baseURL: url,
+              ...(compatKey ? { apiKey: compatKey } : {}),
+              includeUsage: true,
+            })
             return (id) => sdk.chatModel(id)
           }),
           known: [],

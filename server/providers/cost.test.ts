@@ -30,10 +30,14 @@ describe('costUsd', () => {
   it('prices the four disjoint counts per million tokens', () => {
     const sonnet = lookupModel('claude-sonnet-4-5')!.info
     // 1M of each: $3 + $15 + $0.30 + $3.75
-    expect(costUsd({ input_tokens: 1e6, output_tokens: 1e6, cache_read_tokens: 1e6, cache_write_tokens: 1e6 }, sonnet)).toBe(22.05)
+    expect(
+      costUsd({ input_tokens: 1e6, output_tokens: 1e6, cache_read_tokens: 1e6, cache_write_tokens: 1e6 }, sonnet),
+    ).toBe(22.05)
     expect(costUsd({ input_tokens: 1000, output_tokens: 500 }, sonnet)).toBe(0.0105)
     const mini = lookupModel('gpt-4o-mini')!.info
-    expect(costUsd({ input_tokens: 2000, output_tokens: 100, cache_read_tokens: 8000 }, mini)).toBe((2000 * 0.15 + 100 * 0.6 + 8000 * 0.075) / 1e6)
+    expect(costUsd({ input_tokens: 2000, output_tokens: 100, cache_read_tokens: 8000 }, mini)).toBe(
+      (2000 * 0.15 + 100 * 0.6 + 8000 * 0.075) / 1e6,
+    )
   })
 
   it('an unknown model costs null, never a guessed number', () => {

@@ -16,6 +16,10 @@ export interface TokenCounts {
 export function costUsd(tokens: TokenCounts, info: ModelInfo | undefined): number | null {
   if (!info) return null
   const p = info.price
-  const micro = tokens.input_tokens * p.input + tokens.output_tokens * p.output + (tokens.cache_read_tokens ?? 0) * p.cacheRead + (tokens.cache_write_tokens ?? 0) * p.cacheWrite
+  const micro =
+    tokens.input_tokens * p.input +
+    tokens.output_tokens * p.output +
+    (tokens.cache_read_tokens ?? 0) * p.cacheRead +
+    (tokens.cache_write_tokens ?? 0) * p.cacheWrite
   return Math.round((micro / 1_000_000) * 1e9) / 1e9
 }

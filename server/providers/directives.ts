@@ -28,19 +28,23 @@ export function parseDirectives(message: string): Directive[] {
       const cm = /^(\S+)\s*(.*)$/.exec(rest.trim())
       if (!cm) throw new ProviderError('!call needs a tool name: !call <Tool> <json-object>')
       const [, tool, json] = cm as unknown as [string, string, string]
-      if (jsonTextDepth(json) > MAX_JSON_DEPTH) throw new ProviderError(`!call ${tool}: arguments are nested deeper than ${MAX_JSON_DEPTH} levels`)
+      if (jsonTextDepth(json) > MAX_JSON_DEPTH)
+        throw new ProviderError(`!call ${tool}: arguments are nested deeper than ${MAX_JSON_DEPTH} levels`)
       let args: unknown
       try {
         args = json.trim() === '' ? {} : JSON.parse(json)
       } catch (e) {
         throw new ProviderError(`!call ${tool}: arguments are not valid JSON (${(e as Error).message})`)
       }
-      if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new ProviderError(`!call ${tool}: arguments must be a JSON object`)
+      if (typeof args !== 'object' || args === null || Array.isArray(args))
+        throw new ProviderError(`!call ${tool}: arguments must be a JSON object`)
       out.push({ kind: 'call', tool, args: args as Record<string, unknown> })
     } else if (kind === 'sleep') {
       const ms = Number(rest.trim())
       if (!/^\d+(\.\d+)?$/.test(rest.trim()) || !Number.isFinite(ms) || ms > MAX_SLEEP_MS) {
-        throw new ProviderError(`!sleep needs a number of milliseconds from 0 to ${MAX_SLEEP_MS}, got ${JSON.stringify(rest.trim().slice(0, 40))}`)
+        throw new ProviderError(
+          `!sleep needs a number of milliseconds from 0 to ${MAX_SLEEP_MS}, got ${JSON.stringify(rest.trim().slice(0, 40))}`,
+        )
       }
       out.push({ kind: 'sleep', ms })
     } else out.push({ kind: kind as 'say' | 'think' | 'fail', text: rest })
@@ -121,7 +125,9 @@ export interface ResultSeen {
 
 /** The second step: one line per call, in call order. */
 export function resultsReply(results: readonly ResultSeen[]): string {
-  return results.map((r) => (r.ok ? `${r.tool} ok: ${r.text.split('\n')[0]}` : `${r.tool} error: ${r.text || 'failed'}`)).join('\n')
+  return results
+    .map((r) => (r.ok ? `${r.tool} ok: ${r.text.split('\n')[0]}` : `${r.tool} error: ${r.text || 'failed'}`))
+    .join('\n')
 }
 
 /** Usage tokens for a character count: ceil(chars / 4). */

@@ -19,7 +19,11 @@ export interface ErrorContext {
   secrets: readonly string[]
 }
 
-const KEY_SHAPES = [/\bsk-[A-Za-z0-9_*.-]{4,}/g, /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=*-]+/gi, /\b(x-api-key|api[_-]?key|authorization)(["']?\s*[:=]\s*["']?)[^\s"',}&;]+/gi]
+const KEY_SHAPES = [
+  /\bsk-[A-Za-z0-9_*.-]{4,}/g,
+  /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=*-]+/gi,
+  /\b(x-api-key|api[_-]?key|authorization)(["']?\s*[:=]\s*["']?)[^\s"',}&;]+/gi,
+]
 
 /** `text` without secrets or key-shaped tokens, on one line, at most `max` characters. */
 export function redact(text: string, secrets: readonly string[], max = 300): string {
@@ -70,7 +74,11 @@ export interface FailureFacts {
 }
 
 export function toProviderError(err: unknown, ctx: ErrorContext, facts: FailureFacts): ProviderError {
-  if (err instanceof ProviderError) return new ProviderError(redact(err.message, ctx.secrets, 500), err.status === undefined ? {} : { status: err.status })
+  if (err instanceof ProviderError)
+    return new ProviderError(
+      redact(err.message, ctx.secrets, 500),
+      err.status === undefined ? {} : { status: err.status },
+    )
   const p = ctx.provider
   const clean = (s: string): string => redact(s, ctx.secrets)
   const after = facts.attempts > 1 ? ` after ${facts.attempts} attempts` : ''
@@ -89,17 +97,24 @@ export function toProviderError(err: unknown, ctx: ErrorContext, facts: FailureF
       return new ProviderError(`${p}: the response could not be read: ${clean(messageOf(err.cause ?? err))}`)
     }
     let text: string
-    if (status === 401 || status === 403) text = `${p}: ${ctx.endpoint} refused the credentials (HTTP ${status}); check ${ctx.keyVar}`
-    else if (status === 404) text = `${p}: model "${ctx.model}" was not found at ${ctx.endpoint} (HTTP 404): ${upstream}`
+    if (status === 401 || status === 403)
+      text = `${p}: ${ctx.endpoint} refused the credentials (HTTP ${status}); check ${ctx.keyVar}`
+    else if (status === 404)
+      text = `${p}: model "${ctx.model}" was not found at ${ctx.endpoint} (HTTP 404): ${upstream}`
     else if (status === 429) {
-      const wait = facts.retryAfterMs !== undefined ? `; the server asks to wait ${Math.ceil(facts.retryAfterMs / 1000)} s` : ''
+      const wait =
+        facts.retryAfterMs !== undefined ? `; the server asks to wait ${Math.ceil(facts.retryAfterMs / 1000)} s` : ''
       text = `${p}: rate limited (HTTP 429)${after}${wait}: ${upstream}`
     } else if (status >= 500) text = `${p}: server error (HTTP ${status})${after}: ${upstream}`
     else text = `${p}: request rejected (HTTP ${status}): ${upstream}`
     return new ProviderError(text, { status })
   }
   const msg = clean(messageOf(err))
-  if (err instanceof Error && (err.name === 'EndedEarlyError' || (err.name === 'AI_InvalidResponseDataError' && /without a finish reason/i.test(err.message)))) {
+  if (
+    err instanceof Error &&
+    (err.name === 'EndedEarlyError' ||
+      (err.name === 'AI_InvalidResponseDataError' && /without a finish reason/i.test(err.message)))
+  ) {
     return new ProviderError(`${p}: the response stream ended before the model finished`)
   }
   const code = networkCode(err)

@@ -11,19 +11,38 @@ async function play(messages: ChatMessage[], signal = new AbortController().sign
   return out
 }
 const user = (content: string): ChatMessage => ({ role: 'user', content })
-const text = (evs: ProviderEvent[], type: 'text' | 'reasoning' = 'text') => evs.filter((e) => e.type === type).map((e) => (e as { text: string }).text).join('')
+const text = (evs: ProviderEvent[], type: 'text' | 'reasoning' = 'text') =>
+  evs
+    .filter((e) => e.type === type)
+    .map((e) => (e as { text: string }).text)
+    .join('')
 
 describe('offline model directives', () => {
   it('`!call <Tool> <json>` issues that tool call with those arguments', async () => {
     const evs = await play([user('!call Read {"path":"a.txt"}')])
-    expect(evs.filter((e) => e.type === 'tool_call')).toEqual([{ type: 'tool_call', call: { call_id: 'call_1_1', tool: 'Read', args: { path: 'a.txt' } } }])
+    expect(evs.filter((e) => e.type === 'tool_call')).toEqual([
+      { type: 'tool_call', call: { call_id: 'call_1_1', tool: 'Read', args: { path: 'a.txt' } } },
+    ])
   })
 
   it('all `!call` lines of one message form one step, in order, after the other lines', async () => {
     const evs = await play([user('!call Read {"path":"a"}\n!say reading\n!call Glob {"pattern":"*"}')])
-    expect(evs.map((e) => e.type)).toEqual(['text', 'tool_input_start', 'tool_input_delta', 'tool_call', 'tool_input_start', 'tool_input_delta', 'tool_call', 'usage', 'finish'])
+    expect(evs.map((e) => e.type)).toEqual([
+      'text',
+      'tool_input_start',
+      'tool_input_delta',
+      'tool_call',
+      'tool_input_start',
+      'tool_input_delta',
+      'tool_call',
+      'usage',
+      'finish',
+    ])
     expect(evs.at(-1)).toEqual({ type: 'finish', reason: 'tool_use' })
-    expect(evs.filter((e) => e.type === 'tool_call').map((e) => (e as { call: { tool: string } }).call.tool)).toEqual(['Read', 'Glob'])
+    expect(evs.filter((e) => e.type === 'tool_call').map((e) => (e as { call: { tool: string } }).call.tool)).toEqual([
+      'Read',
+      'Glob',
+    ])
   })
 
   it('`!say <text>` replies with exactly <text>, streamed in word-sized chunks', async () => {
@@ -54,7 +73,13 @@ describe('offline model directives', () => {
   it('`!fail <message>` fails the step at that point with that message', async () => {
     const seen: ProviderEvent[] = []
     const run = async () => {
-      for await (const e of model.stream({ model: 'offline', messages: [user('!say before\n!fail boom\n!say after')], tools: [], signal: new AbortController().signal })) seen.push(e)
+      for await (const e of model.stream({
+        model: 'offline',
+        messages: [user('!say before\n!fail boom\n!say after')],
+        tools: [],
+        signal: new AbortController().signal,
+      }))
+        seen.push(e)
     }
     await expect(run()).rejects.toThrow(new ProviderError('boom'))
     expect(text(seen)).toBe('before')
@@ -76,9 +101,24 @@ describe('offline model directives', () => {
   it('after tool results, the next step replies one line per call in call order, then ends', async () => {
     const messages: ChatMessage[] = [
       user('!call Read {"path":"a"}\n!call Bash {"command":"x"}'),
-      { role: 'assistant', content: '', tool_calls: [{ call_id: 'c1', tool: 'Read', args: { path: 'a' } }, { call_id: 'c2', tool: 'Bash', args: { command: 'x' } }] },
-      { role: 'tool', content: 'line one\nline two', tool_result: { call_id: 'c1', tool: 'Read', ok: true, output: 'line one\nline two' } },
-      { role: 'tool', content: 'exit 1', tool_result: { call_id: 'c2', tool: 'Bash', ok: false, error: 'exit code 1' } },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [
+          { call_id: 'c1', tool: 'Read', args: { path: 'a' } },
+          { call_id: 'c2', tool: 'Bash', args: { command: 'x' } },
+        ],
+      },
+      {
+        role: 'tool',
+        content: 'line one\nline two',
+        tool_result: { call_id: 'c1', tool: 'Read', ok: true, output: 'line one\nline two' },
+      },
+      {
+        role: 'tool',
+        content: 'exit 1',
+        tool_result: { call_id: 'c2', tool: 'Bash', ok: false, error: 'exit code 1' },
+      },
     ]
     const evs = await play(messages)
     expect(text(evs)).toBe('Read ok: line one\nBash error: exit code 1')
@@ -87,7 +127,12 @@ describe('offline model directives', () => {
 
   it('usage counts characters read and written / 4, rounded up, and costs 0', async () => {
     const evs = await play([user('!say abcde')])
-    expect(evs.at(-2)).toEqual({ type: 'usage', input_tokens: Math.ceil('!say abcde'.length / 4), output_tokens: Math.ceil(5 / 4), cost_usd: 0 })
+    expect(evs.at(-2)).toEqual({
+      type: 'usage',
+      input_tokens: Math.ceil('!say abcde'.length / 4),
+      output_tokens: Math.ceil(5 / 4),
+      cost_usd: 0,
+    })
     expect(evs.at(-1)).toEqual({ type: 'finish', reason: 'end_turn' })
   })
 

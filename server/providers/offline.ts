@@ -53,7 +53,8 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 
 /** The newest user message and the messages after it. */
 function lastUserTurn(messages: ChatMessage[]): { user: ChatMessage | undefined; after: ChatMessage[] } {
-  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === 'user') return { user: messages[i], after: messages.slice(i + 1) }
+  for (let i = messages.length - 1; i >= 0; i--)
+    if (messages[i]!.role === 'user') return { user: messages[i], after: messages.slice(i + 1) }
   return { user: undefined, after: messages }
 }
 
@@ -86,7 +87,13 @@ export class OfflineProvider implements Provider {
     const results = after.filter((m) => m.role === 'tool' && m.tool_result)
     if (results.length > 0) {
       // Second step: one line per call, in call order.
-      const text = resultsReply(results.map((m) => ({ tool: m.tool_result!.tool, ok: m.tool_result!.ok, text: (m.tool_result!.ok ? m.tool_result!.output : m.tool_result!.error) ?? '' })))
+      const text = resultsReply(
+        results.map((m) => ({
+          tool: m.tool_result!.tool,
+          ok: m.tool_result!.ok,
+          text: (m.tool_result!.ok ? m.tool_result!.output : m.tool_result!.error) ?? '',
+        })),
+      )
       for (const chunk of wordChunks(text)) yield { type: 'text', text: chunk }
       yield { type: 'usage', input_tokens: tokensFor(read), output_tokens: tokensFor(text.length), cost_usd: 0 }
       yield { type: 'finish', reason: 'end_turn' }
@@ -107,7 +114,11 @@ export class OfflineProvider implements Provider {
           throw new ProviderError(move.message)
       }
     }
-    const calls: ToolCall[] = plan.calls.map((c, i) => ({ call_id: `call_${req.messages.length}_${i + 1}`, tool: c.tool, args: c.args }))
+    const calls: ToolCall[] = plan.calls.map((c, i) => ({
+      call_id: `call_${req.messages.length}_${i + 1}`,
+      tool: c.tool,
+      args: c.args,
+    }))
     for (const call of calls) {
       yield { type: 'tool_input_start', call_id: call.call_id, tool: call.tool }
       yield { type: 'tool_input_delta', call_id: call.call_id, delta: JSON.stringify(call.args) }

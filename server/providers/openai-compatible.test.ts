@@ -32,7 +32,10 @@ afterEach(() => {
 function setup(env: Record<string, string> = {}, model = MODEL) {
   const logger = capturingLogger()
   const retry = recordedRetry()
-  const registry = buildModelRegistry({ CHIMERA_OPENAI_BASE_URL: double.url, CHIMERA_OPENAI_API_KEY: KEY, ...env }, { model, logger, retry })
+  const registry = buildModelRegistry(
+    { CHIMERA_OPENAI_BASE_URL: double.url, CHIMERA_OPENAI_API_KEY: KEY, ...env },
+    { model, logger, retry },
+  )
   return { logger, retry, provider: registry.providerFor(model) as Provider }
 }
 
@@ -45,7 +48,9 @@ const chats = () => double.requests.filter((r) => r.path === '/v1/chat/completio
 describe('openai-compatible against the model double', () => {
   it('streams text, reasoning from reasoning_content, streamed tool-call arguments and the calls; usage counted, cost null', async () => {
     const { provider } = setup()
-    const r = await drain(provider, MODEL, [user('!think let me look\n!say reading\n!call Read {"path":"README.md"}\n!call Read {"path":"docs/a.md"}')])
+    const r = await drain(provider, MODEL, [
+      user('!think let me look\n!say reading\n!call Read {"path":"README.md"}\n!call Read {"path":"docs/a.md"}'),
+    ])
     expect(r.error).toBeUndefined()
     expect(joined(r.events, 'reasoning')).toBe('let me look')
     expect(joined(r.events)).toBe('reading')
@@ -57,13 +62,29 @@ describe('openai-compatible against the model double', () => {
     // The double splits arguments into 7-character pieces: several deltas per call.
     const deltas = r.events.filter((e) => e.type === 'tool_input_delta') as { call_id: string; delta: string }[]
     expect(deltas.filter((d) => d.call_id === 'call_1_1').length).toBeGreaterThan(1)
-    expect(deltas.filter((d) => d.call_id === 'call_1_1').map((d) => d.delta).join('')).toBe('{"path":"README.md"}')
+    expect(
+      deltas
+        .filter((d) => d.call_id === 'call_1_1')
+        .map((d) => d.delta)
+        .join(''),
+    ).toBe('{"path":"README.md"}')
     expect(r.events.filter((e) => e.type === 'tool_call')).toEqual([
       { type: 'tool_call', call: { call_id: 'call_1_1', tool: 'Read', args: { path: 'README.md' } } },
       { type: 'tool_call', call: { call_id: 'call_1_2', tool: 'Read', args: { path: 'docs/a.md' } } },
     ])
     const usage = r.events.find((e) => e.type === 'usage')
-    expect(usage).toMatchObject({ type: 'usage', output_tokens: Math.ceil(('let me look'.length + 'reading'.length + 'Read'.length * 2 + '{"path":"README.md"}'.length + '{"path":"docs/a.md"}'.length) / 4), cost_usd: null })
+    expect(usage).toMatchObject({
+      type: 'usage',
+      output_tokens: Math.ceil(
+        ('let me look'.length +
+          'reading'.length +
+          'Read'.length * 2 +
+          '{"path":"README.md"}'.length +
+          '{"path":"docs/a.md"}'.length) /
+          4,
+      ),
+      cost_usd: null,
+    })
     expect(r.events.at(-1)).toEqual({ type: 'finish', reason: 'tool_use' })
     const body = chats()[0]!.body as { stream: boolean; includeUsage: boolean }
     expect(body).toMatchObject({ stream: true, includeUsage: true })
@@ -73,9 +94,25 @@ describe('openai-compatible against the model double', () => {
     const { provider } = setup()
     const history: ChatMessage[] = [
       user('!call Read {"path":"a"}\n!call Read {"path":"b"}'),
-      { role: 'assistant', content: '', reasoning: [{ text: 'thinking aloud' }], tool_calls: [{ call_id: 'c1', tool: 'Read', args: { path: 'a' } }, { call_id: 'c2', tool: 'Read', args: { path: 'b' } }] },
-      { role: 'tool', content: 'first line\nsecond', tool_result: { call_id: 'c1', tool: 'Read', ok: true, output: 'first line\nsecond' } },
-      { role: 'tool', content: 'no such file', tool_result: { call_id: 'c2', tool: 'Read', ok: false, error: 'no such file' } },
+      {
+        role: 'assistant',
+        content: '',
+        reasoning: [{ text: 'thinking aloud' }],
+        tool_calls: [
+          { call_id: 'c1', tool: 'Read', args: { path: 'a' } },
+          { call_id: 'c2', tool: 'Read', args: { path: 'b' } },
+        ],
+      },
+      {
+        role: 'tool',
+        content: 'first line\nsecond',
+        tool_result: { call_id: 'c1', tool: 'Read', ok: true, output: 'first line\nsecond' },
+      },
+      {
+        role: 'tool',
+        content: 'no such file',
+        tool_result: { call_id: 'c2', tool: 'Read', ok: false, error: 'no such file' },
+      },
     ]
     const r = await drain(provider, MODEL, history)
     expect(joined(r.events)).toBe('Read ok: first line\nRead error: no such file')
@@ -100,7 +137,9 @@ describe('openai-compatible against the model double', () => {
   it('401 with a wrong key: not retried, names the key variable', async () => {
     const { provider, logger, retry } = setup({ CHIMERA_OPENAI_API_KEY: `${KEY}-wrong` })
     const r = await drain(provider, MODEL, [user('!say hi')])
-    expect(r.error?.message).toBe(`openai-compatible: ${double.url} refused the credentials (HTTP 401); check CHIMERA_OPENAI_API_KEY`)
+    expect(r.error?.message).toBe(
+      `openai-compatible: ${double.url} refused the credentials (HTTP 401); check CHIMERA_OPENAI_API_KEY`,
+    )
     expect(retry.waits).toEqual([])
     expectNoKey(r, logger.lines)
   })
@@ -108,7 +147,9 @@ describe('openai-compatible against the model double', () => {
   it('404 for a model the server does not serve', async () => {
     const { provider, logger } = setup({}, 'openai-compatible/llama-nope')
     const r = await drain(provider, 'openai-compatible/llama-nope', [user('!say hi')])
-    expect(r.error?.message).toBe(`openai-compatible: model "llama-nope" was not found at ${double.url} (HTTP 404): The model \`llama-nope\` does not exist.`)
+    expect(r.error?.message).toBe(
+      `openai-compatible: model "llama-nope" was not found at ${double.url} (HTTP 404): The model \`llama-nope\` does not exist.`,
+    )
     expectNoKey(r, logger.lines)
   })
 
@@ -150,14 +191,17 @@ describe('openai-compatible: the network fails', () => {
     })
     const { provider, logger, retry } = setup({ CHIMERA_OPENAI_BASE_URL: `http://127.0.0.1:${closed}/v1` })
     const r = await drain(provider, MODEL, [user('!say hi')])
-    expect(r.error?.message).toBe(`openai-compatible: cannot reach http://127.0.0.1:${closed}/v1 (ECONNREFUSED) after 4 attempts`)
+    expect(r.error?.message).toBe(
+      `openai-compatible: cannot reach http://127.0.0.1:${closed}/v1 (ECONNREFUSED) after 4 attempts`,
+    )
     expect(retry.waits).toEqual([1000, 2000, 4000])
     expectNoKey(r, logger.lines)
   })
 
   it('a server that drops the connection mid-stream: a clear error, no retry', async () => {
     let requests = 0
-    const chunk = (delta: object) => `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`
+    const chunk = (delta: object) =>
+      `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`
     const dropper: Server = createServer((req, res) => {
       requests++
       req.resume()

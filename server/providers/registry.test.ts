@@ -43,13 +43,19 @@ describe('which provider a process runs', () => {
     expect(buildModelRegistry(OPENAI).defaultModel).toBe('openai/gpt-4o')
   })
 
-  it('--model picks the provider when several are configured; the others are not this process\'s', () => {
+  it("--model picks the provider when several are configured; the others are not this process's", () => {
     const r = buildModelRegistry({ ...ANTHROPIC, ...OPENAI }, { model: 'openai/gpt-4.1' })
     expect(r.providerFor('openai/gpt-4.1')?.name).toBe('openai')
     expect(providersResponse(r)).toMatchObject({ active: { provider: 'openai', model: 'gpt-4.1' } })
-    expect(providersResponse(r).available.filter((a) => a.configured).map((a) => a.name)).toEqual(['offline', 'anthropic', 'openai'])
+    expect(
+      providersResponse(r)
+        .available.filter((a) => a.configured)
+        .map((a) => a.name),
+    ).toEqual(['offline', 'anthropic', 'openai'])
     expect(() => r.check('anthropic/claude-sonnet-4-5')).toThrow(ModelUnavailableError)
-    expect(() => r.check('claude-sonnet-4-5')).toThrow(/one provider per process, and this one runs openai; restart with --model anthropic\/<model>/)
+    expect(() => r.check('claude-sonnet-4-5')).toThrow(
+      /one provider per process, and this one runs openai; restart with --model anthropic\/<model>/,
+    )
     expect(() => r.check('offline')).not.toThrow()
   })
 
@@ -61,7 +67,7 @@ describe('which provider a process runs', () => {
     expect(() => r.check('anthropic/claude-anything-new')).not.toThrow()
   })
 
-  it('an OpenAI-compatible server serves any name, prefixed or bare, but not another provider\'s ids', () => {
+  it("an OpenAI-compatible server serves any name, prefixed or bare, but not another provider's ids", () => {
     const r = buildModelRegistry(COMPAT, { model: 'llama3.1:8b' })
     expect(r.providerFor('llama3.1:8b')?.name).toBe('openai-compatible')
     expect(r.providerFor('openai-compatible/meta-llama/Llama-3.1-8B-Instruct')?.name).toBe('openai-compatible')
@@ -79,38 +85,58 @@ describe('which provider a process runs', () => {
 describe('clear errors', () => {
   it('a provider that is not configured: check names the variable to set', () => {
     const r = buildModelRegistry({}, { model: 'gpt-4o' })
-    expect(() => r.check('gpt-4o')).toThrow(new ModelUnavailableError('model "gpt-4o" needs the openai provider, which is not configured: set OPENAI_API_KEY'))
+    expect(() => r.check('gpt-4o')).toThrow(
+      new ModelUnavailableError(
+        'model "gpt-4o" needs the openai provider, which is not configured: set OPENAI_API_KEY',
+      ),
+    )
     expect(() => r.check('anthropic/claude-x')).toThrow(/set ANTHROPIC_API_KEY/)
     expect(() => r.check('openai-compatible/llama3')).toThrow(/set CHIMERA_OPENAI_BASE_URL/)
   })
 
   it('an unknown model is the unknown-model error listing what is available', () => {
     expect(() => buildModelRegistry(ANTHROPIC).check('nonsense-model')).toThrow(UnknownModelError)
-    expect(() => buildModelRegistry(ANTHROPIC).check('nonsense-model')).toThrow(/available: offline, anthropic\/claude-opus-4-5/)
+    expect(() => buildModelRegistry(ANTHROPIC).check('nonsense-model')).toThrow(
+      /available: offline, anthropic\/claude-opus-4-5/,
+    )
   })
 
   it('a session that reaches an unavailable provider (reloaded in another process) gets a provider error, not a crash', async () => {
     const r = buildModelRegistry({})
     const res = await drain(r.providerFor('anthropic/claude-sonnet-4-5')!, 'anthropic/claude-sonnet-4-5', [user('hi')])
     expect(res.error?.name).toBe('ProviderError')
-    expect(res.error?.message).toBe('model "anthropic/claude-sonnet-4-5" needs the anthropic provider, which is not configured: set ANTHROPIC_API_KEY')
+    expect(res.error?.message).toBe(
+      'model "anthropic/claude-sonnet-4-5" needs the anthropic provider, which is not configured: set ANTHROPIC_API_KEY',
+    )
   })
 
   it('blank variables count as unset', () => {
-    expect(providersResponse(buildModelRegistry({ ANTHROPIC_API_KEY: '  ', OPENAI_API_KEY: '' })).available.filter((a) => a.configured)).toEqual([{ name: 'offline', configured: true }])
+    expect(
+      providersResponse(buildModelRegistry({ ANTHROPIC_API_KEY: '  ', OPENAI_API_KEY: '' })).available.filter(
+        (a) => a.configured,
+      ),
+    ).toEqual([{ name: 'offline', configured: true }])
   })
 
   it('configuration mistakes are refused at start, without echoing credentials', () => {
-    expect(() => buildModelRegistry({ CHIMERA_OPENAI_BASE_URL: 'not a url' })).toThrow(new ProviderConfigError('CHIMERA_OPENAI_BASE_URL is not a URL'))
-    expect(() => buildModelRegistry({ CHIMERA_OPENAI_BASE_URL: 'ftp://host/v1' })).toThrow(/must be an http:\/\/ or https:\/\/ URL/)
+    expect(() => buildModelRegistry({ CHIMERA_OPENAI_BASE_URL: 'not a url' })).toThrow(
+      new ProviderConfigError('CHIMERA_OPENAI_BASE_URL is not a URL'),
+    )
+    expect(() => buildModelRegistry({ CHIMERA_OPENAI_BASE_URL: 'ftp://host/v1' })).toThrow(
+      /must be an http:\/\/ or https:\/\/ URL/,
+    )
     let message = ''
     try {
       buildModelRegistry({ CHIMERA_OPENAI_BASE_URL: 'http://user:hunter2secret@host/v1' })
     } catch (e) {
       message = (e as Error).message
     }
-    expect(message).toBe('CHIMERA_OPENAI_BASE_URL must not carry credentials (http://host/v1); put the key in its API key variable')
-    expect(() => buildModelRegistry({ ...COMPAT, CHIMERA_OPENAI_CONTEXT_WINDOW: 'lots' })).toThrow(/CHIMERA_OPENAI_CONTEXT_WINDOW must be an integer/)
+    expect(message).toBe(
+      'CHIMERA_OPENAI_BASE_URL must not carry credentials (http://host/v1); put the key in its API key variable',
+    )
+    expect(() => buildModelRegistry({ ...COMPAT, CHIMERA_OPENAI_CONTEXT_WINDOW: 'lots' })).toThrow(
+      /CHIMERA_OPENAI_CONTEXT_WINDOW must be an integer/,
+    )
     expect(() => buildModelRegistry({ ...ANTHROPIC, CHIMERA_ANTHROPIC_THINKING_BUDGET: '10' })).toThrow(/at least 1024/)
   })
 })
@@ -125,14 +151,22 @@ describe('context windows', () => {
     expect(o.providerFor('openai/gpt-new')!.contextWindow('openai/gpt-new')).toBe(128_000)
     const c = buildModelRegistry(COMPAT, { model: 'openai-compatible/llama3' })
     expect(c.providerFor('openai-compatible/llama3')!.contextWindow('openai-compatible/llama3')).toBe(8_192)
-    const c2 = buildModelRegistry({ ...COMPAT, CHIMERA_OPENAI_CONTEXT_WINDOW: '32768' }, { model: 'openai-compatible/llama3' })
+    const c2 = buildModelRegistry(
+      { ...COMPAT, CHIMERA_OPENAI_CONTEXT_WINDOW: '32768' },
+      { model: 'openai-compatible/llama3' },
+    )
     expect(c2.providerFor('openai-compatible/llama3')!.contextWindow('openai-compatible/llama3')).toBe(32_768)
   })
 })
 
 describe('the CLI', () => {
   const run = (args: string[], env: Record<string, string> = {}) =>
-    spawnSync(process.execPath, [CLI_BUNDLE, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, input: '', timeout: 20_000 })
+    spawnSync(process.execPath, [CLI_BUNDLE, ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, ...env },
+      input: '',
+      timeout: 20_000,
+    })
 
   it('--model gpt-4o without OPENAI_API_KEY is a usage error (exit 2) naming the variable, nothing on stdout', () => {
     const r = run(['code', '--mode', 'rpc', '--model', 'gpt-4o'], ANTHROPIC)

@@ -111,13 +111,20 @@ export function buildModelRegistry(env: NodeJS.ProcessEnv = process.env, opts: B
       : `is not this process's: one provider per process, and this one runs ${chosen?.name ?? 'the offline model'}; restart with --model ${s.name}/<model>`
     providers.push(new UnavailableProvider(s.name, reason))
   }
-  const defaultModel = opts.model ?? (chosen && DEFAULT_MODELS[chosen.name] ? `${chosen.name}/${DEFAULT_MODELS[chosen.name]}` : OFFLINE_MODEL)
+  const defaultModel =
+    opts.model ??
+    (chosen && DEFAULT_MODELS[chosen.name] ? `${chosen.name}/${DEFAULT_MODELS[chosen.name]}` : OFFLINE_MODEL)
   if (chosen && opts.model === undefined && !DEFAULT_MODELS[chosen.name]) {
-    opts.logger?.info(`${chosen.name} is configured; sessions use the offline model unless they name one (--model ${chosen.name}/<model>)`)
+    opts.logger?.info(
+      `${chosen.name} is configured; sessions use the offline model unless they name one (--model ${chosen.name}/<model>)`,
+    )
   }
   return new ProviderRegistry(providers, {
     defaultModel,
-    available: [{ name: 'offline', configured: true }, ...setups.map((s) => ({ name: s.name, configured: s.configured }))],
+    available: [
+      { name: 'offline', configured: true },
+      ...setups.map((s) => ({ name: s.name, configured: s.configured })),
+    ],
   })
 }
 
@@ -129,8 +136,14 @@ export function describeModel(registry: ModelRegistry, model: string): { provide
 }
 
 /** `GET /providers` (docs/http.md): the process's active provider and model, and every provider. */
-export function providersResponse(registry: ModelRegistry): { active: { provider: string; model: string }; available: ProviderEntry[] } {
-  const available = registry instanceof ProviderRegistry ? [...registry.available] : registry.providers().map((p) => ({ name: p.name, configured: true }))
+export function providersResponse(registry: ModelRegistry): {
+  active: { provider: string; model: string }
+  available: ProviderEntry[]
+} {
+  const available =
+    registry instanceof ProviderRegistry
+      ? [...registry.available]
+      : registry.providers().map((p) => ({ name: p.name, configured: true }))
   return { active: describeModel(registry, registry.defaultModel), available }
 }
 
@@ -139,4 +152,3 @@ export function infoFields(registry: ModelRegistry): { model: string; provider: 
   const { provider, model } = describeModel(registry, registry.defaultModel)
   return { model, provider }
 }
-

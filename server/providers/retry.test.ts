@@ -4,7 +4,13 @@ import { describe, expect, it } from 'vitest'
 import { abortableSleep, decideRetry, DEFAULT_RETRY, retryAfterMs } from './retry.ts'
 
 const failure = (statusCode: number | undefined, headers: Record<string, string> = {}) =>
-  new APICallError({ message: 'x', url: 'https://example.test', requestBodyValues: {}, ...(statusCode !== undefined ? { statusCode } : { isRetryable: true }), responseHeaders: headers })
+  new APICallError({
+    message: 'x',
+    url: 'https://example.test',
+    requestBodyValues: {},
+    ...(statusCode !== undefined ? { statusCode } : { isRetryable: true }),
+    responseHeaders: headers,
+  })
 
 describe('retryAfterMs', () => {
   it('reads retry-after-ms, retry-after seconds and retry-after HTTP dates', () => {
@@ -23,19 +29,26 @@ describe('decideRetry', () => {
   const policy = { ...DEFAULT_RETRY, maxRetries: 3, baseDelayMs: 1000, maxDelayMs: 60_000 }
 
   it('retries 408, 409, 429, 5xx and connection failures with exponential backoff, at most maxRetries times', () => {
-    for (const status of [408, 409, 429, 500, 503, 529]) expect(decideRetry(failure(status), 0, policy)).toEqual({ retry: true, delayMs: 1000 })
+    for (const status of [408, 409, 429, 500, 503, 529])
+      expect(decideRetry(failure(status), 0, policy)).toEqual({ retry: true, delayMs: 1000 })
     expect(decideRetry(failure(undefined), 0, policy)).toEqual({ retry: true, delayMs: 1000 })
-    expect([0, 1, 2].map((a) => decideRetry(failure(500), a, policy))).toEqual([1000, 2000, 4000].map((delayMs) => ({ retry: true, delayMs })))
+    expect([0, 1, 2].map((a) => decideRetry(failure(500), a, policy))).toEqual(
+      [1000, 2000, 4000].map((delayMs) => ({ retry: true, delayMs })),
+    )
     expect(decideRetry(failure(500), 3, policy)).toEqual({ retry: false })
   })
 
-  it('honours the server\'s retry-after; one longer than maxDelayMs is not waited for', () => {
+  it("honours the server's retry-after; one longer than maxDelayMs is not waited for", () => {
     expect(decideRetry(failure(429, { 'retry-after': '5' }), 2, policy)).toEqual({ retry: true, delayMs: 5000 })
-    expect(decideRetry(failure(429, { 'retry-after': '600' }), 0, policy)).toEqual({ retry: false, retryAfterMs: 600_000 })
+    expect(decideRetry(failure(429, { 'retry-after': '600' }), 0, policy)).toEqual({
+      retry: false,
+      retryAfterMs: 600_000,
+    })
   })
 
   it('never retries client errors or errors that are not API calls', () => {
-    for (const status of [400, 401, 403, 404, 422]) expect(decideRetry(failure(status), 0, policy)).toEqual({ retry: false })
+    for (const status of [400, 401, 403, 404, 422])
+      expect(decideRetry(failure(status), 0, policy)).toEqual({ retry: false })
     expect(decideRetry(new TypeError('terminated'), 0, policy)).toEqual({ retry: false })
   })
 })

@@ -33,12 +33,18 @@ export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
   })
 }
 
-export const DEFAULT_RETRY: RetryPolicy = { maxRetries: 3, baseDelayMs: 1000, maxDelayMs: 60_000, sleep: abortableSleep }
+export const DEFAULT_RETRY: RetryPolicy = {
+  maxRetries: 3,
+  baseDelayMs: 1000,
+  maxDelayMs: 60_000,
+  sleep: abortableSleep,
+}
 
 /** The server's requested wait in ms, if it sent one (`now` for HTTP dates). */
 export function retryAfterMs(headers: Record<string, string> | undefined, now = Date.now()): number | undefined {
   if (!headers) return undefined
-  const h = (name: string): string | undefined => headers[name] ?? Object.entries(headers).find(([k]) => k.toLowerCase() === name)?.[1]
+  const h = (name: string): string | undefined =>
+    headers[name] ?? Object.entries(headers).find(([k]) => k.toLowerCase() === name)?.[1]
   const ms = Number.parseFloat(h('retry-after-ms') ?? '')
   if (Number.isFinite(ms) && ms >= 0) return ms
   const raw = h('retry-after')?.trim()

@@ -31,7 +31,10 @@ export async function* streamCall(req: ModelRequest, s: CallSettings): AsyncIter
   const tools = toToolSet(req.tools)
   const retry: RetryPolicy = { ...DEFAULT_RETRY, ...s.retry }
   for (let attempt = 0; ; attempt++) {
-    const mapper = new StreamMapper({ cost: (tokens) => costUsd(tokens, s.info), warn: (m) => s.logger.warn(`${s.errors.provider}: ${m}`) })
+    const mapper = new StreamMapper({
+      cost: (tokens) => costUsd(tokens, s.info),
+      warn: (m) => s.logger.warn(`${s.errors.provider}: ${m}`),
+    })
     let streamed = false
     try {
       const result = streamText({
@@ -67,7 +70,11 @@ export async function* streamCall(req: ModelRequest, s: CallSettings): AsyncIter
         continue
       }
       const retryAfterMs = 'retryAfterMs' in decision ? decision.retryAfterMs : undefined
-      throw toProviderError(err, s.errors, { attempts: attempt + 1, midStream: streamed, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) })
+      throw toProviderError(err, s.errors, {
+        attempts: attempt + 1,
+        midStream: streamed,
+        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+      })
     }
   }
 }

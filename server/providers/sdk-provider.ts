@@ -76,7 +76,13 @@ export class SdkProvider implements Provider {
   async *stream(req: ModelRequest): AsyncIterable<ProviderEvent> {
     const modelId = this.modelId(req.model)
     const row = this.#o.priced ? lookupModel(modelId) : undefined
-    const errors: ErrorContext = { provider: this.name, model: modelId, endpoint: this.#o.endpoint, keyVar: this.#o.keyVar, secrets: this.#o.secrets }
+    const errors: ErrorContext = {
+      provider: this.name,
+      model: modelId,
+      endpoint: this.#o.endpoint,
+      keyVar: this.#o.keyVar,
+      secrets: this.#o.secrets,
+    }
     const { streamCall } = await import('./sdk-call.ts')
     yield* streamCall(req, {
       model: await this.#o.languageModel(modelId),

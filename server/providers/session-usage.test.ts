@@ -22,7 +22,10 @@ const server = setupServer()
 let double: ModelDouble
 let env: TestEnv
 beforeAll(async () => {
-  server.listen({ onUnhandledRequest: (request, print) => void (new URL(request.url).hostname === '127.0.0.1' ? undefined : print.error()) })
+  server.listen({
+    onUnhandledRequest: (request, print) =>
+      void (new URL(request.url).hostname === '127.0.0.1' ? undefined : print.error()),
+  })
   double = await startModelDouble({ apiKey: 'double-side-key' })
 })
 afterAll(async () => {
@@ -69,23 +72,66 @@ describe('usage and cost through a session', () => {
     const step1 = (472 * 3 + 89 * 15 + 2048 * 0.3 + 1024 * 3.75) / 1e6
     const step2 = (1210 * 3 + 12 * 15 + 3072 * 0.3) / 1e6
     expect(steps.map((e) => e.data)).toEqual([
-      { usage: { input_tokens: 472, output_tokens: 89, cache_read_tokens: 2048, cache_write_tokens: 1024, cache_tokens: 3072, total_tokens: 472 + 89 + 3072, cost_usd: Number(step1.toFixed(9)) }, context_window: 200_000 },
-      { usage: { input_tokens: 1210, output_tokens: 12, cache_read_tokens: 3072, cache_write_tokens: 0, cache_tokens: 3072, total_tokens: 1210 + 12 + 3072, cost_usd: Number(step2.toFixed(9)) }, context_window: 200_000 },
+      {
+        usage: {
+          input_tokens: 472,
+          output_tokens: 89,
+          cache_read_tokens: 2048,
+          cache_write_tokens: 1024,
+          cache_tokens: 3072,
+          total_tokens: 472 + 89 + 3072,
+          cost_usd: Number(step1.toFixed(9)),
+        },
+        context_window: 200_000,
+      },
+      {
+        usage: {
+          input_tokens: 1210,
+          output_tokens: 12,
+          cache_read_tokens: 3072,
+          cache_write_tokens: 0,
+          cache_tokens: 3072,
+          total_tokens: 1210 + 12 + 3072,
+          cost_usd: Number(step2.toFixed(9)),
+        },
+        context_window: 200_000,
+      },
     ])
     const turn = ofType(events, 'agent_result')[0]!.data.usage!
-    expect(turn).toMatchObject({ input_tokens: 1682, output_tokens: 101, cache_read_tokens: 5120, cache_write_tokens: 1024, cache_tokens: 6144 })
+    expect(turn).toMatchObject({
+      input_tokens: 1682,
+      output_tokens: 101,
+      cache_read_tokens: 5120,
+      cache_write_tokens: 1024,
+      cache_tokens: 6144,
+    })
     expect(turn.cost_usd).toBeCloseTo(step1 + step2, 9)
-    expect(session.summary.usage).toMatchObject({ input_tokens: 1682, output_tokens: 101, cache_read_tokens: 5120, cache_write_tokens: 1024 })
+    expect(session.summary.usage).toMatchObject({
+      input_tokens: 1682,
+      output_tokens: 101,
+      cache_read_tokens: 5120,
+      cache_write_tokens: 1024,
+    })
     expect(session.summary.cost_usd).toBeCloseTo(step1 + step2, 9)
     // The thinking block is kept signed in the history and went back with the second call.
-    const signed = { text: 'The user wants the README. I will read it.', signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds' }
+    const signed = {
+      text: 'The user wants the README. I will read it.',
+      signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds',
+    }
     expect(session.messages().find((m) => m.role === 'assistant')?.reasoning).toEqual([signed])
-    expect(bodies[1]!.messages[1]!.content[0]).toEqual({ type: 'thinking', thinking: signed.text, signature: signed.signature })
+    expect(bodies[1]!.messages[1]!.content[0]).toEqual({
+      type: 'thinking',
+      thinking: signed.text,
+      signature: signed.signature,
+    })
   })
 
   it('an unpriced model: tokens counted, cost null per step, per turn and in the summary, and it stays null', async () => {
     const model = 'openai-compatible/chimera-double'
-    const models = buildModelRegistry({ CHIMERA_OPENAI_BASE_URL: double.url, CHIMERA_OPENAI_API_KEY: 'double-side-key' }, { model, retry: recordedRetry() })
+    const models = buildModelRegistry(
+      { CHIMERA_OPENAI_BASE_URL: double.url, CHIMERA_OPENAI_API_KEY: 'double-side-key' },
+      { model, retry: recordedRetry() },
+    )
     const session = await env.manager({ models, model }).create()
     await within(session.prompt('!say one two three').done, 10_000, 'turn 1')
     await session.setModel('offline')
@@ -105,9 +151,16 @@ describe('usage and cost through a session', () => {
     expect(ofType(events, 'usage').map((e) => usageOf(e).cost_usd)).toEqual([null, 0])
   })
 
-  it('the model\'s context window drives automatic compaction, and the summary reaches the server as a system message', async () => {
+  it("the model's context window drives automatic compaction, and the summary reaches the server as a system message", async () => {
     const model = 'openai-compatible/chimera-double'
-    const models = buildModelRegistry({ CHIMERA_OPENAI_BASE_URL: double.url, CHIMERA_OPENAI_API_KEY: 'double-side-key', CHIMERA_OPENAI_CONTEXT_WINDOW: '1024' }, { model, retry: recordedRetry() })
+    const models = buildModelRegistry(
+      {
+        CHIMERA_OPENAI_BASE_URL: double.url,
+        CHIMERA_OPENAI_API_KEY: 'double-side-key',
+        CHIMERA_OPENAI_CONTEXT_WINDOW: '1024',
+      },
+      { model, retry: recordedRetry() },
+    )
     const session = await env.manager({ models, model }).create()
     await within(session.prompt(`!say ${'many words '.repeat(400)}`).done, 10_000, 'a long turn')
     double.requests.length = 0
@@ -122,32 +175,67 @@ describe('usage and cost through a session', () => {
 })
 
 describe('provider keys never leak', () => {
-  const KEYS = { ANTHROPIC_API_KEY: 'sk-ant-LEAKCHECK-a1b2c3d4e5', OPENAI_API_KEY: 'sk-proj-LEAKCHECK-f6a7b8c9d0', CHIMERA_OPENAI_API_KEY: 'LEAKCHECK-compat-1122334455' }
+  const KEYS = {
+    ANTHROPIC_API_KEY: 'sk-ant-LEAKCHECK-a1b2c3d4e5',
+    OPENAI_API_KEY: 'sk-proj-LEAKCHECK-f6a7b8c9d0',
+    CHIMERA_OPENAI_API_KEY: 'LEAKCHECK-compat-1122334455',
+  }
 
   it('failures with fake keys: an error event each, the session goes on, and no key in events, files, logs or messages', async () => {
     let anthropicCalls = 0
     server.use(
       http.post('https://api.anthropic.com/v1/messages', () => {
         anthropicCalls++
-        if (anthropicCalls === 1) return HttpResponse.json({ type: 'error', error: { type: 'authentication_error', message: `invalid x-api-key: ${KEYS.ANTHROPIC_API_KEY}` } }, { status: 401 })
-        if (anthropicCalls === 2) return HttpResponse.json({ type: 'error', error: { type: 'api_error', message: `echo ${KEYS.ANTHROPIC_API_KEY}` } }, { status: 500 })
-        if (anthropicCalls <= 5) return HttpResponse.json({ type: 'error', error: { type: 'api_error', message: 'still failing' } }, { status: 500 })
+        if (anthropicCalls === 1)
+          return HttpResponse.json(
+            {
+              type: 'error',
+              error: { type: 'authentication_error', message: `invalid x-api-key: ${KEYS.ANTHROPIC_API_KEY}` },
+            },
+            { status: 401 },
+          )
+        if (anthropicCalls === 2)
+          return HttpResponse.json(
+            { type: 'error', error: { type: 'api_error', message: `echo ${KEYS.ANTHROPIC_API_KEY}` } },
+            { status: 500 },
+          )
+        if (anthropicCalls <= 5)
+          return HttpResponse.json(
+            { type: 'error', error: { type: 'api_error', message: 'still failing' } },
+            { status: 500 },
+          )
         return sseResponse(sseEvents(fixture('anthropic-text.sse')), { cutAfter: 2 })
       }),
       http.post('https://api.openai.com/v1/responses', () =>
-        HttpResponse.json({ error: { message: `Incorrect API key provided: ${KEYS.OPENAI_API_KEY}`, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } }, { status: 401 }),
+        HttpResponse.json(
+          {
+            error: {
+              message: `Incorrect API key provided: ${KEYS.OPENAI_API_KEY}`,
+              type: 'invalid_request_error',
+              param: null,
+              code: 'invalid_api_key',
+            },
+          },
+          { status: 401 },
+        ),
       ),
     )
     const logger = capturingLogger()
     const runs: { model: string; prompts: string[] }[] = [
-      { model: 'anthropic/claude-sonnet-4-5', prompts: ['first (401)', 'second (500, retried)', 'third (cut mid-stream)'] },
+      {
+        model: 'anthropic/claude-sonnet-4-5',
+        prompts: ['first (401)', 'second (500, retried)', 'third (cut mid-stream)'],
+      },
       { model: 'openai/gpt-4o', prompts: ['401 with the key echoed'] },
       { model: 'openai-compatible/chimera-double', prompts: ['!say wrong key: 401'] },
     ]
     const errors: string[] = []
     let all = ''
     for (const run of runs) {
-      const models = buildModelRegistry({ ...KEYS, CHIMERA_OPENAI_BASE_URL: double.url }, { model: run.model, logger, retry: recordedRetry() })
+      const models = buildModelRegistry(
+        { ...KEYS, CHIMERA_OPENAI_BASE_URL: double.url },
+        { model: run.model, logger, retry: recordedRetry() },
+      )
       const session = await env.manager({ models, model: run.model, logger }).create()
       for (const p of run.prompts) {
         const outcome = await within(session.prompt(p).done, 10_000, p)

@@ -13,7 +13,13 @@ describe('StreamMapper', () => {
   const mapper = () => new StreamMapper({ cost: () => 1, warn: () => {} })
 
   it('no usage reported: tokens 0 and cost null (unknown, not free)', () => {
-    expect(toCallUsage(undefined, () => 5)).toEqual({ input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, cost_usd: null })
+    expect(toCallUsage(undefined, () => 5)).toEqual({
+      input_tokens: 0,
+      output_tokens: 0,
+      cache_read_tokens: 0,
+      cache_write_tokens: 0,
+      cost_usd: null,
+    })
   })
 
   it('finish reasons', () => {
@@ -26,7 +32,15 @@ describe('StreamMapper', () => {
   })
 
   it('an invalid tool call (arguments not an object) still becomes a call, with empty arguments for the loop to reject', () => {
-    const part = { type: 'tool-call', toolCallId: 't1', toolName: 'Read', input: 'not json', invalid: true, dynamic: true, error: new Error('x') } as unknown as Part
+    const part = {
+      type: 'tool-call',
+      toolCallId: 't1',
+      toolName: 'Read',
+      input: 'not json',
+      invalid: true,
+      dynamic: true,
+      error: new Error('x'),
+    } as unknown as Part
     expect(mapper().map(part)).toEqual([{ type: 'tool_call', call: { call_id: 't1', tool: 'Read', args: {} } }])
   })
 

@@ -10,7 +10,10 @@ import type { CallUsage, FinishReason, ProviderEvent } from './types.ts'
 export type Part = TextStreamPart<ToolSet>
 
 /** Our usage from the SDK's: input excludes cached input; reasoning is part of output. */
-export function toCallUsage(u: LanguageModelUsage | undefined, cost: (tokens: Omit<CallUsage, 'cost_usd'>) => number | null): CallUsage {
+export function toCallUsage(
+  u: LanguageModelUsage | undefined,
+  cost: (tokens: Omit<CallUsage, 'cost_usd'>) => number | null,
+): CallUsage {
   const reported = u !== undefined && (u.inputTokens !== undefined || u.outputTokens !== undefined)
   const cacheRead = u?.inputTokenDetails?.cacheReadTokens ?? u?.cachedInputTokens ?? 0
   const cacheWrite = u?.inputTokenDetails?.cacheWriteTokens ?? 0
@@ -78,7 +81,8 @@ export class StreamMapper {
         return [{ type: 'reasoning', text: part.text, ...(signature !== undefined ? { signature } : {}) }]
       }
       case 'reasoning-start':
-        if (part.providerMetadata?.anthropic?.redactedData !== undefined) this.#warn('the model returned a redacted thinking block; it is not kept in the history')
+        if (part.providerMetadata?.anthropic?.redactedData !== undefined)
+          this.#warn('the model returned a redacted thinking block; it is not kept in the history')
         return []
       case 'tool-input-start':
         return [{ type: 'tool_input_start', call_id: part.id, tool: part.toolName }]
@@ -87,7 +91,12 @@ export class StreamMapper {
       case 'tool-call':
         // An invalid call (unparsable arguments, unknown tool) still gets a result from the
         // loop, which validates the arguments and names the problem to the model.
-        return [{ type: 'tool_call', call: { call_id: part.toolCallId, tool: part.toolName, args: isObject(part.input) ? part.input : {} } }]
+        return [
+          {
+            type: 'tool_call',
+            call: { call_id: part.toolCallId, tool: part.toolName, args: isObject(part.input) ? part.input : {} },
+          },
+        ]
       case 'start-step':
         for (const w of part.warnings) this.#warn(warningText(w))
         return []
@@ -95,11 +104,19 @@ export class StreamMapper {
         if (this.#finished) return []
         // A model stream that closed without its end (no finish reason, no usage): the SDK
         // still ends the step, as "other". A reply cut short must not pass for a whole one.
-        if (part.finishReason === 'other' && part.rawFinishReason === undefined && part.usage.inputTokens === undefined && part.usage.outputTokens === undefined) {
+        if (
+          part.finishReason === 'other' &&
+          part.rawFinishReason === undefined &&
+          part.usage.inputTokens === undefined &&
+          part.usage.outputTokens === undefined
+        ) {
           throw new EndedEarlyError()
         }
         this.#finished = true
-        return [{ type: 'usage', ...toCallUsage(part.usage, this.#cost) }, { type: 'finish', reason: toFinishReason(part.finishReason, part.rawFinishReason) }]
+        return [
+          { type: 'usage', ...toCallUsage(part.usage, this.#cost) },
+          { type: 'finish', reason: toFinishReason(part.finishReason, part.rawFinishReason) },
+        ]
       }
       case 'error':
         throw part.error

@@ -39,7 +39,13 @@ export function toModelMessages(history: readonly ChatMessage[], replay: Reasoni
 
   const closeResults = (): void => {
     // Every call of the assistant message gets a result, in call order of arrival.
-    for (const [id, name] of waiting) (results ??= []).push({ type: 'tool-result', toolCallId: id, toolName: name, output: { type: 'error-text', value: `${ERROR_PREFIX}no result was recorded for this call` } })
+    for (const [id, name] of waiting)
+      (results ??= []).push({
+        type: 'tool-result',
+        toolCallId: id,
+        toolName: name,
+        output: { type: 'error-text', value: `${ERROR_PREFIX}no result was recorded for this call` },
+      })
     waiting = new Map()
     if (results) messages.push({ role: 'tool', content: results })
     results = undefined
@@ -50,7 +56,9 @@ export function toModelMessages(history: readonly ChatMessage[], replay: Reasoni
       const r = m.tool_result
       if (!r || !waiting.has(r.call_id)) continue
       waiting.delete(r.call_id)
-      const output = r.ok ? { type: 'text' as const, value: r.output ?? m.content } : { type: 'error-text' as const, value: `${ERROR_PREFIX}${r.error ?? m.content}` }
+      const output = r.ok
+        ? { type: 'text' as const, value: r.output ?? m.content }
+        : { type: 'error-text' as const, value: `${ERROR_PREFIX}${r.error ?? m.content}` }
       ;(results ??= []).push({ type: 'tool-result', toolCallId: r.call_id, toolName: r.tool, output })
       continue
     }
@@ -63,7 +71,12 @@ export function toModelMessages(history: readonly ChatMessage[], replay: Reasoni
       const content: Exclude<AssistantContent, string> = []
       for (const block of m.reasoning ?? []) {
         if (replay === 'all' && block.text) content.push({ type: 'reasoning', text: block.text })
-        else if (replay === 'signed' && block.signature) content.push({ type: 'reasoning', text: block.text, providerOptions: { anthropic: { signature: block.signature } } })
+        else if (replay === 'signed' && block.signature)
+          content.push({
+            type: 'reasoning',
+            text: block.text,
+            providerOptions: { anthropic: { signature: block.signature } },
+          })
       }
       if (m.content) content.push({ type: 'text', text: m.content })
       for (const c of m.tool_calls ?? []) {
@@ -81,6 +94,10 @@ export function toModelMessages(history: readonly ChatMessage[], replay: Reasoni
 export function toToolSet(tools: readonly ToolSchema[]): ToolSet | undefined {
   if (tools.length === 0) return undefined
   const set: ToolSet = {}
-  for (const t of tools) set[t.name] = tool({ description: t.description, inputSchema: jsonSchema(t.input_schema as Parameters<typeof jsonSchema>[0]) })
+  for (const t of tools)
+    set[t.name] = tool({
+      description: t.description,
+      inputSchema: jsonSchema(t.input_schema as Parameters<typeof jsonSchema>[0]),
+    })
   return set
 }

@@ -23,7 +23,11 @@ it('has a row for every event type', () => {
 
 it('maps the same from every cursor as from the start', async () => {
   const session = await env.manager({ sandbox: 'danger-full-access' }).create()
-  await within(session.prompt('!think first\n!say hi\n!call Bash {"command":"echo out; echo err >&2"}\n!call Nope {}').done, 8000, 'the turn')
+  await within(
+    session.prompt('!think first\n!say hi\n!call Bash {"command":"echo out; echo err >&2"}\n!call Nope {}').done,
+    8000,
+    'the turn',
+  )
   await within(session.prompt('/undo').done, 5000, 'the undo')
   const events = await session.events()
   const full = events.map((e) => toRpcMessages(e))
@@ -44,5 +48,10 @@ it('maps the same from every cursor as from the start', async () => {
   expect(statuses.filter((s) => s !== 'progress')).toEqual(['started', 'completed', 'failed'])
   expect(statuses.filter((s) => s === 'progress').length).toBeGreaterThanOrEqual(1)
   expect(flat.some((m) => m.type === 'reasoning')).toBe(true)
-  expect(flat.at(-1)).toEqual({ type: 'message', role: 'assistant', content: '/undo: rewound 1 turn, 0 files restored (0 remaining)', done: true })
+  expect(flat.at(-1)).toEqual({
+    type: 'message',
+    role: 'assistant',
+    content: '/undo: rewound 1 turn, 0 files restored (0 remaining)',
+    done: true,
+  })
 })

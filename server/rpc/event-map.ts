@@ -37,7 +37,15 @@ export const RPC_EVENT_MAP: { [T in EventType]: Row<T> } = {
   text_delta: (e) => [{ type: 'message', role: 'assistant', content: e.data.text, done: false }],
   reasoning: (e) => (e.data.text ? [{ type: 'reasoning', content: e.data.text }] : []),
   tool_call: none,
-  tool_start: (e) => [{ type: 'tool_execution', call_id: e.data.call_id, tool_name: e.data.tool, tool_args: e.data.args, status: 'started' }],
+  tool_start: (e) => [
+    {
+      type: 'tool_execution',
+      call_id: e.data.call_id,
+      tool_name: e.data.tool,
+      tool_args: e.data.args,
+      status: 'started',
+    },
+  ],
   tool_progress: (e) => {
     const result: { stdout?: string; stderr?: string } = {}
     if (e.data.stdout !== undefined) result.stdout = e.data.stdout
@@ -45,9 +53,24 @@ export const RPC_EVENT_MAP: { [T in EventType]: Row<T> } = {
     return [{ type: 'tool_execution', call_id: e.data.call_id, tool_name: e.data.tool, status: 'progress', result }]
   },
   tool_result: (e) => [
-    { type: 'tool_execution', call_id: e.data.call_id, tool_name: e.data.tool, status: e.data.ok ? 'completed' : 'failed', result: e.data.ok ? (e.data.output ?? '') : (e.data.error ?? 'failed') },
+    {
+      type: 'tool_execution',
+      call_id: e.data.call_id,
+      tool_name: e.data.tool,
+      status: e.data.ok ? 'completed' : 'failed',
+      result: e.data.ok ? (e.data.output ?? '') : (e.data.error ?? 'failed'),
+    },
   ],
-  permission_request: (e) => [{ type: 'permission_request', request_id: e.data.request_id, call_id: e.data.call_id, tool_name: e.data.tool, tool_args: e.data.args, options: e.data.options }],
+  permission_request: (e) => [
+    {
+      type: 'permission_request',
+      request_id: e.data.request_id,
+      call_id: e.data.call_id,
+      tool_name: e.data.tool,
+      tool_args: e.data.args,
+      options: e.data.options,
+    },
+  ],
   permission_reply: none,
   sandbox_violation: none,
   usage: none,
@@ -56,7 +79,14 @@ export const RPC_EVENT_MAP: { [T in EventType]: Row<T> } = {
   agent_result: (e) => final(e.data.output),
   error: (e) => [{ type: 'error', message: e.data.message }],
   cancelled: (e) => final(e.data.partial_output),
-  compaction: (e) => [{ type: 'compaction', summary: e.data.summary, messages_before: e.data.messages_before, messages_after: e.data.messages_after }],
+  compaction: (e) => [
+    {
+      type: 'compaction',
+      summary: e.data.summary,
+      messages_before: e.data.messages_before,
+      messages_after: e.data.messages_after,
+    },
+  ],
   steering: none,
   model_changed: none,
   mode_changed: none,

@@ -31,7 +31,10 @@ const rethrow = (err: unknown): never => {
  * `delivered(seq)` resolves once the events up to `seq` are on the wire, so a command's events
  * precede its acknowledgement (the document's "event, then response").
  */
-export function createRpcHandlers(session: Session, delivered: (seq: number) => Promise<void> = async () => {}): RpcHandlers {
+export function createRpcHandlers(
+  session: Session,
+  delivered: (seq: number) => Promise<void> = async () => {},
+): RpcHandlers {
   return {
     prompt: async (cmd) => {
       // A message over the size limit (MessageTooLargeError) fails the command with its reason.
@@ -45,7 +48,13 @@ export function createRpcHandlers(session: Session, delivered: (seq: number) => 
       await delivered(session.lastSeq)
       if (!outcome.success) {
         const reason = Object.hasOwn(REASONS, outcome.stop_reason) ? REASONS[outcome.stop_reason]! : outcome.stop_reason
-        throw new RpcCommandError(outcome.stop_reason === 'error' && outcome.output ? `${reason}: ${outcome.output}` : outcome.stop_reason === 'end_turn' ? outcome.output : reason)
+        throw new RpcCommandError(
+          outcome.stop_reason === 'error' && outcome.output
+            ? `${reason}: ${outcome.output}`
+            : outcome.stop_reason === 'end_turn'
+              ? outcome.output
+              : reason,
+        )
       }
     },
     steer: async (cmd) => {
@@ -72,7 +81,8 @@ export function createRpcHandlers(session: Session, delivered: (seq: number) => 
       await delivered(session.lastSeq)
     },
     permission_reply: async (cmd) => {
-      if (!session.replyPermission(cmd.request_id, cmd.decision, 'rpc')) throw new RpcCommandError(`no pending permission request "${cmd.request_id}"`)
+      if (!session.replyPermission(cmd.request_id, cmd.decision, 'rpc'))
+        throw new RpcCommandError(`no pending permission request "${cmd.request_id}"`)
     },
   }
 }

@@ -18,7 +18,11 @@ afterEach(() => temp.cleanup())
 function collect(out: PassThrough): () => Record<string, unknown>[] {
   let buf = ''
   out.on('data', (d: Buffer) => (buf += d.toString()))
-  return () => buf.split('\n').filter(Boolean).map((l) => JSON.parse(l))
+  return () =>
+    buf
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
 }
 
 describe('RpcServer as a library', () => {
@@ -54,7 +58,13 @@ describe('RpcServer as a library', () => {
       { type: 'response', command: 'set_model', id: 1, success: true, error: '' },
       { type: 'state', id: 2, messages: [], model: 'm' },
       { type: 'response', command: 'get_state', id: 2, success: true, error: '' },
-      { type: 'response', command: 'compact', id: 3, success: false, error: 'command "compact" is not available in this build' },
+      {
+        type: 'response',
+        command: 'compact',
+        id: 3,
+        success: false,
+        error: 'command "compact" is not available in this build',
+      },
     ])
   })
 })
@@ -71,7 +81,9 @@ describe('runRpc', () => {
     const session = await running
     expect(lines().at(-1)).toEqual({ type: 'response', command: 'prompt', id: 'p', success: true, error: '' })
     const dir = join(home, 'eventlog', session.id)
-    const files = readdirSync(dir).filter((f) => f.startsWith('event-')).sort()
+    const files = readdirSync(dir)
+      .filter((f) => f.startsWith('event-'))
+      .sort()
     expect(files.length).toBe(session.lastSeq)
     expect(files.at(-1)).toMatch(/^event-\d{6}-(agent_result|approval_changed)\.json$/)
     expect(files.some((f) => f.endsWith('-agent_result.json'))).toBe(true)
@@ -83,7 +95,12 @@ describe('the two halves (docs/rpc.md "As a library")', () => {
     const input = new PassThrough()
     const output = new PassThrough()
     const lines = collect(output)
-    const manager = new SessionManager({ agent: 'otter', cwd: tmp('rpc-ws-'), home: tmp('rpc-home-'), logger: noopLogger })
+    const manager = new SessionManager({
+      agent: 'otter',
+      cwd: tmp('rpc-ws-'),
+      home: tmp('rpc-home-'),
+      logger: noopLogger,
+    })
     const mine = await manager.create()
     const server = new RpcServer({ input, output, logger: noopLogger })
     const pump = new EventPump(mine, server, noopLogger)

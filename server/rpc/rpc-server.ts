@@ -10,7 +10,12 @@
  * written in the order the commands were received. Events (`emit`) are written as they come.
  */
 import type { Readable, Writable } from 'node:stream'
-import { rpcCommands, RPC_MAX_LINE_BYTES, type RpcCommandType, type RpcOutboundMessage } from '../../generated/rpc/jsonl.gen.ts'
+import {
+  rpcCommands,
+  RPC_MAX_LINE_BYTES,
+  type RpcCommandType,
+  type RpcOutboundMessage,
+} from '../../generated/rpc/jsonl.gen.ts'
 import type { z } from 'zod'
 import { readFrames, LineWriter } from '../framing/line-stream.ts'
 import type { Frame } from '../framing/ndjson.ts'
@@ -118,7 +123,8 @@ export class RpcServer {
 
   #onFrame(frame: Frame, max: number): void {
     const fail = (command: string, id: CommandId, error: string) => this.#inOrder(command, id, async () => error)
-    if (frame.kind === 'too_long') return fail('parse', null, `line of ${frame.bytes} bytes exceeds the ${max}-byte limit`)
+    if (frame.kind === 'too_long')
+      return fail('parse', null, `line of ${frame.bytes} bytes exceeds the ${max}-byte limit`)
     if (frame.kind === 'invalid_utf8') return fail('parse', null, 'line is not valid UTF-8')
     let value: unknown
     try {
@@ -128,15 +134,19 @@ export class RpcServer {
       return fail('parse', null, `invalid JSON: ${(e as Error).message}`)
     }
     this.#opts.onWire?.('in', value)
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('parse', null, 'a command must be a JSON object')
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      return fail('parse', null, 'a command must be a JSON object')
     const raw = value as Record<string, unknown>
-    const id: CommandId = typeof raw.id === 'string' || (typeof raw.id === 'number' && Number.isFinite(raw.id)) ? raw.id : null
+    const id: CommandId =
+      typeof raw.id === 'string' || (typeof raw.id === 'number' && Number.isFinite(raw.id)) ? raw.id : null
     if (typeof raw.type !== 'string') return fail('parse', id, 'a command needs a string "type"')
     const type = raw.type
     if (!Object.hasOwn(rpcCommands, type)) return fail(type, id, `unknown command type "${type}"`)
     const parsed = rpcCommands[type as RpcCommandType].schema.safeParse(raw)
     if (!parsed.success) return fail(type, id, `invalid ${type} command: ${formatIssues(parsed.error)}`)
-    const handler = Object.hasOwn(this.#handlers, type) ? (this.#handlers[type as RpcCommandType] as (c: unknown, ctx: RpcContext) => unknown) : undefined
+    const handler = Object.hasOwn(this.#handlers, type)
+      ? (this.#handlers[type as RpcCommandType] as (c: unknown, ctx: RpcContext) => unknown)
+      : undefined
     if (!handler) return fail(type, id, `command "${type}" is not available in this build`)
     this.#inOrder(type, id, async (ctx) => {
       try {

@@ -34,10 +34,17 @@ export interface RpcMainOptions extends Partial<Omit<ManagerOptions, 'logger'>> 
 
 /** Serve one session over JSON lines; resolves with the session when input has ended. */
 export async function runRpc(o: RpcMainOptions): Promise<Session> {
-  const manager = o.manager ?? new SessionManager({ ...o, agent: o.agent ?? 'otter', cwd: o.cwd ?? process.cwd(), logger: o.logger })
+  const manager =
+    o.manager ?? new SessionManager({ ...o, agent: o.agent ?? 'otter', cwd: o.cwd ?? process.cwd(), logger: o.logger })
   const session = o.session ?? (o.sessionId ? await manager.get(o.sessionId) : await manager.create())
   o.logger.info(`rpc session ${session.id} (model ${session.model}, cwd ${session.meta.cwd})`)
-  const server = new RpcServer({ input: o.input, output: o.output, logger: o.logger, onWire: o.onWire, signal: o.signal })
+  const server = new RpcServer({
+    input: o.input,
+    output: o.output,
+    logger: o.logger,
+    onWire: o.onWire,
+    signal: o.signal,
+  })
   // A continued session shows only what happens from now on.
   const pump = new EventPump(session, server, o.logger)
   server.setHandlers(createRpcHandlers(session, (seq) => pump.delivered(seq)))

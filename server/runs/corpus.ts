@@ -44,7 +44,8 @@ const READ_PARALLELISM = 64
 const readText = (path: string): Promise<string> =>
   new Promise((resolve, reject) => readFile(path, 'utf8', (err, text) => (err ? reject(err) : resolve(text))))
 
-const count = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined)
+const count = (v: unknown): number | undefined =>
+  typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** The run a summary describes, or undefined when it is not a usable session summary. */
@@ -72,7 +73,8 @@ export function runFromSummary(dirName: string, value: unknown): RunRecord | und
   if (!Number.isFinite(startedMs)) return undefined
   const input = count(usage.input_tokens) ?? 0
   const output = count(usage.output_tokens) ?? 0
-  const cache = count(usage.cache_tokens) ?? (count(usage.cache_read_tokens) ?? 0) + (count(usage.cache_write_tokens) ?? 0)
+  const cache =
+    count(usage.cache_tokens) ?? (count(usage.cache_read_tokens) ?? 0) + (count(usage.cache_write_tokens) ?? 0)
   return {
     run_id: dirName,
     source: m[1] as RunSource,
@@ -100,7 +102,10 @@ function newestFirst(a: RunRecord, b: RunRecord): number {
 }
 
 /** The runs under `eventlogRoot` that pass `filter`, newest first, and how many directories were skipped. */
-export async function readRuns(eventlogRoot: string, filter: RunsFilter = {}): Promise<{ runs: RunRecord[]; skipped: number }> {
+export async function readRuns(
+  eventlogRoot: string,
+  filter: RunsFilter = {},
+): Promise<{ runs: RunRecord[]; skipped: number }> {
   let names: string[]
   try {
     names = await readdir(eventlogRoot)

@@ -60,7 +60,10 @@ export function parseRunsQuery(q: Readonly<Record<string, unknown>>, now: Date =
   if (limit !== undefined) {
     const n = Number(limit)
     if (!/^[0-9]+$/.test(limit) || !Number.isSafeInteger(n) || n < 1 || n > MAX_LIMIT) {
-      throw new RunsError('invalid_query', `limit must be an integer from 1 to ${MAX_LIMIT}, got ${JSON.stringify(limit.slice(0, 40))}`)
+      throw new RunsError(
+        'invalid_query',
+        `limit must be an integer from 1 to ${MAX_LIMIT}, got ${JSON.stringify(limit.slice(0, 40))}`,
+      )
     }
     f.limit = n
   }

@@ -20,7 +20,8 @@ afterEach(() => rmSync(join(root, '..'), { recursive: true, force: true }))
 
 const NOW = new Date('2026-04-25T12:00:00Z')
 const hoursAgo = (h: number) => new Date(NOW.getTime() - h * 3_600_000).toISOString()
-const id = (prefix: string, n: number) => `${prefix}-20260425T000000Z-${String(n).padStart(8, '0')}-0000-4000-8000-000000000000`
+const id = (prefix: string, n: number) =>
+  `${prefix}-20260425T000000Z-${String(n).padStart(8, '0')}-0000-4000-8000-000000000000`
 
 function run(runId: string, summary: Record<string, unknown>): void {
   mkdirSync(join(root, runId))
@@ -29,26 +30,100 @@ function run(runId: string, summary: Record<string, unknown>): void {
   writeFileSync(join(root, runId, 'event-000001-user_message.json'), '{not json')
 }
 
-const usage = (input: number, output: number, cache: number, total?: number) => ({ input_tokens: input, output_tokens: output, cache_tokens: cache, ...(total !== undefined ? { total_tokens: total } : {}) })
+const usage = (input: number, output: number, cache: number, total?: number) => ({
+  input_tokens: input,
+  output_tokens: output,
+  cache_tokens: cache,
+  ...(total !== undefined ? { total_tokens: total } : {}),
+})
 
 describe('the cost rollup', () => {
   it("reproduces the document's example: 4 runs, $0.22, 3800 tokens, avg 0.055, p50 0.05, p95 0.12", async () => {
-    run('otter-20260425T120300-aaaa1111', { started_at: '2026-04-25T12:03:00Z', ended_at: '2026-04-25T12:03:30Z', model: 'glm-5.1:cloud', prompt: 'do the thing', success: true, cost_usd: 0.07, steps: 4, tool_calls: 3, usage: usage(800, 350, 50) })
-    run('otter-20260425T110000-bbbb2222', { started_at: '2026-04-25T11:00:00Z', model: 'glm-5.1:cloud', success: true, cost_usd: 0.03, steps: 2, usage: { input_tokens: 0, output_tokens: 0, total_tokens: 600 } })
-    run('mink-20260425T100000-cccc3333', { started_at: '2026-04-25T10:00:00Z', model: 'claude-sonnet-4-6', success: false, cost_usd: 0.12, steps: 9, usage: { input_tokens: 0, output_tokens: 0, total_tokens: 1000 } })
-    run('mink-20260425T090000-dddd4444', { started_at: '2026-04-25T09:00:00Z', model: 'claude-sonnet-4-6', success: true, cost_usd: 0, steps: 1, usage: { input_tokens: 0, output_tokens: 0, total_tokens: 1000 } })
+    run('otter-20260425T120300-aaaa1111', {
+      started_at: '2026-04-25T12:03:00Z',
+      ended_at: '2026-04-25T12:03:30Z',
+      model: 'glm-5.1:cloud',
+      prompt: 'do the thing',
+      success: true,
+      cost_usd: 0.07,
+      steps: 4,
+      tool_calls: 3,
+      usage: usage(800, 350, 50),
+    })
+    run('otter-20260425T110000-bbbb2222', {
+      started_at: '2026-04-25T11:00:00Z',
+      model: 'glm-5.1:cloud',
+      success: true,
+      cost_usd: 0.03,
+      steps: 2,
+      usage: { input_tokens: 0, output_tokens: 0, total_tokens: 600 },
+    })
+    run('mink-20260425T100000-cccc3333', {
+      started_at: '2026-04-25T10:00:00Z',
+      model: 'claude-sonnet-4-6',
+      success: false,
+      cost_usd: 0.12,
+      steps: 9,
+      usage: { input_tokens: 0, output_tokens: 0, total_tokens: 1000 },
+    })
+    run('mink-20260425T090000-dddd4444', {
+      started_at: '2026-04-25T09:00:00Z',
+      model: 'claude-sonnet-4-6',
+      success: true,
+      cost_usd: 0,
+      steps: 1,
+      usage: { input_tokens: 0, output_tokens: 0, total_tokens: 1000 },
+    })
     const r = await costRollup(root)
     expect(r).toMatchObject({
       total_runs: 4,
       total_cost: 0.22,
       total_tokens: 3800,
-      by_model: { 'glm-5.1:cloud': { runs: 2, cost_usd: 0.1, tokens: 1800 }, 'claude-sonnet-4-6': { runs: 2, cost_usd: 0.12, tokens: 2000 } },
-      totals: { runs: 4, successful_runs: 3, failed_runs: 1, cost_usd: 0.22, tokens: 3800, input_tokens: 800, output_tokens: 350, cache_tokens: 50, avg_cost_usd: 0.055, p50_cost_usd: 0.05, p95_cost_usd: 0.12 },
+      by_model: {
+        'glm-5.1:cloud': { runs: 2, cost_usd: 0.1, tokens: 1800 },
+        'claude-sonnet-4-6': { runs: 2, cost_usd: 0.12, tokens: 2000 },
+      },
+      totals: {
+        runs: 4,
+        successful_runs: 3,
+        failed_runs: 1,
+        cost_usd: 0.22,
+        tokens: 3800,
+        input_tokens: 800,
+        output_tokens: 350,
+        cache_tokens: 50,
+        avg_cost_usd: 0.055,
+        p50_cost_usd: 0.05,
+        p95_cost_usd: 0.12,
+      },
       filters: { since: null, model: null },
     })
-    expect(r.by_run[0]).toEqual({ run_id: 'otter-20260425T120300-aaaa1111', started_at: '2026-04-25T12:03:00Z', model: 'glm-5.1:cloud', cost_usd: 0.07, total_tokens: 1200, input_tokens: 800, output_tokens: 350, cache_tokens: 50, success: true, steps: 4, source: 'otter' })
+    expect(r.by_run[0]).toEqual({
+      run_id: 'otter-20260425T120300-aaaa1111',
+      started_at: '2026-04-25T12:03:00Z',
+      model: 'glm-5.1:cloud',
+      cost_usd: 0.07,
+      total_tokens: 1200,
+      input_tokens: 800,
+      output_tokens: 350,
+      cache_tokens: 50,
+      success: true,
+      steps: 4,
+      source: 'otter',
+    })
     const list = await listRuns(root)
-    expect(list.runs[0]).toEqual({ run_id: 'otter-20260425T120300-aaaa1111', started_at: '2026-04-25T12:03:00Z', ended_at: '2026-04-25T12:03:30Z', model: 'glm-5.1:cloud', prompt: 'do the thing', success: true, cost_usd: 0.07, steps: 4, tool_calls: 3, source: 'otter' })
+    expect(list.runs[0]).toEqual({
+      run_id: 'otter-20260425T120300-aaaa1111',
+      started_at: '2026-04-25T12:03:00Z',
+      ended_at: '2026-04-25T12:03:30Z',
+      model: 'glm-5.1:cloud',
+      prompt: 'do the thing',
+      success: true,
+      cost_usd: 0.07,
+      steps: 4,
+      tool_calls: 3,
+      source: 'otter',
+    })
   })
 
   /**
@@ -93,21 +168,61 @@ describe('the cost rollup', () => {
     expect(r.total_runs).toBe(10)
     expect(r.total_cost).toBe(0.55)
     expect(r.total_tokens).toBe(5500)
-    expect(r.totals).toEqual({ runs: 10, successful_runs: 5, failed_runs: 5, cost_usd: 0.55, tokens: 5500, input_tokens: 3300, output_tokens: 1650, cache_tokens: 550, avg_cost_usd: 0.055, p50_cost_usd: 0.055, p95_cost_usd: 0.1 })
-    expect(r.by_model).toEqual({ 'glm-5.1:cloud': { runs: 7, cost_usd: 0.37, tokens: 3700 }, 'claude-sonnet-4-6': { runs: 3, cost_usd: 0.18, tokens: 1800 } })
-    expect(r.by_run.map((x) => x.run_id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((i) => id(i % 2 ? 'otter' : i === 4 || i === 8 ? 'ferret' : 'mink', i)))
-    expect(r.by_run.map((x) => x.source)).toEqual(['otter', 'mink', 'otter', 'ferret', 'otter', 'mink', 'otter', 'ferret', 'otter', 'mink'])
+    expect(r.totals).toEqual({
+      runs: 10,
+      successful_runs: 5,
+      failed_runs: 5,
+      cost_usd: 0.55,
+      tokens: 5500,
+      input_tokens: 3300,
+      output_tokens: 1650,
+      cache_tokens: 550,
+      avg_cost_usd: 0.055,
+      p50_cost_usd: 0.055,
+      p95_cost_usd: 0.1,
+    })
+    expect(r.by_model).toEqual({
+      'glm-5.1:cloud': { runs: 7, cost_usd: 0.37, tokens: 3700 },
+      'claude-sonnet-4-6': { runs: 3, cost_usd: 0.18, tokens: 1800 },
+    })
+    expect(r.by_run.map((x) => x.run_id)).toEqual(
+      [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((i) => id(i % 2 ? 'otter' : i === 4 || i === 8 ? 'ferret' : 'mink', i)),
+    )
+    expect(r.by_run.map((x) => x.source)).toEqual([
+      'otter',
+      'mink',
+      'otter',
+      'ferret',
+      'otter',
+      'mink',
+      'otter',
+      'ferret',
+      'otter',
+      'mink',
+    ])
 
     const newest4 = await costRollup(root, parseRunsQuery({ limit: '4' }, NOW))
-    expect(newest4.totals).toMatchObject({ runs: 4, cost_usd: 0.1, p50_cost_usd: 0.025, p95_cost_usd: 0.04, successful_runs: 2, failed_runs: 2 })
+    expect(newest4.totals).toMatchObject({
+      runs: 4,
+      cost_usd: 0.1,
+      p50_cost_usd: 0.025,
+      p95_cost_usd: 0.04,
+      successful_runs: 2,
+      failed_runs: 2,
+    })
 
     const filtered = await costRollup(root, parseRunsQuery({ since: '5h', model: 'CLAUDE' }, NOW))
-    expect(filtered).toMatchObject({ total_runs: 1, total_cost: 0.03, total_tokens: 300, filters: { since: '5h', model: 'CLAUDE' } })
+    expect(filtered).toMatchObject({
+      total_runs: 1,
+      total_cost: 0.03,
+      total_tokens: 300,
+      filters: { since: '5h', model: 'CLAUDE' },
+    })
   })
 
   it('agrees with an independent recomputation on a larger random corpus', async () => {
     let seed = 7
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
     const expected: { cost: number; tokens: number; ok: boolean; model: string; t: number }[] = []
     for (let i = 0; i < 300; i++) {
       const cost = Math.round(rand() * 1e6) / 1e6
@@ -116,7 +231,13 @@ describe('the cost rollup', () => {
       const model = ['gpt-4o', 'claude-sonnet-4-6', 'glm-5.1:cloud', 'offline'][Math.floor(rand() * 4)]!
       const t = Math.floor(rand() * 24 * 30)
       expected.push({ cost, tokens, ok, model, t })
-      run(id(['otter', 'ferret', 'mink'][i % 3]!, i), { started_at: hoursAgo(t + i / 1000), model, success: ok, cost_usd: cost, usage: { input_tokens: tokens, output_tokens: 0, total_tokens: tokens } })
+      run(id(['otter', 'ferret', 'mink'][i % 3]!, i), {
+        started_at: hoursAgo(t + i / 1000),
+        model,
+        success: ok,
+        cost_usd: cost,
+        usage: { input_tokens: tokens, output_tokens: 0, total_tokens: tokens },
+      })
     }
     const r = await costRollup(root, parseRunsQuery({ since: '7d', model: 'o' }, NOW))
     const sel = expected.filter((e) => e.t < 24 * 7 && e.model.includes('o'))
@@ -133,7 +254,10 @@ describe('the cost rollup', () => {
     expect(r.total_runs).toBe(sel.length)
     expect(r.totals.successful_runs).toBe(sel.filter((e) => e.ok).length)
     expect(r.total_tokens).toBe(sel.reduce((a, e) => a + e.tokens, 0))
-    expect(r.total_cost).toBeCloseTo(sel.reduce((a, e) => a + e.cost, 0), 9)
+    expect(r.total_cost).toBeCloseTo(
+      sel.reduce((a, e) => a + e.cost, 0),
+      9,
+    )
     expect(r.totals.p50_cost_usd).toBe(round(q(0.5)))
     expect(r.totals.p95_cost_usd).toBe(round(q(0.95)))
     expect(Object.keys(r.by_model).sort()).toEqual([...new Set(sel.map((e) => e.model))].sort())
@@ -148,7 +272,13 @@ describe('the cost rollup', () => {
   })
 
   it('an empty or missing event log is an empty rollup', async () => {
-    expect(await costRollup(join(root, 'nope'))).toMatchObject({ total_runs: 0, total_cost: 0, by_model: {}, by_run: [], totals: { runs: 0, avg_cost_usd: 0, p50_cost_usd: 0, p95_cost_usd: 0 } })
+    expect(await costRollup(join(root, 'nope'))).toMatchObject({
+      total_runs: 0,
+      total_cost: 0,
+      by_model: {},
+      by_run: [],
+      totals: { runs: 0, avg_cost_usd: 0, p50_cost_usd: 0, p95_cost_usd: 0 },
+    })
     expect(await listRuns(root)).toEqual({ total_runs: 0, skipped_dirs: 0, runs: [] })
   })
 })

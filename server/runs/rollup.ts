@@ -35,7 +35,18 @@ export function percentile(values: readonly number[], p: number): number {
 }
 
 function row(r: RunRecord): RunRow {
-  return { run_id: r.run_id, started_at: r.started_at, ended_at: r.ended_at, model: r.model, prompt: r.prompt, success: r.success, cost_usd: usd(r.cost_usd), steps: r.steps, tool_calls: r.tool_calls, source: r.source }
+  return {
+    run_id: r.run_id,
+    started_at: r.started_at,
+    ended_at: r.ended_at,
+    model: r.model,
+    prompt: r.prompt,
+    success: r.success,
+    cost_usd: usd(r.cost_usd),
+    steps: r.steps,
+    tool_calls: r.tool_calls,
+    source: r.source,
+  }
 }
 
 function costRow(r: RunRecord): RunCostRow {

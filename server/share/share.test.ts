@@ -19,7 +19,17 @@ const SID = 'otter-20260425T120300Z-aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee'
 const detail: SessionDetail = {
   session_id: SID,
   summary: { session_id: SID, prompt: 'hello', model: 'offline', success: true },
-  events: [{ seq: 1, id: 'evt-1', session_id: SID, type: 'user_message', turn: 0, ts: '2026-04-25T12:03:00.000Z', data: { message_id: 'm', text: 'hello' } }],
+  events: [
+    {
+      seq: 1,
+      id: 'evt-1',
+      session_id: SID,
+      type: 'user_message',
+      turn: 0,
+      ts: '2026-04-25T12:03:00.000Z',
+      data: { message_id: 'm', text: 'hello' },
+    },
+  ],
 }
 
 let home: string
@@ -35,7 +45,9 @@ interface Collector {
 }
 
 /** A loopback collector answering with `handler`; `close()` also drops held connections. */
-async function collector(handler: (req: IncomingMessage, res: ServerResponse, body: string) => void): Promise<Collector> {
+async function collector(
+  handler: (req: IncomingMessage, res: ServerResponse, body: string) => void,
+): Promise<Collector> {
   const received: Collector['received'] = []
   const sockets = new Set<Socket>()
   const server: Server = createServer((req, res) => {
@@ -76,7 +88,11 @@ async function failure(p: Promise<unknown>): Promise<ShareError> {
 
 describe('share sinks', () => {
   it('stdout returns the rendered body', async () => {
-    expect(await share(detail, { sink: 'stdout', format: 'md' })).toEqual({ sink: 'stdout', format: 'md', body: renderTranscript(detail, 'md').body })
+    expect(await share(detail, { sink: 'stdout', format: 'md' })).toEqual({
+      sink: 'stdout',
+      format: 'md',
+      body: renderTranscript(detail, 'md').body,
+    })
   })
 
   it('file writes a private file under CHIMERA_HOME/shares and returns its path', async () => {
@@ -98,8 +114,16 @@ describe('share sinks', () => {
     })
     try {
       const r = await share(detail, { sink: 'http', format: 'html', url: c.url })
-      expect(r).toEqual({ sink: 'http', format: 'html', url: c.url, status_code: 201, reply: { id: 'share-1', url: 'https://collector.example/s/1' } })
-      expect(c.received).toEqual([{ method: 'POST', type: 'text/html; charset=utf-8', body: renderTranscript(detail, 'html').body }])
+      expect(r).toEqual({
+        sink: 'http',
+        format: 'html',
+        url: c.url,
+        status_code: 201,
+        reply: { id: 'share-1', url: 'https://collector.example/s/1' },
+      })
+      expect(c.received).toEqual([
+        { method: 'POST', type: 'text/html; charset=utf-8', body: renderTranscript(detail, 'html').body },
+      ])
       // OTTER_SHARE_URL is the default collector.
       const r2 = await share(detail, { sink: 'http', format: 'json', env: { OTTER_SHARE_URL: c.url } })
       expect(r2.status_code).toBe(201)
@@ -121,7 +145,11 @@ describe('share sinks', () => {
     })
     try {
       const e = await failure(share(detail, { sink: 'http', url: c.url }))
-      expect([e.code, e.status, e.message]).toEqual(['share_failed', 502, `the collector at ${new URL(c.url).origin} returned 500`])
+      expect([e.code, e.status, e.message]).toEqual([
+        'share_failed',
+        502,
+        `the collector at ${new URL(c.url).origin} returned 500`,
+      ])
       expect(e.detail).toEqual({ status_code: 500, reply: 'collector exploded' })
       const moved = await failure(share(detail, { sink: 'http', url: c.url.replace('/api/shares', '/moved') }))
       expect(moved.message).toMatch(/returned 302$/)
@@ -160,7 +188,10 @@ describe('share sinks', () => {
     const c = await collector(() => {}) // holds every request
     try {
       const e = await failure(share(detail, { sink: 'http', url: c.url, timeoutMs: 200 }))
-      expect([e.code, e.message]).toEqual(['share_failed', `the collector at ${new URL(c.url).origin} did not answer within 200 ms`])
+      expect([e.code, e.message]).toEqual([
+        'share_failed',
+        `the collector at ${new URL(c.url).origin} did not answer within 200 ms`,
+      ])
     } finally {
       await c.close()
     }

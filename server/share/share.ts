@@ -55,7 +55,8 @@ const EXT: Record<TranscriptFormat, string> = { html: 'html', md: 'md', json: 'j
 
 /** Check the options before anything is rendered or sent (every problem is a 400). */
 function check(o: ShareOptions): { sink: ShareSink; format: TranscriptFormat; url?: URL } {
-  if (typeof o.sink !== 'string' || !(SHARE_SINKS as readonly string[]).includes(o.sink)) throw new ShareError('invalid_body', `sink must be one of ${SHARE_SINKS.join(', ')}`)
+  if (typeof o.sink !== 'string' || !(SHARE_SINKS as readonly string[]).includes(o.sink))
+    throw new ShareError('invalid_body', `sink must be one of ${SHARE_SINKS.join(', ')}`)
   const format = o.format ?? 'html'
   if (!isTranscriptFormat(format)) throw new ShareError('invalid_body', 'format must be one of html, md, json')
   const sink = o.sink as ShareSink
@@ -73,7 +74,8 @@ function check(o: ShareOptions): { sink: ShareSink; format: TranscriptFormat; ur
   } catch {
     throw new ShareError('invalid_body', 'url is not a valid absolute URL')
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ShareError('invalid_body', 'url must be http or https')
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ShareError('invalid_body', 'url must be http or https')
   return { sink, format, url }
 }
 
@@ -98,27 +100,44 @@ async function writeShareFile(id: string, format: TranscriptFormat, body: string
   if (!isSessionId(id)) throw new ShareError('invalid_body', 'not a session id')
   const dir = o.dir ?? join(chimeraHome(o.env ?? process.env), 'shares')
   await mkdir(dir, { recursive: true, mode: 0o700 })
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')
+  const stamp = new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')
   const path = join(dir, `${id}-${stamp}-${randomUUID().slice(0, 8)}.${EXT[format]}`)
   await writeFile(path, body, { flag: 'wx', mode: 0o600 })
   return path
 }
 
-async function post(url: URL, body: string, contentType: string, o: ShareOptions): Promise<{ url: string; status_code: number; reply: unknown }> {
+async function post(
+  url: URL,
+  body: string,
+  contentType: string,
+  o: ShareOptions,
+): Promise<{ url: string; status_code: number; reply: unknown }> {
   const fetchFn = o.fetch ?? globalThis.fetch
   const ms = o.timeoutMs ?? DEFAULT_SHARE_TIMEOUT_MS
   const where = url.origin
   // Credentials in the URL become a Basic authorization header (fetch refuses them in a URL).
   const target = new URL(shown(url))
-  const headers: Record<string, string> = { 'content-type': contentType, accept: 'application/json, text/plain;q=0.9, */*;q=0.1' }
-  if (url.username || url.password) headers.authorization = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`
+  const headers: Record<string, string> = {
+    'content-type': contentType,
+    accept: 'application/json, text/plain;q=0.9, */*;q=0.1',
+  }
+  if (url.username || url.password)
+    headers.authorization = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`
   let res: Response
   try {
     res = await fetchFn(target, { method: 'POST', body, headers, redirect: 'manual', signal: AbortSignal.timeout(ms) })
   } catch (err) {
     const e = err as Error & { cause?: { code?: string; message?: string } }
-    if (e.name === 'TimeoutError' || e.name === 'AbortError') throw new ShareError('share_failed', `the collector at ${where} did not answer within ${ms} ms`)
-    const why = (e.cause?.code ?? e.cause?.message ?? e.message).split(url.href).join(where).split(target.href).join(where)
+    if (e.name === 'TimeoutError' || e.name === 'AbortError')
+      throw new ShareError('share_failed', `the collector at ${where} did not answer within ${ms} ms`)
+    const why = (e.cause?.code ?? e.cause?.message ?? e.message)
+      .split(url.href)
+      .join(where)
+      .split(target.href)
+      .join(where)
     throw new ShareError('share_failed', `could not reach the collector at ${where}: ${why}`)
   }
   let reply: unknown
@@ -126,9 +145,18 @@ async function post(url: URL, body: string, contentType: string, o: ShareOptions
     reply = await readReply(res)
   } catch (err) {
     const e = err as Error
-    throw new ShareError('share_failed', e.name === 'TimeoutError' || e.name === 'AbortError' ? `the collector at ${where} did not finish its reply within ${ms} ms` : `the collector at ${where} broke off its reply: ${e.message}`)
+    throw new ShareError(
+      'share_failed',
+      e.name === 'TimeoutError' || e.name === 'AbortError'
+        ? `the collector at ${where} did not finish its reply within ${ms} ms`
+        : `the collector at ${where} broke off its reply: ${e.message}`,
+    )
   }
-  if (res.status < 200 || res.status > 299) throw new ShareError('share_failed', `the collector at ${where} returned ${res.status}`, { status_code: res.status, reply })
+  if (res.status < 200 || res.status > 299)
+    throw new ShareError('share_failed', `the collector at ${where} returned ${res.status}`, {
+      status_code: res.status,
+      reply,
+    })
   return { url: shown(url), status_code: res.status, reply }
 }
 

@@ -39,7 +39,8 @@ pre.diff{padding:0}pre.diff span{display:block;padding:0 10px}pre.diff .add{back
 `
 
 /** The page's Content-Security-Policy: in its `<meta>`, and as a header where the server sends it. */
-export const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; script-src 'none'; form-action 'none'; base-uri 'none'"
+export const CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; script-src 'none'; form-action 'none'; base-uri 'none'"
 
 function pretty(v: unknown): string {
   try {
@@ -62,14 +63,24 @@ function usageLine(u: Usage | undefined): string {
 export function diffHtml(diff: string): string {
   const lines = diff.replace(/\n$/, '').split('\n')
   const cls = (l: string): string =>
-    l.startsWith('+++') || l.startsWith('---') || l.startsWith('Index:') || l.startsWith('====') ? 'file' : l.startsWith('@@') ? 'hunk' : l.startsWith('+') ? 'add' : l.startsWith('-') ? 'del' : 'ctx'
+    l.startsWith('+++') || l.startsWith('---') || l.startsWith('Index:') || l.startsWith('====')
+      ? 'file'
+      : l.startsWith('@@')
+        ? 'hunk'
+        : l.startsWith('+')
+          ? 'add'
+          : l.startsWith('-')
+            ? 'del'
+            : 'ctx'
   return `<pre class="diff">${lines.map((l) => `<span class="${cls(l)}">${esc(l) || ' '}</span>`).join('')}</pre>`
 }
 
 /** A one-line description of a tool call for its summary: the tool and its main argument. */
 function toolTitle(t: ToolItem): string {
   const a = t.args
-  const main = ['path', 'command', 'pattern', 'file_path', 'query'].map((k) => a[k]).find((v) => typeof v === 'string') as string | undefined
+  const main = ['path', 'command', 'pattern', 'file_path', 'query']
+    .map((k) => a[k])
+    .find((v) => typeof v === 'string') as string | undefined
   const shown = main === undefined ? '' : ` ${main.length > 100 ? `${main.slice(0, 100)}…` : main}`
   const status = !t.result ? 'no result' : t.result.ok ? 'ok' : 'error'
   return `${t.tool}${shown.replace(/\s+/g, ' ')} — ${status}`
@@ -79,11 +90,15 @@ function toolHtml(t: ToolItem): string {
   const parts = [`<div class="label">arguments</div><pre>${esc(pretty(t.args))}</pre>`]
   if (t.permission) {
     const p = t.permission
-    parts.push(`<div class="label">permission</div><div>${esc(`asked${p.risk ? ` (risk ${p.risk})` : ''} → ${p.decision ?? 'no reply'}${p.source ? ` (${p.source})` : ''}`)}</div>`)
+    parts.push(
+      `<div class="label">permission</div><div>${esc(`asked${p.risk ? ` (risk ${p.risk})` : ''} → ${p.decision ?? 'no reply'}${p.source ? ` (${p.source})` : ''}`)}</div>`,
+    )
   }
   if (t.result) {
     const took = t.result.durationMs !== undefined ? ` in ${Math.round(t.result.durationMs)} ms` : ''
-    parts.push(`<div class="label">${t.result.ok ? 'output' : 'error'}${esc(took)}</div><pre class="${t.result.ok ? 'ok' : 'fail'}">${esc(t.result.text)}</pre>`)
+    parts.push(
+      `<div class="label">${t.result.ok ? 'output' : 'error'}${esc(took)}</div><pre class="${t.result.ok ? 'ok' : 'fail'}">${esc(t.result.text)}</pre>`,
+    )
   }
   return `<details class="tool"><summary class="${!t.result || t.result.ok ? 'ok' : 'fail'}">${esc(toolTitle(t))}</summary><div class="body">${parts.join('')}</div></details>`
 }
@@ -107,11 +122,16 @@ function itemHtml(i: Item): string {
     case 'diff':
       return `<details class="edit" open><summary>${esc(`edit ${i.path}`)}</summary><div class="body">${diffHtml(i.diff)}</div></details>`
     case 'plan': {
-      const rows = i.entries.map((p) => `<li class="${p.status}">${esc(`${PLAN_MARK[p.status]} ${p.content}`)}${p.priority === 'medium' ? '' : ` <span class="label">${esc(p.priority)}</span>`}</li>`)
+      const rows = i.entries.map(
+        (p) =>
+          `<li class="${p.status}">${esc(`${PLAN_MARK[p.status]} ${p.content}`)}${p.priority === 'medium' ? '' : ` <span class="label">${esc(p.priority)}</span>`}</li>`,
+      )
       return `<div class="plan"><div class="label">plan</div>${rows.length ? `<ul>${rows.join('')}</ul>` : '<div class="notice">(cleared)</div>'}</div>`
     }
     case 'notice': {
-      const detail = i.detail ? `<details><summary>details</summary><div class="body"><div class="text">${esc(i.detail)}</div></div></details>` : ''
+      const detail = i.detail
+        ? `<details><summary>details</summary><div class="body"><div class="text">${esc(i.detail)}</div></div></details>`
+        : ''
       return `<div class="notice ${i.level}">${esc(i.text)}</div>${detail}`
     }
   }
@@ -130,7 +150,10 @@ export function renderHtml(detail: SessionDetail): string {
     ['Cost', s.cost_usd !== undefined ? `$${s.cost_usd}` : undefined],
     ['Directory', s.working_dir],
   ]
-  const dl = meta.filter(([, v]) => v !== undefined && v !== null && v !== '').map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join('')
+  const dl = meta
+    .filter(([, v]) => v !== undefined && v !== null && v !== '')
+    .map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`)
+    .join('')
   const turns = foldTranscript(detail.events)
     .map((t) => {
       const outcome = t.outcome ? `<span class="outcome">${esc(t.outcome)}</span>` : ''

@@ -17,11 +17,14 @@ export function fence(text: string, lang = ''): string {
 
 /** Prose: Markdown kept, raw HTML and links neutralised. */
 export function prose(text: string): string {
-  return text.replace(/[&<>]/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : '&gt;')).replace(/[[\]]/g, (c) => `\\${c}`)
+  return text
+    .replace(/[&<>]/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : '&gt;'))
+    .replace(/[[\]]/g, (c) => `\\${c}`)
 }
 
 /** One line of inline text (headings, labels): also no emphasis or code spans. */
-const inline = (text: string): string => prose(text.replace(/\s+/g, ' ')).replace(/[\\`*_#|]/g, (c) => (c === '\\' ? c : `\\${c}`))
+const inline = (text: string): string =>
+  prose(text.replace(/\s+/g, ' ')).replace(/[\\`*_#|]/g, (c) => (c === '\\' ? c : `\\${c}`))
 
 function usageLine(u: Usage | undefined): string {
   if (!u) return ''
@@ -41,7 +44,9 @@ function itemMd(i: Item): string {
       return `_Reasoning_\n\n${fence(i.text)}\n`
     case 'tool': {
       const status = !i.result ? 'no result' : i.result.ok ? 'ok' : 'error'
-      const perm = i.permission ? `\nPermission: ${inline(`asked → ${i.permission.decision ?? 'no reply'}${i.permission.source ? ` (${i.permission.source})` : ''}`)}\n` : ''
+      const perm = i.permission
+        ? `\nPermission: ${inline(`asked → ${i.permission.decision ?? 'no reply'}${i.permission.source ? ` (${i.permission.source})` : ''}`)}\n`
+        : ''
       const result = i.result ? `\n${i.result.ok ? 'Output' : 'Error'}:\n\n${fence(i.result.text)}\n` : ''
       return `**Tool ${inline(i.tool)}** (${status})\n\n${fence(JSON.stringify(i.args, null, 2) ?? '{}', 'json')}\n${perm}${result}`
     }
@@ -67,10 +72,17 @@ export function renderMarkdown(detail: SessionDetail): string {
     ['Tool calls', s.tool_calls],
     ['Cost', s.cost_usd !== undefined ? `$${s.cost_usd}` : undefined],
   ]
-  const lines = meta.filter(([, v]) => v !== undefined && v !== null && v !== '').map(([k, v]) => `- ${k}: ${inline(String(v))}`)
-  const title = s.title ? inline(s.title) : s.prompt ? inline(s.prompt.split('\n')[0]!.slice(0, 200)) : 'Chimera session'
+  const lines = meta
+    .filter(([, v]) => v !== undefined && v !== null && v !== '')
+    .map(([k, v]) => `- ${k}: ${inline(String(v))}`)
+  const title = s.title
+    ? inline(s.title)
+    : s.prompt
+      ? inline(s.prompt.split('\n')[0]!.slice(0, 200))
+      : 'Chimera session'
   const turns = foldTranscript(detail.events).map(
-    (t) => `## Turn ${t.index + 1}${t.outcome ? ` (${t.outcome})` : ''}\n\n${t.items.map(itemMd).join('\n')}${usageLine(t.usage)}`,
+    (t) =>
+      `## Turn ${t.index + 1}${t.outcome ? ` (${t.outcome})` : ''}\n\n${t.items.map(itemMd).join('\n')}${usageLine(t.usage)}`,
   )
   return `# ${title}\n\n${lines.join('\n')}\n\n${turns.join('\n') || '_No turns yet._\n'}`
 }

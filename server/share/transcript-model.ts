@@ -97,13 +97,21 @@ export function foldTranscript(events: readonly AnyEvent[]): Turn[] {
       }
       case 'permission_reply': {
         const item = requests.get(e.data.request_id)
-        if (item?.permission) Object.assign(item.permission, { decision: e.data.decision, ...(e.data.source ? { source: e.data.source } : {}) })
+        if (item?.permission)
+          Object.assign(item.permission, {
+            decision: e.data.decision,
+            ...(e.data.source ? { source: e.data.source } : {}),
+          })
         break
       }
       case 'tool_result': {
         let item = tools.get(e.data.call_id)
         if (!item) t.items.push((item = { kind: 'tool', callId: e.data.call_id, tool: e.data.tool, args: {} }))
-        item.result = { ok: e.data.ok, text: e.data.ok ? (e.data.output ?? '') : (e.data.error ?? 'failed'), ...(e.data.duration_ms !== undefined ? { durationMs: e.data.duration_ms } : {}) }
+        item.result = {
+          ok: e.data.ok,
+          text: e.data.ok ? (e.data.output ?? '') : (e.data.error ?? 'failed'),
+          ...(e.data.duration_ms !== undefined ? { durationMs: e.data.duration_ms } : {}),
+        }
         break
       }
       case 'file_edit':
@@ -124,14 +132,24 @@ export function foldTranscript(events: readonly AnyEvent[]): Turn[] {
         break
       case 'cancelled':
         t.outcome = 'cancelled'
-        notice(e, 'warning', `Cancelled${e.data.reason ? `: ${e.data.reason}` : ''}`, e.data.partial_output || undefined)
+        notice(
+          e,
+          'warning',
+          `Cancelled${e.data.reason ? `: ${e.data.reason}` : ''}`,
+          e.data.partial_output || undefined,
+        )
         break
       case 'undo':
       case 'redo':
         notice(e, 'info', e.data.output)
         break
       case 'compaction':
-        notice(e, 'info', `History compacted: ${e.data.messages_before} messages → ${e.data.messages_after}`, e.data.summary)
+        notice(
+          e,
+          'info',
+          `History compacted: ${e.data.messages_before} messages → ${e.data.messages_after}`,
+          e.data.summary,
+        )
         break
       case 'model_changed':
         notice(e, 'info', `Model: ${e.data.old} → ${e.data.new}`)
@@ -169,6 +187,7 @@ export function foldTranscript(events: readonly AnyEvent[]): Turn[] {
     }
   }
   const out = [...turns.values()].sort((a, b) => a.index - b.index)
-  for (const t of out) t.items = t.items.filter((i) => !(i.kind === 'assistant' || i.kind === 'reasoning') || i.text.trim() !== '')
+  for (const t of out)
+    t.items = t.items.filter((i) => !(i.kind === 'assistant' || i.kind === 'reasoning') || i.text.trim() !== '')
   return out
 }

@@ -32,7 +32,15 @@ const HOSTILE = [
 const SID = 'otter-20260425T120300Z-aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee'
 
 function ev(seq: number, turn: number, type: string, data: Record<string, unknown>): AnyEvent {
-  return { seq, id: `evt-${seq}`, session_id: SID, type, turn, ts: '2026-04-25T12:03:00.000Z', data } as unknown as AnyEvent
+  return {
+    seq,
+    id: `evt-${seq}`,
+    session_id: SID,
+    type,
+    turn,
+    ts: '2026-04-25T12:03:00.000Z',
+    data,
+  } as unknown as AnyEvent
 }
 
 function hostileDetail(): SessionDetail {
@@ -60,18 +68,62 @@ function hostileDetail(): SessionDetail {
     ev(20, 1, 'undo', { turns: 1, files_restored: 0, remaining: 0, output: h }),
     ev(21, 1, 'session_renamed', { title: h }),
   ]
-  return { session_id: SID, summary: { session_id: SID, title: h, prompt: h, model: h, working_dir: h, started_at: h, ended_at: h, success: false, cost_usd: 0 }, events }
+  return {
+    session_id: SID,
+    summary: {
+      session_id: SID,
+      title: h,
+      prompt: h,
+      model: h,
+      working_dir: h,
+      started_at: h,
+      ended_at: h,
+      success: false,
+      cost_usd: 0,
+    },
+    events,
+  }
 }
 
-type Node = { nodeName: string; tagName?: string; attrs?: { name: string; value: string }[]; childNodes?: Node[]; content?: Node; value?: string }
+type Node = {
+  nodeName: string
+  tagName?: string
+  attrs?: { name: string; value: string }[]
+  childNodes?: Node[]
+  content?: Node
+  value?: string
+}
 function walk(n: Node, visit: (n: Node) => void): void {
   visit(n)
   for (const c of n.childNodes ?? []) walk(c, visit)
   if (n.content) walk(n.content, visit)
 }
-const textOf = (n: Node): string => (n.nodeName === '#text' ? n.value ?? '' : (n.childNodes ?? []).map(textOf).join(''))
+const textOf = (n: Node): string =>
+  n.nodeName === '#text' ? (n.value ?? '') : (n.childNodes ?? []).map(textOf).join('')
 
-const PAGE_TAGS = new Set(['html', 'head', 'body', 'meta', 'title', 'style', 'main', 'header', 'h1', 'h2', 'dl', 'dt', 'dd', 'section', 'div', 'details', 'summary', 'pre', 'span', 'footer', 'p'])
+const PAGE_TAGS = new Set([
+  'html',
+  'head',
+  'body',
+  'meta',
+  'title',
+  'style',
+  'main',
+  'header',
+  'h1',
+  'h2',
+  'dl',
+  'dt',
+  'dd',
+  'section',
+  'div',
+  'details',
+  'summary',
+  'pre',
+  'span',
+  'footer',
+  'p',
+])
 
 describe('the HTML transcript', () => {
   it('escapes hostile session content everywhere: a parser finds no script, handler, javascript: or external URL', () => {
@@ -90,9 +142,11 @@ describe('the HTML transcript', () => {
       for (const a of n.attrs ?? []) {
         if (/^on/i.test(a.name)) problems.push(`handler ${a.name} on <${n.tagName}>`)
         if (/javascript:/i.test(a.value)) problems.push(`javascript: in ${a.name}`)
-        if (/^(href|src|action|formaction|srcset|xlink:href|background|poster|data)$/i.test(a.name)) problems.push(`${a.name} on <${n.tagName}>`)
+        if (/^(href|src|action|formaction|srcset|xlink:href|background|poster|data)$/i.test(a.name))
+          problems.push(`${a.name} on <${n.tagName}>`)
         if (/https?:/i.test(a.value)) problems.push(`URL in ${a.name}`)
-        if (a.name === 'http-equiv' && a.value.toLowerCase() !== 'content-security-policy') problems.push(`http-equiv=${a.value}`)
+        if (a.name === 'http-equiv' && a.value.toLowerCase() !== 'content-security-policy')
+          problems.push(`http-equiv=${a.value}`)
       }
     })
     expect(problems).toEqual([])
@@ -111,14 +165,32 @@ describe('the HTML transcript', () => {
   it('is readable: tool calls collapsed in <details>, file edits shown as classed diff lines', () => {
     const detail: SessionDetail = {
       session_id: SID,
-      summary: { session_id: SID, prompt: 'fix the bug', model: 'offline', success: true, cost_usd: 0, steps: 2, tool_calls: 1 },
+      summary: {
+        session_id: SID,
+        prompt: 'fix the bug',
+        model: 'offline',
+        success: true,
+        cost_usd: 0,
+        steps: 2,
+        tool_calls: 1,
+      },
       events: [
         ev(1, 0, 'user_message', { message_id: 'm1', text: 'fix the bug' }),
         ev(2, 0, 'step_start', { step: 1 }),
         ev(3, 0, 'text_delta', { text: 'Let me ' }),
         ev(4, 0, 'text_delta', { text: 'look.' }),
-        ev(5, 0, 'tool_call', { call_id: 'c1', tool: 'Edit', args: { path: 'a.txt', old_string: 'x', new_string: 'y' } }),
-        ev(6, 0, 'tool_result', { call_id: 'c1', tool: 'Edit', ok: true, output: 'Edited a.txt: 1 replacement', duration_ms: 3 }),
+        ev(5, 0, 'tool_call', {
+          call_id: 'c1',
+          tool: 'Edit',
+          args: { path: 'a.txt', old_string: 'x', new_string: 'y' },
+        }),
+        ev(6, 0, 'tool_result', {
+          call_id: 'c1',
+          tool: 'Edit',
+          ok: true,
+          output: 'Edited a.txt: 1 replacement',
+          duration_ms: 3,
+        }),
         ev(7, 0, 'file_edit', { path: 'a.txt', diff: '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x\n+y\n' }),
         ev(8, 0, 'usage', { usage: { input_tokens: 10, output_tokens: 5, cost_usd: 0 } }),
         ev(9, 0, 'agent_result', { success: true, output: 'done' }),
@@ -131,13 +203,20 @@ describe('the HTML transcript', () => {
     walk(doc, (n) => {
       const cls = n.attrs?.find((a) => a.name === 'class')?.value
       if (n.tagName === 'details') details.push(n)
-      if (n.tagName === 'span' && cls && ['add', 'del', 'hunk', 'file', 'ctx'].includes(cls)) spans.push([cls, textOf(n)])
+      if (n.tagName === 'span' && cls && ['add', 'del', 'hunk', 'file', 'ctx'].includes(cls))
+        spans.push([cls, textOf(n)])
       if (n.tagName === 'div' && cls === 'text') msgs.push(textOf(n))
     })
     const tool = details.find((d) => d.attrs?.some((a) => a.name === 'class' && a.value === 'tool'))!
     expect(tool.attrs?.some((a) => a.name === 'open')).toBe(false)
     expect(textOf(tool.childNodes!.find((c) => c.tagName === 'summary')!)).toBe('Edit a.txt — ok')
-    expect(spans).toEqual([['file', '--- a/a.txt'], ['file', '+++ b/a.txt'], ['hunk', '@@ -1 +1 @@'], ['del', '-x'], ['add', '+y']])
+    expect(spans).toEqual([
+      ['file', '--- a/a.txt'],
+      ['file', '+++ b/a.txt'],
+      ['hunk', '@@ -1 +1 @@'],
+      ['del', '-x'],
+      ['add', '+y'],
+    ])
     expect(msgs).toEqual(['fix the bug', 'Let me look.'])
   })
 })
@@ -197,7 +276,9 @@ describe('a real session', () => {
     expect(detail.summary.session_id).toBe(s.id)
     const html = renderTranscript(detail, 'html').body
     expect(html).toContain('<span class="del">-one</span><span class="add">+two</span>')
-    expect(renderTranscript(detail, 'md').body).toContain('**Edit a.txt**\n\n```diff\n===================================================================\n--- a/a.txt\n+++ b/a.txt\n@@ -1,1 +1,1 @@\n-one\n+two\n```')
+    expect(renderTranscript(detail, 'md').body).toContain(
+      '**Edit a.txt**\n\n```diff\n===================================================================\n--- a/a.txt\n+++ b/a.txt\n@@ -1,1 +1,1 @@\n-one\n+two\n```',
+    )
     await expect(readSessionDetail(root, 'otter-nope')).rejects.toBeInstanceOf(SessionNotFound)
     await expect(readSessionDetail(root, '../../etc')).rejects.toMatchObject({ code: 'session_not_found', status: 404 })
   })

@@ -24,11 +24,20 @@ export const CONTENT_TYPES: Readonly<Record<TranscriptFormat, string>> = {
   json: 'application/json',
 }
 
-export const isTranscriptFormat = (v: unknown): v is TranscriptFormat => typeof v === 'string' && (TRANSCRIPT_FORMATS as readonly string[]).includes(v)
+export const isTranscriptFormat = (v: unknown): v is TranscriptFormat =>
+  typeof v === 'string' && (TRANSCRIPT_FORMATS as readonly string[]).includes(v)
 
 /** The session rendered in `format`, with its content type. */
-export function renderTranscript(detail: SessionDetail, format: TranscriptFormat): { body: string; contentType: string } {
-  const body = format === 'html' ? renderHtml(detail) : format === 'md' ? renderMarkdown(detail) : `${JSON.stringify({ session_id: detail.session_id, summary: detail.summary, events: detail.events }, null, 2)}\n`
+export function renderTranscript(
+  detail: SessionDetail,
+  format: TranscriptFormat,
+): { body: string; contentType: string } {
+  const body =
+    format === 'html'
+      ? renderHtml(detail)
+      : format === 'md'
+        ? renderMarkdown(detail)
+        : `${JSON.stringify({ session_id: detail.session_id, summary: detail.summary, events: detail.events }, null, 2)}\n`
   return { body, contentType: CONTENT_TYPES[format] }
 }
 
@@ -46,7 +55,8 @@ export async function readSessionDetail(eventlogRoot: string, id: string): Promi
   if (!isSessionId(id)) throw new SessionNotFound(id)
   const dir = join(eventlogRoot, id)
   const meta = await readJsonFile(join(dir, 'session.json'))
-  if (meta.kind !== 'ok' || metaProblem(meta.value) !== undefined || (meta.value as SessionMeta).session_id !== id) throw new SessionNotFound(id)
+  if (meta.kind !== 'ok' || metaProblem(meta.value) !== undefined || (meta.value as SessionMeta).session_id !== id)
+    throw new SessionNotFound(id)
   const { events } = await scanLog(dir, id, 0)
   const s = await readJsonFile(join(dir, 'summary.json'))
   let summary

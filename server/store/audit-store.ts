@@ -31,7 +31,14 @@ const str = (v: unknown): v is string => typeof v === 'string'
 export function isAuditRecord(v: unknown): v is AuditRecord {
   if (typeof v !== 'object' || v === null) return false
   const r = v as Record<string, unknown>
-  return str(r.ts) && str(r.session_id) && str(r.cwd) && str(r.tool) && str(r.key) && (r.decision === 'always' || r.decision === 'never')
+  return (
+    str(r.ts) &&
+    str(r.session_id) &&
+    str(r.cwd) &&
+    str(r.tool) &&
+    str(r.key) &&
+    (r.decision === 'always' || r.decision === 'never')
+  )
 }
 
 export class FileAuditStore implements AuditStore {

@@ -35,7 +35,10 @@ interface Run {
 
 /** Start the writer, SIGKILL it once it has reported `killAfter` appends, and wait for its exit. */
 function runWriter(root: string, sessionId: string, killAfter: number): Promise<Run> {
-  const child = spawn(process.execPath, ['--import', 'tsx', writer, root, sessionId], { cwd: repo, stdio: ['ignore', 'ignore', 'pipe', 'ipc'] })
+  const child = spawn(process.execPath, ['--import', 'tsx', writer, root, sessionId], {
+    cwd: repo,
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  })
   children.add(child)
   const reported: number[] = []
   let stderr = ''
@@ -50,7 +53,10 @@ function runWriter(root: string, sessionId: string, killAfter: number): Promise<
     child.on('error', reject)
     child.on('exit', (code, signal) => {
       clearTimeout(timer)
-      if (reported.length < killAfter) reject(new Error(`writer ended early (code ${code}, signal ${signal}) after ${reported.length} appends: ${stderr}`))
+      if (reported.length < killAfter)
+        reject(
+          new Error(`writer ended early (code ${code}, signal ${signal}) after ${reported.length} appends: ${stderr}`),
+        )
       else resolve({ reported, signal })
     })
   })
@@ -76,7 +82,8 @@ describe('FileEventStore survives SIGKILL mid-append', () => {
     for (const e of loaded!.events) {
       const expected = crashEvent(id, e.seq)
       const bytes = readFileSync(join(root, id, eventFileName(e.seq, e.type)), 'utf8')
-      if (bytes !== `${JSON.stringify(expected)}\n`) expect.fail(`event ${e.seq} differs from what the writer generated`)
+      if (bytes !== `${JSON.stringify(expected)}\n`)
+        expect.fail(`event ${e.seq} differs from what the writer generated`)
       expect(e).toEqual(expected)
     }
 

@@ -34,7 +34,13 @@ async function appendN(store: EventStore, id: string, from: number, n: number): 
 }
 
 /** Take events from the stream until `n` arrived (bounded), then stop it. */
-async function take(store: EventStore, id: string, afterSeq: number, n: number, onEach?: (e: AnyEvent) => Promise<void> | void): Promise<number[]> {
+async function take(
+  store: EventStore,
+  id: string,
+  afterSeq: number,
+  n: number,
+  onEach?: (e: AnyEvent) => Promise<void> | void,
+): Promise<number[]> {
   const ctl = new AbortController()
   const seqs: number[] = []
   const timer = setTimeout(() => ctl.abort(), 10_000)

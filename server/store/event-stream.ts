@@ -31,11 +31,16 @@ export interface StreamSource {
 /** Live events buffered per stream before it falls back to catch-up reads. */
 export const STREAM_HIGH_WATER_MARK = 1024
 
-export async function* streamEvents(src: StreamSource, sessionId: string, opts: StreamOptions = {}): AsyncGenerator<AnyEvent> {
+export async function* streamEvents(
+  src: StreamSource,
+  sessionId: string,
+  opts: StreamOptions = {},
+): AsyncGenerator<AnyEvent> {
   const signal = opts.signal
   const hwm = opts.highWaterMark ?? STREAM_HIGH_WATER_MARK
   let cursor = opts.afterSeq ?? 0
-  if (!Number.isSafeInteger(cursor) || cursor < 0) throw new RangeError(`afterSeq must be a non-negative integer, got ${cursor}`)
+  if (!Number.isSafeInteger(cursor) || cursor < 0)
+    throw new RangeError(`afterSeq must be a non-negative integer, got ${cursor}`)
   let buffer: AnyEvent[] = []
   let behind = true // true: the next items come from a catch-up read
   let wake: (() => void) | undefined

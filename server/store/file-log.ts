@@ -13,7 +13,9 @@ import { eventProblem } from './validate.ts'
 
 /** The errno code of a Node error, if any. */
 export function errCode(err: unknown): string | undefined {
-  return typeof err === 'object' && err !== null && typeof (err as NodeJS.ErrnoException).code === 'string' ? (err as NodeJS.ErrnoException).code : undefined
+  return typeof err === 'object' && err !== null && typeof (err as NodeJS.ErrnoException).code === 'string'
+    ? (err as NodeJS.ErrnoException).code
+    : undefined
 }
 
 /** Create `path` exclusively (`wx`) with `text`; a failed write removes the partial file. */
@@ -125,7 +127,13 @@ export async function listLog(dir: string, afterSeq = 0): Promise<{ entries: Log
 /** Read the log of `dir` after `afterSeq`, stopping at the first record that is not valid. */
 export async function scanLog(dir: string, sessionId: string, afterSeq = 0, limit = Infinity): Promise<LogScan> {
   const { entries, misnamed } = await listLog(dir, afterSeq)
-  const scan = await scanEntries(dir, sessionId, entries.filter((e) => e.seq > afterSeq), afterSeq, limit)
+  const scan = await scanEntries(
+    dir,
+    sessionId,
+    entries.filter((e) => e.seq > afterSeq),
+    afterSeq,
+    limit,
+  )
   if (afterSeq === 0 && misnamed.length > 0) {
     scan.tail.push(...misnamed)
     scan.reason ??= `misnamed event files: ${misnamed.join(', ')}`
@@ -138,9 +146,18 @@ export async function scanLog(dir: string, sessionId: string, afterSeq = 0, limi
  * sequence, unreadable, torn or invalid ends the valid part. At most `limit` records are read
  * (then `tail` is empty: the rest was not looked at).
  */
-export async function scanEntries(dir: string, sessionId: string, todo: readonly LogEntry[], afterSeq: number, limit = Infinity): Promise<LogScan> {
+export async function scanEntries(
+  dir: string,
+  sessionId: string,
+  todo: readonly LogEntry[],
+  afterSeq: number,
+  limit = Infinity,
+): Promise<LogScan> {
   const page = todo.length > limit ? todo.slice(0, limit) : todo
-  const texts = await readAll(dir, page.map((e) => e.name))
+  const texts = await readAll(
+    dir,
+    page.map((e) => e.name),
+  )
   const events: AnyEvent[] = []
   const good: string[] = []
   let reason: string | undefined
@@ -150,9 +167,11 @@ export async function scanEntries(dir: string, sessionId: string, todo: readonly
     const expected = afterSeq + events.length + 1
     const text = texts[i]!
     const r =
-      seq !== expected ? `${name}: expected seq ${expected} (${seq < expected ? 'duplicate' : 'gap'})`
-      : text instanceof Error ? `${name}: unreadable: ${text.message}`
-      : checkRecord(text, seq, type, sessionId)
+      seq !== expected
+        ? `${name}: expected seq ${expected} (${seq < expected ? 'duplicate' : 'gap'})`
+        : text instanceof Error
+          ? `${name}: unreadable: ${text.message}`
+          : checkRecord(text, seq, type, sessionId)
     if (typeof r === 'string') {
       reason = r.startsWith(name) ? r : `${name}: ${r}`
       break
@@ -166,7 +185,9 @@ export async function scanEntries(dir: string, sessionId: string, todo: readonly
 
 /** Read files in bounded parallel batches; a file that cannot be read yields its Error. */
 async function readAll(dir: string, names: string[]): Promise<(string | Error)[]> {
-  return mapLimit(names, 32, (n) => readFile(join(dir, n), 'utf8').catch((err: unknown) => (err instanceof Error ? err : new Error(String(err)))))
+  return mapLimit(names, 32, (n) =>
+    readFile(join(dir, n), 'utf8').catch((err: unknown) => (err instanceof Error ? err : new Error(String(err)))),
+  )
 }
 
 /** Move `names` out of the log into a fresh `quarantine/<stamp>-<rand>/` folder; returns it. */

@@ -25,7 +25,9 @@ const nameOf = (seq: number, type: 'text_delta' | 'usage' = 'text_delta') => eve
 function quarantined(): string[] {
   const q = join(root, id, 'quarantine')
   if (!existsSync(q)) return []
-  return readdirSync(q).flatMap((d) => readdirSync(join(q, d))).sort()
+  return readdirSync(q)
+    .flatMap((d) => readdirSync(join(q, d)))
+    .sort()
 }
 
 beforeEach(async () => {
@@ -149,7 +151,12 @@ describe('FileEventStore damaged session files', () => {
     unlinkSync(join(root, id, 'summary.json'))
     const loaded = await fresh().load(id)
     expect(loaded?.repaired).toBe(false)
-    expect(loaded?.summary).toMatchObject({ session_id: id, model: 'offline-echo', working_dir: '/tmp/work', event_count: 5 })
+    expect(loaded?.summary).toMatchObject({
+      session_id: id,
+      model: 'offline-echo',
+      working_dir: '/tmp/work',
+      event_count: 5,
+    })
     expect(existsSync(join(root, id, 'summary.json'))).toBe(true)
   })
 })

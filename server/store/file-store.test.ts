@@ -26,12 +26,19 @@ beforeEach(() => {
 })
 afterEach(() => rmSync(tmp, { recursive: true, force: true }))
 
-async function newSession(agent: AgentPrefix = 'otter', at = new Date('2026-04-25T12:03:00Z'), model = 'offline-echo'): Promise<string> {
+async function newSession(
+  agent: AgentPrefix = 'otter',
+  at = new Date('2026-04-25T12:03:00Z'),
+  model = 'offline-echo',
+): Promise<string> {
   const meta = sampleMeta(agent, at, model)
   await store.create(meta, sampleSummary(meta))
   return meta.session_id
 }
-const files = (id: string): string[] => readdirSync(join(root, id)).filter((n) => n.startsWith('event-')).sort()
+const files = (id: string): string[] =>
+  readdirSync(join(root, id))
+    .filter((n) => n.startsWith('event-'))
+    .sort()
 
 describe('FileEventStore round trip', () => {
   it('loads exactly what was appended and reads after a counter', async () => {
@@ -59,7 +66,9 @@ describe('FileEventStore round trip', () => {
     const meta = sampleMeta()
     await store.create(meta, sampleSummary(meta))
     await expect(store.create(meta, sampleSummary(meta))).rejects.toMatchObject({ code: 'session_exists' })
-    await expect(store.append(sampleEvent('otter-20260425T120300Z-1b4e28ba-2fa1-4d3b-a3f5-ef19b5a7633b', 1))).rejects.toMatchObject({ code: 'session_not_found' })
+    await expect(
+      store.append(sampleEvent('otter-20260425T120300Z-1b4e28ba-2fa1-4d3b-a3f5-ef19b5a7633b', 1)),
+    ).rejects.toMatchObject({ code: 'session_not_found' })
   })
 })
 
@@ -130,7 +139,12 @@ describe('FileEventStore concurrency', () => {
     const a = await newSession('otter')
     const b = await newSession('ferret')
     const n = 40
-    await Promise.all(Array.from({ length: n }, (_, i) => [store.append(sampleEvent(a, i + 1)), store.append(sampleEvent(b, i + 1))]).flat())
+    await Promise.all(
+      Array.from({ length: n }, (_, i) => [
+        store.append(sampleEvent(a, i + 1)),
+        store.append(sampleEvent(b, i + 1)),
+      ]).flat(),
+    )
     for (const id of [a, b]) {
       const loaded = await new FileEventStore({ root }).load(id)
       expect(loaded?.events.map((e) => e.seq)).toEqual(Array.from({ length: n }, (_, i) => i + 1))
@@ -201,7 +215,17 @@ describe('FileEventStore summary', () => {
 })
 
 describe('FileEventStore hostile ids', () => {
-  const hostile = ['..', '../outside', 'otter-20260425T120300Z-../../outside', 'a/b', 'a\\b', 'otter\0', '', '.', `otter-20260425T120300Z-1b4e28ba-2fa1-4d3b-a3f5-ef19b5a7633b/..`]
+  const hostile = [
+    '..',
+    '../outside',
+    'otter-20260425T120300Z-../../outside',
+    'a/b',
+    'a\\b',
+    'otter\0',
+    '',
+    '.',
+    `otter-20260425T120300Z-1b4e28ba-2fa1-4d3b-a3f5-ef19b5a7633b/..`,
+  ]
   it('are rejected by load, read, remove and subscribe without touching the filesystem', async () => {
     const outside = join(tmp, 'outside')
     mkdirSync(join(outside, 'victim'), { recursive: true })

@@ -23,7 +23,17 @@ import type { SessionSummary } from '../../generated/schemas.gen.ts'
 import type { AnyEvent } from '../events/event-types.ts'
 import { noopLogger, type Logger } from '../log.ts'
 import { StoreError } from './errors.ts'
-import { errCode, listLog, mapLimit, quarantine, readJsonFile, scanEntries, scanLog, writeEventFile, writeJsonAtomic } from './file-log.ts'
+import {
+  errCode,
+  listLog,
+  mapLimit,
+  quarantine,
+  readJsonFile,
+  scanEntries,
+  scanLog,
+  writeEventFile,
+  writeJsonAtomic,
+} from './file-log.ts'
 import { streamEvents } from './event-stream.ts'
 import { ListenerRegistry } from './listeners.ts'
 import { RecentRing } from './recent-ring.ts'
@@ -31,8 +41,24 @@ import { readSegment, readSegmentLines, rewriteSegmentTail, SegmentWriters } fro
 import { agentAllowed, applyListFilter } from './listing.ts'
 import { isSessionId, sessionDir } from './paths.ts'
 import { readQueued, removeQueued, writeQueued } from './queued-prompts.ts'
-import type { EventListener, EventStore, ListFilter, LoadedSession, QueuedPrompt, SessionMeta, StreamOptions } from './types.ts'
-import { checkNextSeq, checkSessionId, metaProblem, minimalSummary, validateEvent, validateMeta, validateSummary } from './validate.ts'
+import type {
+  EventListener,
+  EventStore,
+  ListFilter,
+  LoadedSession,
+  QueuedPrompt,
+  SessionMeta,
+  StreamOptions,
+} from './types.ts'
+import {
+  checkNextSeq,
+  checkSessionId,
+  metaProblem,
+  minimalSummary,
+  validateEvent,
+  validateMeta,
+  validateSummary,
+} from './validate.ts'
 
 export interface FileEventStoreOptions {
   /** The event-log directory (`eventlogRoot(chimeraHome())` in the server). */
@@ -97,7 +123,10 @@ export class FileEventStore implements EventStore {
         await mkdir(dir)
       }
       // Independent files: written side by side (each still atomically).
-      await Promise.all([writeJsonAtomic(join(dir, 'session.json'), meta, this.#fsync), writeJsonAtomic(join(dir, 'summary.json'), summary, this.#fsync)])
+      await Promise.all([
+        writeJsonAtomic(join(dir, 'session.json'), meta, this.#fsync),
+        writeJsonAtomic(join(dir, 'summary.json'), summary, this.#fsync),
+      ])
       this.#lastSeq.set(id, 0)
       this.#rings.set(id, new RecentRing())
       this.#segments.set(id, { lines: 0, ends: [], ok: true })
@@ -137,16 +166,26 @@ export class FileEventStore implements EventStore {
    * `limit`, a page: at most `limit` events and `PAGE_MAX_BYTES` of segment (at least one
    * event), `more` when it stopped short of the end.
    */
-  async readPage(sessionId: string, afterSeq: number, limit = this.#pageEvents): Promise<{ events: AnyEvent[]; more: boolean }> {
+  async readPage(
+    sessionId: string,
+    afterSeq: number,
+    limit = this.#pageEvents,
+  ): Promise<{ events: AnyEvent[]; more: boolean }> {
     const dir = sessionDir(this.root, sessionId)
-    if (!Number.isSafeInteger(afterSeq) || afterSeq < 0) throw new RangeError(`afterSeq must be a non-negative integer, got ${afterSeq}`)
+    if (!Number.isSafeInteger(afterSeq) || afterSeq < 0)
+      throw new RangeError(`afterSeq must be a non-negative integer, got ${afterSeq}`)
     return this.#enqueue(sessionId, async () => {
       await this.#open(sessionId, dir)
       let out: AnyEvent[] = []
       let cursor = afterSeq
       const seg = this.#segments.get(sessionId)
       if (seg?.ok && cursor < seg.lines) {
-        const to = pageEnd(seg.ends, cursor, Math.min(seg.lines, cursor + limit), limit === Infinity ? Infinity : PAGE_MAX_BYTES)
+        const to = pageEnd(
+          seg.ends,
+          cursor,
+          Math.min(seg.lines, cursor + limit),
+          limit === Infinity ? Infinity : PAGE_MAX_BYTES,
+        )
         const got = await readSegmentLines(dir, seg.ends, cursor + 1, to).catch(() => undefined)
         if (got) {
           out = got
@@ -154,12 +193,18 @@ export class FileEventStore implements EventStore {
           if (to < seg.lines || out.length >= limit) return { events: out, more: true }
         } else {
           seg.ok = false
-          this.#logger.warn('event log: segment unreadable; reading the event files until the session is reopened', { session_id: sessionId })
+          this.#logger.warn('event log: segment unreadable; reading the event files until the session is reopened', {
+            session_id: sessionId,
+          })
         }
       }
       const left = limit - out.length
       const scan = await scanLog(dir, sessionId, cursor, left)
-      if (scan.reason !== undefined) this.#logger.warn('event log: read stopped at an invalid record', { session_id: sessionId, reason: scan.reason })
+      if (scan.reason !== undefined)
+        this.#logger.warn('event log: read stopped at an invalid record', {
+          session_id: sessionId,
+          reason: scan.reason,
+        })
       return { events: out.length === 0 ? scan.events : out.concat(scan.events), more: scan.events.length >= left }
     })
   }
@@ -201,7 +246,10 @@ export class FileEventStore implements EventStore {
     }
     const ids = names.filter((n) => isSessionId(n) && agentAllowed(n, filter))
     const found = await mapLimit(ids, 16, (id) => this.#summaryForList(id))
-    return applyListFilter(found.filter((s): s is SessionSummary => s !== undefined), filter)
+    return applyListFilter(
+      found.filter((s): s is SessionSummary => s !== undefined),
+      filter,
+    )
   }
 
   subscribe(sessionId: string, listener: EventListener): () => void {
@@ -277,14 +325,22 @@ export class FileEventStore implements EventStore {
     if (metaRead.kind !== 'ok') {
       this.#lastSeq.delete(sessionId)
       if (metaRead.kind === 'bad' || (await exists(dir))) {
-        this.#logger.warn('event log: session without a readable session.json is treated as absent', { session_id: sessionId, reason: metaRead.kind === 'bad' ? metaRead.reason : 'missing' })
+        this.#logger.warn('event log: session without a readable session.json is treated as absent', {
+          session_id: sessionId,
+          reason: metaRead.kind === 'bad' ? metaRead.reason : 'missing',
+        })
       }
       return undefined
     }
-    const problem = metaProblem(metaRead.value) ?? ((metaRead.value as SessionMeta).session_id !== sessionId ? 'session_id does not match its directory' : undefined)
+    const problem =
+      metaProblem(metaRead.value) ??
+      ((metaRead.value as SessionMeta).session_id !== sessionId ? 'session_id does not match its directory' : undefined)
     if (problem !== undefined) {
       this.#lastSeq.delete(sessionId)
-      this.#logger.warn('event log: invalid session.json; session treated as absent', { session_id: sessionId, reason: problem })
+      this.#logger.warn('event log: invalid session.json; session treated as absent', {
+        session_id: sessionId,
+        reason: problem,
+      })
       return undefined
     }
     const meta = metaRead.value as SessionMeta
@@ -301,9 +357,19 @@ export class FileEventStore implements EventStore {
     if (repaired) {
       try {
         const where = await quarantine(dir, tail)
-        this.#logger.warn('event log repaired: bad tail quarantined', { session_id: sessionId, reason, files: tail, quarantine: where })
+        this.#logger.warn('event log repaired: bad tail quarantined', {
+          session_id: sessionId,
+          reason,
+          files: tail,
+          quarantine: where,
+        })
       } catch (err) {
-        this.#logger.error('event log: could not quarantine bad tail', { session_id: sessionId, reason, files: tail, error: String(err) })
+        this.#logger.error('event log: could not quarantine bad tail', {
+          session_id: sessionId,
+          reason,
+          files: tail,
+          error: String(err),
+        })
       }
     }
     this.#lastSeq.set(sessionId, events.length)
@@ -316,20 +382,34 @@ export class FileEventStore implements EventStore {
   }
 
   /** Make the segment exactly the log: cut what disagrees, append the records read from files. */
-  async #syncSegment(sessionId: string, dir: string, ends: number[], size: number, texts: string[], reason: string | undefined): Promise<void> {
+  async #syncSegment(
+    sessionId: string,
+    dir: string,
+    ends: number[],
+    size: number,
+    texts: string[],
+    reason: string | undefined,
+  ): Promise<void> {
     await this.#writers.close(dir)
     const state: SegmentState = { lines: ends.length, ends, ok: true }
     this.#segments.set(sessionId, state)
     const keep = ends.at(-1) ?? 0
     if (size === keep && texts.length === 0) return
-    if (reason !== undefined) this.#logger.info('event log: segment cut where it disagrees with the event files; rebuilding from them', { session_id: sessionId, reason })
+    if (reason !== undefined)
+      this.#logger.info('event log: segment cut where it disagrees with the event files; rebuilding from them', {
+        session_id: sessionId,
+        reason,
+      })
     try {
       const more = await rewriteSegmentTail(dir, keep, texts)
       for (const end of more) ends.push(end)
       state.lines = ends.length
     } catch (err) {
       state.ok = false
-      this.#logger.warn('event log: could not rebuild the segment; reading event files', { session_id: sessionId, error: String(err) })
+      this.#logger.warn('event log: could not rebuild the segment; reading event files', {
+        session_id: sessionId,
+        error: String(err),
+      })
     }
   }
 
@@ -344,7 +424,10 @@ export class FileEventStore implements EventStore {
     } catch (err) {
       // The event is on disk; only the shortcut is lost until the session is opened again.
       state.ok = false
-      this.#logger.warn('event log: segment append failed; reading event files', { session_id: sessionId, error: String(err) })
+      this.#logger.warn('event log: segment append failed; reading event files', {
+        session_id: sessionId,
+        error: String(err),
+      })
     }
   }
 
@@ -362,7 +445,10 @@ export class FileEventStore implements EventStore {
     const summary = minimalSummary(meta, eventCount)
     this.#logger.warn('event log: summary.json rebuilt from session.json', { session_id: meta.session_id, reason })
     await writeJsonAtomic(join(dir, 'summary.json'), summary, this.#fsync).catch((err: unknown) =>
-      this.#logger.error('event log: could not write rebuilt summary', { session_id: meta.session_id, error: String(err) }),
+      this.#logger.error('event log: could not write rebuilt summary', {
+        session_id: meta.session_id,
+        error: String(err),
+      }),
     )
     return summary
   }
@@ -380,10 +466,14 @@ export class FileEventStore implements EventStore {
         }
       }
       const m = await readJsonFile(join(dir, 'session.json'))
-      if (m.kind === 'ok' && metaProblem(m.value) === undefined && (m.value as SessionMeta).session_id === sessionId) return minimalSummary(m.value as SessionMeta)
+      if (m.kind === 'ok' && metaProblem(m.value) === undefined && (m.value as SessionMeta).session_id === sessionId)
+        return minimalSummary(m.value as SessionMeta)
       this.#logger.warn('event log: skipping unreadable session directory', { session_id: sessionId })
     } catch (err) {
-      this.#logger.warn('event log: skipping unreadable session directory', { session_id: sessionId, error: String(err) })
+      this.#logger.warn('event log: skipping unreadable session directory', {
+        session_id: sessionId,
+        error: String(err),
+      })
     }
     return undefined
   }

@@ -46,6 +46,10 @@ export class ListenerRegistry {
   }
 
   #failed(event: AnyEvent, err: unknown): void {
-    this.#logger.error('event listener failed', { session_id: event.session_id, seq: event.seq, error: err instanceof Error ? err.message : String(err) })
+    this.#logger.error('event listener failed', {
+      session_id: event.session_id,
+      seq: event.seq,
+      error: err instanceof Error ? err.message : String(err),
+    })
   }
 }

@@ -44,12 +44,19 @@ describe('MemoryEventStore', () => {
     const meta = sampleMeta()
     await store.create(meta, sampleSummary(meta))
     await expect(store.create(meta, sampleSummary(meta))).rejects.toMatchObject({ code: 'session_exists' })
-    await expect(store.create({ ...meta, session_id: 'otter-1' }, { session_id: 'otter-1' })).rejects.toMatchObject({ code: 'invalid_meta' })
+    await expect(store.create({ ...meta, session_id: 'otter-1' }, { session_id: 'otter-1' })).rejects.toMatchObject({
+      code: 'invalid_meta',
+    })
   })
 
   it('notifies in order; a throwing listener is logged and harmless', async () => {
     const lines: string[] = []
-    const { store, id } = await setup('otter', undefined, undefined, new MemoryEventStore({ logger: createLogger({ sink: (l) => lines.push(l) }) }))
+    const { store, id } = await setup(
+      'otter',
+      undefined,
+      undefined,
+      new MemoryEventStore({ logger: createLogger({ sink: (l) => lines.push(l) }) }),
+    )
     const seen: number[] = []
     store.subscribe(id, () => {
       throw new Error('boom')

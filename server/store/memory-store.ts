@@ -15,7 +15,15 @@ import { StoreError } from './errors.ts'
 import { streamEvents } from './event-stream.ts'
 import { ListenerRegistry } from './listeners.ts'
 import { applyListFilter } from './listing.ts'
-import type { EventListener, EventStore, ListFilter, LoadedSession, QueuedPrompt, SessionMeta, StreamOptions } from './types.ts'
+import type {
+  EventListener,
+  EventStore,
+  ListFilter,
+  LoadedSession,
+  QueuedPrompt,
+  SessionMeta,
+  StreamOptions,
+} from './types.ts'
 import { sortQueued } from './queued-prompts.ts'
 import { checkNextSeq, checkSessionId, jsonCopy, validateEvent, validateMeta, validateSummary } from './validate.ts'
 
@@ -47,11 +55,21 @@ export class MemoryEventStore implements EventStore {
   async create(meta: SessionMeta, summary: SessionSummary): Promise<void> {
     validateMeta(meta)
     validateSummary(meta.session_id, summary)
-    if (this.#sessions.has(meta.session_id)) throw new StoreError('session_exists', `session ${meta.session_id} already exists`)
+    if (this.#sessions.has(meta.session_id))
+      throw new StoreError('session_exists', `session ${meta.session_id} already exists`)
     if (this.#sessions.size >= this.#maxSessions) {
-      throw new StoreError('store_full', `the in-memory store holds its maximum of ${this.#maxSessions} sessions; delete one or use a persisted session`)
+      throw new StoreError(
+        'store_full',
+        `the in-memory store holds its maximum of ${this.#maxSessions} sessions; delete one or use a persisted session`,
+      )
     }
-    this.#sessions.set(meta.session_id, { meta: jsonCopy(meta), summary: jsonCopy(summary), events: [], lastSeq: 0, queued: new Map() })
+    this.#sessions.set(meta.session_id, {
+      meta: jsonCopy(meta),
+      summary: jsonCopy(summary),
+      events: [],
+      lastSeq: 0,
+      queued: new Map(),
+    })
   }
 
   /** Synchronous inside: appends of one session take effect (and notify) in call order. */
@@ -85,11 +103,24 @@ export class MemoryEventStore implements EventStore {
   async load(sessionId: string): Promise<LoadedSession | undefined> {
     checkSessionId(sessionId)
     const s = this.#sessions.get(sessionId)
-    return s && { meta: jsonCopy(s.meta), summary: jsonCopy(s.summary), events: jsonCopy(s.events), queued: jsonCopy(sortQueued([...s.queued.values()])), repaired: false }
+    return (
+      s && {
+        meta: jsonCopy(s.meta),
+        summary: jsonCopy(s.summary),
+        events: jsonCopy(s.events),
+        queued: jsonCopy(sortQueued([...s.queued.values()])),
+        repaired: false,
+      }
+    )
   }
 
   async list(filter: ListFilter = {}): Promise<SessionSummary[]> {
-    return jsonCopy(applyListFilter([...this.#sessions.values()].map((s) => s.summary), filter))
+    return jsonCopy(
+      applyListFilter(
+        [...this.#sessions.values()].map((s) => s.summary),
+        filter,
+      ),
+    )
   }
 
   subscribe(sessionId: string, listener: EventListener): () => void {
@@ -99,7 +130,14 @@ export class MemoryEventStore implements EventStore {
 
   stream(sessionId: string, opts: StreamOptions = {}): AsyncIterable<AnyEvent> {
     this.#get(sessionId)
-    return streamEvents({ subscribe: (id, l) => this.subscribe(id, l), read: async (id, after) => ({ events: await this.read(id, after), more: false }) }, sessionId, opts)
+    return streamEvents(
+      {
+        subscribe: (id, l) => this.subscribe(id, l),
+        read: async (id, after) => ({ events: await this.read(id, after), more: false }),
+      },
+      sessionId,
+      opts,
+    )
   }
 
   async remove(sessionId: string): Promise<void> {
@@ -108,7 +146,8 @@ export class MemoryEventStore implements EventStore {
   }
 
   #after(sessionId: string, afterSeq: number): AnyEvent[] {
-    if (!Number.isSafeInteger(afterSeq) || afterSeq < 0) throw new RangeError(`afterSeq must be a non-negative integer, got ${afterSeq}`)
+    if (!Number.isSafeInteger(afterSeq) || afterSeq < 0)
+      throw new RangeError(`afterSeq must be a non-negative integer, got ${afterSeq}`)
     const s = this.#get(sessionId)
     const first = s.events[0]?.seq ?? s.lastSeq + 1
     return s.events.slice(Math.max(0, afterSeq - first + 1))

@@ -2,7 +2,15 @@
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { chimeraHome, eventFileName, eventlogRoot, isSessionId, newSessionId, parseEventFileName, sessionDir } from './paths.ts'
+import {
+  chimeraHome,
+  eventFileName,
+  eventlogRoot,
+  isSessionId,
+  newSessionId,
+  parseEventFileName,
+  sessionDir,
+} from './paths.ts'
 
 const GOOD = 'otter-20260425T120300Z-1b4e28ba-2fa1-4d3b-a3f5-ef19b5a7633b'
 
@@ -21,7 +29,15 @@ describe('store paths', () => {
     expect(eventFileName(1234567, 'usage')).toBe('event-1234567-usage.json')
     expect(parseEventFileName('event-000042-tool_call.json')).toEqual({ seq: 42, type: 'tool_call' })
     expect(parseEventFileName('event-1234567-usage.json')).toEqual({ seq: 1234567, type: 'usage' })
-    for (const bad of ['event-42-usage.json', 'event-0000042-usage.json', 'event-000000-usage.json', 'event-000001-bogus.json', 'event-000001-usage.json.tmp', 'event-000001-usage', 'x-event-000001-usage.json']) {
+    for (const bad of [
+      'event-42-usage.json',
+      'event-0000042-usage.json',
+      'event-000000-usage.json',
+      'event-000001-bogus.json',
+      'event-000001-usage.json.tmp',
+      'event-000001-usage',
+      'x-event-000001-usage.json',
+    ]) {
       expect(parseEventFileName(bad)).toBeUndefined()
     }
     expect(() => eventFileName(0, 'usage')).toThrow()
@@ -37,9 +53,28 @@ describe('store paths', () => {
 
   it('rejects everything but the exact shape', () => {
     for (const bad of [
-      '', '..', '.', '/', 'otter', `${GOOD}/..`, `../${GOOD}`, `${GOOD}\0`, `${GOOD}\\x`, ` ${GOOD}`, `${GOOD}\n`, GOOD.toUpperCase(),
-      GOOD.replace('otter', 'weasel'), GOOD.replace('20260425', '20260230'), GOOD.replace('T120300Z', 'T250000Z'),
-      GOOD.replace('-4d3b-', '-3d3b-'), GOOD.replace('-a3f5-', '-c3f5-'), GOOD.slice(0, -1), `${GOOD}0`, 42, null, undefined,
+      '',
+      '..',
+      '.',
+      '/',
+      'otter',
+      `${GOOD}/..`,
+      `../${GOOD}`,
+      `${GOOD}\0`,
+      `${GOOD}\\x`,
+      ` ${GOOD}`,
+      `${GOOD}\n`,
+      GOOD.toUpperCase(),
+      GOOD.replace('otter', 'weasel'),
+      GOOD.replace('20260425', '20260230'),
+      GOOD.replace('T120300Z', 'T250000Z'),
+      GOOD.replace('-4d3b-', '-3d3b-'),
+      GOOD.replace('-a3f5-', '-c3f5-'),
+      GOOD.slice(0, -1),
+      `${GOOD}0`,
+      42,
+      null,
+      undefined,
     ]) {
       expect(isSessionId(bad)).toBe(false)
     }

@@ -14,7 +14,8 @@ import type { AgentPrefix } from './types.ts'
 /** Every agent prefix a session directory may carry. */
 export const AGENT_PREFIXES: readonly AgentPrefix[] = ['otter', 'ferret', 'mink']
 
-const SESSION_ID_RE = /^(otter|ferret|mink)-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+const SESSION_ID_RE =
+  /^(otter|ferret|mink)-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 const EVENT_FILE_RE = /^event-(\d{6,})-([a-z_]+)\.json$/
 const EVENT_TYPES: ReadonlySet<string> = new Set(EventTypeSchema.options)
 
@@ -55,7 +56,10 @@ export function parseEventFileName(name: string): { seq: number; type: EventType
 
 /** `YYYYMMDDTHHMMSSZ` in UTC. */
 function compactUtc(now: Date): string {
-  return now.toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/[-:]/g, '')
+  return now
+    .toISOString()
+    .replace(/\.\d{3}Z$/, 'Z')
+    .replace(/[-:]/g, '')
 }
 
 /** A fresh session id: `<agent>-<YYYYMMDDTHHMMSSZ>-<uuid v4>`. */

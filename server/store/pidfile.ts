@@ -11,7 +11,17 @@
  * A live owner makes `acquire` throw `PidfileLocked` ("already running on port N, PID M").
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { closeSync, linkSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, unlinkSync, writeSync } from 'node:fs'
+import {
+  closeSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs'
 import { join } from 'node:path'
 
 export type PidfilePrefix = 'otter' | 'ferret'
@@ -37,8 +47,10 @@ export class PidfileLocked extends Error {
 }
 
 export const runDir = (home: string): string => join(home, 'run')
-export const pidfilePath = (home: string, prefix: PidfilePrefix, port: number): string => join(runDir(home), `${prefix}-${port}.pid`)
-export const tokenHash = (token: string | undefined): string | null => (token === undefined ? null : `sha256:${createHash('sha256').update(token, 'utf8').digest('hex')}`)
+export const pidfilePath = (home: string, prefix: PidfilePrefix, port: number): string =>
+  join(runDir(home), `${prefix}-${port}.pid`)
+export const tokenHash = (token: string | undefined): string | null =>
+  token === undefined ? null : `sha256:${createHash('sha256').update(token, 'utf8').digest('hex')}`
 
 /** True when `pid` names a running process (that is not known to be some other program). */
 export function isAlive(pid: number): boolean {
@@ -150,7 +162,10 @@ export function releasePidfile(path: string, record: PidRecord): void {
 }
 
 /** Every pidfile of `prefix` under CHIMERA_HOME/run, by port. */
-export function listPidfiles(home: string, prefix: PidfilePrefix): { path: string; port: number; record: PidRecord | undefined }[] {
+export function listPidfiles(
+  home: string,
+  prefix: PidfilePrefix,
+): { path: string; port: number; record: PidRecord | undefined }[] {
   let names: string[]
   try {
     names = readdirSync(runDir(home))
@@ -161,6 +176,10 @@ export function listPidfiles(home: string, prefix: PidfilePrefix): { path: strin
   return names
     .map((n) => ({ n, m: re.exec(n) }))
     .filter((x): x is { n: string; m: RegExpExecArray } => x.m !== null)
-    .map(({ n, m }) => ({ path: join(runDir(home), n), port: Number(m[1]), record: readPidfile(join(runDir(home), n)) }))
+    .map(({ n, m }) => ({
+      path: join(runDir(home), n),
+      port: Number(m[1]),
+      record: readPidfile(join(runDir(home), n)),
+    }))
     .sort((a, b) => a.port - b.port)
 }

@@ -17,7 +17,8 @@ const PREFIX = 'queued-'
 const MESSAGE_ID = /^[A-Za-z0-9_-]{1,128}$/
 
 function fileOf(dir: string, messageId: string): string {
-  if (!MESSAGE_ID.test(messageId)) throw new RangeError(`message id ${JSON.stringify(messageId.slice(0, 80))} cannot name a queue entry`)
+  if (!MESSAGE_ID.test(messageId))
+    throw new RangeError(`message id ${JSON.stringify(messageId.slice(0, 80))} cannot name a queue entry`)
   return join(dir, `${PREFIX}${messageId}.json`)
 }
 
@@ -45,7 +46,8 @@ function isQueuedPrompt(v: unknown): v is QueuedPrompt {
     typeof p.text === 'string' &&
     typeof p.accepted_at === 'number' &&
     typeof p.order === 'number' &&
-    (c === undefined || (typeof c === 'object' && c !== null && typeof c.name === 'string' && typeof c.arguments === 'string'))
+    (c === undefined ||
+      (typeof c === 'object' && c !== null && typeof c.name === 'string' && typeof c.arguments === 'string'))
   )
 }
 
@@ -61,7 +63,10 @@ export async function readQueued(dir: string, sessionId: string, logger: Logger)
       continue
     }
     if (r.kind === 'missing') continue
-    logger.warn('event log: unreadable queue entry removed (a prompt cut off before it was acknowledged)', { session_id: sessionId, file: name })
+    logger.warn('event log: unreadable queue entry removed (a prompt cut off before it was acknowledged)', {
+      session_id: sessionId,
+      file: name,
+    })
     await unlink(join(dir, name)).catch(() => {})
   }
   return sortQueued(out)

@@ -5,7 +5,17 @@
  * the event files'); repair keeps it in step; a segment that cannot be written or read costs
  * speed only; reads and streams page through it with no gap or duplicate.
  */
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs'
+import {
+  appendFileSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  truncateSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { tempDirs } from '../../conformance/harness/temp-dirs.ts'
@@ -70,7 +80,9 @@ describe('segment contents', () => {
     await store.create(meta, sampleSummary(meta))
     expect(readdirSync(join(root, meta.session_id))).not.toContain(SEGMENT_FILE)
     await store.append(sampleEvent(meta.session_id, 1))
-    expect(readFileSync(join(root, meta.session_id, SEGMENT_FILE), 'utf8')).toBe(record(sampleEvent(meta.session_id, 1)))
+    expect(readFileSync(join(root, meta.session_id, SEGMENT_FILE), 'utf8')).toBe(
+      record(sampleEvent(meta.session_id, 1)),
+    )
   })
 })
 
@@ -99,7 +111,13 @@ describe('segment verified on open', () => {
 
   it('a line that disagrees with its event file (other counter, type or session; not JSON): cut there, rebuilt from the files', async () => {
     const lines = segment().split('\n')
-    for (const bad of [record(sampleEvent(id, 9)).trimEnd(), JSON.stringify({ ...sent[3], type: 'usage' }), JSON.stringify({ ...sent[3], session_id: 'x' }), '{"seq":4,', '4']) {
+    for (const bad of [
+      record(sampleEvent(id, 9)).trimEnd(),
+      JSON.stringify({ ...sent[3], type: 'usage' }),
+      JSON.stringify({ ...sent[3], session_id: 'x' }),
+      '{"seq":4,',
+      '4',
+    ]) {
       lines[3] = bad
       writeFileSync(join(dir(), SEGMENT_FILE), lines.join('\n'))
       await expectLoadsAndHeals(sent)
@@ -210,7 +228,7 @@ describe('paged reads', () => {
     await fresh.load(id)
     const got: AnyEvent[] = []
     const sizes: number[] = []
-    for (let cursor = 0, more = true; more; ) {
+    for (let cursor = 0, more = true; more;) {
       const page = await fresh.readPage(id, cursor, 128)
       sizes.push(page.events.length)
       got.push(...page.events)
@@ -240,7 +258,8 @@ describe('paged reads', () => {
     for await (const e of store.stream(id, { afterSeq: 0, signal: ctl.signal })) {
       got.push(e.seq)
       // Appends interleave with the catch-up pages (not awaited: they queue behind the reads).
-      if (next <= total && e.seq % 100 === 0) for (let k = 0; k < 20 && next <= total; k++) void store.append(sampleEvent(id, next++))
+      if (next <= total && e.seq % 100 === 0)
+        for (let k = 0; k < 20 && next <= total; k++) void store.append(sampleEvent(id, next++))
       if (e.seq === total) break
     }
     ctl.abort()

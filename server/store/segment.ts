@@ -64,7 +64,11 @@ function envelopeProblem(value: unknown, entry: LogEntry, sessionId: string): st
  * session are those of `entries[k - 1]`. The full schema check is not repeated here: every line
  * was an event validated by `append` (or read back from a checked event file) when written.
  */
-export async function readSegment(dir: string, sessionId: string, entries: readonly LogEntry[]): Promise<SegmentPrefix> {
+export async function readSegment(
+  dir: string,
+  sessionId: string,
+  entries: readonly LogEntry[],
+): Promise<SegmentPrefix> {
   let buf: Buffer
   try {
     buf = await readWhole(join(dir, SEGMENT_FILE))
@@ -76,7 +80,7 @@ export async function readSegment(dir: string, sessionId: string, entries: reado
   // Complete lines that have an event file of the same counter.
   const ends: number[] = []
   let reason: string | undefined
-  for (let pos = 0; pos < size; ) {
+  for (let pos = 0; pos < size;) {
     const k = ends.length
     const entry = entries[k]
     if (!entry || entry.seq !== k + 1) {
@@ -139,7 +143,12 @@ async function readWhole(path: string): Promise<Buffer> {
  * Events `from..to` (counters) of a verified segment, given the line ends: one read. Returns
  * undefined when the bytes are not those lines (the file changed underneath).
  */
-export async function readSegmentLines(dir: string, ends: readonly number[], from: number, to: number): Promise<AnyEvent[] | undefined> {
+export async function readSegmentLines(
+  dir: string,
+  ends: readonly number[],
+  from: number,
+  to: number,
+): Promise<AnyEvent[] | undefined> {
   const start = from <= 1 ? 0 : ends[from - 2]!
   const end = ends[to - 1]!
   const buf = Buffer.allocUnsafe(end - start)
@@ -214,7 +223,8 @@ export class SegmentWriters {
     const write = handle.fh.then(async (fh) => {
       const bytes = Buffer.from(text)
       const { bytesWritten } = await fh.write(bytes)
-      if (bytesWritten !== bytes.length) throw new Error(`short write to ${SEGMENT_FILE}: ${bytesWritten} of ${bytes.length} bytes`)
+      if (bytesWritten !== bytes.length)
+        throw new Error(`short write to ${SEGMENT_FILE}: ${bytesWritten} of ${bytes.length} bytes`)
     })
     handle.last = write.catch(() => {})
     write.catch(() => {

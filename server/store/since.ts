@@ -22,7 +22,9 @@ export function parseSince(value: string, now: Date = new Date()): Date {
 
 function invalid(value: string): Error {
   const shown = JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value)
-  return new Error(`invalid since value ${shown}: expected Nd, Nh or Nm (N a positive integer), or an ISO-8601 date (YYYY-MM-DD) or date-time (YYYY-MM-DDTHH:MM[:SS[.fff]][Z|±HH:MM])`)
+  return new Error(
+    `invalid since value ${shown}: expected Nd, Nh or Nm (N a positive integer), or an ISO-8601 date (YYYY-MM-DD) or date-time (YYYY-MM-DDTHH:MM[:SS[.fff]][Z|±HH:MM])`,
+  )
 }
 
 function finite(value: string, ms: number): Date {
@@ -32,7 +34,15 @@ function finite(value: string, ms: number): Date {
 }
 
 /** Build the instant, refusing fields out of range (`2026-02-30`, `25:00`, `+24:00`). */
-function calendar(value: string, ymd: string[], hh: string, mi: string, ss: string, frac: string, offset: string): Date {
+function calendar(
+  value: string,
+  ymd: string[],
+  hh: string,
+  mi: string,
+  ss: string,
+  frac: string,
+  offset: string,
+): Date {
   const [y, mo, d] = ymd.map(Number) as [number, number, number]
   const [h, m, s] = [Number(hh), Number(mi), Number(ss)]
   const probe = new Date(Date.UTC(y, mo - 1, d))

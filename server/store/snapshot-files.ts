@@ -24,7 +24,9 @@ export const isSha = (s: unknown): s is string => typeof s === 'string' && SHA_R
 
 /** True for an absolute, normalised path without NUL: the only paths the store records or touches. */
 export function isCleanPath(p: unknown): p is string {
-  return typeof p === 'string' && p.length > 0 && p.length <= 4096 && !p.includes('\0') && isAbsolute(p) && resolve(p) === p
+  return (
+    typeof p === 'string' && p.length > 0 && p.length <= 4096 && !p.includes('\0') && isAbsolute(p) && resolve(p) === p
+  )
 }
 
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex')
@@ -69,8 +71,15 @@ export class Blobs {
  * exactly when given (an existing file keeps its mode); otherwise the umask applies to 0666.
  */
 async function writeAtomic(dest: string, data: Buffer, mode?: number): Promise<void> {
-  const tmp = join(dirname(dest), `.${basename(dest).slice(0, 40)}.${process.pid}.${randomUUID().slice(0, 8)}.chimera-tmp`)
-  const fh = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode ?? 0o666)
+  const tmp = join(
+    dirname(dest),
+    `.${basename(dest).slice(0, 40)}.${process.pid}.${randomUUID().slice(0, 8)}.chimera-tmp`,
+  )
+  const fh = await open(
+    tmp,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+    mode ?? 0o666,
+  )
   try {
     await fh.writeFile(data)
     if (mode !== undefined) await fh.chmod(mode)

@@ -4,7 +4,18 @@
  * commit, the 25 MiB rule, symbolic links and damaged records refused, a restart in the middle
  * of an operation, `align`, `clear`, and the snapshot root override.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { createHash } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -26,7 +37,8 @@ beforeEach(() => {
 })
 afterEach(() => rmSync(base, { recursive: true, force: true }))
 
-const store = (maxFileBytes?: number) => new FileSnapshotStore({ root, sessionId: sid, ...(maxFileBytes ? { maxFileBytes } : {}) })
+const store = (maxFileBytes?: number) =>
+  new FileSnapshotStore({ root, sessionId: sid, ...(maxFileBytes ? { maxFileBytes } : {}) })
 const p = (rel: string) => join(ws, rel)
 const read = (rel: string) => (existsSync(p(rel)) ? readFileSync(p(rel), 'utf8') : null)
 const sha = (s: string | Buffer) => createHash('sha256').update(s).digest('hex')
@@ -50,7 +62,10 @@ describe('the snapshot store', () => {
     expect(await s.counts()).toEqual({ undoable: 3, redoable: 0 })
     expect(snaps()).toEqual(['snap-000001', 'snap-000002', 'snap-000003'])
     const dir = join(root, sid, 'snaps')
-    expect(json(join(dir, 'snap-000001', 'manifest.json'))).toEqual({ [p('a.txt')]: sha('one'), [p('b.txt')]: sha('one') })
+    expect(json(join(dir, 'snap-000001', 'manifest.json'))).toEqual({
+      [p('a.txt')]: sha('one'),
+      [p('b.txt')]: sha('one'),
+    })
     expect(json(join(dir, 'snap-000001', 'before.json'))).toEqual({ [p('a.txt')]: null, [p('b.txt')]: null })
     expect(json(join(dir, 'snap-000002', 'manifest.json'))).toEqual({ [p('a.txt')]: sha('two') })
     expect(json(join(dir, 'snap-000003', 'manifest.json'))).toEqual({})
@@ -101,7 +116,7 @@ describe('the snapshot store', () => {
 
   it('redo puts back what the undo displaced, so a later outside edit survives an undo/redo round', async () => {
     const s = store()
-    await turn(s, { 'f': 'agent' })
+    await turn(s, { f: 'agent' })
     writeFileSync(p('f'), 'user edit')
     await s.undo(1)
     expect(read('f')).toBeNull()
@@ -111,11 +126,11 @@ describe('the snapshot store', () => {
 
   it('a commit after an undo drops the redo branch and the blobs only it used', async () => {
     const s = store()
-    await turn(s, { 'f': 'v1' })
-    await turn(s, { 'f': 'v2-only-in-redo' })
+    await turn(s, { f: 'v1' })
+    await turn(s, { f: 'v2-only-in-redo' })
     await s.undo(1)
     expect(blobs()).toContain(sha('v2-only-in-redo'))
-    await turn(s, { 'g': 'new' })
+    await turn(s, { g: 'new' })
     expect(await s.counts()).toEqual({ undoable: 2, redoable: 0 })
     expect(snaps()).toEqual(['snap-000001', 'snap-000003'])
     expect(blobs()).toEqual([sha('v1'), sha('new')].sort())
@@ -156,7 +171,7 @@ describe('the snapshot store', () => {
     mkdirSync(p('sub'))
     const s = store()
     await turn(s, { 'sub/f': 'v1' })
-    await turn(s, { 'sub/f': 'v2', 'g': 'g1' })
+    await turn(s, { 'sub/f': 'v2', g: 'g1' })
     // Something replaces sub/ with a link out of the workspace, and g with a link to a file outside.
     rmSync(p('sub'), { recursive: true })
     symlinkSync(outside, p('sub'))
@@ -172,8 +187,8 @@ describe('the snapshot store', () => {
 
   it('refuses a damaged manifest or blob instead of restoring from it', async () => {
     const s = store()
-    await turn(s, { 'a': 'a1' })
-    await turn(s, { 'a': 'a2' })
+    await turn(s, { a: 'a1' })
+    await turn(s, { a: 'a2' })
     writeFileSync(join(root, sid, 'blobs', sha('a1')), 'tampered')
     const r = await s.undo(1)
     expect(r.files).toEqual([])
@@ -191,8 +206,8 @@ describe('the snapshot store', () => {
 
   it('keeps its position across a restart and finishes an operation the restart interrupted', async () => {
     const s = store()
-    await turn(s, { 'a': 'a1' })
-    await turn(s, { 'a': 'a2', 'b': 'b1' })
+    await turn(s, { a: 'a1' })
+    await turn(s, { a: 'a2', b: 'b1' })
     await s.undo(1)
     const again = store()
     expect(await again.counts()).toEqual({ undoable: 1, redoable: 1 })
@@ -212,7 +227,7 @@ describe('the snapshot store', () => {
 
   it('commits the pre-images of a turn a crash interrupted, and moves files back to the recorded position', async () => {
     const s = store()
-    await turn(s, { 'a': 'a1' })
+    await turn(s, { a: 'a1' })
     await s.willChange(p('b'))
     writeFileSync(p('b'), 'b1') // the process dies before commitTurn
     const again = store()
@@ -231,7 +246,7 @@ describe('the snapshot store', () => {
 
   it('clear() removes the session store', async () => {
     const s = store()
-    await turn(s, { 'a': 'a1' })
+    await turn(s, { a: 'a1' })
     expect(existsSync(join(root, sid))).toBe(true)
     await s.clear()
     expect(existsSync(join(root, sid))).toBe(false)
@@ -241,7 +256,7 @@ describe('the snapshot store', () => {
 
   it('sets a damaged state aside and starts afresh', async () => {
     const s = store()
-    await turn(s, { 'a': 'a1' })
+    await turn(s, { a: 'a1' })
     writeFileSync(join(root, sid, 'state.json'), '{"version": 1, "head": "x"')
     const again = store()
     expect(await again.counts()).toEqual({ undoable: 0, redoable: 0 })
@@ -252,7 +267,14 @@ describe('the snapshot store', () => {
     expect(snapshotRoot('/h', {})).toBe('/h/snapshots')
     expect(snapshotRoot('/h', { CHIMERA_SNAPSHOT_ROOT: '/elsewhere/snaps' })).toBe('/elsewhere/snaps')
     const history = snapshotHistory({ home: join(base, 'home'), env: { CHIMERA_SNAPSHOT_ROOT: root } })
-    const h = history({ session_id: sid, agent: 'otter', cwd: ws, model: 'offline', mode: 'build', created_at: new Date().toISOString() })
+    const h = history({
+      session_id: sid,
+      agent: 'otter',
+      cwd: ws,
+      model: 'offline',
+      mode: 'build',
+      created_at: new Date().toISOString(),
+    })
     await h.willChange(p('x'))
     writeFileSync(p('x'), '1')
     await h.commitTurn([p('x')])

@@ -49,7 +49,13 @@ export interface SnapshotHistoryOptions {
 export function snapshotHistory(o: SnapshotHistoryOptions = {}): (meta: SessionMeta) => FileHistory {
   const env = o.env ?? process.env
   const root = o.root ?? snapshotRoot(o.home ?? chimeraHome(env), env)
-  return (meta) => new FileSnapshotStore({ root, sessionId: meta.session_id, ...(o.logger ? { logger: o.logger } : {}), ...(o.maxFileBytes !== undefined ? { maxFileBytes: o.maxFileBytes } : {}) })
+  return (meta) =>
+    new FileSnapshotStore({
+      root,
+      sessionId: meta.session_id,
+      ...(o.logger ? { logger: o.logger } : {}),
+      ...(o.maxFileBytes !== undefined ? { maxFileBytes: o.maxFileBytes } : {}),
+    })
 }
 
 interface Op {
@@ -91,7 +97,10 @@ const freshState = (): State => ({ version: 1, next: 1, snaps: [], head: 0 })
 const snapId = (n: number): string => `snap-${String(n).padStart(6, '0')}`
 
 /** `{path: sha | null}` plus the paths whose null means "not recorded", from entries. */
-function toRecord(m: ReadonlyMap<string, Entry>): { files: Record<string, string | null>; unrecorded: Record<string, string> } {
+function toRecord(m: ReadonlyMap<string, Entry>): {
+  files: Record<string, string | null>
+  unrecorded: Record<string, string>
+} {
   const files: Record<string, string | null> = {}
   const unrecorded: Record<string, string> = {}
   for (const [p, e] of m) {
@@ -101,7 +110,8 @@ function toRecord(m: ReadonlyMap<string, Entry>): { files: Record<string, string
   return { files, unrecorded }
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** Entries from a stored `{path: sha | null}` map; throws on anything but clean paths and hashes. */
 function fromRecord(files: unknown, unrecorded: unknown, what: string): Map<string, Entry> {
@@ -109,7 +119,8 @@ function fromRecord(files: unknown, unrecorded: unknown, what: string): Map<stri
   const un = isPlainObject(unrecorded) ? unrecorded : {}
   const out = new Map<string, Entry>()
   for (const [p, v] of Object.entries(files)) {
-    if (!isCleanPath(p)) throw new Error(`${what}: ${JSON.stringify(String(p).slice(0, 200))} is not a clean absolute path`)
+    if (!isCleanPath(p))
+      throw new Error(`${what}: ${JSON.stringify(String(p).slice(0, 200))} is not a clean absolute path`)
     if (v === null) out.set(p, Object.hasOwn(un, p) ? { kind: 'unrecorded', why: String(un[p]).slice(0, 200) } : ABSENT)
     else if (isSha(v)) out.set(p, { kind: 'blob', sha: v })
     else throw new Error(`${what}: the value of ${p} is neither a sha256 nor null`)
@@ -121,14 +132,24 @@ function parseState(v: unknown): State {
   if (!isPlainObject(v) || v.version !== 1) throw new Error('state.json: not a version 1 state')
   const { next, snaps, head, op } = v
   if (!Number.isSafeInteger(next) || (next as number) < 1) throw new Error('state.json: bad next')
-  if (!Array.isArray(snaps) || !snaps.every((s) => typeof s === 'string' && SNAP_RE.test(s))) throw new Error('state.json: bad snaps')
+  if (!Array.isArray(snaps) || !snaps.every((s) => typeof s === 'string' && SNAP_RE.test(s)))
+    throw new Error('state.json: bad snaps')
   if (new Set(snaps).size !== snaps.length) throw new Error('state.json: duplicate snaps')
-  if (!Number.isSafeInteger(head) || (head as number) < 0 || (head as number) > snaps.length) throw new Error('state.json: bad head')
+  if (!Number.isSafeInteger(head) || (head as number) < 0 || (head as number) > snaps.length)
+    throw new Error('state.json: bad head')
   const st: State = { version: 1, next: next as number, snaps: snaps as string[], head: head as number }
   if (op !== undefined) {
     const o = op as Partial<Op>
-    const inRange = (n: unknown): boolean => Number.isSafeInteger(n) && (n as number) >= 0 && (n as number) <= snaps.length
-    if (!isPlainObject(op) || (o.kind !== 'undo' && o.kind !== 'redo') || !inRange(o.from) || !inRange(o.to) || typeof o.nonce !== 'string') throw new Error('state.json: bad op')
+    const inRange = (n: unknown): boolean =>
+      Number.isSafeInteger(n) && (n as number) >= 0 && (n as number) <= snaps.length
+    if (
+      !isPlainObject(op) ||
+      (o.kind !== 'undo' && o.kind !== 'redo') ||
+      !inRange(o.from) ||
+      !inRange(o.to) ||
+      typeof o.nonce !== 'string'
+    )
+      throw new Error('state.json: bad op')
     st.op = { kind: o.kind, from: o.from as number, to: o.to as number, nonce: o.nonce }
   }
   return st
@@ -171,7 +192,9 @@ export class FileSnapshotStore implements FileHistory {
       await this.#open()
       if (this.#pending.has(abs)) return
       if (!isCleanPath(abs)) {
-        this.#logger.warn('undo snapshots: ignoring a path that is not clean and absolute', { path: String(abs).slice(0, 200) })
+        this.#logger.warn('undo snapshots: ignoring a path that is not clean and absolute', {
+          path: String(abs).slice(0, 200),
+        })
         return
       }
       this.#pending.set(abs, await capture(abs, this.#blobs, this.#max))
@@ -224,12 +247,19 @@ export class FileSnapshotStore implements FileHistory {
       let st = await this.#open()
       const { undoable: u, redoable: r, turns } = messages
       if (turns === st.next) {
-        this.#logger.warn('undo snapshots: committing the turn the process ended before its snapshot', { dir: this.dir, files: this.#pending.size })
+        this.#logger.warn('undo snapshots: committing the turn the process ended before its snapshot', {
+          dir: this.dir,
+          files: this.#pending.size,
+        })
         await this.#commit(st, [...this.#pending.keys()])
         st = this.#state!
       }
       if (u + r === st.snaps.length && u !== st.head) {
-        this.#logger.warn('undo snapshots: moving files to the position the session recorded', { dir: this.dir, from: st.head, to: u })
+        this.#logger.warn('undo snapshots: moving files to the position the session recorded', {
+          dir: this.dir,
+          from: st.head,
+          to: u,
+        })
         await this.#move(st, u < st.head ? 'undo' : 'redo', u)
       }
     })
@@ -261,7 +291,12 @@ export class FileSnapshotStore implements FileHistory {
     this.#state = st
     await this.#loadPending()
     if (st.op) {
-      this.#logger.warn('undo snapshots: finishing an operation a restart interrupted', { dir: this.dir, op: st.op.kind, from: st.op.from, to: st.op.to })
+      this.#logger.warn('undo snapshots: finishing an operation a restart interrupted', {
+        dir: this.dir,
+        op: st.op.kind,
+        from: st.op.from,
+        to: st.op.to,
+      })
       await this.#move({ ...st, head: st.op.from }, st.op.kind, st.op.to, st.op)
     }
     await this.#dropOrphans()
@@ -271,7 +306,11 @@ export class FileSnapshotStore implements FileHistory {
   /** A store that cannot be read is moved aside (kept for inspection) and a fresh one begins. */
   async #setAside(why: string): Promise<void> {
     const dest = `${this.dir}.damaged-${Date.now()}-${randomUUID().slice(0, 8)}`
-    this.#logger.error('undo snapshots: store set aside, undo history starts afresh', { dir: this.dir, moved_to: dest, why })
+    this.#logger.error('undo snapshots: store set aside, undo history starts afresh', {
+      dir: this.dir,
+      moved_to: dest,
+      why,
+    })
     await rename(this.dir, dest).catch(() => rm(this.dir, { recursive: true, force: true }))
   }
 
@@ -284,7 +323,10 @@ export class FileSnapshotStore implements FileHistory {
       this.#pending = fromRecord(v.files, v.unrecorded, 'pending.json')
     } catch (err) {
       // Without the pre-images the files of the interrupted turn cannot be rewound.
-      this.#logger.error('undo snapshots: pending.json is damaged; the interrupted turn cannot be undone', { dir: this.dir, error: (err as Error).message })
+      this.#logger.error('undo snapshots: pending.json is damaged; the interrupted turn cannot be undone', {
+        dir: this.dir,
+        error: (err as Error).message,
+      })
     }
   }
 
@@ -325,10 +367,14 @@ export class FileSnapshotStore implements FileHistory {
       const d = await readJsonFile(join(dir, 'displaced.json'))
       if (d.kind === 'ok') {
         const v = d.value as { nonce?: unknown; files?: unknown; unrecorded?: unknown }
-        if (typeof v.nonce === 'string') snap.displaced = { nonce: v.nonce, files: fromRecord(v.files, v.unrecorded, `${id}/displaced.json`) }
+        if (typeof v.nonce === 'string')
+          snap.displaced = { nonce: v.nonce, files: fromRecord(v.files, v.unrecorded, `${id}/displaced.json`) }
       }
     } catch (err) {
-      this.#logger.error('undo snapshots: a turn snapshot is damaged; its files will not be touched', { dir: this.dir, error: (err as Error).message })
+      this.#logger.error('undo snapshots: a turn snapshot is damaged; its files will not be touched', {
+        dir: this.dir,
+        error: (err as Error).message,
+      })
       snap = { id, before: new Map(), after: new Map(), damaged: (err as Error).message }
     }
     this.#snaps.set(id, snap)
@@ -361,11 +407,19 @@ export class FileSnapshotStore implements FileHistory {
     await mkdir(tmp, { recursive: true })
     await writeJsonAtomic(join(tmp, 'before.json'), b.files)
     await writeJsonAtomic(join(tmp, 'manifest.json'), a.files)
-    await writeJsonAtomic(join(tmp, 'meta.json'), { created_at: new Date().toISOString(), unrecorded: { before: b.unrecorded, after: a.unrecorded } })
+    await writeJsonAtomic(join(tmp, 'meta.json'), {
+      created_at: new Date().toISOString(),
+      unrecorded: { before: b.unrecorded, after: a.unrecorded },
+    })
     await rename(tmp, this.#snapDir(id))
     this.#snaps.set(id, { id, before, after })
     const dropped = st.snaps.slice(st.head)
-    await this.#saveState({ version: 1, next: st.next + 1, snaps: [...st.snaps.slice(0, st.head), id], head: st.head + 1 })
+    await this.#saveState({
+      version: 1,
+      next: st.next + 1,
+      snaps: [...st.snaps.slice(0, st.head), id],
+      head: st.head + 1,
+    })
     this.#pending.clear()
     await rm(join(this.dir, 'pending.json'), { force: true })
     if (dropped.length > 0) {
@@ -407,12 +461,16 @@ export class FileSnapshotStore implements FileHistory {
           displaced = new Map<string, Entry>()
           for (const p of snap.before.keys()) displaced.set(p, await capture(p, this.#blobs, this.#max))
           snap.displaced = { nonce: op.nonce, files: displaced }
-          await writeJsonAtomic(join(this.#snapDir(snap.id), 'displaced.json'), { nonce: op.nonce, ...toRecord(displaced) })
+          await writeJsonAtomic(join(this.#snapDir(snap.id), 'displaced.json'), {
+            nonce: op.nonce,
+            ...toRecord(displaced),
+          })
         }
         for (const [p, target] of snap.before) {
           const now = displaced.get(p)
           // An undo that replaced content it could not record could never be redone.
-          if (now?.kind === 'unrecorded') skipped.push({ path: p, why: `its current content cannot be recorded (${now.why})` })
+          if (now?.kind === 'unrecorded')
+            skipped.push({ path: p, why: `its current content cannot be recorded (${now.why})` })
           else await put(p, target)
         }
       }
@@ -433,7 +491,11 @@ export class FileSnapshotStore implements FileHistory {
       }
       await this.#collectBlobs()
     }
-    if (skipped.length > 0) this.#logger.warn(`undo snapshots: ${kind} left ${skipped.length} file(s) as they are`, { dir: this.dir, skipped })
+    if (skipped.length > 0)
+      this.#logger.warn(`undo snapshots: ${kind} left ${skipped.length} file(s) as they are`, {
+        dir: this.dir,
+        skipped,
+      })
     return { turns: Math.abs(from - to), files: [...restored], skipped }
   }
 

@@ -4,7 +4,13 @@
  * summaries against `SessionSummarySchema`, and session meta by hand (it is not a wire shape).
  */
 import { formatIssues } from '../validation.ts'
-import { ChimeraEventSchema, EventDataByTypeSchema, EventTypeSchema, SessionSummarySchema, type SessionSummary } from '../../generated/schemas.gen.ts'
+import {
+  ChimeraEventSchema,
+  EventDataByTypeSchema,
+  EventTypeSchema,
+  SessionSummarySchema,
+  type SessionSummary,
+} from '../../generated/schemas.gen.ts'
 import type { AnyEvent } from '../events/event-types.ts'
 import { StoreError, shownId } from './errors.ts'
 import { AGENT_PREFIXES, isSessionId } from './paths.ts'
@@ -18,7 +24,9 @@ export function checkSessionId(id: unknown): asserts id is string {
 /** Why `event` is not a valid stored event, or undefined when it is. */
 export function eventProblem(event: unknown): string | undefined {
   // The per-type data schema first: the envelope's `data` union only says "Invalid input".
-  const type = EventTypeSchema.safeParse(typeof event === 'object' && event !== null ? (event as { type?: unknown }).type : undefined)
+  const type = EventTypeSchema.safeParse(
+    typeof event === 'object' && event !== null ? (event as { type?: unknown }).type : undefined,
+  )
   if (type.success) {
     const data = EventDataByTypeSchema.shape[type.data].safeParse((event as { data?: unknown }).data)
     if (!data.success) return `data of a ${type.data} event: ${formatIssues(data.error)}`
@@ -39,7 +47,10 @@ export function validateEvent(event: unknown): AnyEvent {
 /** Throw `seq_mismatch` unless `seq` directly follows `last`. */
 export function checkNextSeq(sessionId: string, seq: number, last: number): void {
   if (seq !== last + 1) {
-    throw new StoreError('seq_mismatch', `event seq ${seq} rejected for session ${sessionId}: expected ${last + 1}`, { expected: last + 1, got: seq })
+    throw new StoreError('seq_mismatch', `event seq ${seq} rejected for session ${sessionId}: expected ${last + 1}`, {
+      expected: last + 1,
+      got: seq,
+    })
   }
 }
 
@@ -48,13 +59,18 @@ export function metaProblem(meta: unknown): string | undefined {
   if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return 'not an object'
   const m = meta as Record<string, unknown>
   if (!isSessionId(m.session_id)) return `session_id ${shownId(m.session_id)} is not a session id`
-  if (!AGENT_PREFIXES.includes(m.agent as never)) return `agent ${shownId(m.agent)} is not one of ${AGENT_PREFIXES.join(', ')}`
+  if (!AGENT_PREFIXES.includes(m.agent as never))
+    return `agent ${shownId(m.agent)} is not one of ${AGENT_PREFIXES.join(', ')}`
   if (!m.session_id.startsWith(`${m.agent as string}-`)) return 'session_id does not start with the agent prefix'
-  for (const k of ['cwd', 'model', 'mode', 'created_at'] as const) if (typeof m[k] !== 'string') return `${k} must be a string`
+  for (const k of ['cwd', 'model', 'mode', 'created_at'] as const)
+    if (typeof m[k] !== 'string') return `${k} must be a string`
   const tools = m.allowed_tools
-  if (tools !== undefined && !(Array.isArray(tools) && tools.every((t) => typeof t === 'string'))) return 'allowed_tools must be a string array'
-  if (m.max_steps !== undefined && !(Number.isSafeInteger(m.max_steps) && (m.max_steps as number) >= 0)) return 'max_steps must be a non-negative integer'
-  if (m.approval !== undefined && !['allow', 'deny', 'ask', 'auto', 'read-only'].includes(m.approval as string)) return 'approval must be allow, deny, ask, auto or read-only'
+  if (tools !== undefined && !(Array.isArray(tools) && tools.every((t) => typeof t === 'string')))
+    return 'allowed_tools must be a string array'
+  if (m.max_steps !== undefined && !(Number.isSafeInteger(m.max_steps) && (m.max_steps as number) >= 0))
+    return 'max_steps must be a non-negative integer'
+  if (m.approval !== undefined && !['allow', 'deny', 'ask', 'auto', 'read-only'].includes(m.approval as string))
+    return 'approval must be allow, deny, ask, auto or read-only'
   return undefined
 }
 
@@ -70,7 +86,10 @@ export function validateSummary(sessionId: string, summary: unknown): SessionSum
   const r = SessionSummarySchema.safeParse(summary)
   if (!r.success) throw new StoreError('invalid_summary', `invalid session summary: ${formatIssues(r.error)}`)
   if (r.data.session_id !== sessionId) {
-    throw new StoreError('invalid_summary', `summary session_id ${shownId(r.data.session_id)} does not match session ${sessionId}`)
+    throw new StoreError(
+      'invalid_summary',
+      `summary session_id ${shownId(r.data.session_id)} does not match session ${sessionId}`,
+    )
   }
   return summary as SessionSummary
 }

@@ -10,7 +10,14 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { bashTool } from './bash.ts'
 import { killAllToolProcesses, liveToolProcessGroups } from './process-group.ts'
 import { findBwrap } from './sandbox.ts'
-import { processesMatching, recordingContext, tempWorkspace, waitGone, waitStarted, type TempWorkspace } from './fixtures/workspace.ts'
+import {
+  processesMatching,
+  recordingContext,
+  tempWorkspace,
+  waitGone,
+  waitStarted,
+  type TempWorkspace,
+} from './fixtures/workspace.ts'
 
 const hasBwrap = findBwrap() !== undefined
 const MODES = ['read-only', 'workspace-write', 'danger-full-access'] as const
@@ -77,7 +84,8 @@ describe.skipIf(!hasBwrap)('Bash: no process outlives its call', () => {
   it('killAllToolProcesses ends every running command and its namespace (for shutdown)', async () => {
     const runs = MODES.map((mode) => bashTool.run({ command: `${orphan()} sleep 300` }, recordingContext(ws.cwd, mode)))
     const until = Date.now() + 10_000
-    while (processesMatching(marker).length < MODES.length && Date.now() < until) await new Promise((r) => setTimeout(r, 20))
+    while (processesMatching(marker).length < MODES.length && Date.now() < until)
+      await new Promise((r) => setTimeout(r, 20))
     expect(processesMatching(marker)).toHaveLength(MODES.length)
     expect(liveToolProcessGroups().length).toBeGreaterThanOrEqual(MODES.length)
     expect(killAllToolProcesses()).toBeGreaterThanOrEqual(MODES.length)

@@ -14,7 +14,14 @@ import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vit
 import { bashTool, MAX_BASH_OUTPUT_CHARS, type BashData } from './bash.ts'
 import { groupAlive } from './process-group.ts'
 import { findBwrap } from './sandbox.ts'
-import { hideBwrap, recordingContext, tempWorkspace, withoutBwrap, type RecordingContext, type TempWorkspace } from './fixtures/workspace.ts'
+import {
+  hideBwrap,
+  recordingContext,
+  tempWorkspace,
+  withoutBwrap,
+  type RecordingContext,
+  type TempWorkspace,
+} from './fixtures/workspace.ts'
 import type { SandboxMode, ToolOutcome } from './types.ts'
 
 const hasBwrap = findBwrap() !== undefined
@@ -65,7 +72,11 @@ async function pidsFromProgress(ctx: RecordingContext): Promise<number[]> {
 describe('Bash basics', () => {
   it('runs in the working directory and returns the output with exit code 0', async () => {
     const r = await bash('pwd; echo hello').done
-    expect(r).toMatchObject({ ok: true, output: `${ws.cwd}\nhello\n`, data: { exitCode: 0, signal: null, timedOut: false, cancelled: false } })
+    expect(r).toMatchObject({
+      ok: true,
+      output: `${ws.cwd}\nhello\n`,
+      data: { exitCode: 0, signal: null, timedOut: false, cancelled: false },
+    })
   })
 
   it('reports a non-zero exit as a failure with the code and the output', async () => {
@@ -247,15 +258,22 @@ describe('Bash sandbox (bubblewrap)', () => {
     ctx.allowUnconfined = true
     const r = await withoutBwrap(() => bashTool.run({ command: 'echo hi' }, ctx))
     expect(r).toMatchObject({ ok: true, output: 'hi\n', data: { sandboxed: false } })
-    expect(ctx.notices).toEqual([{ level: 'warning', text: 'bubblewrap (bwrap) is not installed and --allow-unconfined was given: Bash runs UNCONFINED, without the workspace-write sandbox' }])
+    expect(ctx.notices).toEqual([
+      {
+        level: 'warning',
+        text: 'bubblewrap (bwrap) is not installed and --allow-unconfined was given: Bash runs UNCONFINED, without the workspace-write sandbox',
+      },
+    ])
   })
 
   it('danger-full-access says nothing, with or without bwrap (a PID namespace only when bwrap exists)', async () => {
     const { ctx, done } = bash('echo hi')
     expect(await done).toMatchObject({ ok: true, data: { sandboxed: hasBwrap } })
     const plain = recordingContext(ws.cwd, 'danger-full-access')
-    expect(await withoutBwrap(() => bashTool.run({ command: 'echo hi' }, plain))).toMatchObject({ ok: true, data: { sandboxed: false } })
+    expect(await withoutBwrap(() => bashTool.run({ command: 'echo hi' }, plain))).toMatchObject({
+      ok: true,
+      data: { sandboxed: false },
+    })
     expect([...ctx.notices, ...plain.notices]).toEqual([])
   })
 })
-

@@ -56,7 +56,9 @@ export function bashOutcome(r: RunResult, timeoutMs: number, sandboxed: boolean)
     sandboxed,
     durationMs: r.durationMs,
   }
-  const note = r.truncated ? `[output truncated: showing the last ${r.output.length} of ${r.totalOutputChars} characters]\n` : ''
+  const note = r.truncated
+    ? `[output truncated: showing the last ${r.output.length} of ${r.totalOutputChars} characters]\n`
+    : ''
   const body = note + r.output
   const { ok, head } = describe(r, timeoutMs)
   if (ok) return succeed(body === '' ? '(no output)' : body, data)

@@ -41,7 +41,13 @@ const MAX_DIFF_LINES = 400
  * A unified-diff-ish summary of replacing `needle` by `replacement` at offsets `at` of
  * `original`, naming the file `name`. Replacements on the same or touching lines share a hunk.
  */
-export function replacementDiff(name: string, original: string, needle: string, replacement: string, at: readonly number[]): string {
+export function replacementDiff(
+  name: string,
+  original: string,
+  needle: string,
+  replacement: string,
+  at: readonly number[],
+): string {
   type Group = { start: number; end: number; offsets: number[] }
   const groups: Group[] = []
   for (const i of at) {
@@ -59,7 +65,12 @@ export function replacementDiff(name: string, original: string, needle: string, 
   let shown = 0
   for (const g of groups) {
     const oldChunk = original.slice(g.start, g.end)
-    const newChunk = replaceAt(oldChunk, needle, replacement, g.offsets.map((o) => o - g.start))
+    const newChunk = replaceAt(
+      oldChunk,
+      needle,
+      replacement,
+      g.offsets.map((o) => o - g.start),
+    )
     const oldLine = lineOf(original, g.start)
     const oldCount = countLines(oldChunk)
     const newCount = countLines(newChunk)

@@ -17,7 +17,10 @@ beforeEach(() => {
 })
 afterEach(() => ws.cleanup())
 
-const edit = async (args: { path: string; old_string: string; new_string: string; replace_all?: boolean }, sandbox: SandboxMode = 'workspace-write') => {
+const edit = async (
+  args: { path: string; old_string: string; new_string: string; replace_all?: boolean },
+  sandbox: SandboxMode = 'workspace-write',
+) => {
   const ctx = recordingContext(ws.cwd, sandbox)
   return { ctx, r: await editTool.run({ replace_all: false, ...args }, ctx) }
 }
@@ -64,10 +67,19 @@ describe('Edit', () => {
   })
 
   it('rejects identical strings, missing files and binary files', async () => {
-    expect((await edit({ path: 'f.ts', old_string: 'a', new_string: 'a' })).r).toMatchObject({ ok: false, error: expect.stringContaining('identical') })
-    expect((await edit({ path: 'nope.ts', old_string: 'a', new_string: 'b' })).r).toEqual({ ok: false, error: 'file not found: nope.ts' })
+    expect((await edit({ path: 'f.ts', old_string: 'a', new_string: 'a' })).r).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('identical'),
+    })
+    expect((await edit({ path: 'nope.ts', old_string: 'a', new_string: 'b' })).r).toEqual({
+      ok: false,
+      error: 'file not found: nope.ts',
+    })
     ws.write({ 'b.bin': Buffer.from('a\0b') })
-    expect((await edit({ path: 'b.bin', old_string: 'a', new_string: 'b' })).r).toMatchObject({ ok: false, error: expect.stringContaining('binary') })
+    expect((await edit({ path: 'b.bin', old_string: 'a', new_string: 'b' })).r).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('binary'),
+    })
   })
 
   it('is refused in read-only and outside the workspace', async () => {
@@ -89,6 +101,10 @@ describe('edit-diff', () => {
   it('merges replacements on one line into one hunk and tracks line shifts', () => {
     const text = 'x x\ny\nx\n'
     const d = replacementDiff('t', text, 'x', 'z\nz', findOccurrences(text, 'x'))
-    expect(d).toBe(['--- a/t', '+++ b/t', '@@ -1,1 +1,3 @@', '-x x', '+z', '+z z', '+z', '@@ -3,1 +5,2 @@', '-x', '+z', '+z'].join('\n'))
+    expect(d).toBe(
+      ['--- a/t', '+++ b/t', '@@ -1,1 +1,3 @@', '-x x', '+z', '+z z', '+z', '@@ -3,1 +5,2 @@', '-x', '+z', '+z'].join(
+        '\n',
+      ),
+    )
   })
 })

@@ -19,7 +19,11 @@ import { writeOpenFailure } from './write.ts'
  * What an edit of `text` does: an error outcome (no match; several without `replace_all`), or
  * the updated text and, once written, the result to report. Shared with the ACP client-file Edit.
  */
-export function planEdit(args: EditInput, text: string, name: string): ToolOutcome | { updated: string; result: (extra?: Record<string, unknown>) => ToolOutcome } {
+export function planEdit(
+  args: EditInput,
+  text: string,
+  name: string,
+): ToolOutcome | { updated: string; result: (extra?: Record<string, unknown>) => ToolOutcome } {
   const at = findOccurrences(text, args.old_string)
   if (at.length === 0) return fail(`old_string was not found in ${name}`, { path: name, replacements: 0 })
   if (at.length > 1 && !(args.replace_all ?? false)) {
@@ -33,13 +37,25 @@ export function planEdit(args: EditInput, text: string, name: string): ToolOutco
     result: (extra = {}) => {
       const diff = replacementDiff(name, text, args.old_string, args.new_string, at)
       const n = at.length
-      return succeed(`Edited ${name}: ${n} replacement${n === 1 ? '' : 's'}\n${diff}`, { path: name, replacements: n, diff, ...extra })
+      return succeed(`Edited ${name}: ${n} replacement${n === 1 ? '' : 's'}\n${diff}`, {
+        path: name,
+        replacements: n,
+        diff,
+        ...extra,
+      })
     },
   }
 }
 
 /** Read, replace and rewrite through the one open descriptor `fh` of `abs`. */
-async function editOpenFile(args: EditInput, ctx: ToolContext, fh: FileHandle, size: number, abs: string, name: string): Promise<ToolOutcome> {
+async function editOpenFile(
+  args: EditInput,
+  ctx: ToolContext,
+  fh: FileHandle,
+  size: number,
+  abs: string,
+  name: string,
+): Promise<ToolOutcome> {
   const file = await readTextFrom(fh, size, name)
   if (!file.ok) return fail(file.error)
   const plan = planEdit(args, file.text, name)

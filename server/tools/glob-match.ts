@@ -61,7 +61,8 @@ export function expandBraces(pattern: string, max = MAX_GLOB_ALTERNATIVES): stri
         }
       } else if (c === ',' && depth === 1) commas.push(i)
     }
-    if (out.length >= max) throw new GlobError(`the glob expands to more than ${max} {…} alternatives; use fewer braces`)
+    if (out.length >= max)
+      throw new GlobError(`the glob expands to more than ${max} {…} alternatives; use fewer braces`)
     out.push(p)
   }
   visit(pattern)
@@ -118,10 +119,13 @@ export function safeSegment(seg: string): { source: string; stars: number } {
         body = body.slice(1)
       }
       // Inside a class only ranges, POSIX classes and literal characters mean anything.
-      body = body.replace(/\[:(\w+):\]|(\\.)|([^\w\s-])/g, (m, posix: string | undefined, esc: string | undefined, other: string | undefined) => {
-        if (posix !== undefined || esc !== undefined) return m
-        return `\\${other ?? ''}`
-      })
+      body = body.replace(
+        /\[:(\w+):\]|(\\.)|([^\w\s-])/g,
+        (m, posix: string | undefined, esc: string | undefined, other: string | undefined) => {
+          if (posix !== undefined || esc !== undefined) return m
+          return `\\${other ?? ''}`
+        },
+      )
       out += `[${negate ? '^' : ''}${body}]`
       i = close
     } else out += SAFE.test(c) ? c : `\\${c}`
@@ -131,18 +135,31 @@ export function safeSegment(seg: string): { source: string; stars: number } {
 
 type Token = { globstar: true } | { globstar: false; re: RegExp }
 
-const PICO = { dot: true, nobrace: true, noextglob: true, nonegate: true, noquantifiers: true, strictSlashes: true } as const
+const PICO = {
+  dot: true,
+  nobrace: true,
+  noextglob: true,
+  nonegate: true,
+  noquantifiers: true,
+  strictSlashes: true,
+} as const
 
 /** The segment tokens of one brace-free pattern. */
 function tokens(pattern: string, whole: string): Token[] {
-  const segs = pattern.replace(/^(\.\/)+/, '').split('/').filter((s, i, all) => s !== '' || i === all.length - 1)
-  if (segs.length > MAX_GLOB_SEGMENTS) throw new GlobError(`the glob "${whole}" has more than ${MAX_GLOB_SEGMENTS} path segments`)
+  const segs = pattern
+    .replace(/^(\.\/)+/, '')
+    .split('/')
+    .filter((s, i, all) => s !== '' || i === all.length - 1)
+  if (segs.length > MAX_GLOB_SEGMENTS)
+    throw new GlobError(`the glob "${whole}" has more than ${MAX_GLOB_SEGMENTS} path segments`)
   return segs.map((seg): Token => {
     if (seg === '**') return { globstar: true }
     if (seg === '') return { globstar: false, re: /^$/ } // a trailing `/`: no file path ends there
     const { source, stars } = safeSegment(seg)
     if (stars > MAX_STARS_PER_SEGMENT) {
-      throw new GlobError(`the glob "${whole}" has ${stars} "*" wildcards in the segment "${seg}"; at most ${MAX_STARS_PER_SEGMENT} per path segment are allowed (more can make matching very slow): narrow the pattern`)
+      throw new GlobError(
+        `the glob "${whole}" has ${stars} "*" wildcards in the segment "${seg}"; at most ${MAX_STARS_PER_SEGMENT} per path segment are allowed (more can make matching very slow): narrow the pattern`,
+      )
     }
     try {
       return { globstar: false, re: picomatch.makeRe(source, PICO) }

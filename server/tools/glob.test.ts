@@ -37,7 +37,14 @@ describe('Glob', () => {
   it('matches across directories, skipping ignored files', async () => {
     expect((await glob({ pattern: '**/*.ts' })).lines).toEqual(['index.ts', 'src/a.ts', 'src/lib/b.ts'])
     expect((await glob({ pattern: '**/*.js' })).lines).toEqual(['No files found'])
-    expect((await glob({ pattern: '**' })).lines).toEqual(['.gitignore', 'README.md', 'index.ts', 'src/a.ts', 'src/lib/.gitignore', 'src/lib/b.ts'])
+    expect((await glob({ pattern: '**' })).lines).toEqual([
+      '.gitignore',
+      'README.md',
+      'index.ts',
+      'src/a.ts',
+      'src/lib/.gitignore',
+      'src/lib/b.ts',
+    ])
   })
 
   it('anchors single-segment patterns at the search directory', async () => {
@@ -49,16 +56,26 @@ describe('Glob', () => {
   it('searches from a given path; absolute patterns inside it work', async () => {
     expect((await glob({ pattern: '*.ts', path: 'src' })).lines).toEqual(['src/a.ts'])
     expect((await glob({ pattern: join(ws.cwd, 'src', '**', '*.ts') })).lines).toEqual(['src/a.ts', 'src/lib/b.ts'])
-    expect((await glob({ pattern: '/etc/*' })).r).toMatchObject({ ok: false, error: expect.stringContaining('inside the search directory') })
+    expect((await glob({ pattern: '/etc/*' })).r).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('inside the search directory'),
+    })
   })
 
   it('rejects a pattern past the wildcard cap at once, and matches one at the cap in bounded time', async () => {
     ws.write({ ['a'.repeat(200)]: '' })
     const r = await glob({ pattern: '*a*a*a*a*a*a*a*a*a*a*a*a*c' })
-    expect(r.r).toEqual({ ok: false, error: 'the glob "*a*a*a*a*a*a*a*a*a*a*a*a*c" has 13 "*" wildcards in the segment "*a*a*a*a*a*a*a*a*a*a*a*a*c"; at most 3 per path segment are allowed (more can make matching very slow): narrow the pattern' })
+    expect(r.r).toEqual({
+      ok: false,
+      error:
+        'the glob "*a*a*a*a*a*a*a*a*a*a*a*a*c" has 13 "*" wildcards in the segment "*a*a*a*a*a*a*a*a*a*a*a*a*c"; at most 3 per path segment are allowed (more can make matching very slow): narrow the pattern',
+    })
     expect((await glob({ pattern: '*a*a*c' })).lines).toEqual(['No files found'])
     expect((await glob({ pattern: '**/*a*a*c/**/*a*a*' })).lines).toEqual(['No files found'])
-    expect((await glob({ pattern: '{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}' })).r).toMatchObject({ ok: false, error: expect.stringContaining('more than 64 {…} alternatives') })
+    expect((await glob({ pattern: '{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}' })).r).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('more than 64 {…} alternatives'),
+    })
   })
 
   it('treats regular-expression syntax in a glob literally', async () => {
@@ -66,7 +83,14 @@ describe('Glob', () => {
     expect((await glob({ pattern: 'a(b|c).ts' })).lines).toEqual(['a(b|c).ts'])
     expect((await glob({ pattern: 'a+b.ts' })).lines).toEqual(['a+b.ts'])
     expect((await glob({ pattern: '!x.ts' })).lines).toEqual(['!x.ts'])
-    expect((await glob({ pattern: '[!i]*.ts' })).lines).toEqual(['!x.ts', 'a(b|c).ts', 'a+b.ts', 'aab.ts', 'ab.ts', 'a{1,3}.ts'])
+    expect((await glob({ pattern: '[!i]*.ts' })).lines).toEqual([
+      '!x.ts',
+      'a(b|c).ts',
+      'a+b.ts',
+      'aab.ts',
+      'ab.ts',
+      'a{1,3}.ts',
+    ])
     expect((await glob({ pattern: '[[:alpha:]]b.ts' })).lines).toEqual(['ab.ts'])
   })
 
@@ -87,6 +111,9 @@ describe('Glob', () => {
     const out = await glob({ pattern: '*', path: '..' })
     expect(out.r.ok).toBe(false)
     expect(out.ctx.violations).toHaveLength(1)
-    expect((await glob({ pattern: '*', path: 'index.ts' })).r).toEqual({ ok: false, error: 'index.ts is not a directory' })
+    expect((await glob({ pattern: '*', path: 'index.ts' })).r).toEqual({
+      ok: false,
+      error: 'index.ts is not a directory',
+    })
   })
 })

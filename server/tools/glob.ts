@@ -25,7 +25,8 @@ export const globTool: Tool<GlobInput> = {
     const fsPattern = toFsPath(pattern)
     if (!fsPattern.ok) return fail(fsPattern.reason)
     if (isAbsolute(fsPattern.path)) {
-      if (!isInside(abs, fsPattern.path)) return fail(`an absolute pattern must lie inside the search directory ${abs}; use a relative pattern`)
+      if (!isInside(abs, fsPattern.path))
+        return fail(`an absolute pattern must lie inside the search directory ${abs}; use a relative pattern`)
       pattern = relative(abs, fsPattern.path) || '**'
     }
     let re: GlobMatcher

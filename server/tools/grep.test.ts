@@ -36,7 +36,10 @@ beforeEach(() => {
 })
 afterEach(() => ws.cleanup())
 
-const grep = async (args: Partial<GrepInput> & { pattern: string }, sandbox: 'workspace-write' | 'read-only' = 'workspace-write') => {
+const grep = async (
+  args: Partial<GrepInput> & { pattern: string },
+  sandbox: 'workspace-write' | 'read-only' = 'workspace-write',
+) => {
   const ctx = recordingContext(ws.cwd, sandbox)
   const r = await grepTool.run({ case_insensitive: false, max_results: 200, ...args }, ctx)
   return { ctx, r, lines: r.ok ? r.output.split('\n') : [] }
@@ -46,7 +49,13 @@ describe('Grep', () => {
   it('returns path:line:text, honouring root and nested .gitignore and the fixed skips', async () => {
     const { r, lines } = await grep({ pattern: 'needle' })
     expect(r.ok).toBe(true)
-    expect(lines).toEqual(['a.txt:2:needle one', 'keep.log:1:needle kept', 'src/b.ts:1:const needle = 1', 'src/deep/c.ts:1:needle deep', 'src/deep/d.js:1:needle js'])
+    expect(lines).toEqual([
+      'a.txt:2:needle one',
+      'keep.log:1:needle kept',
+      'src/b.ts:1:const needle = 1',
+      'src/deep/c.ts:1:needle deep',
+      'src/deep/d.js:1:needle js',
+    ])
     expect(r.data).toMatchObject({ matches: 5, truncated: false })
   })
 
@@ -56,14 +65,28 @@ describe('Grep', () => {
   })
 
   it('filters by glob: basename globs at any depth, path globs relative to the search path', async () => {
-    expect((await grep({ pattern: 'needle', glob: '*.ts' })).lines).toEqual(['src/b.ts:1:const needle = 1', 'src/deep/c.ts:1:needle deep'])
-    expect((await grep({ pattern: 'needle', glob: 'src/deep/**' })).lines).toEqual(['src/deep/c.ts:1:needle deep', 'src/deep/d.js:1:needle js'])
-    expect((await grep({ pattern: 'needle', glob: '**/*.{js,txt}' })).lines).toEqual(['a.txt:2:needle one', 'src/deep/d.js:1:needle js'])
-    expect((await grep({ pattern: 'needle', path: 'src', glob: 'deep/*.ts' })).lines).toEqual(['src/deep/c.ts:1:needle deep'])
+    expect((await grep({ pattern: 'needle', glob: '*.ts' })).lines).toEqual([
+      'src/b.ts:1:const needle = 1',
+      'src/deep/c.ts:1:needle deep',
+    ])
+    expect((await grep({ pattern: 'needle', glob: 'src/deep/**' })).lines).toEqual([
+      'src/deep/c.ts:1:needle deep',
+      'src/deep/d.js:1:needle js',
+    ])
+    expect((await grep({ pattern: 'needle', glob: '**/*.{js,txt}' })).lines).toEqual([
+      'a.txt:2:needle one',
+      'src/deep/d.js:1:needle js',
+    ])
+    expect((await grep({ pattern: 'needle', path: 'src', glob: 'deep/*.ts' })).lines).toEqual([
+      'src/deep/c.ts:1:needle deep',
+    ])
   })
 
   it('searches a subdirectory or a single file, paths still relative to the cwd', async () => {
-    expect((await grep({ pattern: 'needle', path: 'src/deep' })).lines).toEqual(['src/deep/c.ts:1:needle deep', 'src/deep/d.js:1:needle js'])
+    expect((await grep({ pattern: 'needle', path: 'src/deep' })).lines).toEqual([
+      'src/deep/c.ts:1:needle deep',
+      'src/deep/d.js:1:needle js',
+    ])
     expect((await grep({ pattern: 'needle', path: 'src/b.ts' })).lines).toEqual(['src/b.ts:1:const needle = 1'])
     // A directory named explicitly is searched even when .gitignore excludes it.
     expect((await grep({ pattern: 'needle', path: 'build' })).lines).toEqual(['build/out.txt:1:needle built'])
@@ -109,10 +132,16 @@ describe('Grep on ripgrep', () => {
     expect(rg).toMatchObject({ ok: true, path: expect.stringMatching(/@vscode\/ripgrep-[^/]+\/bin\/rg(\.exe)?$/) })
   })
 
-  it('speaks ripgrep\'s regex dialect: no look-around or backreferences, Unicode classes, CRLF lines', async () => {
+  it("speaks ripgrep's regex dialect: no look-around or backreferences, Unicode classes, CRLF lines", async () => {
     ws.write({ 'u.txt': 'αβγ greek\r\nplain line\r\n' })
-    expect((await grep({ pattern: 'needle(?= one)' })).r).toMatchObject({ ok: false, error: expect.stringMatching(/^invalid regular expression \/needle\(\?= one\)\/: .*look-around/s) })
-    expect((await grep({ pattern: '(n)eedle \\1' })).r).toMatchObject({ ok: false, error: expect.stringContaining('backreferences are not supported') })
+    expect((await grep({ pattern: 'needle(?= one)' })).r).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/^invalid regular expression \/needle\(\?= one\)\/: .*look-around/s),
+    })
+    expect((await grep({ pattern: '(n)eedle \\1' })).r).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('backreferences are not supported'),
+    })
     expect((await grep({ pattern: '^\\p{Greek}+ greek$', path: 'u.txt' })).lines).toEqual(['u.txt:1:αβγ greek'])
     expect((await grep({ pattern: '-v' })).r).toMatchObject({ ok: true, output: 'No matches found' })
   })
@@ -133,7 +162,10 @@ describe('Grep on ripgrep', () => {
   it('a cancelled search stops at once and leaves no ripgrep behind', async () => {
     const ctx = recordingContext(ws.cwd)
     ctx.controller.abort()
-    expect(await grepTool.run({ pattern: 'needle', case_insensitive: false, max_results: 200 }, ctx)).toEqual({ ok: false, error: 'search cancelled' })
+    expect(await grepTool.run({ pattern: 'needle', case_insensitive: false, max_results: 200 }, ctx)).toEqual({
+      ok: false,
+      error: 'search cancelled',
+    })
     expect(liveToolProcessGroups()).toEqual([])
   })
 
@@ -146,7 +178,14 @@ describe('Grep on ripgrep', () => {
       const rg = await locateRipgrep()
       if (!rg.ok) throw new Error(rg.error)
       const controller = new AbortController()
-      const search = runRipgrep({ rg: rg.path, pattern: '(a+)+$', caseInsensitive: false, fds: [fd], signal: controller.signal, onMatch: () => true })
+      const search = runRipgrep({
+        rg: rg.path,
+        pattern: '(a+)+$',
+        caseInsensitive: false,
+        fds: [fd],
+        signal: controller.signal,
+        onMatch: () => true,
+      })
       const until = Date.now() + 10_000
       while (processesMatching('(a+)+$').length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10))
       // The timers above ran while ripgrep was busy: the event loop is free.
@@ -163,4 +202,3 @@ describe('Grep on ripgrep', () => {
     }
   })
 })
-

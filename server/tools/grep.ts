@@ -121,7 +121,10 @@ export const grepTool: Tool<GrepInput> = {
         const opened = await openVerified(abs, guard, 'read')
         if (!opened.ok) {
           if (opened.kind === 'violation') return violation('Grep', ctx, abs, opened.reason)
-          if (opened.kind === 'not_regular') return fail(`${displayPath(root, abs)} is not a regular file (a FIFO, socket or device); only regular files are searched`)
+          if (opened.kind === 'not_regular')
+            return fail(
+              `${displayPath(root, abs)} is not a regular file (a FIFO, socket or device); only regular files are searched`,
+            )
           return fail(`cannot search ${displayPath(root, abs)}: ${opened.reason}`)
         }
         await opened.fh.close()

@@ -40,7 +40,15 @@ describe('list_files', () => {
   })
 
   it('lists recursively with root and nested ignore rules', async () => {
-    expect((await list({ recursive: true })).lines).toEqual(['.gitignore', 'a.txt', 'src/', 'src/sub/', 'src/sub/.gitignore', 'src/sub/z.ts', 'src/x.ts'])
+    expect((await list({ recursive: true })).lines).toEqual([
+      '.gitignore',
+      'a.txt',
+      'src/',
+      'src/sub/',
+      'src/sub/.gitignore',
+      'src/sub/z.ts',
+      'src/x.ts',
+    ])
   })
 
   it('caps the entries', async () => {
@@ -64,7 +72,10 @@ describe('list_files', () => {
     ws.write({ 'empty/.keep': '' })
     expect((await list({ path: 'empty' })).lines).toEqual(['empty/.keep'])
     expect((await list({ path: 'a.txt' })).r).toEqual({ ok: false, error: 'a.txt is not a directory' })
-    expect((await list({ path: 'missing' })).r).toMatchObject({ ok: false, error: expect.stringMatching(/^cannot list missing: /) })
+    expect((await list({ path: 'missing' })).r).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/^cannot list missing: /),
+    })
   })
 
   it('refuses paths outside the workspace', async () => {

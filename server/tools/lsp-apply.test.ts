@@ -18,7 +18,10 @@ beforeEach(() => {
 })
 afterEach(() => ws.cleanup())
 
-const range = (l1: number, c1: number, l2: number, c2: number) => ({ start: { line: l1, character: c1 }, end: { line: l2, character: c2 } })
+const range = (l1: number, c1: number, l2: number, c2: number) => ({
+  start: { line: l1, character: c1 },
+  end: { line: l2, character: c2 },
+})
 const uri = (p: string) => pathToFileURL(p).href
 
 describe('applyTextEdits', () => {
@@ -33,8 +36,16 @@ describe('applyTextEdits', () => {
   })
 
   it('refuses overlapping edits and edits past the end', () => {
-    expect(applyTextEdits('abcdef', [{ range: range(0, 0, 0, 4), newText: 'x' }, { range: range(0, 2, 0, 5), newText: 'y' }])).toEqual({ ok: false, error: 'the server sent overlapping edits' })
-    expect(applyTextEdits('abc\n', [{ range: range(5, 0, 5, 1), newText: 'x' }])).toMatchObject({ ok: false, error: expect.stringContaining('outside the file') })
+    expect(
+      applyTextEdits('abcdef', [
+        { range: range(0, 0, 0, 4), newText: 'x' },
+        { range: range(0, 2, 0, 5), newText: 'y' },
+      ]),
+    ).toEqual({ ok: false, error: 'the server sent overlapping edits' })
+    expect(applyTextEdits('abc\n', [{ range: range(5, 0, 5, 1), newText: 'x' }])).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('outside the file'),
+    })
   })
 })
 
@@ -42,7 +53,10 @@ describe('anchors', () => {
   it('the Nth occurrence of the text, as a zero-based UTF-16 position', () => {
     const text = 'const é = "add"\nadd(1)\n  add(2)\n'
     expect(resolvePosition(text, { text: 'add' }, 'f')).toEqual({ ok: true, position: { line: 0, character: 11 } })
-    expect(resolvePosition(text, { text: 'add', occurrence: 3 }, 'f')).toEqual({ ok: true, position: { line: 2, character: 2 } })
+    expect(resolvePosition(text, { text: 'add', occurrence: 3 }, 'f')).toEqual({
+      ok: true,
+      position: { line: 2, character: 2 },
+    })
     expect(resolvePosition('😀x', { text: 'x' }, 'f')).toEqual({ ok: true, position: { line: 0, character: 2 } })
   })
 })
@@ -53,14 +67,24 @@ describe('applyWorkspaceEdit', () => {
     const ctx = recordingContext(ws.cwd)
     const a = join(ws.cwd, 'a.ts')
     const b = join(ws.cwd, 'b.ts')
-    const r = await applyWorkspaceEdit('lsp_rename', ctx, { documentChanges: [
-      { textDocument: { uri: uri(a), version: 1 }, edits: [{ range: range(0, 0, 0, 3), newText: 'bar' }] },
-      { textDocument: { uri: uri(b), version: 1 }, edits: [{ range: range(0, 2, 0, 5), newText: 'bar' }] },
-    ] })
-    expect(r).toMatchObject({ ok: true, files: [{ path: 'a.ts', edits: 1 }, { path: 'b.ts', edits: 1 }] })
+    const r = await applyWorkspaceEdit('lsp_rename', ctx, {
+      documentChanges: [
+        { textDocument: { uri: uri(a), version: 1 }, edits: [{ range: range(0, 0, 0, 3), newText: 'bar' }] },
+        { textDocument: { uri: uri(b), version: 1 }, edits: [{ range: range(0, 2, 0, 5), newText: 'bar' }] },
+      ],
+    })
+    expect(r).toMatchObject({
+      ok: true,
+      files: [
+        { path: 'a.ts', edits: 1 },
+        { path: 'b.ts', edits: 1 },
+      ],
+    })
     expect([readFileSync(a, 'utf8'), readFileSync(b, 'utf8')]).toEqual(['bar\n', 'x(bar)\n'])
     expect(ctx.fileEvents).toEqual([`will ${a}`, `changed ${a}`, `will ${b}`, `changed ${b}`])
-    const again = await applyWorkspaceEdit('lsp_rename', ctx, { changes: { [uri(a)]: [{ range: range(0, 0, 0, 3), newText: 'baz' }] } })
+    const again = await applyWorkspaceEdit('lsp_rename', ctx, {
+      changes: { [uri(a)]: [{ range: range(0, 0, 0, 3), newText: 'baz' }] },
+    })
     expect(again).toMatchObject({ ok: true, files: [{ path: 'a.ts', edits: 1 }] })
     expect(readFileSync(a, 'utf8')).toBe('baz\n')
   })
@@ -70,11 +94,16 @@ describe('applyWorkspaceEdit', () => {
     const outside = join(ws.outside, 'o.ts')
     writeFileSync(outside, 'foo\n')
     const ctx = recordingContext(ws.cwd)
-    const r = await applyWorkspaceEdit('lsp_rename', ctx, { changes: {
-      [uri(join(ws.cwd, 'a.ts'))]: [{ range: range(0, 0, 0, 3), newText: 'bar' }],
-      [uri(outside)]: [{ range: range(0, 0, 0, 3), newText: 'bar' }],
-    } })
-    expect(r).toMatchObject({ ok: false, outcome: { ok: false, error: expect.stringContaining('outside the workspace') } })
+    const r = await applyWorkspaceEdit('lsp_rename', ctx, {
+      changes: {
+        [uri(join(ws.cwd, 'a.ts'))]: [{ range: range(0, 0, 0, 3), newText: 'bar' }],
+        [uri(outside)]: [{ range: range(0, 0, 0, 3), newText: 'bar' }],
+      },
+    })
+    expect(r).toMatchObject({
+      ok: false,
+      outcome: { ok: false, error: expect.stringContaining('outside the workspace') },
+    })
     expect([readFileSync(join(ws.cwd, 'a.ts'), 'utf8'), readFileSync(outside, 'utf8')]).toEqual(['foo\n', 'foo\n'])
     expect(ctx.fileEvents).toEqual([])
     expect(ctx.violations).toHaveLength(1)
@@ -83,10 +112,17 @@ describe('applyWorkspaceEdit', () => {
   it('the read-only sandbox refuses, and file operations are refused rather than half-applied', async () => {
     ws.write({ 'a.ts': 'foo\n' })
     const a = uri(join(ws.cwd, 'a.ts'))
-    const ro = await applyWorkspaceEdit('lsp_rename', recordingContext(ws.cwd, 'read-only'), { changes: { [a]: [{ range: range(0, 0, 0, 3), newText: 'bar' }] } })
+    const ro = await applyWorkspaceEdit('lsp_rename', recordingContext(ws.cwd, 'read-only'), {
+      changes: { [a]: [{ range: range(0, 0, 0, 3), newText: 'bar' }] },
+    })
     expect(ro).toMatchObject({ ok: false, outcome: { error: expect.stringContaining('read-only') } })
-    const ops = await applyWorkspaceEdit('lsp_rename', recordingContext(ws.cwd), { documentChanges: [{ kind: 'rename', oldUri: a, newUri: uri(join(ws.cwd, 'b.ts')) }] })
-    expect(ops).toMatchObject({ ok: false, outcome: { error: 'the rename needs a file operation (rename), which lsp_rename does not apply' } })
+    const ops = await applyWorkspaceEdit('lsp_rename', recordingContext(ws.cwd), {
+      documentChanges: [{ kind: 'rename', oldUri: a, newUri: uri(join(ws.cwd, 'b.ts')) }],
+    })
+    expect(ops).toMatchObject({
+      ok: false,
+      outcome: { error: 'the rename needs a file operation (rename), which lsp_rename does not apply' },
+    })
     expect(readFileSync(join(ws.cwd, 'a.ts'), 'utf8')).toBe('foo\n')
   })
 })

@@ -21,27 +21,40 @@ export interface AppliedFile {
 }
 
 /** The text edits of `edit` per file URI, or why they cannot be applied. */
-export function editsByUri(edit: WorkspaceEdit): { ok: true; byUri: Map<string, TextEdit[]> } | { ok: false; error: string } {
+export function editsByUri(
+  edit: WorkspaceEdit,
+): { ok: true; byUri: Map<string, TextEdit[]> } | { ok: false; error: string } {
   const byUri = new Map<string, TextEdit[]>()
   const add = (uri: string, edits: readonly TextEdit[]): void => {
     byUri.set(uri, [...(byUri.get(uri) ?? []), ...edits])
   }
   for (const change of edit.documentChanges ?? []) {
-    if (!('textDocument' in change)) return { ok: false, error: `the rename needs a file operation (${(change as { kind?: string }).kind ?? 'unknown'}), which lsp_rename does not apply` }
-    add(change.textDocument.uri, change.edits.filter((e): e is TextEdit => 'range' in e))
+    if (!('textDocument' in change))
+      return {
+        ok: false,
+        error: `the rename needs a file operation (${(change as { kind?: string }).kind ?? 'unknown'}), which lsp_rename does not apply`,
+      }
+    add(
+      change.textDocument.uri,
+      change.edits.filter((e): e is TextEdit => 'range' in e),
+    )
   }
   if (!edit.documentChanges) for (const [uri, edits] of Object.entries(edit.changes ?? {})) add(uri, edits)
   return { ok: true, byUri }
 }
 
 /** `text` with `edits` applied (non-overlapping, as LSP requires), or why not. */
-export function applyTextEdits(text: string, edits: readonly TextEdit[]): { ok: true; text: string } | { ok: false; error: string } {
+export function applyTextEdits(
+  text: string,
+  edits: readonly TextEdit[],
+): { ok: true; text: string } | { ok: false; error: string } {
   const starts = lineStarts(text)
   const spans: { from: number; to: number; newText: string; order: number }[] = []
   for (const [order, e] of edits.entries()) {
     const from = offsetAt(text, starts, e.range.start)
     const to = offsetAt(text, starts, e.range.end)
-    if (from === undefined || to === undefined || to < from) return { ok: false, error: 'an edit lies outside the file (it changed since the server saw it?)' }
+    if (from === undefined || to === undefined || to < from)
+      return { ok: false, error: 'an edit lies outside the file (it changed since the server saw it?)' }
     spans.push({ from, to, newText: e.newText, order })
   }
   spans.sort((a, b) => b.from - a.from || b.order - a.order)
@@ -56,7 +69,11 @@ export function applyTextEdits(text: string, edits: readonly TextEdit[]): { ok: 
 }
 
 /** Apply `edit` to the workspace of `ctx`; the files changed, or the outcome to report. */
-export async function applyWorkspaceEdit(tool: string, ctx: ToolContext, edit: WorkspaceEdit): Promise<{ ok: true; files: AppliedFile[] } | { ok: false; outcome: ToolOutcome }> {
+export async function applyWorkspaceEdit(
+  tool: string,
+  ctx: ToolContext,
+  edit: WorkspaceEdit,
+): Promise<{ ok: true; files: AppliedFile[] } | { ok: false; outcome: ToolOutcome }> {
   const split = editsByUri(edit)
   if (!split.ok) return { ok: false, outcome: fail(split.error) }
   const targets: { abs: string; root: string; edits: TextEdit[] }[] = []
@@ -81,7 +98,8 @@ export async function applyWorkspaceEdit(tool: string, ctx: ToolContext, edit: W
       const file = await readTextFrom(opened.fh, opened.size, name)
       if (!file.ok) return { ok: false, outcome: fail(`${file.error}${done(files)}`) }
       const next = applyTextEdits(file.text, t.edits)
-      if (!next.ok) return { ok: false, outcome: fail(`cannot apply the rename to ${name}: ${next.error}${done(files)}`) }
+      if (!next.ok)
+        return { ok: false, outcome: fail(`cannot apply the rename to ${name}: ${next.error}${done(files)}`) }
       if (next.text === file.text) continue
       await ctx.files.willChange(t.abs)
       try {

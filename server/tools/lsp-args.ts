@@ -60,23 +60,40 @@ export function positionAt(starts: readonly number[], offset: number): Position 
 }
 
 /** The position named by `arg` in `text`, or why it names none. */
-export function resolvePosition(text: string, arg: PositionArg, name: string): { ok: true; position: Position } | { ok: false; error: string } {
+export function resolvePosition(
+  text: string,
+  arg: PositionArg,
+  name: string,
+): { ok: true; position: Position } | { ok: false; error: string } {
   const starts = lineStarts(text)
   if ('line' in arg) {
-    if (arg.line >= starts.length) return { ok: false, error: `line ${arg.line} is past the end of ${name} (${starts.length} lines, zero-based)` }
+    if (arg.line >= starts.length)
+      return { ok: false, error: `line ${arg.line} is past the end of ${name} (${starts.length} lines, zero-based)` }
     return { ok: true, position: { line: arg.line, character: arg.character } }
   }
   const n = arg.occurrence ?? 1
   let at = -1
   for (let i = 0; i < n; i++) {
     at = text.indexOf(arg.text, at + 1)
-    if (at < 0) return { ok: false, error: i === 0 ? `"${arg.text}" does not occur in ${name}` : `"${arg.text}" occurs ${i} time${i === 1 ? '' : 's'} in ${name}, not ${n}` }
+    if (at < 0)
+      return {
+        ok: false,
+        error:
+          i === 0
+            ? `"${arg.text}" does not occur in ${name}`
+            : `"${arg.text}" occurs ${i} time${i === 1 ? '' : 's'} in ${name}, not ${n}`,
+      }
   }
   return { ok: true, position: positionAt(starts, at) }
 }
 
 /** The provider, confinement and file text of an LSP tool call, or the outcome to return. */
-export async function prepare(tool: string, ctx: ToolContext, path: string, provider?: LspProvider): Promise<{ ok: true; p: Prepared } | { ok: false; outcome: ToolOutcome }> {
+export async function prepare(
+  tool: string,
+  ctx: ToolContext,
+  path: string,
+  provider?: LspProvider,
+): Promise<{ ok: true; p: Prepared } | { ok: false; outcome: ToolOutcome }> {
   let manager: LspManager | undefined
   try {
     manager = (provider ?? ctx.lsp)?.()
@@ -88,7 +105,11 @@ export async function prepare(tool: string, ctx: ToolContext, path: string, prov
   if (!where.ok) return where
   const name = displayPath(where.root, where.abs)
   const file = await readTextFile(where.abs, name, await openGuard(ctx, where.root))
-  if (!file.ok) return { ok: false, outcome: file.kind === 'violation' ? violation(tool, ctx, where.abs, file.error) : fail(file.error) }
+  if (!file.ok)
+    return {
+      ok: false,
+      outcome: file.kind === 'violation' ? violation(tool, ctx, where.abs, file.error) : fail(file.error),
+    }
   return { ok: true, p: { manager, abs: where.abs, root: where.root, name, text: file.text } }
 }
 

@@ -41,7 +41,11 @@ describe('open_file', () => {
     ] as const) {
       const events = await run(args)
       expect(events.map((e) => e.type)).not.toContain('file_open')
-      const result = events.find((e) => e.type === 'tool_result')!.data as { ok: boolean; error?: string; output?: string }
+      const result = events.find((e) => e.type === 'tool_result')!.data as {
+        ok: boolean
+        error?: string
+        output?: string
+      }
       expect(result.ok).toBe(false)
       expect(String(result.error ?? result.output)).toMatch(error)
       if (kind) expect(events.map((e) => e.type)).toContain(kind)

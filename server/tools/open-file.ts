@@ -19,8 +19,12 @@ export const openFileTool: Tool<open_fileInput> = {
     if (!file.ok) return file.outcome
     const name = file.name
     const total = splitLines(file.text).length
-    if (args.line !== undefined && args.line > Math.max(total, 1)) return fail(`line ${args.line} is past the end of ${name} (${total} lines)`)
+    if (args.line !== undefined && args.line > Math.max(total, 1))
+      return fail(`line ${args.line} is past the end of ${name} (${total} lines)`)
     ctx.fileOpen?.(name, args.line)
-    return succeed(`showed ${name}${args.line !== undefined ? `:${args.line}` : ''} to the user`, { path: name, ...(args.line !== undefined ? { line: args.line } : {}) })
+    return succeed(`showed ${name}${args.line !== undefined ? `:${args.line}` : ''} to the user`, {
+      path: name,
+      ...(args.line !== undefined ? { line: args.line } : {}),
+    })
   },
 }

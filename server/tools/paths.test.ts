@@ -21,25 +21,40 @@ afterEach(() => ws.cleanup())
 describe('resolveInWorkspace', () => {
   it('accepts relative, absolute and file:// paths inside the workspace', async () => {
     expect(await resolveInWorkspace(ws.cwd, 'a.txt')).toEqual({ ok: true, abs: join(ws.cwd, 'a.txt'), root: ws.cwd })
-    expect(await resolveInWorkspace(ws.cwd, join(ws.cwd, 'dir/b.txt'))).toMatchObject({ ok: true, abs: join(ws.cwd, 'dir/b.txt') })
-    expect(await resolveInWorkspace(ws.cwd, pathToFileURL(join(ws.cwd, 'dir/b.txt')).href)).toMatchObject({ ok: true, abs: join(ws.cwd, 'dir/b.txt') })
+    expect(await resolveInWorkspace(ws.cwd, join(ws.cwd, 'dir/b.txt'))).toMatchObject({
+      ok: true,
+      abs: join(ws.cwd, 'dir/b.txt'),
+    })
+    expect(await resolveInWorkspace(ws.cwd, pathToFileURL(join(ws.cwd, 'dir/b.txt')).href)).toMatchObject({
+      ok: true,
+      abs: join(ws.cwd, 'dir/b.txt'),
+    })
     expect(await resolveInWorkspace(ws.cwd, 'dir/../a.txt')).toMatchObject({ ok: true, abs: join(ws.cwd, 'a.txt') })
     expect(await resolveInWorkspace(ws.cwd, '.')).toMatchObject({ ok: true, abs: ws.cwd })
     expect(await resolveInWorkspace(ws.cwd, '..dots')).toMatchObject({ ok: true })
   })
 
   it('resolves files that do not exist yet through their nearest existing parent', async () => {
-    expect(await resolveInWorkspace(ws.cwd, 'new/deeper/file.txt', { forWrite: true })).toMatchObject({ ok: true, abs: join(ws.cwd, 'new/deeper/file.txt') })
+    expect(await resolveInWorkspace(ws.cwd, 'new/deeper/file.txt', { forWrite: true })).toMatchObject({
+      ok: true,
+      abs: join(ws.cwd, 'new/deeper/file.txt'),
+    })
   })
 
   it('rejects `..` escapes and absolute paths outside as violations', async () => {
     const up = await resolveInWorkspace(ws.cwd, '../outside/secret.txt')
     expect(up).toMatchObject({ ok: false, violation: true })
     if (!up.ok) expect(up.reason).toContain('outside the workspace')
-    expect(await resolveInWorkspace(ws.cwd, join(ws.outside, 'secret.txt'))).toMatchObject({ ok: false, violation: true })
+    expect(await resolveInWorkspace(ws.cwd, join(ws.outside, 'secret.txt'))).toMatchObject({
+      ok: false,
+      violation: true,
+    })
     expect(await resolveInWorkspace(ws.cwd, '/etc/passwd')).toMatchObject({ ok: false, violation: true })
     expect(await resolveInWorkspace(ws.cwd, '..')).toMatchObject({ ok: false, violation: true })
-    expect(await resolveInWorkspace(ws.cwd, pathToFileURL(join(ws.outside, 'secret.txt')).href)).toMatchObject({ ok: false, violation: true })
+    expect(await resolveInWorkspace(ws.cwd, pathToFileURL(join(ws.outside, 'secret.txt')).href)).toMatchObject({
+      ok: false,
+      violation: true,
+    })
   })
 
   it('rejects a symlink inside the workspace that points outside', async () => {
@@ -50,12 +65,19 @@ describe('resolveInWorkspace', () => {
 
   it('rejects a dangling symlink to a not-yet-existing file outside (no create-through-link)', async () => {
     symlinkSync(join(ws.outside, 'created-by-link.txt'), join(ws.cwd, 'dangling'))
-    expect(await resolveInWorkspace(ws.cwd, 'dangling', { forWrite: true })).toMatchObject({ ok: false, violation: true, abs: join(ws.outside, 'created-by-link.txt') })
+    expect(await resolveInWorkspace(ws.cwd, 'dangling', { forWrite: true })).toMatchObject({
+      ok: false,
+      violation: true,
+      abs: join(ws.outside, 'created-by-link.txt'),
+    })
   })
 
   it('rejects new files under a symlinked directory that points outside', async () => {
     symlinkSync(ws.outside, join(ws.cwd, 'outlink'))
-    expect(await resolveInWorkspace(ws.cwd, 'outlink/new/file.txt', { forWrite: true })).toMatchObject({ ok: false, violation: true })
+    expect(await resolveInWorkspace(ws.cwd, 'outlink/new/file.txt', { forWrite: true })).toMatchObject({
+      ok: false,
+      violation: true,
+    })
   })
 
   it('allows symlinks that stay inside, and a workspace reached through a symlink', async () => {
@@ -63,11 +85,19 @@ describe('resolveInWorkspace', () => {
     expect(await resolveInWorkspace(ws.cwd, 'inlink/b.txt')).toMatchObject({ ok: true, abs: join(ws.cwd, 'dir/b.txt') })
     const alias = join(ws.outside, 'alias')
     symlinkSync(ws.cwd, alias)
-    expect(await resolveInWorkspace(alias, 'a.txt')).toMatchObject({ ok: true, abs: join(ws.cwd, 'a.txt'), root: ws.cwd })
+    expect(await resolveInWorkspace(alias, 'a.txt')).toMatchObject({
+      ok: true,
+      abs: join(ws.cwd, 'a.txt'),
+      root: ws.cwd,
+    })
   })
 
   it('rejects NUL bytes and bad file URIs as plain errors, not violations', async () => {
-    expect(await resolveInWorkspace(ws.cwd, 'a\0b')).toMatchObject({ ok: false, violation: false, reason: 'path contains a NUL byte' })
+    expect(await resolveInWorkspace(ws.cwd, 'a\0b')).toMatchObject({
+      ok: false,
+      violation: false,
+      reason: 'path contains a NUL byte',
+    })
     expect(await resolveInWorkspace(ws.cwd, 'file://remote-host/x')).toMatchObject({ ok: false, violation: false })
   })
 
@@ -79,7 +109,9 @@ describe('resolveInWorkspace', () => {
   })
 
   it('allows paths outside in danger-full-access', async () => {
-    expect(await resolveInWorkspace(ws.cwd, '../outside/secret.txt', { mode: 'danger-full-access', forWrite: true })).toMatchObject({ ok: true, abs: join(ws.outside, 'secret.txt') })
+    expect(
+      await resolveInWorkspace(ws.cwd, '../outside/secret.txt', { mode: 'danger-full-access', forWrite: true }),
+    ).toMatchObject({ ok: true, abs: join(ws.outside, 'secret.txt') })
   })
 
   it('fails cleanly on a missing working directory and on symlink loops', async () => {

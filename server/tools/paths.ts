@@ -34,8 +34,7 @@ export interface ResolveOptions {
  * workspace, a write in read-only) as opposed to plain bad input (NUL byte, bad URI).
  */
 export type Resolved =
-  | { ok: true; abs: string; root: string }
-  | { ok: false; reason: string; violation: boolean; abs?: string }
+  { ok: true; abs: string; root: string } | { ok: false; reason: string; violation: boolean; abs?: string }
 
 const MAX_LINK_DEPTH = 40
 
@@ -78,7 +77,8 @@ export function displayPath(root: string, abs: string): string {
  * `realpath` and the rest appended. Dangling symlinks on the way are followed by hand.
  */
 export async function realpathLoose(p: string, depth = 0): Promise<string> {
-  if (depth > MAX_LINK_DEPTH) throw Object.assign(new Error(`too many levels of symbolic links: ${p}`), { code: 'ELOOP' })
+  if (depth > MAX_LINK_DEPTH)
+    throw Object.assign(new Error(`too many levels of symbolic links: ${p}`), { code: 'ELOOP' })
   try {
     return await realpath(p)
   } catch (e) {
@@ -129,7 +129,11 @@ export function coveringPath(list: readonly string[], abs: string): string | und
  * any mode), or inside a read-only path for a write. `protectedPaths` and `readOnlyPaths` come
  * through {@link realPathList}.
  */
-export function pathRuleViolation(abs: string, rules: { protectedPaths: readonly string[]; readOnlyPaths: readonly string[] }, forWrite: boolean): string | undefined {
+export function pathRuleViolation(
+  abs: string,
+  rules: { protectedPaths: readonly string[]; readOnlyPaths: readonly string[] },
+  forWrite: boolean,
+): string | undefined {
   const prot = coveringPath(rules.protectedPaths, abs)
   if (prot !== undefined) return `"${abs}" lies in the protected path ${prot}, which no tool may read or write`
   if (forWrite) {
@@ -167,7 +171,10 @@ export async function resolveInWorkspace(cwd: string, p: string, opts: ResolveOp
     const via = abs === resolve(cwd, fsPath.path) ? '' : ` (resolves to ${abs})`
     return { ok: false, reason: `path "${p}"${via} is outside the workspace ${root}`, violation: true, abs }
   }
-  const rules = { protectedPaths: await realPathList(opts.protectedPaths ?? []), readOnlyPaths: await realPathList(opts.readOnlyPaths ?? []) }
+  const rules = {
+    protectedPaths: await realPathList(opts.protectedPaths ?? []),
+    readOnlyPaths: await realPathList(opts.readOnlyPaths ?? []),
+  }
   const broken = pathRuleViolation(abs, rules, opts.forWrite ?? false)
   if (broken !== undefined) return { ok: false, reason: broken, violation: true, abs }
   return { ok: true, abs, root }
@@ -195,10 +202,18 @@ export async function confinePath(
 }
 
 /** What confinement reads from the tool context. */
-export type ConfineContext = Pick<ToolContext, 'cwd' | 'sandbox' | 'sandboxViolation' | 'protectedPaths' | 'readOnlyPaths'>
+export type ConfineContext = Pick<
+  ToolContext,
+  'cwd' | 'sandbox' | 'sandboxViolation' | 'protectedPaths' | 'readOnlyPaths'
+>
 
 /** Report a sandbox violation to the context and build its tool error. */
-export function violation(tool: string, ctx: Pick<ToolContext, 'sandbox' | 'sandboxViolation'>, path: string, reason: string): ToolOutcome {
+export function violation(
+  tool: string,
+  ctx: Pick<ToolContext, 'sandbox' | 'sandboxViolation'>,
+  path: string,
+  reason: string,
+): ToolOutcome {
   ctx.sandboxViolation({ tool, path, mode: ctx.sandbox })
   return fail(`sandbox violation (${ctx.sandbox}): ${reason}`, { violation: true, path })
 }
@@ -213,7 +228,8 @@ export async function confineDirectory(
   const where = await confinePath(tool, ctx, p)
   if (!where.ok) return where
   try {
-    if (!(await stat(where.abs)).isDirectory()) return { ok: false, outcome: fail(`${displayPath(where.root, where.abs)} is not a directory`) }
+    if (!(await stat(where.abs)).isDirectory())
+      return { ok: false, outcome: fail(`${displayPath(where.root, where.abs)} is not a directory`) }
   } catch (e) {
     return { ok: false, outcome: fail(`cannot ${verb} ${displayPath(where.root, where.abs)}: ${errorText(e)}`) }
   }

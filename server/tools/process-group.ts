@@ -179,14 +179,32 @@ export function runInGroup(file: string, args: readonly string[], opts: RunOptio
 
     let child: ChildProcessByStdio<null, Readable, Readable>
     try {
-      child = spawn(file, args, { cwd: opts.cwd, env: opts.env ?? process.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+      child = spawn(file, args, {
+        cwd: opts.cwd,
+        env: opts.env ?? process.env,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
     } catch (e) {
       // A bad cwd (ENOTDIR) or argument makes spawn throw synchronously.
-      resolveRun({ exitCode: null, signal: null, timedOut: false, cancelled: false, output: '', truncated: false, totalOutputChars: 0, spawnError: errorText(e), durationMs: Date.now() - started })
+      resolveRun({
+        exitCode: null,
+        signal: null,
+        timedOut: false,
+        cancelled: false,
+        output: '',
+        truncated: false,
+        totalOutputChars: 0,
+        spawnError: errorText(e),
+        durationMs: Date.now() - started,
+      })
       return
     }
     const pid = child.pid
-    const untrack = pid === undefined ? () => {} : trackProcessGroup(pid, () => (opts.tree ? killTree(pid) : signalGroup(pid, 'SIGKILL')))
+    const untrack =
+      pid === undefined
+        ? () => {}
+        : trackProcessGroup(pid, () => (opts.tree ? killTree(pid) : signalGroup(pid, 'SIGKILL')))
 
     const terminate = (): void => {
       if (terminating || pid === undefined) return

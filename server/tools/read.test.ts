@@ -15,7 +15,10 @@ beforeEach(() => {
 })
 afterEach(() => ws.cleanup())
 
-const run = (args: { path: string; offset?: number; limit?: number }, sandbox: 'read-only' | 'workspace-write' = 'workspace-write') => {
+const run = (
+  args: { path: string; offset?: number; limit?: number },
+  sandbox: 'read-only' | 'workspace-write' = 'workspace-write',
+) => {
   const ctx = recordingContext(ws.cwd, sandbox)
   return { ctx, result: readTool.run(args, ctx) }
 }
@@ -24,7 +27,11 @@ describe('Read', () => {
   it('returns numbered lines', async () => {
     ws.write({ 'f.txt': 'alpha\nbeta\r\ngamma\n' })
     const r = await run({ path: 'f.txt' }).result
-    expect(r).toEqual({ ok: true, output: '     1\talpha\n     2\tbeta\n     3\tgamma', data: { path: 'f.txt', totalLines: 3, startLine: 1, endLine: 3, truncated: false } })
+    expect(r).toEqual({
+      ok: true,
+      output: '     1\talpha\n     2\tbeta\n     3\tgamma',
+      data: { path: 'f.txt', totalLines: 3, startLine: 1, endLine: 3, truncated: false },
+    })
   })
 
   it('honours offset and limit and says what part it showed', async () => {

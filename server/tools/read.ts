@@ -26,13 +26,19 @@ export function splitLines(text: string): string[] {
 
 /** One output line: the 1-based number right-aligned in 6 columns, a tab, the text. */
 export function numberLine(n: number, text: string): string {
-  const cut = text.length > MAX_LINE_CHARS ? `${text.slice(0, MAX_LINE_CHARS)}… [line truncated, ${text.length} chars]` : text
+  const cut =
+    text.length > MAX_LINE_CHARS ? `${text.slice(0, MAX_LINE_CHARS)}… [line truncated, ${text.length} chars]` : text
   return `${String(n).padStart(6)}\t${cut}`
 }
 
 /** The Read tool. */
 /** The numbered lines `offset`..`offset+limit-1` of a file's text: the Read result (also for ACP clients' files). */
-export function readWindow(name: string, text: string, args: Pick<ReadInput, 'offset' | 'limit'>, extra: Record<string, unknown> = {}): ToolOutcome {
+export function readWindow(
+  name: string,
+  text: string,
+  args: Pick<ReadInput, 'offset' | 'limit'>,
+  extra: Record<string, unknown> = {},
+): ToolOutcome {
   const lines = splitLines(text)
   const total = lines.length
   const offset = args.offset ?? 1
@@ -44,7 +50,8 @@ export function readWindow(name: string, text: string, args: Pick<ReadInput, 'of
   for (let i = offset - 1; i < end; i++) out.push(numberLine(i + 1, lines[i] ?? ''))
   let output = out.join('\n')
   const more = end < total
-  if (more || offset > 1) output += `\n\n(lines ${offset}-${end} of ${total}${more ? '; use offset/limit to read more' : ''})`
+  if (more || offset > 1)
+    output += `\n\n(lines ${offset}-${end} of ${total}${more ? '; use offset/limit to read more' : ''})`
   return succeed(output, { path: name, totalLines: total, startLine: offset, endLine: end, truncated: more, ...extra })
 }
 
@@ -52,12 +59,20 @@ export function readWindow(name: string, text: string, args: Pick<ReadInput, 'of
  * A workspace text file as the file tools read it: confined, opened verified, text only. Its
  * display name and text, or the failed outcome (a sandbox violation reported as `tool`'s).
  */
-export async function readConfinedText(tool: string, ctx: ToolContext, path: string): Promise<{ ok: true; name: string; text: string } | { ok: false; outcome: ToolOutcome }> {
+export async function readConfinedText(
+  tool: string,
+  ctx: ToolContext,
+  path: string,
+): Promise<{ ok: true; name: string; text: string } | { ok: false; outcome: ToolOutcome }> {
   const where = await confinePath(tool, ctx, path)
   if (!where.ok) return where
   const name = displayPath(where.root, where.abs)
   const file = await readTextFile(where.abs, name, await openGuard(ctx, where.root))
-  if (!file.ok) return { ok: false, outcome: file.kind === 'violation' ? violation(tool, ctx, where.abs, file.error) : fail(file.error) }
+  if (!file.ok)
+    return {
+      ok: false,
+      outcome: file.kind === 'violation' ? violation(tool, ctx, where.abs, file.error) : fail(file.error),
+    }
   return { ok: true, name, text: file.text }
 }
 

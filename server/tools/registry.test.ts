@@ -26,7 +26,18 @@ describe('builtinTools', () => {
     const lsp = lspTools()
     expect([...tools.keys(), ...lsp.map((t) => t.name)].sort()).toEqual(Object.keys(toolSpecs).sort())
     for (const [name, tool] of tools) expect(tool.name).toBe(name)
-    expect(TOOL_NAMES).toEqual(['Read', 'Write', 'Edit', 'Bash', 'Grep', 'Glob', 'list_files', 'update_plan', 'open_file', ...LSP_TOOL_NAMES])
+    expect(TOOL_NAMES).toEqual([
+      'Read',
+      'Write',
+      'Edit',
+      'Bash',
+      'Grep',
+      'Glob',
+      'list_files',
+      'update_plan',
+      'open_file',
+      ...LSP_TOOL_NAMES,
+    ])
   })
 })
 
@@ -43,14 +54,19 @@ describe('runTool', () => {
   })
 
   it('rejects an unknown tool', async () => {
-    expect(await runTool('Frobnicate', {}, recordingContext(ws.cwd))).toEqual({ ok: false, error: 'unknown tool "Frobnicate"' })
+    expect(await runTool('Frobnicate', {}, recordingContext(ws.cwd))).toEqual({
+      ok: false,
+      error: 'unknown tool "Frobnicate"',
+    })
     for (const name of ['toString', 'constructor', 'hasOwnProperty', '__proto__', 'valueOf']) {
       expect(await runTool(name, {}, recordingContext(ws.cwd))).toEqual({ ok: false, error: `unknown tool "${name}"` })
     }
   })
 
   it('rejects a tool outside the allowed list', async () => {
-    const r = await runTool('Write', { path: 'x', content: '' }, recordingContext(ws.cwd), { allowed: ['Read', 'Grep'] })
+    const r = await runTool('Write', { path: 'x', content: '' }, recordingContext(ws.cwd), {
+      allowed: ['Read', 'Grep'],
+    })
     expect(r).toEqual({ ok: false, error: 'tool "Write" is not allowed in this session (allowed: Read, Grep)' })
     expect((await runTool('Read', { path: 'f.txt' }, recordingContext(ws.cwd), { allowed: ['Read'] })).ok).toBe(true)
   })
@@ -74,9 +90,18 @@ describe('runTool', () => {
   })
 
   it('turns an exception inside a tool into a failure', async () => {
-    const thrower: Tool = { name: 'Read', permissionKey: () => '', run: async () => { throw new Error('boom') } }
+    const thrower: Tool = {
+      name: 'Read',
+      permissionKey: () => '',
+      run: async () => {
+        throw new Error('boom')
+      },
+    }
     const tools = new Map([['Read', thrower]])
-    expect(await runTool('Read', { path: 'f.txt' }, recordingContext(ws.cwd), { tools })).toEqual({ ok: false, error: 'Read failed: boom' })
+    expect(await runTool('Read', { path: 'f.txt' }, recordingContext(ws.cwd), { tools })).toEqual({
+      ok: false,
+      error: 'Read failed: boom',
+    })
   })
 
   it('reports a sandbox violation through the context', async () => {
@@ -91,7 +116,11 @@ describe('toolDescriptors', () => {
   it('gives name, description and input_schema for GET /tools', () => {
     const all = toolDescriptors()
     expect(all.map((d) => d.name)).toEqual(TOOL_NAMES)
-    expect(all[0]).toEqual({ name: 'Read', description: toolSpecs.Read.description, input_schema: toolSpecs.Read.inputSchema })
+    expect(all[0]).toEqual({
+      name: 'Read',
+      description: toolSpecs.Read.description,
+      input_schema: toolSpecs.Read.inputSchema,
+    })
     expect(toolDescriptors(['Grep', 'Read']).map((d) => d.name)).toEqual(['Read', 'Grep'])
   })
 })
@@ -103,7 +132,9 @@ describe('parseAllowedTools', () => {
     expect(parseAllowedTools('')).toEqual([])
   })
   it('throws listing the valid names for unknown ones', () => {
-    expect(() => parseAllowedTools(['Read', 'read', 'Shell'])).toThrow('unknown tools "read", "Shell"; valid tools: Read, Write, Edit, Bash, Grep, Glob, list_files')
+    expect(() => parseAllowedTools(['Read', 'read', 'Shell'])).toThrow(
+      'unknown tools "read", "Shell"; valid tools: Read, Write, Edit, Bash, Grep, Glob, list_files',
+    )
     expect(() => parseAllowedTools('constructor,toString')).toThrow('unknown tools "constructor", "toString"')
     expect(() => parseAllowedTools('__proto__ hasOwnProperty')).toThrow('unknown tools "__proto__", "hasOwnProperty"')
   })
@@ -111,6 +142,11 @@ describe('parseAllowedTools', () => {
 
 describe('formatIssues', () => {
   it('joins issues as path: message', () => {
-    expect(formatIssues([{ path: ['a', 0], message: 'bad' }, { path: [], message: 'worse' }])).toBe('a.0: bad; (root): worse')
+    expect(
+      formatIssues([
+        { path: ['a', 0], message: 'bad' },
+        { path: [], message: 'worse' },
+      ]),
+    ).toBe('a.0: bad; (root): worse')
   })
 })

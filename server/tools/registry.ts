@@ -28,12 +28,21 @@ export function isToolName(name: string): name is ToolName {
 
 /** A fresh map of the built-in tools by name. */
 export function builtinTools(): Map<string, Tool> {
-  const tools: Tool[] = [readTool, writeTool, editTool, bashTool, grepTool, globTool, listFilesTool, updatePlanTool, openFileTool]
+  const tools: Tool[] = [
+    readTool,
+    writeTool,
+    editTool,
+    bashTool,
+    grepTool,
+    globTool,
+    listFilesTool,
+    updatePlanTool,
+    openFileTool,
+  ]
   return new Map(tools.map((t) => [t.name, t]))
 }
 
 const BUILTINS = builtinTools()
-
 
 /** Options of {@link runTool}. */
 export interface RunToolOptions {
@@ -47,7 +56,12 @@ export interface RunToolOptions {
  * Validate `rawArgs` for tool `name` and run it. Every failure — unknown or disallowed tool,
  * invalid arguments, an exception inside the tool — is an `{ ok: false }` outcome.
  */
-export async function runTool(name: string, rawArgs: unknown, ctx: ToolContext, opts: RunToolOptions = {}): Promise<ToolOutcome> {
+export async function runTool(
+  name: string,
+  rawArgs: unknown,
+  ctx: ToolContext,
+  opts: RunToolOptions = {},
+): Promise<ToolOutcome> {
   const tools = opts.tools ?? BUILTINS
   const tool = tools.get(name)
   if (!tool || !isToolName(name)) return fail(`unknown tool "${name}"`)
@@ -58,7 +72,8 @@ export async function runTool(name: string, rawArgs: unknown, ctx: ToolContext, 
   if (!parsed.success) return fail(`invalid arguments for ${name}: ${formatIssues(parsed.error.issues)}`)
   try {
     const outcome = await tool.run(parsed.data, ctx)
-    if (!outcome || typeof outcome !== 'object' || typeof outcome.ok !== 'boolean') return fail(`${name} failed: it returned no result`)
+    if (!outcome || typeof outcome !== 'object' || typeof outcome.ok !== 'boolean')
+      return fail(`${name} failed: it returned no result`)
     return outcome
   } catch (e) {
     return fail(`${name} failed: ${errorText(e)}`)
@@ -89,7 +104,9 @@ export function parseAllowedTools(list: string | readonly string[]): ToolName[] 
   const names = (typeof list === 'string' ? list.split(/[\s,]+/) : list).map((n) => n.trim()).filter((n) => n !== '')
   const unknown = names.filter((n) => !isToolName(n))
   if (unknown.length) {
-    throw new Error(`unknown tool${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n}"`).join(', ')}; valid tools: ${TOOL_NAMES.join(', ')}`)
+    throw new Error(
+      `unknown tool${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n}"`).join(', ')}; valid tools: ${TOOL_NAMES.join(', ')}`,
+    )
   }
   return [...new Set(names as ToolName[])]
 }

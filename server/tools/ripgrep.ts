@@ -33,10 +33,15 @@ const executable = (p: string): boolean => {
  * The ripgrep executable: `CHIMERA_RG` when set, else the one `@vscode/ripgrep` installed, else
  * `rg` on PATH. Looked up once.
  */
-export function locateRipgrep(env: NodeJS.ProcessEnv = process.env): Promise<{ ok: true; path: string } | { ok: false; error: string }> {
+export function locateRipgrep(
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ ok: true; path: string } | { ok: false; error: string }> {
   located ??= (async () => {
     const explicit = Object.hasOwn(env, 'CHIMERA_RG') ? env.CHIMERA_RG : undefined
-    if (explicit) return executable(explicit) ? { ok: true, path: explicit } : { ok: false, error: `CHIMERA_RG=${explicit} is not an executable file` }
+    if (explicit)
+      return executable(explicit)
+        ? { ok: true, path: explicit }
+        : { ok: false, error: `CHIMERA_RG=${explicit} is not an executable file` }
     let why = ''
     try {
       const { rgPath } = (await import('@vscode/ripgrep')) as { rgPath: string }
@@ -48,7 +53,10 @@ export function locateRipgrep(env: NodeJS.ProcessEnv = process.env): Promise<{ o
     for (const dir of (env.PATH ?? '').split(delimiter)) {
       if (dir && isAbsolute(dir) && executable(join(dir, 'rg'))) return { ok: true, path: join(dir, 'rg') }
     }
-    return { ok: false, error: `ripgrep is not available (${why}); reinstall with \`npm ci\` (optional dependencies included) or install ripgrep` }
+    return {
+      ok: false,
+      error: `ripgrep is not available (${why}); reinstall with \`npm ci\` (optional dependencies included) or install ripgrep`,
+    }
   })()
   return located
 }
@@ -74,11 +82,25 @@ export type RipgrepResult = { ok: true; stopped: boolean; cancelled: boolean } |
 /** Search the files of `run` with ripgrep. Never rejects. */
 export function runRipgrep(run: RipgrepRun): Promise<RipgrepResult> {
   const args = [
-    '--no-config', '--no-messages', '--threads', '1', '--text', '--crlf',
-    '--null', '--line-number', '--with-filename', '--no-heading', '--color', 'never',
-    '--max-columns', String(RG_MAX_COLUMNS), '--max-columns-preview',
+    '--no-config',
+    '--no-messages',
+    '--threads',
+    '1',
+    '--text',
+    '--crlf',
+    '--null',
+    '--line-number',
+    '--with-filename',
+    '--no-heading',
+    '--color',
+    'never',
+    '--max-columns',
+    String(RG_MAX_COLUMNS),
+    '--max-columns-preview',
     ...(run.caseInsensitive ? ['--ignore-case'] : []),
-    '--regexp', run.pattern, '--',
+    '--regexp',
+    run.pattern,
+    '--',
     ...(run.fds.length ? run.fds.map((_, i) => `/dev/fd/${i + 3}`) : ['/dev/null']),
   ]
   return new Promise<RipgrepResult>((resolve) => {
@@ -152,7 +174,8 @@ export function runRipgrep(run: RipgrepRun): Promise<RipgrepResult> {
       if (pending !== '') line(pending)
       if (stopped || cancelled) return finish({ ok: true, stopped, cancelled })
       // 2 with nothing on stderr: a file could not be read (messages are off); the rest stands.
-      if (code === 0 || code === 1 || (code === 2 && stderr.trim() === '')) return finish({ ok: true, stopped: false, cancelled: false })
+      if (code === 0 || code === 1 || (code === 2 && stderr.trim() === ''))
+        return finish({ ok: true, stopped: false, cancelled: false })
       finish({ ok: false, error: stderr.trim().replace(/^rg: /, '') || `ripgrep exited with code ${code}` })
     })
   })

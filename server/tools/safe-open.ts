@@ -31,7 +31,10 @@ export interface OpenGuard {
  * The guard for a tool call: the real workspace root (`/` in `danger-full-access`, where only the
  * protected and read-only paths hold) and the context's path rules.
  */
-export async function openGuard(ctx: Pick<ToolContext, 'sandbox' | 'protectedPaths' | 'readOnlyPaths'>, root: string): Promise<OpenGuard> {
+export async function openGuard(
+  ctx: Pick<ToolContext, 'sandbox' | 'protectedPaths' | 'readOnlyPaths'>,
+  root: string,
+): Promise<OpenGuard> {
   return {
     root: ctx.sandbox === 'danger-full-access' ? '/' : root,
     protectedPaths: await realPathList(ctx.protectedPaths),
@@ -53,7 +56,11 @@ export interface OpenedFile {
 }
 
 /** Why an open was refused. `violation` marks an attempt to leave the allowed paths. */
-export type OpenFailure = { ok: false; kind: 'missing' | 'directory' | 'not_regular' | 'violation' | 'error'; reason: string }
+export type OpenFailure = {
+  ok: false
+  kind: 'missing' | 'directory' | 'not_regular' | 'violation' | 'error'
+  reason: string
+}
 
 /** Options of {@link openVerified}. */
 export interface OpenOptions {
@@ -72,7 +79,11 @@ export const O_DIRECTORY = constants.O_DIRECTORY ?? 0
 /** True where `/proc/self/fd/<dir>/<name>` resolves `name` in that directory (an `openat`). */
 export const USE_PROC_FD = LINUX && existsSync('/proc/self/fd')
 
-const ACCESS: Record<OpenMode, number> = { read: constants.O_RDONLY, write: constants.O_WRONLY, update: constants.O_RDWR }
+const ACCESS: Record<OpenMode, number> = {
+  read: constants.O_RDONLY,
+  write: constants.O_WRONLY,
+  update: constants.O_RDWR,
+}
 
 const failure = (kind: OpenFailure['kind'], reason: string): OpenFailure => ({ ok: false, kind, reason })
 
@@ -83,7 +94,8 @@ export async function fdPath(fd: number): Promise<string> {
 
 /** Check the real path of what was opened against the guard. */
 function checkReal(real: string, guard: OpenGuard, mode: OpenMode): string | undefined {
-  if (!isAbsolute(real) || !isInside(guard.root, real)) return `the file opened for "${real}" lies outside the workspace ${guard.root}`
+  if (!isAbsolute(real) || !isInside(guard.root, real))
+    return `the file opened for "${real}" lies outside the workspace ${guard.root}`
   return pathRuleViolation(real, guard, mode !== 'read')
 }
 
@@ -92,25 +104,39 @@ function checkReal(real: string, guard: OpenGuard, mode: OpenMode): string | und
  * without following any symlink, its descriptor's real path inside the guard. The caller closes
  * `fh`.
  */
-export async function openVerified(abs: string, guard: OpenGuard, mode: OpenMode, opts: OpenOptions = {}): Promise<{ ok: true } & OpenedFile | OpenFailure> {
+export async function openVerified(
+  abs: string,
+  guard: OpenGuard,
+  mode: OpenMode,
+  opts: OpenOptions = {},
+): Promise<({ ok: true } & OpenedFile) | OpenFailure> {
   const rel = relative(guard.root, abs)
-  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return failure('violation', `"${abs}" is outside the workspace ${guard.root}`)
+  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel))
+    return failure('violation', `"${abs}" is outside the workspace ${guard.root}`)
   if (rel === '') return failure('directory', `${abs} is a directory, not a file`)
   const pre = checkReal(abs, guard, mode)
   if (pre !== undefined) return failure('violation', pre)
   try {
-    return USE_PROC_FD ? await openByDescriptors(rel.split(sep), guard, mode, opts) : await openByPath(abs, guard, mode, opts)
+    return USE_PROC_FD
+      ? await openByDescriptors(rel.split(sep), guard, mode, opts)
+      : await openByPath(abs, guard, mode, opts)
   } catch (e) {
     return failure('error', errorText(e))
   }
 }
 
-async function openByDescriptors(parts: string[], guard: OpenGuard, mode: OpenMode, opts: OpenOptions): Promise<{ ok: true } & OpenedFile | OpenFailure> {
+async function openByDescriptors(
+  parts: string[],
+  guard: OpenGuard,
+  mode: OpenMode,
+  opts: OpenOptions,
+): Promise<({ ok: true } & OpenedFile) | OpenFailure> {
   const dirFlags = O_PATH | O_DIRECTORY | O_NOFOLLOW
   let dir = await open(guard.root, dirFlags)
   try {
     const rootReal = await fdPath(dir.fd)
-    if (rootReal !== guard.root) return failure('violation', `the workspace ${guard.root} changed while it was being opened (now ${rootReal})`)
+    if (rootReal !== guard.root)
+      return failure('violation', `the workspace ${guard.root} changed while it was being opened (now ${rootReal})`)
     for (const comp of parts.slice(0, -1)) {
       const at = `/proc/self/fd/${dir.fd}/${comp}`
       let next: FileHandle
@@ -126,7 +152,11 @@ async function openByDescriptors(parts: string[], guard: OpenGuard, mode: OpenMo
           }
           next = await open(at, dirFlags)
         } else if (code === 'ENOENT') return failure('missing', `${comp} does not exist`)
-        else if (code === 'ELOOP') return failure('violation', `the directory ${comp} on the way is a symbolic link (the path changed after it was checked)`)
+        else if (code === 'ELOOP')
+          return failure(
+            'violation',
+            `the directory ${comp} on the way is a symbolic link (the path changed after it was checked)`,
+          )
         else if (code === 'ENOTDIR') return failure('error', `${comp} is not a directory`)
         else throw e
       }
@@ -140,15 +170,26 @@ async function openByDescriptors(parts: string[], guard: OpenGuard, mode: OpenMo
 }
 
 /** Open the last component inside the directory handle `dir`. */
-async function openLast(dir: FileHandle, name: string, guard: OpenGuard, mode: OpenMode, opts: OpenOptions): Promise<{ ok: true } & OpenedFile | OpenFailure> {
+async function openLast(
+  dir: FileHandle,
+  name: string,
+  guard: OpenGuard,
+  mode: OpenMode,
+  opts: OpenOptions,
+): Promise<({ ok: true } & OpenedFile) | OpenFailure> {
   const at = `/proc/self/fd/${dir.fd}/${name}`
   for (let attempt = 0; attempt < 2; attempt++) {
     let exists = true
     try {
       const st = await lstat(at)
-      if (st.isSymbolicLink()) return failure('violation', `${name} is a symbolic link (the path changed after it was checked)`)
+      if (st.isSymbolicLink())
+        return failure('violation', `${name} is a symbolic link (the path changed after it was checked)`)
       if (st.isDirectory()) return failure('directory', `${name} is a directory, not a file`)
-      if (!st.isFile()) return failure('not_regular', `${name} is not a regular file (a FIFO, socket or device); only regular files are read or written`)
+      if (!st.isFile())
+        return failure(
+          'not_regular',
+          `${name} is not a regular file (a FIFO, socket or device); only regular files are read or written`,
+        )
     } catch (e) {
       if (errorCode(e) !== 'ENOENT') throw e
       exists = false
@@ -161,7 +202,8 @@ async function openLast(dir: FileHandle, name: string, guard: OpenGuard, mode: O
     } catch (e) {
       const code = errorCode(e)
       if (code === 'EEXIST' || (code === 'ENOENT' && exists)) continue // raced with a create or delete: look again
-      if (code === 'ELOOP') return failure('violation', `${name} is a symbolic link (the path changed after it was checked)`)
+      if (code === 'ELOOP')
+        return failure('violation', `${name} is a symbolic link (the path changed after it was checked)`)
       if (code === 'ENXIO' || code === 'EISDIR') return failure('not_regular', `${name} is not a regular file`)
       throw e
     }
@@ -172,7 +214,10 @@ async function openLast(dir: FileHandle, name: string, guard: OpenGuard, mode: O
     const st = await fh.stat()
     if (!st.isFile()) {
       await undo()
-      return failure('not_regular', `${name} is not a regular file (a FIFO, socket or device); only regular files are read or written`)
+      return failure(
+        'not_regular',
+        `${name} is not a regular file (a FIFO, socket or device); only regular files are read or written`,
+      )
     }
     const real = await fdPath(fh.fd)
     const broken = checkReal(real, guard, mode)
@@ -186,20 +231,34 @@ async function openLast(dir: FileHandle, name: string, guard: OpenGuard, mode: O
 }
 
 /** Without /proc: open by path (O_NOFOLLOW on the last component), then compare inodes. */
-async function openByPath(abs: string, guard: OpenGuard, mode: OpenMode, opts: OpenOptions): Promise<{ ok: true } & OpenedFile | OpenFailure> {
+async function openByPath(
+  abs: string,
+  guard: OpenGuard,
+  mode: OpenMode,
+  opts: OpenOptions,
+): Promise<({ ok: true } & OpenedFile) | OpenFailure> {
   let exists = true
   try {
     const st = await lstat(abs)
-    if (st.isSymbolicLink()) return failure('violation', `${abs} is a symbolic link (the path changed after it was checked)`)
+    if (st.isSymbolicLink())
+      return failure('violation', `${abs} is a symbolic link (the path changed after it was checked)`)
     if (st.isDirectory()) return failure('directory', `${abs} is a directory, not a file`)
-    if (!st.isFile()) return failure('not_regular', `${abs} is not a regular file (a FIFO, socket or device); only regular files are read or written`)
+    if (!st.isFile())
+      return failure(
+        'not_regular',
+        `${abs} is not a regular file (a FIFO, socket or device); only regular files are read or written`,
+      )
   } catch (e) {
     if (errorCode(e) !== 'ENOENT') throw e
     exists = false
   }
   if (!exists && !(opts.create && mode !== 'read')) return failure('missing', `${abs} does not exist`)
   if (!exists && opts.mkdirs) await mkdir(dirname(abs), { recursive: true })
-  const fh = await open(abs, ACCESS[mode] | O_NOFOLLOW | O_NONBLOCK | (exists ? 0 : constants.O_CREAT | constants.O_EXCL), 0o666)
+  const fh = await open(
+    abs,
+    ACCESS[mode] | O_NOFOLLOW | O_NONBLOCK | (exists ? 0 : constants.O_CREAT | constants.O_EXCL),
+    0o666,
+  )
   const undo = async (): Promise<void> => {
     await fh.close().catch(() => {})
     if (!exists) await unlink(abs).catch(() => {})

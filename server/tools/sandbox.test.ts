@@ -53,10 +53,29 @@ describe('findBwrap', () => {
 describe('systemMounts', () => {
   it('binds the system directories and the listed /etc entries only; links stay links when they stay in /usr', () => {
     const root = join(dir, 'host')
-    for (const d of ['usr/bin', 'usr/lib', 'lib32', 'etc/ssl', 'etc/ssh', 'run/systemd', 'home/u/.ssh', 'var/run', 'opt']) mkdirSync(join(root, d), { recursive: true })
+    for (const d of [
+      'usr/bin',
+      'usr/lib',
+      'lib32',
+      'etc/ssl',
+      'etc/ssh',
+      'run/systemd',
+      'home/u/.ssh',
+      'var/run',
+      'opt',
+    ])
+      mkdirSync(join(root, d), { recursive: true })
     symlinkSync('usr/bin', join(root, 'bin'))
     symlinkSync('usr/lib', join(root, 'lib'))
-    for (const f of ['etc/passwd', 'etc/shadow', 'etc/npmrc', 'etc/hosts', 'run/systemd/resolv.conf', 'usr/lib/os-release']) writeFileSync(join(root, f), 'x')
+    for (const f of [
+      'etc/passwd',
+      'etc/shadow',
+      'etc/npmrc',
+      'etc/hosts',
+      'run/systemd/resolv.conf',
+      'usr/lib/os-release',
+    ])
+      writeFileSync(join(root, f), 'x')
     symlinkSync(join(root, 'run/systemd/resolv.conf'), join(root, 'etc/resolv.conf'))
     symlinkSync('../usr/lib/os-release', join(root, 'etc/os-release'))
     expect(systemMounts(root)).toEqual([
@@ -77,7 +96,10 @@ describe('systemMounts', () => {
 const plan = (over: Partial<SandboxPlan>): SandboxPlan => ({
   mode: 'workspace-write',
   cwd: '/w',
-  system: [{ kind: 'ro-bind', src: '/usr', dest: '/usr' }, { kind: 'symlink', target: 'usr/bin', dest: '/bin' }],
+  system: [
+    { kind: 'ro-bind', src: '/usr', dest: '/usr' },
+    { kind: 'symlink', target: 'usr/bin', dest: '/bin' },
+  ],
   features: { userns: true },
   masks: [],
   readOnly: [],
@@ -87,12 +109,34 @@ const plan = (over: Partial<SandboxPlan>): SandboxPlan => ({
 describe('bwrapArgs', () => {
   it('workspace-write: every namespace, no capabilities, system dirs, private /dev /proc /tmp and home, the cwd writable, root read-only', () => {
     expect(bwrapArgs(plan({}))).toEqual([
-      '--unshare-all', '--unshare-user', '--disable-userns',
-      '--cap-drop', 'ALL', '--new-session', '--die-with-parent',
-      '--ro-bind', '/usr', '/usr', '--symlink', 'usr/bin', '/bin',
-      '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/tmp/home',
-      '--bind', '/w', '/w',
-      '--remount-ro', '/', '--chdir', '/w',
+      '--unshare-all',
+      '--unshare-user',
+      '--disable-userns',
+      '--cap-drop',
+      'ALL',
+      '--new-session',
+      '--die-with-parent',
+      '--ro-bind',
+      '/usr',
+      '/usr',
+      '--symlink',
+      'usr/bin',
+      '/bin',
+      '--dev',
+      '/dev',
+      '--proc',
+      '/proc',
+      '--tmpfs',
+      '/tmp',
+      '--tmpfs',
+      '/tmp/home',
+      '--bind',
+      '/w',
+      '/w',
+      '--remount-ro',
+      '/',
+      '--chdir',
+      '/w',
     ])
   })
 
@@ -105,16 +149,35 @@ describe('bwrapArgs', () => {
   })
 
   it('masks protected paths with an empty read-only tmpfs (or /dev/null for files) and binds read-only paths, parents first', () => {
-    const args = bwrapArgs(plan({
-      masks: [{ path: '/w/.chimera/home', kind: 'directory' }, { path: '/w/secret.json', kind: 'other' }],
-      readOnly: [{ path: '/w/.chimera', kind: 'directory' }],
-    })).join(' ')
-    expect(args).toContain('--bind /w /w --ro-bind /w/.chimera /w/.chimera --ro-bind /dev/null /w/secret.json --tmpfs /w/.chimera/home --remount-ro /w/.chimera/home --remount-ro /')
+    const args = bwrapArgs(
+      plan({
+        masks: [
+          { path: '/w/.chimera/home', kind: 'directory' },
+          { path: '/w/secret.json', kind: 'other' },
+        ],
+        readOnly: [{ path: '/w/.chimera', kind: 'directory' }],
+      }),
+    ).join(' ')
+    expect(args).toContain(
+      '--bind /w /w --ro-bind /w/.chimera /w/.chimera --ro-bind /dev/null /w/secret.json --tmpfs /w/.chimera/home --remount-ro /w/.chimera/home --remount-ro /',
+    )
   })
 
   it('danger-full-access binds the host root as it is, in a PID namespace that dies with the server', () => {
     expect(bwrapArgs(plan({ mode: 'danger-full-access' }))).toEqual([
-      '--bind', '/', '/', '--dev-bind', '/dev', '/dev', '--proc', '/proc', '--unshare-pid', '--new-session', '--die-with-parent', '--chdir', '/w',
+      '--bind',
+      '/',
+      '/',
+      '--dev-bind',
+      '/dev',
+      '/dev',
+      '--proc',
+      '/proc',
+      '--unshare-pid',
+      '--new-session',
+      '--die-with-parent',
+      '--chdir',
+      '/w',
     ])
   })
 
@@ -130,14 +193,31 @@ describe('planPaths', () => {
     const ws = join(dir, 'ws')
     mkdirSync(join(ws, 'existing'), { recursive: true })
     writeFileSync(join(ws, 'file.json'), '{}')
-    const r = await planPaths('workspace-write', ws, { protectedPaths: [join(ws, 'existing'), join(ws, 'file.json'), join(ws, 'missing'), '/elsewhere/home'], readOnlyPaths: [] }, [])
-    expect(r).toEqual({ ok: true, readOnly: [], masks: [
-      { path: join(ws, 'existing'), kind: 'directory' },
-      { path: join(ws, 'file.json'), kind: 'other' },
-      { path: join(ws, 'missing'), kind: 'directory' },
-    ] })
+    const r = await planPaths(
+      'workspace-write',
+      ws,
+      {
+        protectedPaths: [join(ws, 'existing'), join(ws, 'file.json'), join(ws, 'missing'), '/elsewhere/home'],
+        readOnlyPaths: [],
+      },
+      [],
+    )
+    expect(r).toEqual({
+      ok: true,
+      readOnly: [],
+      masks: [
+        { path: join(ws, 'existing'), kind: 'directory' },
+        { path: join(ws, 'file.json'), kind: 'other' },
+        { path: join(ws, 'missing'), kind: 'directory' },
+      ],
+    })
     expect(statSync(join(ws, 'missing')).mode & 0o777).toBe(0o700)
-    const ro = await planPaths('read-only', ws, { protectedPaths: [join(ws, 'not-there')], readOnlyPaths: [join(ws, 'cfg')] }, [])
+    const ro = await planPaths(
+      'read-only',
+      ws,
+      { protectedPaths: [join(ws, 'not-there')], readOnlyPaths: [join(ws, 'cfg')] },
+      [],
+    )
     expect(ro).toEqual({ ok: true, masks: [], readOnly: [] })
     expect(existsSync(join(ws, 'not-there'))).toBe(false)
   })
@@ -146,14 +226,24 @@ describe('planPaths', () => {
     const ws = join(dir, 'ws')
     mkdirSync(join(ws, '.chimera', 'snapshots'), { recursive: true })
     const home = join(ws, '.chimera')
-    const r = await planPaths('workspace-write', ws, { protectedPaths: [home, join(home, 'snapshots'), home], readOnlyPaths: [] }, [])
+    const r = await planPaths(
+      'workspace-write',
+      ws,
+      { protectedPaths: [home, join(home, 'snapshots'), home], readOnlyPaths: [] },
+      [],
+    )
     expect(r).toEqual({ ok: true, readOnly: [], masks: [{ path: home, kind: 'directory' }] })
   })
 
   it('binds read-only paths inside a writable workspace, creating a missing one so it cannot be created later', async () => {
     const ws = join(dir, 'ws')
     mkdirSync(ws)
-    const r = await planPaths('workspace-write', ws, { protectedPaths: [], readOnlyPaths: [join(ws, '.chimera'), '/outside/.chimera'] }, [])
+    const r = await planPaths(
+      'workspace-write',
+      ws,
+      { protectedPaths: [], readOnlyPaths: [join(ws, '.chimera'), '/outside/.chimera'] },
+      [],
+    )
     expect(r).toEqual({ ok: true, masks: [], readOnly: [{ path: join(ws, '.chimera'), kind: 'directory' }] })
     expect(statSync(join(ws, '.chimera')).isDirectory()).toBe(true)
   })
@@ -162,8 +252,13 @@ describe('planPaths', () => {
     const ws = join(dir, 'ws')
     mkdirSync(join(ws, 'real'), { recursive: true })
     symlinkSync(join(ws, 'real'), join(ws, '.chimera'))
-    expect(await planPaths('workspace-write', ws, { protectedPaths: [dir], readOnlyPaths: [] }, [])).toMatchObject({ ok: false, reason: expect.stringContaining('inside the protected path') })
-    expect(await planPaths('workspace-write', ws, { protectedPaths: [], readOnlyPaths: [join(ws, '.chimera')] }, [])).toMatchObject({ ok: false, reason: expect.stringContaining('symbolic link') })
+    expect(await planPaths('workspace-write', ws, { protectedPaths: [dir], readOnlyPaths: [] }, [])).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('inside the protected path'),
+    })
+    expect(
+      await planPaths('workspace-write', ws, { protectedPaths: [], readOnlyPaths: [join(ws, '.chimera')] }, []),
+    ).toMatchObject({ ok: false, reason: expect.stringContaining('symbolic link') })
   })
 })
 
@@ -171,24 +266,57 @@ describe('sandboxedCommand without bubblewrap (fails closed)', () => {
   const opts = { protectedPaths: [], readOnlyPaths: [], realHome: '/root', env: { CHIMERA_BWRAP: '/nonexistent' } }
   it('refuses the confined modes with an error naming the package', async () => {
     for (const mode of ['read-only', 'workspace-write'] as const) {
-      expect(await sandboxedCommand(mode, '/w', 'ls', { ...opts, allowUnconfined: false })).toEqual({ ok: false, error: missingBwrapError(mode) })
+      expect(await sandboxedCommand(mode, '/w', 'ls', { ...opts, allowUnconfined: false })).toEqual({
+        ok: false,
+        error: missingBwrapError(mode),
+      })
     }
     expect(missingBwrapError('read-only')).toMatch(/"bubblewrap" package.*--allow-unconfined/)
   })
 
   it('runs plain bash, flagged unconfined, when the user allowed it; danger-full-access runs plain bash unflagged', async () => {
-    expect(await sandboxedCommand('read-only', '/w', 'ls', { ...opts, allowUnconfined: true })).toEqual({ ok: true, file: 'bash', args: ['-c', 'ls'], sandboxed: false, unconfined: true, home: '/root' })
-    expect(await sandboxedCommand('danger-full-access', '/w', 'ls', { ...opts, allowUnconfined: false })).toEqual({ ok: true, file: 'bash', args: ['-c', 'ls'], sandboxed: false, unconfined: false, home: '/root' })
+    expect(await sandboxedCommand('read-only', '/w', 'ls', { ...opts, allowUnconfined: true })).toEqual({
+      ok: true,
+      file: 'bash',
+      args: ['-c', 'ls'],
+      sandboxed: false,
+      unconfined: true,
+      home: '/root',
+    })
+    expect(await sandboxedCommand('danger-full-access', '/w', 'ls', { ...opts, allowUnconfined: false })).toEqual({
+      ok: true,
+      file: 'bash',
+      args: ['-c', 'ls'],
+      sandboxed: false,
+      unconfined: false,
+      home: '/root',
+    })
     expect(unconfinedNotice('workspace-write')).toMatch(/UNCONFINED.*workspace-write/)
   })
 })
 
 describe('sandboxStatus (the start-up line)', () => {
   it('says whether Bash is confined, refused, or unconfined on request', () => {
-    expect(sandboxStatus('workspace-write', false, { CHIMERA_BWRAP: fake })).toMatchObject({ level: 'info', confined: true, bwrap: fake, text: expect.stringContaining('Bash runs in bubblewrap') })
-    expect(sandboxStatus('read-only', false, { CHIMERA_BWRAP: '/nonexistent' })).toMatchObject({ level: 'warning', confined: false, text: expect.stringMatching(/Bash is refused.*bubblewrap/) })
-    expect(sandboxStatus('read-only', true, { CHIMERA_BWRAP: '/nonexistent' })).toMatchObject({ level: 'warning', confined: false, text: expect.stringContaining('UNCONFINED') })
-    expect(sandboxStatus('danger-full-access', false, { CHIMERA_BWRAP: fake })).toMatchObject({ confined: false, text: expect.stringContaining('PID namespace') })
+    expect(sandboxStatus('workspace-write', false, { CHIMERA_BWRAP: fake })).toMatchObject({
+      level: 'info',
+      confined: true,
+      bwrap: fake,
+      text: expect.stringContaining('Bash runs in bubblewrap'),
+    })
+    expect(sandboxStatus('read-only', false, { CHIMERA_BWRAP: '/nonexistent' })).toMatchObject({
+      level: 'warning',
+      confined: false,
+      text: expect.stringMatching(/Bash is refused.*bubblewrap/),
+    })
+    expect(sandboxStatus('read-only', true, { CHIMERA_BWRAP: '/nonexistent' })).toMatchObject({
+      level: 'warning',
+      confined: false,
+      text: expect.stringContaining('UNCONFINED'),
+    })
+    expect(sandboxStatus('danger-full-access', false, { CHIMERA_BWRAP: fake })).toMatchObject({
+      confined: false,
+      text: expect.stringContaining('PID namespace'),
+    })
     expect(sandboxStatus('danger-full-access', false, { CHIMERA_BWRAP: '/nonexistent' }).text).toContain('can outlive')
   })
 })

@@ -41,17 +41,37 @@ export const SYSTEM_ROOT_ENTRIES: readonly string[] = ['usr', 'bin', 'sbin', 'li
  */
 export const ETC_ENTRIES: readonly string[] = [
   // user and group names for id, whoami, git, ssh (no password hashes: those live in shadow)
-  'passwd', 'group',
+  'passwd',
+  'group',
   // name service and host names (the network is unshared, but localhost must resolve)
-  'nsswitch.conf', 'hosts', 'host.conf', 'resolv.conf', 'gai.conf', 'networks', 'protocols', 'services',
+  'nsswitch.conf',
+  'hosts',
+  'host.conf',
+  'resolv.conf',
+  'gai.conf',
+  'networks',
+  'protocols',
+  'services',
   // the dynamic linker
-  'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d',
+  'ld.so.cache',
+  'ld.so.conf',
+  'ld.so.conf.d',
   // Debian's alternatives (awk, editor, java …) are symlinks through here
   'alternatives',
   // public TLS roots
-  'ssl', 'ca-certificates', 'ca-certificates.conf', 'pki',
+  'ssl',
+  'ca-certificates',
+  'ca-certificates.conf',
+  'pki',
   // time zone, locale, OS identity, login shells
-  'localtime', 'timezone', 'locale.alias', 'locale.conf', 'os-release', 'lsb-release', 'debian_version', 'shells',
+  'localtime',
+  'timezone',
+  'locale.alias',
+  'locale.conf',
+  'os-release',
+  'lsb-release',
+  'debian_version',
+  'shells',
 ]
 
 function isExecutableFile(p: string): boolean {
@@ -69,7 +89,10 @@ function isExecutableFile(p: string): boolean {
  * set (an explicit choice: if it is not an executable file, bwrap counts as missing), else
  * `/usr/bin/bwrap` (`defaultPath`), else the first `bwrap` on `PATH`.
  */
-export function findBwrap(env: NodeJS.ProcessEnv = process.env, defaultPath: string = DEFAULT_BWRAP_PATH): string | undefined {
+export function findBwrap(
+  env: NodeJS.ProcessEnv = process.env,
+  defaultPath: string = DEFAULT_BWRAP_PATH,
+): string | undefined {
   const explicit = Object.hasOwn(env, 'CHIMERA_BWRAP') ? env.CHIMERA_BWRAP : undefined
   if (explicit !== undefined && explicit !== '') return isExecutableFile(explicit) ? explicit : undefined
   if (isExecutableFile(defaultPath)) return defaultPath
@@ -87,7 +110,8 @@ export function isConfined(mode: SandboxMode): boolean {
 }
 
 /** One host-derived piece of the sandbox root. */
-export type SystemMount = { kind: 'ro-bind'; src: string; dest: string } | { kind: 'symlink'; target: string; dest: string }
+export type SystemMount =
+  { kind: 'ro-bind'; src: string; dest: string } | { kind: 'symlink'; target: string; dest: string }
 
 /**
  * The system part of the confined root, read from the host (`root` is `/` except in tests):
@@ -172,7 +196,20 @@ export function bwrapArgs(plan: SandboxPlan): string[] {
   const { mode, cwd } = plan
   const common = ['--new-session', '--die-with-parent']
   if (!isConfined(mode)) {
-    return ['--bind', '/', '/', '--dev-bind', '/dev', '/dev', '--proc', '/proc', '--unshare-pid', ...common, '--chdir', cwd]
+    return [
+      '--bind',
+      '/',
+      '/',
+      '--dev-bind',
+      '/dev',
+      '/dev',
+      '--proc',
+      '/proc',
+      '--unshare-pid',
+      ...common,
+      '--chdir',
+      cwd,
+    ]
   }
   const home = plan.home ?? SANDBOX_HOMES[0] ?? '/tmp/home'
   const args = ['--unshare-all']
@@ -201,7 +238,9 @@ const probes = new Map<string, Promise<BwrapFeatures | { error: string }>>()
 
 function runBwrap(bwrap: string, args: string[]): Promise<{ ok: boolean; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(bwrap, args, { timeout: 10_000, env: { PATH: '/usr/bin:/bin' } }, (err, _stdout, stderr) => resolve({ ok: !err, stderr: String(stderr).trim() || (err ? errorText(err) : '') }))
+    execFile(bwrap, args, { timeout: 10_000, env: { PATH: '/usr/bin:/bin' } }, (err, _stdout, stderr) =>
+      resolve({ ok: !err, stderr: String(stderr).trim() || (err ? errorText(err) : '') }),
+    )
   })
 }
 
@@ -268,7 +307,8 @@ export async function planPaths(
   const writable = mode === 'workspace-write'
   const roots = boundRoots(cwd, system)
   for (const p of rules.protectedPaths) {
-    if (isInside(p, cwd)) return { ok: false, reason: `the working directory ${cwd} lies inside the protected path ${p}` }
+    if (isInside(p, cwd))
+      return { ok: false, reason: `the working directory ${cwd} lies inside the protected path ${p}` }
     if (!roots.some((r) => isInside(r, p))) continue
     let kind = await kindOf(p)
     if (kind === 'missing') {
@@ -276,13 +316,16 @@ export async function planPaths(
       await mkdir(p, { recursive: true, mode: 0o700 })
       kind = 'directory'
     }
-    if (kind === 'symlink') return { ok: false, reason: `the protected path ${p} is a symbolic link and cannot be masked` }
+    if (kind === 'symlink')
+      return { ok: false, reason: `the protected path ${p} is a symbolic link and cannot be masked` }
     masks.push({ path: p, kind })
   }
   // A protected path inside another (CHIMERA_HOME/snapshots inside CHIMERA_HOME) is hidden by the
   // outer mask already; masking it too would make bwrap create its mount point inside the outer
   // mask's read-only tmpfs, which fails every call ("Can't mkdir …: Read-only file system").
-  const outer = masks.filter((m, i) => !masks.some((o, j) => o.kind === 'directory' && (o.path === m.path ? j < i : isInside(o.path, m.path))))
+  const outer = masks.filter(
+    (m, i) => !masks.some((o, j) => o.kind === 'directory' && (o.path === m.path ? j < i : isInside(o.path, m.path))),
+  )
   masks.splice(0, masks.length, ...outer)
   if (writable) {
     for (const p of rules.readOnlyPaths) {
@@ -296,7 +339,8 @@ export async function planPaths(
         await mkdir(p, { recursive: true, mode: 0o755 })
         kind = 'directory'
       }
-      if (kind === 'symlink') return { ok: false, reason: `the read-only path ${p} is a symbolic link and cannot be kept read-only` }
+      if (kind === 'symlink')
+        return { ok: false, reason: `the read-only path ${p} is a symbolic link and cannot be kept read-only` }
       readOnly.push({ path: p, kind })
     }
   }
@@ -340,22 +384,42 @@ export function unconfinedNotice(mode: SandboxMode): string {
  * The executable and arguments that run `bash -c command` in `cwd` (real, absolute) under
  * `mode`. Confined modes without a usable bwrap fail closed unless `allowUnconfined`.
  */
-export async function sandboxedCommand(mode: SandboxMode, cwd: string, command: string, opts: SandboxOptions): Promise<SandboxedCommand> {
+export async function sandboxedCommand(
+  mode: SandboxMode,
+  cwd: string,
+  command: string,
+  opts: SandboxOptions,
+): Promise<SandboxedCommand> {
   const shell = ['bash', '-c', command]
   const bwrap = findBwrap(opts.env ?? process.env)
   const confined = isConfined(mode)
-  const unconfined = (): SandboxedCommand => ({ ok: true, file: 'bash', args: shell.slice(1), sandboxed: false, unconfined: confined, home: opts.realHome })
+  const unconfined = (): SandboxedCommand => ({
+    ok: true,
+    file: 'bash',
+    args: shell.slice(1),
+    sandboxed: false,
+    unconfined: confined,
+    home: opts.realHome,
+  })
   if (!bwrap) return confined && !opts.allowUnconfined ? { ok: false, error: missingBwrapError(mode) } : unconfined()
   const features = await probeBwrap(bwrap)
   if ('error' in features) {
-    if (confined && !opts.allowUnconfined) return { ok: false, error: `Bash cannot run in the ${mode} sandbox: bubblewrap (${bwrap}) cannot create a sandbox here: ${features.error}` }
+    if (confined && !opts.allowUnconfined)
+      return {
+        ok: false,
+        error: `Bash cannot run in the ${mode} sandbox: bubblewrap (${bwrap}) cannot create a sandbox here: ${features.error}`,
+      }
     return unconfined()
   }
   if (!confined) {
     const args = [...bwrapArgs({ mode, cwd, system: [], features, masks: [], readOnly: [] }), '--', ...shell]
     return { ok: true, file: bwrap, args, sandboxed: true, unconfined: false, home: opts.realHome }
   }
-  if (cwd === sep) return { ok: false, error: `Bash cannot run in the ${mode} sandbox with / as working directory: choose a project directory` }
+  if (cwd === sep)
+    return {
+      ok: false,
+      error: `Bash cannot run in the ${mode} sandbox with / as working directory: choose a project directory`,
+    }
   const system = hostSystemMounts()
   let paths: Awaited<ReturnType<typeof planPaths>>
   try {
@@ -365,7 +429,11 @@ export async function sandboxedCommand(mode: SandboxMode, cwd: string, command: 
   }
   if (!paths.ok) return { ok: false, error: `Bash cannot run in the ${mode} sandbox: ${paths.reason}` }
   const home = sandboxHome(cwd)
-  const args = [...bwrapArgs({ mode, cwd, system, features, masks: paths.masks, readOnly: paths.readOnly, home }), '--', ...shell]
+  const args = [
+    ...bwrapArgs({ mode, cwd, system, features, masks: paths.masks, readOnly: paths.readOnly, home }),
+    '--',
+    ...shell,
+  ]
   return { ok: true, file: bwrap, args, sandboxed: true, unconfined: false, home }
 }
 
@@ -388,16 +456,44 @@ export interface SandboxStatus {
  * The sandbox as it will be for `mode` (for the CLI's start-up line): whether Bash is confined,
  * refused, or runs unconfined because the user allowed it.
  */
-export function sandboxStatus(mode: SandboxMode, allowUnconfined: boolean, env: NodeJS.ProcessEnv = process.env): SandboxStatus {
+export function sandboxStatus(
+  mode: SandboxMode,
+  allowUnconfined: boolean,
+  env: NodeJS.ProcessEnv = process.env,
+): SandboxStatus {
   const bwrap = findBwrap(env)
   if (!isConfined(mode)) {
-    if (bwrap) return { level: 'warning', bwrap, confined: false, text: `sandbox: danger-full-access — no file-system or network confinement; Bash processes run in a PID namespace (${bwrap}) so none outlives its call` }
-    return { level: 'warning', confined: false, text: 'sandbox: danger-full-access — no confinement; bubblewrap is not installed, so a background process that leaves its process group can outlive its call' }
+    if (bwrap)
+      return {
+        level: 'warning',
+        bwrap,
+        confined: false,
+        text: `sandbox: danger-full-access — no file-system or network confinement; Bash processes run in a PID namespace (${bwrap}) so none outlives its call`,
+      }
+    return {
+      level: 'warning',
+      confined: false,
+      text: 'sandbox: danger-full-access — no confinement; bubblewrap is not installed, so a background process that leaves its process group can outlive its call',
+    }
   }
   if (bwrap) {
     const writes = mode === 'read-only' ? 'nothing writable but a private /tmp' : 'only the workspace writable'
-    return { level: 'info', bwrap, confined: true, text: `sandbox: ${mode} — Bash runs in bubblewrap (${bwrap}): no network, no capabilities, ${writes}` }
+    return {
+      level: 'info',
+      bwrap,
+      confined: true,
+      text: `sandbox: ${mode} — Bash runs in bubblewrap (${bwrap}): no network, no capabilities, ${writes}`,
+    }
   }
-  if (allowUnconfined) return { level: 'warning', confined: false, text: `sandbox: ${mode} — WARNING: bubblewrap is not installed and --allow-unconfined was given: Bash runs UNCONFINED` }
-  return { level: 'warning', confined: false, text: `sandbox: ${mode} — bubblewrap is not installed: Bash is refused (install the "bubblewrap" package, or start with --allow-unconfined)` }
+  if (allowUnconfined)
+    return {
+      level: 'warning',
+      confined: false,
+      text: `sandbox: ${mode} — WARNING: bubblewrap is not installed and --allow-unconfined was given: Bash runs UNCONFINED`,
+    }
+  return {
+    level: 'warning',
+    confined: false,
+    text: `sandbox: ${mode} — bubblewrap is not installed: Bash is refused (install the "bubblewrap" package, or start with --allow-unconfined)`,
+  }
 }

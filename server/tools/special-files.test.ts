@@ -45,14 +45,20 @@ describe('special files in the workspace', () => {
   it('Read refuses each without blocking', async () => {
     for (const name of specials) {
       const r = await readTool.run({ path: name }, ctx())
-      expect(r, name).toEqual({ ok: false, error: `${name} is not a regular file (a FIFO, socket or device); only regular files can be read or written` })
+      expect(r, name).toEqual({
+        ok: false,
+        error: `${name} is not a regular file (a FIFO, socket or device); only regular files can be read or written`,
+      })
     }
   })
 
   it('Write and Edit refuse each without blocking and leave it as it was', async () => {
     for (const name of specials) {
       const w = await writeTool.run({ path: name, content: 'x' }, ctx())
-      expect(w, name).toEqual({ ok: false, error: `${name} is not a regular file (a FIFO, socket or device); only regular files can be written` })
+      expect(w, name).toEqual({
+        ok: false,
+        error: `${name} is not a regular file (a FIFO, socket or device); only regular files can be written`,
+      })
       const e = await editTool.run({ replace_all: false, path: name, old_string: 'a', new_string: 'b' }, ctx())
       expect(e, name).toMatchObject({ ok: false, error: expect.stringContaining('is not a regular file') })
       expect(existsSync(join(ws.cwd, name))).toBe(true)
@@ -64,12 +70,18 @@ describe('special files in the workspace', () => {
     expect(r).toMatchObject({ ok: true, output: 'a.txt:1:needle here', data: { filesSearched: 1 } })
     for (const name of specials) {
       const one = await grepTool.run({ case_insensitive: false, max_results: 200, pattern: 'x', path: name }, ctx())
-      expect(one, name).toEqual({ ok: false, error: `${name} is not a regular file (a FIFO, socket or device); only regular files are searched` })
+      expect(one, name).toEqual({
+        ok: false,
+        error: `${name} is not a regular file (a FIFO, socket or device); only regular files are searched`,
+      })
     }
   })
 
   it('Glob and list_files leave them out', async () => {
     expect(await globTool.run({ max_results: 1000, pattern: '**' }, ctx())).toMatchObject({ ok: true, output: 'a.txt' })
-    expect(await listFilesTool.run({ max_entries: 1000, recursive: true }, ctx())).toMatchObject({ ok: true, output: 'a.txt' })
+    expect(await listFilesTool.run({ max_entries: 1000, recursive: true }, ctx())).toMatchObject({
+      ok: true,
+      output: 'a.txt',
+    })
   })
 })

@@ -85,7 +85,12 @@ export interface Swapper {
 }
 
 /** Start swapping `a` and `b` for at most `limitSeconds`; resolves once the loop runs. */
-export async function startSwapper(kind: { command: string[] }, a: string, b: string, limitSeconds: number): Promise<Swapper> {
+export async function startSwapper(
+  kind: { command: string[] },
+  a: string,
+  b: string,
+  limitSeconds: number,
+): Promise<Swapper> {
   const [file, ...args] = kind.command
   const child = spawn(file as string, [...args, a, b, String(limitSeconds)], { stdio: ['ignore', 'pipe', 'pipe'] })
   let stderr = ''

@@ -29,7 +29,11 @@ export async function handleLooksBinary(fh: FileHandle): Promise<boolean> {
 /** Why a file could not be read as text, in words for the model; `kind` for callers that skip. */
 export type TextFileResult =
   | { ok: true; text: string; bytes: number }
-  | { ok: false; kind: 'missing' | 'directory' | 'too_large' | 'binary' | 'unreadable' | 'not_regular' | 'violation'; error: string }
+  | {
+      ok: false
+      kind: 'missing' | 'directory' | 'too_large' | 'binary' | 'unreadable' | 'not_regular' | 'violation'
+      error: string
+    }
 
 /** The text-file error for a refused open of the file called `name`. */
 export function openFailureText(f: OpenFailure, name: string): TextFileResult & { ok: false } {
@@ -39,7 +43,11 @@ export function openFailureText(f: OpenFailure, name: string): TextFileResult & 
     case 'directory':
       return { ok: false, kind: 'directory', error: `${name} is a directory, not a file` }
     case 'not_regular':
-      return { ok: false, kind: 'not_regular', error: `${name} is not a regular file (a FIFO, socket or device); only regular files can be read or written` }
+      return {
+        ok: false,
+        kind: 'not_regular',
+        error: `${name} is not a regular file (a FIFO, socket or device); only regular files can be read or written`,
+      }
     case 'violation':
       return { ok: false, kind: 'violation', error: f.reason }
     default:
@@ -52,17 +60,30 @@ export function openFailureText(f: OpenFailure, name: string): TextFileResult & 
  * over {@link MAX_TEXT_FILE_BYTES} (also when it grew after the open) and binary files.
  */
 export async function readTextFrom(fh: FileHandle, size: number, name: string): Promise<TextFileResult> {
-  const tooLarge = (n: number | string): TextFileResult => ({ ok: false, kind: 'too_large', error: `${name} is too large (${n} bytes; the limit is ${MAX_TEXT_FILE_BYTES} bytes)` })
+  const tooLarge = (n: number | string): TextFileResult => ({
+    ok: false,
+    kind: 'too_large',
+    error: `${name} is too large (${n} bytes; the limit is ${MAX_TEXT_FILE_BYTES} bytes)`,
+  })
   if (size > MAX_TEXT_FILE_BYTES) return tooLarge(size)
   let read: { buf: Buffer; more: boolean }
   try {
     read = await readBounded(fh, MAX_TEXT_FILE_BYTES)
   } catch (e) {
-    return { ok: false, kind: 'unreadable', error: `cannot read ${name}: ${e instanceof Error ? e.message : String(e)}` }
+    return {
+      ok: false,
+      kind: 'unreadable',
+      error: `cannot read ${name}: ${e instanceof Error ? e.message : String(e)}`,
+    }
   }
   if (read.more) return tooLarge(`more than ${MAX_TEXT_FILE_BYTES}`)
   const buf = read.buf
-  if (looksBinary(buf)) return { ok: false, kind: 'binary', error: `${name} appears to be a binary file (NUL bytes in its first 8 KiB); only text files can be read` }
+  if (looksBinary(buf))
+    return {
+      ok: false,
+      kind: 'binary',
+      error: `${name} appears to be a binary file (NUL bytes in its first 8 KiB); only text files can be read`,
+    }
   return { ok: true, text: buf.toString('utf8'), bytes: buf.length }
 }
 

@@ -81,9 +81,7 @@ export interface FileChangeTracker {
 /** A tracker that records nothing (tools run outside a session, tests). */
 export const noFileTracking: FileChangeTracker = { willChange: async () => {}, changed: async () => {} }
 
-export type ToolOutcome =
-  | { ok: true; output: string; data?: unknown }
-  | { ok: false; error: string; data?: unknown }
+export type ToolOutcome = { ok: true; output: string; data?: unknown } | { ok: false; error: string; data?: unknown }
 
 /**
  * The contract of a tool that is not a built-in (an MCP server's, added to one session with

@@ -22,7 +22,13 @@ afterEach(async () => {
   await env.cleanup()
 })
 
-const PLAN = { entries: [{ content: 'read the code', status: 'completed', priority: 'high' }, { content: 'fix the <bug>', status: 'in_progress' }, { content: 'run tests', status: 'pending', priority: 'low' }] }
+const PLAN = {
+  entries: [
+    { content: 'read the code', status: 'completed', priority: 'high' },
+    { content: 'fix the <bug>', status: 'in_progress' },
+    { content: 'run tests', status: 'pending', priority: 'low' },
+  ],
+}
 
 describe('update_plan', () => {
   it('publishes the complete plan as a plan event without asking, and tells the model', async () => {
@@ -43,8 +49,14 @@ describe('update_plan', () => {
     })
     expect(types.indexOf('plan')).toBeLessThan(types.indexOf('tool_result'))
     const result = events.find((e) => e.type === 'tool_result')!.data as { ok: boolean; output: string }
-    expect(result).toMatchObject({ ok: true, output: 'plan updated: 1/3 completed\n[x] read the code\n[~] fix the <bug>\n[ ] run tests' })
-    expect(events.at(-1)).toMatchObject({ type: 'agent_result', data: { success: true, output: 'update_plan ok: plan updated: 1/3 completed' } })
+    expect(result).toMatchObject({
+      ok: true,
+      output: 'plan updated: 1/3 completed\n[x] read the code\n[~] fix the <bug>\n[ ] run tests',
+    })
+    expect(events.at(-1)).toMatchObject({
+      type: 'agent_result',
+      data: { success: true, output: 'update_plan ok: plan updated: 1/3 completed' },
+    })
 
     // Every wire: JSON-lines PlanEvent, SSE envelope, HTML and Markdown transcripts.
     const rpc = toRpcMessages(plan!)
@@ -55,25 +67,40 @@ describe('update_plan', () => {
     expect(SseEnvelopeSchema.safeParse(JSON.parse(record.data)).success).toBe(true)
     const detail = { session_id: session.id, summary: session.summary, events }
     expect(renderHtml(detail)).toContain('<li class="in_progress">[~] fix the &lt;bug&gt;</li>')
-    expect(renderMarkdown(detail)).toContain('- [x] read the code _(high)_\n- [ ] fix the &lt;bug&gt; _(in progress)_\n- [ ] run tests _(low)_')
+    expect(renderMarkdown(detail)).toContain(
+      '- [x] read the code _(high)_\n- [ ] fix the &lt;bug&gt; _(in progress)_\n- [ ] run tests _(low)_',
+    )
   })
 
   it('rejects a malformed plan without publishing anything, and an empty plan clears it', async () => {
     const session = await env.manager().create()
-    await within(session.prompt('!call update_plan {"entries":[{"content":"x","status":"done"}]}').done, 8000, 'the turn')
+    await within(
+      session.prompt('!call update_plan {"entries":[{"content":"x","status":"done"}]}').done,
+      8000,
+      'the turn',
+    )
     let events = await session.events()
     expect(events.some((e) => e.type === 'plan')).toBe(false)
-    expect(events.find((e) => e.type === 'tool_result')?.data).toMatchObject({ ok: false, error: expect.stringContaining('invalid arguments for update_plan') })
+    expect(events.find((e) => e.type === 'tool_result')?.data).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('invalid arguments for update_plan'),
+    })
     await within(session.prompt('!call update_plan {"entries":[]}').done, 8000, 'the turn')
     events = await session.events()
-    expect(events.filter((e) => e.type === 'plan').map((e) => e.data)).toEqual([{ call_id: expect.any(String), entries: [] }])
+    expect(events.filter((e) => e.type === 'plan').map((e) => e.data)).toEqual([
+      { call_id: expect.any(String), entries: [] },
+    ])
   })
 
   it('is offered and runs in plan mode', async () => {
     const session = await env.manager().create()
     await session.setMode('plan')
     expect(session.availableTools().map((t) => t.name)).toContain('update_plan')
-    await within(session.prompt('!call update_plan {"entries":[{"content":"look around","status":"in_progress"}]}').done, 8000, 'the turn')
+    await within(
+      session.prompt('!call update_plan {"entries":[{"content":"look around","status":"in_progress"}]}').done,
+      8000,
+      'the turn',
+    )
     expect((await session.events()).some((e) => e.type === 'plan')).toBe(true)
   })
 })

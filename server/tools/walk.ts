@@ -62,12 +62,24 @@ export async function* walk(opts: WalkOptions): AsyncGenerator<WalkEntry> {
   const root = isInside(opts.root, opts.start) ? opts.root : opts.start
   const startRel = toPosix(relative(root, opts.start))
   let layers = await ancestorLayers(root, opts.start)
-  if (startRel !== '' && isIgnored(layers.filter((l) => l.base !== startRel), startRel, true)) {
+  if (
+    startRel !== '' &&
+    isIgnored(
+      layers.filter((l) => l.base !== startRel),
+      startRel,
+      true,
+    )
+  ) {
     layers = layers.filter((l) => l.base === startRel)
   }
   const recursive = opts.recursive ?? true
 
-  async function* visit(dirAbs: string, dirRel: string, inherited: IgnoreLayer[], isStart: boolean): AsyncGenerator<WalkEntry> {
+  async function* visit(
+    dirAbs: string,
+    dirRel: string,
+    inherited: IgnoreLayer[],
+    isStart: boolean,
+  ): AsyncGenerator<WalkEntry> {
     let here = inherited
     if (!isStart) {
       const layer = await loadIgnoreLayer(dirAbs, dirRel)
@@ -75,7 +87,9 @@ export async function* walk(opts: WalkOptions): AsyncGenerator<WalkEntry> {
     }
     let dirents: Dirent[]
     try {
-      dirents = (await readdir(dirAbs, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      dirents = (await readdir(dirAbs, { withFileTypes: true })).sort((a, b) =>
+        a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+      )
     } catch {
       return
     }

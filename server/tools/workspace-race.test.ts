@@ -34,32 +34,46 @@ afterAll(async () => {
   ws.cleanup()
 })
 
-describe.skipIf(!kind.ok)(`workspace boundary under a rename race${kind.ok ? '' : ` (skipped: ${kind.reason})`}`, () => {
-  it(`${TRIES} Writes, ${TRIES} Reads and 200 Edits while d flips to a symlink to outside: 0 escapes`, async () => {
-    const ctx = recordingContext(ws.cwd)
-    let wrote = 0
-    let read = 0
-    let readEscapes = 0
-    for (let i = 0; i < TRIES; i++) {
-      if ((await writeTool.run({ path: `d/w${i}.txt`, content: 'written' }, ctx)).ok) wrote++
-      const r = await readTool.run({ path: 'd/f.txt' }, ctx)
-      if (r.ok) {
-        read++
-        if (r.output.includes('OUTSIDE')) readEscapes++
+describe.skipIf(!kind.ok)(
+  `workspace boundary under a rename race${kind.ok ? '' : ` (skipped: ${kind.reason})`}`,
+  () => {
+    it(`${TRIES} Writes, ${TRIES} Reads and 200 Edits while d flips to a symlink to outside: 0 escapes`, async () => {
+      const ctx = recordingContext(ws.cwd)
+      let wrote = 0
+      let read = 0
+      let readEscapes = 0
+      for (let i = 0; i < TRIES; i++) {
+        if ((await writeTool.run({ path: `d/w${i}.txt`, content: 'written' }, ctx)).ok) wrote++
+        const r = await readTool.run({ path: 'd/f.txt' }, ctx)
+        if (r.ok) {
+          read++
+          if (r.output.includes('OUTSIDE')) readEscapes++
+        }
+        // Edits toggle the inside file's word; one that escaped would change the outside file.
+        if (i % 5 === 0)
+          await editTool.run(
+            {
+              replace_all: false,
+              path: 'd/f.txt',
+              old_string: i % 10 === 0 ? 'needle' : 'NEEDLE',
+              new_string: i % 10 === 0 ? 'NEEDLE' : 'needle',
+            },
+            ctx,
+          )
       }
-      // Edits toggle the inside file's word; one that escaped would change the outside file.
-      if (i % 5 === 0) await editTool.run({ replace_all: false, path: 'd/f.txt', old_string: i % 10 === 0 ? 'needle' : 'NEEDLE', new_string: i % 10 === 0 ? 'NEEDLE' : 'needle' }, ctx)
-    }
-    await swapper?.stop()
-    const outsideNow = readdirSync(ws.outside).sort()
-    // Report the figures (they go in the issue's note) and hold them to zero.
-    console.log(`race: writes ok ${wrote}/${TRIES}, reads ok ${read}/${TRIES}, read escapes ${readEscapes}, files written outside ${outsideNow.length - 1}`)
-    expect(readEscapes).toBe(0)
-    expect(outsideNow).toEqual(['f.txt'])
-    expect(readFileSync(join(ws.outside, 'f.txt'), 'utf8')).toBe('OUTSIDE SECRET needle\n')
-    // The race really ran both ways: some calls went through, some met the symlink.
-    expect(wrote).toBeGreaterThan(0)
-    expect(read).toBeGreaterThan(0)
-    expect(ctx.violations.length).toBeGreaterThan(0)
-  })
-})
+      await swapper?.stop()
+      const outsideNow = readdirSync(ws.outside).sort()
+      // Report the figures (they go in the issue's note) and hold them to zero.
+      console.log(
+        `race: writes ok ${wrote}/${TRIES}, reads ok ${read}/${TRIES}, read escapes ${readEscapes}, files written outside ${outsideNow.length - 1}`,
+      )
+      expect(readEscapes).toBe(0)
+      expect(outsideNow).toEqual(['f.txt'])
+      expect(readFileSync(join(ws.outside, 'f.txt'), 'utf8')).toBe('OUTSIDE SECRET needle\n')
+      // The race really ran both ways: some calls went through, some met the symlink.
+      expect(wrote).toBeGreaterThan(0)
+      expect(read).toBeGreaterThan(0)
+      expect(ctx.violations.length).toBeGreaterThan(0)
+    })
+  },
+)

@@ -17,7 +17,10 @@ beforeEach(() => {
 })
 afterEach(() => ws.cleanup())
 
-const preview = async (path: string, ctx = recordingContext(ws.cwd)) => ({ ctx, p: await writeTool.preview!({ path, content: 'new' }, ctx) })
+const preview = async (path: string, ctx = recordingContext(ws.cwd)) => ({
+  ctx,
+  p: await writeTool.preview!({ path, content: 'new' }, ctx),
+})
 
 describe('Write preview', () => {
   it('is the old text of an existing file, null for a new one', async () => {
@@ -39,7 +42,11 @@ describe('Write preview', () => {
   })
 
   it('leaves out binary files and files over the diff bound', async () => {
-    ws.write({ 'bin.dat': Buffer.from([1, 0, 2]), 'big.txt': 'x'.repeat(PREVIEW_MAX_BYTES + 1), 'edge.txt': 'y'.repeat(PREVIEW_MAX_BYTES) })
+    ws.write({
+      'bin.dat': Buffer.from([1, 0, 2]),
+      'big.txt': 'x'.repeat(PREVIEW_MAX_BYTES + 1),
+      'edge.txt': 'y'.repeat(PREVIEW_MAX_BYTES),
+    })
     expect((await preview('bin.dat')).p).toBeUndefined()
     expect((await preview('big.txt')).p).toBeUndefined()
     expect((await preview('edge.txt')).p?.old_text).toHaveLength(PREVIEW_MAX_BYTES)
@@ -59,7 +66,9 @@ describe('Write preview in a session', () => {
     writeFileSync(join(env.cwd, 'n.txt'), 'before\n')
     const session = await env.manager({ approval: 'ask' }).create()
     const seen = session.stream({ signal: AbortSignal.timeout(8000) })
-    const done = session.prompt('!call Write {"path":"n.txt","content":"after\\n"}\n!call Write {"path":"fresh.txt","content":"x"}').done
+    const done = session.prompt(
+      '!call Write {"path":"n.txt","content":"after\\n"}\n!call Write {"path":"fresh.txt","content":"x"}',
+    ).done
     let answered = 0
     for await (const e of seen) {
       if (e.type === 'permission_request') {
@@ -69,7 +78,8 @@ describe('Write preview in a session', () => {
     }
     await within(done, 8000, 'the turn')
     const events = await session.events()
-    const of = (type: string) => events.filter((e) => e.type === type).map((e) => (e.data as { old_text?: unknown }).old_text)
+    const of = (type: string) =>
+      events.filter((e) => e.type === type).map((e) => (e.data as { old_text?: unknown }).old_text)
     expect(of('tool_call')).toEqual(['before\n', null])
     expect(of('permission_request')).toEqual(['before\n', null])
   })

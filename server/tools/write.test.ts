@@ -23,7 +23,11 @@ const write = async (path: string, content: string, sandbox: SandboxMode = 'work
 describe('Write', () => {
   it('creates parent directories and reports the bytes written', async () => {
     const { r } = await write('a/b/c.txt', 'héllo')
-    expect(r).toEqual({ ok: true, output: 'Created a/b/c.txt (6 bytes)', data: { path: 'a/b/c.txt', bytes: 6, created: true } })
+    expect(r).toEqual({
+      ok: true,
+      output: 'Created a/b/c.txt (6 bytes)',
+      data: { path: 'a/b/c.txt', bytes: 6, created: true },
+    })
     expect(readFileSync(join(ws.cwd, 'a/b/c.txt'), 'utf8')).toBe('héllo')
   })
 
@@ -59,10 +63,16 @@ describe('Write', () => {
 
   it('tells the file-change tracker before and after, with the real path', async () => {
     const created = await write('new/f.txt', 'x')
-    expect(created.ctx.fileEvents).toEqual([`will ${join(ws.cwd, 'new/f.txt')}`, `changed ${join(ws.cwd, 'new/f.txt')}`])
+    expect(created.ctx.fileEvents).toEqual([
+      `will ${join(ws.cwd, 'new/f.txt')}`,
+      `changed ${join(ws.cwd, 'new/f.txt')}`,
+    ])
     symlinkSync(join(ws.cwd, 'new'), join(ws.cwd, 'alias'))
     const overwritten = await write('alias/f.txt', 'y')
-    expect(overwritten.ctx.fileEvents).toEqual([`will ${join(ws.cwd, 'new/f.txt')}`, `changed ${join(ws.cwd, 'new/f.txt')}`])
+    expect(overwritten.ctx.fileEvents).toEqual([
+      `will ${join(ws.cwd, 'new/f.txt')}`,
+      `changed ${join(ws.cwd, 'new/f.txt')}`,
+    ])
     expect((await write('../outside/no.txt', 'z')).ctx.fileEvents).toEqual([])
   })
 

@@ -13,10 +13,17 @@ import { openGuard, openVerified, overwrite, type OpenFailure } from './safe-ope
 import type { Tool, ToolContext, ToolOutcome } from './types.ts'
 
 /** The tool error for a refused open of `abs` (shown as `name`) by a writing tool. */
-export function writeOpenFailure(tool: string, ctx: ToolContext, abs: string, name: string, f: OpenFailure): ToolOutcome {
+export function writeOpenFailure(
+  tool: string,
+  ctx: ToolContext,
+  abs: string,
+  name: string,
+  f: OpenFailure,
+): ToolOutcome {
   if (f.kind === 'violation') return violation(tool, ctx, abs, f.reason)
   if (f.kind === 'directory') return fail(`${name} is a directory; cannot write file content to it`)
-  if (f.kind === 'not_regular') return fail(`${name} is not a regular file (a FIFO, socket or device); only regular files can be written`)
+  if (f.kind === 'not_regular')
+    return fail(`${name} is not a regular file (a FIFO, socket or device); only regular files can be written`)
   if (f.kind === 'missing') return fail(`file not found: ${name}`)
   return fail(`cannot write ${name}: ${f.reason}`)
 }
@@ -29,7 +36,12 @@ export const writeTool: Tool<WriteInput> = {
   name: 'Write',
   permissionKey: (args, ctx) => lexicalPath(ctx.cwd, args.path),
   async preview(args, ctx) {
-    const where = await resolveInWorkspace(ctx.cwd, args.path, { forWrite: true, mode: ctx.sandbox, protectedPaths: ctx.protectedPaths, readOnlyPaths: ctx.readOnlyPaths })
+    const where = await resolveInWorkspace(ctx.cwd, args.path, {
+      forWrite: true,
+      mode: ctx.sandbox,
+      protectedPaths: ctx.protectedPaths,
+      readOnlyPaths: ctx.readOnlyPaths,
+    })
     if (!where.ok) return undefined
     const read = await readTextFile(where.abs, args.path, await openGuard(ctx, where.root))
     if (read.ok) return read.bytes <= PREVIEW_MAX_BYTES ? { old_text: read.text } : undefined
@@ -57,7 +69,11 @@ export const writeTool: Tool<WriteInput> = {
         await opened.fh.close().catch(() => {})
       }
       const created = opened.created
-      return succeed(`${created ? 'Created' : 'Wrote'} ${name} (${data.length} bytes)`, { path: name, bytes: data.length, created })
+      return succeed(`${created ? 'Created' : 'Wrote'} ${name} (${data.length} bytes)`, {
+        path: name,
+        bytes: data.length,
+        created,
+      })
     } finally {
       await ctx.files.changed(where.abs)
     }

@@ -38,33 +38,41 @@ export function assembleAcpV1(): any {
     byMethod.set(method, entry)
   }
   const errors = errorsFrom(defs)
-  const errorRefs = (names: string[]) => names.filter((n) => n in errors).map((n) => ({ $ref: `#/components/errors/${n}` }))
-  const methods = [...byMethod.entries()]
-    .sort(byKey)
-    .map(([method, m]) => {
-      const req = defs[m.req!]
-      const required = new Set<string>(req.required ?? [])
-      const direction = m.side === 'agent' ? 'client-to-agent' : m.side === 'client' ? 'agent-to-client' : 'both'
-      return {
-        name: method,
-        summary: String(req.description ?? method).split('\n')[0],
-        paramStructure: 'by-name',
-        params: Object.keys(req.properties ?? {}).map((p) => ({
-          name: p,
-          required: required.has(p),
-          schema: { $ref: `${VENDOR_REF}${m.req}/properties/${p}` },
-        })),
-        ...(m.res ? { result: { name: m.res, schema: { $ref: `${VENDOR_REF}${m.res}` } } } : {}),
-        errors: m.res ? errorRefs(['InvalidParams', 'InternalError', 'ResourceNotFound', 'RequestCancelled', 'AuthenticationRequired']) : [],
-        'x-direction': direction,
-        'x-kind': m.res ? 'request' : 'notification',
-        'x-params-schema': { $ref: `${VENDOR_REF}${m.req}` },
-        'x-source': 'acp-v1',
-      }
-    })
+  const errorRefs = (names: string[]) =>
+    names.filter((n) => n in errors).map((n) => ({ $ref: `#/components/errors/${n}` }))
+  const methods = [...byMethod.entries()].sort(byKey).map(([method, m]) => {
+    const req = defs[m.req!]
+    const required = new Set<string>(req.required ?? [])
+    const direction = m.side === 'agent' ? 'client-to-agent' : m.side === 'client' ? 'agent-to-client' : 'both'
+    return {
+      name: method,
+      summary: String(req.description ?? method).split('\n')[0],
+      paramStructure: 'by-name',
+      params: Object.keys(req.properties ?? {}).map((p) => ({
+        name: p,
+        required: required.has(p),
+        schema: { $ref: `${VENDOR_REF}${m.req}/properties/${p}` },
+      })),
+      ...(m.res ? { result: { name: m.res, schema: { $ref: `${VENDOR_REF}${m.res}` } } } : {}),
+      errors: m.res
+        ? errorRefs([
+            'InvalidParams',
+            'InternalError',
+            'ResourceNotFound',
+            'RequestCancelled',
+            'AuthenticationRequired',
+          ])
+        : [],
+      'x-direction': direction,
+      'x-kind': m.res ? 'request' : 'notification',
+      'x-params-schema': { $ref: `${VENDOR_REF}${m.req}` },
+      'x-source': 'acp-v1',
+    }
+  })
   const extMethods = (ext.methods as any[]).map((x) => ({ ...x, 'x-source': 'chimera-extension' }))
   const names = new Set(methods.map((m) => m.name))
-  for (const x of extMethods) if (names.has(x.name)) throw new Error(`extension ${x.name} collides with an ACP v1 method`)
+  for (const x of extMethods)
+    if (names.has(x.name)) throw new Error(`extension ${x.name} collides with an ACP v1 method`)
   return {
     openrpc: '1.3.2',
     info: {
@@ -80,9 +88,7 @@ export function assembleAcpV1(): any {
     methods: [...methods, ...extMethods],
     components: {
       schemas: ext.components?.schemas ?? {},
-      errors: Object.fromEntries(
-        Object.entries({ ...errors, ...(ext.components?.errors ?? {}) }).sort(byKey),
-      ),
+      errors: Object.fromEntries(Object.entries({ ...errors, ...(ext.components?.errors ?? {}) }).sort(byKey)),
     },
   }
 }

@@ -9,7 +9,9 @@ export function generateAcpSeed(): GeneratedFile {
   const doc = readSpec(ACP_SEED_OPENRPC)
   const out = 'generated/acp/seed.gen.ts'
   const { zod, table } = methodTable(doc, ACP_SEED_OPENRPC, out, 'acpSeed')
-  const errors = Object.fromEntries(Object.entries((doc.components?.errors ?? {}) as Record<string, any>).map(([k, e]) => [k, e.code]))
+  const errors = Object.fromEntries(
+    Object.entries((doc.components?.errors ?? {}) as Record<string, any>).map(([k, e]) => [k, e.code]),
+  )
   const extra = `${table}\n/** JSON-RPC error codes of the seed dialect. */\nexport const ACP_SEED_ERRORS = ${stableJson(errors)} as const\n`
   return tsModule(out, [ACP_SEED_OPENRPC], zod, extra)
 }

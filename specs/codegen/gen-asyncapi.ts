@@ -13,7 +13,13 @@ import { schemaIdent, schemasToZod } from './lib/zod.ts'
 export const SSE_SPEC = 'specs/asyncapi/sse.asyncapi.yaml'
 export const RPC_SPEC = 'specs/asyncapi/rpc.asyncapi.yaml'
 
-interface Msg { name: string; payload: string; headers?: string; typeConst?: string; extension: boolean }
+interface Msg {
+  name: string
+  payload: string
+  headers?: string
+  typeConst?: string
+  extension: boolean
+}
 
 /** Resolve a channel's messages into named payload/header schemas added to `schemas`. */
 function channelMessages(doc: any, channelKey: string, schemas: Record<string, unknown>): Msg[] {
@@ -46,7 +52,8 @@ export function generateSse(): GeneratedFile {
   for (const key of Object.keys(doc.channels)) {
     const msgs = channelMessages(doc, key, schemas)
     rows.push(`  ${key}: {`, `    address: ${JSON.stringify(doc.channels[key].address)},`, '    events: {')
-    for (const m of msgs) rows.push(`      ${JSON.stringify(m.name)}: { payload: ${m.payload}, headers: ${m.headers ?? 'null'} },`)
+    for (const m of msgs)
+      rows.push(`      ${JSON.stringify(m.name)}: { payload: ${m.payload}, headers: ${m.headers ?? 'null'} },`)
     rows.push('    },', '  },')
   }
   const zod = schemasToZod(schemas, makeResolver(SSE_SPEC, out, '#/components/schemas/'))
@@ -78,7 +85,10 @@ export function generateRpc(): GeneratedFile {
     '',
     '/** Messages written to stdout: name → validator and the `type` value it carries. */',
     'export const rpcOutbound = {',
-    ...outbound.map((m) => `  ${JSON.stringify(m.name)}: { schema: ${m.payload}, type: ${JSON.stringify(m.typeConst ?? null)}, extension: ${m.extension} },`),
+    ...outbound.map(
+      (m) =>
+        `  ${JSON.stringify(m.name)}: { schema: ${m.payload}, type: ${JSON.stringify(m.typeConst ?? null)}, extension: ${m.extension} },`,
+    ),
     '} as const',
     'export type RpcOutboundName = keyof typeof rpcOutbound',
     '/** Any message the server may write to stdout (what handlers and the event mapping produce). */',

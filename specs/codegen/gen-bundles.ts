@@ -17,7 +17,10 @@ import { ACP_SEED_OPENRPC } from './gen-acp-seed.ts'
 import { ACP_V1_OPENRPC } from './acp-v1-openrpc.ts'
 
 const norm = (p: string): string => posix.normalize(p.split('\\').join('/'))
-const stem = (file: string): string => basename(file).split('.')[0]!.replace(/[^A-Za-z0-9]/g, '_')
+const stem = (file: string): string =>
+  basename(file)
+    .split('.')[0]!
+    .replace(/[^A-Za-z0-9]/g, '_')
 
 function at(doc: unknown, pointer: string, where: string): unknown {
   let node = doc as any
@@ -69,7 +72,10 @@ export function bundleSpec(source: string): any {
   return result
 }
 
-const json = (path: string, source: string): GeneratedFile => ({ path, text: `${JSON.stringify(bundleSpec(source), null, 2)}\n` })
+const json = (path: string, source: string): GeneratedFile => ({
+  path,
+  text: `${JSON.stringify(bundleSpec(source), null, 2)}\n`,
+})
 
 export function generateBundles(): GeneratedFile[] {
   return [

@@ -62,11 +62,15 @@ export function generateHttpRoutes(): GeneratedFile {
       for (const [status, rawRes] of Object.entries(op.responses as Record<string, any>)) {
         const res = derefLocal(doc, rawRes)
         const content = Object.entries((res.content ?? {}) as Record<string, any>).map(([type, c]) =>
-          type === 'application/json' ? `${JSON.stringify(type)}: ${add(`${base}Response${status}`, c.schema ?? {})}` : `${JSON.stringify(type)}: null`,
+          type === 'application/json'
+            ? `${JSON.stringify(type)}: ${add(`${base}Response${status}`, c.schema ?? {})}`
+            : `${JSON.stringify(type)}: null`,
         )
         responses.push(`${JSON.stringify(status)}: { ${content.join(', ')} }`)
       }
-      const security: string[] = ((op.security ?? doc.security ?? []) as Record<string, unknown>[]).flatMap((s) => Object.keys(s))
+      const security: string[] = ((op.security ?? doc.security ?? []) as Record<string, unknown>[]).flatMap((s) =>
+        Object.keys(s),
+      )
       const meta = {
         operationId: id,
         method: method.toUpperCase(),

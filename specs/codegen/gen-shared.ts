@@ -9,7 +9,10 @@ const EVENT_FACTS_MODULE = 'generated/event-facts.gen.ts'
 import { schemasToZod } from './lib/zod.ts'
 
 export function sharedFiles(): string[] {
-  return readdirSync(abs(SHARED_DIR)).filter((f) => f.endsWith('.yaml')).sort().map((f) => `${SHARED_DIR}/${f}`)
+  return readdirSync(abs(SHARED_DIR))
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .map((f) => `${SHARED_DIR}/${f}`)
 }
 
 /** Every shared schema by name; names are unique across files. */
@@ -42,7 +45,8 @@ export function generateEventFacts(): GeneratedFile {
   const eventType = sharedSchemas().EventType as { enum?: string[]; 'x-turn-ending'?: string[] } | undefined
   const ending = eventType?.['x-turn-ending']
   if (!ending?.length) throw new Error('EventType has no x-turn-ending list')
-  for (const t of ending) if (!eventType?.enum?.includes(t)) throw new Error(`x-turn-ending names ${t}, which is not an EventType`)
+  for (const t of ending)
+    if (!eventType?.enum?.includes(t)) throw new Error(`x-turn-ending names ${t}, which is not an EventType`)
   const text = [
     header(sharedFiles()).trimEnd(),
     "import type { EventType } from './schemas.gen.ts'",

@@ -16,7 +16,8 @@ export function generateTools(): GeneratedFile {
   const schemas = Object.fromEntries(entries.map(([name, t]) => [`${name}Input`, t.input_schema]))
   const zod = schemasToZod(schemas, makeResolver(TOOLS_SPEC, out, '#/components/schemas/'))
   const rows = entries.map(([name, t]) => {
-    if (t.permission !== 'allow' && t.permission !== 'ask' && t.permission !== 'deny') throw new Error(`${TOOLS_SPEC}: ${name} needs permission allow|ask|deny`)
+    if (t.permission !== 'allow' && t.permission !== 'ask' && t.permission !== 'deny')
+      throw new Error(`${TOOLS_SPEC}: ${name} needs permission allow|ask|deny`)
     return `  ${JSON.stringify(name)}: { description: ${JSON.stringify(t.description)}, permission: ${JSON.stringify(t.permission)}, inputSchema: ${stableJson(t.input_schema)}, params: ${schemaIdent(`${name}Input`)} },`
   })
   const table = [

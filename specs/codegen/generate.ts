@@ -34,13 +34,26 @@ export async function renderAll(): Promise<GeneratedFile[]> {
     await generateOpenApiBundle(),
     ...generateBundles(),
   ]
-  const inputs = [...sharedFiles(), ACP_VENDOR, ACP_V1_OPENRPC, ACP_SEED_OPENRPC, SSE_SPEC, RPC_SPEC, OPENAPI_SPEC, TOOLS_SPEC]
+  const inputs = [
+    ...sharedFiles(),
+    ACP_VENDOR,
+    ACP_V1_OPENRPC,
+    ACP_SEED_OPENRPC,
+    SSE_SPEC,
+    RPC_SPEC,
+    OPENAPI_SPEC,
+    TOOLS_SPEC,
+  ]
   // The generators' versions as installed (the lockfile covers the workspace root and its packages).
-  const lock = JSON.parse(readFileSync(abs('package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string }> }
+  const lock = JSON.parse(readFileSync(abs('package-lock.json'), 'utf8')) as {
+    packages: Record<string, { version?: string }>
+  }
   const manifest = {
     command: 'make generate',
     inputs: Object.fromEntries(inputs.map((i) => [i, sha256File(i)])),
-    generators: Object.fromEntries(['json-schema-to-zod', 'openapi-typescript', 'zod'].map((n) => [n, lock.packages[`node_modules/${n}`]?.version])),
+    generators: Object.fromEntries(
+      ['json-schema-to-zod', 'openapi-typescript', 'zod'].map((n) => [n, lock.packages[`node_modules/${n}`]?.version]),
+    ),
     outputs: Object.fromEntries(files.map((f) => [f.path, createHash('sha256').update(f.text).digest('hex')])),
   }
   files.push({ path: `${OUT}/manifest.json`, text: `${JSON.stringify(manifest, null, 2)}\n` })

@@ -104,7 +104,12 @@ function collectRefs(node: unknown, at = '', out: { ref: string; at: string }[] 
  * against that file (relative to `file`'s directory). Files reached through a ref are checked
  * the same way, once each.
  */
-function checkRefs(file: string, problems: string[], cache = new Map<string, unknown>(), checked = new Set<string>()): void {
+function checkRefs(
+  file: string,
+  problems: string[],
+  cache = new Map<string, unknown>(),
+  checked = new Set<string>(),
+): void {
   if (checked.has(file)) return
   checked.add(file)
   const load = (f: string): unknown => {
@@ -139,7 +144,9 @@ function checkRefs(file: string, problems: string[], cache = new Map<string, unk
       continue
     }
     if (resolvePointer(targetDoc, pointer) === undefined) {
-      problems.push(`${display(file)}: $ref ${ref} @ ${at} does not resolve (no ${pointer || '/'} in ${display(target)})`)
+      problems.push(
+        `${display(file)}: $ref ${ref} @ ${at} does not resolve (no ${pointer || '/'} in ${display(target)})`,
+      )
     }
     if (target !== file) checkRefs(target, problems, cache, checked)
   }

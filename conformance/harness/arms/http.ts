@@ -78,38 +78,56 @@ export class HttpArm implements Arm {
     let body: string | undefined = spec.bodyFill ? filled(spec.bodyFill) : spec.bodyText
     if (spec.body !== undefined) {
       body = JSON.stringify(spec.body)
-      if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json'
+      if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type'))
+        headers['content-type'] = 'application/json'
     }
-    const reply = spec.rawHeaders ? await this.#sendRawHeaders(method, spec.path, spec.rawHeaders, body) : await readReply(await this.target.fetch(new Request(new URL(spec.path, this.target.baseUrl), { method, headers, body })))
+    const reply = spec.rawHeaders
+      ? await this.#sendRawHeaders(method, spec.path, spec.rawHeaders, body)
+      : await readReply(
+          await this.target.fetch(new Request(new URL(spec.path, this.target.baseUrl), { method, headers, body })),
+        )
     this.sniffer.exchange(
-      { method, path: spec.path, requestBody: spec.body, status: reply.status, contentType: reply.headers['content-type'] ?? null, body: reply.body },
+      {
+        method,
+        path: spec.path,
+        requestBody: spec.body,
+        status: reply.status,
+        contentType: reply.headers['content-type'] ?? null,
+        body: reply.body,
+      },
       opts,
     )
     this.inbox.push(reply)
   }
 
   #sendRawHeaders(method: string, path: string, raw: string[], body: string | undefined): Promise<HttpReply> {
-    if (this.name.endsWith('-inprocess')) throw new Error(`${this.name}: rawHeaders need a real socket (limit the step to the socket arms)`)
+    if (this.name.endsWith('-inprocess'))
+      throw new Error(`${this.name}: rawHeaders need a real socket (limit the step to the socket arms)`)
     const url = new URL(path, this.target.baseUrl)
     return new Promise((resolve, reject) => {
-      const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers: raw, timeout: 10_000 }, (res) => {
-        const chunks: Buffer[] = []
-        res.on('data', (c: Buffer) => chunks.push(c))
-        res.on('error', reject)
-        res.on('end', () => {
-          const headers = Object.fromEntries(Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v)]))
-          const text = Buffer.concat(chunks).toString('utf8')
-          let parsed: unknown = text === '' ? undefined : text
-          if ((headers['content-type'] ?? '').includes('json') && text !== '') {
-            try {
-              parsed = JSON.parse(text)
-            } catch {
-              // kept as text: the sniffer reports a body that does not parse
+      const req = httpRequest(
+        { host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers: raw, timeout: 10_000 },
+        (res) => {
+          const chunks: Buffer[] = []
+          res.on('data', (c: Buffer) => chunks.push(c))
+          res.on('error', reject)
+          res.on('end', () => {
+            const headers = Object.fromEntries(
+              Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v)]),
+            )
+            const text = Buffer.concat(chunks).toString('utf8')
+            let parsed: unknown = text === '' ? undefined : text
+            if ((headers['content-type'] ?? '').includes('json') && text !== '') {
+              try {
+                parsed = JSON.parse(text)
+              } catch {
+                // kept as text: the sniffer reports a body that does not parse
+              }
             }
-          }
-          resolve({ status: res.statusCode ?? 0, headers, body: parsed })
-        })
-      })
+            resolve({ status: res.statusCode ?? 0, headers, body: parsed })
+          })
+        },
+      )
       req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer within 10 s`)))
       req.on('error', reject)
       req.end(body)

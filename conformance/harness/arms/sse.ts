@@ -27,15 +27,32 @@ export class SseArm extends HttpArm {
     await this.close()
     const ctl = new AbortController()
     this.#stream = ctl
-    const res = await this.target.fetch(new Request(new URL(path, this.target.baseUrl), { headers: { accept: 'text/event-stream', ...headers }, signal: ctl.signal }))
+    const res = await this.target.fetch(
+      new Request(new URL(path, this.target.baseUrl), {
+        headers: { accept: 'text/event-stream', ...headers },
+        signal: ctl.signal,
+      }),
+    )
     if (!(res.headers.get('content-type') ?? '').startsWith('text/event-stream') || !res.body) {
       const reply = await readReply(res)
-      this.sniffer.exchange({ method: 'GET', path, status: reply.status, contentType: reply.headers['content-type'] ?? null, body: reply.body })
+      this.sniffer.exchange({
+        method: 'GET',
+        path,
+        status: reply.status,
+        contentType: reply.headers['content-type'] ?? null,
+        body: reply.body,
+      })
       this.inbox.push(reply)
       return
     }
     const headersOut = Object.fromEntries([...res.headers].map(([k, v]) => [k.toLowerCase(), v]))
-    this.sniffer.exchange({ method: 'GET', path, status: res.status, contentType: headersOut['content-type'] ?? null, body: undefined })
+    this.sniffer.exchange({
+      method: 'GET',
+      path,
+      status: res.status,
+      contentType: headersOut['content-type'] ?? null,
+      body: undefined,
+    })
     // The first item of a stream is its response head, so transcripts can check the headers.
     const push = (item: Record<string, unknown>): void => {
       this.#items.add(item)

@@ -120,7 +120,10 @@ export class StdioArm implements Arm {
     }
     if (final && this.#rawBuf.length) lines.push(this.#rawBuf.subarray(0))
     for (const line of lines) {
-      const text = line.toString('utf8').replace(/^\uFEFF/, '').replace(/\r$/, '')
+      const text = line
+        .toString('utf8')
+        .replace(/^\uFEFF/, '')
+        .replace(/\r$/, '')
       try {
         this.#sniffer.frame('in', JSON.parse(text), { invalid: true })
       } catch {

@@ -14,8 +14,14 @@ import { toKitViolation, type KitViolation } from '../run/violations.ts'
 import { Unsupported, type Adapter, type AdapterContext, type Observation } from './types.ts'
 import { StdioPeer } from './stdio-peer.ts'
 
-const textOf = (content: unknown): string => (Array.isArray(content) ? content : [content]).map((b: any) => (b?.type === 'text' ? String(b.text) : '')).join('')
-const OUTCOME: Record<string, Outcome> = { end_turn: 'completed', cancelled: 'cancelled', error: 'failed', max_steps: 'failed' }
+const textOf = (content: unknown): string =>
+  (Array.isArray(content) ? content : [content]).map((b: any) => (b?.type === 'text' ? String(b.text) : '')).join('')
+const OUTCOME: Record<string, Outcome> = {
+  end_turn: 'completed',
+  cancelled: 'cancelled',
+  error: 'failed',
+  max_steps: 'failed',
+}
 
 export class AcpSeedAdapter implements Adapter {
   readonly transport: 'acp-otter' | 'acp-ferret'
@@ -55,10 +61,29 @@ export class AcpSeedAdapter implements Adapter {
       if (session !== undefined) {
         this.#prompts.delete(key)
         const sid = this.#sessions.get(session)
-        if (m.error) return this.#emit({ kind: 'turn_end', wireType: 'session/message error', outcome: 'failed', output: String(m.error?.message ?? ''), frame: m }, sid)
+        if (m.error)
+          return this.#emit(
+            {
+              kind: 'turn_end',
+              wireType: 'session/message error',
+              outcome: 'failed',
+              output: String(m.error?.message ?? ''),
+              frame: m,
+            },
+            sid,
+          )
         const reason = String(m.result?.stopReason)
         const outcome = m.result?.cancelled === true ? 'cancelled' : (OUTCOME[reason] ?? 'failed')
-        return this.#emit({ kind: 'turn_end', wireType: `stopReason:${reason}`, outcome, output: typeof m.result?.message === 'string' ? m.result.message : textOf(m.result?.message?.content), frame: m }, sid)
+        return this.#emit(
+          {
+            kind: 'turn_end',
+            wireType: `stopReason:${reason}`,
+            outcome,
+            output: typeof m.result?.message === 'string' ? m.result.message : textOf(m.result?.message?.content),
+            frame: m,
+          },
+          sid,
+        )
       }
       if (this.#replaying && key === this.#replaying.id) {
         const sid = this.#sessions.get(this.#replaying.session)
@@ -72,7 +97,12 @@ export class AcpSeedAdapter implements Adapter {
     const flat = typeof p.kind === 'string'
     const u = flat ? p : (p.update ?? {})
     const type = String(flat ? p.kind : u.sessionUpdate)
-    const base = { eventId: typeof p.eventId === 'number' ? p.eventId : undefined, wireType: type, frame: m, replay: this.#replaying !== undefined || undefined }
+    const base = {
+      eventId: typeof p.eventId === 'number' ? p.eventId : undefined,
+      wireType: type,
+      frame: m,
+      replay: this.#replaying !== undefined || undefined,
+    }
     const sid = p.sessionId
     const tool = (name: unknown) => ({ tool: String(name), action: this.#ctx.profile.actionOfTool(String(name)) })
     switch (type) {
@@ -85,18 +115,39 @@ export class AcpSeedAdapter implements Adapter {
         this.#tools.set(u.id, u.tool)
         return this.#emit({ ...base, kind: 'tool_call', callId: u.id, args: u.args, ...tool(u.tool) }, sid)
       case 'tool_result':
-        return this.#emit({ ...base, kind: 'tool_result', callId: u.callId, tool: this.#tools.get(u.callId), ok: u.success === true && u.error === undefined, output: String(u.output ?? u.error ?? '') }, sid)
+        return this.#emit(
+          {
+            ...base,
+            kind: 'tool_result',
+            callId: u.callId,
+            tool: this.#tools.get(u.callId),
+            ok: u.success === true && u.error === undefined,
+            output: String(u.output ?? u.error ?? ''),
+          },
+          sid,
+        )
       case 'tool_call_end': {
         const r = u.result
         const failed = r && typeof r === 'object' && (r.ok === false || typeof r.error === 'string')
-        const output = typeof r === 'string' ? r : r && typeof r === 'object' ? String(r.output ?? r.error ?? JSON.stringify(r)) : String(r ?? '')
-        return this.#emit({ ...base, kind: 'tool_result', callId: u.id, tool: this.#tools.get(u.id), ok: !failed, output }, sid)
+        const output =
+          typeof r === 'string'
+            ? r
+            : r && typeof r === 'object'
+              ? String(r.output ?? r.error ?? JSON.stringify(r))
+              : String(r ?? '')
+        return this.#emit(
+          { ...base, kind: 'tool_result', callId: u.id, tool: this.#tools.get(u.id), ok: !failed, output },
+          sid,
+        )
       }
       case 'permission_request': {
         const shape = flat ? 'ferret' : 'otter'
         const id = String(flat ? u.id : u.requestId)
         this.#perms.set(id, { shape, sessionId: sid, id })
-        return this.#emit({ ...base, kind: 'permission', requestId: id, args: flat ? u.args : u.input, ...tool(u.tool) }, sid)
+        return this.#emit(
+          { ...base, kind: 'permission', requestId: id, args: flat ? u.args : u.input, ...tool(u.tool) },
+          sid,
+        )
       }
       default:
         return this.#emit({ ...base, kind: 'event' }, sid)
@@ -104,20 +155,30 @@ export class AcpSeedAdapter implements Adapter {
   }
 
   async #initialize(): Promise<void> {
-    const r = await this.#peer.request('initialize', { protocolVersion: this.transport === 'acp-ferret' ? '0.2' : '0.1' }, this.#ctx.timeoutMs + this.#ctx.startupGraceMs)
+    const r = await this.#peer.request(
+      'initialize',
+      { protocolVersion: this.transport === 'acp-ferret' ? '0.2' : '0.1' },
+      this.#ctx.timeoutMs + this.#ctx.startupGraceMs,
+    )
     if (r.error) throw new Error(`initialize failed: ${JSON.stringify(r.error)}`)
     const ac = r.result?.agentCapabilities ?? {}
     if (ac.eventIds) this.#caps.add('event-ids')
     if (ac.sessionCapabilities?.resume) this.#caps.add('resume')
-    if (ac.toolApproval || r.result?.capabilities?.permissionRequest || r.result?.capabilities?.approval) this.#caps.add('permissions')
+    if (ac.toolApproval || r.result?.capabilities?.permissionRequest || r.result?.capabilities?.approval)
+      this.#caps.add('permissions')
     this.#initialized = true
   }
 
   async open(session: string): Promise<void> {
     if (!this.#initialized) await this.#initialize()
     // Start-up is the handshake and the first session.
-    const r = await this.#peer.request('session/new', { cwd: this.#ctx.workspace }, this.#ctx.timeoutMs + (this.#sessions.size === 0 ? this.#ctx.startupGraceMs : 0))
-    if (r.error || typeof r.result?.sessionId !== 'string') throw new Error(`session/new failed: ${JSON.stringify(r.error ?? r.result)}`)
+    const r = await this.#peer.request(
+      'session/new',
+      { cwd: this.#ctx.workspace },
+      this.#ctx.timeoutMs + (this.#sessions.size === 0 ? this.#ctx.startupGraceMs : 0),
+    )
+    if (r.error || typeof r.result?.sessionId !== 'string')
+      throw new Error(`session/new failed: ${JSON.stringify(r.error ?? r.result)}`)
     this.#sessions.set(session, r.result.sessionId)
     this.#names.set(r.result.sessionId, session)
   }
@@ -145,13 +206,17 @@ export class AcpSeedAdapter implements Adapter {
     const p = this.#perms.get(requestId)
     if (!p) throw new Error(`no pending permission request ${requestId}`)
     this.#perms.delete(requestId)
-    const params = p.shape === 'otter' ? { requestId: p.id, reply: decision } : { sessionId: p.sessionId, id: p.id, decision }
+    const params =
+      p.shape === 'otter' ? { requestId: p.id, reply: decision } : { sessionId: p.sessionId, id: p.id, decision }
     await this.#peer.requestNoWait('permission/respond', params)
   }
 
   async resume(session: string, afterId: number): Promise<void> {
     if (!this.#caps.has('resume')) throw new Unsupported('the agent does not advertise sessionCapabilities.resume')
-    const id = await this.#peer.requestNoWait('session/resume', { sessionId: this.#sid(session), sinceEventId: afterId })
+    const id = await this.#peer.requestNoWait('session/resume', {
+      sessionId: this.#sid(session),
+      sinceEventId: afterId,
+    })
     this.#replaying = { id: JSON.stringify(id), session }
   }
 

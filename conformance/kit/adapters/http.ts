@@ -58,7 +58,12 @@ export class HttpAdapter implements Adapter {
   async #call(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
     const headers = this.#headers(body === undefined ? {} : { 'content-type': 'application/json' })
     this.#note(`>> ${method} ${path} ${body === undefined ? '' : JSON.stringify(body)}`)
-    const res = await fetch(new URL(path, this.#ep.baseUrl), { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(this.#ctx.timeoutMs) })
+    const res = await fetch(new URL(path, this.#ep.baseUrl), {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(this.#ctx.timeoutMs),
+    })
     const text = await res.text()
     let parsed: unknown = text === '' ? undefined : text
     if ((res.headers.get('content-type') ?? '').includes('json') && text !== '') {
@@ -69,14 +74,22 @@ export class HttpAdapter implements Adapter {
       }
     }
     this.#note(`<< ${res.status} ${text.slice(0, 200)}`)
-    this.#sniffer.exchange({ method, path, requestBody: body, status: res.status, contentType: res.headers.get('content-type'), body: parsed })
+    this.#sniffer.exchange({
+      method,
+      path,
+      requestBody: body,
+      status: res.status,
+      contentType: res.headers.get('content-type'),
+      body: parsed,
+    })
     return { status: res.status, body: parsed }
   }
 
   async open(session: string): Promise<void> {
     const r = await this.#call('POST', '/session', { working_dir: this.#ctx.workspace })
     const id = (r.body as { session_id?: unknown })?.session_id
-    if (r.status !== 201 || typeof id !== 'string') throw new Error(`POST /session answered ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`)
+    if (r.status !== 201 || typeof id !== 'string')
+      throw new Error(`POST /session answered ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`)
     this.#sessions.set(session, id)
     await this.#openStream(session, undefined)
   }
@@ -91,10 +104,16 @@ export class HttpAdapter implements Adapter {
     await this.#closeStream(session)
     const path = `/session/${encodeURIComponent(this.#sid(session))}/events`
     const ctl = new AbortController()
-    const headers = this.#headers({ accept: 'text/event-stream', ...(lastEventId === undefined ? {} : { 'last-event-id': String(lastEventId) }) })
+    const headers = this.#headers({
+      accept: 'text/event-stream',
+      ...(lastEventId === undefined ? {} : { 'last-event-id': String(lastEventId) }),
+    })
     this.#note(`>> GET ${path}${lastEventId === undefined ? '' : ` Last-Event-ID: ${lastEventId}`}`)
     // A server that never sends the response head must not hang the run.
-    const timer = setTimeout(() => ctl.abort(new Error(`GET ${path}: no response head within ${this.#ctx.timeoutMs} ms`)), this.#ctx.timeoutMs)
+    const timer = setTimeout(
+      () => ctl.abort(new Error(`GET ${path}: no response head within ${this.#ctx.timeoutMs} ms`)),
+      this.#ctx.timeoutMs,
+    )
     let res: Response
     try {
       res = await fetch(new URL(path, this.#ep.baseUrl), { headers, signal: ctl.signal })
@@ -150,16 +169,46 @@ export class HttpAdapter implements Adapter {
       case 'reasoning':
         return this.#inbox.push({ ...base, kind: 'thought', text: String(d.text) })
       case 'tool_call':
-        return this.#inbox.push({ ...base, kind: 'tool_call', callId: String(d.call_id), args: d.args, ...tool(d.tool) })
+        return this.#inbox.push({
+          ...base,
+          kind: 'tool_call',
+          callId: String(d.call_id),
+          args: d.args,
+          ...tool(d.tool),
+        })
       case 'tool_result':
-        return this.#inbox.push({ ...base, kind: 'tool_result', callId: String(d.call_id), ok: d.ok === true, output: String(d.output ?? d.error ?? ''), ...tool(d.tool) })
+        return this.#inbox.push({
+          ...base,
+          kind: 'tool_result',
+          callId: String(d.call_id),
+          ok: d.ok === true,
+          output: String(d.output ?? d.error ?? ''),
+          ...tool(d.tool),
+        })
       case 'permission_request':
-        return this.#inbox.push({ ...base, kind: 'permission', requestId: String(d.request_id), callId: String(d.call_id), args: d.args, ...tool(d.tool) })
+        return this.#inbox.push({
+          ...base,
+          kind: 'permission',
+          requestId: String(d.request_id),
+          callId: String(d.call_id),
+          args: d.args,
+          ...tool(d.tool),
+        })
       case 'agent_result':
-        return this.#inbox.push({ ...base, kind: 'turn_end', outcome: d.success === true ? 'completed' : 'failed', output: String(d.output ?? '') })
+        return this.#inbox.push({
+          ...base,
+          kind: 'turn_end',
+          outcome: d.success === true ? 'completed' : 'failed',
+          output: String(d.output ?? ''),
+        })
       case 'cancelled':
       case 'error':
-        return this.#inbox.push({ ...base, kind: 'turn_end', outcome: TERMINAL[type]!, output: String(d.message ?? d.partial_output ?? '') })
+        return this.#inbox.push({
+          ...base,
+          kind: 'turn_end',
+          outcome: TERMINAL[type]!,
+          output: String(d.message ?? d.partial_output ?? ''),
+        })
       default:
         return this.#inbox.push({ ...base, kind: 'event' })
     }
@@ -177,7 +226,8 @@ export class HttpAdapter implements Adapter {
     const s = this.#streams.get(session)
     if (s) s.replay = false
     const r = await this.#call('POST', `/session/${encodeURIComponent(this.#sid(session))}/message`, { message: text })
-    if (r.status !== 202) throw new Error(`POST /session/{id}/message answered ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`)
+    if (r.status !== 202)
+      throw new Error(`POST /session/{id}/message answered ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`)
   }
 
   async cancel(session: string): Promise<void> {
@@ -190,8 +240,13 @@ export class HttpAdapter implements Adapter {
   }
 
   async answer(session: string, requestId: string, decision: Decision): Promise<void> {
-    const r = await this.#call('POST', '/tool/approve', { session_id: this.#sid(session), request_id: requestId, decision })
-    if (r.status !== 200) throw new Error(`POST /tool/approve answered ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`)
+    const r = await this.#call('POST', '/tool/approve', {
+      session_id: this.#sid(session),
+      request_id: requestId,
+      decision,
+    })
+    if (r.status !== 200)
+      throw new Error(`POST /tool/approve answered ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`)
   }
 
   async resume(session: string, afterId: number): Promise<void> {
@@ -203,7 +258,9 @@ export class HttpAdapter implements Adapter {
   }
 
   violations(): KitViolation[] {
-    return [...this.#sniffer.violations, ...this.#sse.flatMap((s) => s.violations)].map((v) => toKitViolation('http', v))
+    return [...this.#sniffer.violations, ...this.#sse.flatMap((s) => s.violations)].map((v) =>
+      toKitViolation('http', v),
+    )
   }
 
   transcript(): string[] {

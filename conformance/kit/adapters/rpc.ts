@@ -47,7 +47,11 @@ export class RpcAdapter implements Adapter {
           // The turn's last assistant message, complete: what the last chunks streamed (a turn with
           // tool calls streams text before them that is not part of it).
           const content = String(m.content)
-          if (this.#unfinished && (!content || !this.#unfinished.endsWith(content))) this.#flagFinal(m, `the complete message ${JSON.stringify(content.slice(0, 200))} is not the end of the text streamed before it (${JSON.stringify(this.#unfinished.slice(-200))})`)
+          if (this.#unfinished && (!content || !this.#unfinished.endsWith(content)))
+            this.#flagFinal(
+              m,
+              `the complete message ${JSON.stringify(content.slice(0, 200))} is not the end of the text streamed before it (${JSON.stringify(this.#unfinished.slice(-200))})`,
+            )
           this.#unfinished = ''
           return this.#emit({ ...base, kind: 'text_final', text: String(m.content) })
         }
@@ -57,17 +61,37 @@ export class RpcAdapter implements Adapter {
         return this.#emit({ ...base, kind: 'thought', text: String(m.content ?? m.text ?? '') })
       case 'tool_execution': {
         const id = String(m.call_id)
-        const call = { callId: id, tool: String(m.tool_name), action: this.#ctx.profile.actionOfTool(String(m.tool_name)), args: m.tool_args }
+        const call = {
+          callId: id,
+          tool: String(m.tool_name),
+          action: this.#ctx.profile.actionOfTool(String(m.tool_name)),
+          args: m.tool_args,
+        }
         // `started` opens a call; a call refused before it ran has only `failed`.
         if (!this.#seen.has(id)) {
           this.#seen.add(id)
           this.#emit({ ...base, kind: 'tool_call', ...call })
         }
-        if (m.status === 'completed' || m.status === 'failed') this.#emit({ ...base, kind: 'tool_result', ...call, ok: m.status === 'completed', output: typeof m.result === 'string' ? m.result : JSON.stringify(m.result ?? '') })
+        if (m.status === 'completed' || m.status === 'failed')
+          this.#emit({
+            ...base,
+            kind: 'tool_result',
+            ...call,
+            ok: m.status === 'completed',
+            output: typeof m.result === 'string' ? m.result : JSON.stringify(m.result ?? ''),
+          })
         return
       }
       case 'permission_request':
-        return this.#emit({ ...base, kind: 'permission', requestId: String(m.request_id), callId: String(m.call_id), tool: String(m.tool_name), action: this.#ctx.profile.actionOfTool(String(m.tool_name)), args: m.tool_args })
+        return this.#emit({
+          ...base,
+          kind: 'permission',
+          requestId: String(m.request_id),
+          callId: String(m.call_id),
+          tool: String(m.tool_name),
+          action: this.#ctx.profile.actionOfTool(String(m.tool_name)),
+          args: m.tool_args,
+        })
       case 'response':
       case undefined: {
         const key = JSON.stringify(m.id)
@@ -75,9 +99,19 @@ export class RpcAdapter implements Adapter {
           this.#prompts.delete(key)
           const outcome = m.success ? 'completed' : /cancel/i.test(String(m.error)) ? 'cancelled' : 'failed'
           // A completed turn ends its streamed text with the complete message (done: true).
-          if (outcome === 'completed' && this.#unfinished) this.#flagFinal(m, `the turn completed after streaming ${JSON.stringify(this.#unfinished.slice(0, 200))} without its complete message (a message with done: true)`)
+          if (outcome === 'completed' && this.#unfinished)
+            this.#flagFinal(
+              m,
+              `the turn completed after streaming ${JSON.stringify(this.#unfinished.slice(0, 200))} without its complete message (a message with done: true)`,
+            )
           this.#unfinished = ''
-          return this.#emit({ ...base, wireType: 'response:prompt', kind: 'turn_end', outcome, output: String(m.error ?? '') })
+          return this.#emit({
+            ...base,
+            wireType: 'response:prompt',
+            kind: 'turn_end',
+            outcome,
+            output: String(m.error ?? ''),
+          })
         }
         return this.#emit({ ...base, wireType: `response:${m.command}`, kind: 'event' })
       }
@@ -87,7 +121,13 @@ export class RpcAdapter implements Adapter {
   }
 
   #flagFinal(m: unknown, problem: string): void {
-    this.#extra.push({ rule: 'rpc.turn.final-message', dir: 'out', frame: JSON.stringify(m).slice(0, 600), problem, spec: 'specs/asyncapi/rpc.asyncapi.yaml components.schemas.MessageEvent (chunks have done false; the turn\'s complete message comes last with done true)' })
+    this.#extra.push({
+      rule: 'rpc.turn.final-message',
+      dir: 'out',
+      frame: JSON.stringify(m).slice(0, 600),
+      problem,
+      spec: "specs/asyncapi/rpc.asyncapi.yaml components.schemas.MessageEvent (chunks have done false; the turn's complete message comes last with done true)",
+    })
   }
 
   async open(session: string): Promise<void> {

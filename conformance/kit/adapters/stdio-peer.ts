@@ -71,11 +71,16 @@ export class StdioPeer {
   /** Send a JSON-RPC request; resolves with the whole response frame (result or error). */
   async request(method: string, params: unknown, timeoutMs: number): Promise<Record<string, any>> {
     const id = this.#nextId++
-    const reply = new Promise<Record<string, any>>((resolve, reject) => this.#pending.set(JSON.stringify(id), { resolve, reject }))
+    const reply = new Promise<Record<string, any>>((resolve, reject) =>
+      this.#pending.set(JSON.stringify(id), { resolve, reject }),
+    )
     await this.send({ jsonrpc: '2.0', id, method, params })
     let timer: NodeJS.Timeout | undefined
     const timeout = new Promise<never>((_r, reject) => {
-      timer = setTimeout(() => reject(new Error(`no response to ${method} within ${timeoutMs} ms${this.#exitNote()}`)), timeoutMs)
+      timer = setTimeout(
+        () => reject(new Error(`no response to ${method} within ${timeoutMs} ms${this.#exitNote()}`)),
+        timeoutMs,
+      )
     })
     try {
       return await Promise.race([reply, timeout])
@@ -92,7 +97,12 @@ export class StdioPeer {
   }
 
   transcript(): string[] {
-    const err = this.arm.stderr.trim().split('\n').slice(-5).filter(Boolean).map((l) => `stderr: ${l.slice(0, 300)}`)
+    const err = this.arm.stderr
+      .trim()
+      .split('\n')
+      .slice(-5)
+      .filter(Boolean)
+      .map((l) => `stderr: ${l.slice(0, 300)}`)
     return [...this.#log, ...err]
   }
 

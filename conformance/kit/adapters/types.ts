@@ -9,7 +9,17 @@ import type { TransportId } from '../corpus/ids.ts'
 import type { KitViolation } from '../run/violations.ts'
 import type { ResolvedProfile } from '../profiles/profile.ts'
 
-export type ObservationKind = 'text' | 'text_final' | 'thought' | 'tool_call' | 'tool_result' | 'permission' | 'turn_end' | 'replay_end' | 'client_request' | 'event'
+export type ObservationKind =
+  | 'text'
+  | 'text_final'
+  | 'thought'
+  | 'tool_call'
+  | 'tool_result'
+  | 'permission'
+  | 'turn_end'
+  | 'replay_end'
+  | 'client_request'
+  | 'event'
 
 export interface Observation {
   kind: ObservationKind
@@ -77,4 +87,9 @@ export interface Adapter {
 }
 
 /** Decision → ACP v1 permission option kind. */
-export const OPTION_KIND: Record<Decision, string> = { allow: 'allow_once', always: 'allow_always', deny: 'reject_once', never: 'reject_always' }
+export const OPTION_KIND: Record<Decision, string> = {
+  allow: 'allow_once',
+  always: 'allow_always',
+  deny: 'reject_once',
+  never: 'reject_always',
+}

@@ -5,7 +5,10 @@ import { execute } from './execute.ts'
 import { exitOnSignals } from '../../harness/process-groups.ts'
 
 export default defineCommand({
-  meta: { name: 'conformance', description: 'Run the conformance kit against an ACP agent, an HTTP+SSE server or a JSON-lines RPC process' },
+  meta: {
+    name: 'conformance',
+    description: 'Run the conformance kit against an ACP agent, an HTTP+SSE server or a JSON-lines RPC process',
+  },
   args: KIT_ARGS,
   async run({ args, rawArgs }) {
     // Ctrl-C ends the run through `exit`, which stops every target's process group.

@@ -58,7 +58,11 @@ function profilePath(p: string): string {
 }
 
 const shell = (cmd: string): string[] => ['/bin/sh', '-c', `exec ${cmd}`]
-const DOUBLE_ENV = { CHIMERA_CONFORMANCE_MODEL_URL: '${double.url}', CHIMERA_CONFORMANCE_MODEL: '${double.model}', CHIMERA_CONFORMANCE_MODEL_KEY: '${double.key}' }
+const DOUBLE_ENV = {
+  CHIMERA_CONFORMANCE_MODEL_URL: '${double.url}',
+  CHIMERA_CONFORMANCE_MODEL: '${double.model}',
+  CHIMERA_CONFORMANCE_MODEL_KEY: '${double.key}',
+}
 
 interface Targets {
   profile: ResolvedProfile
@@ -73,11 +77,23 @@ function targets(f: KitFlags): Targets {
   if (f['model-double']) profile.profile.model = { double: true, apiKey: profile.profile.model?.apiKey }
   if (f.acp !== undefined) {
     const t = `acp-${f['acp-dialect'] ?? 'v1'}` as TransportId
-    profile.profile.targets[t] = { ...profile.profile.targets[t], command: shell(f.acp), env: { ...profile.profile.targets[t]?.env, ...env }, files: profile.profile.targets[t]?.files ?? {}, ready: '/health' }
+    profile.profile.targets[t] = {
+      ...profile.profile.targets[t],
+      command: shell(f.acp),
+      env: { ...profile.profile.targets[t]?.env, ...env },
+      files: profile.profile.targets[t]?.files ?? {},
+      ready: '/health',
+    }
     given.push(t)
   }
   if (f.rpc !== undefined) {
-    profile.profile.targets.rpc = { ...profile.profile.targets.rpc, command: shell(f.rpc), env: { ...profile.profile.targets.rpc?.env, ...env }, files: profile.profile.targets.rpc?.files ?? {}, ready: '/health' }
+    profile.profile.targets.rpc = {
+      ...profile.profile.targets.rpc,
+      command: shell(f.rpc),
+      env: { ...profile.profile.targets.rpc?.env, ...env },
+      files: profile.profile.targets.rpc?.files ?? {},
+      ready: '/health',
+    }
     given.push('rpc')
   }
   let externalHttp: Targets['externalHttp']
@@ -88,7 +104,8 @@ function targets(f: KitFlags): Targets {
     } catch {
       throw new UsageError(`--http must be a URL, got ${JSON.stringify(f.http)}`)
     }
-    if (!/^https?:$/.test(url.protocol)) throw new UsageError(`--http must be an http(s) URL, got ${JSON.stringify(f.http)}`)
+    if (!/^https?:$/.test(url.protocol))
+      throw new UsageError(`--http must be an http(s) URL, got ${JSON.stringify(f.http)}`)
     delete profile.profile.targets.http
     externalHttp = { baseUrl: f.http.replace(/\/$/, ''), token: f.token }
     given.push('http')
@@ -106,26 +123,46 @@ function targets(f: KitFlags): Targets {
 function select(rawArgs: readonly string[]): { all: CorpusEntry[]; entries: CorpusEntry[]; globs: string[] } {
   const extra = repeatable(rawArgs, '--corpus').map((d) => resolve(d))
   for (const d of extra) if (!existsSync(d)) throw new UsageError(`--corpus ${d}: no such directory`)
-  const globs = repeatable(rawArgs, '--only').flatMap((g) => g.split(',').map((s) => s.trim()).filter(Boolean))
+  const globs = repeatable(rawArgs, '--only').flatMap((g) =>
+    g
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  )
   const all = loadCorpus([...corpusDirs(), ...extra])
   const entries = all.filter((e) => matchesAny(e.id, globs))
   // A selection that selects nothing is a mistake (a typo in an id), not a clean run.
-  if (globs.length && !entries.length) throw new UsageError(`--only ${globs.join(',')}: no requirement matches (see --list)`)
+  if (globs.length && !entries.length)
+    throw new UsageError(`--only ${globs.join(',')}: no requirement matches (see --list)`)
   return { all, entries, globs }
 }
 
 /** A positive integer flag (milliseconds). */
 function positiveMs(name: string, v: string | undefined, dflt: number): number {
   const n = Number(v ?? dflt)
-  if (!Number.isInteger(n) || n < 0 || (name === 'timeout' && n === 0)) throw new UsageError(`--${name} must be a ${name === 'timeout' ? 'positive' : 'non-negative'} integer (ms), got ${JSON.stringify(v)}`)
+  if (!Number.isInteger(n) || n < 0 || (name === 'timeout' && n === 0))
+    throw new UsageError(
+      `--${name} must be a ${name === 'timeout' ? 'positive' : 'non-negative'} integer (ms), got ${JSON.stringify(v)}`,
+    )
   return n
 }
 
 /** Requirements per surface and how many bind to each transport. */
 export function countTable(entries: readonly CorpusEntry[]): string {
   const surfaces = [...new Set(entries.map((e) => e.surface))].sort()
-  const row = (name: string, es: readonly CorpusEntry[]) => `${name.padEnd(8)} ${String(es.length).padStart(12)} ${TRANSPORTS.map((t) => String(es.filter((e) => e.transports.includes(t)).length).padStart(11)).join('')}`
-  return ['', `${'surface'.padEnd(8)} ${'requirements'.padStart(12)} ${TRANSPORTS.map((t) => t.padStart(11)).join('')}`, ...surfaces.map((s) => row(s, entries.filter((e) => e.surface === s))), row('total', entries)].join('\n')
+  const row = (name: string, es: readonly CorpusEntry[]) =>
+    `${name.padEnd(8)} ${String(es.length).padStart(12)} ${TRANSPORTS.map((t) => String(es.filter((e) => e.transports.includes(t)).length).padStart(11)).join('')}`
+  return [
+    '',
+    `${'surface'.padEnd(8)} ${'requirements'.padStart(12)} ${TRANSPORTS.map((t) => t.padStart(11)).join('')}`,
+    ...surfaces.map((s) =>
+      row(
+        s,
+        entries.filter((e) => e.surface === s),
+      ),
+    ),
+    row('total', entries),
+  ].join('\n')
 }
 
 function write(file: string, text: string): void {
@@ -134,12 +171,21 @@ function write(file: string, text: string): void {
 }
 
 export async function execute(f: KitFlags, rawArgs: readonly string[], out: (line: string) => void): Promise<number> {
-  if (f.command !== undefined && f.command !== 'mutants') throw new UsageError(`unknown command ${JSON.stringify(f.command)} (the only one is \`mutants\`)`)
+  if (f.command !== undefined && f.command !== 'mutants')
+    throw new UsageError(`unknown command ${JSON.stringify(f.command)} (the only one is \`mutants\`)`)
   const failOn = (f['fail-on'] ?? 'must').toUpperCase() as Level
   const ports: PortRange | undefined = f.ports === undefined ? undefined : parsePortRange(f.ports)
   const timeoutMs = positiveMs('timeout', f.timeout, 10_000)
   const startupGraceMs = positiveMs('startup-grace', f['startup-grace'], 30_000)
-  if (f.command === 'mutants') return runMutants({ profile: f.profile ? profilePath(f.profile) : join(profilesDir(), 'chimera.json'), only: repeatable(rawArgs, '--only'), timeoutMs, startupGraceMs, ports, out })
+  if (f.command === 'mutants')
+    return runMutants({
+      profile: f.profile ? profilePath(f.profile) : join(profilesDir(), 'chimera.json'),
+      only: repeatable(rawArgs, '--only'),
+      timeoutMs,
+      startupGraceMs,
+      ports,
+      out,
+    })
   const { all, entries, globs } = select(rawArgs)
   if (f.list) {
     for (const e of entries) out(`${e.id}  [${e.transports.join(',')}]  ${e.level}  ${e.title}`)
@@ -152,21 +198,43 @@ export async function execute(f: KitFlags, rawArgs: readonly string[], out: (lin
     return 0
   }
   const t = targets(f)
-  if (!t.transports.length) throw new UsageError('nothing to test: give --acp, --http, --rpc or a --profile with targets')
+  if (!t.transports.length)
+    throw new UsageError('nothing to test: give --acp, --http, --rpc or a --profile with targets')
   const expected: ExpectedFailure[] = []
-  if (t.profile.profile.expectedFailures) expected.push(...loadExpectedFailures(resolve(t.profile.dir, t.profile.profile.expectedFailures)))
+  if (t.profile.profile.expectedFailures)
+    expected.push(...loadExpectedFailures(resolve(t.profile.dir, t.profile.profile.expectedFailures)))
   if (f['expected-failures']) {
-    if (!existsSync(f['expected-failures'])) throw new UsageError(`--expected-failures ${f['expected-failures']}: no such file`)
+    if (!existsSync(f['expected-failures']))
+      throw new UsageError(`--expected-failures ${f['expected-failures']}: no such file`)
     expected.push(...loadExpectedFailures(f['expected-failures']))
   }
   const planned = plan(entries, t.transports)
-  out(`chimera-conformance: ${planned.length} check(s): ${entries.length} requirement(s)${globs.length ? ` matching ${globs.join(', ')}` : ''} on ${t.transports.join(', ')} (profile: ${t.profile.profile.name})`)
+  out(
+    `chimera-conformance: ${planned.length} check(s): ${entries.length} requirement(s)${globs.length ? ` matching ${globs.join(', ')}` : ''} on ${t.transports.join(', ')} (profile: ${t.profile.profile.name})`,
+  )
   const started = new Date()
-  const results = await runCorpus({ entries, profile: t.profile, transports: t.transports, externalHttp: t.externalHttp, expected, timeoutMs, startupGraceMs, ports, onResult: (r) => out(resultLine(r, f.verbose, failOn)) })
+  const results = await runCorpus({
+    entries,
+    profile: t.profile,
+    transports: t.transports,
+    externalHttp: t.externalHttp,
+    expected,
+    timeoutMs,
+    startupGraceMs,
+    ports,
+    onResult: (r) => out(resultLine(r, f.verbose, failOn)),
+  })
   if (f.coverage) out(coverageText(coverage(entries.filter((e) => e.transports.some((x) => t.transports.includes(x))))))
   const problems = listProblems(expected, new Map(all.map((e) => [e.id, e.transports])), VIOLATION_RULES, results)
   out(summaryText(results, failOn, problems))
-  const json = jsonReport(results, { profile: t.profile.profile.name, transports: t.transports, corpus: corpusVersion(all), startedAt: started, failOn, listProblems: problems })
+  const json = jsonReport(results, {
+    profile: t.profile.profile.name,
+    transports: t.transports,
+    corpus: corpusVersion(all),
+    startedAt: started,
+    failOn,
+    listProblems: problems,
+  })
   if (f.json) write(f.json, json)
   if (f.junit) write(f.junit, junitReport(results, failOn))
   if (f.html) write(f.html, htmlReport(JSON.parse(json)))

@@ -10,7 +10,14 @@ import { matchesAny } from '../corpus/ids.ts'
 import { loadCorpus } from '../corpus/load.ts'
 import { corpusDirs } from '../paths.ts'
 import { loadProfile } from '../profiles/profile.ts'
-import { loadMutants, mutantTable, runControl, runMutant, type MutantOutcome, type MutantRunOptions } from '../run/mutants.ts'
+import {
+  loadMutants,
+  mutantTable,
+  runControl,
+  runMutant,
+  type MutantOutcome,
+  type MutantRunOptions,
+} from '../run/mutants.ts'
 
 export interface MutantsCommand extends MutantRunOptions {
   /** The profile whose commands the proxy mutants wrap (Chimera's by default). */
@@ -21,19 +28,33 @@ export interface MutantsCommand extends MutantRunOptions {
 }
 
 export async function runMutants(c: MutantsCommand): Promise<number> {
-  const names = c.only.flatMap((g) => g.split(',').map((s) => s.trim()).filter(Boolean))
+  const names = c.only.flatMap((g) =>
+    g
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  )
   const mutants = loadMutants().filter((m) => matchesAny(m.name, names))
-  if (!mutants.length) throw new UsageError(`--only ${names.join(',')}: no mutant matches (names: ${loadMutants().map((m) => m.name).join(', ')})`)
+  if (!mutants.length)
+    throw new UsageError(
+      `--only ${names.join(',')}: no mutant matches (names: ${loadMutants()
+        .map((m) => m.name)
+        .join(', ')})`,
+    )
   const entries = loadCorpus(corpusDirs())
   const base = loadProfile(c.profile)
   const outcomes: MutantOutcome[] = []
   for (const m of mutants) {
     const ctl = await runControl(m, entries, base, c)
     const o = await runMutant(m, entries, base, c)
-    o.controlFailures = ctl.filter((r) => r.status !== 'pass').map((r) => `${r.id} [${r.transport}] ${r.status}: ${r.message ?? ''}`.slice(0, 300))
+    o.controlFailures = ctl
+      .filter((r) => r.status !== 'pass')
+      .map((r) => `${r.id} [${r.transport}] ${r.status}: ${r.message ?? ''}`.slice(0, 300))
     if (!ctl.length) o.controlFailures.push('the control ran no requirement')
     outcomes.push(o)
-    c.out(`${o.killed && !o.controlFailures.length ? 'KILLED  ' : 'SURVIVED'} ${m.name} [${m.transport}] ${m.breaks}${o.controlFailures.length ? ` (control failed: ${o.controlFailures.join('; ')})` : ''}`)
+    c.out(
+      `${o.killed && !o.controlFailures.length ? 'KILLED  ' : 'SURVIVED'} ${m.name} [${m.transport}] ${m.breaks}${o.controlFailures.length ? ` (control failed: ${o.controlFailures.join('; ')})` : ''}`,
+    )
   }
   c.out('')
   c.out(mutantTable(outcomes))

@@ -30,7 +30,8 @@ function transcriptTransports(t: Transcript): TransportId[] {
   if (t.header.surface === 'http' || t.header.surface === 'sse') return ['http']
   if (t.header.surface === 'rpc') return ['rpc']
   if (t.header.launch?.[0] === 'ferret') return ['acp-ferret']
-  const init = t.steps.find((s) => 'send' in s && (s.send as { method?: string })?.method === 'initialize') as { send: { params?: { protocolVersion?: unknown } } } | undefined
+  const init = t.steps.find((s) => 'send' in s && (s.send as { method?: string })?.method === 'initialize') as
+    { send: { params?: { protocolVersion?: unknown } } } | undefined
   return init?.send.params?.protocolVersion === 1 ? ['acp-v1'] : ['acp-otter']
 }
 
@@ -41,12 +42,16 @@ function transcriptTransports(t: Transcript): TransportId[] {
  */
 function transcriptConfig(t: Transcript): Record<string, string> {
   const config = { ...(t.header.config ?? {}) }
-  if ((t.header.surface === 'http' || t.header.surface === 'sse') && config.auth === undefined) config.auth = t.header.server?.token === undefined ? 'none' : 'token'
+  if ((t.header.surface === 'http' || t.header.surface === 'sse') && config.auth === undefined)
+    config.auth = t.header.server?.token === undefined ? 'none' : 'token'
   return config
 }
 
 function fromTranscript(t: Transcript, base: string): CorpusEntry {
-  const derived = `transcript.${t.header.surface}.${relative(base, t.file).replace(/\.jsonl$/, '').replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`
+  const derived = `transcript.${t.header.surface}.${relative(base, t.file)
+    .replace(/\.jsonl$/, '')
+    .replace(/[^a-z0-9]+/gi, '-')
+    .toLowerCase()}`
   const id = t.header.id ?? derived
   return {
     id,
@@ -65,7 +70,19 @@ function fromTranscript(t: Transcript, base: string): CorpusEntry {
 
 function fromScenario(s: Scenario): CorpusEntry {
   const h = s.header
-  return { id: h.id, title: h.title, section: h.section, level: h.level, transports: h.transports, surface: surfaceOf(h.id), requires: h.requires, config: h.config, file: s.file, explicitId: true, body: { kind: 'scenario', scenario: s } }
+  return {
+    id: h.id,
+    title: h.title,
+    section: h.section,
+    level: h.level,
+    transports: h.transports,
+    surface: surfaceOf(h.id),
+    requires: h.requires,
+    config: h.config,
+    file: s.file,
+    explicitId: true,
+    body: { kind: 'scenario', scenario: s },
+  }
 }
 
 /** Parse one corpus file: the header decides whether it is a transcript or a scenario. */
@@ -77,7 +94,9 @@ export function parseCorpusFile(text: string, file: string, base: string): Corpu
   } catch {
     // parseTranscript reports the line
   }
-  return 'scenario' in head ? fromScenario(parseScenario(text, file)) : fromTranscript(parseTranscript(text, file), base)
+  return 'scenario' in head
+    ? fromScenario(parseScenario(text, file))
+    : fromTranscript(parseTranscript(text, file), base)
 }
 
 /** Load every `*.jsonl` under the given directories; ids must be unique across them. */

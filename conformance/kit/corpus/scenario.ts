@@ -34,7 +34,14 @@ const PromptLine = z.union([
   z.object({ sleep: z.number().int().nonnegative() }).strict(),
   z.object({ fail: z.string() }).strict(),
   /** An abstract tool call: the profile maps `call` to a tool and the other keys to its arguments. */
-  z.object({ call: z.enum(ACTIONS), path: z.string().optional(), content: z.string().optional(), command: z.string().optional() }).strict(),
+  z
+    .object({
+      call: z.enum(ACTIONS),
+      path: z.string().optional(),
+      content: z.string().optional(),
+      command: z.string().optional(),
+    })
+    .strict(),
 ])
 export type PromptLine = z.infer<typeof PromptLine>
 
@@ -68,7 +75,12 @@ export const ScenarioHeader = z
   .strict()
 export type ScenarioHeader = z.infer<typeof ScenarioHeader>
 
-const on = { session: z.string().optional(), note: z.string().optional(), line: z.number().optional(), only: z.array(z.enum(TRANSPORTS)).optional() }
+const on = {
+  session: z.string().optional(),
+  note: z.string().optional(),
+  line: z.number().optional(),
+  only: z.array(z.enum(TRANSPORTS)).optional(),
+}
 const within = z.number().int().positive().optional()
 
 export const AbstractStep = z.union([
@@ -78,13 +90,48 @@ export const AbstractStep = z.union([
   /** The current turn's assistant text, concatenated, matches (waits for it). */
   z.object({ expectText: TextPattern, within, ...on }).strict(),
   z.object({ expectThought: TextPattern, within, ...on }).strict(),
-  z.object({ expectToolCall: z.object({ action: z.enum(ACTIONS), args: z.record(z.string(), z.unknown()).optional() }).strict(), as: z.string().optional(), within, ...on }).strict(),
-  z.object({ expectToolResult: z.object({ call: z.string().optional(), ok: z.boolean(), output: TextPattern.optional() }).strict(), within, ...on }).strict(),
-  z.object({ expectPermission: z.object({ action: z.enum(ACTIONS) }).strict(), as: z.string().optional(), within, ...on }).strict(),
-  z.object({ answerPermission: z.object({ request: z.string().optional(), decision: z.enum(DECISIONS) }).strict(), ...on }).strict(),
+  z
+    .object({
+      expectToolCall: z
+        .object({ action: z.enum(ACTIONS), args: z.record(z.string(), z.unknown()).optional() })
+        .strict(),
+      as: z.string().optional(),
+      within,
+      ...on,
+    })
+    .strict(),
+  z
+    .object({
+      expectToolResult: z
+        .object({ call: z.string().optional(), ok: z.boolean(), output: TextPattern.optional() })
+        .strict(),
+      within,
+      ...on,
+    })
+    .strict(),
+  z
+    .object({
+      expectPermission: z.object({ action: z.enum(ACTIONS) }).strict(),
+      as: z.string().optional(),
+      within,
+      ...on,
+    })
+    .strict(),
+  z
+    .object({
+      answerPermission: z.object({ request: z.string().optional(), decision: z.enum(DECISIONS) }).strict(),
+      ...on,
+    })
+    .strict(),
   z.object({ cancel: z.literal(true), ...on }).strict(),
   /** The agent asked the client (the kit) for a workspace file (`clientFs` scenarios); `path` is workspace-relative. */
-  z.object({ expectClientRequest: z.object({ method: z.enum(CLIENT_FS_METHODS), path: z.string().optional() }).strict(), within, ...on }).strict(),
+  z
+    .object({
+      expectClientRequest: z.object({ method: z.enum(CLIENT_FS_METHODS), path: z.string().optional() }).strict(),
+      within,
+      ...on,
+    })
+    .strict(),
   z.object({ steer: z.string(), ...on }).strict(),
   z.object({ expectTurnEnd: z.enum(OUTCOMES), within, ...on }).strict(),
   /** No observation for the session for `ms` (nothing after the turn ended, no reply to a notification). */
@@ -99,9 +146,24 @@ export const AbstractStep = z.union([
    * The replay that `resume` produced. `starts-after`: no replayed id is at or before the mark.
    * `exact`: the replayed ids are exactly those seen after the mark, in order, once each.
    */
-  z.object({ expectReplay: z.object({ after: z.union([z.string(), z.number().int()]), check: z.enum(['starts-after', 'exact']) }).strict(), within, ...on }).strict(),
+  z
+    .object({
+      expectReplay: z
+        .object({ after: z.union([z.string(), z.number().int()]), check: z.enum(['starts-after', 'exact']) })
+        .strict(),
+      within,
+      ...on,
+    })
+    .strict(),
   /** A workspace file's content after the turn (the kit made the workspace, so it can look). */
-  z.object({ expectFile: z.object({ path: z.string(), content: TextPattern.optional(), absent: z.boolean().optional() }).strict(), ...on }).strict(),
+  z
+    .object({
+      expectFile: z
+        .object({ path: z.string(), content: TextPattern.optional(), absent: z.boolean().optional() })
+        .strict(),
+      ...on,
+    })
+    .strict(),
   z.object({ note: z.string(), line: z.number().optional() }).strict(),
 ])
 export type AbstractStep = z.infer<typeof AbstractStep>
@@ -126,8 +188,14 @@ export function parseScenario(text: string, file = '<inline>'): Scenario {
   })
   if (!entries.length) throw new Error(`${file}: empty scenario`)
   const h = ScenarioHeader.safeParse(entries[0]!.value)
-  if (!h.success) throw new Error(`${file}:${entries[0]!.line}: bad scenario header: ${h.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`)
-  if (h.data.clientFs && h.data.transports.some((t) => t !== 'acp-v1')) throw new Error(`${file}:${entries[0]!.line}: bad scenario header: clientFs binds only to acp-v1 (the client file system is an ACP v1 capability)`)
+  if (!h.success)
+    throw new Error(
+      `${file}:${entries[0]!.line}: bad scenario header: ${h.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    )
+  if (h.data.clientFs && h.data.transports.some((t) => t !== 'acp-v1'))
+    throw new Error(
+      `${file}:${entries[0]!.line}: bad scenario header: clientFs binds only to acp-v1 (the client file system is an ACP v1 capability)`,
+    )
   const steps = entries.slice(1).map(({ value, line }) => {
     const s = AbstractStep.safeParse(value)
     if (!s.success) throw new Error(`${file}:${line}: bad step: ${JSON.stringify(value).slice(0, 120)}`)

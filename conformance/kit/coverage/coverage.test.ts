@@ -4,7 +4,13 @@ import { parseCorpusFile } from '../corpus/load.ts'
 import { touches } from './coverage.ts'
 
 const corpus = (header: Record<string, unknown>, ...steps: unknown[]) =>
-  parseCorpusFile([{ transcript: 1, title: 't', surface: 'acp', id: 'acp.test.x', section: 's', ...header }, ...steps].map((l) => JSON.stringify(l)).join('\n'), 'x.jsonl', '.')
+  parseCorpusFile(
+    [{ transcript: 1, title: 't', surface: 'acp', id: 'acp.test.x', section: 's', ...header }, ...steps]
+      .map((l) => JSON.stringify(l))
+      .join('\n'),
+    'x.jsonl',
+    '.',
+  )
 
 describe('coverage of ACP transcripts', () => {
   it('counts a v1 transcript bound to the ferret transport as v1 items, not seed ones', () => {
@@ -16,7 +22,13 @@ describe('coverage of ACP transcripts', () => {
       { expect: { jsonrpc: '2.0', id: 1, error: { code: -32002 } } },
     )
     const t = touches(e)
-    expect([...t].sort()).toEqual(['acp.v1 error -32002', 'acp.v1 method _chimera/session/replay', 'acp.v1 method initialize', 'acp.v1 method session/update', 'acp.v1 update usage_update'])
+    expect([...t].sort()).toEqual([
+      'acp.v1 error -32002',
+      'acp.v1 method _chimera/session/replay',
+      'acp.v1 method initialize',
+      'acp.v1 method session/update',
+      'acp.v1 update usage_update',
+    ])
   })
 
   it('follows a renegotiating initialize, and reads frames before any initialize in the transport dialect', () => {
@@ -39,7 +51,13 @@ describe('coverage of ACP transcripts', () => {
     const e = corpus(
       { transports: ['acp-ferret'] },
       { send: { jsonrpc: '2.0', id: 1, method: 'initialize', params: {} } },
-      { expect: { jsonrpc: '2.0', method: 'session/update', params: { kind: 'cost_update', input: { $type: 'integer' } } } },
+      {
+        expect: {
+          jsonrpc: '2.0',
+          method: 'session/update',
+          params: { kind: 'cost_update', input: { $type: 'integer' } },
+        },
+      },
       { expect: { jsonrpc: '2.0', id: 1, result: { kind: 'turn_end' } } },
     )
     const t = touches(e)

@@ -44,7 +44,8 @@ function fromAcpFrame(frame: unknown, d: AcpDialect, t: Touch): void {
   // A ferret update is flat: its `kind` sits in the params of session/update (on v1,
   // `_ferret/session/update` is a method of its own, not a v1 update kind).
   const f = frame as { method?: unknown; params?: { kind?: unknown } } | null
-  if (d === 'acp.seed' && f?.method === 'session/update' && typeof f.params?.kind === 'string') add(t, 'acp.seed update', f.params.kind)
+  if (d === 'acp.seed' && f?.method === 'session/update' && typeof f.params?.kind === 'string')
+    add(t, 'acp.seed update', f.params.kind)
 }
 
 /**
@@ -52,7 +53,14 @@ function fromAcpFrame(frame: unknown, d: AcpDialect, t: Touch): void {
  * that name no path. `d`: the ACP dialect in force when the frames start; the one in force after
  * them is returned, so a transcript's steps carry it from one to the next.
  */
-function fromFrames(frames: unknown[], tr: TransportId, surface: string, t: Touch, channel = 'sessionsEvents', d: AcpDialect = dialect(tr)): AcpDialect {
+function fromFrames(
+  frames: unknown[],
+  tr: TransportId,
+  surface: string,
+  t: Touch,
+  channel = 'sessionsEvents',
+  d: AcpDialect = dialect(tr),
+): AcpDialect {
   // Before any initialize, a frame is read in the transport's own dialect; a sent initialize
   // (re)negotiates, so a v1 transcript run on the ferret agent counts v1 items.
   for (const frame of frames) {
@@ -62,16 +70,24 @@ function fromFrames(frames: unknown[], tr: TransportId, surface: string, t: Touc
     }
     objects(frame, (o) => {
       if (tr === 'rpc' && typeof o.type === 'string') {
-        if ('message' in o || ['cancel', 'get_state', 'compact', 'set_model', 'permission_reply', 'steer', 'prompt'].includes(o.type)) add(t, 'rpc command', o.type)
+        if (
+          'message' in o ||
+          ['cancel', 'get_state', 'compact', 'set_model', 'permission_reply', 'steer', 'prompt'].includes(o.type)
+        )
+          add(t, 'rpc command', o.type)
         if (RPC_TYPE_TO_MESSAGE[o.type]) add(t, 'rpc message', RPC_TYPE_TO_MESSAGE[o.type]!)
       }
       if (tr === 'http') {
         if (typeof o.path === 'string' && (typeof o.method === 'string' || surface === 'sse')) {
-          const op = findOperation(String(o.method ?? 'GET').toUpperCase(), new URL(o.path.replace(/\$\{[^}]*\}/g, 'x'), 'http://x').pathname)
+          const op = findOperation(
+            String(o.method ?? 'GET').toUpperCase(),
+            new URL(o.path.replace(/\$\{[^}]*\}/g, 'x'), 'http://x').pathname,
+          )
           if (op) add(t, 'http route', op.operationId)
         }
         if (typeof o.error === 'string') add(t, 'http error', o.error)
-        if (typeof o.event === 'string') add(t, 'sse event', `${typeof o.path === 'string' ? channelOf(o.path) : channel}.${o.event}`)
+        if (typeof o.event === 'string')
+          add(t, 'sse event', `${typeof o.path === 'string' ? channelOf(o.path) : channel}.${o.event}`)
         if (typeof o.type === 'string') add(t, 'event type', o.type)
       }
     })
@@ -94,13 +110,14 @@ function fromTranscript(tx: Transcript, tr: TransportId, t: Touch): void {
       frames.push({ ...s.open, method: 'GET' })
       channel = channelOf(s.open.path)
     }
-    if ('sendRaw' in s && typeof s.sendRaw === 'string') for (const l of s.sendRaw.split('\n')) {
-      try {
-        frames.push(JSON.parse(l))
-      } catch {
-        // not JSON: a framing case
+    if ('sendRaw' in s && typeof s.sendRaw === 'string')
+      for (const l of s.sendRaw.split('\n')) {
+        try {
+          frames.push(JSON.parse(l))
+        } catch {
+          // not JSON: a framing case
+        }
       }
-    }
     d = fromFrames(frames, tr, tx.header.surface, t, channel, d)
   }
 }
@@ -118,13 +135,48 @@ const STEP_ITEMS: Record<string, Partial<Record<TransportId | 'acp-seed', string
     http: ['http route session.sendMessage', 'event type user_message', 'event type turn_start'],
     rpc: ['rpc command prompt', 'rpc message RpcResponse'],
   },
-  text: { 'acp-v1': ['acp.v1 update agent_message_chunk'], 'acp-seed': ['acp.seed update agent_message_chunk'], http: ['event type text_delta'], rpc: ['rpc message MessageEvent'] },
-  thought: { 'acp-v1': ['acp.v1 update agent_thought_chunk'], http: ['event type reasoning'], rpc: ['rpc message ReasoningEvent'] },
-  toolCall: { 'acp-v1': ['acp.v1 update tool_call'], 'acp-otter': ['acp.seed update tool_call'], 'acp-ferret': ['acp.seed update tool_call_start'], http: ['event type tool_call'], rpc: ['rpc message ToolExecutionEvent'] },
-  toolResult: { 'acp-v1': ['acp.v1 update tool_call_update'], 'acp-otter': ['acp.seed update tool_result'], 'acp-ferret': ['acp.seed update tool_call_end'], http: ['event type tool_result'], rpc: ['rpc message ToolExecutionEvent'] },
-  permission: { 'acp-v1': ['acp.v1 method session/request_permission'], 'acp-seed': ['acp.seed update permission_request'], http: ['event type permission_request'], rpc: ['rpc message PermissionRequestEvent'] },
-  answer: { 'acp-seed': ['acp.seed method permission/respond'], http: ['http route tool.approve', 'event type permission_reply'], rpc: ['rpc command permission_reply'] },
-  cancel: { 'acp-v1': ['acp.v1 method session/cancel'], 'acp-seed': ['acp.seed method session/cancel'], http: ['http route session.cancel'], rpc: ['rpc command cancel'] },
+  text: {
+    'acp-v1': ['acp.v1 update agent_message_chunk'],
+    'acp-seed': ['acp.seed update agent_message_chunk'],
+    http: ['event type text_delta'],
+    rpc: ['rpc message MessageEvent'],
+  },
+  thought: {
+    'acp-v1': ['acp.v1 update agent_thought_chunk'],
+    http: ['event type reasoning'],
+    rpc: ['rpc message ReasoningEvent'],
+  },
+  toolCall: {
+    'acp-v1': ['acp.v1 update tool_call'],
+    'acp-otter': ['acp.seed update tool_call'],
+    'acp-ferret': ['acp.seed update tool_call_start'],
+    http: ['event type tool_call'],
+    rpc: ['rpc message ToolExecutionEvent'],
+  },
+  toolResult: {
+    'acp-v1': ['acp.v1 update tool_call_update'],
+    'acp-otter': ['acp.seed update tool_result'],
+    'acp-ferret': ['acp.seed update tool_call_end'],
+    http: ['event type tool_result'],
+    rpc: ['rpc message ToolExecutionEvent'],
+  },
+  permission: {
+    'acp-v1': ['acp.v1 method session/request_permission'],
+    'acp-seed': ['acp.seed update permission_request'],
+    http: ['event type permission_request'],
+    rpc: ['rpc message PermissionRequestEvent'],
+  },
+  answer: {
+    'acp-seed': ['acp.seed method permission/respond'],
+    http: ['http route tool.approve', 'event type permission_reply'],
+    rpc: ['rpc command permission_reply'],
+  },
+  cancel: {
+    'acp-v1': ['acp.v1 method session/cancel'],
+    'acp-seed': ['acp.seed method session/cancel'],
+    http: ['http route session.cancel'],
+    rpc: ['rpc command cancel'],
+  },
   cancelled: { http: ['event type cancelled'] },
   completed: { http: ['event type agent_result', 'sse event sessionEvents.result'] },
   failed: { http: ['event type error'], rpc: ['rpc message ErrorEvent'] },
@@ -132,7 +184,11 @@ const STEP_ITEMS: Record<string, Partial<Record<TransportId | 'acp-seed', string
   steer: { 'acp-v1': ['acp.v1 method _session/steering'], rpc: ['rpc command steer'] },
   'fs/read_text_file': { 'acp-v1': ['acp.v1 method fs/read_text_file'] },
   'fs/write_text_file': { 'acp-v1': ['acp.v1 method fs/write_text_file'] },
-  resume: { 'acp-v1': ['acp.v1 method session/load'], 'acp-seed': ['acp.seed method session/resume'], http: ['http route session.streamEvents'] },
+  resume: {
+    'acp-v1': ['acp.v1 method session/load'],
+    'acp-seed': ['acp.seed method session/resume'],
+    http: ['http route session.streamEvents'],
+  },
 }
 
 function stepKey(s: AbstractStep): string[] {
@@ -170,7 +226,13 @@ export function touches(e: CorpusEntry): Touch {
 
 export interface CoverageReport {
   /** `untouched` excludes the items no black-box client can reach (`unreachable`, with the reason). */
-  families: { family: Family; total: number; covered: number; untouched: string[]; unreachable: { name: string; reason: string }[] }[]
+  families: {
+    family: Family
+    total: number
+    covered: number
+    untouched: string[]
+    unreachable: { name: string; reason: string }[]
+  }[]
 }
 
 export function coverage(entries: readonly CorpusEntry[]): CoverageReport {
@@ -197,10 +259,14 @@ export function coverageText(r: CoverageReport): string {
   const total = r.families.reduce((a, f) => a + f.total, 0)
   const covered = r.families.reduce((a, f) => a + f.covered, 0)
   const unreachable = r.families.flatMap((f) => f.unreachable.map((u) => ({ family: f.family, ...u })))
-  const lines = [`spec coverage: ${covered}/${total} items touched by the selected requirements${unreachable.length ? ` (${unreachable.length} more unreachable by a black-box client, listed below)` : ''}`]
+  const lines = [
+    `spec coverage: ${covered}/${total} items touched by the selected requirements${unreachable.length ? ` (${unreachable.length} more unreachable by a black-box client, listed below)` : ''}`,
+  ]
   for (const f of r.families) {
     const rest = f.total - f.covered - f.untouched.length
-    lines.push(`  ${f.family.padEnd(16)} ${String(f.covered).padStart(3)}/${String(f.total).padEnd(3)}${rest ? ` (${rest} unreachable)` : ''}${f.untouched.length ? ` untouched: ${f.untouched.join(', ')}` : ''}`)
+    lines.push(
+      `  ${f.family.padEnd(16)} ${String(f.covered).padStart(3)}/${String(f.total).padEnd(3)}${rest ? ` (${rest} unreachable)` : ''}${f.untouched.length ? ` untouched: ${f.untouched.join(', ')}` : ''}`,
+    )
   }
   if (unreachable.length) {
     lines.push('unreachable by a black-box client (no valid request or setup provokes them; not counted as covered):')

@@ -11,14 +11,21 @@ const viaOtherWires = (what: string, where: string): string =>
 
 const MODEL = viaOtherWires("changes a session's model", 'RPC set_model and ACP session/set_model make the change')
 const MODE = viaOtherWires("changes a session's mode", 'ACP session/set_mode makes the change')
-const APPROVAL = viaOtherWires("changes a session's approval policy", "the ferret dialect's _ferret/session/setApproval makes the change")
+const APPROVAL = viaOtherWires(
+  "changes a session's approval policy",
+  "the ferret dialect's _ferret/session/setApproval makes the change",
+)
 const STEERING = viaOtherWires('steers a running turn', 'ACP _session/steering and RPC steer steer a turn')
 
 export const UNREACHABLE: Readonly<Record<string, string>> = {
-  'http error internal_error': 'the masked answer to an unexpected failure inside the server (a bug): no valid request or setup provokes one from a correct server',
-  'http error transcript_failed': 'listed in ErrorCode, but no operation of the OpenAPI document answers it and Chimera never sends it',
-  'http error service_unavailable': 'listed in ErrorCode, but no operation of the OpenAPI document answers it and Chimera never sends it',
-  'http error storage_full': "answered when the server's event log refuses a write (a full disk, a read-only home): a black-box client cannot fill the target's disk",
+  'http error internal_error':
+    'the masked answer to an unexpected failure inside the server (a bug): no valid request or setup provokes one from a correct server',
+  'http error transcript_failed':
+    'listed in ErrorCode, but no operation of the OpenAPI document answers it and Chimera never sends it',
+  'http error service_unavailable':
+    'listed in ErrorCode, but no operation of the OpenAPI document answers it and Chimera never sends it',
+  'http error storage_full':
+    "answered when the server's event log refuses a write (a full disk, a read-only home): a black-box client cannot fill the target's disk",
   'http error command_invoke_failed':
     'answered when the renderer or the submit raises: the renderer raises only on non-string arguments, which the request schema refuses first (400 invalid_body, http.errors.guards), and submitting to a live session does not raise',
   'sse event sessionsEvents.model_changed': MODEL,

@@ -28,13 +28,28 @@ describe('the codex-acp profile', () => {
 
   it('writes through apply_patch with an Add File patch', () => {
     expect(call([{ call: 'write', path: 'm.txt', content: 'one\n"two"\n' }])).toEqual([
-      { kind: 'call', tool: 'apply_patch', args: { input: '*** Begin Patch\n*** Add File: m.txt\n+one\n+"two"\n*** End Patch\n' } },
+      {
+        kind: 'call',
+        tool: 'apply_patch',
+        args: { input: '*** Begin Patch\n*** Add File: m.txt\n+one\n+"two"\n*** End Patch\n' },
+      },
     ])
-    expect(call([{ call: 'write', path: 'empty.txt', content: '' }])).toEqual([{ kind: 'call', tool: 'apply_patch', args: { input: '*** Begin Patch\n*** Add File: empty.txt\n*** End Patch\n' } }])
+    expect(call([{ call: 'write', path: 'empty.txt', content: '' }])).toEqual([
+      {
+        kind: 'call',
+        tool: 'apply_patch',
+        args: { input: '*** Begin Patch\n*** Add File: empty.txt\n*** End Patch\n' },
+      },
+    ])
   })
 
   it('reads and runs through shell_command', () => {
-    expect(call([{ call: 'read', path: 'dir/a b.txt' }, { call: 'run', command: 'echo "$HOME"' }])).toEqual([
+    expect(
+      call([
+        { call: 'read', path: 'dir/a b.txt' },
+        { call: 'run', command: 'echo "$HOME"' },
+      ]),
+    ).toEqual([
       { kind: 'call', tool: 'shell_command', args: { command: "cat 'dir/a b.txt'" } },
       { kind: 'call', tool: 'shell_command', args: { command: 'echo "$HOME"' } },
     ])

@@ -40,7 +40,10 @@ export const ProfileSchema = z
     name: z.string().min(1),
     description: z.string().optional(),
     /** Start the model double for this target (an OpenAI-compatible server on loopback). */
-    model: z.object({ double: z.boolean().default(true), apiKey: z.string().optional() }).strict().optional(),
+    model: z
+      .object({ double: z.boolean().default(true), apiKey: z.string().optional() })
+      .strict()
+      .optional(),
     targets: z.partialRecord(z.enum(TRANSPORTS), Launch),
     /** Abstract action → tool name and argument template (`${path}`, `${abspath}`, `${content}`, `${addlines}`, `${command}`). */
     tools: z.partialRecord(z.enum(ACTIONS), Tool).default({}),
@@ -101,7 +104,8 @@ export function adHocProfile(targets: Partial<Record<TransportId, Launch>>): Res
 /** Replace `${name}` with the variable's value; unknown names are an error (a typo must not pass silently). */
 export function expand(text: string, vars: Record<string, string>): string {
   return text.replace(/\$\{([a-zA-Z_][\w.]*)\}/g, (_m, n: string) => {
-    if (!Object.hasOwn(vars, n)) throw new Error(`profile: unknown variable \${${n}} (known: ${Object.keys(vars).join(', ')})`)
+    if (!Object.hasOwn(vars, n))
+      throw new Error(`profile: unknown variable \${${n}} (known: ${Object.keys(vars).join(', ')})`)
     return vars[n]!
   })
 }
@@ -110,7 +114,8 @@ export function expandDeep(v: unknown, vars: Record<string, string>): unknown {
   if (typeof v === 'string') return expand(v, vars)
   if (Array.isArray(v)) return v.map((x) => expandDeep(x, vars))
   // Keys too: a config file may be keyed by the double's model id.
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [expand(k, vars), expandDeep(x, vars)]))
+  if (v && typeof v === 'object')
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [expand(k, vars), expandDeep(x, vars)]))
   return v
 }
 
@@ -124,7 +129,11 @@ const jsonInner = (s: string): string => JSON.stringify(s).slice(1, -1)
  */
 export function addLines(content: string): string {
   if (content === '') return ''
-  return content.replace(/\n$/, '').split('\n').map((l) => `+${l}\n`).join('')
+  return content
+    .replace(/\n$/, '')
+    .split('\n')
+    .map((l) => `+${l}\n`)
+    .join('')
 }
 
 /** A prompt as the model double reads it: one directive per line, abstract calls mapped through the profile. */

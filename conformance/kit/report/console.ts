@@ -14,12 +14,23 @@ import { counts, failsRun, failureLevel } from './summary.ts'
 const TAG = { pass: 'PASS ', fail: 'FAIL ', xfail: 'XFAIL', stale: 'STALE', skip: 'SKIP ' } as const
 
 export function resultLine(r: Result, verbose = false, failOn: Level = 'MUST'): string {
-  const below = r.status === 'fail' && !failsRun(r, failOn) ? ` — ${failureLevel(r)}: reported, does not fail the run (--fail-on ${failureLevel(r).toLowerCase()} to make it)` : ''
+  const below =
+    r.status === 'fail' && !failsRun(r, failOn)
+      ? ` — ${failureLevel(r)}: reported, does not fail the run (--fail-on ${failureLevel(r).toLowerCase()} to make it)`
+      : ''
   const head = `${TAG[r.status]} ${r.id} [${r.transport}] ${r.title} (${r.durationMs} ms)${below}`
   const lines = [head]
-  if (r.status === 'fail' || r.status === 'stale' || (r.status === 'skip' && r.message) || (r.status === 'xfail' && verbose)) {
+  if (
+    r.status === 'fail' ||
+    r.status === 'stale' ||
+    (r.status === 'skip' && r.message) ||
+    (r.status === 'xfail' && verbose)
+  ) {
     if (r.status === 'xfail' && r.expectedReason) lines.push(`      expected: ${r.expectedReason}`)
-    if (r.message) lines.push(`      ${r.line !== undefined ? `${r.file}:${r.line}: ` : ''}${r.message.split('\n').join('\n      ')}`)
+    if (r.message)
+      lines.push(
+        `      ${r.line !== undefined ? `${r.file}:${r.line}: ` : ''}${r.message.split('\n').join('\n      ')}`,
+      )
     if (r.status === 'fail' || r.status === 'xfail') {
       for (const v of r.violations.slice(0, 5)) lines.push(`      violation ${describeViolation(v)}`)
       if (verbose) for (const t of r.transcript ?? []) lines.push(`        ${t}`)
@@ -29,10 +40,17 @@ export function resultLine(r: Result, verbose = false, failOn: Level = 'MUST'): 
 }
 
 export function listProblemLines(problems: readonly ListProblem[]): string[] {
-  return problems.map((p) => `LIST  ${p.entry.id}${p.entry.transport ? ` [${p.entry.transport}]` : ''}: ${p.problem} (expected-failures entry: ${p.entry.reason})`)
+  return problems.map(
+    (p) =>
+      `LIST  ${p.entry.id}${p.entry.transport ? ` [${p.entry.transport}]` : ''}: ${p.problem} (expected-failures entry: ${p.entry.reason})`,
+  )
 }
 
-export function summaryText(results: readonly Result[], failOn: Level = 'MUST', problems: readonly ListProblem[] = []): string {
+export function summaryText(
+  results: readonly Result[],
+  failOn: Level = 'MUST',
+  problems: readonly ListProblem[] = [],
+): string {
   const c = counts(results, failOn)
   const out: string[] = ['']
   const bySurface = new Map<string, { pass: number; fail: number; xfail: number; skip: number }>()
@@ -44,11 +62,16 @@ export function summaryText(results: readonly Result[], failOn: Level = 'MUST', 
     else e[r.status]++
     bySurface.set(k, e)
   }
-  for (const [k, e] of [...bySurface].sort()) out.push(`  ${k.padEnd(24)} ${e.pass} passed, ${e.fail} failed${e.xfail ? `, ${e.xfail} expected failure(s)` : ''}${e.skip ? `, ${e.skip} skipped` : ''}`)
+  for (const [k, e] of [...bySurface].sort())
+    out.push(
+      `  ${k.padEnd(24)} ${e.pass} passed, ${e.fail} failed${e.xfail ? `, ${e.xfail} expected failure(s)` : ''}${e.skip ? `, ${e.skip} skipped` : ''}`,
+    )
   if (c.xfail) out.push(`${c.xfail} expected failure(s)`)
   if (c.stale) out.push(`${c.stale} stale expected failure(s): listed, but passing (remove them from the list)`)
-  if (c.failBelowBar) out.push(`${c.failBelowBar} failure(s) below ${failOn} (SHOULD/MAY): reported, not failing the run`)
-  if (problems.length) out.push(...listProblemLines(problems), `${problems.length} problem(s) in the expected-failures list`)
+  if (c.failBelowBar)
+    out.push(`${c.failBelowBar} failure(s) below ${failOn} (SHOULD/MAY): reported, not failing the run`)
+  if (problems.length)
+    out.push(...listProblemLines(problems), `${problems.length} problem(s) in the expected-failures list`)
   out.push(`${c.pass} passed, ${c.fail + c.stale} failed, ${c.skip} skipped`)
   return out.join('\n')
 }

@@ -19,18 +19,53 @@ const dir = mkdtempSync(join(tmpdir(), 'kit-html-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 const HOSTILE = '<img src=x onerror="document.title=\'pwned\'"> & <b>bold</b>'
-const r = (over: Partial<Result>): Result => ({ id: 'core.prompt.text', title: 'A prompt streams text', section: 'docs/zed.md', level: 'MUST', surface: 'core', transport: 'rpc', file: 'conformance/scenarios/core/prompt-text.jsonl', status: 'pass', durationMs: 5, violations: [], ...over })
+const r = (over: Partial<Result>): Result => ({
+  id: 'core.prompt.text',
+  title: 'A prompt streams text',
+  section: 'docs/zed.md',
+  level: 'MUST',
+  surface: 'core',
+  transport: 'rpc',
+  file: 'conformance/scenarios/core/prompt-text.jsonl',
+  status: 'pass',
+  durationMs: 5,
+  violations: [],
+  ...over,
+})
 
 it('opens in chromium: counts, a verdict per transport, a failure with its frames, markup as text', async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`no chromium at ${CHROMIUM} (make system-deps installs Debian's chromium; CHIMERA_CHROMIUM names another)`)
+  if (!existsSync(CHROMIUM))
+    throw new Error(
+      `no chromium at ${CHROMIUM} (make system-deps installs Debian's chromium; CHIMERA_CHROMIUM names another)`,
+    )
   const results = [
     r({}),
     r({ transport: 'acp-v1' }),
-    r({ id: 'core.tool.read', title: HOSTILE, status: 'fail', line: 4, message: `expected text ${HOSTILE}`, transcript: ['>> {"type":"prompt"}', `<< ${HOSTILE}`] }),
-    r({ id: 'core.tool.read', transport: 'acp-v1', status: 'xfail', expectedReason: 'adds a newline', message: 'holds "a\\n"' }),
+    r({
+      id: 'core.tool.read',
+      title: HOSTILE,
+      status: 'fail',
+      line: 4,
+      message: `expected text ${HOSTILE}`,
+      transcript: ['>> {"type":"prompt"}', `<< ${HOSTILE}`],
+    }),
+    r({
+      id: 'core.tool.read',
+      transport: 'acp-v1',
+      status: 'xfail',
+      expectedReason: 'adds a newline',
+      message: 'holds "a\\n"',
+    }),
     r({ id: 'rpc.x.y', surface: 'rpc', status: 'skip', message: 'needs offline-model' }),
   ]
-  const json = jsonReport(results, { profile: 'chimera', transports: ['acp-v1', 'rpc'], corpus: { hash: '0123456789abcdef', requirements: 3, bindings: 5 }, startedAt: new Date(0), failOn: 'MUST', listProblems: [] })
+  const json = jsonReport(results, {
+    profile: 'chimera',
+    transports: ['acp-v1', 'rpc'],
+    corpus: { hash: '0123456789abcdef', requirements: 3, bindings: 5 },
+    startedAt: new Date(0),
+    failOn: 'MUST',
+    listProblems: [],
+  })
   const file = join(dir, 'report.html')
   writeFileSync(file, htmlReport(JSON.parse(json)))
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] })
@@ -42,7 +77,9 @@ it('opens in chromium: counts, a verdict per transport, a failure with its frame
     page.on('pageerror', (e) => problems.push(e.message))
     await page.goto(pathToFileURL(file).href)
     expect(await page.title()).toBe('Conformance: chimera')
-    await expect.poll(() => page.locator('.counts').innerText()).toMatch(/2 passed\s*1 failed\s*1 expected failures\s*1 skipped/)
+    await expect
+      .poll(() => page.locator('.counts').innerText())
+      .toMatch(/2 passed\s*1 failed\s*1 expected failures\s*1 skipped/)
     const row = page.locator('tr', { has: page.locator('.id', { hasText: 'core.tool.read' }) })
     expect(await row.locator('td.v').allInnerTexts()).toEqual(['expected failure', 'FAIL'])
     expect(await row.locator('.title').first().innerText()).toBe(HOSTILE)

@@ -11,9 +11,16 @@ import { describeViolation } from '../run/violations.ts'
 import type { JsonReport } from './json.ts'
 import { failsRun, failureLevel } from './summary.ts'
 
-const esc = (s: string): string => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
+const esc = (s: string): string =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 
-const VERDICT: Record<Result['status'], string> = { pass: 'pass', fail: 'FAIL', xfail: 'expected failure', stale: 'STALE', skip: 'skipped' }
+const VERDICT: Record<Result['status'], string> = {
+  pass: 'pass',
+  fail: 'FAIL',
+  xfail: 'expected failure',
+  stale: 'STALE',
+  skip: 'skipped',
+}
 
 const STYLE = `
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#1b1f24;background:#fff}
@@ -41,7 +48,9 @@ function failure(r: Result): string {
   // A result failed only by violations says so in its message; list each violation once.
   const message = r.message?.startsWith('contract violation:') ? [] : [`${where}${r.message ?? ''}`]
   const body = [...message, ...r.violations.map((v) => `violation ${describeViolation(v)}`)].join('\n')
-  const frames = r.transcript?.length ? `<details><summary>last frames and stderr (${r.transcript.length})</summary><pre>${esc(r.transcript.join('\n'))}</pre></details>` : ''
+  const frames = r.transcript?.length
+    ? `<details><summary>last frames and stderr (${r.transcript.length})</summary><pre>${esc(r.transcript.join('\n'))}</pre></details>`
+    : ''
   return `<details${r.status === 'xfail' ? '' : ' open'}><summary>${esc(head)}</summary><pre>${esc(body)}</pre>${frames}</details>`
 }
 
@@ -52,16 +61,32 @@ export function htmlReport(report: JsonReport): string {
   for (const r of results) byId.set(r.id, [...(byId.get(r.id) ?? []), r])
   const rows = [...byId].map(([id, rs]) => {
     const first = rs[0]!
-    const detail = rs.filter((r) => r.status === 'fail' || r.status === 'stale' || r.status === 'xfail').map(failure).join('')
+    const detail = rs
+      .filter((r) => r.status === 'fail' || r.status === 'stale' || r.status === 'xfail')
+      .map(failure)
+      .join('')
     const skips = rs.filter((r) => r.status === 'skip' && r.message).map((r) => `${r.transport}: ${r.message}`)
-    const more = detail + (skips.length ? `<details><summary>skipped</summary><pre>${esc(skips.join('\n'))}</pre></details>` : '')
+    const more =
+      detail + (skips.length ? `<details><summary>skipped</summary><pre>${esc(skips.join('\n'))}</pre></details>` : '')
     // The failures' details span the whole row under it, so frames read at full width.
     const under = more ? `<tr class="more"><td colspan="${3 + transports.length}">${more}</td></tr>` : ''
-    return `<tr><td><div class="id">${esc(id)}</div><div class="title">${esc(first.title)}</div></td><td>${esc(first.level)}</td><td class="title">${esc(first.section)}</td>${transports.map((t) => cell(rs.find((r) => r.transport === t), report.failOn)).join('')}</tr>${under}`
+    return `<tr><td><div class="id">${esc(id)}</div><div class="title">${esc(first.title)}</div></td><td>${esc(first.level)}</td><td class="title">${esc(first.section)}</td>${transports
+      .map((t) =>
+        cell(
+          rs.find((r) => r.transport === t),
+          report.failOn,
+        ),
+      )
+      .join('')}</tr>${under}`
   })
   const s = report.summary
-  const impl = Object.entries(report.target.implementations).map(([t, v]) => `${t}: ${v.join(', ')}`).join('; ') || 'not announced'
-  const problems = report.listProblems.length ? `<h2>Expected-failures list</h2><ul class="problems">${report.listProblems.map((p) => `<li><code>${esc(p.id)}${p.transport ? ` [${esc(p.transport)}]` : ''}</code>: ${esc(p.problem)} (${esc(p.reason)})</li>`).join('')}</ul>` : ''
+  const impl =
+    Object.entries(report.target.implementations)
+      .map(([t, v]) => `${t}: ${v.join(', ')}`)
+      .join('; ') || 'not announced'
+  const problems = report.listProblems.length
+    ? `<h2>Expected-failures list</h2><ul class="problems">${report.listProblems.map((p) => `<li><code>${esc(p.id)}${p.transport ? ` [${esc(p.transport)}]` : ''}</code>: ${esc(p.problem)} (${esc(p.reason)})</li>`).join('')}</ul>`
+    : ''
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">

@@ -21,8 +21,22 @@ export interface CorpusVersion {
 
 export function corpusVersion(entries: readonly CorpusEntry[]): CorpusVersion {
   const h = createHash('sha256')
-  for (const e of [...entries].sort((a, b) => a.id.localeCompare(b.id))) h.update(JSON.stringify([e.id, e.level, e.transports, e.body.kind === 'scenario' ? e.body.scenario : { header: e.body.transcript.header, steps: e.body.transcript.steps }]))
-  return { hash: h.digest('hex').slice(0, 16), requirements: entries.length, bindings: entries.reduce((a, e) => a + e.transports.length, 0) }
+  for (const e of [...entries].sort((a, b) => a.id.localeCompare(b.id)))
+    h.update(
+      JSON.stringify([
+        e.id,
+        e.level,
+        e.transports,
+        e.body.kind === 'scenario'
+          ? e.body.scenario
+          : { header: e.body.transcript.header, steps: e.body.transcript.steps },
+      ]),
+    )
+  return {
+    hash: h.digest('hex').slice(0, 16),
+    requirements: entries.length,
+    bindings: entries.reduce((a, e) => a + e.transports.length, 0),
+  }
 }
 
 export interface RunInfo {
@@ -65,7 +79,12 @@ export function jsonReport(results: readonly Result[], run: RunInfo): string {
     startedAt: run.startedAt.toISOString(),
     failOn: run.failOn,
     summary: { ...counts(results, run.failOn), listProblems: run.listProblems.length },
-    listProblems: run.listProblems.map((p) => ({ id: p.entry.id, transport: p.entry.transport, problem: p.problem, reason: p.entry.reason })),
+    listProblems: run.listProblems.map((p) => ({
+      id: p.entry.id,
+      transport: p.entry.transport,
+      problem: p.problem,
+      reason: p.entry.reason,
+    })),
     results: [...results],
   }
   return `${JSON.stringify(report, null, 2)}\n`

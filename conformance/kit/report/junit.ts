@@ -20,14 +20,19 @@ const esc = (s: string): string =>
     .replace(/>/g, '&gt;')
     .replace(/"/g, '&quot;')
 
-const details = (r: Result): string => [r.message ?? '', ...r.violations.map(describeViolation), ...(r.transcript ?? [])].join('\n')
-const props = (p: Record<string, string>): string => `<properties>${Object.entries(p).map(([k, v]) => `<property name="${esc(k)}" value="${esc(v)}"/>`).join('')}</properties>`
+const details = (r: Result): string =>
+  [r.message ?? '', ...r.violations.map(describeViolation), ...(r.transcript ?? [])].join('\n')
+const props = (p: Record<string, string>): string =>
+  `<properties>${Object.entries(p)
+    .map(([k, v]) => `<property name="${esc(k)}" value="${esc(v)}"/>`)
+    .join('')}</properties>`
 
 function testcase(r: Result, failOn: Level): string {
   const attrs = `name="${esc(r.id)}" classname="${esc(`${r.surface}.${r.transport}`)}" file="${esc(r.file)}" time="${(r.durationMs / 1000).toFixed(3)}"`
   const level = { 'chimera.level': r.level }
   if (r.status === 'pass') return `    <testcase ${attrs}>${props({ ...level, 'chimera.status': 'pass' })}</testcase>`
-  if (r.status === 'skip') return `    <testcase ${attrs}>${props({ ...level, 'chimera.status': 'skip' })}<skipped message="${esc(r.message ?? '')}"/></testcase>`
+  if (r.status === 'skip')
+    return `    <testcase ${attrs}>${props({ ...level, 'chimera.status': 'skip' })}<skipped message="${esc(r.message ?? '')}"/></testcase>`
   if (r.status === 'xfail') {
     return `    <testcase ${attrs}>${props({ ...level, 'chimera.status': 'xfail', 'chimera.expected-reason': r.expectedReason ?? '' })}<system-out>${esc(`expected failure: ${r.expectedReason ?? ''}\n${details(r)}`)}</system-out></testcase>`
   }

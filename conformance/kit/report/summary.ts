@@ -27,4 +27,5 @@ export function counts(results: readonly Result[], failOn: Level = 'MUST'): Coun
 }
 
 /** 1 when something failed the run (see the file comment) or the expected-failures list has problems. */
-export const exitCodeOf = (results: readonly Result[], failOn: Level = 'MUST', listProblems = 0): 0 | 1 => (listProblems > 0 || results.some((r) => failsRun(r, failOn)) ? 1 : 0)
+export const exitCodeOf = (results: readonly Result[], failOn: Level = 'MUST', listProblems = 0): 0 | 1 =>
+  listProblems > 0 || results.some((r) => failsRun(r, failOn)) ? 1 : 0

@@ -57,7 +57,13 @@ export class ScenarioRun {
   #state(session: string): SessionState {
     let s = this.#sessions.get(session)
     if (!s) {
-      s = { openTurns: 0, turnStart: 0, lastTurnEnd: -1, cursor: { tool_call: 0, tool_result: 0, permission: 0, turn_end: 0, replay: 0, client_request: 0 }, used: new Set() }
+      s = {
+        openTurns: 0,
+        turnStart: 0,
+        lastTurnEnd: -1,
+        cursor: { tool_call: 0, tool_result: 0, permission: 0, turn_end: 0, replay: 0, client_request: 0 },
+        used: new Set(),
+      }
       this.#sessions.set(session, s)
     }
     return s
@@ -110,7 +116,9 @@ export class ScenarioRun {
   }
 
   #liveIds(session: string): { id: number; wireType: string }[] {
-    return this.#log.filter((o) => o.session === session && !o.replay && o.eventId !== undefined).map((o) => ({ id: o.eventId!, wireType: o.wireType }))
+    return this.#log
+      .filter((o) => o.session === session && !o.replay && o.eventId !== undefined)
+      .map((o) => ({ id: o.eventId!, wireType: o.wireType }))
   }
 
   async run(s: Scenario): Promise<void> {
@@ -120,7 +128,8 @@ export class ScenarioRun {
         await this.#step(step)
       } catch (e) {
         if (e instanceof StepFailure) throw e
-        if (e instanceof Unsupported) throw new StepFailure(step.line, `not supported on ${this.#a.transport}: ${e.message}`)
+        if (e instanceof Unsupported)
+          throw new StepFailure(step.line, `not supported on ${this.#a.transport}: ${e.message}`)
         throw new StepFailure(step.line, (e as Error).message)
       }
     }
@@ -171,19 +180,36 @@ export class ScenarioRun {
         usedLate ||= o.late === true
         const done = typeof want === 'string' ? acc === want : match(want, acc).length === 0
         if (done) {
-          if (usedLate) throw new StepFailure(line, `${kind} ${show(want)} was complete only after the turn had ended (updates must precede the turn's end)`)
+          if (usedLate)
+            throw new StepFailure(
+              line,
+              `${kind} ${show(want)} was complete only after the turn had ended (updates must precede the turn's end)`,
+            )
           return
         }
-        if (typeof want === 'string' && !want.startsWith(acc)) throw new StepFailure(line, `expected ${kind} ${show(want)}, got ${show(acc)}`)
+        if (typeof want === 'string' && !want.startsWith(acc))
+          throw new StepFailure(line, `expected ${kind} ${show(want)}, got ${show(acc)}`)
       }
     }
     if ('expectToolCall' in step || 'expectPermission' in step) {
       const kind = 'expectToolCall' in step ? 'tool_call' : 'permission'
       const want = 'expectToolCall' in step ? step.expectToolCall : step.expectPermission
-      const o = await this.#find(st.cursor[kind], (x) => x.session === session && x.kind === kind && !x.replay, deadline)
-      if (!o) throw new StepFailure(line, `expected a ${kind === 'tool_call' ? 'tool call' : 'permission request'} (${want.action}) within ${wait} ms; none came`)
+      const o = await this.#find(
+        st.cursor[kind],
+        (x) => x.session === session && x.kind === kind && !x.replay,
+        deadline,
+      )
+      if (!o)
+        throw new StepFailure(
+          line,
+          `expected a ${kind === 'tool_call' ? 'tool call' : 'permission request'} (${want.action}) within ${wait} ms; none came`,
+        )
       st.cursor[kind] = o.seq! + 1
-      if (o.action !== want.action) throw new StepFailure(line, `expected a ${want.action} ${kind === 'tool_call' ? 'tool call' : 'permission request'}, got tool ${show(o.tool)} (${o.action ?? 'no known action'})`)
+      if (o.action !== want.action)
+        throw new StepFailure(
+          line,
+          `expected a ${want.action} ${kind === 'tool_call' ? 'tool call' : 'permission request'}, got tool ${show(o.tool)} (${o.action ?? 'no known action'})`,
+        )
       if ('expectToolCall' in step && step.expectToolCall.args && o.args !== undefined) {
         const ms = match(step.expectToolCall.args, o.args)
         if (ms.length) throw new StepFailure(line, `tool call arguments ${show(o.args)}:\n${describeMismatches(ms)}`)
@@ -199,13 +225,34 @@ export class ScenarioRun {
       // A named call's result may come before an earlier call's (calls of one step can run
       // concurrently): look for it from the turn's start; an unnamed one takes the next in order.
       const from = callId === undefined ? st.cursor.tool_result : st.turnStart
-      const o = await this.#find(from, (x) => x.session === session && x.kind === 'tool_result' && !x.replay && (callId === undefined ? !st.used.has(x.seq!) : x.callId === callId), deadline)
-      if (!o) throw new StepFailure(line, `expected a tool result${want.call ? ` for ${want.call}` : ''} within ${wait} ms; none came`)
+      const o = await this.#find(
+        from,
+        (x) =>
+          x.session === session &&
+          x.kind === 'tool_result' &&
+          !x.replay &&
+          (callId === undefined ? !st.used.has(x.seq!) : x.callId === callId),
+        deadline,
+      )
+      if (!o)
+        throw new StepFailure(
+          line,
+          `expected a tool result${want.call ? ` for ${want.call}` : ''} within ${wait} ms; none came`,
+        )
       st.used.add(o.seq!)
       if (callId === undefined) st.cursor.tool_result = o.seq! + 1
-      if (o.ok !== want.ok) throw new StepFailure(line, `expected the tool to ${want.ok ? 'succeed' : 'fail'}, it ${o.ok ? 'succeeded' : 'failed'}: ${show(o.output)}`)
+      if (o.ok !== want.ok)
+        throw new StepFailure(
+          line,
+          `expected the tool to ${want.ok ? 'succeed' : 'fail'}, it ${o.ok ? 'succeeded' : 'failed'}: ${show(o.output)}`,
+        )
       if (want.output !== undefined) {
-        const ms = typeof want.output === 'string' ? (o.output === want.output ? [] : [{ path: '$', reason: `expected ${show(want.output)}, got ${show(o.output)}` }]) : match(want.output, o.output)
+        const ms =
+          typeof want.output === 'string'
+            ? o.output === want.output
+              ? []
+              : [{ path: '$', reason: `expected ${show(want.output)}, got ${show(o.output)}` }]
+            : match(want.output, o.output)
         if (ms.length) throw new StepFailure(line, `tool output:\n${describeMismatches(ms)}`)
       }
       if (o.late) throw new StepFailure(line, 'the tool result arrived after its turn had ended')
@@ -213,14 +260,28 @@ export class ScenarioRun {
     }
     if ('answerPermission' in step) {
       const ref = step.answerPermission.request
-      const id = ref ? this.#aliases.get(ref) : [...this.#log].reverse().find((o) => o.session === session && o.kind === 'permission')?.requestId
+      const id = ref
+        ? this.#aliases.get(ref)
+        : [...this.#log].reverse().find((o) => o.session === session && o.kind === 'permission')?.requestId
       if (!id) throw new StepFailure(line, `no permission request ${ref ?? 'seen yet'}`)
       return this.#a.answer(session, id, step.answerPermission.decision)
     }
     if ('expectClientRequest' in step) {
       const want = step.expectClientRequest
-      const o = await this.#find(st.cursor.client_request, (x) => x.session === session && x.kind === 'client_request' && x.wireType === want.method && (want.path === undefined || x.text === want.path), deadline)
-      if (!o) throw new StepFailure(line, `expected the agent to ask the client ${want.method}${want.path ? ` for ${want.path}` : ''} within ${wait} ms; it did not`)
+      const o = await this.#find(
+        st.cursor.client_request,
+        (x) =>
+          x.session === session &&
+          x.kind === 'client_request' &&
+          x.wireType === want.method &&
+          (want.path === undefined || x.text === want.path),
+        deadline,
+      )
+      if (!o)
+        throw new StepFailure(
+          line,
+          `expected the agent to ask the client ${want.method}${want.path ? ` for ${want.path}` : ''} within ${wait} ms; it did not`,
+        )
       st.cursor.client_request = o.seq! + 1
       if (o.late) throw new StepFailure(line, `${want.method} arrived after its turn had ended`)
       return
@@ -228,18 +289,34 @@ export class ScenarioRun {
     if ('cancel' in step) return this.#a.cancel(session)
     if ('steer' in step) return this.#a.steer(session, step.steer)
     if ('expectTurnEnd' in step) {
-      const o = await this.#find(st.cursor.turn_end, (x) => x.session === session && x.kind === 'turn_end' && !x.replay, deadline)
-      if (!o) throw new StepFailure(line, `expected the turn to end (${step.expectTurnEnd}) within ${wait} ms; it did not`)
+      const o = await this.#find(
+        st.cursor.turn_end,
+        (x) => x.session === session && x.kind === 'turn_end' && !x.replay,
+        deadline,
+      )
+      if (!o)
+        throw new StepFailure(line, `expected the turn to end (${step.expectTurnEnd}) within ${wait} ms; it did not`)
       st.cursor.turn_end = o.seq! + 1
       st.lastTurnEnd = o.seq!
-      if (o.outcome !== step.expectTurnEnd) throw new StepFailure(line, `expected the turn to end ${step.expectTurnEnd}, it ended ${o.outcome} (${o.wireType}${o.output ? `: ${o.output.slice(0, 200)}` : ''})`)
+      if (o.outcome !== step.expectTurnEnd)
+        throw new StepFailure(
+          line,
+          `expected the turn to end ${step.expectTurnEnd}, it ended ${o.outcome} (${o.wireType}${o.output ? `: ${o.output.slice(0, 200)}` : ''})`,
+        )
       return
     }
     if ('expectIdle' in step) {
       const start = this.#log.length
       await this.#drain(step.expectIdle.ms)
       // New turn traffic during the window, or anything that came after the last turn ended.
-      const extra = this.#log.find((o) => o.session === session && !o.replay && (CONTENT.has(o.kind) || o.kind === 'turn_end') && ((o.seq! >= start && (o.kind !== 'turn_end' || o.seq! >= st.cursor.turn_end)) || (o.late && o.seq! > st.lastTurnEnd)))
+      const extra = this.#log.find(
+        (o) =>
+          o.session === session &&
+          !o.replay &&
+          (CONTENT.has(o.kind) || o.kind === 'turn_end') &&
+          ((o.seq! >= start && (o.kind !== 'turn_end' || o.seq! >= st.cursor.turn_end)) ||
+            (o.late && o.seq! > st.lastTurnEnd)),
+      )
       if (extra) throw new StepFailure(line, `expected nothing more, received ${extra.wireType}: ${show(extra.frame)}`)
       return
     }
@@ -261,17 +338,33 @@ export class ScenarioRun {
       const ids = got.map((o) => o.eventId)
       if (ids.some((i) => i === undefined)) throw new StepFailure(line, 'a replayed event carries no event id')
       const early = got.filter((o) => o.eventId! <= after)
-      if (early.length) throw new StepFailure(line, `replayed event ${early[0]!.eventId} is not after ${after}: the replay must start after the given id (replayed ${show(ids)})`)
+      if (early.length)
+        throw new StepFailure(
+          line,
+          `replayed event ${early[0]!.eventId} is not after ${after}: the replay must start after the given id (replayed ${show(ids)})`,
+        )
       const expected = live.filter((x) => x.id > after)
       if (step.expectReplay.check === 'starts-after') {
-        if (expected.length && !got.length) throw new StepFailure(line, `nothing was replayed after ${after}; expected ${show(expected.map((x) => x.id))}`)
+        if (expected.length && !got.length)
+          throw new StepFailure(
+            line,
+            `nothing was replayed after ${after}; expected ${show(expected.map((x) => x.id))}`,
+          )
         return
       }
       const wantIds = expected.map((x) => x.id)
-      if (show(ids) !== show(wantIds)) throw new StepFailure(line, `replayed ids ${show(ids)}, expected exactly ${show(wantIds)} (in order, each once)`)
+      if (show(ids) !== show(wantIds))
+        throw new StepFailure(
+          line,
+          `replayed ids ${show(ids)}, expected exactly ${show(wantIds)} (in order, each once)`,
+        )
       const byId = new Map(expected.map((x) => [x.id, x.wireType]))
       const odd = got.find((o) => byId.get(o.eventId!) !== o.wireType)
-      if (odd) throw new StepFailure(line, `replayed event ${odd.eventId} is ${odd.wireType}, live it was ${byId.get(odd.eventId!)}`)
+      if (odd)
+        throw new StepFailure(
+          line,
+          `replayed event ${odd.eventId} is ${odd.wireType}, live it was ${byId.get(odd.eventId!)}`,
+        )
       return
     }
     if ('expectNoEventLost' in step) return this.#noEventLost(session, line, deadline)
@@ -284,7 +377,8 @@ export class ScenarioRun {
       if (!existsSync(p)) throw new StepFailure(line, `${step.expectFile.path} does not exist`)
       const content = readFileSync(p, 'utf8')
       const want = step.expectFile.content
-      if (want !== undefined && (typeof want === 'string' ? content !== want : match(want, content).length)) throw new StepFailure(line, `${step.expectFile.path} holds ${show(content)}, expected ${show(want)}`)
+      if (want !== undefined && (typeof want === 'string' ? content !== want : match(want, content).length))
+        throw new StepFailure(line, `${step.expectFile.path} holds ${show(content)}, expected ${show(want)}`)
       return
     }
     throw new StepFailure(line, `unknown step ${show(step)}`)
@@ -292,22 +386,28 @@ export class ScenarioRun {
 
   /** Replayed observations since `from`: until the wire says the replay ended, or the live tail was reached and things went quiet. */
   async #collectReplay(session: string, from: number, lastLive: number, deadline: number): Promise<Observation[]> {
-    for (let i = from; ; ) {
+    for (let i = from; ;) {
       while (i < this.#log.length) {
         const o = this.#log[i++]!
-        if (o.session === session && o.kind === 'replay_end') return this.#log.slice(from, i).filter((x) => x.session === session && x.replay && x.kind !== 'replay_end')
+        if (o.session === session && o.kind === 'replay_end')
+          return this.#log.slice(from, i).filter((x) => x.session === session && x.replay && x.kind !== 'replay_end')
       }
       const got = this.#log.slice(from).filter((x) => x.session === session && x.replay && x.eventId !== undefined)
       const reached = got.some((x) => x.eventId! >= lastLive)
       const more = await this.#pull(reached ? 300 : deadline - Date.now())
-      if (!more) return this.#log.slice(from).filter((x) => x.session === session && x.replay && x.kind !== 'replay_end')
+      if (!more)
+        return this.#log.slice(from).filter((x) => x.session === session && x.replay && x.kind !== 'replay_end')
     }
   }
 
   async #noEventLost(session: string, line: number | undefined, deadline: number): Promise<void> {
     const live = this.#liveIds(session)
     for (let i = 1; i < live.length; i++) {
-      if (live[i]!.id <= live[i - 1]!.id) throw new StepFailure(line, `event ids went ${live[i - 1]!.id} then ${live[i]!.id}: ids must strictly increase (a repeat or a reorder)`)
+      if (live[i]!.id <= live[i - 1]!.id)
+        throw new StepFailure(
+          line,
+          `event ids went ${live[i - 1]!.id} then ${live[i]!.id}: ids must strictly increase (a repeat or a reorder)`,
+        )
     }
     if (!live.length || !this.#a.capabilities().has('resume')) return
     // Replay the whole session and compare: every stored event the live stream carried must be
@@ -321,8 +421,16 @@ export class ScenarioRun {
     const last = live[live.length - 1]!.id
     const window = replayed.filter((x) => x.id >= first && x.id <= last)
     const missing = window.filter((x) => !live.some((l) => l.id === x.id))
-    if (missing.length) throw new StepFailure(line, `the live stream skipped stored event(s) ${show(missing.map((m) => `${m.id}:${m.wireType}`))}`)
+    if (missing.length)
+      throw new StepFailure(
+        line,
+        `the live stream skipped stored event(s) ${show(missing.map((m) => `${m.id}:${m.wireType}`))}`,
+      )
     const lost = live.filter((l) => !replayed.some((x) => x.id === l.id && x.wireType === l.wireType))
-    if (lost.length) throw new StepFailure(line, `event(s) seen live are not in the replay: ${show(lost.map((m) => `${m.id}:${m.wireType}`))}`)
+    if (lost.length)
+      throw new StepFailure(
+        line,
+        `event(s) seen live are not in the replay: ${show(lost.map((m) => `${m.id}:${m.wireType}`))}`,
+      )
   }
 }

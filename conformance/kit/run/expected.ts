@@ -58,13 +58,20 @@ export interface Judged {
 }
 
 /** The entry that names `r` on its transport: by requirement id, or by the rule of every violation that failed it. */
-export function expectedFor(list: readonly ExpectedFailure[], r: Pick<Judged, 'id' | 'transport' | 'violations'>): ExpectedFailure | undefined {
+export function expectedFor(
+  list: readonly ExpectedFailure[],
+  r: Pick<Judged, 'id' | 'transport' | 'violations'>,
+): ExpectedFailure | undefined {
   const onTransport = list.filter((e) => e.transport === undefined || e.transport === r.transport)
-  return onTransport.find((e) => e.id === r.id) ?? (r.violations.length ? onTransport.find((e) => r.violations.every((v) => v.rule === e.id)) : undefined)
+  return (
+    onTransport.find((e) => e.id === r.id) ??
+    (r.violations.length ? onTransport.find((e) => r.violations.every((v) => v.rule === e.id)) : undefined)
+  )
 }
 
 /** The text an entry's `failure` pattern is matched against. */
-export const failureText = (r: Pick<Judged, 'message' | 'violations'>): string => [r.message ?? '', ...r.violations.map((v) => `${v.rule}: ${v.problem}`)].join('\n')
+export const failureText = (r: Pick<Judged, 'message' | 'violations'>): string =>
+  [r.message ?? '', ...r.violations.map((v) => `${v.rule}: ${v.problem}`)].join('\n')
 
 /** Applies the list to one result (see the file comment). */
 export function applyExpected(r: Judged, list: readonly ExpectedFailure[]): void {
@@ -76,7 +83,10 @@ export function applyExpected(r: Judged, list: readonly ExpectedFailure[]): void
     if (new RegExp(x.failure).test(failureText(r))) r.status = 'xfail'
     else r.message = `fails differently than listed (the list expects /${x.failure}/: ${x.reason}): ${r.message ?? ''}`
   } else if (r.status === 'pass' && !x.flaky) {
-    Object.assign(r, { status: 'stale', message: `listed as an expected failure (${x.reason}), but it passes: remove it from the list` })
+    Object.assign(r, {
+      status: 'stale',
+      message: `listed as an expected failure (${x.reason}), but it passes: remove it from the list`,
+    })
   }
 }
 
@@ -90,17 +100,32 @@ export interface ListProblem {
  * transport, and one whose results in this run were all skips. Entries for requirements this
  * run did not select (`--only`, `--transport`) are not judged.
  */
-export function listProblems(list: readonly ExpectedFailure[], known: ReadonlyMap<string, readonly TransportId[]>, rules: ReadonlySet<string>, results: readonly Judged[]): ListProblem[] {
+export function listProblems(
+  list: readonly ExpectedFailure[],
+  known: ReadonlyMap<string, readonly TransportId[]>,
+  rules: ReadonlySet<string>,
+  results: readonly Judged[],
+): ListProblem[] {
   const out: ListProblem[] = []
   for (const entry of list) {
     const binds = known.get(entry.id)
-    const exists = rules.has(entry.id) || (binds !== undefined && (entry.transport === undefined || binds.includes(entry.transport)))
+    const exists =
+      rules.has(entry.id) || (binds !== undefined && (entry.transport === undefined || binds.includes(entry.transport)))
     if (!exists) {
-      out.push({ entry, problem: binds ? `${entry.id} does not bind to ${entry.transport}` : `no requirement or rule ${entry.id} in the corpus` })
+      out.push({
+        entry,
+        problem: binds
+          ? `${entry.id} does not bind to ${entry.transport}`
+          : `no requirement or rule ${entry.id} in the corpus`,
+      })
       continue
     }
     const mine = results.filter((r) => expectedFor([entry], r) === entry)
-    if (mine.length && mine.every((r) => r.status === 'skip')) out.push({ entry, problem: `only skipped in this run (${mine.map((r) => `${r.transport}: ${r.message ?? 'skipped'}`).join('; ')}), so it cannot be checked` })
+    if (mine.length && mine.every((r) => r.status === 'skip'))
+      out.push({
+        entry,
+        problem: `only skipped in this run (${mine.map((r) => `${r.transport}: ${r.message ?? 'skipped'}`).join('; ')}), so it cannot be checked`,
+      })
   }
   return out
 }

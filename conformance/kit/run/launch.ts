@@ -48,7 +48,8 @@ function deepMerge(a: unknown, b: unknown): unknown {
 function writeFiles(files: Record<string, unknown>, workspace: string, home: string): void {
   for (const [rel, content] of Object.entries(files)) {
     const p = isAbsolute(rel) ? resolve(rel) : resolve(workspace, rel)
-    if (![workspace, home].some((d) => p.startsWith(d + sep))) throw new Error(`profile file ${rel} is outside the scenario's workspace and home`)
+    if (![workspace, home].some((d) => p.startsWith(d + sep)))
+      throw new Error(`profile file ${rel} is outside the scenario's workspace and home`)
     mkdirSync(dirname(p), { recursive: true })
     writeFileSync(p, typeof content === 'string' ? content : `${JSON.stringify(content, null, 2)}\n`)
   }
@@ -57,7 +58,8 @@ function writeFiles(files: Record<string, unknown>, workspace: string, home: str
 async function waitReady(url: string, child: ChildProcess, stderr: () => string, ms: number): Promise<void> {
   const deadline = Date.now() + ms
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the server exited with code ${child.exitCode} before it answered: ${stderr().slice(-400)}`)
+    if (child.exitCode !== null)
+      throw new Error(`the server exited with code ${child.exitCode} before it answered: ${stderr().slice(-400)}`)
     try {
       const r = await fetch(url, { signal: AbortSignal.timeout(1000) })
       await r.arrayBuffer()
@@ -101,7 +103,10 @@ export async function prepare(o: PrepareOptions): Promise<Prepared> {
   const launch: Launch | undefined = o.profile.profile.targets[o.transport]
   const workspace = mkdtempSync(join(tmpdir(), 'chimera-kit-ws-'))
   const home = mkdtempSync(join(tmpdir(), 'chimera-kit-home-'))
-  const cleanup: (() => Promise<void>)[] = [async () => rmSync(workspace, { recursive: true, force: true }), async () => rmSync(home, { recursive: true, force: true })]
+  const cleanup: (() => Promise<void>)[] = [
+    async () => rmSync(workspace, { recursive: true, force: true }),
+    async () => rmSync(home, { recursive: true, force: true }),
+  ]
   const close = async () => {
     for (const c of cleanup.reverse()) await c().catch(() => {})
   }
@@ -131,21 +136,36 @@ export async function prepare(o: PrepareOptions): Promise<Prepared> {
       node: process.execPath,
       profile: o.profile.dir,
     }
-    const files = deepMerge(expandDeep(launch?.files ?? {}, vars), expandDeep(extra.files, vars)) as Record<string, unknown>
+    const files = deepMerge(expandDeep(launch?.files ?? {}, vars), expandDeep(extra.files, vars)) as Record<
+      string,
+      unknown
+    >
     writeFiles(files, workspace, home)
-    const env = Object.fromEntries(Object.entries({ ...(launch?.env ?? {}), ...extra.env }).map(([k, v]) => [k, expand(v, vars)]))
+    const env = Object.fromEntries(
+      Object.entries({ ...(launch?.env ?? {}), ...extra.env }).map(([k, v]) => [k, expand(v, vars)]),
+    )
     if (o.transport === 'http') {
       if (!launch?.command) {
         if (!o.externalHttp) throw new SkipError('no HTTP target (give --http <url> or a profile with targets.http)')
         const { auth, ...rest } = o.config
-        if (auth === 'token' && !o.externalHttp.token) throw new SkipError('needs a server with a master token (give --token)')
-        if (auth === 'none' && o.externalHttp.token) throw new SkipError('needs a server without a master token (run without --token)')
-        if (Object.keys(rest).length) throw new SkipError(`needs the server started with ${JSON.stringify(rest)}; a server given by --http is used as it runs`)
+        if (auth === 'token' && !o.externalHttp.token)
+          throw new SkipError('needs a server with a master token (give --token)')
+        if (auth === 'none' && o.externalHttp.token)
+          throw new SkipError('needs a server without a master token (run without --token)')
+        if (Object.keys(rest).length)
+          throw new SkipError(
+            `needs the server started with ${JSON.stringify(rest)}; a server given by --http is used as it runs`,
+          )
         return { workspace, http: o.externalHttp, close }
       }
       const command = [...launch.command, ...extra.args].map((a) => expand(a, vars))
       // detached: its own process group, stopped whole (see stop()).
-      const child = spawn(command[0]!, command.slice(1), { cwd: workspace, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'], detached: true })
+      const child = spawn(command[0]!, command.slice(1), {
+        cwd: workspace,
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'ignore', 'pipe'],
+        detached: true,
+      })
       trackGroup(child.pid)
       let err = ''
       child.stderr!.on('data', (d: Buffer) => {
@@ -154,7 +174,11 @@ export async function prepare(o: PrepareOptions): Promise<Prepared> {
       cleanup.push(() => stop(child))
       const url = expand(launch.url ?? 'http://127.0.0.1:${port}', vars).replace(/\/$/, '')
       await waitReady(url + launch.ready, child, () => err, o.readyMs ?? 40_000)
-      return { workspace, http: { baseUrl: url, token: launch.token === undefined ? undefined : expand(launch.token, vars) }, close }
+      return {
+        workspace,
+        http: { baseUrl: url, token: launch.token === undefined ? undefined : expand(launch.token, vars) },
+        close,
+      }
     }
     if (!launch?.command) throw new SkipError(`no ${o.transport} target`)
     const command = [...launch.command, ...extra.args].map((a) => expand(a, vars))

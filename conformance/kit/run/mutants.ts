@@ -49,11 +49,25 @@ export function loadMutants(dir = mutantsDir()): Mutant[] {
 
 /** The profile with `transport`'s command run through the mutant wrapper. */
 /** A small target's profile: its command, and for HTTP a master token it takes as `--auth-token` when a requirement needs one. */
-function standalone(base: ResolvedProfile, name: string, transport: Mutant['transport'], command: string[]): ResolvedProfile {
+function standalone(
+  base: ResolvedProfile,
+  name: string,
+  transport: Mutant['transport'],
+  command: string[],
+): ResolvedProfile {
   const http = transport === 'http'
-  const config = http ? { ...base.profile.config, 'auth=token': { args: ['--auth-token', '${token}'], env: {}, files: {} }, 'auth=none': { args: [], env: {}, files: {} } } : base.profile.config
+  const config = http
+    ? {
+        ...base.profile.config,
+        'auth=token': { args: ['--auth-token', '${token}'], env: {}, files: {} },
+        'auth=none': { args: [], env: {}, files: {} },
+      }
+    : base.profile.config
   const target = { env: {}, files: {}, ready: '/health', command, ...(http ? { token: 'kit-mini-token' } : {}) }
-  return resolveProfile({ ...base.profile, name, targets: { [transport]: target }, config, expectedFailures: undefined }, base.dir)
+  return resolveProfile(
+    { ...base.profile, name, targets: { [transport]: target }, config, expectedFailures: undefined },
+    base.dir,
+  )
 }
 
 export function mutate(base: ResolvedProfile, m: Mutant, dir = mutantsDir()): ResolvedProfile {
@@ -61,7 +75,10 @@ export function mutate(base: ResolvedProfile, m: Mutant, dir = mutantsDir()): Re
   if (m.command) return standalone(base, m.name, m.transport, m.command)
   if (!launch?.command) throw new Error(`mutant ${m.name}: the profile has no ${m.transport} command to wrap`)
   const targets = { [m.transport]: { ...launch, command: ['${node}', join(dir, `${m.name}.mjs`), ...launch.command] } }
-  return resolveProfile({ ...base.profile, name: `${base.profile.name}+${m.name}`, targets, expectedFailures: undefined }, base.dir)
+  return resolveProfile(
+    { ...base.profile, name: `${base.profile.name}+${m.name}`, targets, expectedFailures: undefined },
+    base.dir,
+  )
 }
 
 /** The unbroken target the mutant is compared with. */
@@ -80,25 +97,66 @@ export interface MutantOutcome {
   results: Result[]
 }
 
-const failedIds = (rs: readonly Result[]): string[] => [...new Set(rs.filter((r) => r.status === 'fail').flatMap((r) => [r.id, ...r.violations.map((v) => v.rule)]))]
+const failedIds = (rs: readonly Result[]): string[] => [
+  ...new Set(rs.filter((r) => r.status === 'fail').flatMap((r) => [r.id, ...r.violations.map((v) => v.rule)])),
+]
 
 /** The mutant's requirements against the unbroken target: every one must pass. */
-export async function runControl(m: Mutant, entries: readonly CorpusEntry[], base: ResolvedProfile, o: MutantRunOptions = {}): Promise<Result[]> {
-  return runCorpus({ ...o, entries: entries.filter((e) => matchesAny(e.id, m.only)), profile: control(base, m), transports: [m.transport as TransportId] })
+export async function runControl(
+  m: Mutant,
+  entries: readonly CorpusEntry[],
+  base: ResolvedProfile,
+  o: MutantRunOptions = {},
+): Promise<Result[]> {
+  return runCorpus({
+    ...o,
+    entries: entries.filter((e) => matchesAny(e.id, m.only)),
+    profile: control(base, m),
+    transports: [m.transport as TransportId],
+  })
 }
 
-export async function runMutant(m: Mutant, entries: readonly CorpusEntry[], base: ResolvedProfile, o: MutantRunOptions = {}): Promise<MutantOutcome> {
+export async function runMutant(
+  m: Mutant,
+  entries: readonly CorpusEntry[],
+  base: ResolvedProfile,
+  o: MutantRunOptions = {},
+): Promise<MutantOutcome> {
   const selected = entries.filter((e) => matchesAny(e.id, m.only))
-  const results = await runCorpus({ ...o, entries: selected, profile: mutate(base, m), transports: [m.transport as TransportId] })
+  const results = await runCorpus({
+    ...o,
+    entries: selected,
+    profile: mutate(base, m),
+    transports: [m.transport as TransportId],
+  })
   const caughtBy = failedIds(results)
   const because = new RegExp(m.because)
-  const right = results.some((r) => r.status === 'fail' && (r.id === m.killedBy || r.violations.some((v) => v.rule === m.killedBy)) && because.test([r.message ?? '', ...r.violations.map((v) => v.problem)].join('\n')))
+  const right = results.some(
+    (r) =>
+      r.status === 'fail' &&
+      (r.id === m.killedBy || r.violations.some((v) => v.rule === m.killedBy)) &&
+      because.test([r.message ?? '', ...r.violations.map((v) => v.problem)].join('\n')),
+  )
   return { mutant: m, killed: right, caughtBy, results }
 }
 
 export function mutantTable(outcomes: readonly MutantOutcome[]): string {
-  const control = (o: MutantOutcome): string => (o.controlFailures === undefined ? 'not run' : o.controlFailures.length ? `FAILED: ${o.controlFailures.join('; ')}` : 'passes')
-  const rows = outcomes.map((o) => `| ${o.mutant.name} | ${o.mutant.breaks} | ${o.mutant.transport} | ${control(o)} | ${o.killed ? `killed by \`${o.mutant.killedBy}\`` : `SURVIVED (failed: ${o.caughtBy.join(', ') || 'nothing'})`} |`)
+  const control = (o: MutantOutcome): string =>
+    o.controlFailures === undefined
+      ? 'not run'
+      : o.controlFailures.length
+        ? `FAILED: ${o.controlFailures.join('; ')}`
+        : 'passes'
+  const rows = outcomes.map(
+    (o) =>
+      `| ${o.mutant.name} | ${o.mutant.breaks} | ${o.mutant.transport} | ${control(o)} | ${o.killed ? `killed by \`${o.mutant.killedBy}\`` : `SURVIVED (failed: ${o.caughtBy.join(', ') || 'nothing'})`} |`,
+  )
   const killed = outcomes.filter((o) => o.killed).length
-  return ['| mutant | breaks | transport | control | result |', '|---|---|---|---|---|', ...rows, '', `mutation score: ${killed}/${outcomes.length} killed`].join('\n')
+  return [
+    '| mutant | breaks | transport | control | result |',
+    '|---|---|---|---|---|',
+    ...rows,
+    '',
+    `mutation score: ${killed}/${outcomes.length} killed`,
+  ].join('\n')
 }

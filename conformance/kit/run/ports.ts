@@ -15,7 +15,8 @@ export function parsePortRange(text: string): PortRange {
   const m = /^(\d{1,5})-(\d{1,5})$/.exec(text.trim())
   const from = Number(m?.[1])
   const to = Number(m?.[2])
-  if (!m || from < 1 || to > 65535 || from > to) throw new UsageError(`--ports must be FROM-TO within 1-65535, got ${JSON.stringify(text)}`)
+  if (!m || from < 1 || to > 65535 || from > to)
+    throw new UsageError(`--ports must be FROM-TO within 1-65535, got ${JSON.stringify(text)}`)
   return { from, to }
 }
 

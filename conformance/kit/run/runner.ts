@@ -78,34 +78,75 @@ function makeAdapter(t: TransportId, p: Prepared, ctx: AdapterContext): Adapter 
   return new AcpSeedAdapter(t, p.stdio!, ctx)
 }
 
-function makeArm(t: Transcript, transport: TransportId, p: Prepared): { arm: Arm; name: 'stdio' | 'http-socket' | 'sse-socket' } {
+function makeArm(
+  t: Transcript,
+  transport: TransportId,
+  p: Prepared,
+): { arm: Arm; name: 'stdio' | 'http-socket' | 'sse-socket' } {
   if (transport === 'http') {
     const target = { baseUrl: p.http!.baseUrl, fetch: (req: Request) => fetch(req), close: async () => {} }
     // A transcript of the sse surface, or an http one that runs only on the SSE arms (it opens streams), needs the SSE arm.
-    const sse = t.header.surface === 'sse' || (t.header.arms?.length && t.header.arms.every((a) => a.startsWith('sse-')))
-    return sse ? { arm: new SseArm('sse-socket', target), name: 'sse-socket' } : { arm: new HttpArm('http-socket', target), name: 'http-socket' }
+    const sse =
+      t.header.surface === 'sse' || (t.header.arms?.length && t.header.arms.every((a) => a.startsWith('sse-')))
+    return sse
+      ? { arm: new SseArm('sse-socket', target), name: 'sse-socket' }
+      : { arm: new HttpArm('http-socket', target), name: 'http-socket' }
   }
   const sniffer = transport === 'rpc' ? new RpcSniffer() : new AcpSniffer()
   return { arm: new StdioArm(p.stdio!, [], sniffer), name: 'stdio' }
 }
 
-async function runEntry(e: CorpusEntry, transport: TransportId, o: RunOptions, double: RunningDouble | undefined): Promise<Omit<Result, 'durationMs'>> {
-  const base = { id: e.id, title: e.title, section: e.section, level: e.level, surface: e.surface, transport, file: e.file, violations: [] as KitViolation[] }
+async function runEntry(
+  e: CorpusEntry,
+  transport: TransportId,
+  o: RunOptions,
+  double: RunningDouble | undefined,
+): Promise<Omit<Result, 'durationMs'>> {
+  const base = {
+    id: e.id,
+    title: e.title,
+    section: e.section,
+    level: e.level,
+    surface: e.surface,
+    transport,
+    file: e.file,
+    violations: [] as KitViolation[],
+  }
   const declared = new Set(o.profile.profile.capabilities)
-  const workspaceFiles = e.body.kind === 'scenario' ? e.body.scenario.header.workspace : (e.body.transcript.header.workspace?.files ?? e.body.transcript.header.server?.workspace ?? {})
+  const workspaceFiles =
+    e.body.kind === 'scenario'
+      ? e.body.scenario.header.workspace
+      : (e.body.transcript.header.workspace?.files ?? e.body.transcript.header.server?.workspace ?? {})
   let prepared: Prepared
   try {
     if (e.body.kind === 'transcript') {
       const missing = e.requires.filter((c) => !declared.has(c))
-      if (missing.length) return { ...base, status: 'skip', message: `needs ${missing.join(', ')}, which the target does not declare` }
+      if (missing.length)
+        return { ...base, status: 'skip', message: `needs ${missing.join(', ')}, which the target does not declare` }
     }
-    prepared = await prepare({ profile: o.profile, transport, workspaceFiles, config: e.config, double, externalHttp: o.externalHttp, ports: o.ports, readyMs: (o.timeoutMs ?? 10_000) + (o.startupGraceMs ?? STARTUP_GRACE_MS) })
+    prepared = await prepare({
+      profile: o.profile,
+      transport,
+      workspaceFiles,
+      config: e.config,
+      double,
+      externalHttp: o.externalHttp,
+      ports: o.ports,
+      readyMs: (o.timeoutMs ?? 10_000) + (o.startupGraceMs ?? STARTUP_GRACE_MS),
+    })
   } catch (err) {
     if (err instanceof SkipError) return { ...base, status: 'skip', message: err.message }
     return { ...base, status: 'fail', message: `could not start the target: ${(err as Error).message}` }
   }
   const clientFs = e.body.kind === 'scenario' && e.body.scenario.header.clientFs
-  const ctx: AdapterContext = { workspace: prepared.workspace, profile: o.profile, timeoutMs: o.timeoutMs ?? 10_000, startupGraceMs: o.startupGraceMs ?? STARTUP_GRACE_MS, doubleModel: double?.model, clientFs }
+  const ctx: AdapterContext = {
+    workspace: prepared.workspace,
+    profile: o.profile,
+    timeoutMs: o.timeoutMs ?? 10_000,
+    startupGraceMs: o.startupGraceMs ?? STARTUP_GRACE_MS,
+    doubleModel: double?.model,
+    clientFs,
+  }
   let violations: KitViolation[] = []
   let transcript: string[] = []
   let agent: Result['agent']
@@ -117,7 +158,12 @@ async function runEntry(e: CorpusEntry, transport: TransportId, o: RunOptions, d
         await run.open('main')
         const have = new Set([...declared, ...adapter.capabilities()])
         const missing = e.requires.filter((c) => !have.has(c))
-        if (missing.length) return { ...base, status: 'skip', message: `needs ${missing.join(', ')}, which the target neither declares nor advertises` }
+        if (missing.length)
+          return {
+            ...base,
+            status: 'skip',
+            message: `needs ${missing.join(', ')}, which the target neither declares nor advertises`,
+          }
         await run.run(e.body.scenario)
       } finally {
         transcript = adapter.transcript()
@@ -133,38 +179,78 @@ async function runEntry(e: CorpusEntry, transport: TransportId, o: RunOptions, d
       if (arm instanceof StdioArm) vars.set('cwd', arm.cwd)
       if (t.steps.some((s) => JSON.stringify(s).includes('${token}')) && !vars.has('token')) {
         await arm.dispose()
-        return { ...base, status: 'skip', message: "needs the server's master token (--token, or the profile's targets.http.token)" }
+        return {
+          ...base,
+          status: 'skip',
+          message: "needs the server's master token (--token, or the profile's targets.http.token)",
+        }
       }
       try {
-        await replaySteps(t, arm, name, vars, { waitMs: ctx.timeoutMs, startupGraceMs: ctx.startupGraceMs, ownRequirementOnly: true })
+        await replaySteps(t, arm, name, vars, {
+          waitMs: ctx.timeoutMs,
+          startupGraceMs: ctx.startupGraceMs,
+          ownRequirementOnly: true,
+        })
       } finally {
         await arm.dispose()
         violations = arm.violations().map((v) => toKitViolation(transport, v))
         if (arm instanceof StdioArm) agent = arm.agentInfo
-        if (arm instanceof StdioArm) transcript = arm.stderr.trim().split('\n').slice(-5).filter(Boolean).map((l) => `stderr: ${l.slice(0, 300)}`)
+        if (arm instanceof StdioArm)
+          transcript = arm.stderr
+            .trim()
+            .split('\n')
+            .slice(-5)
+            .filter(Boolean)
+            .map((l) => `stderr: ${l.slice(0, 300)}`)
       }
     }
   } catch (err) {
     // A transcript's ReplayError names `<file>:<line>:`; any other number in a message (a peer's stderr) is not a line.
-    const line = err instanceof StepFailure ? err.line : new RegExp(`${e.file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:(\\d+):`).exec((err as Error).message)?.[1]
+    const line =
+      err instanceof StepFailure
+        ? err.line
+        : new RegExp(`${e.file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:(\\d+):`).exec((err as Error).message)?.[1]
     // fetch's own message ("fetch failed") says nothing; its cause names the socket error.
     const cause = (err as { cause?: { message?: string } }).cause?.message
     const message = (err as Error).message.replace(`${e.file}:`, 'line ') + (cause ? ` (${cause})` : '')
-    return { ...base, status: 'fail', message, line: line === undefined ? undefined : Number(line), violations, transcript, agent }
+    return {
+      ...base,
+      status: 'fail',
+      message,
+      line: line === undefined ? undefined : Number(line),
+      violations,
+      transcript,
+      agent,
+    }
   } finally {
     await prepared.close()
   }
-  if (violations.length) return { ...base, status: 'fail', message: `contract violation: ${describeViolation(violations[0]!)}${violations.length > 1 ? ` (+${violations.length - 1} more)` : ''}`, violations, transcript, agent }
+  if (violations.length)
+    return {
+      ...base,
+      status: 'fail',
+      message: `contract violation: ${describeViolation(violations[0]!)}${violations.length > 1 ? ` (+${violations.length - 1} more)` : ''}`,
+      violations,
+      transcript,
+      agent,
+    }
   return { ...base, status: 'pass', violations, agent }
 }
 
 /** Every (requirement, transport) pair the run covers, in corpus order. */
-export function plan(entries: readonly CorpusEntry[], transports: readonly TransportId[]): { entry: CorpusEntry; transport: TransportId }[] {
-  return entries.flatMap((entry) => entry.transports.filter((t) => transports.includes(t)).map((transport) => ({ entry, transport })))
+export function plan(
+  entries: readonly CorpusEntry[],
+  transports: readonly TransportId[],
+): { entry: CorpusEntry; transport: TransportId }[] {
+  return entries.flatMap((entry) =>
+    entry.transports.filter((t) => transports.includes(t)).map((transport) => ({ entry, transport })),
+  )
 }
 
 export async function runCorpus(o: RunOptions): Promise<Result[]> {
-  const double = o.profile.profile.model?.double ? await startDouble(o.profile.profile.model.apiKey, o.ports) : undefined
+  const double = o.profile.profile.model?.double
+    ? await startDouble(o.profile.profile.model.apiKey, o.ports)
+    : undefined
   const results: Result[] = []
   try {
     for (const { entry, transport } of plan(o.entries, o.transports)) {

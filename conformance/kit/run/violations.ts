@@ -18,10 +18,19 @@ export interface KitViolation {
 }
 
 const STDOUT_RULE: Record<TransportId, { rule: string; spec: string }> = {
-  'acp-v1': { rule: 'acp.stdio.stdout-protocol-only', spec: 'the ACP v1 transport conventions (docs/zed.md) (transports: stdout carries only ACP messages)' },
+  'acp-v1': {
+    rule: 'acp.stdio.stdout-protocol-only',
+    spec: 'the ACP v1 transport conventions (docs/zed.md) (transports: stdout carries only ACP messages)',
+  },
   'acp-otter': { rule: 'acp.stdio.stdout-protocol-only', spec: 'docs/zed.md Wire protocol (one JSON object per line)' },
-  'acp-ferret': { rule: 'acp.stdio.stdout-protocol-only', spec: 'docs/zed.md Wire protocol (one JSON object per line)' },
-  rpc: { rule: 'rpc.stdout.protocol-only', spec: 'specs/asyncapi/rpc.asyncapi.yaml info (nothing but these messages is written to stdout)' },
+  'acp-ferret': {
+    rule: 'acp.stdio.stdout-protocol-only',
+    spec: 'docs/zed.md Wire protocol (one JSON object per line)',
+  },
+  rpc: {
+    rule: 'rpc.stdout.protocol-only',
+    spec: 'specs/asyncapi/rpc.asyncapi.yaml info (nothing but these messages is written to stdout)',
+  },
   http: { rule: 'http.wire.schema', spec: 'specs/openapi/chimera.openapi.yaml' },
 }
 
@@ -32,7 +41,7 @@ function schemaRule(t: TransportId, v: Violation): string {
   return v.spec?.includes('asyncapi/sse') ? 'http.sse.wire.schema' : 'http.wire.schema'
 }
 
-const text = (m: unknown): string => (typeof m === 'string' ? m : JSON.stringify(m) ?? String(m)).slice(0, 600)
+const text = (m: unknown): string => (typeof m === 'string' ? m : (JSON.stringify(m) ?? String(m))).slice(0, 600)
 
 /** Every rule a violation can carry (an expected-failures entry may name one). */
 export const VIOLATION_RULES: ReadonlySet<string> = new Set([
@@ -50,7 +59,13 @@ export const VIOLATION_RULES: ReadonlySet<string> = new Set([
 
 export function toKitViolation(t: TransportId, v: Violation): KitViolation {
   if (/^stdout (carried a line that is not JSON|ended with an unterminated line)/.test(v.problem)) {
-    return { rule: STDOUT_RULE[t].rule, dir: v.dir, frame: text(v.message), problem: v.problem, spec: STDOUT_RULE[t].spec }
+    return {
+      rule: STDOUT_RULE[t].rule,
+      dir: v.dir,
+      frame: text(v.message),
+      problem: v.problem,
+      spec: STDOUT_RULE[t].spec,
+    }
   }
   return { rule: schemaRule(t, v), dir: v.dir, frame: text(v.message), problem: v.problem, spec: v.spec ?? 'specs/' }
 }

@@ -16,7 +16,9 @@ export async function rpcExample(): Promise<void> {
 }
 
 export async function acpExample(): Promise<void> {
-  const app = client({ name: 'my-ide' }).onRequest('session/request_permission', async () => ({ outcome: { outcome: 'selected', optionId: 'allow' } }))
+  const app = client({ name: 'my-ide' }).onRequest('session/request_permission', async () => ({
+    outcome: { outcome: 'selected', optionId: 'allow' },
+  }))
   const a = spawnAgent({ command: ['chimera', 'ferret', 'serve'], cwd: process.cwd(), app })
   await a.agent.request('initialize', { protocolVersion: 1, clientCapabilities: {} })
   const { sessionId } = await a.agent.request('session/new', { cwd: process.cwd(), mcpServers: [] })

@@ -1,6 +1,13 @@
 // The whole flow of docs/client.md against the installed @chimera-agent/client, typed with no
 // casts and no `any`: create, stream with resume, approve, list, transcript, delete.
-import { ChimeraApiError, answerPermission, continueSession, createChimeraClient, startSession, type SseEnvelope } from '@chimera-agent/client'
+import {
+  ChimeraApiError,
+  answerPermission,
+  continueSession,
+  createChimeraClient,
+  startSession,
+  type SseEnvelope,
+} from '@chimera-agent/client'
 
 declare const env: Record<string, string | undefined>
 declare function render(ev: SseEnvelope): void
@@ -34,10 +41,15 @@ export async function flow(baseUrl: string): Promise<string[]> {
   for await (const ev of resumed) out.push(ev.type)
 
   // Approve through the helper, then another turn.
-  const run = await startSession(client, { prompt: '!call Write {"path":"a.txt","content":"hi"}' }, {
-    onEvent: (ev) => render(ev),
-    onPermission: async (req) => ((await askUser(`${req.metadata.tool} ${JSON.stringify(req.metadata.args)}?`)) ? 'allow' : 'deny'),
-  })
+  const run = await startSession(
+    client,
+    { prompt: '!call Write {"path":"a.txt","content":"hi"}' },
+    {
+      onEvent: (ev) => render(ev),
+      onPermission: async (req) =>
+        (await askUser(`${req.metadata.tool} ${JSON.stringify(req.metadata.args)}?`)) ? 'allow' : 'deny',
+    },
+  )
   const next = await continueSession(client, run.session_id, 'now read it back')
   out.push(`${run.success} ${run.output} ${next.success}`)
   await client.tool.approve({ session_id: run.session_id, request_id: 'perm-1', decision: 'deny' })

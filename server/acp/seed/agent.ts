@@ -35,7 +35,8 @@ import { toOtterParams } from './otter-map.ts'
 
 const SEED_APP_ERROR = -32000
 
-export const seedSessionNotFound = (id: string): RpcError => new RpcError(SEED_APP_ERROR, 'Agent error', { name: 'SessionNotFound', message: `session not found: ${id}` })
+export const seedSessionNotFound = (id: string): RpcError =>
+  new RpcError(SEED_APP_ERROR, 'Agent error', { name: 'SessionNotFound', message: `session not found: ${id}` })
 
 export interface SeedAgentOptions {
   agent: AgentName
@@ -49,7 +50,6 @@ interface Attachment {
   session: Session
   pump: EventPump
 }
-
 
 type SeedTable = typeof acpSeedMethods
 /** Every inbound seed method but `initialize` (the dialect's): a handler of its generated type each. */
@@ -121,11 +121,16 @@ export class SeedAgent {
       'session/setSandbox': async (p) => {
         const s = await this.#get(p.sessionId)
         if (p.sandbox === undefined || p.sandbox === s.sandbox) return { mode: s.sandbox }
-        return { mode: s.sandbox, restartRequired: true, message: `restart required: the sandbox is fixed at launch (--sandbox ${p.sandbox})` }
+        return {
+          mode: s.sandbox,
+          restartRequired: true,
+          message: `restart required: the sandbox is fixed at launch (--sandbox ${p.sandbox})`,
+        }
       },
       'session/setApproval': async (p) => {
         const s = await this.#get(p.sessionId)
-        if (!isApprovalPolicy(p.approval)) throw RpcError.invalidParams([{ path: 'approval', message: `unknown approval preset "${p.approval}"` }])
+        if (!isApprovalPolicy(p.approval))
+          throw RpcError.invalidParams([{ path: 'approval', message: `unknown approval preset "${p.approval}"` }])
         await s.setApproval(p.approval)
         return { ok: true }
       },
@@ -189,7 +194,10 @@ export class SeedAgent {
     const outcome = await a.session.prompt(text).done
     await a.session.flush()
     await a.pump.delivered(a.session.lastSeq)
-    const chunk = this.#o.agent === 'ferret' ? outcome.output : ({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: outcome.output } } as const)
+    const chunk =
+      this.#o.agent === 'ferret'
+        ? outcome.output
+        : ({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: outcome.output } } as const)
     if (outcome.stop_reason === 'cancelled') return { stopReason: 'cancelled', cancelled: true, message: chunk }
     if (outcome.stop_reason === 'error') return { stopReason: 'error', message: chunk }
     return { stopReason: outcome.stop_reason === 'max_steps' ? 'max_steps' : 'end_turn', message: chunk }
@@ -209,12 +217,22 @@ export class SeedAgent {
     return { sessionId: s.id, replayed: w.replay.length, lastEventId: w.lastEventId, truncated: w.truncated }
   }
 
-  async #respond(p: { requestId?: string; reply?: PermissionDecision; sessionId?: string; id?: string; decision?: PermissionDecision }) {
+  async #respond(p: {
+    requestId?: string
+    reply?: PermissionDecision
+    sessionId?: string
+    id?: string
+    decision?: PermissionDecision
+  }) {
     const rid = p.requestId ?? p.id!
     const decision = (p.reply ?? p.decision)!
-    const candidates = p.sessionId ? [await this.#get(p.sessionId)] : [...this.#sessions.values()].map((a) => a.session).concat(this.#o.manager.live())
+    const candidates = p.sessionId
+      ? [await this.#get(p.sessionId)]
+      : [...this.#sessions.values()].map((a) => a.session).concat(this.#o.manager.live())
     for (const s of candidates) if (s.replyPermission(rid, decision, 'acp')) return { ok: true }
-    throw RpcError.invalidParams([{ path: p.requestId !== undefined ? 'requestId' : 'id', message: `no pending permission request "${rid}"` }])
+    throw RpcError.invalidParams([
+      { path: p.requestId !== undefined ? 'requestId' : 'id', message: `no pending permission request "${rid}"` },
+    ])
   }
 }
 

@@ -62,9 +62,22 @@ export const FERRET_EVENT_MAP: { [T in EventType]: Row<T> } = {
     result: e.data.ok ? { ok: true, output: e.data.output ?? '' } : { ok: false, error: e.data.error ?? 'failed' },
     duration_ms: e.data.duration_ms ?? 0,
   }),
-  permission_request: (e, b) => ({ ...b, kind: 'permission_request', id: e.data.request_id, tool: e.data.tool, args: e.data.args, risk: e.data.risk ?? 'medium' }),
+  permission_request: (e, b) => ({
+    ...b,
+    kind: 'permission_request',
+    id: e.data.request_id,
+    tool: e.data.tool,
+    args: e.data.args,
+    risk: e.data.risk ?? 'medium',
+  }),
   permission_reply: none,
-  sandbox_violation: (e, b) => ({ ...b, kind: 'sandbox_violation', tool: e.data.tool, path: e.data.path, mode: e.data.mode }),
+  sandbox_violation: (e, b) => ({
+    ...b,
+    kind: 'sandbox_violation',
+    tool: e.data.tool,
+    path: e.data.path,
+    mode: e.data.mode,
+  }),
   usage: (e, b) => {
     const u = e.data.usage
     return {
@@ -89,7 +102,12 @@ export const FERRET_EVENT_MAP: { [T in EventType]: Row<T> } = {
   approval_changed: (e, b) => ({ ...b, kind: 'approval_changed', old: e.data.old, new: e.data.new }),
   notice: (e, b) => ({ ...b, kind: 'notice', level: e.data.level, text: e.data.text }),
   file_edit: (e, b) => ({ ...b, kind: 'file_edit', path: e.data.path, diff: e.data.diff }),
-  file_open: (e, b) => ({ ...b, kind: 'file_open', path: e.data.path, ...(e.data.line !== undefined ? { line: e.data.line } : {}) }),
+  file_open: (e, b) => ({
+    ...b,
+    kind: 'file_open',
+    path: e.data.path,
+    ...(e.data.line !== undefined ? { line: e.data.line } : {}),
+  }),
   undo: none,
   redo: none,
   // The seed has no plan kind: the `update_plan` tool_call_start already carries the entries.

@@ -43,7 +43,13 @@ export const OTTER_EVENT_MAP: { [T in EventType]: Row<T> } = {
     e.data.ok
       ? { sessionUpdate: 'tool_result', callId: e.data.call_id, success: true, output: e.data.output ?? '' }
       : { sessionUpdate: 'tool_result', callId: e.data.call_id, success: false, error: e.data.error ?? 'failed' },
-  permission_request: (e) => ({ sessionUpdate: 'permission_request', requestId: e.data.request_id, tool: e.data.tool, input: e.data.args, options: e.data.options }),
+  permission_request: (e) => ({
+    sessionUpdate: 'permission_request',
+    requestId: e.data.request_id,
+    tool: e.data.tool,
+    input: e.data.args,
+    options: e.data.options,
+  }),
   permission_reply: none,
   sandbox_violation: none,
   usage: (e) => ({ sessionUpdate: 'usage_update', usage: e.data.usage }),
@@ -57,7 +63,10 @@ export const OTTER_EVENT_MAP: { [T in EventType]: Row<T> } = {
   model_changed: none,
   mode_changed: none,
   approval_changed: none,
-  notice: (e) => ({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `\n[${e.data.level}] ${e.data.text}\n` } }),
+  notice: (e) => ({
+    sessionUpdate: 'agent_message_chunk',
+    content: { type: 'text', text: `\n[${e.data.level}] ${e.data.text}\n` },
+  }),
   file_edit: none,
   file_open: none,
   undo: none,
@@ -69,7 +78,10 @@ export const OTTER_EVENT_MAP: { [T in EventType]: Row<T> } = {
 }
 
 /** The otter `session/update` params of one event, or undefined when it shows nothing. */
-export function toOtterParams(e: AnyEvent, eventId: number): { sessionId: string; eventId: number; update: OtterUpdate } | undefined {
+export function toOtterParams(
+  e: AnyEvent,
+  eventId: number,
+): { sessionId: string; eventId: number; update: OtterUpdate } | undefined {
   const update = (OTTER_EVENT_MAP[e.type] as Row<typeof e.type>)(e as never)
   return update ? { sessionId: e.session_id, eventId, update } : undefined
 }

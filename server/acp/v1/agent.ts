@@ -91,7 +91,10 @@ export interface V1ClientCaps {
   _meta?: Record<string, unknown> | null
 }
 
-const OPTION: Record<PermissionDecision, { name: string; kind: 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always' }> = {
+const OPTION: Record<
+  PermissionDecision,
+  { name: string; kind: 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always' }
+> = {
   allow: { name: 'Allow once', kind: 'allow_once' },
   always: { name: 'Always allow', kind: 'allow_always' },
   deny: { name: 'Reject', kind: 'reject_once' },
@@ -116,7 +119,8 @@ const STOP: Record<string, 'end_turn' | 'max_tokens' | 'max_turn_requests' | 're
   cancelled: 'cancelled',
 }
 
-export const sessionNotFound = (id: string): RpcError => new RpcError(CODES.resourceNotFound, 'Resource not found', { sessionId: id })
+export const sessionNotFound = (id: string): RpcError =>
+  new RpcError(CODES.resourceNotFound, 'Resource not found', { sessionId: id })
 
 export class V1Agent {
   readonly #o: V1AgentOptions
@@ -159,7 +163,10 @@ export class V1Agent {
     return {
       // One method is offered (keys from the environment); naming another is a client error.
       authenticate: (p) => {
-        if (p.methodId !== AUTH_METHOD_ID) throw RpcError.invalidParams([{ path: 'methodId', message: `unknown authentication method "${p.methodId}" (offered: ${AUTH_METHOD_ID})` }])
+        if (p.methodId !== AUTH_METHOD_ID)
+          throw RpcError.invalidParams([
+            { path: 'methodId', message: `unknown authentication method "${p.methodId}" (offered: ${AUTH_METHOD_ID})` },
+          ])
         return {}
       },
       'session/new': (p) => this.#new(p),
@@ -180,12 +187,21 @@ export class V1Agent {
       },
       '_session/steering': (p) => {
         const s = this.#att(p.sessionId).session
-        return s.steer(promptText(p.prompt)) ? { outcome: 'injected' } : { outcome: 'promptRequired', reason: 'noRunningTurn' }
+        return s.steer(promptText(p.prompt))
+          ? { outcome: 'injected' }
+          : { outcome: 'promptRequired', reason: 'noRunningTurn' }
       },
       '_chimera/session/replay': (p) => this.#replay(p),
       '_chimera/session/state': (p) => {
         const s = this.#att(p.sessionId).session
-        return { sessionId: s.id, model: s.model, mode: s.mode, status: s.status, messages: s.messages(), lastEventId: s.lastSeq }
+        return {
+          sessionId: s.id,
+          model: s.model,
+          mode: s.mode,
+          status: s.status,
+          messages: s.messages(),
+          lastEventId: s.lastSeq,
+        }
       },
       '_chimera/session/compact': async (p) => {
         const e = await this.#att(p.sessionId).session.compact().catch(asClientError)
@@ -201,7 +217,11 @@ export class V1Agent {
       '_ferret/session/setSandbox': (p) => {
         const s = this.#att(p.sessionId).session
         if (p.mode === undefined || p.mode === s.sandbox) return { mode: s.sandbox, restartRequired: false }
-        return { mode: s.sandbox, restartRequired: true, message: `restart required: the sandbox is fixed at launch (--sandbox ${p.mode})` }
+        return {
+          mode: s.sandbox,
+          restartRequired: true,
+          message: `restart required: the sandbox is fixed at launch (--sandbox ${p.mode})`,
+        }
       },
       '_ferret/session/setApproval': async (p) => {
         const s = this.#att(p.sessionId).session
@@ -272,7 +292,15 @@ export class V1Agent {
       terminalOutput: this.#terminalOutput,
       outputs: new Map(),
     }
-    const att: Attachment = { session, map, asks: new Map(), own: new Set(), pump: undefined as unknown as EventPump, queue: Promise.resolve(), upTo: afterSeq }
+    const att: Attachment = {
+      session,
+      map,
+      asks: new Map(),
+      own: new Set(),
+      pump: undefined as unknown as EventPump,
+      queue: Promise.resolve(),
+      upTo: afterSeq,
+    }
     att.pump = new EventPump(
       session,
       afterSeq,
@@ -332,11 +360,20 @@ export class V1Agent {
       const all: { eventId: number; update: V1Update }[] = []
       const events = (await att.session.events(0)).filter((e) => e.seq <= att.upTo)
       // Its own progress state: the live pump's is not touched by a replay.
-      const map: V1MapContext = { ...att.map, outputs: new Map(), finished: new Set(events.flatMap((e) => (e.type === 'tool_result' ? [e.data.call_id] : []))) }
+      const map: V1MapContext = {
+        ...att.map,
+        outputs: new Map(),
+        finished: new Set(events.flatMap((e) => (e.type === 'tool_result' ? [e.data.call_id] : []))),
+      }
       for (const e of events) for (const update of toV1Updates(e, map)) all.push({ eventId: e.seq, update })
       const w = replayWindow(all, cursor, historySize())
       for (const u of w.replay) await this.#update(att.session.id, u.update)
-      return { sessionId: att.session.id, replayed: w.replay.length, lastEventId: w.lastEventId, truncated: w.truncated }
+      return {
+        sessionId: att.session.id,
+        replayed: w.replay.length,
+        lastEventId: w.lastEventId,
+        truncated: w.truncated,
+      }
     })
   }
 
@@ -353,7 +390,15 @@ export class V1Agent {
     const diff = toolDiff(cwd, tool, args, e.data.old_text)
     const params = {
       sessionId: att.session.id,
-      toolCall: { toolCallId: callId, title: toolTitle(tool, args), kind: toolKind(tool), status: 'pending', locations: toolLocations(cwd, args), rawInput: args, ...(diff.length ? { content: diff } : {}) },
+      toolCall: {
+        toolCallId: callId,
+        title: toolTitle(tool, args),
+        kind: toolKind(tool),
+        status: 'pending',
+        locations: toolLocations(cwd, args),
+        rawInput: args,
+        ...(diff.length ? { content: diff } : {}),
+      },
       options: e.data.options.map((d) => ({ optionId: d, ...OPTION[d] })),
       _meta: { 'chimera/requestId': rid, ...(e.data.risk ? { 'chimera/risk': e.data.risk } : {}) },
     }
@@ -363,7 +408,8 @@ export class V1Agent {
         const parsed = PermissionResponse.safeParse(raw)
         const r: PermissionResponse['outcome'] | undefined = parsed.success ? parsed.data.outcome : undefined
         const chosen = r?.outcome === 'selected' ? e.data.options.find((o) => o === r.optionId) : undefined
-        if (!chosen) this.#o.logger.info(`permission ${rid}: ${r ? `outcome ${r.outcome}` : 'malformed answer'}; denying`)
+        if (!chosen)
+          this.#o.logger.info(`permission ${rid}: ${r ? `outcome ${r.outcome}` : 'malformed answer'}; denying`)
         att.session.replyPermission(rid, chosen ?? 'deny', 'acp')
       })
       .catch((err: unknown) => {
@@ -379,7 +425,9 @@ export class V1Agent {
     const problem = workingDirProblem(p.cwd)
     if (problem !== undefined) throw RpcError.invalidParams([{ path: 'cwd', message: problem }])
     const maxSteps = maxStepsMeta(p._meta)
-    const session = await this.#o.manager.create({ cwd: p.cwd, ...(maxSteps !== undefined ? { maxSteps } : {}) }).catch(asClientError)
+    const session = await this.#o.manager
+      .create({ cwd: p.cwd, ...(maxSteps !== undefined ? { maxSteps } : {}) })
+      .catch(asClientError)
     const mcp = await this.#connectMcp(session, p.mcpServers)
     this.#attach(session, session.lastSeq, mcp)
     this.#afterResponse(session, mcp)
@@ -416,7 +464,10 @@ export class V1Agent {
     const att = this.#attach(session, last, await connecting)
     // Requests still waiting for an answer are asked again of this client.
     for (const req of await session.pendingPermissionRequests()) {
-      const e = events.find((x): x is EventOf<'permission_request'> => x.type === 'permission_request' && x.data.request_id === req.request_id)
+      const e = events.find(
+        (x): x is EventOf<'permission_request'> =>
+          x.type === 'permission_request' && x.data.request_id === req.request_id,
+      )
       if (e) this.#ask(att, e)
     }
     this.#afterResponse(session, att.mcp)
@@ -436,8 +487,11 @@ export class V1Agent {
   async #list(p: { cwd?: string | null; cursor?: string | null }) {
     const PAGE = 100
     const start = p.cursor ? Number.parseInt(p.cursor, 10) : 0
-    if (!Number.isInteger(start) || start < 0) throw RpcError.invalidParams([{ path: 'cursor', message: 'unknown cursor' }])
-    const all = (await this.#o.manager.list({ agents: [this.#o.manager.opts.agent] })).filter((s) => !p.cwd || s.working_dir === p.cwd)
+    if (!Number.isInteger(start) || start < 0)
+      throw RpcError.invalidParams([{ path: 'cursor', message: 'unknown cursor' }])
+    const all = (await this.#o.manager.list({ agents: [this.#o.manager.opts.agent] })).filter(
+      (s) => !p.cwd || s.working_dir === p.cwd,
+    )
     const page = all.slice(start, start + PAGE)
     return {
       sessions: page.map((s) => ({
@@ -476,8 +530,10 @@ export class V1Agent {
       await a.session.flush()
       await a.pump.delivered(a.session.lastSeq)
       // Refused credentials are -32000, the code on which a client offers its sign-in (acp-v1 §9).
-      if (outcome.credentialsRefused) throw new RpcError(CODES.authRequired, 'Authentication required', { details: outcome.output })
-      if (outcome.stop_reason === 'error') throw new RpcError(CODES.internalError, 'Internal error', { details: outcome.output })
+      if (outcome.credentialsRefused)
+        throw new RpcError(CODES.authRequired, 'Authentication required', { details: outcome.output })
+      if (outcome.stop_reason === 'error')
+        throw new RpcError(CODES.internalError, 'Internal error', { details: outcome.output })
       return { stopReason: STOP[outcome.stop_reason] ?? 'end_turn' }
     } finally {
       signal.removeEventListener('abort', onAbort)
@@ -487,10 +543,14 @@ export class V1Agent {
 
   async #setConfig(p: { sessionId: string; configId: string; value: unknown }) {
     const s = this.#att(p.sessionId).session
-    if (typeof p.value !== 'string') throw RpcError.invalidParams([{ path: 'value', message: `${p.configId} takes a string value` }])
+    if (typeof p.value !== 'string')
+      throw RpcError.invalidParams([{ path: 'value', message: `${p.configId} takes a string value` }])
     if (p.configId === 'model') await s.setModel(p.value).catch(asClientError)
     else if (p.configId === 'mode') await s.setMode(p.value).catch(asClientError)
-    else throw RpcError.invalidParams([{ path: 'configId', message: `unknown config option "${p.configId}"; available: model, mode` }])
+    else
+      throw RpcError.invalidParams([
+        { path: 'configId', message: `unknown config option "${p.configId}"; available: model, mode` },
+      ])
     return { configOptions: this.#selectors(s).configOptions }
   }
 
@@ -498,21 +558,29 @@ export class V1Agent {
   #afterResponse(session: Session, mcp?: SessionMcp): void {
     setImmediate(() => {
       if (!this.#sessions.has(session.id)) return
-      void this.#update(session.id, { sessionUpdate: 'available_commands_update', availableCommands: availableCommands(this.#o.manager, session.meta.cwd) })
+      void this.#update(session.id, {
+        sessionUpdate: 'available_commands_update',
+        availableCommands: availableCommands(this.#o.manager, session.meta.cwd),
+      })
       const notice = mcpNotice(mcp)
       if (notice) void this.#update(session.id, notice)
     })
   }
 }
 
-function availableCommands(manager: SessionManager, cwd: string): { name: string; description: string; input?: { hint: string } }[] {
+function availableCommands(
+  manager: SessionManager,
+  cwd: string,
+): { name: string; description: string; input?: { hint: string } }[] {
   const out = [
     { name: 'undo', description: 'Rewind the last turn (messages and files)', input: { hint: '[N]' } },
     { name: 'redo', description: 'Replay the last undone turn', input: { hint: '[N]' } },
   ]
-  const renderer = manager.opts.commands?.(cwd) as { list?: () => { commands: { name: string; description: string }[] } } | undefined
+  const renderer = manager.opts.commands?.(cwd) as
+    { list?: () => { commands: { name: string; description: string }[] } } | undefined
   try {
-    for (const c of renderer?.list?.().commands ?? []) out.push({ name: c.name, description: c.description || c.name, input: { hint: 'arguments' } })
+    for (const c of renderer?.list?.().commands ?? [])
+      out.push({ name: c.name, description: c.description || c.name, input: { hint: 'arguments' } })
   } catch {
     // A broken command directory must not break the session: its problems show on GET /commands.
   }

@@ -80,7 +80,9 @@ describe('ACP client reads with the swap at the worst moment', () => {
         if (r.ok && r.output.includes('OUTSIDE')) leaks++
         if (r.ok && r.output.includes('differs from the file on disk')) noted++
         if (i % 4 === 0) {
-          const e = await tools.get('Edit')!.run({ replace_all: false, path: 'd/f.txt', old_string: 'needle', new_string: 'NEEDLE' }, ctx)
+          const e = await tools
+            .get('Edit')!
+            .run({ replace_all: false, path: 'd/f.txt', old_string: 'needle', new_string: 'NEEDLE' }, ctx)
           expect(e.ok).toBe(false)
           if (!e.ok && e.error.includes('OUTSIDE')) leaks++
         }
@@ -113,7 +115,10 @@ describe.skipIf(!kind.ok)(`ACP client reads under a rename race${kind.ok ? '' : 
         if (r.output.includes('OUTSIDE')) leaks++
       } else if (r.error.includes('OUTSIDE')) leaks++
       if (i % 4 === 0) {
-        const e = await edit.run({ replace_all: false, path: 'd/f.txt', old_string: 'SECRET', new_string: 'public' }, ctx)
+        const e = await edit.run(
+          { replace_all: false, path: 'd/f.txt', old_string: 'SECRET', new_string: 'public' },
+          ctx,
+        )
         if (e.ok) leaks++ // only the outside file has "SECRET": an Edit that found it read outside
       }
     }

@@ -37,7 +37,12 @@ export interface ClientFs {
 /** The ACP client's methods, typed from the v1 method table (answers checked against it). */
 type Editor = Peer<typeof acpV1Methods>
 
-async function readVia(conn: Editor, sessionId: string, abs: string, ctx: ToolContext): Promise<{ ok: true; text: string } | { ok: false; error: string }> {
+async function readVia(
+  conn: Editor,
+  sessionId: string,
+  abs: string,
+  ctx: ToolContext,
+): Promise<{ ok: true; text: string } | { ok: false; error: string }> {
   try {
     const r = await conn.request('fs/read_text_file', { sessionId, path: abs }, { signal: ctx.signal })
     return { ok: true, text: r.content }
@@ -46,7 +51,13 @@ async function readVia(conn: Editor, sessionId: string, abs: string, ctx: ToolCo
   }
 }
 
-async function writeVia(conn: Editor, sessionId: string, abs: string, content: string, ctx: ToolContext): Promise<string | undefined> {
+async function writeVia(
+  conn: Editor,
+  sessionId: string,
+  abs: string,
+  content: string,
+  ctx: ToolContext,
+): Promise<string | undefined> {
   try {
     await conn.request('fs/write_text_file', { sessionId, path: abs, content }, { signal: ctx.signal })
     return undefined
@@ -60,17 +71,32 @@ async function writeVia(conn: Editor, sessionId: string, abs: string, content: s
  * editor, asked for the same path, answered exactly that text. The editor's answer itself is
  * never returned (see the file header).
  */
-async function readPinned(conn: Editor, sessionId: string, tool: string, ctx: ToolContext, path: string): Promise<{ ok: true; name: string; text: string; editor: 'agrees' | 'differs' | 'failed' } | { ok: false; outcome: ToolOutcome }> {
+async function readPinned(
+  conn: Editor,
+  sessionId: string,
+  tool: string,
+  ctx: ToolContext,
+  path: string,
+): Promise<
+  | { ok: true; name: string; text: string; editor: 'agrees' | 'differs' | 'failed' }
+  | { ok: false; outcome: ToolOutcome }
+> {
   const file = await readConfinedText(tool, ctx, path)
   if (!file.ok) return file
   const where = await confinePath(tool, ctx, path)
   if (!where.ok) return where
   const editor = await readVia(conn, sessionId, where.abs, ctx)
   if (ctx.signal.aborted) return { ok: false, outcome: fail('cancelled') }
-  return { ok: true, name: file.name, text: file.text, editor: !editor.ok ? 'failed' : editor.text === file.text ? 'agrees' : 'differs' }
+  return {
+    ok: true,
+    name: file.name,
+    text: file.text,
+    editor: !editor.ok ? 'failed' : editor.text === file.text ? 'agrees' : 'differs',
+  }
 }
 
-const EDITOR_DIFFERS = "the editor's text for this file differs from the file on disk (unsaved changes?); it is not shown because it cannot be verified to come from this file"
+const EDITOR_DIFFERS =
+  "the editor's text for this file differs from the file on disk (unsaved changes?); it is not shown because it cannot be verified to come from this file"
 
 /** How often a running terminal command's output is polled for progress. */
 export const TERMINAL_POLL_MS = 250
@@ -80,7 +106,12 @@ export const TERMINAL_POLL_MS = 250
  * poll. Output the client cut from the front (its byte limit) is not a continuation: nothing is
  * reported then, and the final output carries it. A failed poll ends polling.
  */
-async function pollOutput(conn: Editor, ref: { sessionId: string; terminalId: string }, stop: AbortSignal, report: (delta: string) => void): Promise<void> {
+async function pollOutput(
+  conn: Editor,
+  ref: { sessionId: string; terminalId: string },
+  stop: AbortSignal,
+  report: (delta: string) => void,
+): Promise<void> {
   let shown = ''
   while (!stop.aborted) {
     try {
@@ -109,7 +140,13 @@ function terminalBash(conn: Editor, sessionId: string): Tool<BashInput> {
       try {
         const created = await conn.request(
           'terminal/create',
-          { sessionId, command: 'bash', args: ['-c', args.command], cwd: ctx.cwd, outputByteLimit: MAX_BASH_OUTPUT_CHARS },
+          {
+            sessionId,
+            command: 'bash',
+            args: ['-c', args.command],
+            cwd: ctx.cwd,
+            outputByteLimit: MAX_BASH_OUTPUT_CHARS,
+          },
           { signal: ctx.signal },
         )
         terminalId = created.terminalId
@@ -163,7 +200,12 @@ function terminalBash(conn: Editor, sessionId: string): Tool<BashInput> {
 }
 
 /** The tool substitutes for a client with these capabilities (empty when it offers none). */
-export function clientTools(connection: Connection, sessionId: string, fs: ClientFs | undefined, terminal = false): Map<string, Tool> {
+export function clientTools(
+  connection: Connection,
+  sessionId: string,
+  fs: ClientFs | undefined,
+  terminal = false,
+): Map<string, Tool> {
   const conn: Editor = typedPeer(connection, acpV1Methods)
   const tools = new Map<string, Tool>()
   if (terminal) tools.set('Bash', terminalBash(conn, sessionId))
@@ -176,7 +218,9 @@ export function clientTools(connection: Connection, sessionId: string, fs: Clien
         if (!file.ok) return file.outcome
         if (file.editor === 'agrees') return readWindow(file.name, file.text, args, { via: 'client' })
         const out = readWindow(file.name, file.text, args, { via: 'disk', editor: file.editor })
-        return out.ok && file.editor === 'differs' ? { ...out, output: `${out.output}\n\n(note: ${EDITOR_DIFFERS})` } : out
+        return out.ok && file.editor === 'differs'
+          ? { ...out, output: `${out.output}\n\n(note: ${EDITOR_DIFFERS})` }
+          : out
       },
     }
     tools.set('Read', read)
@@ -212,10 +256,12 @@ export function clientTools(connection: Connection, sessionId: string, fs: Clien
         const where = await confinePath('Edit', ctx, args.path, { forWrite: true })
         if (!where.ok) return where.outcome
         const name = displayPath(where.root, where.abs)
-        if (args.old_string === args.new_string) return fail('old_string and new_string are identical; nothing to change')
+        if (args.old_string === args.new_string)
+          return fail('old_string and new_string are identical; nothing to change')
         const file = await readPinned(conn, sessionId, 'Edit', ctx, args.path)
         if (!file.ok) return file.outcome
-        if (file.editor === 'differs') return fail(`cannot edit ${name}: ${EDITOR_DIFFERS}; save or revert it in the editor first`)
+        if (file.editor === 'differs')
+          return fail(`cannot edit ${name}: ${EDITOR_DIFFERS}; save or revert it in the editor first`)
         const plan = planEdit(args, file.text, name)
         if (!('updated' in plan)) return plan
         await ctx.files.willChange(where.abs)

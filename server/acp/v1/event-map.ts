@@ -41,7 +41,10 @@ export type V1Update = z.input<typeof SessionUpdateSchema>
 export interface V1MapContext {
   cwd: string
   /** The config options after a model or mode change (the complete list, as the spec wants). */
-  configOptions(model: string, mode: string): Extract<V1Update, { sessionUpdate: 'config_option_update' }>['configOptions']
+  configOptions(
+    model: string,
+    mode: string,
+  ): Extract<V1Update, { sessionUpdate: 'config_option_update' }>['configOptions']
   model: () => string
   mode: () => string
   /** The session's title as `session/list` reports it now (`listedTitle` of its summary). */
@@ -71,7 +74,8 @@ export interface V1MapContext {
  */
 export const PROGRESS_TAIL_CHARS = 8 * 1024
 const SHELL_TOOLS: ReadonlySet<string> = new Set(['Bash'])
-const displayTerminal = (e: { data: { tool: string } }, c: V1MapContext): boolean => c.terminalOutput === true && SHELL_TOOLS.has(e.data.tool)
+const displayTerminal = (e: { data: { tool: string } }, c: V1MapContext): boolean =>
+  c.terminalOutput === true && SHELL_TOOLS.has(e.data.tool)
 const terminalContent = (id: string) => [{ type: 'terminal' as const, terminalId: id }]
 
 type Row<T extends EventType> = (e: EventOf<T>, c: V1MapContext) => V1Update[]
@@ -80,22 +84,46 @@ const text = (t: string) => ({ type: 'text' as const, text: t })
 const eventMeta = (e: AnyEvent) => ({ 'chimera/eventId': e.seq })
 
 /** A session's title: the first non-blank line of its first prompt, at most 100 characters. */
-export const sessionTitle = (prompt: string): string => (prompt.split('\n').find((l) => l.trim() !== '') ?? '').trim().slice(0, 100)
+export const sessionTitle = (prompt: string): string =>
+  (prompt.split('\n').find((l) => l.trim() !== '') ?? '').trim().slice(0, 100)
 
 /** The title a listing shows: the one a client gave (`PATCH /sessions/{id}`), else derived from the first prompt. */
-export const listedTitle = (s: { title?: string; prompt?: string }): string | undefined => s.title ?? (s.prompt ? sessionTitle(s.prompt) : undefined)
+export const listedTitle = (s: { title?: string; prompt?: string }): string | undefined =>
+  s.title ?? (s.prompt ? sessionTitle(s.prompt) : undefined)
 
 export const V1_EVENT_MAP: { [T in EventType]: Row<T> } = {
-  user_message: (e) => [{ sessionUpdate: 'user_message_chunk', content: text(e.data.text), messageId: e.data.message_id, _meta: eventMeta(e) }],
+  user_message: (e) => [
+    {
+      sessionUpdate: 'user_message_chunk',
+      content: text(e.data.text),
+      messageId: e.data.message_id,
+      _meta: eventMeta(e),
+    },
+  ],
   // The first turn names the session (as `session/list` does): Zed titles its thread from this.
   // A title a client gave first is kept.
   turn_start: (e, c) =>
-    e.turn === 0 ? [{ sessionUpdate: 'session_info_update', title: c.title?.() ?? sessionTitle(e.data.prompt), updatedAt: e.ts, _meta: eventMeta(e) }] : [],
+    e.turn === 0
+      ? [
+          {
+            sessionUpdate: 'session_info_update',
+            title: c.title?.() ?? sessionTitle(e.data.prompt),
+            updatedAt: e.ts,
+            _meta: eventMeta(e),
+          },
+        ]
+      : [],
   step_start: none,
   text_delta: (e) => [
-    { sessionUpdate: 'agent_message_chunk', content: text(e.data.text), ...(e.data.message_id ? { messageId: e.data.message_id } : {}), _meta: eventMeta(e) },
+    {
+      sessionUpdate: 'agent_message_chunk',
+      content: text(e.data.text),
+      ...(e.data.message_id ? { messageId: e.data.message_id } : {}),
+      _meta: eventMeta(e),
+    },
   ],
-  reasoning: (e) => (e.data.text ? [{ sessionUpdate: 'agent_thought_chunk', content: text(e.data.text), _meta: eventMeta(e) }] : []),
+  reasoning: (e) =>
+    e.data.text ? [{ sessionUpdate: 'agent_thought_chunk', content: text(e.data.text), _meta: eventMeta(e) }] : [],
   tool_call: (e, c) => {
     const diff = toolDiff(c.cwd, e.data.tool, e.data.args, e.data.old_text)
     return [
@@ -109,16 +137,29 @@ export const V1_EVENT_MAP: { [T in EventType]: Row<T> } = {
         rawInput: e.data.args,
         ...(diff.length ? { content: diff } : {}),
         ...(displayTerminal(e, c) ? { content: terminalContent(e.data.call_id) } : {}),
-        _meta: { ...eventMeta(e), 'chimera/tool': e.data.tool, ...(displayTerminal(e, c) ? { terminal_info: { terminal_id: e.data.call_id, cwd: c.cwd } } : {}) },
+        _meta: {
+          ...eventMeta(e),
+          'chimera/tool': e.data.tool,
+          ...(displayTerminal(e, c) ? { terminal_info: { terminal_id: e.data.call_id, cwd: c.cwd } } : {}),
+        },
       },
     ]
   },
-  tool_start: (e) => [{ sessionUpdate: 'tool_call_update', toolCallId: e.data.call_id, status: 'in_progress', _meta: eventMeta(e) }],
+  tool_start: (e) => [
+    { sessionUpdate: 'tool_call_update', toolCallId: e.data.call_id, status: 'in_progress', _meta: eventMeta(e) },
+  ],
   tool_progress: (e, c) => {
     const out = (e.data.stdout ?? '') + (e.data.stderr ?? '')
     if (!out || c.finished?.has(e.data.call_id)) return []
     const id = e.data.call_id
-    if (displayTerminal(e, c)) return [{ sessionUpdate: 'tool_call_update', toolCallId: id, _meta: { ...eventMeta(e), terminal_output: { terminal_id: id, data: out } } }]
+    if (displayTerminal(e, c))
+      return [
+        {
+          sessionUpdate: 'tool_call_update',
+          toolCallId: id,
+          _meta: { ...eventMeta(e), terminal_output: { terminal_id: id, data: out } },
+        },
+      ]
     const all = ((c.outputs?.get(id) ?? '') + out).slice(-PROGRESS_TAIL_CHARS)
     c.outputs?.set(id, all)
     return [{ sessionUpdate: 'tool_call_update', toolCallId: id, content: [textContent(all)], _meta: eventMeta(e) }]
@@ -128,7 +169,11 @@ export const V1_EVENT_MAP: { [T in EventType]: Row<T> } = {
     const body = e.data.ok ? (e.data.output ?? '') : (e.data.error ?? 'failed')
     if (displayTerminal(e, c)) {
       const d = (e.data.data ?? {}) as { exitCode?: unknown; signal?: unknown }
-      const exit = { terminal_id: e.data.call_id, exit_code: typeof d.exitCode === 'number' ? d.exitCode : e.data.ok ? 0 : null, signal: typeof d.signal === 'string' ? d.signal : null }
+      const exit = {
+        terminal_id: e.data.call_id,
+        exit_code: typeof d.exitCode === 'number' ? d.exitCode : e.data.ok ? 0 : null,
+        signal: typeof d.signal === 'string' ? d.signal : null,
+      }
       return [
         {
           sessionUpdate: 'tool_call_update',
@@ -136,7 +181,11 @@ export const V1_EVENT_MAP: { [T in EventType]: Row<T> } = {
           status: e.data.ok ? 'completed' : 'failed',
           content: terminalContent(e.data.call_id),
           rawOutput: e.data.ok ? { output: e.data.output ?? '' } : { error: body },
-          _meta: { ...eventMeta(e), terminal_exit: exit, ...(e.data.duration_ms !== undefined ? { 'chimera/durationMs': e.data.duration_ms } : {}) },
+          _meta: {
+            ...eventMeta(e),
+            terminal_exit: exit,
+            ...(e.data.duration_ms !== undefined ? { 'chimera/durationMs': e.data.duration_ms } : {}),
+          },
         },
       ]
     }
@@ -149,7 +198,10 @@ export const V1_EVENT_MAP: { [T in EventType]: Row<T> } = {
         status: e.data.ok ? 'completed' : 'failed',
         ...(keepDiff ? {} : { content: body ? [textContent(body)] : [] }),
         rawOutput: e.data.ok ? { output: e.data.output ?? '' } : { error: body },
-        _meta: { ...eventMeta(e), ...(e.data.duration_ms !== undefined ? { 'chimera/durationMs': e.data.duration_ms } : {}) },
+        _meta: {
+          ...eventMeta(e),
+          ...(e.data.duration_ms !== undefined ? { 'chimera/durationMs': e.data.duration_ms } : {}),
+        },
       },
     ]
   },
@@ -158,29 +210,72 @@ export const V1_EVENT_MAP: { [T in EventType]: Row<T> } = {
   sandbox_violation: none,
   usage: (e) => {
     const u = e.data.usage
-    const used = u.input_tokens + (u.cache_tokens ?? (u.cache_read_tokens ?? 0) + (u.cache_write_tokens ?? 0)) + u.output_tokens
-    return [{ sessionUpdate: 'usage_update', used, size: Math.max(e.data.context_window ?? 0, 0), _meta: { ...eventMeta(e), 'chimera/usage': u } }]
+    const used =
+      u.input_tokens + (u.cache_tokens ?? (u.cache_read_tokens ?? 0) + (u.cache_write_tokens ?? 0)) + u.output_tokens
+    return [
+      {
+        sessionUpdate: 'usage_update',
+        used,
+        size: Math.max(e.data.context_window ?? 0, 0),
+        _meta: { ...eventMeta(e), 'chimera/usage': u },
+      },
+    ]
   },
   step_end: none,
   turn_end: none,
   agent_result: none,
-  error: (e) => [{ sessionUpdate: 'agent_message_chunk', content: text(`\n\nError: ${e.data.message}`), _meta: { ...eventMeta(e), 'chimera/error': true } }],
+  error: (e) => [
+    {
+      sessionUpdate: 'agent_message_chunk',
+      content: text(`\n\nError: ${e.data.message}`),
+      _meta: { ...eventMeta(e), 'chimera/error': true },
+    },
+  ],
   cancelled: none,
   compaction: none,
-  steering: (e) => [{ sessionUpdate: 'user_message_chunk', content: text(e.data.text), _meta: { ...eventMeta(e), 'chimera/steering': true } }],
-  model_changed: (e, c) => [{ sessionUpdate: 'config_option_update', configOptions: c.configOptions(e.data.new, c.mode()), _meta: eventMeta(e) }],
+  steering: (e) => [
+    {
+      sessionUpdate: 'user_message_chunk',
+      content: text(e.data.text),
+      _meta: { ...eventMeta(e), 'chimera/steering': true },
+    },
+  ],
+  model_changed: (e, c) => [
+    {
+      sessionUpdate: 'config_option_update',
+      configOptions: c.configOptions(e.data.new, c.mode()),
+      _meta: eventMeta(e),
+    },
+  ],
   mode_changed: (e, c) => [
     { sessionUpdate: 'current_mode_update', currentModeId: e.data.new, _meta: eventMeta(e) },
-    { sessionUpdate: 'config_option_update', configOptions: c.configOptions(c.model(), e.data.new), _meta: eventMeta(e) },
+    {
+      sessionUpdate: 'config_option_update',
+      configOptions: c.configOptions(c.model(), e.data.new),
+      _meta: eventMeta(e),
+    },
   ],
   approval_changed: none,
-  notice: (e) => [{ sessionUpdate: 'agent_message_chunk', content: text(`\n[${e.data.level}] ${e.data.text}\n`), _meta: { ...eventMeta(e), 'chimera/notice': e.data.level } }],
+  notice: (e) => [
+    {
+      sessionUpdate: 'agent_message_chunk',
+      content: text(`\n[${e.data.level}] ${e.data.text}\n`),
+      _meta: { ...eventMeta(e), 'chimera/notice': e.data.level },
+    },
+  ],
   file_edit: none,
   file_open: none,
   undo: (e) => [{ sessionUpdate: 'agent_message_chunk', content: text(e.data.output), _meta: eventMeta(e) }],
   redo: (e) => [{ sessionUpdate: 'agent_message_chunk', content: text(e.data.output), _meta: eventMeta(e) }],
   // A cleared title falls back to the derived one (null only while there is no prompt yet).
-  session_renamed: (e, c) => [{ sessionUpdate: 'session_info_update', title: e.data.title ?? c.title?.() ?? null, updatedAt: e.ts, _meta: eventMeta(e) }],
+  session_renamed: (e, c) => [
+    {
+      sessionUpdate: 'session_info_update',
+      title: e.data.title ?? c.title?.() ?? null,
+      updatedAt: e.ts,
+      _meta: eventMeta(e),
+    },
+  ],
   plan: (e) => [
     {
       sessionUpdate: 'plan',

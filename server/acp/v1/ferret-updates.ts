@@ -7,7 +7,13 @@
 import type { FerretSessionUpdateParams } from '../../../generated/acp/v1-methods.gen.ts'
 import type { AnyEvent } from '../../events/event-types.ts'
 
-export const FERRET_UPDATE_KINDS: ReadonlySet<string> = new Set<FerretSessionUpdateParams['kind']>(['sandbox_violation', 'approval_changed', 'file_edit', 'file_open', 'notice'])
+export const FERRET_UPDATE_KINDS: ReadonlySet<string> = new Set<FerretSessionUpdateParams['kind']>([
+  'sandbox_violation',
+  'approval_changed',
+  'file_edit',
+  'file_open',
+  'notice',
+])
 
 /** The `_ferret/session/update` params of one event, or undefined for every other type. */
 export function toFerretUpdate(e: AnyEvent): FerretSessionUpdateParams | undefined {

@@ -14,7 +14,10 @@ import type { V1Update } from './event-map.ts'
 export type { SessionMcp }
 
 /** Connect the servers for a session (nothing when none were passed). */
-export async function connectMcp(servers: readonly McpServerConfig[] | undefined, o: { cwd: string; logger: Logger; version: string }): Promise<SessionMcp | undefined> {
+export async function connectMcp(
+  servers: readonly McpServerConfig[] | undefined,
+  o: { cwd: string; logger: Logger; version: string },
+): Promise<SessionMcp | undefined> {
   if (!servers?.length) return undefined
   const { SessionMcp } = await import('../../mcp/session-servers.ts')
   return SessionMcp.connect(servers, o)

@@ -21,12 +21,15 @@ export function promptText(blocks: readonly Block[]): string {
         break
       case 'resource': {
         const r = b.resource as { uri: string; text?: string }
-        if (typeof r.text !== 'string') throw RpcError.invalidParams([{ path: 'prompt', message: 'binary embedded resources are not supported' }])
+        if (typeof r.text !== 'string')
+          throw RpcError.invalidParams([{ path: 'prompt', message: 'binary embedded resources are not supported' }])
         parts.push(`\n<resource uri="${r.uri}">\n${r.text}\n</resource>\n`)
         break
       }
       default:
-        throw RpcError.invalidParams([{ path: 'prompt', message: `${b.type} content is not supported (see promptCapabilities)` }])
+        throw RpcError.invalidParams([
+          { path: 'prompt', message: `${b.type} content is not supported (see promptCapabilities)` },
+        ])
     }
   }
   return parts.join('\n')

@@ -16,7 +16,10 @@ const MODE_INFO: Record<string, { name: string; description: string }> = {
 }
 
 export function modeState(mode: string): ModeState {
-  return { currentModeId: mode, availableModes: MODES.map((id) => ({ id, ...(MODE_INFO[id] ?? { name: id, description: '' }) })) }
+  return {
+    currentModeId: mode,
+    availableModes: MODES.map((id) => ({ id, ...(MODE_INFO[id] ?? { name: id, description: '' }) })),
+  }
 }
 
 /** The complete option list; `models` always includes the current model. */
@@ -37,7 +40,11 @@ export function configOptions(models: readonly string[], model: string, mode: st
       category: 'mode',
       type: 'select',
       currentValue: mode,
-      options: MODES.map((id) => ({ value: id, name: MODE_INFO[id]?.name ?? id, description: MODE_INFO[id]?.description ?? null })),
+      options: MODES.map((id) => ({
+        value: id,
+        name: MODE_INFO[id]?.name ?? id,
+        description: MODE_INFO[id]?.description ?? null,
+      })),
     },
   ]
 }

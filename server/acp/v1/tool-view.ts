@@ -10,7 +10,17 @@ import type { ToolCallContentSchema, ToolKindSchema } from '../../../generated/a
 export type ToolKind = z.input<typeof ToolKindSchema>
 export type ToolContent = z.input<typeof ToolCallContentSchema>
 
-const KINDS: Readonly<Record<string, ToolKind>> = { Read: 'read', Write: 'edit', Edit: 'edit', Bash: 'execute', Grep: 'search', Glob: 'search', LS: 'search', update_plan: 'think', open_file: 'read' }
+const KINDS: Readonly<Record<string, ToolKind>> = {
+  Read: 'read',
+  Write: 'edit',
+  Edit: 'edit',
+  Bash: 'execute',
+  Grep: 'search',
+  Glob: 'search',
+  LS: 'search',
+  update_plan: 'think',
+  open_file: 'read',
+}
 
 /** Tools whose result keeps the diff shown at the call (their completion sends no content). */
 export const EDIT_TOOLS: ReadonlySet<string> = new Set(['Write', 'Edit'])
@@ -48,13 +58,19 @@ export function toolLocations(cwd: string, args: Record<string, unknown>): { pat
  * The diff an edit call proposes, from its arguments (nothing for other tools). A Write shows
  * the text it replaces when the call's event carried it (`old_text`), else `oldText: null`.
  */
-export function toolDiff(cwd: string, tool: string, args: Record<string, unknown>, oldText?: string | null): ToolContent[] {
+export function toolDiff(
+  cwd: string,
+  tool: string,
+  args: Record<string, unknown>,
+  oldText?: string | null,
+): ToolContent[] {
   const path = str(args.path)
   if (!path) return []
   if (tool === 'Edit' && typeof args.old_string === 'string' && typeof args.new_string === 'string') {
     return [{ type: 'diff', path: abs(cwd, path), oldText: args.old_string, newText: args.new_string }]
   }
-  if (tool === 'Write' && typeof args.content === 'string') return [{ type: 'diff', path: abs(cwd, path), oldText: oldText ?? null, newText: args.content }]
+  if (tool === 'Write' && typeof args.content === 'string')
+    return [{ type: 'diff', path: abs(cwd, path), oldText: oldText ?? null, newText: args.content }]
   return []
 }
 

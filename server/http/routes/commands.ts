@@ -19,7 +19,12 @@ export function commandsFor(deps: HttpDeps, cwd: string): CustomCommands {
 }
 
 const asHttp = (err: unknown): unknown =>
-  err instanceof CommandError ? new HttpError(err.status, err.code, err.message, { ...(err.detail !== undefined ? { detail: err.detail } : {}), ...(err.commandName !== undefined ? { name: err.commandName } : {}) }) : err
+  err instanceof CommandError
+    ? new HttpError(err.status, err.code, err.message, {
+        ...(err.detail !== undefined ? { detail: err.detail } : {}),
+        ...(err.commandName !== undefined ? { name: err.commandName } : {}),
+      })
+    : err
 
 export function commandsHandlers(deps: HttpDeps): Pick<OperationHandlers, 'commands.list' | 'commands.invoke'> {
   return {
@@ -39,7 +44,9 @@ export function commandsHandlers(deps: HttpDeps): Pick<OperationHandlers, 'comma
       try {
         submitted = session.promptCommand(r.rendered, { name: r.name, arguments: r.arguments })
       } catch (err) {
-        throw new HttpError(500, 'command_invoke_failed', `/${r.name}: the turn could not be submitted`, { detail: (err as Error).message })
+        throw new HttpError(500, 'command_invoke_failed', `/${r.name}: the turn could not be submitted`, {
+          detail: (err as Error).message,
+        })
       }
       await acknowledge(deps, session, submitted)
       return jsonResponse(202, { message_id: submitted.messageId, name: r.name, rendered: r.rendered })

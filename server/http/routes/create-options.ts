@@ -19,7 +19,8 @@ export interface CreateFields {
   persist?: boolean
 }
 
-const bad = (field: string, message: string): HttpError => new HttpError(400, 'invalid_body', `${field}: ${message}`, { detail: [{ path: field, message }] })
+const bad = (field: string, message: string): HttpError =>
+  new HttpError(400, 'invalid_body', `${field}: ${message}`, { detail: [{ path: field, message }] })
 
 export function createOptions(deps: HttpDeps, f: CreateFields, cwdField = 'cwd'): CreateOptions {
   const o: CreateOptions = { persist: f.persist ?? true }
@@ -37,7 +38,8 @@ export function createOptions(deps: HttpDeps, f: CreateFields, cwdField = 'cwd')
     o.model = f.model
   }
   if (f.mode !== undefined) {
-    if (!(MODES as readonly string[]).includes(f.mode)) throw bad('mode', `unknown mode; available: ${MODES.join(', ')}`)
+    if (!(MODES as readonly string[]).includes(f.mode))
+      throw bad('mode', `unknown mode; available: ${MODES.join(', ')}`)
     o.mode = f.mode
   }
   if (f.allowed_tools !== undefined) {

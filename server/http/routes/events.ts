@@ -24,7 +24,9 @@ import { sseResponse } from '../sse/sse-stream.ts'
  * log and no turn has started since (so a replayed multi-turn history is sent whole, and a live
  * turn ends the stream with its own terminal event).
  */
-export function pluralEndRule(session: Session): (e: AnyEvent) => { end: SseEnd; ready?: Promise<boolean> } | undefined {
+export function pluralEndRule(
+  session: Session,
+): (e: AnyEvent) => { end: SseEnd; ready?: Promise<boolean> } | undefined {
   let turnOpen = false
   let terminal: SseEnd | undefined
   return (e) => {
@@ -49,9 +51,19 @@ function holder(deps: HttpDeps, req: Request): StreamHolder {
   return token === undefined ? { master: false } : { master: false, token }
 }
 
-function stream(deps: HttpDeps, req: Request, session: Session, afterSeq: number, record: (e: AnyEvent) => SseRecord, endAfter?: ReturnType<typeof pluralEndRule>): Response {
+function stream(
+  deps: HttpDeps,
+  req: Request,
+  session: Session,
+  afterSeq: number,
+  record: (e: AnyEvent) => SseRecord,
+  endAfter?: ReturnType<typeof pluralEndRule>,
+): Response {
   const reg = deps.streams.register(session.id, holder(deps, req))
-  if ('refused' in reg) throw new HttpError(429, 'too_many_streams', `${reg.refused}; close one, or retry later`, { headers: { 'retry-after': '5' } })
+  if ('refused' in reg)
+    throw new HttpError(429, 'too_many_streams', `${reg.refused}; close one, or retry later`, {
+      headers: { 'retry-after': '5' },
+    })
   return sseResponse({
     sessionId: session.id,
     events: (signal) => session.stream({ afterSeq, signal }),

@@ -9,7 +9,8 @@ import openrpcV1 from '../../../generated/acp/openrpc-v1.bundle.json' with { typ
 import openrpcSeed from '../../../generated/acp/openrpc-seed.bundle.json' with { type: 'json' }
 import type { OperationHandlers } from '../app.ts'
 
-const json = (text: string) => (): Response => new Response(text, { status: 200, headers: { 'content-type': 'application/json' } })
+const json = (text: string) => (): Response =>
+  new Response(text, { status: 200, headers: { 'content-type': 'application/json' } })
 
 export function openapiHandlers(): Pick<OperationHandlers, 'openapi.get' | 'asyncapi.get' | 'openrpc.get'> {
   const v1 = json(JSON.stringify(openrpcV1))

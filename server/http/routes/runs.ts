@@ -12,7 +12,8 @@ import type { OperationHandlers } from '../app.ts'
 import type { HttpDeps } from '../deps.ts'
 import { HttpError, jsonResponse } from '../errors.ts'
 
-const asHttp = (err: unknown): unknown => (err instanceof RunsError ? new HttpError(err.status, err.code, err.message, { detail: err.detail }) : err)
+const asHttp = (err: unknown): unknown =>
+  err instanceof RunsError ? new HttpError(err.status, err.code, err.message, { detail: err.detail }) : err
 
 function filterOf(req: Request): RunsFilter {
   return parseRunsQuery(Object.fromEntries(new URL(req.url).searchParams))

@@ -11,7 +11,16 @@ import { acknowledge, liveSession, sessionNotFound, type HttpDeps } from '../dep
 import { jsonResponse } from '../errors.ts'
 import { createOptions } from './create-options.ts'
 
-type Handlers = Pick<OperationHandlers, 'session.create' | 'session.list' | 'session.get' | 'session.delete' | 'session.sendMessage' | 'session.cancel' | 'session.rotateToken'>
+type Handlers = Pick<
+  OperationHandlers,
+  | 'session.create'
+  | 'session.list'
+  | 'session.get'
+  | 'session.delete'
+  | 'session.sendMessage'
+  | 'session.cancel'
+  | 'session.rotateToken'
+>
 
 export function sessionHandlers(deps: HttpDeps): Handlers {
   return {
@@ -19,11 +28,19 @@ export function sessionHandlers(deps: HttpDeps): Handlers {
       const b: Partial<SessionCreateRequest> = body ?? {}
       const session = await deps.manager.create(createOptions(deps, { ...b, cwd: b.working_dir }, 'working_dir'))
       const token = deps.tokens.issue(session.id)
-      return jsonResponse(201, { session_id: session.id, working_dir: session.meta.cwd, created_at: Date.parse(session.meta.created_at) / 1000, session_token: token })
+      return jsonResponse(201, {
+        session_id: session.id,
+        working_dir: session.meta.cwd,
+        created_at: Date.parse(session.meta.created_at) / 1000,
+        session_token: token,
+      })
     },
     'session.list': () => {
       const live = deps.manager.live().sort((a, b) => b.lastTouched - a.lastTouched)
-      return jsonResponse(200, live.map((s) => s.id))
+      return jsonResponse(
+        200,
+        live.map((s) => s.id),
+      )
     },
     'session.get': async ({ path }) => {
       const s = liveSession(deps, path.id)

@@ -22,14 +22,19 @@ function listFilter(q: OperationInput<'sessions.list'>['query']): ListFilter {
     try {
       f.since = parseSince(q.since)
     } catch (err) {
-      throw new HttpError(400, 'invalid_query', `since: ${(err as Error).message}`, { detail: [{ path: 'since', message: (err as Error).message }] })
+      throw new HttpError(400, 'invalid_query', `since: ${(err as Error).message}`, {
+        detail: [{ path: 'since', message: (err as Error).message }],
+      })
     }
   }
   if (typeof q.model === 'string') f.model = q.model
   return f
 }
 
-type Handlers = Pick<OperationHandlers, 'sessions.list' | 'sessions.get' | 'sessions.create' | 'sessions.addTurn' | 'sessions.cancel'>
+type Handlers = Pick<
+  OperationHandlers,
+  'sessions.list' | 'sessions.get' | 'sessions.create' | 'sessions.addTurn' | 'sessions.cancel'
+>
 
 export function sessionsHandlers(deps: HttpDeps): Handlers {
   return {
@@ -37,7 +42,10 @@ export function sessionsHandlers(deps: HttpDeps): Handlers {
       const filter = listFilter(query)
       const stored = await deps.manager.list({ ...filter, limit: undefined })
       // Sessions that are not journaled (`persist: false`) are listed while they are live.
-      const memory = deps.manager.live().filter((s) => !s.persist).map((s) => s.summary as SessionSummary)
+      const memory = deps.manager
+        .live()
+        .filter((s) => !s.persist)
+        .map((s) => s.summary as SessionSummary)
       return jsonResponse(200, { sessions: applyListFilter([...stored, ...memory], filter) })
     },
     'sessions.get': async ({ path }) => jsonResponse(200, await sessionDetail(deps, path.id)),

@@ -14,7 +14,8 @@ import { HttpError, jsonResponse } from '../errors.ts'
 import { sessionDetail } from './session-detail.ts'
 
 /** The session as the renderers take it (the wire type and the store's events are the same objects). */
-const detailOf = async (deps: HttpDeps, id: string): Promise<SessionDetail> => (await sessionDetail(deps, id)) as unknown as SessionDetail
+const detailOf = async (deps: HttpDeps, id: string): Promise<SessionDetail> =>
+  (await sessionDetail(deps, id)) as unknown as SessionDetail
 
 type Handlers = Pick<OperationHandlers, 'sessions.getTranscript' | 'sessions.share'>
 
@@ -25,7 +26,8 @@ export function transcriptHandlers(deps: HttpDeps): Handlers {
       const { body, contentType } = renderTranscript(detail, query.format ?? 'html')
       // The page's CSP as a header too (a <meta> cannot carry every directive and comes late), and no sniffing.
       const headers: Record<string, string> = { 'content-type': contentType, 'x-content-type-options': 'nosniff' }
-      if (contentType.startsWith('text/html')) Object.assign(headers, { 'content-security-policy': CSP, 'referrer-policy': 'no-referrer' })
+      if (contentType.startsWith('text/html'))
+        Object.assign(headers, { 'content-security-policy': CSP, 'referrer-policy': 'no-referrer' })
       return new Response(body, { status: 200, headers })
     },
     'sessions.share': async ({ path, body }) => {
@@ -34,7 +36,8 @@ export function transcriptHandlers(deps: HttpDeps): Handlers {
       try {
         return jsonResponse(200, await share(detail, { sink: b.sink, format: b.format, url: b.url, env: deps.env }))
       } catch (err) {
-        if (err instanceof ShareError) throw new HttpError(err.status, err.code, err.message, err.detail === undefined ? {} : { detail: err.detail })
+        if (err instanceof ShareError)
+          throw new HttpError(err.status, err.code, err.message, err.detail === undefined ? {} : { detail: err.detail })
         throw err
       }
     },

@@ -28,7 +28,12 @@ async function rewind(session: Session, kind: 'undo' | 'redo', body: UndoRequest
   const steps = body?.steps ?? 1
   const r = kind === 'undo' ? await session.undo(steps) : await session.redo(steps)
   if (r.turns === 0) throw new HttpError(409, kind === 'undo' ? 'nothing_to_undo' : 'nothing_to_redo', r.output)
-  return jsonResponse(200, { message: r.output, turns: r.turns, files_restored: r.files_restored, remaining: r.remaining })
+  return jsonResponse(200, {
+    message: r.output,
+    turns: r.turns,
+    files_restored: r.files_restored,
+    remaining: r.remaining,
+  })
 }
 
 type Handlers = Pick<OperationHandlers, 'sessions.undo' | 'sessions.redo' | 'session.undo' | 'session.redo'>

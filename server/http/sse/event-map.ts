@@ -59,7 +59,13 @@ export function pluralRecord(e: AnyEvent): SseRecord {
 
 /** A record of `/session/{id}/events`. */
 export function singularRecord(e: AnyEvent): SseRecord {
-  const data = { message_id: e.id, type: e.type, data: e.data, turn: e.turn, timestamp: Date.parse(e.ts) } as LoopEventEnvelope
+  const data = {
+    message_id: e.id,
+    type: e.type,
+    data: e.data,
+    turn: e.turn,
+    timestamp: Date.parse(e.ts),
+  } as LoopEventEnvelope
   return { id: String(e.seq), event: SINGULAR_EVENT_NAMES[e.type], data: JSON.stringify(data), json: true }
 }
 

@@ -35,5 +35,8 @@ export function encodeRecord(r: SseRecord): string {
 
 /** A comment record (heartbeats, the opening line); never carries data or an id. */
 export function encodeComment(text: string): string {
-  return `${text.split(LINE_END).map((l) => `: ${l}`).join('\n')}\n\n`
+  return `${text
+    .split(LINE_END)
+    .map((l) => `: ${l}`)
+    .join('\n')}\n\n`
 }

@@ -44,13 +44,21 @@ export class StreamRegistry {
    */
   register(sessionId: string, holder: StreamHolder = { master: true }): Registration | { refused: string } {
     const l = this.#limits
-    const tokenKey = !holder.master && holder.token !== undefined ? createHash('sha256').update(holder.token).digest('base64') : undefined
+    const tokenKey =
+      !holder.master && holder.token !== undefined
+        ? createHash('sha256').update(holder.token).digest('base64')
+        : undefined
     if (holder.master) {
       if (this.#all >= l.masterTotal) return { refused: `the server holds ${this.#all} open event streams (its limit)` }
     } else {
-      if (this.#guests >= l.total) return { refused: `the server holds ${this.#guests} open event streams for session tokens and open clients (its limit)` }
-      if ((this.#guestBySession.get(sessionId) ?? 0) >= l.perSession) return { refused: `this session already has ${l.perSession} open event streams (the limit per session)` }
-      if (tokenKey !== undefined && (this.#byToken.get(tokenKey) ?? 0) >= l.perToken) return { refused: `this token already holds ${l.perToken} open event streams (the limit per token)` }
+      if (this.#guests >= l.total)
+        return {
+          refused: `the server holds ${this.#guests} open event streams for session tokens and open clients (its limit)`,
+        }
+      if ((this.#guestBySession.get(sessionId) ?? 0) >= l.perSession)
+        return { refused: `this session already has ${l.perSession} open event streams (the limit per session)` }
+      if (tokenKey !== undefined && (this.#byToken.get(tokenKey) ?? 0) >= l.perToken)
+        return { refused: `this token already holds ${l.perToken} open event streams (the limit per token)` }
       this.#guests++
       bump(this.#guestBySession, sessionId, 1)
       if (tokenKey !== undefined) bump(this.#byToken, tokenKey, 1)

@@ -33,7 +33,12 @@ export interface SseSettings {
   stallMs: number
 }
 
-export const DEFAULT_SSE_SETTINGS: SseSettings = { retryMs: 1000, heartbeatMs: 15_000, bufferBytes: 64 * 1024, stallMs: 30_000 }
+export const DEFAULT_SSE_SETTINGS: SseSettings = {
+  retryMs: 1000,
+  heartbeatMs: 15_000,
+  bufferBytes: 64 * 1024,
+  stallMs: 30_000,
+}
 
 export const SSE_HEADERS: Readonly<Record<string, string>> = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -159,17 +164,35 @@ export function sseResponse(o: SseStreamOptions): Response {
         next = read()
         const hold = o.settle?.(r.value)
         if (hold) {
-          await Promise.race([next.then(() => {}, () => {}), hold])
+          await Promise.race([
+            next.then(
+              () => {},
+              () => {},
+            ),
+            hold,
+          ])
           if (closed) return
         }
         write(encodeRecord(o.record(r.value)))
         const last = o.endAfter?.(r.value)
         // With `ready`: the session settles with nothing after this event (end), or the next
         // event comes first (go on with it).
-        if (last && (!last.ready || (await Promise.race([next.then(() => false, () => false), last.ready])))) return end(last.end)
+        if (
+          last &&
+          (!last.ready ||
+            (await Promise.race([
+              next.then(
+                () => false,
+                () => false,
+              ),
+              last.ready,
+            ])))
+        )
+          return end(last.end)
         // The queue fills when chunks go out; wait for room only then (a full chunk just sent).
         const r2 = room()
-        if (r2 !== true && !(await r2)) return drop(`it took nothing for ${settings.stallMs} ms with ${settings.bufferBytes} bytes waiting`)
+        if (r2 !== true && !(await r2))
+          return drop(`it took nothing for ${settings.stallMs} ms with ${settings.bufferBytes} bytes waiting`)
       }
     } catch (err) {
       if (closed) return
@@ -188,12 +211,15 @@ export function sseResponse(o: SseStreamOptions): Response {
         // Headers and a first chunk go out at once, so the client sees the stream open.
         write(`retry: ${settings.retryMs}\n${encodeComment('open')}`)
         flush()
-        heartbeat = setInterval(() => {
-          if (Date.now() - lastWrite >= settings.heartbeatMs && (controller.desiredSize ?? 0) > 0 && pending === '') {
-            write(encodeComment('ping'))
-            flush()
-          }
-        }, Math.max(10, Math.floor(settings.heartbeatMs / 2)))
+        heartbeat = setInterval(
+          () => {
+            if (Date.now() - lastWrite >= settings.heartbeatMs && (controller.desiredSize ?? 0) > 0 && pending === '') {
+              write(encodeComment('ping'))
+              flush()
+            }
+          },
+          Math.max(10, Math.floor(settings.heartbeatMs / 2)),
+        )
         heartbeat.unref()
         if (o.stop.aborted) onStop()
         else {

@@ -22,7 +22,9 @@ export function readSpec(path: string): any {
 
 /** sha256 of a repo file's bytes, hex. */
 export function sha256File(path: string): string {
-  return createHash('sha256').update(readFileSync(abs(path))).digest('hex')
+  return createHash('sha256')
+    .update(readFileSync(abs(path)))
+    .digest('hex')
 }
 
 /** The header every generated TypeScript file starts with. */

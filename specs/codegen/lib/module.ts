@@ -9,7 +9,13 @@ export interface GeneratedFile {
 }
 
 /** A generated module: header, imports, zod declarations, then extra source (tables). */
-export function tsModule(path: string, sources: string[], zod: ZodModule, extra = '', extraImports: string[] = []): GeneratedFile {
+export function tsModule(
+  path: string,
+  sources: string[],
+  zod: ZodModule,
+  extra = '',
+  extraImports: string[] = [],
+): GeneratedFile {
   const imports = renderImports(zod.imports) + (extraImports.length ? `${extraImports.join('\n')}\n\n` : '')
   return { path, text: `${header(sources)}${imports}${zod.body}${extra ? `\n${extra}` : ''}` }
 }
@@ -17,15 +23,17 @@ export function tsModule(path: string, sources: string[], zod: ZodModule, extra 
 /** JSON.stringify with sorted object keys, for deterministic table literals. */
 export function stableJson(value: unknown): string {
   return JSON.stringify(value, (_k, v) =>
-    v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v).sort(byKey))
-      : v,
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(byKey)) : v,
   )
 }
 
 /** `Foo.bar-baz` → `FooBarBaz`. */
 export const pascal = (s: string): string =>
-  s.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')
+  s
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w[0]!.toUpperCase() + w.slice(1))
+    .join('')
 
 /** Resolve a local JSON pointer (`#/a/b`) in a document. */
 export function pointer(doc: any, ref: string): any {

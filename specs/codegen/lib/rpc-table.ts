@@ -8,7 +8,12 @@ import { makeResolver } from './refs.ts'
 import { pascal, pointer, stableJson } from './module.ts'
 import { schemaIdent, schemasToZod, type ZodModule } from './zod.ts'
 
-export function methodTable(doc: any, source: string, outFile: string, prefix: string): { zod: ZodModule; table: string } {
+export function methodTable(
+  doc: any,
+  source: string,
+  outFile: string,
+  prefix: string,
+): { zod: ZodModule; table: string } {
   const schemas: Record<string, unknown> = { ...(doc.components?.schemas ?? {}) }
   // Synthetic per-method names; `Method` is inserted when a component already has the name.
   const add = (base: string, part: string, schema: unknown): string => {
@@ -30,7 +35,9 @@ export function methodTable(doc: any, source: string, outFile: string, prefix: s
     }
     const params = add(base, 'Params', paramsSchema)
     const result = m.result ? add(base, 'Result', m.result.schema) : undefined
-    const errors = [...new Set(((m.errors ?? []) as any[]).map((e) => (e.$ref ? pointer(doc, e.$ref) : e).code as number))]
+    const errors = [
+      ...new Set(((m.errors ?? []) as any[]).map((e) => (e.$ref ? pointer(doc, e.$ref) : e).code as number)),
+    ]
     const meta = {
       direction: m['x-direction'],
       kind: m['x-kind'] ?? (m.result ? 'request' : 'notification'),
@@ -39,7 +46,9 @@ export function methodTable(doc: any, source: string, outFile: string, prefix: s
     }
     if (!meta.direction) throw new Error(`${source}: method ${m.name} lacks x-direction`)
     const metaJson = stableJson(meta).slice(1, -1)
-    rows.push(`  ${JSON.stringify(m.name)}: { ${metaJson}, params: ${schemaIdent(params)}, result: ${result ? schemaIdent(result) : 'null'} },`)
+    rows.push(
+      `  ${JSON.stringify(m.name)}: { ${metaJson}, params: ${schemaIdent(params)}, result: ${result ? schemaIdent(result) : 'null'} },`,
+    )
   }
   const zod = schemasToZod(schemas, makeResolver(source, outFile, '#/components/schemas/'))
   const table = [

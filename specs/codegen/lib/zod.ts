@@ -57,7 +57,12 @@ export interface ZodModule {
 
 /** Namespace alias used for an imported generated module. */
 const aliasOf = (importFrom: string): string =>
-  ident(importFrom.replace(/^.*\//, '').replace(/\.gen\.ts$/, '').replace(/\.ts$/, ''))
+  ident(
+    importFrom
+      .replace(/^.*\//, '')
+      .replace(/\.gen\.ts$/, '')
+      .replace(/\.ts$/, ''),
+  )
 
 /**
  * Emit zod declarations for `schemas` (name → JSON Schema). `resolve` maps each `$ref`.
@@ -82,33 +87,36 @@ export function schemasToZod(
   }
   let body = ''
   for (const name of topoOrder(schemas, resolve)) {
-    const code = jsonSchemaToZod(schemas[name] as never, {
-      module: 'none',
-      zodVersion: 4,
-      withoutDescribes: true,
-      parserOverride: (s: any, refs: any) => {
-        if (typeof s.$ref === 'string') return exprFor(s.$ref)
-        // `x-error-message: {pattern: …}` (a spec extension; every validator accepts `x-` keys)
-        // is the refusal's text instead of the raw regex: json-schema-to-zod's `errorMessage`.
-        if (s['x-error-message'] && !s.errorMessage) {
-          const { 'x-error-message': errorMessage, ...rest } = s
-          return parseSchema({ ...rest, errorMessage } as never, refs)
-        }
-        if (Array.isArray(s.oneOf)) {
-          // `x-discriminator: <property>` (a spec extension every ecosystem's schema dialect
-          // accepts; OpenAPI's `discriminator` object is not valid in AsyncAPI schemas) makes a
-          // discriminated union: each value is checked against the variant its tag names, so
-          // `{type: 'text_delta', metadata: {step: 1}}` fails.
-          const { oneOf, 'x-discriminator': tag, discriminator: _d, ...rest } = s
-          if (typeof tag === 'string' && Object.keys(rest).every((k) => k === 'description' || k === 'title')) {
-            const variants = (oneOf as unknown[]).map((v) => parseSchema(v as never, refs))
-            return `z.discriminatedUnion(${JSON.stringify(tag)}, [${variants.join(', ')}])`
+    const code = jsonSchemaToZod(
+      schemas[name] as never,
+      {
+        module: 'none',
+        zodVersion: 4,
+        withoutDescribes: true,
+        parserOverride: (s: any, refs: any) => {
+          if (typeof s.$ref === 'string') return exprFor(s.$ref)
+          // `x-error-message: {pattern: …}` (a spec extension; every validator accepts `x-` keys)
+          // is the refusal's text instead of the raw regex: json-schema-to-zod's `errorMessage`.
+          if (s['x-error-message'] && !s.errorMessage) {
+            const { 'x-error-message': errorMessage, ...rest } = s
+            return parseSchema({ ...rest, errorMessage } as never, refs)
           }
-          return parseSchema({ ...rest, anyOf: oneOf }, refs)
-        }
-        return undefined
-      },
-    } as never)
+          if (Array.isArray(s.oneOf)) {
+            // `x-discriminator: <property>` (a spec extension every ecosystem's schema dialect
+            // accepts; OpenAPI's `discriminator` object is not valid in AsyncAPI schemas) makes a
+            // discriminated union: each value is checked against the variant its tag names, so
+            // `{type: 'text_delta', metadata: {step: 1}}` fails.
+            const { oneOf, 'x-discriminator': tag, discriminator: _d, ...rest } = s
+            if (typeof tag === 'string' && Object.keys(rest).every((k) => k === 'description' || k === 'title')) {
+              const variants = (oneOf as unknown[]).map((v) => parseSchema(v as never, refs))
+              return `z.discriminatedUnion(${JSON.stringify(tag)}, [${variants.join(', ')}])`
+            }
+            return parseSchema({ ...rest, anyOf: oneOf }, refs)
+          }
+          return undefined
+        },
+      } as never,
+    )
     body += `export const ${schemaIdent(name)} = ${code.trim().replace(/;$/, '')}\n`
     if (opts.exportTypes !== false) body += `export type ${ident(name)} = z.infer<typeof ${schemaIdent(name)}>\n`
     emitted.add(name)
