@@ -129,4 +129,35 @@ describe('DELETE /session/{id}', () => {
     expect(await second.p.exit()).toBe(0)
     expect(cliListed(home)).toEqual([])
   })
+
+  it('requests racing a delete never bring the session back, queue a prompt it drops, or fail with 5xx', async () => {
+    const home = temp.make('delete-race-')
+    const { p, url } = await serve(home)
+    const post = (path: string, body: unknown) => fetch(`${url}${path}`, { method: 'POST', headers: auth, body: JSON.stringify(body) })
+    const id = ((await (await post('/sessions', { prompt: '!sleep 3000' })).json()) as { session_id: string }).session_id
+    for (let i = 0; i < 10; i++) expect((await post(`/sessions/${id}/turns`, { prompt: `queued ${i}` })).status).toBe(202)
+    const deleting = fetch(`${url}/session/${id}`, { method: 'DELETE', headers: auth })
+    let deleted = false
+    void deleting.then(() => (deleted = true))
+    const seen: number[] = []
+    // While the delete closes the turn and the queued prompts, and after it answered.
+    for (let i = 0; i < 30; i++) {
+      seen.push((await fetch(`${url}/sessions/${id}`, { headers: auth })).status)
+      seen.push((await post(`/sessions/${id}/turns`, { prompt: 'after the delete began' })).status)
+      if (deleted && i > 20) break
+    }
+    expect((await deleting).status).toBe(204)
+    // Before the delete began a request may still be served; once one found no session, none
+    // after it did (nothing brought it back), and no request failed on the half-deleted files.
+    const firstGone = seen.indexOf(404)
+    expect(firstGone).toBeGreaterThanOrEqual(0)
+    expect(seen.slice(firstGone).every((st) => st === 404)).toBe(true)
+    expect(seen.every((st) => st < 500)).toBe(true)
+    expect((await get(`${url}/session/${id}`)).status).toBe(404)
+    expect((await listings(url)).sessions).toEqual([])
+    expect(existsSync(join(home, 'eventlog', id))).toBe(false)
+    expect(p.stderr()).not.toMatch(/unhandled error|rejected .* expected/)
+    p.child.kill('SIGTERM')
+    expect(await p.exit()).toBe(0)
+  })
 })

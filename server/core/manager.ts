@@ -96,6 +96,8 @@ export class SessionManager {
   readonly home: string
   readonly #sessions = new Map<string, Session>()
   readonly #loading = new Map<string, Promise<Session>>()
+  /** Sessions being deleted: unknown to every reader from the delete's first step on. */
+  readonly #deleting = new Set<string>()
   readonly #evictListeners = new Set<EvictListener>()
   readonly #protected: string[]
 
@@ -170,6 +172,7 @@ export class SessionManager {
 
   /** A live session, or one loaded from disk (its history and counter rebuilt exactly), once. */
   get(id: string): Promise<Session> {
+    if (this.#deleting.has(id)) return Promise.reject(new SessionNotFoundError(id))
     const live = this.#sessions.get(id)
     if (live) return Promise.resolve(live)
     if (!isSessionId(id)) return Promise.reject(new SessionNotFoundError(id))
@@ -183,7 +186,8 @@ export class SessionManager {
 
   async #load(id: string): Promise<Session> {
     const loaded = await this.store.load(id)
-    if (!loaded) throw new SessionNotFoundError(id)
+    // A delete that began while this load read the disk wins: the session is gone.
+    if (!loaded || this.#deleting.has(id)) throw new SessionNotFoundError(id)
     if (loaded.repaired) this.logger.warn(`session ${id}: a torn tail record was dropped on load`)
     const already = this.#sessions.get(id)
     if (already) return already
@@ -202,6 +206,11 @@ export class SessionManager {
     return this.#sessions.get(id)
   }
 
+  /** True while `delete(id, {purge})` runs: readers answer "not found" (the delete has begun). */
+  deleting(id: string): boolean {
+    return this.#deleting.has(id)
+  }
+
   /** Live sessions (in memory). */
   live(): Session[] {
     return [...this.#sessions.values()]
@@ -209,7 +218,7 @@ export class SessionManager {
 
   /** Persisted sessions (newest first), with live ones' current state. */
   async list(filter: ListFilter = {}): Promise<SessionSummary[]> {
-    const stored = await this.store.list(filter)
+    const stored = (await this.store.list(filter)).filter((s) => !this.#deleting.has(s.session_id))
     return stored.map((s) => (this.#sessions.get(s.session_id)?.summary as SessionSummary | undefined) ?? s)
   }
 
@@ -251,20 +260,32 @@ export class SessionManager {
    * well. True when it existed (in memory, or, with `purge`, on disk).
    */
   async delete(id: string, opts: { purge?: boolean } = {}): Promise<boolean> {
+    if (this.#deleting.has(id)) return false
     const s = this.#sessions.get(id)
     if (s) this.#remove(s, 'deleted')
     if (!opts.purge) return Boolean(s)
-    if (s) {
-      await s.idle()
-      await s.flush()
-      await s.clearFileHistory()
-    } else {
-      const loaded = isSessionId(id) ? await this.store.load(id).catch(() => undefined) : undefined
-      if (!loaded) return false
-      if (this.opts.history) await this.opts.history(loaded.meta).clear()
+    // From here on the session is unknown to readers (get, list, a reload from disk), while its
+    // last events are written and its files removed: no request can bring it back or queue a
+    // prompt the delete would then drop.
+    this.#deleting.add(id)
+    try {
+      if (s) {
+        await s.idle()
+        await s.flush()
+        await s.clearFileHistory()
+      } else {
+        const loaded = isSessionId(id) ? await this.store.load(id).catch(() => undefined) : undefined
+        if (!loaded) return false
+        if (this.opts.history) await this.opts.history(loaded.meta).clear()
+      }
+      await (s?.persist === false ? this.memory : this.store).remove(id)
+      return true
+    } finally {
+      // A load that raced the delete registered nothing (#load checks), but be certain.
+      const stray = this.#sessions.get(id)
+      if (stray && stray !== s) this.#remove(stray, 'deleted')
+      this.#deleting.delete(id)
     }
-    await (s?.persist === false ? this.memory : this.store).remove(id)
-    return true
   }
 
   /** Cancel every running turn (shutdown: `reason` goes on their `cancelled` events). */

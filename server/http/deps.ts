@@ -8,6 +8,7 @@ import type { IdleEviction } from './idle-eviction.ts'
 import type { SessionTokens } from './session-tokens.ts'
 import type { StreamRegistry } from './sse/registry.ts'
 import type { SseSettings } from './sse/sse-stream.ts'
+import { StoreError } from '../store/errors.ts'
 
 export interface HttpDeps {
   version: string
@@ -57,10 +58,16 @@ export function background(deps: HttpDeps, session: Session, done: Promise<unkno
  * is `507 storage_full` (nothing was queued), and its turn is followed in the background.
  */
 export async function acknowledge(deps: HttpDeps, session: Session, submitted: Submitted): Promise<void> {
+  // A session closed (deleted, evicted) between the lookup and the prompt queued nothing.
+  if (session.closed) throw sessionNotFound(session.id)
   background(deps, session, submitted.done)
   try {
     await submitted.accepted
   } catch (err) {
+    // The session's directory went away under the write: it was deleted, not a full disk.
+    if (err instanceof PromptNotRecordedError && err.cause instanceof StoreError && err.cause.code === 'session_not_found') {
+      throw sessionNotFound(session.id)
+    }
     if (err instanceof PromptNotRecordedError) throw new HttpError(507, 'storage_full', err.message)
     throw err
   }

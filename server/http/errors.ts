@@ -6,6 +6,7 @@
 import { FastResponse } from 'srvx'
 import type { ErrorCode } from '../../generated/schemas.gen.ts'
 import { MessageTooLargeError } from '../core/message-limit.ts'
+import { StoreError } from '../store/errors.ts'
 import type { Logger } from '../log.ts'
 
 export class HttpError extends Error {
@@ -60,6 +61,9 @@ export function jsonResponse(status: number, body: unknown, headers: Record<stri
 export function coreHttpError(err: unknown): HttpError | undefined {
   if (MessageTooLargeError.is(err))
     return new HttpError(413, err.code, err.message, { detail: { limit_bytes: err.limit } })
+  // The session's files went away under a request (a delete finished first): it is unknown now.
+  if (err instanceof StoreError && err.code === 'session_not_found')
+    return new HttpError(404, 'session_not_found', 'unknown session id')
   return undefined
 }
 

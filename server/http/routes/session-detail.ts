@@ -16,13 +16,16 @@ export async function sessionDetail(deps: HttpDeps, id: string): Promise<Session
     await live.flush()
     return { session_id: id, summary: live.summary as SessionSummary, events: await live.events() }
   }
-  if (!isSessionId(id)) throw sessionNotFound(id)
+  if (!isSessionId(id) || deps.manager.deleting(id)) throw sessionNotFound(id)
   const loaded = await deps.manager.store.load(id)
-  if (!loaded) throw sessionNotFound(id)
+  if (!loaded || deps.manager.deleting(id)) throw sessionNotFound(id)
   if (loaded.queued.length === 0) return { session_id: id, summary: loaded.summary, events: loaded.events }
   // Prompts accepted before a crash and never started: loading the session closes them in the
   // log (Session.restore), so the answer shows every accepted prompt.
-  const session = await deps.manager.get(id)
+  const session = await deps.manager.get(id).catch((err: unknown) => {
+    if (err instanceof Error && err.name === 'SessionNotFoundError') throw sessionNotFound(id)
+    throw err
+  })
   await session.idle()
   await session.flush()
   return { session_id: id, summary: session.summary as SessionSummary, events: await session.events() }
