@@ -6,6 +6,8 @@
 # The serving install (`npm ci -w server`: what building and running the server needs) is kept
 # apart from the toolchain (`npm ci`: tests, codegen, spec validators, type declarations).
 .DEFAULT_GOAL := help
+# A failed build leaves no target behind (dist/chimera.mjs is written before the console bundle).
+.DELETE_ON_ERROR:
 SHELL := /bin/bash
 NODE24_VERSION := 24.21.0
 NODE24_DIR := .tmp/node24
