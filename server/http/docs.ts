@@ -80,7 +80,7 @@ export function mountDocs(app: H3, guard: GuardOptions, logger: Logger, dir = do
         }
         cache.set(page.file, data)
       }
-      return new Response(req.method === 'HEAD' ? null : new Uint8Array(data), {
+      return new Response(req.method === 'HEAD' ? null : new Uint8Array(data.buffer as ArrayBuffer, data.byteOffset, data.byteLength), {
         status: 200,
         headers: {
           'content-type': 'text/html; charset=utf-8',

@@ -5,10 +5,14 @@
  * - a request body not complete within `bodyMs` of its headers cuts the socket. Only the body:
  *   a response may stream for as long as it likes (an SSE stream runs until its turn ends or the
  *   client leaves; slow readers are cut by the stream's own no-read rule, sse-stream.ts);
+ * - a response (other than an event stream, which has its own no-read rule) whose client stops
+ *   reading — bytes waiting in the socket and none taken for `stallMs` — cuts the socket, with a
+ *   log line, so unread pages cannot hold descriptors and buffers for ever;
  * - at most `maxConnections` sockets. At the cap a new connection closes the oldest socket that
  *   is waiting for a request instead of being refused — one that never sent a request first, a
- *   kept-alive one between requests only when there is none — so idle sockets cannot lock out
- *   `/health` or the master token; only when every socket is busy is the new one refused.
+ *   kept-alive one between requests only when there is none, else one whose client stopped
+ *   reading its response — so idle or stalled sockets cannot lock out `/health` or the master
+ *   token; only when every socket is busy is the new one refused.
  * Node's own `headersTimeout` and `requestTimeout` are checked only every
  * `connectionsCheckingInterval` (30 s, fixed when the server is created — by listhen here), so
  * a slow client would keep its descriptor for up to 90 s; these timers fire on time.
@@ -22,12 +26,40 @@ export interface SlowClientLimits {
   bodyMs: number
   /** Sockets held at once (default: unlimited). */
   maxConnections?: number
+  /** A non-stream response whose client takes no bytes for this long is cut (default 30 s). */
+  stallMs?: number
 }
+
+/** How often responses are checked for a client that stopped reading. */
+const STALL_CHECK_MS = 1000
 
 export function guardSlowClients(server: Server, limits: SlowClientLimits, logger?: Logger): void {
   const headerTimers = new WeakMap<Socket, NodeJS.Timeout>()
   /** Every open socket, oldest first: waiting for a request, and whether it has been served one. */
   const open = new Map<Socket, { waiting: boolean; served: boolean }>()
+  /** Non-stream responses in flight: the bytes the client had taken when last seen moving. */
+  const writing = new Map<Socket, { bytes: number; since: number }>()
+  const stallMs = limits.stallMs ?? 30_000
+  const stalled = (socket: Socket, forMs: number): boolean => {
+    const w = writing.get(socket)
+    return w !== undefined && socket.writableLength > 0 && Date.now() - w.since >= forMs
+  }
+  // `bytesWritten` counts what is still queued too: what the client took is the difference.
+  const taken = (socket: Socket): number => socket.bytesWritten - socket.writableLength
+  const checker = setInterval(() => {
+    for (const [socket, w] of writing) {
+      if (taken(socket) !== w.bytes || socket.writableLength === 0) {
+        w.bytes = taken(socket)
+        w.since = Date.now()
+      } else if (stalled(socket, stallMs)) {
+        writing.delete(socket)
+        logger?.info(`HTTP: client read nothing of its response for ${stallMs} ms; connection closed`)
+        socket.destroy()
+      }
+    }
+  }, Math.min(STALL_CHECK_MS, stallMs))
+  checker.unref()
+  server.once('close', () => clearInterval(checker))
   let evicted = 0
   const armHeaders = (socket: Socket): void => {
     clearTimeout(headerTimers.get(socket))
@@ -54,6 +86,14 @@ export function guardSlowClients(server: Server, limits: SlowClientLimits, logge
         return true
       }
     }
+    // Else a socket whose client stopped reading its response (a second without taking a byte).
+    for (const socket of open.keys()) {
+      if (!stalled(socket, STALL_CHECK_MS)) continue
+      open.delete(socket)
+      writing.delete(socket)
+      socket.destroy()
+      return true
+    }
     return false
   }
   server.on('connection', (socket: Socket) => {
@@ -66,9 +106,10 @@ export function guardSlowClients(server: Server, limits: SlowClientLimits, logge
     socket.once('close', () => {
       clearTimeout(headerTimers.get(socket))
       open.delete(socket)
+      writing.delete(socket)
     })
   })
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+  server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket
     clearTimeout(headerTimers.get(socket))
     const s = open.get(socket)
@@ -91,9 +132,33 @@ export function guardSlowClients(server: Server, limits: SlowClientLimits, logge
       req.once('close', stop)
       res.once('close', stop)
     }
+    // Watched for a client that stops reading, once the handler chose what it answers: an event
+    // stream is left to its own no-read rule (sse-stream.ts). This listener runs before the app's
+    // (prependListener below), so every head goes through the wrapper.
+    const origWriteHead = res.writeHead.bind(res) as (...a: unknown[]) => ServerResponse
+    res.writeHead = ((...a: unknown[]) => {
+      const r = origWriteHead(...a)
+      if (!/^text\/event-stream/i.test(contentType(res, a))) writing.set(socket, { bytes: taken(socket), since: Date.now() })
+      return r
+    }) as typeof res.writeHead
     // Kept alive: the next request's headers must arrive in time too.
     res.once('finish', () => {
+      writing.delete(socket)
       if (!socket.destroyed) armHeaders(socket)
     })
   })
+}
+
+/** The content type a response head declares: from `writeHead`'s headers argument, else set ones. */
+function contentType(res: ServerResponse, args: unknown[]): string {
+  const headers = args.find((a) => typeof a === 'object' && a !== null)
+  if (Array.isArray(headers)) {
+    // Raw headers: [name, value, name, value…] or [[name, value]…].
+    const flat = headers.flat() as unknown[]
+    for (let i = 0; i + 1 < flat.length; i += 2)
+      if (String(flat[i]).toLowerCase() === 'content-type') return String(flat[i + 1])
+  } else if (headers) {
+    for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === 'content-type') return String(v)
+  }
+  return String(res.getHeader('content-type') ?? '')
 }

@@ -69,7 +69,7 @@ export function mountUi(app: H3, guard: GuardOptions, logger: Logger, dir = uiDi
         })
       const data = read(entry.file)
       if (!data) throw new HttpError(404, 'not_found', 'the web console is not built: run `node scripts/build.mjs`')
-      return new Response(req.method === 'HEAD' ? null : new Uint8Array(data), {
+      return new Response(req.method === 'HEAD' ? null : new Uint8Array(data.buffer as ArrayBuffer, data.byteOffset, data.byteLength), {
         status: 200,
         headers: {
           'content-type': entry.type,
