@@ -133,9 +133,12 @@ describe('DELETE /session/{id}', () => {
   it('requests racing a delete never bring the session back, queue a prompt it drops, or fail with 5xx', async () => {
     const home = temp.make('delete-race-')
     const { p, url } = await serve(home)
-    const post = (path: string, body: unknown) => fetch(`${url}${path}`, { method: 'POST', headers: auth, body: JSON.stringify(body) })
-    const id = ((await (await post('/sessions', { prompt: '!sleep 3000' })).json()) as { session_id: string }).session_id
-    for (let i = 0; i < 10; i++) expect((await post(`/sessions/${id}/turns`, { prompt: `queued ${i}` })).status).toBe(202)
+    const post = (path: string, body: unknown) =>
+      fetch(`${url}${path}`, { method: 'POST', headers: auth, body: JSON.stringify(body) })
+    const id = ((await (await post('/sessions', { prompt: '!sleep 3000' })).json()) as { session_id: string })
+      .session_id
+    for (let i = 0; i < 10; i++)
+      expect((await post(`/sessions/${id}/turns`, { prompt: `queued ${i}` })).status).toBe(202)
     const deleting = fetch(`${url}/session/${id}`, { method: 'DELETE', headers: auth })
     let deleted = false
     void deleting.then(() => (deleted = true))

@@ -65,7 +65,11 @@ export async function acknowledge(deps: HttpDeps, session: Session, submitted: S
     await submitted.accepted
   } catch (err) {
     // The session's directory went away under the write: it was deleted, not a full disk.
-    if (err instanceof PromptNotRecordedError && err.cause instanceof StoreError && err.cause.code === 'session_not_found') {
+    if (
+      err instanceof PromptNotRecordedError &&
+      err.cause instanceof StoreError &&
+      err.cause.code === 'session_not_found'
+    ) {
       throw sessionNotFound(session.id)
     }
     if (err instanceof PromptNotRecordedError) throw new HttpError(507, 'storage_full', err.message)

@@ -80,17 +80,20 @@ export function mountDocs(app: H3, guard: GuardOptions, logger: Logger, dir = do
         }
         cache.set(page.file, data)
       }
-      return new Response(req.method === 'HEAD' ? null : new Uint8Array(data.buffer as ArrayBuffer, data.byteOffset, data.byteLength), {
-        status: 200,
-        headers: {
-          'content-type': 'text/html; charset=utf-8',
-          'content-security-policy': page.csp,
-          'x-content-type-options': 'nosniff',
-          'referrer-policy': 'no-referrer',
-          'x-frame-options': 'DENY',
-          'cache-control': 'no-cache',
+      return new Response(
+        req.method === 'HEAD' ? null : new Uint8Array(data.buffer as ArrayBuffer, data.byteOffset, data.byteLength),
+        {
+          status: 200,
+          headers: {
+            'content-type': 'text/html; charset=utf-8',
+            'content-security-policy': page.csp,
+            'x-content-type-options': 'nosniff',
+            'referrer-policy': 'no-referrer',
+            'x-frame-options': 'DENY',
+            'cache-control': 'no-cache',
+          },
         },
-      })
+      )
     } catch (err) {
       return errorResponse(err, logger)
     }

@@ -46,18 +46,21 @@ export function guardSlowClients(server: Server, limits: SlowClientLimits, logge
   }
   // `bytesWritten` counts what is still queued too: what the client took is the difference.
   const taken = (socket: Socket): number => socket.bytesWritten - socket.writableLength
-  const checker = setInterval(() => {
-    for (const [socket, w] of writing) {
-      if (taken(socket) !== w.bytes || socket.writableLength === 0) {
-        w.bytes = taken(socket)
-        w.since = Date.now()
-      } else if (stalled(socket, stallMs)) {
-        writing.delete(socket)
-        logger?.info(`HTTP: client read nothing of its response for ${stallMs} ms; connection closed`)
-        socket.destroy()
+  const checker = setInterval(
+    () => {
+      for (const [socket, w] of writing) {
+        if (taken(socket) !== w.bytes || socket.writableLength === 0) {
+          w.bytes = taken(socket)
+          w.since = Date.now()
+        } else if (stalled(socket, stallMs)) {
+          writing.delete(socket)
+          logger?.info(`HTTP: client read nothing of its response for ${stallMs} ms; connection closed`)
+          socket.destroy()
+        }
       }
-    }
-  }, Math.min(STALL_CHECK_MS, stallMs))
+    },
+    Math.min(STALL_CHECK_MS, stallMs),
+  )
   checker.unref()
   server.once('close', () => clearInterval(checker))
   let evicted = 0
@@ -138,7 +141,8 @@ export function guardSlowClients(server: Server, limits: SlowClientLimits, logge
     const origWriteHead = res.writeHead.bind(res) as (...a: unknown[]) => ServerResponse
     res.writeHead = ((...a: unknown[]) => {
       const r = origWriteHead(...a)
-      if (!/^text\/event-stream/i.test(contentType(res, a))) writing.set(socket, { bytes: taken(socket), since: Date.now() })
+      if (!/^text\/event-stream/i.test(contentType(res, a)))
+        writing.set(socket, { bytes: taken(socket), since: Date.now() })
       return r
     }) as typeof res.writeHead
     // Kept alive: the next request's headers must arrive in time too.

@@ -69,17 +69,20 @@ export function mountUi(app: H3, guard: GuardOptions, logger: Logger, dir = uiDi
         })
       const data = read(entry.file)
       if (!data) throw new HttpError(404, 'not_found', 'the web console is not built: run `node scripts/build.mjs`')
-      return new Response(req.method === 'HEAD' ? null : new Uint8Array(data.buffer as ArrayBuffer, data.byteOffset, data.byteLength), {
-        status: 200,
-        headers: {
-          'content-type': entry.type,
-          'content-security-policy': UI_CSP,
-          'x-content-type-options': 'nosniff',
-          'referrer-policy': 'no-referrer',
-          'x-frame-options': 'DENY',
-          'cache-control': 'no-cache',
+      return new Response(
+        req.method === 'HEAD' ? null : new Uint8Array(data.buffer as ArrayBuffer, data.byteOffset, data.byteLength),
+        {
+          status: 200,
+          headers: {
+            'content-type': entry.type,
+            'content-security-policy': UI_CSP,
+            'x-content-type-options': 'nosniff',
+            'referrer-policy': 'no-referrer',
+            'x-frame-options': 'DENY',
+            'cache-control': 'no-cache',
+          },
         },
-      })
+      )
     } catch (err) {
       return errorResponse(err, logger)
     }

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import type { AnyEvent } from '../events/event-types.ts'
 import { eventFileName, parseEventFileName } from './paths.ts'
 import { eventProblem } from './validate.ts'
@@ -30,6 +30,20 @@ export async function writeExclusive(path: string, text: string, fsync = false):
     await unlink(path).catch(() => {})
     throw err
   }
+  if (fsync) await syncDir(dirname(path))
+}
+
+/** Make a directory's new entries durable (a created or renamed file survives power loss). */
+async function syncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r').catch(() => undefined)
+  if (!fh) return
+  try {
+    await fh.sync()
+  } catch {
+    // Some file systems refuse fsync on a directory; the file itself is synced.
+  } finally {
+    await fh.close().catch(() => {})
+  }
 }
 
 /** Replace `path` with `value` as JSON: a reader sees the old file or the new one, never a mix. */
@@ -42,6 +56,7 @@ export async function writeJsonAtomic(path: string, value: unknown, fsync = fals
     await unlink(tmp).catch(() => {})
     throw err
   }
+  if (fsync) await syncDir(dirname(path))
 }
 
 /** Write one event as `event-NNNNNN-<type>.json`: its JSON and a newline, never overwriting; returns the record. */
