@@ -3,7 +3,7 @@
  * section and transports; ids are unique), `--only` globs, expected-failures files, the
  * reports (console, JUnit XML, JSON) and exit codes, and the CLI's list / usage errors.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -130,8 +130,11 @@ describe('expected failures', () => {
   it('every shipped expected-failures list loads, and each entry names a requirement of the corpus on its transport (no list problems)', () => {
     const all = loadCorpus(corpusDirs())
     const known = new Map(all.map((e) => [e.id, e.transports]))
-    for (const name of ['chimera', 'codex-acp', 'opencode']) {
-      const list = loadExpectedFailures(join(corpusDirs()[0]!, '..', 'profiles', `${name}.expected-failures.json`))
+    const profiles = join(corpusDirs()[0]!, '..', 'profiles')
+    const names = readdirSync(profiles).filter((f) => f.endsWith('.expected-failures.json')).map((f) => f.replace('.expected-failures.json', ''))
+    expect(names).toEqual(expect.arrayContaining(['chimera', 'claude-agent-acp', 'claude-code-acp', 'codex-acp', 'gemini-cli', 'opencode']))
+    for (const name of names) {
+      const list = loadExpectedFailures(join(profiles, `${name}.expected-failures.json`))
       expect(list.length).toBeGreaterThan(0)
       expect(listProblems(list, known, VIOLATION_RULES, []).map((p) => `${name}: ${p.entry.id}: ${p.problem}`)).toEqual(
         [],
