@@ -131,8 +131,12 @@ describe('expected failures', () => {
     const all = loadCorpus(corpusDirs())
     const known = new Map(all.map((e) => [e.id, e.transports]))
     const profiles = join(corpusDirs()[0]!, '..', 'profiles')
-    const names = readdirSync(profiles).filter((f) => f.endsWith('.expected-failures.json')).map((f) => f.replace('.expected-failures.json', ''))
-    expect(names).toEqual(expect.arrayContaining(['chimera', 'claude-agent-acp', 'claude-code-acp', 'codex-acp', 'gemini-cli', 'opencode']))
+    const names = readdirSync(profiles)
+      .filter((f) => f.endsWith('.expected-failures.json'))
+      .map((f) => f.replace('.expected-failures.json', ''))
+    expect(names).toEqual(
+      expect.arrayContaining(['chimera', 'claude-agent-acp', 'claude-code-acp', 'codex-acp', 'gemini-cli', 'opencode']),
+    )
     for (const name of names) {
       const list = loadExpectedFailures(join(profiles, `${name}.expected-failures.json`))
       expect(list.length).toBeGreaterThan(0)
