@@ -75,8 +75,9 @@ function cli(
   args: string[],
   uid?: number,
   bundle = CLI_BUNDLE,
+  node = process.execPath,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [bundle, 'otter', 'serve', ...args], {
+  const child = spawn(node, [bundle, 'otter', 'serve', ...args], {
     env: { ...process.env, CHIMERA_HOME: home },
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(uid !== undefined ? { uid, gid: uid } : {}),
@@ -290,16 +291,20 @@ describe('serve status and stop', () => {
       )
       chmodSync(pidfile(home, port), 0o644)
       // The checkout may sit where other users cannot enter (a clone under /root, a mktemp -d
-      // directory): the CLI runs as nobody from a copy of the bundle in a world-readable directory.
+      // directory), and so may the Node binary (the suite's Node 24 lives in the checkout): the
+      // CLI runs as nobody from copies of the bundle and of Node in a world-readable directory.
       const shared = temp.make('serve-eperm-cli-')
       chmodSync(shared, 0o755)
       cpSync(dirname(CLI_BUNDLE), shared, { recursive: true })
+      cpSync(process.execPath, join(shared, 'node'))
       chmodTree(shared)
+      chmodSync(join(shared, 'node'), 0o755)
       const r = await cli(
         home,
         ['stop', '--port', String(port), '--serve-timeout', '0.1'],
         65534,
         join(shared, basename(CLI_BUNDLE)),
+        join(shared, 'node'),
       )
       expect(r).toMatchObject({
         code: 1,
