@@ -76,9 +76,18 @@ describe.skipIf(!canMount)('a full disk (root, mount tmpfs)', () => {
     const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr)![1]!
     const { session_id: id } = (await (await post(`${url}/session`, {})).json()) as { session_id: string }
 
-    const first = await post(`${url}/session/${id}/message`, { message: '!sleep 3000\n!say the long turn' })
+    const first = await post(`${url}/session/${id}/message`, { message: '!sleep 6000\n!say the long turn' })
     expect(first.status).toBe(202)
     const accepted = [((await first.json()) as { message_id: string }).message_id]
+    // The gate: the long turn has started (its first events are on disk) before the disk fills,
+    // so it is cut mid-turn, whatever the machine's load (else it would never start: "not run").
+    await until(
+      async () =>
+        ((await (await fetch(`${url}/sessions/${id}`)).json()) as { events: AnyEvent[] }).events.some(
+          (e) => e.type === 'turn_start',
+        ),
+      'the long turn to start',
+    )
     const filler = join(home, 'filler')
     fill(filler)
     const refused: string[] = []
