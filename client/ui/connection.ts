@@ -15,14 +15,18 @@ const OFFLINE_AFTER = 3
 
 export class Link {
   state: LinkState | undefined
+  /** Called each time the server answers again after a drop (not on every answer). */
+  onReconnected: (() => void) | undefined
 
   set(state: LinkState, detail = ''): void {
+    const back = state === 'connected' && this.state !== undefined && this.state !== 'connected'
     this.state = state
     const node = byId('link')
     node.dataset.state = state
     byId('link-text').textContent = state
     node.title = detail || state
     byId('link-detail').textContent = detail
+    if (back) this.onReconnected?.()
   }
 
   connected(detail = ''): void {

@@ -313,6 +313,16 @@ describe('the web console at /ui', () => {
     await page.locator('#link[data-state=offline]').waitFor()
     await context!.setOffline(false)
     await page.locator('#link[data-state=connected]').waitFor({ timeout: 20_000 })
+
+    // A list that cannot reach the server says so; the message goes once the server answers again
+    // (not 8 s later, over a page that is connected).
+    const listing = (url: URL) => url.pathname === '/sessions'
+    await page.route(listing, (route) => route.abort('connectionrefused'))
+    await page.locator('#refresh').click()
+    await page.locator('#status.error.shown', { hasText: 'failed' }).waitFor()
+    await page.unroute(listing)
+    await page.locator('#link[data-state=connected]').waitFor({ timeout: 20_000 })
+    expect(await page.locator('#status.error.shown').count(), await page.locator('#status').innerText()).toBe(0)
   }, 90_000)
 
   it('renames a session on the server: another browser sees it (live on its open session), and it survives a server restart; deletes one', async () => {

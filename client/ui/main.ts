@@ -24,16 +24,24 @@ const MAX_RETRY_MS = 4000
 let client: ChimeraClient = connect(sessionStorage.getItem(TOKEN_KEY) ?? '')
 let current: { id: string; prompt?: string; title?: string; view: View; stop: AbortController } | undefined
 const link = new Link()
+link.onReconnected = () => {
+  const s = byId('status')
+  if (s.dataset.cause !== 'unreachable') return
+  clearTimeout(statusTimer)
+  s.classList.remove('shown')
+}
 
 function connect(token: string): ChimeraClient {
   return createChimeraClient({ baseUrl: location.origin, token: token || undefined })
 }
 
 let statusTimer: ReturnType<typeof setTimeout> | undefined
-function status(text: string, error = false): void {
+/** Shows a passing message; one caused by an unreachable server goes as soon as it answers again. */
+function status(text: string, error = false, unreachable = false): void {
   const s = byId('status')
   s.textContent = text
   s.classList.toggle('error', error)
+  s.dataset.cause = unreachable ? 'unreachable' : ''
   s.classList.add('shown')
   clearTimeout(statusTimer)
   statusTimer = setTimeout(() => s.classList.remove('shown'), error ? 8000 : 3000)
@@ -50,11 +58,12 @@ async function act(what: string, fn: () => Promise<unknown>): Promise<boolean> {
     await fn()
     return true
   } catch (err) {
-    if (!ChimeraApiError.is(err) && !ChimeraClientError.is(err)) {
+    const unreachable = !ChimeraApiError.is(err) && !ChimeraClientError.is(err)
+    if (unreachable) {
       link.unreachable()
       void probe()
     } else if (ChimeraApiError.is(err) && link.state !== 'connected') link.connected()
-    status(`${what} failed — ${explain(err)}`, true)
+    status(`${what} failed — ${explain(err)}`, true, unreachable)
     return false
   }
 }
