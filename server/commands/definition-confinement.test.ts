@@ -52,6 +52,8 @@ describe('command files are read only inside the project', () => {
       { source: join(cmdDir(), 'leak.md'), error: expect.stringMatching(/^not read: .*leads outside/) },
     ])
     expect(leaks(listed)).toBe(false)
+    // Not even where the link leads: the list reaches HTTP clients.
+    expect(JSON.stringify(listed)).not.toContain(outside)
     expect(c.render('leak', '')).toBeUndefined()
     expect(() => c.invoke('leak', { session_id: 's' })).toThrow(/no command named/)
   })
@@ -64,6 +66,8 @@ describe('command files are read only inside the project', () => {
     expect(listed.commands).toEqual([])
     expect(listed.problems?.[0]?.error).toMatch(/^not read: .*leads outside/)
     expect(leaks(listed)).toBe(false)
+    // Not even where the link leads: the list reaches HTTP clients.
+    expect(JSON.stringify(listed)).not.toContain(outside)
     expect(c.render('leak', '')).toBeUndefined()
   })
 

@@ -87,9 +87,10 @@ export function userScope(dir: string, env: NodeJS.ProcessEnv = process.env): De
 
 /** Why the real path `real` may not be read in `scope`, if it may not. */
 function outOfScope(real: string, scope: DefinitionScope): string | undefined {
-  if (!isAbsolute(real) || !isInside(scope.root, real)) return `it leads outside ${scope.root} (to ${real})`
+  // Where it leads is not said: the answer may reach clients that must not learn host paths.
+  if (!isAbsolute(real) || !isInside(scope.root, real)) return `it leads outside ${scope.root}`
   const prot = scope.protectedPaths.find((p) => isInside(p, real))
-  if (prot !== undefined) return `it lies in ${prot} (CHIMERA_HOME), which is never read`
+  if (prot !== undefined) return `it lies in CHIMERA_HOME, which is never read`
   return undefined
 }
 
