@@ -21,7 +21,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { tokensFor, type Plan } from '../../server/providers/directives.ts'
 import { parseMessagesRequest, type MessagesRequest } from './anthropic-input.ts'
-import { charsRead, pieces, planOrRefuse, segments } from './play.ts'
+import { charsRead, pieces, planOrRefuse, playAtOnce, segments } from './play.ts'
 import {
   failure,
   HttpError,
@@ -151,16 +151,19 @@ async function atOnce(
   n: number,
   signal: AbortSignal,
 ): Promise<void> {
-  const content: Block[] = []
-  for (const seg of segments(plan)) {
-    if (seg.kind === 'sleep') {
-      if (!(await sleep(seg.ms, signal))) return
-    } else if (seg.kind === 'fail') {
-      const err = failure(seg.message)
-      return sendJson(res, err.status, errorBody(err))
-    } else if (seg.kind === 'text') content.push({ type: 'text', text: seg.chunks.join('') })
-    else content.push({ type: 'thinking', thinking: seg.chunks.join(''), signature: signature(n, content.length) })
+  const played = await playAtOnce(plan, signal)
+  if (!played) return
+  if ('fail' in played) {
+    const err = failure(played.fail)
+    return sendJson(res, err.status, errorBody(err))
   }
+  const content: Block[] = []
+  for (const b of played.blocks)
+    content.push(
+      b.kind === 'text'
+        ? { type: 'text', text: b.text }
+        : { type: 'thinking', thinking: b.text, signature: signature(n, content.length) },
+    )
   content.push(...toolUses(plan, n))
   sendJson(res, 200, message(n, req, content, plan.calls.length ? 'tool_use' : 'end_turn', usage(req, plan)))
 }

@@ -18,7 +18,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { tokensFor, type Plan } from '../../server/providers/directives.ts'
 import { parseGeminiRequest } from './gemini-input.ts'
-import { charsRead, planOrRefuse, segments, type WireMessage } from './play.ts'
+import { charsRead, planOrRefuse, playAtOnce, segments, type WireMessage } from './play.ts'
 import {
   badRequest,
   failure,
@@ -111,16 +111,15 @@ async function atOnce(
   n: number,
   signal: AbortSignal,
 ): Promise<void> {
-  const parts: Part[] = []
-  for (const seg of segments(plan)) {
-    if (seg.kind === 'sleep') {
-      if (!(await sleep(seg.ms, signal))) return
-    } else if (seg.kind === 'fail') {
-      const err = failure(seg.message)
-      return sendJson(res, err.status, errorBody(err))
-    } else
-      parts.push(seg.kind === 'text' ? { text: seg.chunks.join('') } : { text: seg.chunks.join(''), thought: true })
+  const played = await playAtOnce(plan, signal)
+  if (!played) return
+  if ('fail' in played) {
+    const err = failure(played.fail)
+    return sendJson(res, err.status, errorBody(err))
   }
+  const parts: Part[] = played.blocks.map((b) =>
+    b.kind === 'text' ? { text: b.text } : { text: b.text, thought: true },
+  )
   parts.push(...callParts(plan))
   sendJson(res, 200, response(model, n, parts, usageMetadata(messages, plan)))
 }

@@ -24,7 +24,7 @@ import {
   type Plan,
   type ResultSeen,
 } from '../../server/providers/directives.ts'
-import { HttpError } from './wire.ts'
+import { HttpError, sleep } from './wire.ts'
 
 export interface WireToolCall {
   id?: string
@@ -143,6 +143,25 @@ export function segments(plan: Plan): Segment[] {
     } else out.push(m)
   }
   return out
+}
+
+/**
+ * A reply sent at once (not streamed), played: after the plan's sleeps, its text and reasoning in
+ * order, or the failure it plays; `undefined` when the client left during a sleep. Each wire
+ * shapes the blocks (and the failure) its own way.
+ */
+export async function playAtOnce(
+  plan: Plan,
+  signal: AbortSignal,
+): Promise<{ blocks: { kind: 'text' | 'reasoning'; text: string }[] } | { fail: string } | undefined> {
+  const blocks: { kind: 'text' | 'reasoning'; text: string }[] = []
+  for (const seg of segments(plan)) {
+    if (seg.kind === 'sleep') {
+      if (!(await sleep(seg.ms, signal))) return undefined
+    } else if (seg.kind === 'fail') return { fail: seg.message }
+    else blocks.push({ kind: seg.kind, text: seg.chunks.join('') })
+  }
+  return { blocks }
 }
 
 /** Characters the model reads (usage: ceil(chars / 4) prompt tokens). */

@@ -19,7 +19,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { tokensFor, type Plan } from '../../server/providers/directives.ts'
-import { charsRead, pieces, planOrRefuse, segments } from './play.ts'
+import { charsRead, pieces, planOrRefuse, playAtOnce, segments } from './play.ts'
 import { parseResponsesRequest, type ResponsesRequest } from './responses-input.ts'
 import { openaiErrorBody, failure, readBody, sendJson, sleep, unknownModel, type WireContext } from './wire.ts'
 
@@ -197,22 +197,19 @@ async function respondAtOnce(
   n: number,
   signal: AbortSignal,
 ): Promise<void> {
-  const output: Item[] = []
-  for (const seg of segments(plan)) {
-    if (seg.kind === 'sleep') {
-      if (!(await sleep(seg.ms, signal))) return
-    } else if (seg.kind === 'fail') {
-      const err = failure(seg.message, 'server_error')
-      return sendJson(res, err.status, openaiErrorBody(err))
-    } else {
-      const text = seg.chunks.join('')
-      output.push(
-        seg.kind === 'text'
-          ? messageItem(`msg_${n}_${output.length}`, text)
-          : reasoningItem(`rs_${n}_${output.length}`, text),
-      )
-    }
+  const played = await playAtOnce(plan, signal)
+  if (!played) return
+  if ('fail' in played) {
+    const err = failure(played.fail, 'server_error')
+    return sendJson(res, err.status, openaiErrorBody(err))
   }
+  const output: Item[] = []
+  for (const b of played.blocks)
+    output.push(
+      b.kind === 'text'
+        ? messageItem(`msg_${n}_${output.length}`, b.text)
+        : reasoningItem(`rs_${n}_${output.length}`, b.text),
+    )
   output.push(...callItems(req, plan, n))
   sendJson(
     res,
