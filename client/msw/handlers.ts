@@ -373,7 +373,9 @@ export function buildHandlers(state: MockState, o: HandlerOptions): RequestHandl
       authorizeTiers(req, security, id, tokens),
   }
   return [
-    http.all(`${base}/*`, async ({ request }) => {
+    // A RegExp, not msw's path pattern: msw decodes pattern parameters itself, and a malformed
+    // escape (`/session/%E0%A4%A`) would throw there instead of reaching the pipeline's 404.
+    http.all(new RegExp(`^${base.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}/`), async ({ request }) => {
       const pathname = new URL(request.url).pathname.slice(prefix.length)
       const match = matchRoute(pathname)
       if (!match) return undefined
