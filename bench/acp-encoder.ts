@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process'
 import { PassThrough } from 'node:stream'
-import { Connection } from '../server/jsonrpc/connection.ts'
+import { Connection } from '../client/wire/jsonrpc/connection.ts'
 import { noopLogger } from '../server/log.ts'
 import type { AnyEvent } from '../server/events/event-types.ts'
 import { toV1Updates, type V1MapContext } from '../server/acp/v1/event-map.ts'

@@ -1,19 +1,21 @@
 /**
- * msw 2.x request handlers for every operation of specs/openapi/chimera.openapi.yaml, built from
- * the generated operation table: the mock checks the bearer tiers (when given a token), validates
- * path, query and body with the generated validators (400 `invalid_body` / `invalid_query`,
- * 404 `session_not_found`, as the server does), and answers from MockState with spec-valid
- * bodies. `OPERATIONS` below is typed over every operationId, so a new operation in the spec
- * fails the type check until it has a mock.
+ * msw 2.x request handlers for every operation of specs/openapi/chimera.openapi.yaml: each request
+ * goes through the server's own operation pipeline (client/wire/http/pipeline.ts — route
+ * matching, the bearer tiers when given a token, path/query/body validation with the generated
+ * validators, the same error codes and bodies), then the operation's mock answers from MockState
+ * with spec-valid bodies. `OPERATIONS` below is typed over every operationId, so a new operation
+ * in the spec fails the type check until it has a mock.
  */
 import { http, type RequestHandler } from 'msw'
-import type { ZodType } from 'zod'
 import openapiDocument from '../../generated/http/openapi.bundle.json' with { type: 'json' }
 import { endsTurn } from '../../generated/event-facts.gen.ts'
-import { httpOperations, type HttpOperationId, type OperationInput } from '../../generated/http/routes.gen.ts'
+import type { HttpOperationId, OperationInput } from '../../generated/http/routes.gen.ts'
 import type { ChimeraEvent, ErrorCode } from '../../generated/schemas.gen.ts'
 import { sseChannels } from '../../generated/sse/events.gen.ts'
 import { toolSpecs } from '../../generated/tools/tools.gen.ts'
+import { authorizeTiers, type TokenCheck } from '../wire/http/auth.ts'
+import { HttpError, errorBody } from '../wire/http/errors.ts'
+import { decodeParams, matchRoute, operationFor, runOperation } from '../wire/http/pipeline.ts'
 import { MockState, toSseEnvelope, type MockSession } from './state.ts'
 import { pluralStream, singularStream } from './sse.ts'
 
@@ -346,96 +348,72 @@ export const OPERATIONS = {
   },
 } satisfies MockHandlers
 
-type Op = (typeof httpOperations)[HttpOperationId]
-
-/** Query strings are text: coerce what the schema wants as numbers, as the server does. */
-function parseQuery(schema: ZodType, raw: Record<string, string>) {
-  const first = schema.safeParse(raw)
-  if (first.success) return first
-  const coerced: Record<string, unknown> = { ...raw }
-  for (const [k, v] of Object.entries(raw)) if (/^-?\d+$/.test(v)) coerced[k] = Number(v)
-  return schema.safeParse(coerced)
-}
-
-/**
- * The bearer tiers of the server (server/http/auth.ts): the master token passes everywhere; a
- * session's own token passes on its `/session/{id}` routes; a valid session token that is not
- * enough (its own id on a master-only route, or a route without an id) is 403 `admin_only`;
- * anything else — another session's token included — is 401 `unauthorized`.
- */
-function authorize(
-  op: Op,
-  req: Request,
-  token: string | undefined,
-  state: MockState,
-  sessionId: string | undefined,
-): Response | undefined {
-  if (token === undefined || op.security.length === 0) return undefined
-  const m = /^Bearer[ \t]+(\S+)\s*$/i.exec(req.headers.get('authorization') ?? '')
-  const bearer = m?.[1]
-  if (bearer === token) return undefined
-  if (bearer !== undefined) {
-    const security = op.security as readonly string[]
-    const adminOnly = (): Response =>
-      fail(403, 'admin_only', 'this route needs the master token; a session token is not enough')
-    if (sessionId !== undefined) {
-      if (state.sessions.get(sessionId)?.token === bearer)
-        return security.includes('sessionToken') ? undefined : adminOnly()
-    } else if ([...state.sessions.values()].some((s) => s.token === bearer)) return adminOnly()
-  }
-  return fail(401, 'unauthorized', 'missing or invalid bearer token')
-}
-
 export interface HandlerOptions {
   baseUrl: string
   token?: string
   retryMs: number
 }
 
+/**
+ * One msw handler for every route of the spec, running the server's own operation pipeline
+ * (client/wire/http/pipeline.ts: route matching, the bearer tiers, the generated validators, the
+ * document's body errors, the same error bodies) over the mock's state. A path no route of the
+ * spec has is left to msw (`onUnhandledRequest`).
+ */
 export function buildHandlers(state: MockState, o: HandlerOptions): RequestHandler[] {
   const base = o.baseUrl.replace(/\/+$/, '')
-  // Longer routes first, so `/runs/cost` is not taken for `/runs/:x` style matches.
-  const ops = (Object.values(httpOperations) as Op[]).sort((a, b) => b.route.length - a.route.length)
-  return ops.map((op) => {
-    const method = op.method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete'
-    return http[method](`${base}${op.route}`, async ({ request, params }) => {
-      const raw = Object.fromEntries(Object.entries(params).map(([k, v]) => [k, String(v)]))
-      const denied = authorize(op, request, o.token, state, raw.id)
-      if (denied) return denied
-      let session: MockSession | undefined
-      if (op.pathParams) {
-        if (!op.pathParams.safeParse(raw).success)
-          return 'id' in raw ? fail(404, 'session_not_found') : fail(404, 'not_found')
-        if ('id' in raw) {
-          session = state.sessions.get(raw.id!)
-          if (!session) return fail(404, 'session_not_found')
-          session.lastTouched = Date.now() / 1000
-        }
+  const prefix = new URL(base).pathname.replace(/\/+$/, '')
+  const tokens: TokenCheck = {
+    isMaster: o.token === undefined ? undefined : (token) => token === o.token,
+    verify: (id, token) => state.sessions.get(id)?.token === token,
+    sessionOf: (token) => [...state.sessions.values()].find((s) => s.token === token)?.id,
+  }
+  const pipeline = {
+    authorize: (req: Request, security: readonly string[], id: string | undefined) =>
+      authorizeTiers(req, security, id, tokens),
+  }
+  return [
+    // A RegExp, not msw's path pattern: msw decodes pattern parameters itself, and a malformed
+    // escape (`/session/%E0%A4%A`) would throw there instead of reaching the pipeline's 404.
+    http.all(new RegExp(`^${base.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}/`), async ({ request }) => {
+      const pathname = new URL(request.url).pathname.slice(prefix.length)
+      const match = matchRoute(pathname)
+      if (!match) return undefined
+      try {
+        const op = operationFor(match.route, request.method)
+        const raw = decodeParams(match.params)
+        const handler = OPERATIONS[op.operationId as HttpOperationId] as ErasedMockHandler
+        return await runOperation(
+          op,
+          ({ path, query, body, req }) => {
+            // The mock's stand-in for the server's session lookup: an unknown id is 404.
+            let session: MockSession | undefined
+            if ('id' in raw) {
+              session = state.sessions.get(raw.id!)
+              if (!session) throw new HttpError(404, 'session_not_found', 'unknown session id')
+              session.lastTouched = Date.now() / 1000
+            }
+            return handler({
+              req,
+              path: { ...raw, ...(path as object) },
+              query,
+              body,
+              session,
+              state,
+              retryMs: o.retryMs,
+            })
+          },
+          request,
+          raw,
+          pipeline,
+        )
+      } catch (err) {
+        if (!HttpError.is(err)) throw err
+        return new Response(JSON.stringify(errorBody(err)), {
+          status: err.status,
+          headers: { 'content-type': 'application/json', ...err.headers },
+        })
       }
-      let query: Record<string, unknown> = {}
-      if (op.query) {
-        const r = parseQuery(op.query, Object.fromEntries(new URL(request.url).searchParams))
-        if (!r.success) return fail(400, 'invalid_query', 'malformed query parameter')
-        query = r.data as Record<string, unknown>
-      }
-      let body: unknown
-      if (op.body) {
-        const text = await request.text()
-        if (text.trim() !== '') {
-          if (!(request.headers.get('content-type') ?? '').toLowerCase().startsWith('application/json'))
-            return fail(415, 'unsupported_media_type', 'Content-Type must be application/json')
-          try {
-            body = JSON.parse(text)
-          } catch {
-            return fail(400, 'invalid_body', 'the body is not valid JSON')
-          }
-          const r = op.body.schema.safeParse(body)
-          if (!r.success) return fail(400, 'invalid_body', 'request body does not match the schema')
-          body = r.data
-        } else if (op.body.required) return fail(400, 'invalid_body', 'a JSON request body is required')
-      }
-      const handler = OPERATIONS[op.operationId as HttpOperationId] as ErasedMockHandler
-      return handler({ req: request, path: raw, query, body, session, state, retryMs: o.retryMs })
-    })
-  })
+    }),
+  ]
 }

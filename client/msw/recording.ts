@@ -7,6 +7,7 @@
 import { createParser } from 'eventsource-parser'
 import { SseEnvelopeSchema } from '../../generated/schemas.gen.ts'
 import type { SessionStreamEvent } from '../events/session-events.ts'
+import { formatIssues } from '../wire/issues.ts'
 
 export function parseSseRecording(text: string): SessionStreamEvent[] {
   const out: SessionStreamEvent[] = []
@@ -24,7 +25,7 @@ export function parseSseRecording(text: string): SessionStreamEvent[] {
         return void problems.push(`record ${m.id}: data is not JSON`)
       }
       const r = SseEnvelopeSchema.safeParse(data)
-      if (!r.success) return void problems.push(`record ${m.id}: ${r.error.issues[0]?.message}`)
+      if (!r.success) return void problems.push(`record ${m.id}: ${formatIssues(r.error)}`)
       out.push({ ...(r.data as object), seq } as SessionStreamEvent)
     },
   })

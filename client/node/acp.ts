@@ -9,16 +9,19 @@
  * - `SeedAcpClient` / `spawnSeedAgent()` speak the seed dialect (specs/openrpc/acp-seed.openrpc.yaml),
  *   every method typed from the generated method table: `call`, `notify`, `on` for the agent's
  *   notifications, `handle` for its requests.
- * Newline-delimited JSON-RPC on both; stderr is kept (the last 4 KiB) for error messages.
+ * Newline-delimited JSON-RPC on both (the seed client over the same framer and JSON-RPC connection
+ * as the server); stderr is kept (the last 4 KiB) for error messages.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { createInterface } from 'node:readline'
 import { Readable, Writable } from 'node:stream'
 import { client as acpClient, ndJsonStream, type ClientApp, type ClientContext } from '@agentclientprotocol/sdk'
 import type { z } from 'zod'
 import { acpSeedMethods } from '../../generated/acp/seed.gen.ts'
 import { acpV1Methods } from '../../generated/acp/v1-methods.gen.ts'
 import { ChimeraClientError } from '../errors.ts'
+import { formatIssues } from '../wire/issues.ts'
+import { Connection } from '../wire/jsonrpc/connection.ts'
+import { CODES, RpcError } from '../wire/jsonrpc/errors.ts'
 
 export interface SpawnOptions {
   /** Program and arguments. Default `['chimera', 'ferret', 'serve']`. */
@@ -65,16 +68,13 @@ export async function callExtension<M extends ExtRequest>(
 ): Promise<ExtResult<M>> {
   const spec = acpV1Methods[method]
   const checked = spec.params.safeParse(params)
-  if (!checked.success)
-    throw new TypeError(
-      `${method}: ${checked.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
-    )
+  if (!checked.success) throw new TypeError(`${method}: ${formatIssues(checked.error)}`)
   const result = await agent.request<unknown>(method, params)
   const parsed = (spec.result as z.ZodType).safeParse(result)
   if (!parsed.success)
     throw new ChimeraClientError(
       'protocol',
-      `${method} answered a result outside the spec: ${parsed.error.issues[0]?.message}`,
+      `${method} answered a result outside the spec: ${formatIssues(parsed.error)}`,
     )
   return parsed.data as ExtResult<M>
 }
@@ -167,28 +167,27 @@ export class AcpRemoteError extends Error {
   }
 }
 
-interface Pending {
-  method: string
-  resolve: (v: unknown) => void
-  reject: (e: unknown) => void
-}
+/** The longest line read from the agent: generous, an answer (a replayed history) can be large. */
+const MAX_LINE_BYTES = 64 * 1024 * 1024
 
+/** The seed dialect over the shared JSON-RPC connection (client/wire/jsonrpc/connection.ts). */
 export class SeedAcpClient {
   readonly child: ChildProcess
   readonly #stderr: () => string
-  readonly #pending = new Map<number, Pending>()
+  readonly #conn: Connection
   readonly #listeners = new Map<string, Set<(params: unknown) => void>>()
   readonly #handlers = new Map<string, (params: unknown) => unknown>()
-  #nextId = 1
   #closed: Error | undefined
 
   constructor(o: SpawnOptions = {}) {
     const { child, stderr } = start(o)
     this.child = child
     this.#stderr = stderr
-    createInterface({ input: child.stdout!, crlfDelay: Infinity }).on('line', (line) => this.#receive(line))
+    const fail = (err: Error): void => {
+      this.#closed ??= err
+    }
     child.on('exit', (code) =>
-      this.#fail(
+      fail(
         new ChimeraClientError(
           'closed',
           `the agent exited with ${code}${stderr() ? `: ${stderr().trim().split('\n').at(-1)}` : ''}`,
@@ -196,8 +195,28 @@ export class SeedAcpClient {
       ),
     )
     child.stdin!.on('error', (err) =>
-      this.#fail(new ChimeraClientError('closed', `the agent's stdin closed: ${err.message}`)),
+      fail(new ChimeraClientError('closed', `the agent's stdin closed: ${err.message}`)),
     )
+    this.#conn = new Connection({
+      input: child.stdout!,
+      output: child.stdin!,
+      maxLineBytes: MAX_LINE_BYTES,
+      logger: { debug() {}, warn() {}, error() {} },
+    })
+    void this.#conn.serve({
+      request: async (method, params) => {
+        const handler = this.#handlers.get(method)
+        if (!handler) throw new RpcError(CODES.methodNotFound, `the client does not handle ${method}`)
+        return handler(params)
+      },
+      notification: async (method, params) => {
+        for (const l of this.#listeners.get(method) ?? []) l(params)
+      },
+      internalError: (err) => ({
+        code: CODES.internalError,
+        message: err instanceof Error ? err.message : String(err),
+      }),
+    })
   }
 
   get stderrTail(): string {
@@ -205,17 +224,28 @@ export class SeedAcpClient {
   }
 
   /** Sends a request; resolves to its typed result, rejects with AcpRemoteError on an error answer. */
-  call<M extends SeedRequest>(method: M, params: SeedParams<M>): Promise<SeedResult<M>> {
-    if (this.#closed) return Promise.reject(this.#closed)
-    const id = this.#nextId++
-    return new Promise((resolve, reject) => {
-      this.#pending.set(id, { method, resolve: resolve as (v: unknown) => void, reject })
-      this.#write({ jsonrpc: '2.0', id, method, params })
-    })
+  async call<M extends SeedRequest>(method: M, params: SeedParams<M>): Promise<SeedResult<M>> {
+    if (this.#closed) throw this.#closed
+    let raw: unknown
+    try {
+      raw = await this.#conn.request(method, params)
+    } catch (err) {
+      if (RpcError.is(err)) throw new AcpRemoteError(method, err)
+      throw this.#closed ?? new ChimeraClientError('closed', `the agent closed its output`, { cause: err })
+    }
+    const spec = acpSeedMethods[method] as Seed[keyof Seed]
+    if (!spec.result) return undefined as SeedResult<M>
+    const parsed = (spec.result as z.ZodType).safeParse(raw)
+    if (!parsed.success)
+      throw new ChimeraClientError(
+        'protocol',
+        `${method} answered a result outside the seed spec: ${formatIssues(parsed.error)}`,
+      )
+    return parsed.data as SeedResult<M>
   }
 
   notify<M extends SeedNotification>(method: M, params: SeedParams<M>): void {
-    this.#write({ jsonrpc: '2.0', method, params })
+    if (!this.#closed) void this.#conn.notify(method, params)
   }
 
   /** Listens to an agent notification (`session/update`…); returns the unsubscribe. */
@@ -237,69 +267,6 @@ export class SeedAcpClient {
   /** Closes stdin and waits for the agent to exit; resolves to its exit code. */
   close(): Promise<number | null> {
     return stop(this.child)
-  }
-
-  #write(m: unknown): void {
-    if (this.#closed) return
-    this.child.stdin!.write(`${JSON.stringify(m)}\n`)
-  }
-
-  #fail(err: Error): void {
-    this.#closed ??= err
-    for (const p of this.#pending.values()) p.reject(err)
-    this.#pending.clear()
-  }
-
-  #receive(line: string): void {
-    let m: {
-      id?: number | string
-      method?: string
-      params?: unknown
-      result?: unknown
-      error?: { code: number; message: string; data?: unknown }
-    }
-    try {
-      m = JSON.parse(line)
-    } catch {
-      return // not a frame: the agent's stdout carries frames only; ignore rather than crash
-    }
-    if (typeof m.method === 'string') {
-      const method = m.method
-      if (m.id === undefined) {
-        for (const l of this.#listeners.get(method) ?? []) l(m.params)
-        return
-      }
-      const handler = this.#handlers.get(method)
-      if (!handler)
-        return this.#write({
-          jsonrpc: '2.0',
-          id: m.id,
-          error: { code: -32601, message: `the client does not handle ${method}` },
-        })
-      Promise.resolve()
-        .then(() => handler(m.params))
-        .then(
-          (result) => this.#write({ jsonrpc: '2.0', id: m.id, result: result ?? null }),
-          (err: Error) => this.#write({ jsonrpc: '2.0', id: m.id, error: { code: -32603, message: err.message } }),
-        )
-      return
-    }
-    const p = typeof m.id === 'number' ? this.#pending.get(m.id) : undefined
-    if (!p) return
-    this.#pending.delete(m.id as number)
-    if (m.error) return p.reject(new AcpRemoteError(p.method, m.error))
-    const spec = acpSeedMethods[p.method as keyof Seed]
-    const parsed = spec.result
-      ? (spec.result as z.ZodType).safeParse(m.result)
-      : { success: true as const, data: undefined }
-    if (!parsed.success)
-      return p.reject(
-        new ChimeraClientError(
-          'protocol',
-          `${p.method} answered a result outside the seed spec: ${parsed.error.issues[0]?.message}`,
-        ),
-      )
-    p.resolve(parsed.data)
   }
 }
 

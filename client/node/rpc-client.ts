@@ -13,7 +13,6 @@
  * await rpc.close()
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { createInterface } from 'node:readline'
 import {
   rpcCommands,
   type CompactionEvent,
@@ -30,6 +29,8 @@ import {
 import type { PermissionDecision } from '../../generated/schemas.gen.ts'
 import type { z } from 'zod'
 import { ChimeraClientError } from '../errors.ts'
+import { formatIssues } from '../wire/issues.ts'
+import { readFrames } from '../wire/line-stream.ts'
 
 /** A command as written (without the id the client allocates). */
 export type RpcCommand = {
@@ -70,6 +71,8 @@ interface Pending {
 }
 
 const STDERR_TAIL = 16 * 1024
+/** The longest stdout line read: generous, a `state` reply carries the whole history. */
+const MAX_LINE_BYTES = 64 * 1024 * 1024
 
 export class RpcClient {
   readonly process: ChildProcess
@@ -93,8 +96,17 @@ export class RpcClient {
     })
     // A write to a child that already exited fails with EPIPE; the exit handler reports it.
     child.stdin!.on('error', () => {})
-    const lines = createInterface({ input: child.stdout!, crlfDelay: Infinity })
-    lines.on('line', (line) => this.#onLine(line))
+    // The same framer as the server reads commands with (client/wire/framer.ts).
+    void readFrames(child.stdout!, MAX_LINE_BYTES, (f) =>
+      f.kind === 'line'
+        ? this.#onLine(f.text)
+        : this.#emit(
+            new ChimeraClientError(
+              'protocol',
+              f.kind === 'too_long' ? `stdout line of ${f.bytes} bytes is too long` : 'stdout line is not valid UTF-8',
+            ),
+          ),
+    ).catch(() => {}) // a destroyed stdout ends like EOF; the exit handler reports it
     this.exited = new Promise((resolve) => {
       child.on('error', (err) => {
         this.#close(new ChimeraClientError('closed', `cannot run ${program}: ${err.message}`, { cause: err }))
@@ -127,7 +139,7 @@ export class RpcClient {
     const check = spec?.schema.safeParse(message)
     if (!spec || !check?.success)
       throw new TypeError(
-        `invalid ${command.type} command: ${check?.error?.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ') ?? 'unknown type'}`,
+        `invalid ${command.type} command: ${check?.error ? formatIssues(check.error) : 'unknown type'}`,
       )
     const reply = new Promise<{ response: RpcResponse; state?: StateResponse }>((resolve, reject) =>
       this.#pending.set(id, { command: command.type, resolve, reject }),
@@ -218,7 +230,6 @@ export class RpcClient {
   }
 
   #onLine(line: string): void {
-    if (line.trim() === '') return
     let m: Record<string, unknown>
     try {
       m = JSON.parse(line) as Record<string, unknown>

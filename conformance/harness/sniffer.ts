@@ -19,6 +19,7 @@ import { acpSeedMethods } from '../../generated/acp/seed.gen.ts'
 import { rpcCommands, rpcOutbound } from '../../generated/rpc/jsonl.gen.ts'
 import { httpOperations } from '../../generated/http/routes.gen.ts'
 import { sseChannels } from '../../generated/sse/events.gen.ts'
+import { formatIssues } from '../../client/wire/issues.ts'
 
 export interface Violation {
   dir: 'in' | 'out'
@@ -44,9 +45,7 @@ const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' &&
 
 function issues(schema: ZodType, value: unknown): string | undefined {
   const r = schema.safeParse(value)
-  return r.success
-    ? undefined
-    : r.error.issues.map((i) => `${i.path.map(String).join('.') || '(root)'}: ${i.message}`).join('; ')
+  return r.success ? undefined : formatIssues(r.error)
 }
 
 abstract class Sniffer {

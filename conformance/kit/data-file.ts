@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs'
 import { parse as parseYaml } from 'yaml'
 import type { z } from 'zod'
+import { formatIssues } from '../../client/wire/issues.ts'
 
 /** Parse `file` (YAML when it ends in .yml/.yaml) and validate it; errors name the file and `what` it should be. */
 export function loadDataFile<S extends z.ZodType>(file: string, schema: S, what: string): z.output<S> {
@@ -13,9 +14,6 @@ export function loadDataFile<S extends z.ZodType>(file: string, schema: S, what:
     throw new Error(`${file}: ${(e as Error).message}`)
   }
   const r = schema.safeParse(raw)
-  if (!r.success)
-    throw new Error(
-      `${file}: not ${what}: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
-    )
+  if (!r.success) throw new Error(`${file}: not ${what}: ${formatIssues(r.error)}`)
   return r.data
 }

@@ -52,10 +52,12 @@ describe('HTTP error codes', () => {
   it('every code the server code raises is in the spec enum, and an unknown code is refused', () => {
     const sources = [
       'server/http/app.ts',
-      'server/http/auth.ts',
-      'server/http/body.ts',
       'server/http/errors.ts',
       'server/http/guard.ts',
+      'client/wire/http/auth.ts',
+      'client/wire/http/body.ts',
+      'client/wire/http/body-errors.ts',
+      'client/wire/http/pipeline.ts',
     ]
       .map((p) => readFileSync(p, 'utf8'))
       .join('\n')

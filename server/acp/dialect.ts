@@ -5,8 +5,8 @@
  * launched — `otter` (docs/zed.md) or `ferret` (docs/zed.md, a superset).
  */
 import type { Dispatcher } from '../jsonrpc/dispatcher.ts'
-import type { InternalErrorMapper } from '../jsonrpc/errors.ts'
-import type { Connection } from '../jsonrpc/connection.ts'
+import type { InternalErrorMapper } from '../../client/wire/jsonrpc/errors.ts'
+import type { Connection } from '../../client/wire/jsonrpc/connection.ts'
 import type { SessionManager } from '../core/manager.ts'
 import type { Logger } from '../log.ts'
 import { ACP_V1_PROTOCOL_VERSION } from '../../generated/acp/v1-constants.gen.ts'

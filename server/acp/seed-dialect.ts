@@ -6,7 +6,7 @@
 import { acpSeedMethods, ACP_SEED_ERRORS } from '../../generated/acp/seed.gen.ts'
 import { Dispatcher } from '../jsonrpc/dispatcher.ts'
 import { SeedAgent } from './seed/agent.ts'
-import type { InternalErrorMapper } from '../jsonrpc/errors.ts'
+import type { InternalErrorMapper } from '../../client/wire/jsonrpc/errors.ts'
 import type { AgentName, Dialect, DialectContext } from './dialect.ts'
 import { seedInitialize, type AgentInfo } from './initialize.ts'
 

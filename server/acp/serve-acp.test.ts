@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs'
 import { PassThrough } from 'node:stream'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { testEnv, within, type TestEnv } from '../core/fixtures/harness.ts'
-import { MAX_HANDLING } from '../jsonrpc/connection.ts'
+import { MAX_HANDLING } from '../../client/wire/jsonrpc/connection.ts'
 import { startAcp } from './fixtures/in-process.ts'
 
 let env: TestEnv

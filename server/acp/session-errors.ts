@@ -3,7 +3,7 @@
  * own mistakes (an unknown or unconfigured model, an unknown mode, a message over the size limit) as Invalid params — never an
  * internal error. Errors are recognised by name so this module does not load the providers.
  */
-import { RpcError, CODES } from '../jsonrpc/errors.ts'
+import { RpcError, CODES } from '../../client/wire/jsonrpc/errors.ts'
 
 const CLIENT_ERRORS = new Set(['UnknownModelError', 'ModelUnavailableError', 'SessionBusyError'])
 

@@ -1,20 +1,25 @@
 /**
  * The HTTP surface as an h3 app, built from the generated operation table: one route per spec
- * path, and for each operation the same pipeline — bearer auth per the operation's security
- * tiers (auth.ts), path/query/body validation with the generated validators, then the
- * operation's handler. Every operation has a handler (the type says so); unknown paths answer
- * 404, a known path with another method 405 with `Allow`. Where the document names a specific
- * error for a bad body, an operation's `bodyError` maps the validation failure to it. Handlers
- * never see h3 types.
+ * path, and for each operation the operation pipeline the msw mock runs too
+ * (client/wire/http/pipeline.ts) — bearer auth per the operation's security tiers (auth.ts),
+ * path/query/body validation with the generated validators, the document's named body errors,
+ * then the operation's handler. Every operation has a handler (the type says so); unknown paths
+ * answer 404, a known path with another method 405 with `Allow`. Handlers never see h3 types.
  */
 import { H3, HTTPError } from 'h3'
-import type { ZodType } from 'zod'
-import { httpOperations, type HttpOperationId, type OperationInput } from '../../generated/http/routes.gen.ts'
+import type { HttpOperationId, OperationInput } from '../../generated/http/routes.gen.ts'
 import type { Logger } from '../log.ts'
-import { formatIssues, issueRows } from '../validation.ts'
+import {
+  allowOf,
+  decodeParams,
+  noRoute,
+  operationFor,
+  operationsByRoute,
+  runOperation,
+  type ErasedHandler,
+} from '../../client/wire/http/pipeline.ts'
 import { authorize } from './auth.ts'
 import type { SessionTokens } from './session-tokens.ts'
-import { readJsonBody } from './body.ts'
 import { HttpError, errorResponse } from './errors.ts'
 import { checkHost, corsHeaders, preflight, type GuardOptions } from './guard.ts'
 import { mountDocs } from './docs.ts'
@@ -27,15 +32,6 @@ export type OperationHandler<K extends HttpOperationId = HttpOperationId> = (
 ) => Response | Promise<Response>
 /** One handler per operation of the spec, each over its own typed input. */
 export type OperationHandlers = { [K in HttpOperationId]: OperationHandler<K> }
-/** The pipeline's erased view: input was validated against the operation's own schemas first. */
-type ErasedHandler = (input: {
-  path: unknown
-  query: unknown
-  body: unknown
-  req: Request
-}) => Response | Promise<Response>
-/** Maps a body that failed its schema to the document's error for that operation, if it names one. */
-export type BodyErrorMapper = (raw: unknown) => HttpError | undefined
 
 export interface HttpAppOptions {
   handlers: OperationHandlers
@@ -44,90 +40,10 @@ export interface HttpAppOptions {
   masterToken?: string
   /** Per-session tokens (the `sessionToken` tier). */
   tokens?: SessionTokens
-  bodyErrors?: Partial<Record<HttpOperationId, BodyErrorMapper>>
   /** Runs before every routed request (opportunistic idle eviction). */
   onRequest?: () => void
   /** CORS allow-list and Host check (defaults: no origins, loopback hosts only). */
   guard?: GuardOptions
-}
-
-type Operation = (typeof httpOperations)[HttpOperationId]
-
-/** Query strings are text; coerce the keys the schema wants as numbers or booleans, then parse. */
-function parseQuery(schema: ZodType, raw: Record<string, string>): ReturnType<ZodType['safeParse']> {
-  const first = schema.safeParse(raw)
-  if (first.success) return first
-  const coerced: Record<string, unknown> = { ...raw }
-  for (const issue of first.error.issues) {
-    const key = String(issue.path[0] ?? '')
-    const expected = (issue as { expected?: string }).expected
-    if (!(key in raw) || issue.code !== 'invalid_type') continue
-    if (expected === 'number' && /^-?\d+(\.\d+)?$/.test(raw[key]!)) coerced[key] = Number(raw[key])
-    if (expected === 'boolean' && (raw[key] === 'true' || raw[key] === 'false')) coerced[key] = raw[key] === 'true'
-  }
-  return schema.safeParse(coerced)
-}
-
-async function runOperation(
-  op: Operation,
-  handler: ErasedHandler,
-  req: Request,
-  params: Record<string, string>,
-  opts: HttpAppOptions,
-): Promise<Response> {
-  authorize(req, op.security, params.id, { masterToken: opts.masterToken, tokens: opts.tokens })
-  let path: Record<string, unknown> = {}
-  if (op.pathParams) {
-    const r = op.pathParams.safeParse(params)
-    if (!r.success) {
-      throw 'id' in params
-        ? new HttpError(404, 'session_not_found', `unknown session id`)
-        : new HttpError(404, 'not_found', 'no such resource', { detail: issueRows(r.error) })
-    }
-    path = r.data as Record<string, unknown>
-  }
-  let query: Record<string, unknown> = {}
-  if (op.query) {
-    const raw = Object.fromEntries(new URL(req.url).searchParams)
-    const r = parseQuery(op.query, raw)
-    if (!r.success)
-      throw new HttpError(400, 'invalid_query', `malformed query parameter: ${formatIssues(r.error!)}`, {
-        detail: issueRows(r.error!),
-      })
-    query = r.data as Record<string, unknown>
-  }
-  let body: unknown
-  if (op.body) {
-    const raw = await readJsonBody(req)
-    const mapped = (): HttpError | undefined => opts.bodyErrors?.[op.operationId as HttpOperationId]?.(raw)
-    if (raw === undefined && op.body.required)
-      throw mapped() ?? new HttpError(400, 'invalid_body', 'a JSON request body is required')
-    if (raw !== undefined) {
-      const r = op.body.schema.safeParse(raw)
-      if (!r.success)
-        throw (
-          mapped() ??
-          new HttpError(400, 'invalid_body', 'request body does not match the schema', { detail: issueRows(r.error) })
-        )
-      body = r.data
-    }
-  }
-  return handler({ path, query, body, req })
-}
-
-/** Percent-decoded path parameters; a malformed escape is an unknown resource, not a crash. */
-function decodeParams(raw: Record<string, unknown>): Record<string, string> {
-  const out: Record<string, string> = {}
-  for (const [k, v] of Object.entries(raw)) {
-    try {
-      out[k] = decodeURIComponent(String(v))
-    } catch {
-      throw k === 'id'
-        ? new HttpError(404, 'session_not_found', 'unknown session id')
-        : new HttpError(404, 'not_found', `malformed ${k} in the path`)
-    }
-  }
-  return out
 }
 
 /** Adds headers to a response (CORS on every answer to an allowed origin). */
@@ -152,34 +68,28 @@ export function createHttpApp(opts: HttpAppOptions): H3 {
       )
     },
   })
-  const byRoute = new Map<string, Operation[]>()
-  for (const op of Object.values(httpOperations) as Operation[]) {
-    byRoute.set(op.route, [...(byRoute.get(op.route) ?? []), op])
+  const auth = { masterToken: opts.masterToken, tokens: opts.tokens }
+  const pipeline = {
+    authorize: (req: Request, security: readonly string[], id: string | undefined) =>
+      authorize(req, security, id, auth),
   }
-  for (const [route, ops] of byRoute) {
-    const allow = ops.map((o) => o.method).join(', ')
+  for (const route of operationsByRoute.keys()) {
+    const allow = allowOf(route)
     app.all(route, async (event) => {
       const req = event.req as Request
-      const op = ops.find((o) => o.method === req.method)
       let cors: Record<string, string> = {}
       try {
         checkHost(req, guard)
         // The router ignores a trailing slash; the spec has no such paths (`/sessions/` is not `/sessions`).
         const pathname = event.url.pathname
-        if (pathname.length > 1 && pathname.endsWith('/'))
-          throw new HttpError(404, 'not_found', `no route for ${req.method} ${pathname.slice(0, 200)}`)
+        if (pathname.length > 1 && pathname.endsWith('/')) throw noRoute(req.method, pathname)
         if (req.method === 'OPTIONS' && req.headers.get('origin') !== null) return preflight(req, guard, allow)
         cors = corsHeaders(req, guard)
-        if (!op)
-          throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${route}`, {
-            headers: { allow },
-          })
+        const op = operationFor(route, req.method)
         opts.onRequest?.()
         const params = decodeParams(event.context.params ?? {})
-        return withHeaders(
-          await runOperation(op, opts.handlers[op.operationId as HttpOperationId] as ErasedHandler, req, params, opts),
-          cors,
-        )
+        const handler = opts.handlers[op.operationId as HttpOperationId] as ErasedHandler
+        return withHeaders(await runOperation(op, handler, req, params, pipeline), cors)
       } catch (err) {
         return withHeaders(errorResponse(err, opts.logger), cors)
       }
@@ -192,10 +102,7 @@ export function createHttpApp(opts: HttpAppOptions): H3 {
   app.all('/**', (event) => {
     try {
       checkHost(event.req as Request, guard)
-      return errorResponse(
-        new HttpError(404, 'not_found', `no route for ${event.req.method} ${new URL(event.req.url).pathname}`),
-        opts.logger,
-      )
+      return errorResponse(noRoute(event.req.method, new URL(event.req.url).pathname), opts.logger)
     } catch (err) {
       return errorResponse(err, opts.logger)
     }

@@ -1,46 +1,16 @@
 /**
  * The single error funnel of the HTTP surface. Handlers throw `HttpError` with a status and a
- * stable `error` code; everything else is a masked 500 (`internal_error`), its details logged.
- * Every error body has the spec's ErrorBody shape.
+ * stable `error` code (the class and its ErrorBody live with the operation pipeline the msw mock
+ * shares, client/wire/http/errors.ts); everything else is a masked 500 (`internal_error`), its
+ * details logged.
  */
 import { FastResponse } from 'srvx'
-import type { ErrorCode } from '../../generated/schemas.gen.ts'
+import { HttpError, errorBody } from '../../client/wire/http/errors.ts'
 import { MessageTooLargeError } from '../core/message-limit.ts'
 import { StoreError } from '../store/errors.ts'
 import type { Logger } from '../log.ts'
 
-export class HttpError extends Error {
-  readonly status: number
-  readonly code: ErrorCode
-  readonly detail: unknown
-  readonly headers: Record<string, string>
-  /** The body's `name`: the missing resource, where one is named (`command_not_found`). */
-  readonly resource: string | undefined
-  constructor(
-    status: number,
-    code: ErrorCode,
-    message?: string,
-    opts: { detail?: unknown; headers?: Record<string, string>; name?: string } = {},
-  ) {
-    super(message ?? code)
-    this.name = 'HttpError'
-    this.status = status
-    this.code = code
-    this.detail = opts.detail
-    this.headers = opts.headers ?? {}
-    this.resource = opts.name
-  }
-
-  static is(x: unknown): x is HttpError {
-    return (
-      x instanceof HttpError ||
-      (typeof x === 'object' &&
-        x !== null &&
-        (x as Error).name === 'HttpError' &&
-        typeof (x as HttpError).status === 'number')
-    )
-  }
-}
+export { HttpError }
 
 /**
  * A JSON answer. srvx's `FastResponse` is a `Response` (instanceof holds) that the Node adapter
@@ -69,13 +39,7 @@ export function coreHttpError(err: unknown): HttpError | undefined {
 
 export function errorResponse(err: unknown, logger: Logger): Response {
   err = coreHttpError(err) ?? err
-  if (HttpError.is(err)) {
-    const body: Record<string, unknown> = { error: err.code }
-    if (err.message && err.message !== err.code) body.message = err.message
-    if (err.detail !== undefined) body.detail = err.detail
-    if (err.resource !== undefined) body.name = err.resource
-    return jsonResponse(err.status, body, err.headers)
-  }
+  if (HttpError.is(err)) return jsonResponse(err.status, errorBody(err), err.headers)
   logger.error('unhandled error in HTTP handler', err)
   return jsonResponse(500, { error: 'internal_error', message: 'internal server error' })
 }

@@ -10,7 +10,6 @@ import { createHttpApp, type OperationHandlers } from './app.ts'
 import type { HttpDeps } from './deps.ts'
 import type { GuardOptions } from './guard.ts'
 import { IdleEviction } from './idle-eviction.ts'
-import { bodyErrors } from './routes/body-errors.ts'
 import { approveHandlers } from './routes/approve.ts'
 import { commandsHandlers } from './routes/commands.ts'
 import { eventsHandlers } from './routes/events.ts'
@@ -88,7 +87,6 @@ export function createHttpServerApp(o: HttpServerOptions): HttpServerApp {
     tokens: deps.tokens,
     guard: o.guard,
     handlers,
-    bodyErrors,
     onRequest: () => deps.eviction.sweep(),
   })
   return {

@@ -5,8 +5,8 @@
  * or one the dialect does not serve, is Method not found.
  */
 import type { ZodType, z } from 'zod'
-import { issueRows } from '../validation.ts'
-import { RpcError } from './errors.ts'
+import { issueRows } from '../../client/wire/issues.ts'
+import { RpcError } from '../../client/wire/jsonrpc/errors.ts'
 
 export interface MethodSpec {
   readonly direction: string

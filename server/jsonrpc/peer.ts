@@ -5,9 +5,9 @@
  * does not match rejects (an RpcError, Internal error) naming the method and the mismatch.
  */
 import type { z } from 'zod'
-import { issueRows } from '../validation.ts'
-import type { Connection } from './connection.ts'
-import { CODES, RpcError } from './errors.ts'
+import { formatIssues } from '../../client/wire/issues.ts'
+import type { Connection } from '../../client/wire/jsonrpc/connection.ts'
+import { CODES, RpcError } from '../../client/wire/jsonrpc/errors.ts'
 import type { MethodTable, Outbound } from './dispatcher.ts'
 
 /** What the peer's answer to `S` is once checked (void for a method with no result). */
@@ -29,9 +29,7 @@ export function typedPeer<T extends MethodTable>(conn: Pick<Connection, 'request
       if (!schema) return undefined as never
       const parsed = schema.safeParse(raw ?? {})
       if (!parsed.success) {
-        const why = issueRows(parsed.error)
-          .map((r) => `${r.path || '(root)'}: ${r.message}`)
-          .join('; ')
+        const why = formatIssues(parsed.error)
         throw new RpcError(
           CODES.internalError,
           `the client's answer to ${method} does not match the ACP schema (${why})`,

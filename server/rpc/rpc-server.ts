@@ -17,10 +17,10 @@ import {
   type RpcOutboundMessage,
 } from '../../generated/rpc/jsonl.gen.ts'
 import type { z } from 'zod'
-import { readFrames, LineWriter } from '../framing/line-stream.ts'
-import type { Frame } from '../framing/ndjson.ts'
+import { readFrames, LineWriter } from '../../client/wire/line-stream.ts'
+import type { Frame } from '../../client/wire/framer.ts'
 import type { Logger } from '../log.ts'
-import { formatIssues } from '../validation.ts'
+import { formatIssues } from '../../client/wire/issues.ts'
 
 export type Command<T extends RpcCommandType> = z.output<(typeof rpcCommands)[T]['schema']>
 type CommandId = string | number | null

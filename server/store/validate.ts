@@ -3,7 +3,7 @@
  * same things: events against `ChimeraEventSchema` and their `data` against the per-type schema,
  * summaries against `SessionSummarySchema`, and session meta by hand (it is not a wire shape).
  */
-import { formatIssues } from '../validation.ts'
+import { formatIssues } from '../../client/wire/issues.ts'
 import {
   ChimeraEventSchema,
   EventDataByTypeSchema,

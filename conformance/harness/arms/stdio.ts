@@ -1,14 +1,16 @@
 /**
  * The stdio arm: spawns the CLI (the bundled `dist/chimera.mjs`, as users run it) with the
  * transcript's arguments, writes frames to its stdin and reads its stdout strictly as LF-
- * delimited JSON. Any stdout line that is not JSON is a violation: stdout is the wire.
+ * delimited JSON, through the framer the server and the clients read with
+ * (client/wire/framer.ts) in its strict mode. Any stdout line that is not JSON (a blank line, a
+ * BOM, invalid UTF-8, an unterminated last line) is a violation: stdout is the wire.
  */
 import { releaseGroup, signalGroup, trackGroup } from '../process-groups.ts'
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
-import { StringDecoder } from 'node:string_decoder'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { LineFramer, type Frame } from '../../../client/wire/framer.ts'
 import type { Violation } from '../sniffer.ts'
 import { Inbox } from './queue.ts'
 import type { Arm } from './types.ts'
@@ -25,6 +27,9 @@ export interface StdioTarget {
   env?: Record<string, string>
 }
 
+/** The longest stdout line the kit reads (one longer is reported, not buffered). */
+const MAX_LINE_BYTES = 64 * 1024 * 1024
+
 export class StdioArm implements Arm {
   readonly name = 'stdio' as const
   readonly #child: ChildProcessWithoutNullStreams
@@ -32,7 +37,8 @@ export class StdioArm implements Arm {
   readonly #sniffer: FrameSniffer
   readonly #exit: Promise<number | null>
   readonly #stray: Violation[] = []
-  #rawBuf: Buffer = Buffer.alloc(0)
+  /** Splits what the kit sends raw, for the sniffer (as the agent's reader would split it). */
+  #rawFramer = new LineFramer(MAX_LINE_BYTES)
   stderr = ''
   /** The peer's name and version from its `initialize` answer (ACP v1 `agentInfo`, seed `serverInfo`). */
   agentInfo: { name: string; version: string } | undefined
@@ -66,23 +72,28 @@ export class StdioArm implements Arm {
     trackGroup(this.#child.pid)
     this.#exit = new Promise((resolve) => this.#child.once('exit', (code) => resolve(code)))
     this.#child.stdin.on('error', () => {})
-    const decoder = new StringDecoder('utf8')
-    let buf = ''
+    const framer = new LineFramer(MAX_LINE_BYTES, { strict: true })
     this.#child.stdout.on('data', (chunk: Buffer) => {
-      buf += decoder.write(chunk)
-      for (let i = buf.indexOf('\n'); i !== -1; i = buf.indexOf('\n')) {
-        const line = buf.slice(0, i)
-        buf = buf.slice(i + 1)
-        this.#line(line)
-      }
+      for (const f of framer.push(chunk)) this.#frame(f)
     })
     this.#child.stdout.on('end', () => {
-      if (buf.length) this.#stray.push({ dir: 'out', message: buf, problem: 'stdout ended with an unterminated line' })
+      for (const f of framer.end()) this.#frame(f)
       this.#inbox.close()
     })
     this.#child.stderr.on('data', (d: Buffer) => {
       this.stderr += d.toString('utf8')
     })
+  }
+
+  #frame(f: Frame): void {
+    if (f.kind === 'line' && !f.unterminated) return this.#line(f.text)
+    const [message, why] =
+      f.kind === 'line'
+        ? [f.text, 'stdout ended with an unterminated line']
+        : f.kind === 'too_long'
+          ? [`(${f.bytes} bytes)`, `stdout carried a line that is not JSON (longer than ${MAX_LINE_BYTES} bytes)`]
+          : ['(invalid UTF-8)', 'stdout carried a line that is not JSON (invalid UTF-8)']
+    this.#stray.push({ dir: 'out', message, problem: why })
   }
 
   #line(line: string): void {
@@ -112,20 +123,10 @@ export class StdioArm implements Arm {
 
   /** Raw sends are sniffed too (as intentionally invalid, so only ids and dialect are learnt). */
   #sniffRaw(bytes: Buffer, final = false): void {
-    this.#rawBuf = Buffer.concat([this.#rawBuf, bytes])
-    const lines: Buffer[] = []
-    for (let i = this.#rawBuf.indexOf(0x0a); i !== -1; i = this.#rawBuf.indexOf(0x0a)) {
-      lines.push(this.#rawBuf.subarray(0, i))
-      this.#rawBuf = this.#rawBuf.subarray(i + 1)
-    }
-    if (final && this.#rawBuf.length) lines.push(this.#rawBuf.subarray(0))
-    for (const line of lines) {
-      const text = line
-        .toString('utf8')
-        .replace(/^\uFEFF/, '')
-        .replace(/\r$/, '')
+    for (const f of final ? this.#rawFramer.end() : this.#rawFramer.push(bytes)) {
+      if (f.kind !== 'line') continue
       try {
-        this.#sniffer.frame('in', JSON.parse(text), { invalid: true })
+        this.#sniffer.frame('in', JSON.parse(f.text), { invalid: true })
       } catch {
         // not JSON: nothing for the sniffer to learn
       }

@@ -17,6 +17,7 @@
  */
 import { z } from 'zod'
 import { ID_PATTERN, LEVELS, TRANSPORTS } from './ids.ts'
+import { formatIssues } from '../../../client/wire/issues.ts'
 
 export const ACTIONS = ['read', 'write', 'run'] as const
 export type Action = (typeof ACTIONS)[number]
@@ -188,10 +189,7 @@ export function parseScenario(text: string, file = '<inline>'): Scenario {
   })
   if (!entries.length) throw new Error(`${file}: empty scenario`)
   const h = ScenarioHeader.safeParse(entries[0]!.value)
-  if (!h.success)
-    throw new Error(
-      `${file}:${entries[0]!.line}: bad scenario header: ${h.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
-    )
+  if (!h.success) throw new Error(`${file}:${entries[0]!.line}: bad scenario header: ${formatIssues(h.error)}`)
   if (h.data.clientFs && h.data.transports.some((t) => t !== 'acp-v1'))
     throw new Error(
       `${file}:${entries[0]!.line}: bad scenario header: clientFs binds only to acp-v1 (the client file system is an ACP v1 capability)`,

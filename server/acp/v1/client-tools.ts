@@ -19,7 +19,7 @@
 import { setTimeout as delay } from 'node:timers/promises'
 import type { BashInput, EditInput, ReadInput, WriteInput } from '../../../generated/tools/tools.gen.ts'
 import { bashOutcome, bashTool, DEFAULT_BASH_TIMEOUT_MS, MAX_BASH_OUTPUT_CHARS } from '../../tools/bash.ts'
-import type { Connection } from '../../jsonrpc/connection.ts'
+import type { Connection } from '../../../client/wire/jsonrpc/connection.ts'
 import { typedPeer, type Peer } from '../../jsonrpc/peer.ts'
 import { acpV1Methods } from '../../../generated/acp/v1-methods.gen.ts'
 import { planEdit } from '../../tools/edit.ts'

@@ -5,7 +5,7 @@
  */
 import type { z } from 'zod'
 import type { ContentBlockSchema } from '../../../generated/acp/v1-schema.gen.ts'
-import { RpcError } from '../../jsonrpc/errors.ts'
+import { RpcError } from '../../../client/wire/jsonrpc/errors.ts'
 
 type Block = z.output<typeof ContentBlockSchema>
 

@@ -3,7 +3,7 @@
  * /commands` lists the palette of the server's working directory; `POST
  * /commands/{name}/invoke` renders a command and submits it as a new user turn of a live
  * session, as `POST /session/{id}/message` does (`202 {message_id, name, rendered}`). The
- * body errors come first (body-errors.ts: `missing_session_id`, `args_must_be_list`,
+ * body errors come first (client/wire/http/body-errors.ts: `missing_session_id`, `args_must_be_list`,
  * `kwargs_must_be_object`), then `command_not_found` (404, with `name`), a render failure
  * `command_invoke_failed` (500), and an unknown session `session_not_found` (404).
  */

@@ -5,11 +5,17 @@
  * Knows JSON-RPC, not ACP: what a method means is the router's business.
  */
 import type { Readable, Writable } from 'node:stream'
-import type { Logger } from '../log.ts'
-import { readFrames, LineWriter } from '../framing/line-stream.ts'
-import type { Frame } from '../framing/ndjson.ts'
+import { readFrames, LineWriter } from '../line-stream.ts'
+import type { Frame } from '../framer.ts'
 import { CODES, RpcError, toWireError, type InternalErrorMapper, type WireError } from './errors.ts'
 import { parseLine, type Id, type Incoming } from './messages.ts'
+
+/** Where the connection reports what it drops or what failed (stderr on stdio transports: stdout is the wire). */
+export interface WireLogger {
+  debug(msg: string, data?: unknown): void
+  warn(msg: string, data?: unknown): void
+  error(msg: string, data?: unknown): void
+}
 
 export interface Router {
   /** Answer a request: return the result, or throw (RpcError or anything, mapped). */
@@ -27,7 +33,7 @@ export interface ConnectionOptions {
   input: Readable
   output: Writable
   maxLineBytes: number
-  logger: Logger
+  logger: WireLogger
   /** Called for each raw frame sent or received (the test sniffer hooks in here). */
   onWire?: (dir: 'in' | 'out', message: unknown) => void
 }

@@ -4,11 +4,14 @@
  * `args_must_be_list`; `kwargs` not an object → `kwargs_must_be_object`; a `session_id` no
  * session can have → `404 session_not_found`. Anything else wrong is the generic `invalid_body`.
  * `POST /tool/approve` likewise answers an impossible `session_id` with `session_not_found`.
+ * Part of the operation pipeline: the server and the msw mock answer these alike.
  */
 import { SessionIdSchema } from '../../../generated/schemas.gen.ts'
-import type { BodyErrorMapper } from '../app.ts'
 import type { HttpOperationId } from '../../../generated/http/routes.gen.ts'
-import { HttpError } from '../errors.ts'
+import { HttpError } from './errors.ts'
+
+/** Maps a body that failed its schema to the document's error for that operation, if it names one. */
+export type BodyErrorMapper = (raw: unknown) => HttpError | undefined
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 

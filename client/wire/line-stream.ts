@@ -1,18 +1,19 @@
 /**
- * Byte streams ⇄ frames for the stdio transports: a reader that feeds a LineFramer and a
- * writer that serialises whole lines (one JSON value per line, never interleaved, respecting
- * back-pressure).
+ * Node byte streams ⇄ frames for the stdio transports (server, Node clients, kit): a reader that
+ * feeds the LineFramer and a writer that serialises whole lines (one JSON value per line, never
+ * interleaved, respecting back-pressure).
  */
 import type { Readable, Writable } from 'node:stream'
-import { LineFramer, type Frame } from './ndjson.ts'
+import { LineFramer, type Frame, type FramerOptions } from './framer.ts'
 
 /** Read `input` to its end, calling `onFrame` for each frame in order (awaiting each). */
 export async function readFrames(
   input: Readable,
   maxLineBytes: number,
   onFrame: (f: Frame) => void | Promise<void>,
+  opts: FramerOptions = {},
 ): Promise<void> {
-  const framer = new LineFramer(maxLineBytes)
+  const framer = new LineFramer(maxLineBytes, opts)
   for await (const chunk of input) {
     for (const f of framer.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk)) await onFrame(f)
   }

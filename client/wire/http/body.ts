@@ -1,5 +1,5 @@
 /**
- * Reading a JSON request body: `application/json` only (415 otherwise — form and text bodies
+ * Reading a JSON request body (the server and the msw mock, so no Node API): `application/json` only (415 otherwise — form and text bodies
  * would let any web page post cross-origin without a preflight), a byte limit enforced while
  * reading (413), and a clear 400 for malformed JSON.
  */
@@ -41,7 +41,13 @@ export async function readJsonBody(req: Request, limit = MAX_BODY_BYTES): Promis
   if (size === 0) return undefined
   let text: string
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks))
+    const bytes = new Uint8Array(size)
+    let at = 0
+    for (const c of chunks) {
+      bytes.set(c, at)
+      at += c.byteLength
+    }
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
   } catch {
     throw new HttpError(400, 'invalid_body', 'request body is not valid UTF-8')
   }

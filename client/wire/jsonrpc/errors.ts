@@ -5,7 +5,7 @@
  * params with its issues, anything else is masked by the dialect's `internal` mapping (its
  * details go to the injected logger, never to the peer).
  */
-import { ACP_V1_ERRORS } from '../../generated/acp/v1-constants.gen.ts'
+import { ACP_V1_ERRORS } from '../../../generated/acp/v1-constants.gen.ts'
 
 /** Standard JSON-RPC 2.0 codes (identical in every dialect; the v1 spec lists them). */
 export const CODES = {

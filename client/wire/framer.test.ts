@@ -4,7 +4,7 @@
  * not depend on how the bytes arrive. Limit 16 bytes throughout, so long-line cases stay short.
  */
 import { describe, expect, it } from 'vitest'
-import { LineFramer, type Frame } from './ndjson.ts'
+import { LineFramer, type Frame } from './framer.ts'
 
 const LIMIT = 16
 const BOM = Buffer.from([0xef, 0xbb, 0xbf])
@@ -12,6 +12,7 @@ const u8 = (s: string): Buffer => Buffer.from(s, 'utf8')
 const cat = (...parts: (string | Buffer | number[])[]): Buffer =>
   Buffer.concat(parts.map((p) => (typeof p === 'string' ? u8(p) : Buffer.from(p))))
 const line = (text: string): Frame => ({ kind: 'line', text })
+const tail = (text: string): Frame => ({ kind: 'line', text, unterminated: true })
 const INVALID: Frame = { kind: 'invalid_utf8' }
 const tooLong = (bytes: number): Frame => ({ kind: 'too_long', bytes })
 
@@ -158,7 +159,7 @@ const CORPUS: Case[] = [
   {
     name: 'an unterminated tail is delivered by end()',
     input: cat('{"a":1}\n{"b":2}'),
-    want: [line('{"a":1}'), line('{"b":2}')],
+    want: [line('{"a":1}'), tail('{"b":2}')],
   },
   {
     name: 'an over-long unterminated tail is reported by end()',
@@ -233,7 +234,7 @@ describe('LineFramer, targeted splits', () => {
     const f = new LineFramer(LIMIT)
     expect(f.push(u8('{"a":1}\n{"b"'))).toEqual([line('{"a":1}')])
     expect(f.push(u8(':2}'))).toEqual([])
-    expect(f.end()).toEqual([line('{"b":2}')])
+    expect(f.end()).toEqual([tail('{"b":2}')])
   })
 
   it('an over-long line is reported when its LF arrives, not before', () => {
@@ -253,5 +254,15 @@ describe('LineFramer, targeted splits', () => {
     expect(frames([Buffer.from(view.buffer, view.byteOffset, view.byteLength)])).toEqual([line('{"a":1}')])
     const f = new LineFramer(LIMIT)
     expect(f.push(view)).toEqual([line('{"a":1}')])
+  })
+
+  it('strict (the kit judging a peer): a BOM is kept and a blank line is delivered, for the reader to reject', () => {
+    const f = new LineFramer(LIMIT, { strict: true })
+    expect([...f.push(cat(BOM, '{}\n', '\n', '  \r\n', '{"a":1}')), ...f.end()]).toEqual([
+      line('\uFEFF{}'),
+      line(''),
+      line('  '),
+      tail('{"a":1}'),
+    ])
   })
 })
