@@ -126,7 +126,7 @@ cli_var = $(if $(filter command line,$(origin $(1))),$($(1)),$(2))
 serve: install build ## run `chimera otter serve` with the offline model on HOST:PORT (default 127.0.0.1:5173: make serve PORT=8080 HOST=0.0.0.0)
 	node bin/chimera.mjs otter serve --port $(call cli_var,PORT,5173) --host $(call cli_var,HOST,127.0.0.1)
 
-bench: install-dev build ## print the figures of bench/ (start-up, run rollups, tool patterns, ACP, LSP calls)
+bench: install-dev build ## print the figures of bench/ (start-up, run rollups, tool patterns, ACP, LSP calls, event log)
 	node bench/cold-start.mjs
 	$(TSX) bench/runs-rollup.ts
 	$(TSX) bench/acp-startup.ts
@@ -136,6 +136,7 @@ bench: install-dev build ## print the figures of bench/ (start-up, run rollups, 
 	$(TSX) bench/http-health.ts
 	$(TSX) bench/http-sse.ts
 	$(TSX) bench/lsp-calls.ts
+	$(TSX) bench/events.ts
 
 clean: ## remove build output and caches (keeps node_modules)
 	rm -rf dist client/dist conformance/dist server/dist .tmp

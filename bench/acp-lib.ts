@@ -18,10 +18,16 @@ export interface Peer {
 
 export function spawnAgent(args: string[]): Peer {
   const home = mkdtempSync(join(tmpdir(), 'chimera-bench-'))
-  const child = spawn(process.execPath, [CLI, ...args], {
-    env: { ...process.env, CHIMERA_HOME: home },
-    stdio: ['pipe', 'pipe', 'ignore'],
-  })
+  return peerOf(
+    spawn(process.execPath, [CLI, ...args], {
+      env: { ...process.env, CHIMERA_HOME: home },
+      stdio: ['pipe', 'pipe', 'ignore'],
+    }),
+  )
+}
+
+/** JSON-RPC over a child's stdin/stdout (one message a line). */
+export function peerOf(child: ChildProcessByStdio<Writable, Readable, null>): Peer {
   const waiting = new Map<unknown, (m: Record<string, any>) => void>()
   let buf = ''
   child.stdout.setEncoding('utf8').on('data', (d: string) => {

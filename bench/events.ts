@@ -1,0 +1,337 @@
+// Event-log figures, each beside its target and a floor measured in the same run. Prints;
+// asserts nothing. Loopback sockets, the offline model, temporary homes.
+//   1. events/s of one session: a prompt of BENCH_CALLS (default 1,000) `!call Glob` lines, over
+//      JSON-lines RPC (`chimera code --mode rpc`, the bundle) and over HTTP (POST /sessions on a
+//      loopback server), vs writing one small file per event with fs.promises (target >= 5,000/s);
+//   2. events/s across BENCH_SESSIONS (default 50) sessions at once over HTTP, each a prompt of
+//      BENCH_CALLS / 5 calls, vs the same number of concurrent one-file-per-event writers
+//      (target >= 20,000/s);
+//   3. the ACP prompt round trip (`!say hi`, median of BENCH_PROMPTS) of `chimera ferret serve`
+//      vs a raw 20-line Node ACP agent (target <= 3x);
+//   4. Last-Event-ID: 0 replay of a BENCH_REPLAY-event session (default 100,000) over
+//      GET /sessions/{id}/events, cold (the session written to disk by another process, so the
+//      server opens it for the request) and warm (again, live), vs a node:http server sending
+//      the same bytes from memory (target <= 3x).
+// Run: node_modules/.bin/tsx bench/events.ts (BENCH_ONLY=one,many,acp,replay runs only those).
+import { spawn } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdir, open } from 'node:fs/promises'
+import { createServer, request } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { socketTarget } from '../conformance/harness/targets.ts'
+import type { AnyEvent } from '../server/events/event-types.ts'
+import { eventFileName, eventlogRoot, newSessionId } from '../server/store/paths.ts'
+import { minimalSummary } from '../server/store/validate.ts'
+import { CLI, median, since, spawnAgent, peerOf, type Peer } from './acp-lib.ts'
+
+const CALLS = Number(process.env.BENCH_CALLS ?? 1000)
+const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 50)
+const PROMPTS = Number(process.env.BENCH_PROMPTS ?? 30)
+const REPLAY = Number(process.env.BENCH_REPLAY ?? 100_000)
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'one,many,acp,replay').split(','))
+const rows: string[] = []
+const row = (figure: string, value: string, target: string, floor: string, ratio: string): void => {
+  rows.push(`| ${figure} | ${value} | ${target} | ${floor} | ${ratio} |`)
+}
+const rate = (n: number, ms: number): number => (n * 1000) / ms
+const fmt = (x: number): string => Math.round(x).toLocaleString('en-US')
+const base = mkdtempSync(join(tmpdir(), 'chimera-bench-events-'))
+const callsPrompt = (n: number): string => Array.from({ length: n }, () => '!call Glob {"pattern":"*.txt"}').join('\n')
+
+/** The floor: `writers` concurrent writers each creating `files` small files with fs.promises, one after another. */
+async function fileFloor(writers: number, files: number): Promise<number> {
+  const root = join(base, `floor-${randomUUID()}`)
+  const text = `${JSON.stringify({ seq: 1, type: 'tool_result', data: { ok: true, output: 'a.txt\nb.txt' } })}\n`
+  const t0 = performance.now()
+  await Promise.all(
+    Array.from({ length: writers }, async (_, w) => {
+      const dir = join(root, String(w))
+      await mkdir(dir, { recursive: true })
+      for (let i = 0; i < files; i++) {
+        const fh = await open(join(dir, `event-${String(i).padStart(6, '0')}.json`), 'wx')
+        await fh.writeFile(text)
+        await fh.close()
+      }
+    }),
+  )
+  const ms = performance.now() - t0
+  rmSync(root, { recursive: true, force: true })
+  return rate(writers * files, ms)
+}
+
+/** A workspace with a few files for Glob to find. */
+function workspace(): string {
+  const ws = join(base, `ws-${randomUUID()}`)
+  mkdirSync(ws)
+  for (let i = 0; i < 5; i++) writeFileSync(join(ws, `f${i}.txt`), 'x\n')
+  return ws
+}
+
+/** One prompt over `chimera code --mode rpc`: events written per second (counted on disk). */
+async function rpcOne(): Promise<number> {
+  const home = join(base, `rpc-home-${randomUUID()}`)
+  mkdirSync(home)
+  const child = spawn(process.execPath, [CLI, 'code', '--mode', 'rpc', '--cwd', workspace()], {
+    env: { ...process.env, CHIMERA_HOME: home },
+    stdio: ['pipe', 'pipe', 'ignore'],
+  })
+  let buf = ''
+  const replies = new Map<string, (m: Record<string, unknown>) => void>()
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    buf += d
+    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+      const m = JSON.parse(buf.slice(0, i)) as Record<string, unknown>
+      buf = buf.slice(i + 1)
+      if (m.type === 'response' || m.type === 'state') replies.get(String(m.id))?.(m)
+    }
+  })
+  const send = (cmd: Record<string, unknown>): Promise<Record<string, unknown>> =>
+    new Promise((resolve) => {
+      replies.set(String(cmd.id), resolve)
+      child.stdin.write(`${JSON.stringify(cmd)}\n`)
+    })
+  await send({ type: 'get_state', id: 'warm' })
+  const t0 = performance.now()
+  const r = await send({ type: 'prompt', id: 'p', message: callsPrompt(CALLS) })
+  const ms = performance.now() - t0
+  child.stdin.end()
+  await new Promise((resolve) => child.once('exit', resolve))
+  if (r.success !== true) throw new Error(`rpc prompt failed: ${JSON.stringify(r)}`)
+  const root = eventlogRoot(home)
+  const [id] = readdirSync(root)
+  const n = readdirSync(join(root, id!)).filter((f) => f.startsWith('event-')).length
+  return rate(n, ms)
+}
+
+type Target = Awaited<ReturnType<typeof socketTarget>>
+const postJson = async (t: Target, path: string, body: unknown): Promise<Record<string, unknown>> => {
+  const res = await fetch(`${t.baseUrl}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
+  if (!res.ok) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`)
+  return (await res.json()) as Record<string, unknown>
+}
+
+/** `sessions` prompts of `calls` calls at once over HTTP: events written per second in all. */
+async function httpSessions(t: Target, sessions: number, calls: number): Promise<number> {
+  const t0 = performance.now()
+  const seqs = await Promise.all(
+    Array.from({ length: sessions }, async () => {
+      const { session_id: id } = await postJson(t, '/sessions', { prompt: callsPrompt(calls) })
+      const s = t.server.deps.manager.peek(id as string)!
+      await s.idle()
+      return s.lastSeq
+    }),
+  )
+  const ms = performance.now() - t0
+  return rate(
+    seqs.reduce((a, b) => a + b, 0),
+    ms,
+  )
+}
+
+/** A raw ACP agent in plain Node: answers initialize, session/new and a prompt (one chunk, then end_turn). */
+const RAW_AGENT = `
+const rl = require('node:readline').createInterface({ input: process.stdin })
+const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\\n')
+let n = 0
+rl.on('line', (line) => {
+  const m = JSON.parse(line)
+  if (m.method === 'initialize') send({ id: m.id, result: { protocolVersion: 1, agentCapabilities: {} } })
+  else if (m.method === 'session/new') send({ id: m.id, result: { sessionId: 'raw-' + ++n } })
+  else if (m.method === 'session/prompt') {
+    const text = m.params.prompt.map((b) => b.text ?? '').join('')
+    send({ method: 'session/update', params: { sessionId: m.params.sessionId,
+      update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } } } })
+    send({ id: m.id, result: { stopReason: 'end_turn' } })
+  } else if (m.id !== undefined) send({ id: m.id, error: { code: -32601, message: 'Method not found' } })
+})
+`
+
+/** The raw agent as a Peer (JSON-RPC over its stdio). */
+const rawPeer = (script: string): Peer =>
+  peerOf(spawn(process.execPath, [script], { stdio: ['pipe', 'pipe', 'ignore'] }))
+
+/** Median prompt round trip (ms) of an ACP agent: `!say hi`, PROMPTS times after one warm-up. */
+async function acpRoundTrip(peer: Peer): Promise<number> {
+  await peer.call('initialize', { protocolVersion: 1, clientCapabilities: {} })
+  const { result } = await peer.call('session/new', { cwd: workspace(), mcpServers: [] })
+  const sessionId = (result as { sessionId: string }).sessionId
+  const prompt = () => peer.call('session/prompt', { sessionId, prompt: [{ type: 'text', text: '!say hi' }] })
+  await prompt()
+  const times: number[] = []
+  for (let i = 0; i < PROMPTS; i++) {
+    const t0 = process.hrtime.bigint()
+    const r = await prompt()
+    times.push(since(t0))
+    if (!r.result) throw new Error(`prompt failed: ${JSON.stringify(r)}`)
+  }
+  await peer.close()
+  return median(times)
+}
+
+/** GET `url` with Last-Event-ID: 0 until the server ends it: [ms, records, bytes]. */
+function getAll(url: string): Promise<[number, number, Buffer]> {
+  const t0 = performance.now()
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers: { accept: 'text/event-stream', 'last-event-id': '0' } }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => {
+        const body = Buffer.concat(chunks)
+        let records = 0
+        for (let i = body.indexOf('\nid: '); i >= 0; i = body.indexOf('\nid: ', i + 1)) records++
+        resolve([performance.now() - t0, records, body])
+      })
+      res.on('error', reject)
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+/**
+ * A session of REPLAY events written straight to disk as the store lays it out (the event files
+ * and `events.jsonl`), from a real turn's events, its text_delta repeated: the server has never
+ * opened it.
+ */
+async function writeLongSession(t: Target): Promise<string> {
+  const { session_id: tpl } = await postJson(t, '/sessions', { prompt: '!say template' })
+  const s = t.server.deps.manager.peek(tpl as string)!
+  await s.idle()
+  const events = await s.events(0)
+  const head = events.filter((e) => e.type !== 'agent_result' && e.type !== 'text_delta')
+  const delta = events.find((e) => e.type === 'text_delta')!
+  const tail = events.find((e) => e.type === 'agent_result')!
+  const id = newSessionId('otter')
+  const dir = join(eventlogRoot(t.home), id)
+  mkdirSync(dir, { recursive: true })
+  const meta = {
+    session_id: id,
+    agent: 'otter' as const,
+    cwd: t.cwd,
+    model: 'offline',
+    mode: 'build',
+    created_at: new Date().toISOString(),
+  }
+  writeFileSync(join(dir, 'session.json'), `${JSON.stringify(meta, null, 2)}\n`)
+  writeFileSync(join(dir, 'summary.json'), `${JSON.stringify(minimalSummary(meta), null, 2)}\n`)
+  const lines: string[] = []
+  let seq = 0
+  const put = (e: AnyEvent): void => {
+    const rec = { ...e, seq: ++seq, id: `evt-${randomUUID()}`, session_id: id } as AnyEvent
+    const text = `${JSON.stringify(rec)}\n`
+    writeFileSync(join(dir, eventFileName(rec.seq, rec.type)), text, { flag: 'wx' })
+    lines.push(text)
+  }
+  for (const e of head) put(e)
+  while (seq < REPLAY - 1) put(delta)
+  put(tail)
+  writeFileSync(join(dir, 'events.jsonl'), lines.join(''))
+  return id
+}
+
+/** The same bytes sent from memory by a bare node:http server: ms to receive them all. */
+async function fromMemory(body: Buffer): Promise<number> {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' })
+    // In 64 KiB chunks, as the SSE response coalesces records.
+    for (let at = 0; at < body.length; at += 65536) res.write(body.subarray(at, at + 65536))
+    res.end()
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+  await getAll(url)
+  const times: number[] = []
+  for (let i = 0; i < 3; i++) times.push((await getAll(url))[0])
+  server.close()
+  return median(times)
+}
+
+try {
+  if (ONLY.has('one')) {
+    const floor = await fileFloor(1, 3 * CALLS)
+    const rpc = await rpcOne()
+    const t = await socketTarget({ workspace: { 'a.txt': 'a\n', 'b.txt': 'b\n' } })
+    const http = await httpSessions(t, 1, CALLS)
+    await t.close()
+    const f = `fs.promises one file per event, 1 writer: ${fmt(floor)}/s`
+    row(
+      `one session, ${CALLS} \`!call Glob\`, RPC`,
+      `${fmt(rpc)} events/s`,
+      '>= 5,000/s',
+      f,
+      `${(rpc / floor).toFixed(2)}x`,
+    )
+    row(
+      `one session, ${CALLS} \`!call Glob\`, HTTP`,
+      `${fmt(http)} events/s`,
+      '>= 5,000/s',
+      f,
+      `${(http / floor).toFixed(2)}x`,
+    )
+  }
+  if (ONLY.has('many')) {
+    const calls = Math.max(1, Math.floor(CALLS / 5))
+    const floor = await fileFloor(SESSIONS, 3 * calls)
+    const t = await socketTarget({ workspace: { 'a.txt': 'a\n', 'b.txt': 'b\n' } })
+    const many = await httpSessions(t, SESSIONS, calls)
+    await t.close()
+    row(
+      `${SESSIONS} sessions at once, ${calls} calls each, HTTP`,
+      `${fmt(many)} events/s`,
+      '>= 20,000/s',
+      `fs.promises one file per event, ${SESSIONS} writers: ${fmt(floor)}/s`,
+      `${(many / floor).toFixed(2)}x`,
+    )
+  }
+  if (ONLY.has('acp')) {
+    const raw = join(base, 'raw-agent.cjs')
+    writeFileSync(raw, RAW_AGENT)
+    const rawMs = await acpRoundTrip(rawPeer(raw))
+    const ours = await acpRoundTrip(spawnAgent(['ferret', 'serve']))
+    row(
+      `ACP prompt round trip (\`!say hi\`, median of ${PROMPTS})`,
+      `${ours.toFixed(2)} ms`,
+      '<= 3x',
+      `raw Node ACP agent ${rawMs.toFixed(2)} ms`,
+      `${(ours / rawMs).toFixed(2)}x`,
+    )
+  }
+  if (ONLY.has('replay')) {
+    const t = await socketTarget()
+    const id = await writeLongSession(t)
+    const url = `${t.baseUrl}/sessions/${id}/events`
+    const [coldMs, cold, body] = await getAll(url)
+    const [warmMs, warm] = await getAll(url)
+    await t.close()
+    const mem = await fromMemory(body)
+    const f = `the same ${(body.length / 1048576).toFixed(1)} MB from memory ${mem.toFixed(0)} ms`
+    row(
+      `Last-Event-ID: 0 replay of ${REPLAY} events, cold (${cold} records)`,
+      `${coldMs.toFixed(0)} ms`,
+      '<= 3x',
+      f,
+      `${(coldMs / mem).toFixed(2)}x`,
+    )
+    row(
+      `the same replay, warm (${warm} records)`,
+      `${warmMs.toFixed(0)} ms`,
+      '<= 3x',
+      f,
+      `${(warmMs / mem).toFixed(2)}x`,
+    )
+  }
+} finally {
+  rmSync(base, { recursive: true, force: true })
+}
+console.log(`Node ${process.version}`)
+console.log('| figure | value | target | floor (same run) | ratio |')
+console.log('|---|---:|---|---|---:|')
+for (const r of rows) console.log(r)
+process.exit(0)
