@@ -3,17 +3,17 @@
  * bubblewrap (sandbox.ts): confined in `read-only` and `workspace-write`, a PID namespace only
  * in `danger-full-access`. Without bubblewrap the confined modes refuse to run unless the user
  * allowed running unconfined, and then every client gets a warning notice. The command sees an
- * allow-listed environment (env.ts). stdout and stderr stream as progress; the timeout
+ * allow-listed environment (platform/process-env.ts). stdout and stderr stream as progress; the timeout
  * (default 120 s) and cancellation kill the whole group (SIGTERM, then SIGKILL after ~2 s).
  * The result keeps the last ~100 KiB of combined output; a non-zero exit is a failure.
  */
 import { homedir } from 'node:os'
 import { realpath } from 'node:fs/promises'
 import type { BashInput } from '../../generated/tools/tools.gen.ts'
-import { toolProcessEnv } from './env.ts'
+import { toolProcessEnv } from '../platform/process-env.ts'
 import { errorText, fail, succeed } from './outcome.ts'
 import { realPathList } from './paths.ts'
-import { runInGroup, type RunResult } from './process-group.ts'
+import { runInGroup, type RunResult } from './run-in-group.ts'
 import { sandboxedCommand, unconfinedNotice } from './sandbox.ts'
 import type { Tool, ToolOutcome } from './types.ts'
 

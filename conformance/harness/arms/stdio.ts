@@ -3,7 +3,7 @@
  * transcript's arguments, writes frames to its stdin and reads its stdout strictly as LF-
  * delimited JSON. Any stdout line that is not JSON is a violation: stdout is the wire.
  */
-import { releaseGroup, signalGroup, trackGroup } from '../process-groups.ts'
+import { release, signalGroup, supervise } from '../../../server/platform/supervisor.ts'
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { StringDecoder } from 'node:string_decoder'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -63,7 +63,7 @@ export class StdioArm implements Arm {
       // agent's tool processes) are stopped with it, never left running.
       detached: true,
     })
-    trackGroup(this.#child.pid)
+    if (this.#child.pid !== undefined) supervise(this.#child.pid, 'target')
     this.#exit = new Promise((resolve) => this.#child.once('exit', (code) => resolve(code)))
     this.#child.stdin.on('error', () => {})
     const decoder = new StringDecoder('utf8')
@@ -175,7 +175,9 @@ export class StdioArm implements Arm {
 
   async dispose(): Promise<void> {
     await this.#stop()
-    releaseGroup(this.#child.pid)
+    // What is left of its group goes too.
+    this.#killGroup('SIGKILL')
+    if (this.#child.pid !== undefined) release(this.#child.pid)
     // A grandchild (a wrapper's native binary) may still hold the pipes open: stop reading them.
     this.#child.stdout.destroy()
     this.#child.stderr.destroy()
@@ -194,6 +196,6 @@ export class StdioArm implements Arm {
   }
 
   #killGroup(signal: NodeJS.Signals): void {
-    signalGroup(this.#child.pid, signal)
+    if (this.#child.pid !== undefined) signalGroup(this.#child.pid, signal)
   }
 }
