@@ -1,7 +1,8 @@
 /**
  * Layering rules, read from the source: generated/ depends on nothing hand-written; the client
  * SDK never reaches into the server; the server never imports the test kit; inside server/ the
- * core never imports a dialect or a transport and dialects never import a transport; no `console.*`
+ * layers (platform, core, wire runtime, dialects, transports: listed below) import only downwards,
+ * and the language servers never import the tools; no `console.*`
  * anywhere in server/ or client/ (stdout is the wire on stdio transports), and only the CLI's
  * help/version path writes to process.stdout directly.
  */
@@ -26,9 +27,9 @@ const sources = (dir: string): string[] =>
 const importsOf = (file: string): string[] =>
   [
     ...readFileSync(join(root, file), 'utf8').matchAll(
-      /(?:^|\n)\s*(?:import|export)[^'"]*from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g,
+      /(?:^|\n)\s*(?:import|export)[^'"]*from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|(?:^|\n)\s*import\s+['"]([^'"]+)['"]/g,
     ),
-  ].map((m) => (m[1] ?? m[2])!)
+  ].map((m) => (m[1] ?? m[2] ?? m[3])!)
 const resolvesInto = (file: string, spec: string, dir: string): boolean =>
   spec.startsWith('.') && relative(join(root, dir), join(root, file, '..', spec)).split('/')[0] !== '..'
 
@@ -63,45 +64,69 @@ describe('layering', () => {
     expect(bad).toEqual([])
   })
 
-  // The layers of server/, bottom to top: the agent core and what it stands on; the dialects
-  // that map it onto a protocol (ACP, JSON-lines RPC); the transports that carry a dialect or the
-  // HTTP routes to a peer and the CLI that starts them. Imports point down, never up.
-  const CORE = [
-    'core',
-    'store',
-    'events',
-    'tools',
-    'lsp',
-    'providers',
-    'agents',
-    'commands',
-    'mcp',
-    'runs',
-    'share',
-    'framing',
-    'jsonrpc',
-  ]
+  // The layers of server/, bottom to top; imports point down, never up:
+  //   1. platform   — what the rest stands on in the OS: the process supervisor, the tool-process
+  //                   environment, path containment (server/platform). Imports no other layer.
+  //   2. core       — the agent core and what it stands on: sessions, store, events, tools, LSP,
+  //                   providers, agents, commands, MCP, runs, share (and the root modules: log,
+  //                   validation, version). Never imports the wire runtime, a dialect or a transport.
+  //   3. wire       — the wire runtime: line framing and the JSON-RPC engine (server/framing,
+  //                   server/jsonrpc). Never imports a dialect or a transport.
+  //   4. dialects   — map the core onto a protocol: ACP (server/acp) and the JSON-lines RPC
+  //                   (server/rpc). Never import a transport.
+  //   5. transports — carry a dialect or the HTTP routes to a peer, and the CLI that starts them
+  //                   (server/http, server/cli).
+  // Inside the core, the language servers never import the tools (the tools use LSP, not the reverse).
+  const PLATFORM = ['platform']
+  const CORE = ['core', 'store', 'events', 'tools', 'lsp', 'providers', 'agents', 'commands', 'mcp', 'runs', 'share']
+  const WIRE = ['framing', 'jsonrpc']
   const DIALECTS = ['acp', 'rpc']
   const TRANSPORTS = ['http', 'cli']
-  const layerImports = (from: string[], to: string[]): string[] =>
-    from
-      .flatMap((d) => sources(join('server', d)))
-      .flatMap((f) =>
-        importsOf(f)
-          .filter((s) => to.some((t) => resolvesInto(f, s, join('server', t))))
-          .map((s) => `${f} → ${s}`),
-      )
+  const LAYERS = [PLATFORM, CORE, WIRE, DIALECTS, TRANSPORTS]
+  const ROOT_MODULES = readdirSync(join(root, 'server'))
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+    .map((f) => join('server', f))
+  const filesOf = (dirs: string[]): string[] => dirs.flatMap((d) => sources(join('server', d)))
+  const violations = (files: string[], to: string[]): string[] =>
+    files.flatMap((f) =>
+      importsOf(f)
+        .filter((s) => to.some((t) => resolvesInto(f, s, join('server', t))))
+        .map((s) => `${f} → ${s}`),
+    )
+  const layerImports = (from: string[], to: string[]): string[] => violations(filesOf(from), to)
 
-  it('the core (and the wire runtime) never imports a dialect or a transport', () => {
-    expect(layerImports(CORE, [...DIALECTS, ...TRANSPORTS])).toEqual([])
+  it('every folder of server/ is in exactly one layer', () => {
+    const folders = readdirSync(join(root, 'server'), { withFileTypes: true })
+      .filter((d) => d.isDirectory() && !['dist', 'node_modules', 'bin'].includes(d.name))
+      .map((d) => d.name)
+      .sort()
+    expect(LAYERS.flat().sort()).toEqual(folders)
+  })
+
+  it('the platform imports no other layer', () => {
+    expect(layerImports(PLATFORM, [...CORE, ...WIRE, ...DIALECTS, ...TRANSPORTS])).toEqual([])
+  })
+
+  it('the core (and the root modules) never imports the wire runtime, a dialect or a transport', () => {
+    const up = [...WIRE, ...DIALECTS, ...TRANSPORTS]
+    expect([...layerImports(CORE, up), ...violations(ROOT_MODULES, up)]).toEqual([])
+  })
+
+  it('the wire runtime never imports a dialect or a transport', () => {
+    expect(layerImports(WIRE, [...DIALECTS, ...TRANSPORTS])).toEqual([])
   })
 
   it('dialects never import a transport', () => {
     expect(layerImports(DIALECTS, TRANSPORTS)).toEqual([])
   })
 
-  it('the layer rule can fail: a core file importing a dialect is caught', () => {
+  it('the language servers never import the tools (no lsp ↔ tools cycle)', () => {
+    expect(layerImports(['lsp'], ['tools'])).toEqual([])
+  })
+
+  it('the layer rule can fail: a core file importing a dialect or the wire runtime is caught', () => {
     expect(resolvesInto('server/core/x.ts', '../acp/v1/agent.ts', 'server/acp')).toBe(true)
+    expect(resolvesInto('server/core/x.ts', '../jsonrpc/errors.ts', 'server/jsonrpc')).toBe(true)
     expect(resolvesInto('server/core/x.ts', '../store/types.ts', 'server/acp')).toBe(false)
   })
 

@@ -11,6 +11,7 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SessionManager } from '../server/core/manager.ts'
+import { offlineModels } from '../server/providers/registry.ts'
 
 export const SAMPLE_PROMPT =
   '!think The user wants a greeting file.\n!say I will write <b>hello.txt</b> & check it.\n!call Write {"path":"hello.txt","content":"hello <world>\\n"}'
@@ -23,7 +24,7 @@ export async function recordSample(): Promise<unknown[]> {
   const { mkdirSync } = await import('node:fs')
   mkdirSync(cwd)
   mkdirSync(home)
-  const manager = new SessionManager({ agent: 'otter', cwd, home, approval: 'ask' })
+  const manager = new SessionManager({ agent: 'otter', cwd, home, approval: 'ask', models: offlineModels() })
   try {
     const session = await manager.create()
     session.subscribe((e) => {

@@ -9,7 +9,6 @@ import { mkdirSync, realpathSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { testEnv, type TestEnv } from '../core/fixtures/harness.ts'
-import { ModelRegistry } from '../core/model-registry.ts'
 import { UsageError } from '../cli/args.ts'
 import { agentFlag, sessionFlags } from '../cli/session-flags.ts'
 import { MAX_FILE_BYTES } from '../commands/custom-commands.ts'
@@ -22,6 +21,7 @@ import {
   registryToolName,
   userAgentsDir,
 } from './agent-definitions.ts'
+import { offlineModels } from '../providers/registry.ts'
 
 let env: TestEnv
 let cwd: string
@@ -159,7 +159,7 @@ describe('--agent and the allowed tools', () => {
 
   it('session flags: the agent sets the allowed tools and the model; --allowed-tools cuts them; --model wins', () => {
     project('lsp', '---\ntools: [bash, read, edit, lsp_diagnostics, lsp_definition]\nmodel: offline\n---\n')
-    const models = new ModelRegistry()
+    const models = offlineModels()
     const agent = agentFlag({ cwd, agent: 'lsp' }, { userDir })
     expect(sessionFlags({ cwd, agent: 'lsp' }, [], models, agent)).toMatchObject({
       allowedTools: ['Bash', 'Read', 'Edit', 'lsp_diagnostics', 'lsp_definition'],
@@ -178,7 +178,7 @@ describe('--agent and the allowed tools', () => {
     expect(() => agentFlag({ cwd, agent: 'typo' }, { userDir })).toThrow(/^--agent: .*typo\.md: unknown tool "bsh"/)
     project('far', '---\nmodel: nope-model\n---\n')
     const far = agentFlag({ cwd, agent: 'far' }, { userDir })
-    expect(() => sessionFlags({ cwd, agent: 'far' }, [], new ModelRegistry(), far)).toThrow(
+    expect(() => sessionFlags({ cwd, agent: 'far' }, [], offlineModels(), far)).toThrow(
       /^--agent: .*far\.md: `model`: unknown model "nope-model"/,
     )
     expect(agentFlag({ cwd }, { userDir })).toBeUndefined()
@@ -188,7 +188,7 @@ describe('--agent and the allowed tools', () => {
     const lsp: LspFactory = () => undefined
     project('careful', NO_LSP)
     project('lsp', '---\ntools: [bash, read, edit, lsp_diagnostics, lsp_definition]\n---\n')
-    const models = new ModelRegistry()
+    const models = offlineModels()
     const offered = async (name: string): Promise<string[]> => {
       const defaults = sessionFlags({ cwd, agent: name }, [], models, agentFlag({ cwd, agent: name }, { userDir }))
       const s = await env.manager({ ...defaults, lsp }).create()

@@ -10,7 +10,7 @@ import type { Logger } from '../log.ts'
 import { customCommands } from '../commands/custom-commands.ts'
 import { chimeraHome } from '../store/paths.ts'
 import { snapshotHistory, snapshotRoot } from '../store/snapshots.ts'
-import { killAllToolProcesses } from '../tools/process-group.ts'
+import { killSupervised } from '../platform/supervisor.ts'
 import { autoDetectLsp } from '../lsp/provider.ts'
 import { sandboxStatus } from '../tools/sandbox.ts'
 import type { AgentPrefix } from '../store/types.ts'
@@ -61,7 +61,7 @@ export async function startAgentProcess(
       controller.abort(new Error(reason))
       await manager.shutdown()
       // Whatever a tool started and its cancel did not reach (it is synchronous: safe at exit too).
-      killAllToolProcesses()
+      killSupervised('tool')
       for (const h of hooks) {
         try {
           await h()
@@ -73,7 +73,7 @@ export async function startAgentProcess(
     })()
     return stopping
   }
-  process.once('exit', () => killAllToolProcesses())
+  process.once('exit', () => killSupervised('tool'))
   for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
     process.on(sig, () => {
       if (stopping) return

@@ -19,6 +19,7 @@ import { costRollup, listRuns } from '../runs/rollup.ts'
 import { renderTranscript, readSessionDetail } from '../share/transcript.ts'
 import { openEventStore } from '../store/open.ts'
 import { eventlogRoot } from '../store/paths.ts'
+import { offlineModels } from '../providers/registry.ts'
 
 let base: string
 let home: string
@@ -29,14 +30,14 @@ beforeAll(async () => {
   home = join(base, 'home')
   const cwd = join(base, 'ws')
   mkdirSync(cwd)
-  const m = new SessionManager({ agent: 'otter', cwd, home })
+  const m = new SessionManager({ agent: 'otter', cwd, home, models: offlineModels() })
   for (const text of ['!say first <b>bold</b>', '!say second', '!fail broken']) {
     const s = await m.create()
     await s.prompt(text).done
     ids.push(s.id)
   }
   await (await m.get(ids[2]!)).rename('The broken one')
-  const mink = new SessionManager({ agent: 'mink', cwd, home })
+  const mink = new SessionManager({ agent: 'mink', cwd, home, models: offlineModels() })
   const s = await mink.create()
   await s.prompt('!say a mink run').done
   ids.push(s.id)

@@ -56,7 +56,8 @@ export interface ManagerOptions {
   allowUnconfined?: boolean
   home?: string
   logger?: Logger
-  models?: ModelRegistry
+  /** The models and their providers (server/providers/registry.ts: `buildModelRegistry`, `offlineModels`). */
+  models: ModelRegistry
   tools?: ReadonlyMap<string, Tool>
   /** Inject a store (tests, other engines); default the file store under CHIMERA_HOME. */
   store?: EventStore
@@ -114,7 +115,7 @@ export class SessionManager {
     this.opts = opts
     this.home = opts.home ?? chimeraHome()
     this.logger = opts.logger ?? noopLogger
-    this.models = opts.models ?? new ModelRegistry()
+    this.models = opts.models
     this.store = opts.store ?? openEventStore(this.home, { logger: this.logger })
     this.audit = new PermissionAuditLog(
       opts.auditStore ?? new FileAuditStore(join(this.home, 'permissions', 'audit.jsonl')),

@@ -1,5 +1,8 @@
-/** Which provider serves which model. The offline provider is always present (docs/providers.md). */
-import { OFFLINE_MODEL, OfflineProvider } from '../providers/offline.ts'
+/**
+ * Which provider serves which model. The providers are given to it (the core imports no
+ * provider): server/providers/registry.ts builds the process's registry (the offline provider
+ * always first: docs/providers.md), `offlineModels()` the offline-only one.
+ */
 import type { Provider } from '../providers/types.ts'
 
 export class ModelRegistry {
@@ -7,9 +10,13 @@ export class ModelRegistry {
   /** The model of sessions that name none (the process's configured provider, else offline). */
   readonly defaultModel: string
 
-  constructor(providers: Provider[] = [new OfflineProvider()], opts: { defaultModel?: string } = {}) {
+  /** `defaultModel`: default the first provider's first model. */
+  constructor(providers: Provider[], opts: { defaultModel?: string } = {}) {
+    const first = providers[0]?.models()[0]
+    const defaultModel = opts.defaultModel ?? first
+    if (defaultModel === undefined) throw new Error('a model registry needs a provider or a default model')
     this.#providers = providers
-    this.defaultModel = opts.defaultModel ?? OFFLINE_MODEL
+    this.defaultModel = defaultModel
   }
 
   /** The provider for `model`, or undefined when no configured provider serves it. */

@@ -15,6 +15,7 @@ import { createHttpClient } from '../../client/index.ts'
 import { inProcessTarget, type ServerTarget } from '../../conformance/harness/targets.ts'
 import { startAcp } from '../acp/fixtures/in-process.ts'
 import { SessionManager } from '../core/manager.ts'
+import { offlineModels } from '../providers/registry.ts'
 import { listSessions } from '../store/listing.ts'
 import { openEventStore } from '../store/open.ts'
 
@@ -55,7 +56,12 @@ describe('one listing on every surface', () => {
     const c = await manager.create()
     await c.rename('Renamed while live')
     // A ferret session in the same home: HTTP and the CLI list every agent's, ACP only its own.
-    const ferretManager = new SessionManager({ agent: 'ferret', cwd: target.cwd, home: target.home })
+    const ferretManager = new SessionManager({
+      agent: 'ferret',
+      cwd: target.cwd,
+      home: target.home,
+      models: offlineModels(),
+    })
     const f = await ferretManager.create()
     await ferretManager.shutdown()
     // One more evicted from memory: listed from the store.

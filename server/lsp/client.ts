@@ -30,8 +30,8 @@ import {
 import type { Diagnostic, ServerCapabilities } from 'vscode-languageserver-protocol'
 import type { Logger } from '../log.ts'
 import { noopLogger } from '../log.ts'
-import { groupAlive, killTree, signalGroup, trackProcessGroup } from '../tools/process-group.ts'
-import { toolProcessEnv } from '../tools/env.ts'
+import { groupAlive, killTree, signalGroup, supervise } from '../platform/supervisor.ts'
+import { toolProcessEnv } from '../platform/process-env.ts'
 import { LspError, serverFailed, timedOut } from './errors.ts'
 import { quietWriter } from './quiet-writer.ts'
 import type { LspCommand, LspServerSpec } from './servers.ts'
@@ -140,7 +140,7 @@ export class LspClient {
     })
     if (proc.pid !== undefined) {
       const pid = proc.pid
-      this.#untrack = trackProcessGroup(pid, () => killTree(pid))
+      this.#untrack = supervise(pid, 'tool', () => killTree(pid))
     }
     const writer = quietWriter(new StreamMessageWriter(proc.stdin), (err) => this.#writeFailed(err))
     const conn = createProtocolConnection(new StreamMessageReader(proc.stdout), writer)

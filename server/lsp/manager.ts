@@ -20,7 +20,7 @@ import type {
 } from 'vscode-languageserver-protocol'
 import type { Logger } from '../log.ts'
 import { noopLogger } from '../log.ts'
-import { isInside } from '../tools/paths.ts'
+import { isInside } from '../platform/path-inside.ts'
 import { LspClient } from './client.ts'
 import { noServerFor, serverFailed } from './errors.ts'
 import { defaultServers, type LspServers, type LspServerSpec } from './servers.ts'

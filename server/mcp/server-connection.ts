@@ -12,8 +12,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { Logger } from '../log.ts'
 import type { ToolOutcome } from '../tools/types.ts'
 import { CALL_TIMEOUT_MS, isStdio, record, type McpServerConfig } from './config.ts'
-import { signalGroup } from '../process-group.ts'
-import { forget, track } from './processes.ts'
+import { release, signalGroup, supervise } from '../platform/supervisor.ts'
 import { toOutcome } from './result.ts'
 
 /** At most this many tools per server, and this many list pages. */
@@ -94,7 +93,7 @@ export class McpServerConnection {
     try {
       await Promise.race([client.connect(transport, { timeout: o.timeoutMs }), deadline])
       const pid = (transport as { pid?: number | null }).pid
-      if (typeof pid === 'number') track(pid)
+      if (typeof pid === 'number') supervise(pid, 'mcp')
       client.onclose = () => conn.#exited(pid ?? undefined)
       await Promise.race([conn.#list(), deadline])
     } catch (err) {
@@ -169,11 +168,11 @@ export class McpServerConnection {
     } catch (err) {
       this.#o.logger.warn(`mcp ${this.name}: close failed`, err)
     }
-    if (typeof pid === 'number') forget(pid)
+    if (typeof pid === 'number') release(pid)
   }
 
   #exited(pid: number | undefined): void {
-    if (pid !== undefined) forget(pid)
+    if (pid !== undefined) release(pid)
     if (this.#closed) return
     this.#gone = 'it exited or closed the connection'
     this.#o.logger.warn(`mcp ${this.name}: the server went away`)

@@ -13,7 +13,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { signalGroup } from '../process-group.ts'
+import { signalGroup } from '../platform/supervisor.ts'
 
 /** How long each step of a close waits for the group to end. */
 const CLOSE_STEP_MS = 2000

@@ -98,6 +98,11 @@ function homeOf(model: string, setups: readonly ProviderSetup[]): ProviderSetup 
 }
 
 /** The registry for this process, from the environment and the `--model` flag. */
+/** A registry of the offline provider alone (its model is the default). */
+export function offlineModels(): ModelRegistry {
+  return new ModelRegistry([new OfflineProvider()], { defaultModel: OFFLINE_MODEL })
+}
+
 export function buildModelRegistry(env: NodeJS.ProcessEnv = process.env, opts: BuildOptions = {}): ProviderRegistry {
   const setups = providerSetups(env, opts)
   const named = opts.model !== undefined && opts.model !== OFFLINE_MODEL ? homeOf(opts.model, setups) : undefined

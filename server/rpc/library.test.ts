@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { noopLogger } from '../log.ts'
 import { SessionManager } from '../core/manager.ts'
 import { EventPump, RpcServer, createRpcHandlers, runRpc, type RpcHandlers } from './index.ts'
+import { offlineModels } from '../providers/registry.ts'
 
 const temp = tempDirs()
 const tmp = (prefix: string) => temp.make(prefix)
@@ -100,6 +101,7 @@ describe('the two halves (docs/rpc.md "As a library")', () => {
       cwd: tmp('rpc-ws-'),
       home: tmp('rpc-home-'),
       logger: noopLogger,
+      models: offlineModels(),
     })
     const mine = await manager.create()
     const server = new RpcServer({ input, output, logger: noopLogger })

@@ -16,6 +16,7 @@ import type { Session } from '../core/session.ts'
 import { toRpcMessages } from './event-map.ts'
 import { createRpcHandlers } from './handlers.ts'
 import { RpcServer } from './rpc-server.ts'
+import { offlineModels } from '../providers/registry.ts'
 
 export interface RpcMainOptions extends Partial<Omit<ManagerOptions, 'logger'>> {
   input: Readable
@@ -35,7 +36,14 @@ export interface RpcMainOptions extends Partial<Omit<ManagerOptions, 'logger'>> 
 /** Serve one session over JSON lines; resolves with the session when input has ended. */
 export async function runRpc(o: RpcMainOptions): Promise<Session> {
   const manager =
-    o.manager ?? new SessionManager({ ...o, agent: o.agent ?? 'otter', cwd: o.cwd ?? process.cwd(), logger: o.logger })
+    o.manager ??
+    new SessionManager({
+      ...o,
+      agent: o.agent ?? 'otter',
+      cwd: o.cwd ?? process.cwd(),
+      logger: o.logger,
+      models: o.models ?? offlineModels(),
+    })
   const session = o.session ?? (o.sessionId ? await manager.get(o.sessionId) : await manager.create())
   o.logger.info(`rpc session ${session.id} (model ${session.model}, cwd ${session.meta.cwd})`)
   const server = new RpcServer({

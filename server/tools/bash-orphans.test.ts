@@ -2,13 +2,13 @@
  * No process a Bash command starts outlives its call, in every mode: a `setsid` background job
  * (which leaves the process group) is gone when the command ends and when the call is
  * cancelled, because even `danger-full-access` runs in a PID namespace that dies with bwrap; and
- * killAllToolProcesses (for shutdown) ends every running command. Processes are found by a
+ * killSupervised('tool') (for shutdown) ends every running command. Processes are found by a
  * marker in their command line, since pids inside a namespace mean nothing outside.
  */
 import { randomUUID } from 'node:crypto'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { bashTool } from './bash.ts'
-import { killAllToolProcesses, liveToolProcessGroups } from './process-group.ts'
+import { killSupervised, supervised } from '../platform/supervisor.ts'
 import { findBwrap } from './sandbox.ts'
 import {
   processesMatching,
@@ -73,7 +73,7 @@ describe.skipIf(!hasBwrap)('Bash: no process outlives its call', () => {
         // The marker is in bwrap's and bash's own command lines here: all of them must go.
         const done = bashTool.run({ command: `sleep 300; : ${marker}` }, ctx)
         const until = Date.now() + 10_000
-        while (liveToolProcessGroups().length === 0 && Date.now() < until) await new Promise((r) => setImmediate(r))
+        while (supervised('tool').length === 0 && Date.now() < until) await new Promise((r) => setImmediate(r))
         ctx.controller.abort()
         expect(await done).toMatchObject({ ok: false, data: { cancelled: true } })
         expect(await waitGone(marker), mode).toEqual([])
@@ -81,16 +81,16 @@ describe.skipIf(!hasBwrap)('Bash: no process outlives its call', () => {
     }
   })
 
-  it('killAllToolProcesses ends every running command and its namespace (for shutdown)', async () => {
+  it('killSupervised("tool") ends every running command and its namespace (for shutdown)', async () => {
     const runs = MODES.map((mode) => bashTool.run({ command: `${orphan()} sleep 300` }, recordingContext(ws.cwd, mode)))
     const until = Date.now() + 10_000
     while (processesMatching(marker).length < MODES.length && Date.now() < until)
       await new Promise((r) => setTimeout(r, 20))
     expect(processesMatching(marker)).toHaveLength(MODES.length)
-    expect(liveToolProcessGroups().length).toBeGreaterThanOrEqual(MODES.length)
-    expect(killAllToolProcesses()).toBeGreaterThanOrEqual(MODES.length)
+    expect(supervised('tool').length).toBeGreaterThanOrEqual(MODES.length)
+    expect(killSupervised('tool')).toBeGreaterThanOrEqual(MODES.length)
     for (const r of await Promise.all(runs)) expect(r).toMatchObject({ ok: false, data: { signal: 'SIGKILL' } })
     expect(await waitGone(marker)).toEqual([])
-    expect(liveToolProcessGroups()).toEqual([])
+    expect(supervised('tool')).toEqual([])
   })
 })

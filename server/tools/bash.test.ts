@@ -12,7 +12,7 @@ import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest'
 import { bashTool, MAX_BASH_OUTPUT_CHARS, type BashData } from './bash.ts'
-import { groupAlive } from './process-group.ts'
+import { groupAlive } from '../platform/supervisor.ts'
 import { findBwrap } from './sandbox.ts'
 import {
   hideBwrap,

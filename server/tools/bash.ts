@@ -3,18 +3,19 @@
  * bubblewrap (sandbox.ts): confined in `read-only` and `workspace-write`, a PID namespace only
  * in `danger-full-access`. Without bubblewrap the confined modes refuse to run unless the user
  * allowed running unconfined, and then every client gets a warning notice. The command sees an
- * allow-listed environment (env.ts). stdout and stderr stream as progress; the timeout
+ * allow-listed environment (platform/process-env.ts). stdout and stderr stream as progress; the timeout
  * (default 120 s) and cancellation kill the whole group (SIGTERM, then SIGKILL after ~2 s).
  * The result keeps the last ~100 KiB of combined output; a non-zero exit is a failure.
  */
 import { homedir } from 'node:os'
 import { realpath } from 'node:fs/promises'
 import type { BashInput } from '../../generated/tools/tools.gen.ts'
-import { toolProcessEnv } from './env.ts'
+import { toolProcessEnv } from '../platform/process-env.ts'
 import { errorText, fail, succeed } from './outcome.ts'
 import { realPathList } from './paths.ts'
-import { runInGroup, type RunResult } from './process-group.ts'
+import { runInGroup, type RunResult } from './run-in-group.ts'
 import { sandboxedCommand, unconfinedNotice } from './sandbox.ts'
+import type { ProcessPort } from './ports.ts'
 import type { Tool, ToolOutcome } from './types.ts'
 
 /** Timeout when the call gives none. */
@@ -65,26 +66,22 @@ export function bashOutcome(r: RunResult, timeoutMs: number, sandboxed: boolean)
   return fail(body === '' ? head : `${head}\n${body}`, data)
 }
 
-/** The Bash tool. */
-export const bashTool: Tool<BashInput> = {
-  name: 'Bash',
-  permissionKey: (args) => args.command.trim(),
-  async run(args, ctx) {
-    const timeoutMs = args.timeout_ms ?? DEFAULT_BASH_TIMEOUT_MS
-    if (ctx.signal.aborted) return fail('command cancelled before it started')
+/** The local process port: bubblewrap (sandbox.ts) around `bash -c`, in its own process group. */
+export const localProcesses: ProcessPort = {
+  async run(command, timeoutMs, ctx) {
     let cwd: string
     try {
       cwd = await realpath(ctx.cwd)
     } catch (e) {
-      return fail(`working directory ${ctx.cwd} is not accessible: ${errorText(e)}`)
+      return { ok: false, error: `working directory ${ctx.cwd} is not accessible: ${errorText(e)}` }
     }
-    const cmd = await sandboxedCommand(ctx.sandbox, cwd, args.command, {
+    const cmd = await sandboxedCommand(ctx.sandbox, cwd, command, {
       protectedPaths: await realPathList(ctx.protectedPaths),
       readOnlyPaths: await realPathList(ctx.readOnlyPaths),
       allowUnconfined: ctx.allowUnconfined,
       realHome: homedir(),
     })
-    if (!cmd.ok) return fail(cmd.error)
+    if (!cmd.ok) return { ok: false, error: cmd.error }
     if (cmd.unconfined) ctx.notice('warning', unconfinedNotice(ctx.sandbox))
     const result = await runInGroup(cmd.file, cmd.args, {
       cwd,
@@ -96,6 +93,24 @@ export const bashTool: Tool<BashInput> = {
       onStdout: (chunk) => ctx.progress({ stdout: chunk }),
       onStderr: (chunk) => ctx.progress({ stderr: chunk }),
     })
-    return bashOutcome(result, timeoutMs, cmd.sandboxed)
+    return { ok: true, result, sandboxed: cmd.sandboxed }
   },
 }
+
+/** The Bash tool over a process port. */
+export function bashVia(processes: ProcessPort): Tool<BashInput> {
+  return {
+    name: 'Bash',
+    permissionKey: (args) => args.command.trim(),
+    async run(args, ctx) {
+      const timeoutMs = args.timeout_ms ?? DEFAULT_BASH_TIMEOUT_MS
+      if (ctx.signal.aborted) return fail('command cancelled before it started')
+      const r = await processes.run(args.command, timeoutMs, ctx)
+      if (!r.ok) return fail(r.error)
+      return bashOutcome(r.result, timeoutMs, r.sandboxed)
+    },
+  }
+}
+
+/** The Bash tool (local processes). */
+export const bashTool: Tool<BashInput> = bashVia(localProcesses)

@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { GrepInput } from '../../generated/tools/tools.gen.ts'
 import { grepTool } from './grep.ts'
-import { liveToolProcessGroups } from './process-group.ts'
+import { supervised } from '../platform/supervisor.ts'
 import { locateRipgrep, runRipgrep } from './ripgrep.ts'
 import { processesMatching, recordingContext, tempWorkspace, type TempWorkspace } from './fixtures/workspace.ts'
 
@@ -166,7 +166,7 @@ describe('Grep on ripgrep', () => {
       ok: false,
       error: 'search cancelled',
     })
-    expect(liveToolProcessGroups()).toEqual([])
+    expect(supervised('tool')).toEqual([])
   })
 
   it('searches out of process: while ripgrep waits on its input the event loop answers, and a cancel kills it', async () => {
@@ -190,12 +190,12 @@ describe('Grep on ripgrep', () => {
       while (processesMatching('(a+)+$').length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10))
       // The timers above ran while ripgrep was busy: the event loop is free.
       expect(processesMatching('(a+)+$')).toHaveLength(1)
-      expect(liveToolProcessGroups()).toHaveLength(1)
+      expect(supervised('tool')).toHaveLength(1)
       const ticked = await new Promise<boolean>((r) => setTimeout(() => r(true), 20))
       expect(ticked).toBe(true)
       controller.abort()
       expect(await search).toEqual({ ok: true, stopped: false, cancelled: true })
-      expect(liveToolProcessGroups()).toEqual([])
+      expect(supervised('tool')).toEqual([])
       expect(processesMatching('(a+)+$')).toEqual([])
     } finally {
       closeSync(fd)

@@ -11,10 +11,13 @@
  * between the check and the open cannot lead elsewhere.
  */
 import { lstat, readlink, realpath, stat } from 'node:fs/promises'
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
+import { basename, dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { isInside } from '../platform/path-inside.ts'
 import { errorCode, errorText, fail } from './outcome.ts'
 import type { SandboxMode, ToolContext, ToolOutcome } from './types.ts'
+
+export { isInside }
 
 /** Options of {@link resolveInWorkspace}. */
 export interface ResolveOptions {
@@ -58,12 +61,6 @@ export function toFsPath(p: string): { ok: true; path: string } | { ok: false; r
 export function lexicalPath(cwd: string, p: string): string {
   const fs = toFsPath(p)
   return resolve(cwd, fs.ok ? fs.path : p)
-}
-
-/** True when `abs` is `root` or lies beneath it (both real, absolute paths). */
-export function isInside(root: string, abs: string): boolean {
-  const rel = relative(root, abs)
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel))
 }
 
 /** `abs` relative to `root` when inside it (`.` for the root itself), else `abs` unchanged. */

@@ -11,9 +11,9 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process'
 import { accessSync, constants } from 'node:fs'
 import { delimiter, isAbsolute, join } from 'node:path'
 import type { Readable } from 'node:stream'
-import { toolProcessEnv } from './env.ts'
+import { toolProcessEnv } from '../platform/process-env.ts'
 import { errorText } from './outcome.ts'
-import { signalGroup, trackProcessGroup } from './process-group.ts'
+import { signalGroup, supervise } from '../platform/supervisor.ts'
 
 /** Longest part of a matched line ripgrep sends back (the rest is cut with a note). */
 export const RG_MAX_COLUMNS = 600
@@ -121,7 +121,7 @@ export function runRipgrep(run: RipgrepRun): Promise<RipgrepResult> {
       return
     }
     const pid = child.pid
-    const untrack = pid === undefined ? () => {} : trackProcessGroup(pid)
+    const untrack = pid === undefined ? () => {} : supervise(pid, 'tool')
     const kill = (): void => {
       if (pid !== undefined) signalGroup(pid, 'SIGKILL')
     }

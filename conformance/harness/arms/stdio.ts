@@ -5,7 +5,7 @@
  * (client/wire/framer.ts) in its strict mode. Any stdout line that is not JSON (a blank line, a
  * BOM, invalid UTF-8, an unterminated last line) is a violation: stdout is the wire.
  */
-import { releaseGroup, signalGroup, trackGroup } from '../process-groups.ts'
+import { release, signalGroup, supervise } from '../../../server/platform/supervisor.ts'
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -69,7 +69,7 @@ export class StdioArm implements Arm {
       // agent's tool processes) are stopped with it, never left running.
       detached: true,
     })
-    trackGroup(this.#child.pid)
+    if (this.#child.pid !== undefined) supervise(this.#child.pid, 'target')
     this.#exit = new Promise((resolve) => this.#child.once('exit', (code) => resolve(code)))
     this.#child.stdin.on('error', () => {})
     const framer = new LineFramer(MAX_LINE_BYTES, { strict: true })
@@ -176,7 +176,9 @@ export class StdioArm implements Arm {
 
   async dispose(): Promise<void> {
     await this.#stop()
-    releaseGroup(this.#child.pid)
+    // What is left of its group goes too.
+    this.#killGroup('SIGKILL')
+    if (this.#child.pid !== undefined) release(this.#child.pid)
     // A grandchild (a wrapper's native binary) may still hold the pipes open: stop reading them.
     this.#child.stdout.destroy()
     this.#child.stderr.destroy()
@@ -195,6 +197,6 @@ export class StdioArm implements Arm {
   }
 
   #killGroup(signal: NodeJS.Signals): void {
-    signalGroup(this.#child.pid, signal)
+    if (this.#child.pid !== undefined) signalGroup(this.#child.pid, signal)
   }
 }

@@ -2,7 +2,7 @@
 import { defineCommand } from 'citty'
 import { KIT_ARGS } from './options.ts'
 import { execute } from './execute.ts'
-import { exitOnSignals } from '../../harness/process-groups.ts'
+import { exitOnSignals } from '../../../server/platform/supervisor.ts'
 
 export default defineCommand({
   meta: {

@@ -8,7 +8,7 @@ import { UsageError, checkArgs } from '../../../server/cli/args.ts'
 import command from './command.ts'
 import { KIT_ARGS } from './options.ts'
 import { execute, type KitFlags } from './execute.ts'
-import { exitOnSignals } from '../../harness/process-groups.ts'
+import { exitOnSignals } from '../../../server/platform/supervisor.ts'
 
 async function main(rawArgs: string[]): Promise<number> {
   try {

@@ -4,7 +4,7 @@
  * configuration the scenario needs; for an HTTP target with a command, the server started on a
  * free loopback port and polled until it answers. Everything made here is removed by `close`.
  */
-import { releaseGroup, signalGroup, trackGroup } from '../../harness/process-groups.ts'
+import { release, signalGroup, supervise } from '../../../server/platform/supervisor.ts'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { freePort, type PortRange } from './ports.ts'
@@ -74,14 +74,21 @@ async function waitReady(url: string, child: ChildProcess, stderr: () => string,
 }
 
 async function stop(child: ChildProcess): Promise<void> {
+  const pid = child.pid
   if (child.exitCode === null && child.signalCode === null) {
     const exited = new Promise<void>((r) => child.once('exit', () => r()))
-    signalGroup(child.pid, 'SIGTERM')
-    const t = setTimeout(() => signalGroup(child.pid, 'SIGKILL'), 3000)
+    if (pid !== undefined) signalGroup(pid, 'SIGTERM')
+    const t = setTimeout(() => {
+      if (pid !== undefined) signalGroup(pid, 'SIGKILL')
+    }, 3000)
     await exited
     clearTimeout(t)
   }
-  releaseGroup(child.pid)
+  // What is left of its group goes too.
+  if (pid !== undefined) {
+    signalGroup(pid, 'SIGKILL')
+    release(pid)
+  }
 }
 
 export interface PrepareOptions {
@@ -166,7 +173,7 @@ export async function prepare(o: PrepareOptions): Promise<Prepared> {
         stdio: ['ignore', 'ignore', 'pipe'],
         detached: true,
       })
-      trackGroup(child.pid)
+      if (child.pid !== undefined) supervise(child.pid, 'target')
       let err = ''
       child.stderr!.on('data', (d: Buffer) => {
         err = (err + d.toString('utf8')).slice(-4000)

@@ -16,91 +16,41 @@
  *   act on a session this client has open; a replay writes its updates, in the pump's turn
  *   (never interleaved with live ones), before its response. `_ferret/session/update` goes only
  *   to a ferret client that advertised `_meta["ferret/updates"]`.
+ *
+ * Beside it: its types (agent-types.ts), the permission requests (permission-ask.ts), the
+ * prompt turn (prompt-turn.ts), replays and map contexts (replay.ts), `session/list`
+ * (session-list.ts) and the offered commands (available-commands.ts).
  */
-import type { z } from 'zod'
-import type { RequestPermissionResponseSchema } from '../../../generated/acp/v1-schema.gen.ts'
-import { RequestPermissionResponseSchema as PermissionResponse } from '../../../generated/acp/v1-schema.gen.ts'
-import type { SessionManager } from '../../core/manager.ts'
 import { workingDirProblem } from '../../core/working-dir.ts'
 import type { Session } from '../../core/session.ts'
-import type { PermissionDecision } from '../../core/permissions.ts'
 import type { AnyEvent, EventOf } from '../../events/event-types.ts'
-import type { Connection } from '../../../client/wire/jsonrpc/connection.ts'
-import { CODES, RpcError } from '../../../client/wire/jsonrpc/errors.ts'
+import { RpcError } from '../../../client/wire/jsonrpc/errors.ts'
 import { AUTH_METHOD_ID } from '../initialize.ts'
-import type { HandlersFor, Inbound } from '../../jsonrpc/dispatcher.ts'
-import type { acpV1Methods } from '../../../generated/acp/v1-methods.gen.ts'
-import type { Logger } from '../../log.ts'
-import { StoreError } from '../../store/errors.ts'
-import type { AgentName } from '../dialect.ts'
 import { EventPump, endAttachments } from '../event-pump.ts'
-import { historySize, normaliseCursor, replayWindow } from '../history.ts'
+import { normaliseCursor } from '../history.ts'
 import { asClientError } from '../session-errors.ts'
-import { listedTitle, toV1Updates, type V1MapContext, type V1Update } from './event-map.ts'
+import { toV1Updates, type V1Update } from './event-map.ts'
 import { promptText } from './prompt-text.ts'
 import { configOptions, modeState } from './session-config.ts'
 import { clientTools, type ClientFs } from './client-tools.ts'
-import { toolDiff, toolKind, toolLocations, toolTitle } from './tool-view.ts'
 import { toFerretUpdate } from './ferret-updates.ts'
 import { connectMcp, mcpMeta, mcpNotice, type SessionMcp } from './mcp-attach.ts'
 import type { McpServerConfig } from '../../mcp/config.ts'
+import {
+  sessionNotFound,
+  type Attachment,
+  type V1AgentOptions,
+  type V1ClientCaps,
+  type V1Handlers,
+} from './agent-types.ts'
+import { askPermission } from './permission-ask.ts'
+import { ferretHandlers } from './ferret-handlers.ts'
+import { promptTurn } from './prompt-turn.ts'
+import { liveMap, replayMap, replaySince } from './replay.ts'
+import { listSessions } from './session-list.ts'
+import { availableCommands } from './available-commands.ts'
 
-type PermissionResponse = z.output<typeof RequestPermissionResponseSchema>
-
-type V1Table = typeof acpV1Methods
-/** The ferret dialect's extension methods: served only when the agent is ferret. */
-type FerretMethods = Extract<Inbound<V1Table>, `_ferret/${string}`>
-/**
- * Inbound methods of the v1 table this agent does not serve (Method not found), each on purpose:
- * `initialize` is the dialect's (v1-dialect.ts); `$/cancel_request` is the connection's; `logout`
- * and `session/delete` are not advertised in `initialize` (no logout capability, no delete).
- */
-type V1Unserved = 'initialize' | '$/cancel_request' | 'logout' | 'session/delete'
-/** Every other inbound method has a handler of its generated type (a new one in the spec fails to compile). */
-export type V1Handlers = HandlersFor<V1Table, Exclude<Inbound<V1Table>, V1Unserved | FerretMethods>> &
-  Partial<HandlersFor<V1Table, FerretMethods>>
-
-export interface V1AgentOptions {
-  agent: AgentName
-  conn: Connection
-  manager: SessionManager
-  logger: Logger
-  /** This build's version (the MCP client introduces itself with it). */
-  version?: string
-}
-
-interface Attachment {
-  session: Session
-  pump: EventPump
-  map: V1MapContext
-  /** Permission requests asked of the client, by core request id. */
-  asks: Map<string, AbortController>
-  /** Prompts this client sent: their user message is its own, not echoed back live. */
-  own: Set<string>
-  /** Writes to the client (pump deliveries, replays) run one after another through this chain. */
-  queue: Promise<unknown>
-  /** The last event seq the pump has written. */
-  upTo: number
-  /** The MCP servers the client passed for this session (their tools are the session's extra tools). */
-  mcp?: SessionMcp
-}
-
-/** The client capabilities this agent reads from `initialize`. */
-export interface V1ClientCaps {
-  fs?: ClientFs
-  terminal?: boolean
-  _meta?: Record<string, unknown> | null
-}
-
-const OPTION: Record<
-  PermissionDecision,
-  { name: string; kind: 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always' }
-> = {
-  allow: { name: 'Allow once', kind: 'allow_once' },
-  always: { name: 'Always allow', kind: 'allow_always' },
-  deny: { name: 'Reject', kind: 'reject_once' },
-  never: { name: 'Always reject', kind: 'reject_always' },
-}
+export { sessionNotFound, type V1AgentOptions, type V1ClientCaps, type V1Handlers } from './agent-types.ts'
 
 /** `session/new` `_meta["chimera/maxSteps"]`: the session's step limit (HTTP's `max_steps`), a positive integer. */
 function maxStepsMeta(meta: Record<string, unknown> | null | undefined): number | undefined {
@@ -111,20 +61,6 @@ function maxStepsMeta(meta: Record<string, unknown> | null | undefined): number 
   }
   return v
 }
-
-/** Rows per `session/list` page. */
-const LIST_PAGE = 100
-
-const STOP: Record<string, 'end_turn' | 'max_tokens' | 'max_turn_requests' | 'refusal' | 'cancelled'> = {
-  end_turn: 'end_turn',
-  max_tokens: 'max_tokens',
-  max_steps: 'max_turn_requests',
-  refusal: 'refusal',
-  cancelled: 'cancelled',
-}
-
-export const sessionNotFound = (id: string): RpcError =>
-  new RpcError(CODES.resourceNotFound, 'Resource not found', { sessionId: id })
 
 export class V1Agent {
   readonly #o: V1AgentOptions
@@ -176,9 +112,9 @@ export class V1Agent {
       'session/new': (p) => this.#new(p),
       'session/load': (p) => this.#load(p),
       'session/resume': (p) => this.#resume(p),
-      'session/list': (p) => this.#list(p),
+      'session/list': (p) => listSessions(this.#o.manager, p),
       'session/close': (p) => this.#close(p.sessionId),
-      'session/prompt': (p, ctx) => this.#prompt(p, ctx.signal),
+      'session/prompt': (p, ctx) => promptTurn(this.#att(p.sessionId), p, ctx.signal),
       'session/cancel': (p) => void this.#att(p.sessionId).session.cancel(),
       'session/set_mode': async (p) => {
         await this.#att(p.sessionId).session.setMode(p.modeId).catch(asClientError)
@@ -211,32 +147,7 @@ export class V1Agent {
         const e = await this.#att(p.sessionId).session.compact().catch(asClientError)
         return { summary: e.data.summary, messagesBefore: e.data.messages_before, messagesAfter: e.data.messages_after }
       },
-      ...(this.#o.agent === 'ferret' ? this.#ferretHandlers() : {}),
-    }
-  }
-
-  /** docs/zed.md's ferret session methods under `_ferret/` (same behaviour as the seed dialect). */
-  #ferretHandlers(): HandlersFor<V1Table, FerretMethods> {
-    return {
-      '_ferret/session/setSandbox': (p) => {
-        const s = this.#att(p.sessionId).session
-        if (p.mode === undefined || p.mode === s.sandbox) return { mode: s.sandbox, restartRequired: false }
-        return {
-          mode: s.sandbox,
-          restartRequired: true,
-          message: `restart required: the sandbox is fixed at launch (--sandbox ${p.mode})`,
-        }
-      },
-      '_ferret/session/setApproval': async (p) => {
-        const s = this.#att(p.sessionId).session
-        const old = s.approval
-        await s.setApproval(p.approval)
-        return { old, new: s.approval }
-      },
-      '_ferret/session/bridgeStatus': (p) => {
-        this.#att(p.sessionId)
-        return { attached: false }
-      },
+      ...(this.#o.agent === 'ferret' ? ferretHandlers((id) => this.#att(id).session) : {}),
     }
   }
 
@@ -286,16 +197,7 @@ export class V1Agent {
     const old = this.#sessions.get(session.id)
     if (old) void old.pump.stop()
     if (old?.mcp) void this.#dropMcp(old)
-    const models = this.#o.manager.models
-    const map: V1MapContext = {
-      cwd: session.meta.cwd,
-      configOptions: (model, mode) => configOptions(models.models(), model, mode),
-      model: () => session.model,
-      mode: () => session.mode,
-      title: () => listedTitle(session.summary),
-      terminalOutput: this.#terminalOutput,
-      outputs: new Map(),
-    }
+    const map = liveMap(session, this.#o.manager, this.#terminalOutput)
     const att: Attachment = {
       session,
       map,
@@ -351,34 +253,11 @@ export class V1Agent {
     return run
   }
 
-  /**
-   * `_chimera/session/replay`: the retained updates after the cursor, up to what the pump has
-   * written (it holds still meanwhile and goes on after them, so nothing is missed or doubled),
-   * all on the wire before the response. Bounded like the seed `session/resume` (history.ts).
-   */
+  /** `_chimera/session/replay` (replay.ts), in the attachment's write chain. */
   #replay(p: { sessionId: string; sinceEventId?: number }) {
     const att = this.#att(p.sessionId)
     const cursor = normaliseCursor(p.sinceEventId)
-    return this.#exclusive(att, async () => {
-      await att.session.flush()
-      const all: { eventId: number; update: V1Update }[] = []
-      const events = (await att.session.events(0)).filter((e) => e.seq <= att.upTo)
-      // Its own progress state: the live pump's is not touched by a replay.
-      const map: V1MapContext = {
-        ...att.map,
-        outputs: new Map(),
-        finished: new Set(events.flatMap((e) => (e.type === 'tool_result' ? [e.data.call_id] : []))),
-      }
-      for (const e of events) for (const update of toV1Updates(e, map)) all.push({ eventId: e.seq, update })
-      const w = replayWindow(all, cursor, historySize())
-      for (const u of w.replay) await this.#update(att.session.id, u.update)
-      return {
-        sessionId: att.session.id,
-        replayed: w.replay.length,
-        lastEventId: w.lastEventId,
-        truncated: w.truncated,
-      }
-    })
+    return this.#exclusive(att, () => replaySince(att, cursor, (u) => this.#update(att.session.id, u)))
   }
 
   #update(sessionId: string, update: V1Update): Promise<void> {
@@ -386,43 +265,7 @@ export class V1Agent {
   }
 
   #ask(att: Attachment, e: EventOf<'permission_request'>): void {
-    const { request_id: rid, tool, args, call_id: callId } = e.data
-    if (!att.session.pendingPermissions().includes(rid)) return
-    const cwd = att.session.meta.cwd
-    const ctl = new AbortController()
-    att.asks.set(rid, ctl)
-    const diff = toolDiff(cwd, tool, args, e.data.old_text)
-    const params = {
-      sessionId: att.session.id,
-      toolCall: {
-        toolCallId: callId,
-        title: toolTitle(tool, args),
-        kind: toolKind(tool),
-        status: 'pending',
-        locations: toolLocations(cwd, args),
-        rawInput: args,
-        ...(diff.length ? { content: diff } : {}),
-      },
-      options: e.data.options.map((d) => ({ optionId: d, ...OPTION[d] })),
-      _meta: { 'chimera/requestId': rid, ...(e.data.risk ? { 'chimera/risk': e.data.risk } : {}) },
-    }
-    this.#o.conn
-      .request('session/request_permission', params, { signal: ctl.signal })
-      .then((raw) => {
-        const parsed = PermissionResponse.safeParse(raw)
-        const r: PermissionResponse['outcome'] | undefined = parsed.success ? parsed.data.outcome : undefined
-        const chosen = r?.outcome === 'selected' ? e.data.options.find((o) => o === r.optionId) : undefined
-        if (!chosen)
-          this.#o.logger.info(`permission ${rid}: ${r ? `outcome ${r.outcome}` : 'malformed answer'}; denying`)
-        att.session.replyPermission(rid, chosen ?? 'deny', 'acp')
-      })
-      .catch((err: unknown) => {
-        if (ctl.signal.aborted) return
-        // The client failed the request or went away (input ended): nobody will answer.
-        this.#o.logger.info(`permission ${rid} not answered by the client; denying`, err)
-        att.session.replyPermission(rid, 'deny', 'acp')
-      })
-      .finally(() => att.asks.delete(rid))
+    askPermission(this.#o.conn, this.#o.logger, att, e)
   }
 
   async #new(p: { cwd: string; mcpServers?: McpServerConfig[]; _meta?: Record<string, unknown> | null }) {
@@ -450,19 +293,10 @@ export class V1Agent {
     // The servers start while the history is replayed.
     const connecting = this.#connectMcp(session, p.mcpServers)
     const events = await session.events(0)
-    const replayMap: V1MapContext = {
-      cwd: session.meta.cwd,
-      configOptions: (m, mode) => configOptions(this.#o.manager.models.models(), m, mode),
-      model: () => session.model,
-      mode: () => session.mode,
-      title: () => listedTitle(session.summary),
-      terminalOutput: this.#terminalOutput,
-      outputs: new Map(),
-      finished: new Set(events.flatMap((e) => (e.type === 'tool_result' ? [e.data.call_id] : []))),
-    }
+    const map = replayMap(liveMap(session, this.#o.manager, this.#terminalOutput), events)
     let last = 0
     for (const e of events) {
-      for (const u of toV1Updates(e, replayMap)) await this.#update(session.id, u)
+      for (const u of toV1Updates(e, map)) await this.#update(session.id, u)
       last = e.seq
     }
     const att = this.#attach(session, last, await connecting)
@@ -488,31 +322,6 @@ export class V1Agent {
     return { ...this.#selectors(session), ...mcpMeta(mcp) }
   }
 
-  /** The one listing (store/listing.ts) of this agent's sessions, 100 rows a page. */
-  async #list(p: { cwd?: string | null; cursor?: string | null }) {
-    const page = await this.#o.manager
-      .listSessions({
-        agents: [this.#o.manager.opts.agent],
-        limit: LIST_PAGE,
-        ...(p.cwd ? { cwd: p.cwd } : {}),
-        ...(p.cursor ? { cursor: p.cursor } : {}),
-      })
-      .catch((err: unknown) => {
-        if (err instanceof StoreError && err.code === 'invalid_cursor')
-          throw RpcError.invalidParams([{ path: 'cursor', message: 'unknown cursor' }])
-        throw err
-      })
-    return {
-      sessions: page.sessions.map((s) => ({
-        sessionId: s.session_id,
-        cwd: s.working_dir ?? this.#o.manager.opts.cwd,
-        ...(listedTitle(s) ? { title: listedTitle(s) } : {}),
-        ...(s.last_touched !== undefined ? { updatedAt: new Date(s.last_touched * 1000).toISOString() } : {}),
-      })),
-      ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}),
-    }
-  }
-
   async #close(id: string) {
     const a = this.#att(id)
     a.session.cancel()
@@ -522,32 +331,6 @@ export class V1Agent {
     await a.pump.stop()
     await this.#dropMcp(a)
     return {}
-  }
-
-  async #prompt(p: { sessionId: string; prompt: Parameters<typeof promptText>[0] }, signal: AbortSignal) {
-    const a = this.#att(p.sessionId)
-    const text = promptText(p.prompt)
-    const { messageId, done } = a.session.prompt(text)
-    a.own.add(messageId)
-    // `$/cancel_request` for this prompt cancels its turn (a closed connection does not).
-    const onAbort = (): void => {
-      if (RpcError.is(signal.reason) && signal.reason.code === CODES.requestCancelled) a.session.cancel()
-    }
-    signal.addEventListener('abort', onAbort, { once: true })
-    try {
-      const outcome = await done
-      await a.session.flush()
-      await a.pump.delivered(a.session.lastSeq)
-      // Refused credentials are -32000, the code on which a client offers its sign-in (acp-v1 §9).
-      if (outcome.credentialsRefused)
-        throw new RpcError(CODES.authRequired, 'Authentication required', { details: outcome.output })
-      if (outcome.stop_reason === 'error')
-        throw new RpcError(CODES.internalError, 'Internal error', { details: outcome.output })
-      return { stopReason: STOP[outcome.stop_reason] ?? 'end_turn' }
-    } finally {
-      signal.removeEventListener('abort', onAbort)
-      a.own.delete(messageId)
-    }
   }
 
   async #setConfig(p: { sessionId: string; configId: string; value: unknown }) {
@@ -575,23 +358,4 @@ export class V1Agent {
       if (notice) void this.#update(session.id, notice)
     })
   }
-}
-
-function availableCommands(
-  manager: SessionManager,
-  cwd: string,
-): { name: string; description: string; input?: { hint: string } }[] {
-  const out = [
-    { name: 'undo', description: 'Rewind the last turn (messages and files)', input: { hint: '[N]' } },
-    { name: 'redo', description: 'Replay the last undone turn', input: { hint: '[N]' } },
-  ]
-  const renderer = manager.opts.commands?.(cwd) as
-    { list?: () => { commands: { name: string; description: string }[] } } | undefined
-  try {
-    for (const c of renderer?.list?.().commands ?? [])
-      out.push({ name: c.name, description: c.description || c.name, input: { hint: 'arguments' } })
-  } catch {
-    // A broken command directory must not break the session: its problems show on GET /commands.
-  }
-  return out
 }

@@ -1,126 +1,20 @@
 /**
  * Running a command in its own process group and killing the whole group: on timeout or abort
  * it gets SIGTERM, then SIGKILL after a grace period. When the command itself exits, processes
- * it left in its group (background jobs) are killed too, so nothing outlives the call. Every
- * live group a tool started is tracked, so the server can kill them all when it shuts down
- * ({@link killAllToolProcesses}); a group led by bwrap takes its whole PID namespace with it.
+ * it left in its group (background jobs) are killed too, so nothing outlives the call. The
+ * group is supervised as a tool's (platform/supervisor.ts) while it runs, so the server can kill
+ * them all when it shuts down; a group led by bwrap takes its whole PID namespace with it.
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
 import type { Readable } from 'node:stream'
-import { errorCode, errorText } from './outcome.ts'
+import { killTree, signalGroup, supervise } from '../platform/supervisor.ts'
+import { errorText } from './outcome.ts'
 import { OutputTail } from './output-tail.ts'
 
 /** Time between SIGTERM and SIGKILL. */
 export const KILL_GRACE_MS = 2000
 /** How long output may keep flowing after the command exits before its group is killed. */
 export const DRAIN_MS = 250
-
-/** True while any process of group `pgid` exists (zombies included). */
-export function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0)
-    return true
-  } catch (e) {
-    return errorCode(e) === 'EPERM'
-  }
-}
-
-/** Send `signal` to every process of group `pgid`; a group that is already gone is fine. */
-export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal)
-  } catch {
-    // ESRCH: nobody left.
-  }
-}
-
-/**
- * Every descendant of `pid` (children, grandchildren …), read from /proc; empty where there is
- * no /proc. A process whose parent already died (re-parented to init) is not found.
- */
-export function descendants(pid: number): number[] {
-  const children = new Map<number, number[]>()
-  let names: string[]
-  try {
-    names = readdirSync('/proc')
-  } catch {
-    return []
-  }
-  for (const name of names) {
-    if (!/^\d+$/.test(name)) continue
-    let stat: string
-    try {
-      stat = readFileSync(`/proc/${name}/stat`, 'utf8')
-    } catch {
-      continue
-    }
-    // pid (comm) state ppid …; comm may hold spaces and parentheses.
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-    const list = children.get(ppid) ?? []
-    list.push(Number(name))
-    children.set(ppid, list)
-  }
-  const out: number[] = []
-  const queue = [pid]
-  while (queue.length > 0 && out.length < 100_000) {
-    for (const c of children.get(queue.shift() as number) ?? []) {
-      out.push(c)
-      queue.push(c)
-    }
-  }
-  return out
-}
-
-/**
- * Kill `pid`, its group and every descendant at once, with SIGKILL. The leader is stopped first
- * so it cannot start another child meanwhile. For a bwrap leader this takes the sandbox's PID
- * namespace down even when bwrap has not yet armed its own die-with-parent (a cancel in the
- * first milliseconds): killing a namespace's first process kills everything in it.
- */
-export function killTree(pid: number): void {
-  try {
-    process.kill(pid, 'SIGSTOP')
-  } catch {
-    // already gone
-  }
-  for (const p of descendants(pid)) {
-    try {
-      process.kill(p, 'SIGKILL')
-    } catch {
-      // already gone
-    }
-  }
-  signalGroup(pid, 'SIGKILL')
-}
-
-const live = new Map<number, () => void>()
-
-/**
- * Track a process group a tool started (its leader's pid) until the returned function is called;
- * `kill` is how {@link killAllToolProcesses} ends it (default: SIGKILL to the group). Tools that
- * spawn processes outside {@link runInGroup} (ripgrep, language servers) register them here.
- */
-export function trackProcessGroup(pgid: number, kill: () => void = () => signalGroup(pgid, 'SIGKILL')): () => void {
-  live.set(pgid, kill)
-  return () => void live.delete(pgid)
-}
-
-/** The process groups of tool processes still running. */
-export function liveToolProcessGroups(): number[] {
-  return [...live.keys()]
-}
-
-/**
- * Kill every process a tool started that is still running (for shutdown: SIGTERM, SIGINT,
- * SIGHUP, the end of stdin), with SIGKILL. Synchronous, so it can run in an `exit` handler.
- * Returns how many groups were killed. The runs themselves still finish (as killed).
- */
-export function killAllToolProcesses(): number {
-  const kills = [...live.values()]
-  for (const kill of kills) kill()
-  return kills.length
-}
 
 /** What {@link runInGroup} needs. */
 export interface RunOptions {
@@ -204,7 +98,7 @@ export function runInGroup(file: string, args: readonly string[], opts: RunOptio
     const untrack =
       pid === undefined
         ? () => {}
-        : trackProcessGroup(pid, () => (opts.tree ? killTree(pid) : signalGroup(pid, 'SIGKILL')))
+        : supervise(pid, 'tool', () => (opts.tree ? killTree(pid) : void signalGroup(pid, 'SIGKILL')))
 
     const terminate = (): void => {
       if (terminating || pid === undefined) return

@@ -1,0 +1,29 @@
+/** docs/zed.md's ferret session methods under `_ferret/` (same behaviour as the seed dialect), served to a ferret agent's client. */
+import type { Session } from '../../core/session.ts'
+import type { HandlersFor } from '../../jsonrpc/dispatcher.ts'
+import type { FerretMethods, V1Table } from './agent-types.ts'
+
+/** `session`: the open session of this connection with that id (throws Resource not found). */
+export function ferretHandlers(session: (id: string) => Session): HandlersFor<V1Table, FerretMethods> {
+  return {
+    '_ferret/session/setSandbox': (p) => {
+      const s = session(p.sessionId)
+      if (p.mode === undefined || p.mode === s.sandbox) return { mode: s.sandbox, restartRequired: false }
+      return {
+        mode: s.sandbox,
+        restartRequired: true,
+        message: `restart required: the sandbox is fixed at launch (--sandbox ${p.mode})`,
+      }
+    },
+    '_ferret/session/setApproval': async (p) => {
+      const s = session(p.sessionId)
+      const old = s.approval
+      await s.setApproval(p.approval)
+      return { old, new: s.approval }
+    },
+    '_ferret/session/bridgeStatus': (p) => {
+      session(p.sessionId)
+      return { attached: false }
+    },
+  }
+}

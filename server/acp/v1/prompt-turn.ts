@@ -1,0 +1,44 @@
+/**
+ * `session/prompt`: the turn's `stopReason`, answered only after every update of the turn is on
+ * the wire. `$/cancel_request` for the prompt cancels its turn; a turn that failed is an error.
+ */
+import { CODES, RpcError } from '../../../client/wire/jsonrpc/errors.ts'
+import type { Attachment } from './agent-types.ts'
+import { promptText } from './prompt-text.ts'
+
+const STOP: Record<string, 'end_turn' | 'max_tokens' | 'max_turn_requests' | 'refusal' | 'cancelled'> = {
+  end_turn: 'end_turn',
+  max_tokens: 'max_tokens',
+  max_steps: 'max_turn_requests',
+  refusal: 'refusal',
+  cancelled: 'cancelled',
+}
+
+export async function promptTurn(
+  a: Attachment,
+  p: { sessionId: string; prompt: Parameters<typeof promptText>[0] },
+  signal: AbortSignal,
+) {
+  const text = promptText(p.prompt)
+  const { messageId, done } = a.session.prompt(text)
+  a.own.add(messageId)
+  // `$/cancel_request` for this prompt cancels its turn (a closed connection does not).
+  const onAbort = (): void => {
+    if (RpcError.is(signal.reason) && signal.reason.code === CODES.requestCancelled) a.session.cancel()
+  }
+  signal.addEventListener('abort', onAbort, { once: true })
+  try {
+    const outcome = await done
+    await a.session.flush()
+    await a.pump.delivered(a.session.lastSeq)
+    // Refused credentials are -32000, the code on which a client offers its sign-in (acp-v1 §9).
+    if (outcome.credentialsRefused)
+      throw new RpcError(CODES.authRequired, 'Authentication required', { details: outcome.output })
+    if (outcome.stop_reason === 'error')
+      throw new RpcError(CODES.internalError, 'Internal error', { details: outcome.output })
+    return { stopReason: STOP[outcome.stop_reason] ?? 'end_turn' }
+  } finally {
+    signal.removeEventListener('abort', onAbort)
+    a.own.delete(messageId)
+  }
+}

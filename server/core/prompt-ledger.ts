@@ -1,0 +1,169 @@
+/**
+ * The accepted prompts of a session, as the store keeps them: every prompt is recorded (its
+ * queue entry) before it is queued, and retired once its `user_message` (or its closing record)
+ * is in the log. A prompt that will not run — the process stopped, the session closed, the store
+ * refused a write — is owed a closing record: its `user_message` and a turn ending in `error`,
+ * written in order before the next work (after the interrupted turn, if any, is closed).
+ */
+import type { QueuedPrompt } from '../store/types.ts'
+import { endTurn, type TurnOutcome } from './loop.ts'
+import { PromptNotRecordedError } from './session-errors.ts'
+import { errorText, type Command, type SessionCore } from './session-types.ts'
+import type { TurnHost } from './turn-host.ts'
+
+export const NOT_STARTED_CRASH = "not run: the process stopped before this prompt's turn started"
+const INTERRUPTED_CRASH = 'the turn was interrupted: the process stopped before it finished'
+
+export function storeFailure(err: unknown): TurnOutcome {
+  return { stop_reason: 'error', success: false, output: errorText(err), source: 'store' }
+}
+
+export class PromptLedger {
+  readonly #core: SessionCore
+  readonly #host: TurnHost
+  /** Queue entries on disk whose `user_message` (or closing record) is not in the log yet. */
+  readonly #queuedIds = new Set<string>()
+  /** Accepted prompts owed a closing record (their turn could not be recorded); written before the next work. */
+  #owed: { entry: QueuedPrompt; why: string }[] = []
+  /** Why the open turn stopped, when this process knows (a store that refused its writes). */
+  #interruption: { message: string; source: 'store' | 'internal' } | undefined
+  #order = 0
+
+  constructor(core: SessionCore, host: TurnHost) {
+    this.#core = core
+    this.#host = host
+  }
+
+  /** A queue entry is on disk for this prompt and not retired yet. */
+  has(messageId: string): boolean {
+    return this.#queuedIds.has(messageId)
+  }
+
+  /** Prompts are owed a closing record. */
+  get owing(): boolean {
+    return this.#owed.length > 0
+  }
+
+  /** `entry` will not run (`why`): its closing record is written before the next work. */
+  owe(entry: QueuedPrompt, why: string): void {
+    this.#owed.push({ entry, why })
+  }
+
+  /** The open turn stopped for this reason (it is closed with it before the next work). */
+  interrupted(why: { message: string; source: 'store' | 'internal' }): void {
+    this.#interruption = why
+  }
+
+  /** Entries left by a process that stopped before their turns started: each is owed its record. */
+  recover(pending: readonly QueuedPrompt[]): void {
+    for (const q of pending) this.#queuedIds.add(q.message_id)
+    this.#owed.push(...pending.map((entry) => ({ entry, why: NOT_STARTED_CRASH })))
+  }
+
+  /** A queue entry for a prompt, in acceptance order. */
+  entry(messageId: string, text: string, command: Command | undefined): QueuedPrompt {
+    return {
+      message_id: messageId,
+      text,
+      ...(command ? { command } : {}),
+      accepted_at: Date.now(),
+      order: this.#order++,
+    }
+  }
+
+  /** Write the entry to the store; rejects with PromptNotRecordedError when the store refuses it. */
+  accept(entry: QueuedPrompt): Promise<void> {
+    const messageId = entry.message_id
+    this.#queuedIds.add(messageId)
+    const accepted = this.#core.deps.store.queuePrompt(this.#core.id, entry).catch((err: unknown) => {
+      this.#queuedIds.delete(messageId)
+      throw new PromptNotRecordedError(err)
+    })
+    accepted.catch(() => {}) // callers that only follow `done` see the failure there
+    return accepted
+  }
+
+  /**
+   * The queued work of an accepted prompt: once its entry is on disk and what is owed is written,
+   * `fn` runs. `turn`: the work writes the prompt's `user_message`, which retires the entry;
+   * other work (slash commands) retires it here when it has recorded its result.
+   */
+  async run(
+    entry: QueuedPrompt,
+    accepted: Promise<void>,
+    fn: () => Promise<TurnOutcome>,
+    turn: boolean,
+  ): Promise<TurnOutcome> {
+    const messageId = entry.message_id
+    try {
+      await accepted
+    } catch (err) {
+      return storeFailure(err)
+    }
+    try {
+      await this.settle()
+    } catch (err) {
+      // The store still refuses writes: this prompt is owed its record too.
+      this.#owed.push({ entry, why: `not run: ${errorText(err)}` })
+      return storeFailure(err)
+    }
+    let outcome: TurnOutcome
+    try {
+      outcome = await fn()
+    } catch (err) {
+      if (this.#queuedIds.has(messageId)) this.#owed.push({ entry, why: `not run: ${errorText(err)}` })
+      throw err
+    }
+    if (!this.#queuedIds.has(messageId)) return outcome
+    if (turn)
+      this.#owed.push({ entry, why: `not run: ${outcome.output}` }) // its user_message never reached the log
+    else await this.unqueue(messageId)
+    return outcome
+  }
+
+  /** Retire a queue entry (its prompt is in the log, or closed). */
+  async unqueue(messageId: string): Promise<void> {
+    this.#queuedIds.delete(messageId)
+    try {
+      await this.#core.deps.store.unqueuePrompt(this.#core.id, messageId)
+    } catch (err) {
+      // Harmless: on the next open an entry whose user_message is in the log is just removed.
+      this.#core.deps.logger.warn(`session ${this.#core.id}: queue entry ${messageId} not removed`, err)
+    }
+  }
+
+  /** Close what is owed before new work: the interrupted turn, then accepted prompts that never ran. */
+  async settle(): Promise<void> {
+    await this.#closeInterruptedTurn()
+    while (this.#owed.length) {
+      const { entry, why } = this.#owed[0]!
+      await this.#closePrompt(entry, why)
+      this.#owed.shift()
+    }
+  }
+
+  /** An accepted prompt that will not run: its user_message, and a turn that ends with `why`. */
+  async #closePrompt(p: QueuedPrompt, why: string): Promise<void> {
+    await this.#core.emit('user_message', {
+      message_id: p.message_id,
+      text: p.text,
+      ...(p.command ? { command: p.command } : {}),
+    })
+    await this.#core.emit('turn_start', { prompt: p.text, model: this.#core.state.model })
+    await endTurn(this.#host, { stop_reason: 'error', success: false, output: why, source: 'internal' }, 0)
+    await this.unqueue(p.message_id)
+  }
+
+  /** A turn the process did not finish (it stopped mid-turn): close it before the next one. */
+  async #closeInterruptedTurn(): Promise<void> {
+    const state = this.#core.state
+    if (!state.inTurn) return
+    const why = this.#interruption ?? { message: INTERRUPTED_CRASH, source: 'internal' as const }
+    const callError = `interrupted: ${this.#interruption ? why.message : 'the process stopped before this call finished'}`
+    for (const [callId, tool] of state.openCalls) {
+      await this.#core.emit('tool_result', { call_id: callId, tool, ok: false, error: callError, duration_ms: 0 })
+    }
+    await endTurn(this.#host, { stop_reason: 'error', success: false, output: why.message, source: why.source }, 0)
+    this.#interruption = undefined
+  }
+}
