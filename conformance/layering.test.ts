@@ -70,8 +70,10 @@ describe('layering', () => {
   //   2. core       — the agent core and what it stands on: sessions, store, events, tools, LSP,
   //                   providers, agents, commands, MCP, runs, share (and the root modules: log,
   //                   validation, version). Never imports the wire runtime, a dialect or a transport.
-  //   3. wire       — the wire runtime: line framing and the JSON-RPC engine (server/framing,
-  //                   server/jsonrpc). Never imports a dialect or a transport.
+  //   3. wire       — the server's side of the wire runtime: the typed dispatcher and the typed
+  //                   peer (server/jsonrpc), over the shared runtime in client/wire (framer,
+  //                   JSON-RPC connection, HTTP pipeline), which imports nothing of server/ (its
+  //                   own test above). Never imports a dialect or a transport.
   //   4. dialects   — map the core onto a protocol: ACP (server/acp) and the JSON-lines RPC
   //                   (server/rpc). Never import a transport.
   //   5. transports — carry a dialect or the HTTP routes to a peer, and the CLI that starts them
@@ -79,7 +81,7 @@ describe('layering', () => {
   // Inside the core, the language servers never import the tools (the tools use LSP, not the reverse).
   const PLATFORM = ['platform']
   const CORE = ['core', 'store', 'events', 'tools', 'lsp', 'providers', 'agents', 'commands', 'mcp', 'runs', 'share']
-  const WIRE = ['framing', 'jsonrpc']
+  const WIRE = ['jsonrpc']
   const DIALECTS = ['acp', 'rpc']
   const TRANSPORTS = ['http', 'cli']
   const LAYERS = [PLATFORM, CORE, WIRE, DIALECTS, TRANSPORTS]
