@@ -1,8 +1,9 @@
 /**
  * Layering rules, read from the source: generated/ depends on nothing hand-written; the client
- * SDK never reaches into the server; the server never imports the test kit; inside server/ the
- * layers (platform, core, wire runtime, dialects, transports: listed below) import only downwards,
- * and the language servers never import the tools; no `console.*`
+ * SDK never reaches into the server; the wire runtime (client/wire/) depends only on generated/,
+ * and the server and the kit reach into client/ only through it; the server never imports the
+ * test kit; inside server/ the layers (platform, core, wire, dialects, transports: listed below)
+ * import only downwards, and the language servers never import the tools; no `console.*`
  * anywhere in server/ or client/ (stdout is the wire on stdio transports), and only the CLI's
  * help/version path writes to process.stdout directly.
  */
@@ -47,6 +48,28 @@ describe('layering', () => {
     const bad = sources('client').flatMap((f) =>
       importsOf(f)
         .filter((s) => resolvesInto(f, s, 'server') || resolvesInto(f, s, 'conformance'))
+        .map((s) => `${f} → ${s}`),
+    )
+    expect(bad).toEqual([])
+  })
+
+  it('client/wire/ (the wire runtime the server, the clients and the kit share) imports only generated/ and itself', () => {
+    const bad = sources(join('client', 'wire')).flatMap((f) =>
+      importsOf(f)
+        .filter((s) =>
+          s.startsWith('.')
+            ? !resolvesInto(f, s, join('client', 'wire')) && !resolvesInto(f, s, 'generated')
+            : s !== 'zod' && !s.startsWith('node:'),
+        )
+        .map((s) => `${f} → ${s}`),
+    )
+    expect(bad).toEqual([])
+  })
+
+  it('server/ and conformance/ reach into client/ only through the wire runtime (client/wire/)', () => {
+    const bad = [...sources('server'), ...sources('conformance')].flatMap((f) =>
+      importsOf(f)
+        .filter((s) => resolvesInto(f, s, 'client') && !resolvesInto(f, s, join('client', 'wire')))
         .map((s) => `${f} → ${s}`),
     )
     expect(bad).toEqual([])
