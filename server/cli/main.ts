@@ -9,6 +9,10 @@ import { defineCommand, renderUsage, runCommand, type ArgsDef, type CommandDef }
 import { VERSION } from '../version.ts'
 import { ExitStatus, UsageError, checkArgs } from './args.ts'
 import { setOutput } from './output.ts'
+import { startupBootstrapMark, startupMark } from '../startup-trace.ts'
+
+startupBootstrapMark()
+startupMark('modules')
 
 const main = defineCommand({
   meta: {
@@ -68,6 +72,7 @@ async function run(rawArgs: string[]): Promise<number> {
   let t: Target | undefined
   try {
     t = await target(rawArgs)
+    startupMark('modules')
     const name = ['chimera', ...t.path].join(' ')
     if (rawArgs.includes('--help') || rawArgs.includes('-h') || rawArgs.length === 0) {
       process.stdout.write(`${await usageText(t)}\n`)

@@ -157,6 +157,8 @@ export async function runTurn(
       let finish: FinishReason = 'end_turn'
       lastStepText = ''
       const key = String(step)
+      startupMark('session')
+      let answered = false
       try {
         for await (const ev of provider.stream({
           model: host.model,
@@ -165,6 +167,10 @@ export async function runTurn(
           signal: token.signal,
         })) {
           if (token.cancelled) throw token.signal.reason
+          if (!answered) {
+            answered = true
+            startupMark('provider')
+          }
           switch (ev.type) {
             case 'text':
               lastStepText += ev.text
