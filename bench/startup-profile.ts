@@ -18,7 +18,7 @@
  * rest (the request read, dispatched, answered and carried back). Medians per phase, so a phase
  * table need not add up exactly to the median total.
  *
- * BENCH_RUNS (default 9) runs per figure; BENCH_NODES=path[,path] the Node binaries (default: this
+ * BENCH_RUNS (default 9) runs per figure; BENCH_CLI another build's bin/chimera.mjs (a before/after pair); BENCH_NODES=path[,path] the Node binaries (default: this
  * one and .tmp/node24/node_modules/node/bin/node when present: `make bench` fetches it).
  */
 import { spawn, spawnSync } from 'node:child_process'
@@ -30,7 +30,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const N = Number(process.env.BENCH_RUNS ?? 9)
-const CLI = fileURLToPath(new URL('../bin/chimera.mjs', import.meta.url))
+const CLI = process.env.BENCH_CLI ?? fileURLToPath(new URL('../bin/chimera.mjs', import.meta.url))
 const NODE24 = fileURLToPath(new URL('../.tmp/node24/node_modules/node/bin/node', import.meta.url))
 const NODES = process.env.BENCH_NODES?.split(',') ?? [process.execPath, ...(existsSync(NODE24) ? [NODE24] : [])]
 const PHASES = ['bootstrap', 'modules', 'validators', 'store', 'session', 'provider', 'listen', 'answer'] as const

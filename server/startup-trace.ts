@@ -5,6 +5,8 @@
  * generated validators on first use (generated/lazy-schema.gen.ts), which the bench takes out
  * of the phase it fell in. Without the variable a mark does nothing.
  */
+import { performance } from 'node:perf_hooks'
+
 export type StartupPhase = 'bootstrap' | 'modules' | 'store' | 'session' | 'provider' | 'listen'
 
 const on = process.env.CHIMERA_STARTUP_TRACE === '1'

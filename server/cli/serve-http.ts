@@ -1,5 +1,6 @@
 /**
- * Serve the HTTP surface with listhen on host:port until the process shuts down. Usage errors
+ * Serve the HTTP surface with Node's own http (or https) server on host:port until the process
+ * shuts down (no listen helper: one fewer 370 KB chunk, and no port probe, before the first answer). Usage errors
  * (exit 2, before binding): a TLS flag alone, an unreadable certificate or key, a non-loopback
  * bind without a token. A port that is taken is one line naming it (and the PID a pidfile
  * names), exit 1. The pidfile (CHIMERA_HOME/run/<agent>-<port>.pid) is taken before binding a
@@ -144,8 +145,7 @@ function inUse(o: ServeHttpOptions): Error {
 
 export async function serveHttp(o: ServeHttpOptions): Promise<void> {
   const https = checkServeOptions(o)
-  const [{ listen }, { nodeHandler }, { createHttpServerApp }] = await Promise.all([
-    import('listhen'),
+  const [{ nodeHandler }, { createHttpServerApp }] = await Promise.all([
     import('../http/node-handler.ts'),
     import('../http/server-app.ts'),
   ])
@@ -187,20 +187,19 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
     sessionTtlMs: o.sessionTtlMs,
     sse: o.sse,
   })
-  let listener: Awaited<ReturnType<typeof listen>>
+  const handler = nodeHandler(http.app)
+  const server: Server = https
+    ? (await import('node:https')).createServer({ cert: https.cert, key: https.key }, handler)
+    : (await import('node:http')).createServer(handler)
+  const bare = o.host.startsWith('[') && o.host.endsWith(']') ? o.host.slice(1, -1) : o.host
   try {
-    listener = await listen(nodeHandler(http.app), {
-      hostname: o.host,
-      port: o.port === 0 ? { random: true } : { port: o.port, portRange: [o.port, o.port] },
-      showURL: false,
-      isProd: true,
-      qr: false,
-      public: false,
-      tunnel: false,
-      https: https ?? false,
-      // The process's shutdown closes the server gracefully; listhen's own would exit at once.
-      autoClose: false,
-    } as never)
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(o.port, bare, () => {
+        server.off('error', reject)
+        resolve()
+      })
+    })
   } catch (err) {
     if (pidfile) releasePidfile(pidfile.path, pidfile.record)
     http.close()
@@ -212,14 +211,14 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
     throw err
   }
   startupMark('listen')
-  const server = (listener as unknown as { server: Server }).server
+  const closeServer = (): Promise<void> => new Promise((resolve) => server.close(() => resolve()))
   const bound = server.address()
   const port = bound && typeof bound === 'object' ? bound.port : o.port
   if (o.port === 0) {
     try {
       takePidfile(port)
     } catch (err) {
-      await listener.close()
+      await closeServer()
       http.close()
       throw err
     }
@@ -254,7 +253,7 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
       http.close()
       server.closeIdleConnections()
       setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS).unref()
-      await listener.close().catch(() => {})
+      await closeServer()
       release()
       o.logger.info('HTTP server stopped')
       resolve()

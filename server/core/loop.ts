@@ -22,6 +22,7 @@ import type { TurnHost } from './turn-host.ts'
 import { isCancellation, type TurnToken } from './cancel.ts'
 import { EventLogError } from './event-writer.ts'
 import { gate } from './permission-gate.ts'
+import { startupMark } from '../startup-trace.ts'
 
 export type StopReason = 'end_turn' | 'max_steps' | 'max_tokens' | 'refusal' | 'cancelled' | 'error'
 export interface TurnOutcome {
