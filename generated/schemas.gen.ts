@@ -3,7 +3,7 @@
 //   specs/schemas/events.yaml (sha256 0ea9cdbe31a8d4ae)
 // Change the spec, then run `make generate`.
 /* eslint-disable */
-import { z } from 'zod'
+import * as z from 'zod'
 import { lazySchema } from './lazy-schema.gen.ts'
 
 export const SessionIdSchema = lazySchema(() => z.string().regex(new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")))

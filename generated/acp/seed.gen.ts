@@ -2,7 +2,7 @@
 //   specs/openrpc/acp-seed.openrpc.yaml (sha256 d9f5a14fb41b12cc)
 // Change the spec, then run `make generate`.
 /* eslint-disable */
-import { z } from 'zod'
+import * as z from 'zod'
 import { lazySchema } from '../lazy-schema.gen.ts'
 import * as schemas from '../schemas.gen.ts'
 

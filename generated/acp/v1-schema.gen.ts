@@ -2,7 +2,7 @@
 //   specs/vendor/acp/schema.v1.json (sha256 0d0b1ca83c4872e5)
 // Change the spec, then run `make generate`.
 /* eslint-disable */
-import { z } from 'zod'
+import * as z from 'zod'
 import { lazySchema } from '../lazy-schema.gen.ts'
 
 export const RequestIdSchema = lazySchema(() => z.union([z.null(), z.number().int(), z.string()]))

@@ -2,7 +2,7 @@
 //   specs/openapi/chimera.openapi.yaml (sha256 86dfd59800fdfa3d)
 // Change the spec, then run `make generate`.
 /* eslint-disable */
-import { z } from 'zod'
+import * as z from 'zod'
 import { lazySchema } from '../lazy-schema.gen.ts'
 import * as schemas from '../schemas.gen.ts'
 

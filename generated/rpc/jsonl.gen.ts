@@ -2,7 +2,7 @@
 //   specs/asyncapi/rpc.asyncapi.yaml (sha256 6e6da850b5b5ad2c)
 // Change the spec, then run `make generate`.
 /* eslint-disable */
-import { z } from 'zod'
+import * as z from 'zod'
 import { lazySchema } from '../lazy-schema.gen.ts'
 import * as schemas from '../schemas.gen.ts'
 

@@ -2,7 +2,7 @@
 //   specs/asyncapi/sse.asyncapi.yaml (sha256 7f63c5b3a5562b21)
 // Change the spec, then run `make generate`.
 /* eslint-disable */
-import { z } from 'zod'
+import * as z from 'zod'
 import { lazySchema } from '../lazy-schema.gen.ts'
 import * as schemas from '../schemas.gen.ts'
 

@@ -2,7 +2,7 @@
 //   specs/tools/tools.yaml (sha256 347e8d0cc3e3aa5e)
 // Change the spec, then run `make generate`.
 /* eslint-disable */
-import { z } from 'zod'
+import * as z from 'zod'
 import { lazySchema } from '../lazy-schema.gen.ts'
 
 export const ReadInputSchema = lazySchema(() => z.object({ "path": z.string().min(1), "offset": z.number().int().gte(1).optional(), "limit": z.number().int().gte(1).lte(100000).optional() }).strict())
