@@ -7,22 +7,31 @@
  */
 const BUILD_MS = Symbol.for('chimera.validatorBuildMs')
 const timing = globalThis as { [BUILD_MS]?: number }
+const REAL = Symbol('lazySchema.built')
 let depth = 0
 
+/**
+ * The schema a `lazySchema` stands for, built now (any other value as it is): a schema that
+ * embeds another holds the built one, so checking it goes through no stand-in.
+ */
+export function built<T>(schema: T): T {
+  return (schema as { [REAL]?: T })[REAL] ?? schema
+}
+
 export function lazySchema<T extends object>(build: () => T): T {
-  let built: T | undefined
+  let value: T | undefined
   const real = (): T => {
-    if (built) return built
+    if (value) return value
     const t0 = depth++ === 0 ? performance.now() : 0
     try {
-      built = build()
+      value = build()
     } finally {
       if (--depth === 0) timing[BUILD_MS] = (timing[BUILD_MS] ?? 0) + performance.now() - t0
     }
-    return built
+    return value
   }
   return new Proxy({} as T, {
-    get: (_t, key) => Reflect.get(real(), key),
+    get: (_t, key) => (key === REAL ? real() : Reflect.get(real(), key)),
     has: (_t, key) => Reflect.has(real(), key),
     ownKeys: () => Reflect.ownKeys(real()),
     // Reported configurable: the stand-in itself has none of the schema's own properties.

@@ -3,28 +3,28 @@
 // Change the spec, then run `make generate`.
 /* eslint-disable */
 import * as z from 'zod'
-import { lazySchema } from '../lazy-schema.gen.ts'
+import { built, lazySchema } from '../lazy-schema.gen.ts'
 import * as schemas from '../schemas.gen.ts'
 
 export const CommandIdSchema = lazySchema(() => z.union([z.string(), z.number()]))
 export type CommandId = z.infer<typeof CommandIdSchema>
-export const PromptCommandSchema = lazySchema(() => z.object({ "type": z.literal("prompt"), "id": CommandIdSchema.optional(), "message": z.string() }).strict())
+export const PromptCommandSchema = lazySchema(() => z.object({ "type": z.literal("prompt"), "id": built(CommandIdSchema).optional(), "message": z.string() }).strict())
 export type PromptCommand = z.infer<typeof PromptCommandSchema>
-export const SteerCommandSchema = lazySchema(() => z.object({ "type": z.literal("steer"), "id": CommandIdSchema.optional(), "message": z.string() }).strict())
+export const SteerCommandSchema = lazySchema(() => z.object({ "type": z.literal("steer"), "id": built(CommandIdSchema).optional(), "message": z.string() }).strict())
 export type SteerCommand = z.infer<typeof SteerCommandSchema>
-export const CancelCommandSchema = lazySchema(() => z.object({ "type": z.literal("cancel"), "id": CommandIdSchema.optional() }).strict())
+export const CancelCommandSchema = lazySchema(() => z.object({ "type": z.literal("cancel"), "id": built(CommandIdSchema).optional() }).strict())
 export type CancelCommand = z.infer<typeof CancelCommandSchema>
-export const GetStateCommandSchema = lazySchema(() => z.object({ "type": z.literal("get_state"), "id": CommandIdSchema.optional() }).strict())
+export const GetStateCommandSchema = lazySchema(() => z.object({ "type": z.literal("get_state"), "id": built(CommandIdSchema).optional() }).strict())
 export type GetStateCommand = z.infer<typeof GetStateCommandSchema>
-export const CompactCommandSchema = lazySchema(() => z.object({ "type": z.literal("compact"), "id": CommandIdSchema.optional() }).strict())
+export const CompactCommandSchema = lazySchema(() => z.object({ "type": z.literal("compact"), "id": built(CommandIdSchema).optional() }).strict())
 export type CompactCommand = z.infer<typeof CompactCommandSchema>
-export const SetModelCommandSchema = lazySchema(() => z.object({ "type": z.literal("set_model"), "id": CommandIdSchema.optional(), "model": z.string().min(1) }).strict())
+export const SetModelCommandSchema = lazySchema(() => z.object({ "type": z.literal("set_model"), "id": built(CommandIdSchema).optional(), "model": z.string().min(1) }).strict())
 export type SetModelCommand = z.infer<typeof SetModelCommandSchema>
-export const PermissionReplyCommandSchema = lazySchema(() => z.object({ "type": z.literal("permission_reply"), "id": CommandIdSchema.optional(), "request_id": z.string(), "decision": schemas.PermissionDecisionSchema }).strict())
+export const PermissionReplyCommandSchema = lazySchema(() => z.object({ "type": z.literal("permission_reply"), "id": built(CommandIdSchema).optional(), "request_id": z.string(), "decision": built(schemas.PermissionDecisionSchema) }).strict())
 export type PermissionReplyCommand = z.infer<typeof PermissionReplyCommandSchema>
-export const RpcResponseSchema = lazySchema(() => z.object({ "type": z.literal("response").optional(), "command": z.string(), "id": z.union([CommandIdSchema, z.null()]), "success": z.boolean(), "error": z.string() }).strict())
+export const RpcResponseSchema = lazySchema(() => z.object({ "type": z.literal("response").optional(), "command": z.string(), "id": z.union([built(CommandIdSchema), z.null()]), "success": z.boolean(), "error": z.string() }).strict())
 export type RpcResponse = z.infer<typeof RpcResponseSchema>
-export const StateResponseSchema = lazySchema(() => z.object({ "type": z.literal("state").optional(), "id": z.union([CommandIdSchema, z.null()]), "messages": z.array(schemas.ChatMessageSchema), "model": z.string() }).strict())
+export const StateResponseSchema = lazySchema(() => z.object({ "type": z.literal("state").optional(), "id": z.union([built(CommandIdSchema), z.null()]), "messages": z.array(built(schemas.ChatMessageSchema)), "model": z.string() }).strict())
 export type StateResponse = z.infer<typeof StateResponseSchema>
 export const MessageEventSchema = lazySchema(() => z.object({ "type": z.literal("message"), "role": z.enum(["assistant","user","system"]), "content": z.string(), "done": z.boolean() }).strict())
 export type MessageEvent = z.infer<typeof MessageEventSchema>
@@ -32,7 +32,7 @@ export const ToolExecutionEventSchema = lazySchema(() => z.object({ "type": z.li
 export type ToolExecutionEvent = z.infer<typeof ToolExecutionEventSchema>
 export const ErrorEventSchema = lazySchema(() => z.object({ "type": z.literal("error"), "message": z.string() }).strict())
 export type ErrorEvent = z.infer<typeof ErrorEventSchema>
-export const PermissionRequestEventSchema = lazySchema(() => z.object({ "type": z.literal("permission_request"), "request_id": z.string(), "call_id": z.string().optional(), "tool_name": z.string(), "tool_args": z.record(z.string(), z.any()), "options": z.array(schemas.PermissionDecisionSchema) }).strict())
+export const PermissionRequestEventSchema = lazySchema(() => z.object({ "type": z.literal("permission_request"), "request_id": z.string(), "call_id": z.string().optional(), "tool_name": z.string(), "tool_args": z.record(z.string(), z.any()), "options": z.array(built(schemas.PermissionDecisionSchema)) }).strict())
 export type PermissionRequestEvent = z.infer<typeof PermissionRequestEventSchema>
 export const CompactionEventSchema = lazySchema(() => z.object({ "type": z.literal("compaction"), "summary": z.string(), "messages_before": z.number().int().gte(0), "messages_after": z.number().int().gte(0) }).strict())
 export type CompactionEvent = z.infer<typeof CompactionEventSchema>
@@ -40,41 +40,41 @@ export const ReasoningEventSchema = lazySchema(() => z.object({ "type": z.litera
 export type ReasoningEvent = z.infer<typeof ReasoningEventSchema>
 export const NoticeEventSchema = lazySchema(() => z.object({ "type": z.literal("notice"), "level": z.enum(["info","warning","error"]), "text": z.string() }).strict())
 export type NoticeEvent = z.infer<typeof NoticeEventSchema>
-export const PlanEventSchema = lazySchema(() => z.object({ "type": z.literal("plan"), "entries": z.array(schemas.PlanEntrySchema) }).strict())
+export const PlanEventSchema = lazySchema(() => z.object({ "type": z.literal("plan"), "entries": z.array(built(schemas.PlanEntrySchema)) }).strict())
 export type PlanEvent = z.infer<typeof PlanEventSchema>
-export const StdinPromptPayloadSchema = lazySchema(() => PromptCommandSchema)
+export const StdinPromptPayloadSchema = lazySchema(() => built(PromptCommandSchema))
 export type StdinPromptPayload = z.infer<typeof StdinPromptPayloadSchema>
-export const StdinSteerPayloadSchema = lazySchema(() => SteerCommandSchema)
+export const StdinSteerPayloadSchema = lazySchema(() => built(SteerCommandSchema))
 export type StdinSteerPayload = z.infer<typeof StdinSteerPayloadSchema>
-export const StdinCancelPayloadSchema = lazySchema(() => CancelCommandSchema)
+export const StdinCancelPayloadSchema = lazySchema(() => built(CancelCommandSchema))
 export type StdinCancelPayload = z.infer<typeof StdinCancelPayloadSchema>
-export const StdinGetStatePayloadSchema = lazySchema(() => GetStateCommandSchema)
+export const StdinGetStatePayloadSchema = lazySchema(() => built(GetStateCommandSchema))
 export type StdinGetStatePayload = z.infer<typeof StdinGetStatePayloadSchema>
-export const StdinCompactPayloadSchema = lazySchema(() => CompactCommandSchema)
+export const StdinCompactPayloadSchema = lazySchema(() => built(CompactCommandSchema))
 export type StdinCompactPayload = z.infer<typeof StdinCompactPayloadSchema>
-export const StdinSetModelPayloadSchema = lazySchema(() => SetModelCommandSchema)
+export const StdinSetModelPayloadSchema = lazySchema(() => built(SetModelCommandSchema))
 export type StdinSetModelPayload = z.infer<typeof StdinSetModelPayloadSchema>
-export const StdinPermissionReplyPayloadSchema = lazySchema(() => PermissionReplyCommandSchema)
+export const StdinPermissionReplyPayloadSchema = lazySchema(() => built(PermissionReplyCommandSchema))
 export type StdinPermissionReplyPayload = z.infer<typeof StdinPermissionReplyPayloadSchema>
-export const StdoutRpcResponsePayloadSchema = lazySchema(() => RpcResponseSchema)
+export const StdoutRpcResponsePayloadSchema = lazySchema(() => built(RpcResponseSchema))
 export type StdoutRpcResponsePayload = z.infer<typeof StdoutRpcResponsePayloadSchema>
-export const StdoutStateResponsePayloadSchema = lazySchema(() => StateResponseSchema)
+export const StdoutStateResponsePayloadSchema = lazySchema(() => built(StateResponseSchema))
 export type StdoutStateResponsePayload = z.infer<typeof StdoutStateResponsePayloadSchema>
-export const StdoutMessageEventPayloadSchema = lazySchema(() => MessageEventSchema)
+export const StdoutMessageEventPayloadSchema = lazySchema(() => built(MessageEventSchema))
 export type StdoutMessageEventPayload = z.infer<typeof StdoutMessageEventPayloadSchema>
-export const StdoutToolExecutionEventPayloadSchema = lazySchema(() => ToolExecutionEventSchema)
+export const StdoutToolExecutionEventPayloadSchema = lazySchema(() => built(ToolExecutionEventSchema))
 export type StdoutToolExecutionEventPayload = z.infer<typeof StdoutToolExecutionEventPayloadSchema>
-export const StdoutErrorEventPayloadSchema = lazySchema(() => ErrorEventSchema)
+export const StdoutErrorEventPayloadSchema = lazySchema(() => built(ErrorEventSchema))
 export type StdoutErrorEventPayload = z.infer<typeof StdoutErrorEventPayloadSchema>
-export const StdoutPermissionRequestEventPayloadSchema = lazySchema(() => PermissionRequestEventSchema)
+export const StdoutPermissionRequestEventPayloadSchema = lazySchema(() => built(PermissionRequestEventSchema))
 export type StdoutPermissionRequestEventPayload = z.infer<typeof StdoutPermissionRequestEventPayloadSchema>
-export const StdoutCompactionEventPayloadSchema = lazySchema(() => CompactionEventSchema)
+export const StdoutCompactionEventPayloadSchema = lazySchema(() => built(CompactionEventSchema))
 export type StdoutCompactionEventPayload = z.infer<typeof StdoutCompactionEventPayloadSchema>
-export const StdoutReasoningEventPayloadSchema = lazySchema(() => ReasoningEventSchema)
+export const StdoutReasoningEventPayloadSchema = lazySchema(() => built(ReasoningEventSchema))
 export type StdoutReasoningEventPayload = z.infer<typeof StdoutReasoningEventPayloadSchema>
-export const StdoutNoticeEventPayloadSchema = lazySchema(() => NoticeEventSchema)
+export const StdoutNoticeEventPayloadSchema = lazySchema(() => built(NoticeEventSchema))
 export type StdoutNoticeEventPayload = z.infer<typeof StdoutNoticeEventPayloadSchema>
-export const StdoutPlanEventPayloadSchema = lazySchema(() => PlanEventSchema)
+export const StdoutPlanEventPayloadSchema = lazySchema(() => built(PlanEventSchema))
 export type StdoutPlanEventPayload = z.infer<typeof StdoutPlanEventPayloadSchema>
 
 /** Commands read from stdin (specs/asyncapi/rpc.asyncapi.yaml): `type` → validator. */

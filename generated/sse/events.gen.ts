@@ -3,152 +3,152 @@
 // Change the spec, then run `make generate`.
 /* eslint-disable */
 import * as z from 'zod'
-import { lazySchema } from '../lazy-schema.gen.ts'
+import { built, lazySchema } from '../lazy-schema.gen.ts'
 import * as schemas from '../schemas.gen.ts'
 
 export const SseFrameSchema = lazySchema(() => z.object({ "id": z.string().regex(new RegExp("^[1-9][0-9]*$")).optional(), "retry": z.string().regex(new RegExp("^[0-9]+$")).optional() }).strict())
 export type SseFrame = z.infer<typeof SseFrameSchema>
 export const SseEndFrameSchema = lazySchema(() => z.object({ "retry": z.string().regex(new RegExp("^[0-9]+$")).optional() }).strict())
 export type SseEndFrame = z.infer<typeof SseEndFrameSchema>
-export const SessionsEventsUserMessagePayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsUserMessagePayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsUserMessagePayload = z.infer<typeof SessionsEventsUserMessagePayloadSchema>
-export const SessionsEventsUserMessageHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsUserMessageHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsUserMessageHeaders = z.infer<typeof SessionsEventsUserMessageHeadersSchema>
-export const SessionsEventsTurnStartPayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsTurnStartPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsTurnStartPayload = z.infer<typeof SessionsEventsTurnStartPayloadSchema>
-export const SessionsEventsTurnStartHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsTurnStartHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsTurnStartHeaders = z.infer<typeof SessionsEventsTurnStartHeadersSchema>
-export const SessionsEventsStepStartPayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsStepStartPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsStepStartPayload = z.infer<typeof SessionsEventsStepStartPayloadSchema>
-export const SessionsEventsStepStartHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsStepStartHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsStepStartHeaders = z.infer<typeof SessionsEventsStepStartHeadersSchema>
-export const SessionsEventsTextDeltaPayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsTextDeltaPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsTextDeltaPayload = z.infer<typeof SessionsEventsTextDeltaPayloadSchema>
-export const SessionsEventsTextDeltaHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsTextDeltaHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsTextDeltaHeaders = z.infer<typeof SessionsEventsTextDeltaHeadersSchema>
-export const SessionsEventsReasoningPayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsReasoningPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsReasoningPayload = z.infer<typeof SessionsEventsReasoningPayloadSchema>
-export const SessionsEventsReasoningHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsReasoningHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsReasoningHeaders = z.infer<typeof SessionsEventsReasoningHeadersSchema>
-export const SessionsEventsToolCallPayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsToolCallPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsToolCallPayload = z.infer<typeof SessionsEventsToolCallPayloadSchema>
-export const SessionsEventsToolCallHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsToolCallHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsToolCallHeaders = z.infer<typeof SessionsEventsToolCallHeadersSchema>
-export const SessionsEventsToolStartPayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsToolStartPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsToolStartPayload = z.infer<typeof SessionsEventsToolStartPayloadSchema>
-export const SessionsEventsToolStartHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsToolStartHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsToolStartHeaders = z.infer<typeof SessionsEventsToolStartHeadersSchema>
-export const SessionsEventsToolProgressPayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsToolProgressPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsToolProgressPayload = z.infer<typeof SessionsEventsToolProgressPayloadSchema>
-export const SessionsEventsToolProgressHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsToolProgressHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsToolProgressHeaders = z.infer<typeof SessionsEventsToolProgressHeadersSchema>
-export const SessionsEventsToolResultPayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsToolResultPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsToolResultPayload = z.infer<typeof SessionsEventsToolResultPayloadSchema>
-export const SessionsEventsToolResultHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsToolResultHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsToolResultHeaders = z.infer<typeof SessionsEventsToolResultHeadersSchema>
-export const SessionsEventsPermissionRequestPayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsPermissionRequestPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsPermissionRequestPayload = z.infer<typeof SessionsEventsPermissionRequestPayloadSchema>
-export const SessionsEventsPermissionRequestHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsPermissionRequestHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsPermissionRequestHeaders = z.infer<typeof SessionsEventsPermissionRequestHeadersSchema>
-export const SessionsEventsPermissionReplyPayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsPermissionReplyPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsPermissionReplyPayload = z.infer<typeof SessionsEventsPermissionReplyPayloadSchema>
-export const SessionsEventsPermissionReplyHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsPermissionReplyHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsPermissionReplyHeaders = z.infer<typeof SessionsEventsPermissionReplyHeadersSchema>
-export const SessionsEventsSandboxViolationPayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsSandboxViolationPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsSandboxViolationPayload = z.infer<typeof SessionsEventsSandboxViolationPayloadSchema>
-export const SessionsEventsSandboxViolationHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsSandboxViolationHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsSandboxViolationHeaders = z.infer<typeof SessionsEventsSandboxViolationHeadersSchema>
-export const SessionsEventsUsagePayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsUsagePayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsUsagePayload = z.infer<typeof SessionsEventsUsagePayloadSchema>
-export const SessionsEventsUsageHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsUsageHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsUsageHeaders = z.infer<typeof SessionsEventsUsageHeadersSchema>
-export const SessionsEventsStepEndPayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsStepEndPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsStepEndPayload = z.infer<typeof SessionsEventsStepEndPayloadSchema>
-export const SessionsEventsStepEndHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsStepEndHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsStepEndHeaders = z.infer<typeof SessionsEventsStepEndHeadersSchema>
-export const SessionsEventsTurnEndPayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsTurnEndPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsTurnEndPayload = z.infer<typeof SessionsEventsTurnEndPayloadSchema>
-export const SessionsEventsTurnEndHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsTurnEndHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsTurnEndHeaders = z.infer<typeof SessionsEventsTurnEndHeadersSchema>
-export const SessionsEventsAgentResultPayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsAgentResultPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsAgentResultPayload = z.infer<typeof SessionsEventsAgentResultPayloadSchema>
-export const SessionsEventsAgentResultHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsAgentResultHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsAgentResultHeaders = z.infer<typeof SessionsEventsAgentResultHeadersSchema>
-export const SessionsEventsErrorPayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsErrorPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsErrorPayload = z.infer<typeof SessionsEventsErrorPayloadSchema>
-export const SessionsEventsErrorHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsErrorHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsErrorHeaders = z.infer<typeof SessionsEventsErrorHeadersSchema>
-export const SessionsEventsCancelledPayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsCancelledPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsCancelledPayload = z.infer<typeof SessionsEventsCancelledPayloadSchema>
-export const SessionsEventsCancelledHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsCancelledHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsCancelledHeaders = z.infer<typeof SessionsEventsCancelledHeadersSchema>
-export const SessionsEventsCompactionPayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsCompactionPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsCompactionPayload = z.infer<typeof SessionsEventsCompactionPayloadSchema>
-export const SessionsEventsCompactionHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsCompactionHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsCompactionHeaders = z.infer<typeof SessionsEventsCompactionHeadersSchema>
-export const SessionsEventsSteeringPayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsSteeringPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsSteeringPayload = z.infer<typeof SessionsEventsSteeringPayloadSchema>
-export const SessionsEventsSteeringHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsSteeringHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsSteeringHeaders = z.infer<typeof SessionsEventsSteeringHeadersSchema>
-export const SessionsEventsModelChangedPayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsModelChangedPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsModelChangedPayload = z.infer<typeof SessionsEventsModelChangedPayloadSchema>
-export const SessionsEventsModelChangedHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsModelChangedHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsModelChangedHeaders = z.infer<typeof SessionsEventsModelChangedHeadersSchema>
-export const SessionsEventsModeChangedPayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsModeChangedPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsModeChangedPayload = z.infer<typeof SessionsEventsModeChangedPayloadSchema>
-export const SessionsEventsModeChangedHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsModeChangedHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsModeChangedHeaders = z.infer<typeof SessionsEventsModeChangedHeadersSchema>
-export const SessionsEventsApprovalChangedPayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsApprovalChangedPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsApprovalChangedPayload = z.infer<typeof SessionsEventsApprovalChangedPayloadSchema>
-export const SessionsEventsApprovalChangedHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsApprovalChangedHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsApprovalChangedHeaders = z.infer<typeof SessionsEventsApprovalChangedHeadersSchema>
-export const SessionsEventsNoticePayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsNoticePayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsNoticePayload = z.infer<typeof SessionsEventsNoticePayloadSchema>
-export const SessionsEventsNoticeHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsNoticeHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsNoticeHeaders = z.infer<typeof SessionsEventsNoticeHeadersSchema>
-export const SessionsEventsFileEditPayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsFileEditPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsFileEditPayload = z.infer<typeof SessionsEventsFileEditPayloadSchema>
-export const SessionsEventsFileEditHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsFileEditHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsFileEditHeaders = z.infer<typeof SessionsEventsFileEditHeadersSchema>
-export const SessionsEventsFileOpenPayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsFileOpenPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsFileOpenPayload = z.infer<typeof SessionsEventsFileOpenPayloadSchema>
-export const SessionsEventsFileOpenHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsFileOpenHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsFileOpenHeaders = z.infer<typeof SessionsEventsFileOpenHeadersSchema>
-export const SessionsEventsUndoPayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsUndoPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsUndoPayload = z.infer<typeof SessionsEventsUndoPayloadSchema>
-export const SessionsEventsUndoHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsUndoHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsUndoHeaders = z.infer<typeof SessionsEventsUndoHeadersSchema>
-export const SessionsEventsRedoPayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsRedoPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsRedoPayload = z.infer<typeof SessionsEventsRedoPayloadSchema>
-export const SessionsEventsRedoHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsRedoHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsRedoHeaders = z.infer<typeof SessionsEventsRedoHeadersSchema>
-export const SessionsEventsPlanPayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsPlanPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsPlanPayload = z.infer<typeof SessionsEventsPlanPayloadSchema>
-export const SessionsEventsPlanHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsPlanHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsPlanHeaders = z.infer<typeof SessionsEventsPlanHeadersSchema>
-export const SessionsEventsSessionRenamedPayloadSchema = lazySchema(() => schemas.SseEnvelopeSchema)
+export const SessionsEventsSessionRenamedPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema))
 export type SessionsEventsSessionRenamedPayload = z.infer<typeof SessionsEventsSessionRenamedPayloadSchema>
-export const SessionsEventsSessionRenamedHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionsEventsSessionRenamedHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionsEventsSessionRenamedHeaders = z.infer<typeof SessionsEventsSessionRenamedHeadersSchema>
-export const SessionsEventsEndPayloadSchema = lazySchema(() => schemas.SseEndSchema)
+export const SessionsEventsEndPayloadSchema = lazySchema(() => built(schemas.SseEndSchema))
 export type SessionsEventsEndPayload = z.infer<typeof SessionsEventsEndPayloadSchema>
-export const SessionsEventsEndHeadersSchema = lazySchema(() => SseEndFrameSchema)
+export const SessionsEventsEndHeadersSchema = lazySchema(() => built(SseEndFrameSchema))
 export type SessionsEventsEndHeaders = z.infer<typeof SessionsEventsEndHeadersSchema>
-export const SessionEventsLoopEventPayloadSchema = lazySchema(() => schemas.LoopEventEnvelopeSchema)
+export const SessionEventsLoopEventPayloadSchema = lazySchema(() => built(schemas.LoopEventEnvelopeSchema))
 export type SessionEventsLoopEventPayload = z.infer<typeof SessionEventsLoopEventPayloadSchema>
-export const SessionEventsLoopEventHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionEventsLoopEventHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionEventsLoopEventHeaders = z.infer<typeof SessionEventsLoopEventHeadersSchema>
-export const SessionEventsUserMessagePayloadSchema = lazySchema(() => schemas.LoopEventEnvelopeSchema)
+export const SessionEventsUserMessagePayloadSchema = lazySchema(() => built(schemas.LoopEventEnvelopeSchema))
 export type SessionEventsUserMessagePayload = z.infer<typeof SessionEventsUserMessagePayloadSchema>
-export const SessionEventsUserMessageHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionEventsUserMessageHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionEventsUserMessageHeaders = z.infer<typeof SessionEventsUserMessageHeadersSchema>
-export const SessionEventsResultPayloadSchema = lazySchema(() => schemas.LoopEventEnvelopeSchema)
+export const SessionEventsResultPayloadSchema = lazySchema(() => built(schemas.LoopEventEnvelopeSchema))
 export type SessionEventsResultPayload = z.infer<typeof SessionEventsResultPayloadSchema>
-export const SessionEventsResultHeadersSchema = lazySchema(() => SseFrameSchema)
+export const SessionEventsResultHeadersSchema = lazySchema(() => built(SseFrameSchema))
 export type SessionEventsResultHeaders = z.infer<typeof SessionEventsResultHeadersSchema>
-export const SessionEventsEndPayloadSchema = lazySchema(() => schemas.SseEndSchema)
+export const SessionEventsEndPayloadSchema = lazySchema(() => built(schemas.SseEndSchema))
 export type SessionEventsEndPayload = z.infer<typeof SessionEventsEndPayloadSchema>
-export const SessionEventsEndHeadersSchema = lazySchema(() => SseEndFrameSchema)
+export const SessionEventsEndHeadersSchema = lazySchema(() => built(SseEndFrameSchema))
 export type SessionEventsEndHeaders = z.infer<typeof SessionEventsEndHeadersSchema>
 
 /** SSE channels of specs/asyncapi/sse.asyncapi.yaml: address and, per `event:` name, the `data:` and frame validators. */

@@ -3,7 +3,7 @@
 // Change the spec, then run `make generate`.
 /* eslint-disable */
 import * as z from 'zod'
-import { lazySchema } from '../lazy-schema.gen.ts'
+import { built, lazySchema } from '../lazy-schema.gen.ts'
 
 export const ReadInputSchema = lazySchema(() => z.object({ "path": z.string().min(1), "offset": z.number().int().gte(1).optional(), "limit": z.number().int().gte(1).lte(100000).optional() }).strict())
 export type ReadInput = z.infer<typeof ReadInputSchema>

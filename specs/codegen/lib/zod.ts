@@ -80,12 +80,12 @@ export function schemasToZod(
   const exprFor = (ref: string): string => {
     const r = resolve(ref)
     if (r.target.module === 'local') {
-      return emitted.has(r.name) ? schemaIdent(r.name) : `z.lazy(() => ${schemaIdent(r.name)})`
+      return emitted.has(r.name) ? `built(${schemaIdent(r.name)})` : `z.lazy(() => ${schemaIdent(r.name)})`
     }
     const { importFrom } = r.target as { importFrom: string }
     const alias = aliasOf(importFrom)
     imports.set(alias, importFrom)
-    return `${alias}.${schemaIdent(r.name)}`
+    return `built(${alias}.${schemaIdent(r.name)})`
   }
   let body = ''
   for (const name of topoOrder(schemas, resolve)) {
@@ -138,7 +138,7 @@ export const LAZY_MODULE = 'generated/lazy-schema.gen.ts'
 export function renderImports(path: string, imports: Map<string, string>): string {
   let lazy = relative(dirname(path), LAZY_MODULE).split('\\').join('/')
   if (!lazy.startsWith('.')) lazy = `./${lazy}`
-  const lines = ["import * as z from 'zod'", `import { lazySchema } from '${lazy}'`]
+  const lines = ["import * as z from 'zod'", `import { built, lazySchema } from '${lazy}'`]
   for (const [alias, from] of [...imports].sort(byKey)) {
     lines.push(`import * as ${alias} from '${from}'`)
   }
@@ -159,22 +159,31 @@ export function generateLazySchema(): { path: string; text: string } {
  */
 const BUILD_MS = Symbol.for('chimera.validatorBuildMs')
 const timing = globalThis as { [BUILD_MS]?: number }
+const REAL = Symbol('lazySchema.built')
 let depth = 0
 
+/**
+ * The schema a \`lazySchema\` stands for, built now (any other value as it is): a schema that
+ * embeds another holds the built one, so checking it goes through no stand-in.
+ */
+export function built<T>(schema: T): T {
+  return (schema as { [REAL]?: T })[REAL] ?? schema
+}
+
 export function lazySchema<T extends object>(build: () => T): T {
-  let built: T | undefined
+  let value: T | undefined
   const real = (): T => {
-    if (built) return built
+    if (value) return value
     const t0 = depth++ === 0 ? performance.now() : 0
     try {
-      built = build()
+      value = build()
     } finally {
       if (--depth === 0) timing[BUILD_MS] = (timing[BUILD_MS] ?? 0) + performance.now() - t0
     }
-    return built
+    return value
   }
   return new Proxy({} as T, {
-    get: (_t, key) => Reflect.get(real(), key),
+    get: (_t, key) => (key === REAL ? real() : Reflect.get(real(), key)),
     has: (_t, key) => Reflect.has(real(), key),
     ownKeys: () => Reflect.ownKeys(real()),
     // Reported configurable: the stand-in itself has none of the schema's own properties.
