@@ -16,7 +16,8 @@
  * (generated validators built on first use), store open, session creation, first provider call
  * (turn set-up to the model's first event), listen (the HTTP app built and bound); "answer" is the
  * rest (the request read, dispatched, answered and carried back). Medians per phase, so a phase
- * table need not add up exactly to the median total.
+ * table need not add up exactly to the median total. The ratio is the median of each run's total
+ * over the floor spawned in the same iteration.
  *
  * BENCH_RUNS (default 9) runs per figure; BENCH_CLI another build's bin/chimera.mjs (a before/after pair); BENCH_NODES=path[,path] the Node binaries (default: this
  * one and .tmp/node24/node_modules/node/bin/node when present: `make bench` fetches it).
@@ -267,12 +268,15 @@ async function profile(node: string): Promise<void> {
   for (const [name, { runs, floor: which }] of f) {
     const total = median(runs.map((r) => r.total))
     const base = floor[which as keyof typeof floor]
+    // Each run against the floor spawned beside it (a load swing moves both), then the median.
+    const own = floors[which as keyof typeof floors]
+    const ratio = median(runs.map((r, i) => r.total / own[i]!))
     const cells = PHASES.map((p) =>
       (runs[0]!.phases ? fmt(median(runs.map((r) => r.phases![p]))) : '      -').padStart(10),
     )
     const target = /session\/new|get_state|first 200|--help/.test(name) ? '≤1.50×' : '      '
     console.log(
-      `${name.padEnd(30)} ${fmt(total)} ${fmt(base)} ${(total / base).toFixed(2).padStart(6)}× ${target} |${cells.join('')}`,
+      `${name.padEnd(30)} ${fmt(total)} ${fmt(base)} ${ratio.toFixed(2).padStart(6)}× ${target} |${cells.join('')}`,
     )
   }
 }
