@@ -73,6 +73,12 @@ interface Child {
   close(): Promise<void>
 }
 
+/** Children still running; killed if the bench itself fails, so no server outlives it. */
+const live = new Set<ReturnType<typeof spawn>>()
+process.once('exit', () => {
+  for (const c of live) c.kill('SIGKILL')
+})
+
 function spawnChild(node: string, args: string[], env: Record<string, string> = {}): Child {
   const marks: Mark[] = []
   const start = now()
@@ -104,7 +110,13 @@ function spawnChild(node: string, args: string[], env: Record<string, string> = 
       if (m) marks.push({ phase: m[1] as Phase, at: Number(m[2]), validators: Number(m[3]) })
     }
   })
-  const exited = new Promise<void>((r) => child.once('exit', () => r()))
+  live.add(child)
+  const exited = new Promise<void>((r) =>
+    child.once('exit', () => {
+      live.delete(child)
+      r()
+    }),
+  )
   return {
     start,
     marks,
