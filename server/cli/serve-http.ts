@@ -1,6 +1,5 @@
 /**
- * Serve the HTTP surface with Node's own http (or https) server on host:port until the process
- * shuts down (no listen helper: one fewer 370 KB chunk, and no port probe, before the first answer). Usage errors
+ * Serve the HTTP surface with listhen on host:port until the process shuts down. Usage errors
  * (exit 2, before binding): a TLS flag alone, an unreadable certificate or key, a non-loopback
  * bind without a token. A port that is taken is one line naming it (and the PID a pidfile
  * names), exit 1. The pidfile (CHIMERA_HOME/run/<agent>-<port>.pid) is taken before binding a
@@ -145,7 +144,8 @@ function inUse(o: ServeHttpOptions): Error {
 
 export async function serveHttp(o: ServeHttpOptions): Promise<void> {
   const https = checkServeOptions(o)
-  const [{ nodeHandler }, { createHttpServerApp }] = await Promise.all([
+  const [{ listen }, { nodeHandler }, { createHttpServerApp }] = await Promise.all([
+    import('listhen'),
     import('../http/node-handler.ts'),
     import('../http/server-app.ts'),
   ])
@@ -187,19 +187,20 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
     sessionTtlMs: o.sessionTtlMs,
     sse: o.sse,
   })
-  const handler = nodeHandler(http.app)
-  const server: Server = https
-    ? (await import('node:https')).createServer({ cert: https.cert, key: https.key }, handler)
-    : (await import('node:http')).createServer(handler)
-  const bare = o.host.startsWith('[') && o.host.endsWith(']') ? o.host.slice(1, -1) : o.host
+  let listener: Awaited<ReturnType<typeof listen>>
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject)
-      server.listen(o.port, bare, () => {
-        server.off('error', reject)
-        resolve()
-      })
-    })
+    listener = await listen(nodeHandler(http.app), {
+      hostname: o.host,
+      port: o.port === 0 ? { random: true } : { port: o.port, portRange: [o.port, o.port] },
+      showURL: false,
+      isProd: true,
+      qr: false,
+      public: false,
+      tunnel: false,
+      https: https ?? false,
+      // The process's shutdown closes the server gracefully; listhen's own would exit at once.
+      autoClose: false,
+    } as never)
   } catch (err) {
     if (pidfile) releasePidfile(pidfile.path, pidfile.record)
     http.close()
@@ -211,14 +212,14 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
     throw err
   }
   startupMark('listen')
-  const closeServer = (): Promise<void> => new Promise((resolve) => server.close(() => resolve()))
+  const server = (listener as unknown as { server: Server }).server
   const bound = server.address()
   const port = bound && typeof bound === 'object' ? bound.port : o.port
   if (o.port === 0) {
     try {
       takePidfile(port)
     } catch (err) {
-      await closeServer()
+      await listener.close()
       http.close()
       throw err
     }
@@ -253,7 +254,7 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
       http.close()
       server.closeIdleConnections()
       setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS).unref()
-      await closeServer()
+      await listener.close().catch(() => {})
       release()
       o.logger.info('HTTP server stopped')
       resolve()
