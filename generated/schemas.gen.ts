@@ -3,223 +3,224 @@
 //   specs/schemas/events.yaml (sha256 0ea9cdbe31a8d4ae)
 // Change the spec, then run `make generate`.
 /* eslint-disable */
-import { z } from 'zod'
+import * as z from 'zod'
+import { built, lazySchema } from './lazy-schema.gen.ts'
 
-export const SessionIdSchema = z.string().regex(new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"))
+export const SessionIdSchema = lazySchema(() => z.string().regex(new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")))
 export type SessionId = z.infer<typeof SessionIdSchema>
-export const TimestampSchema = z.string().datetime({ offset: true })
+export const TimestampSchema = lazySchema(() => z.string().datetime({ offset: true }))
 export type Timestamp = z.infer<typeof TimestampSchema>
-export const EpochSecondsSchema = z.number()
+export const EpochSecondsSchema = lazySchema(() => z.number())
 export type EpochSeconds = z.infer<typeof EpochSecondsSchema>
-export const ErrorCodeSchema = z.enum(["admin_only","args_must_be_list","bad_request","body_too_large","command_invoke_failed","command_not_found","internal_error","invalid_authorization","invalid_body","invalid_query","kwargs_must_be_object","message_too_large","method_not_allowed","misdirected_request","missing_session_id","not_found","nothing_to_redo","nothing_to_undo","origin_not_allowed","request_not_found","runs_cost_failed","service_unavailable","session_busy","session_not_found","share_failed","storage_full","too_many_streams","transcript_failed","unauthorized","unsupported_media_type"])
+export const ErrorCodeSchema = lazySchema(() => z.enum(["admin_only","args_must_be_list","bad_request","body_too_large","command_invoke_failed","command_not_found","internal_error","invalid_authorization","invalid_body","invalid_query","kwargs_must_be_object","message_too_large","method_not_allowed","misdirected_request","missing_session_id","not_found","nothing_to_redo","nothing_to_undo","origin_not_allowed","request_not_found","runs_cost_failed","service_unavailable","session_busy","session_not_found","share_failed","storage_full","too_many_streams","transcript_failed","unauthorized","unsupported_media_type"]))
 export type ErrorCode = z.infer<typeof ErrorCodeSchema>
-export const ErrorBodySchema = z.object({ "error": ErrorCodeSchema, "message": z.string().optional(), "detail": z.any().optional(), "name": z.string().optional() }).strict()
+export const ErrorBodySchema = lazySchema(() => z.object({ "error": built(ErrorCodeSchema), "message": z.string().optional(), "detail": z.any().optional(), "name": z.string().optional() }).strict())
 export type ErrorBody = z.infer<typeof ErrorBodySchema>
-export const UsageSchema = z.object({ "input_tokens": z.number().int().gte(0), "output_tokens": z.number().int().gte(0), "cache_read_tokens": z.number().int().gte(0).optional(), "cache_write_tokens": z.number().int().gte(0).optional(), "cache_tokens": z.number().int().gte(0).optional(), "reasoning_tokens": z.number().int().gte(0).optional(), "total_tokens": z.number().int().gte(0).optional(), "cost_usd": z.union([z.number().gte(0), z.null()]).optional() }).strict()
+export const UsageSchema = lazySchema(() => z.object({ "input_tokens": z.number().int().gte(0), "output_tokens": z.number().int().gte(0), "cache_read_tokens": z.number().int().gte(0).optional(), "cache_write_tokens": z.number().int().gte(0).optional(), "cache_tokens": z.number().int().gte(0).optional(), "reasoning_tokens": z.number().int().gte(0).optional(), "total_tokens": z.number().int().gte(0).optional(), "cost_usd": z.union([z.number().gte(0), z.null()]).optional() }).strict())
 export type Usage = z.infer<typeof UsageSchema>
-export const ToolCallSchema = z.object({ "call_id": z.string(), "tool": z.string(), "args": z.record(z.string(), z.any()) }).strict()
+export const ToolCallSchema = lazySchema(() => z.object({ "call_id": z.string(), "tool": z.string(), "args": z.record(z.string(), z.any()) }).strict())
 export type ToolCall = z.infer<typeof ToolCallSchema>
-export const ToolResultSchema = z.object({ "call_id": z.string(), "tool": z.string(), "ok": z.boolean(), "output": z.string().optional(), "error": z.string().optional(), "data": z.any().optional(), "duration_ms": z.number().gte(0).optional() }).strict()
+export const ToolResultSchema = lazySchema(() => z.object({ "call_id": z.string(), "tool": z.string(), "ok": z.boolean(), "output": z.string().optional(), "error": z.string().optional(), "data": z.any().optional(), "duration_ms": z.number().gte(0).optional() }).strict())
 export type ToolResult = z.infer<typeof ToolResultSchema>
-export const ChatMessageSchema = z.object({ "role": z.enum(["user","assistant","tool","system"]), "content": z.string(), "tool_calls": z.array(ToolCallSchema).optional(), "tool_result": ToolResultSchema.optional(), "reasoning": z.array(z.object({ "text": z.string(), "signature": z.string().optional() }).strict()).optional() }).strict()
+export const ChatMessageSchema = lazySchema(() => z.object({ "role": z.enum(["user","assistant","tool","system"]), "content": z.string(), "tool_calls": z.array(built(ToolCallSchema)).optional(), "tool_result": built(ToolResultSchema).optional(), "reasoning": z.array(z.object({ "text": z.string(), "signature": z.string().optional() }).strict()).optional() }).strict())
 export type ChatMessage = z.infer<typeof ChatMessageSchema>
-export const SessionStatusSchema = z.enum(["idle","running","cancelled"])
+export const SessionStatusSchema = lazySchema(() => z.enum(["idle","running","cancelled"]))
 export type SessionStatus = z.infer<typeof SessionStatusSchema>
-export const SessionSummarySchema = z.object({ "session_id": SessionIdSchema, "started_at": TimestampSchema.optional(), "ended_at": z.union([TimestampSchema, z.null()]).optional(), "model": z.string().optional(), "prompt": z.string().optional(), "title": z.string().min(1).max(200).optional(), "success": z.union([z.boolean(), z.null()]).optional(), "cost_usd": z.number().gte(0).optional(), "steps": z.number().int().gte(0).optional(), "tool_calls": z.number().int().gte(0).optional(), "usage": UsageSchema.optional(), "working_dir": z.string().optional(), "created_at": EpochSecondsSchema.optional(), "last_touched": EpochSecondsSchema.optional(), "event_count": z.number().int().gte(0).optional(), "status": SessionStatusSchema.optional() }).strict()
+export const SessionSummarySchema = lazySchema(() => z.object({ "session_id": built(SessionIdSchema), "started_at": built(TimestampSchema).optional(), "ended_at": z.union([built(TimestampSchema), z.null()]).optional(), "model": z.string().optional(), "prompt": z.string().optional(), "title": z.string().min(1).max(200).optional(), "success": z.union([z.boolean(), z.null()]).optional(), "cost_usd": z.number().gte(0).optional(), "steps": z.number().int().gte(0).optional(), "tool_calls": z.number().int().gte(0).optional(), "usage": built(UsageSchema).optional(), "working_dir": z.string().optional(), "created_at": built(EpochSecondsSchema).optional(), "last_touched": built(EpochSecondsSchema).optional(), "event_count": z.number().int().gte(0).optional(), "status": built(SessionStatusSchema).optional() }).strict())
 export type SessionSummary = z.infer<typeof SessionSummarySchema>
-export const PermissionDecisionSchema = z.enum(["allow","deny","always","never"])
+export const PermissionDecisionSchema = lazySchema(() => z.enum(["allow","deny","always","never"]))
 export type PermissionDecision = z.infer<typeof PermissionDecisionSchema>
-export const ToolDescriptorSchema = z.object({ "name": z.string(), "description": z.string(), "input_schema": z.record(z.string(), z.any()) }).strict()
+export const ToolDescriptorSchema = lazySchema(() => z.object({ "name": z.string(), "description": z.string(), "input_schema": z.record(z.string(), z.any()) }).strict())
 export type ToolDescriptor = z.infer<typeof ToolDescriptorSchema>
-export const EventTypeSchema = z.enum(["user_message","turn_start","step_start","text_delta","reasoning","tool_call","tool_start","tool_progress","tool_result","permission_request","permission_reply","sandbox_violation","usage","step_end","turn_end","agent_result","error","cancelled","compaction","steering","model_changed","mode_changed","approval_changed","notice","file_edit","file_open","undo","redo","plan","session_renamed"])
+export const EventTypeSchema = lazySchema(() => z.enum(["user_message","turn_start","step_start","text_delta","reasoning","tool_call","tool_start","tool_progress","tool_result","permission_request","permission_reply","sandbox_violation","usage","step_end","turn_end","agent_result","error","cancelled","compaction","steering","model_changed","mode_changed","approval_changed","notice","file_edit","file_open","undo","redo","plan","session_renamed"]))
 export type EventType = z.infer<typeof EventTypeSchema>
-export const UserMessageDataSchema = z.object({ "message_id": z.string(), "text": z.string(), "command": z.object({ "name": z.string(), "arguments": z.string() }).strict().optional() }).strict()
+export const UserMessageDataSchema = lazySchema(() => z.object({ "message_id": z.string(), "text": z.string(), "command": z.object({ "name": z.string(), "arguments": z.string() }).strict().optional() }).strict())
 export type UserMessageData = z.infer<typeof UserMessageDataSchema>
-export const TurnStartDataSchema = z.object({ "prompt": z.string(), "model": z.string().optional() }).strict()
+export const TurnStartDataSchema = lazySchema(() => z.object({ "prompt": z.string(), "model": z.string().optional() }).strict())
 export type TurnStartData = z.infer<typeof TurnStartDataSchema>
-export const StepDataSchema = z.object({ "step": z.number().int().gte(1), "stop_reason": z.string().optional() }).strict()
+export const StepDataSchema = lazySchema(() => z.object({ "step": z.number().int().gte(1), "stop_reason": z.string().optional() }).strict())
 export type StepData = z.infer<typeof StepDataSchema>
-export const TextDeltaDataSchema = z.object({ "text": z.string(), "message_id": z.string().optional(), "step": z.number().int().gte(1).optional() }).strict()
+export const TextDeltaDataSchema = lazySchema(() => z.object({ "text": z.string(), "message_id": z.string().optional(), "step": z.number().int().gte(1).optional() }).strict())
 export type TextDeltaData = z.infer<typeof TextDeltaDataSchema>
-export const ReasoningDataSchema = z.object({ "text": z.string(), "step": z.number().int().gte(1).optional(), "signature": z.string().optional() }).strict()
+export const ReasoningDataSchema = lazySchema(() => z.object({ "text": z.string(), "step": z.number().int().gte(1).optional(), "signature": z.string().optional() }).strict())
 export type ReasoningData = z.infer<typeof ReasoningDataSchema>
-export const ToolCallDataSchema = z.object({ "call_id": z.string(), "tool": z.string(), "args": z.record(z.string(), z.any()), "step": z.number().int().gte(1).optional(), "old_text": z.union([z.string(), z.null()]).optional() }).strict()
+export const ToolCallDataSchema = lazySchema(() => z.object({ "call_id": z.string(), "tool": z.string(), "args": z.record(z.string(), z.any()), "step": z.number().int().gte(1).optional(), "old_text": z.union([z.string(), z.null()]).optional() }).strict())
 export type ToolCallData = z.infer<typeof ToolCallDataSchema>
-export const ToolStartDataSchema = z.object({ "call_id": z.string(), "tool": z.string(), "args": z.record(z.string(), z.any()) }).strict()
+export const ToolStartDataSchema = lazySchema(() => z.object({ "call_id": z.string(), "tool": z.string(), "args": z.record(z.string(), z.any()) }).strict())
 export type ToolStartData = z.infer<typeof ToolStartDataSchema>
-export const ToolProgressDataSchema = z.object({ "call_id": z.string(), "tool": z.string(), "stdout": z.string().optional(), "stderr": z.string().optional(), "truncated": z.boolean().optional() }).strict()
+export const ToolProgressDataSchema = lazySchema(() => z.object({ "call_id": z.string(), "tool": z.string(), "stdout": z.string().optional(), "stderr": z.string().optional(), "truncated": z.boolean().optional() }).strict())
 export type ToolProgressData = z.infer<typeof ToolProgressDataSchema>
-export const ToolResultDataSchema = z.object({ "call_id": z.string(), "tool": z.string(), "ok": z.boolean(), "output": z.string().optional(), "error": z.string().optional(), "data": z.any().optional(), "duration_ms": z.number().gte(0).optional() }).strict()
+export const ToolResultDataSchema = lazySchema(() => z.object({ "call_id": z.string(), "tool": z.string(), "ok": z.boolean(), "output": z.string().optional(), "error": z.string().optional(), "data": z.any().optional(), "duration_ms": z.number().gte(0).optional() }).strict())
 export type ToolResultData = z.infer<typeof ToolResultDataSchema>
-export const PermissionRequestDataSchema = z.object({ "request_id": z.string(), "call_id": z.string(), "tool": z.string(), "args": z.record(z.string(), z.any()), "risk": z.enum(["low","medium","high"]).optional(), "options": z.array(PermissionDecisionSchema), "old_text": z.union([z.string(), z.null()]).optional() }).strict()
+export const PermissionRequestDataSchema = lazySchema(() => z.object({ "request_id": z.string(), "call_id": z.string(), "tool": z.string(), "args": z.record(z.string(), z.any()), "risk": z.enum(["low","medium","high"]).optional(), "options": z.array(built(PermissionDecisionSchema)), "old_text": z.union([z.string(), z.null()]).optional() }).strict())
 export type PermissionRequestData = z.infer<typeof PermissionRequestDataSchema>
-export const PermissionReplyDataSchema = z.object({ "request_id": z.string(), "decision": z.union([PermissionDecisionSchema, z.literal("cancelled")]), "source": z.string().optional() }).strict()
+export const PermissionReplyDataSchema = lazySchema(() => z.object({ "request_id": z.string(), "decision": z.union([built(PermissionDecisionSchema), z.literal("cancelled")]), "source": z.string().optional() }).strict())
 export type PermissionReplyData = z.infer<typeof PermissionReplyDataSchema>
-export const SandboxViolationDataSchema = z.object({ "tool": z.string(), "path": z.string(), "mode": z.enum(["read-only","workspace-write","danger-full-access"]) }).strict()
+export const SandboxViolationDataSchema = lazySchema(() => z.object({ "tool": z.string(), "path": z.string(), "mode": z.enum(["read-only","workspace-write","danger-full-access"]) }).strict())
 export type SandboxViolationData = z.infer<typeof SandboxViolationDataSchema>
-export const UsageDataSchema = z.object({ "usage": UsageSchema, "context_window": z.number().int().gte(0).optional() }).strict()
+export const UsageDataSchema = lazySchema(() => z.object({ "usage": built(UsageSchema), "context_window": z.number().int().gte(0).optional() }).strict())
 export type UsageData = z.infer<typeof UsageDataSchema>
-export const TurnEndDataSchema = z.object({ "stop_reason": z.enum(["end_turn","max_steps","max_tokens","refusal","cancelled","error"]), "steps": z.number().int().gte(0).optional() }).strict()
+export const TurnEndDataSchema = lazySchema(() => z.object({ "stop_reason": z.enum(["end_turn","max_steps","max_tokens","refusal","cancelled","error"]), "steps": z.number().int().gte(0).optional() }).strict())
 export type TurnEndData = z.infer<typeof TurnEndDataSchema>
-export const AgentResultDataSchema = z.object({ "success": z.boolean(), "output": z.string(), "usage": UsageSchema.optional(), "steps": z.number().int().gte(0).optional() }).strict()
+export const AgentResultDataSchema = lazySchema(() => z.object({ "success": z.boolean(), "output": z.string(), "usage": built(UsageSchema).optional(), "steps": z.number().int().gte(0).optional() }).strict())
 export type AgentResultData = z.infer<typeof AgentResultDataSchema>
-export const ErrorDataSchema = z.object({ "message": z.string(), "name": z.string().optional(), "source": z.string().optional() }).strict()
+export const ErrorDataSchema = lazySchema(() => z.object({ "message": z.string(), "name": z.string().optional(), "source": z.string().optional() }).strict())
 export type ErrorData = z.infer<typeof ErrorDataSchema>
-export const CancelledDataSchema = z.object({ "partial_output": z.string(), "reason": z.string().optional() }).strict()
+export const CancelledDataSchema = lazySchema(() => z.object({ "partial_output": z.string(), "reason": z.string().optional() }).strict())
 export type CancelledData = z.infer<typeof CancelledDataSchema>
-export const CompactionDataSchema = z.object({ "summary": z.string(), "messages_before": z.number().int().gte(0), "messages_after": z.number().int().gte(0) }).strict()
+export const CompactionDataSchema = lazySchema(() => z.object({ "summary": z.string(), "messages_before": z.number().int().gte(0), "messages_after": z.number().int().gte(0) }).strict())
 export type CompactionData = z.infer<typeof CompactionDataSchema>
-export const SteeringDataSchema = z.object({ "text": z.string() }).strict()
+export const SteeringDataSchema = lazySchema(() => z.object({ "text": z.string() }).strict())
 export type SteeringData = z.infer<typeof SteeringDataSchema>
-export const ModelChangedDataSchema = z.object({ "old": z.string(), "new": z.string() }).strict()
+export const ModelChangedDataSchema = lazySchema(() => z.object({ "old": z.string(), "new": z.string() }).strict())
 export type ModelChangedData = z.infer<typeof ModelChangedDataSchema>
-export const ModeChangedDataSchema = z.object({ "old": z.string(), "new": z.string() }).strict()
+export const ModeChangedDataSchema = lazySchema(() => z.object({ "old": z.string(), "new": z.string() }).strict())
 export type ModeChangedData = z.infer<typeof ModeChangedDataSchema>
-export const ApprovalChangedDataSchema = z.object({ "old": z.string(), "new": z.string() }).strict()
+export const ApprovalChangedDataSchema = lazySchema(() => z.object({ "old": z.string(), "new": z.string() }).strict())
 export type ApprovalChangedData = z.infer<typeof ApprovalChangedDataSchema>
-export const NoticeDataSchema = z.object({ "level": z.enum(["info","warning","error"]), "text": z.string() }).strict()
+export const NoticeDataSchema = lazySchema(() => z.object({ "level": z.enum(["info","warning","error"]), "text": z.string() }).strict())
 export type NoticeData = z.infer<typeof NoticeDataSchema>
-export const FileEditDataSchema = z.object({ "path": z.string(), "diff": z.string() }).strict()
+export const FileEditDataSchema = lazySchema(() => z.object({ "path": z.string(), "diff": z.string() }).strict())
 export type FileEditData = z.infer<typeof FileEditDataSchema>
-export const FileOpenDataSchema = z.object({ "path": z.string(), "line": z.number().int().gte(1).optional() }).strict()
+export const FileOpenDataSchema = lazySchema(() => z.object({ "path": z.string(), "line": z.number().int().gte(1).optional() }).strict())
 export type FileOpenData = z.infer<typeof FileOpenDataSchema>
-export const HistoryRewindDataSchema = z.object({ "turns": z.number().int().gte(0), "files_restored": z.number().int().gte(0), "remaining": z.number().int().gte(0), "files": z.array(z.string()).optional(), "output": z.string() }).strict()
+export const HistoryRewindDataSchema = lazySchema(() => z.object({ "turns": z.number().int().gte(0), "files_restored": z.number().int().gte(0), "remaining": z.number().int().gte(0), "files": z.array(z.string()).optional(), "output": z.string() }).strict())
 export type HistoryRewindData = z.infer<typeof HistoryRewindDataSchema>
-export const PlanEntrySchema = z.object({ "content": z.string().min(1).max(2000), "priority": z.enum(["high","medium","low"]), "status": z.enum(["pending","in_progress","completed"]) }).strict()
+export const PlanEntrySchema = lazySchema(() => z.object({ "content": z.string().min(1).max(2000), "priority": z.enum(["high","medium","low"]), "status": z.enum(["pending","in_progress","completed"]) }).strict())
 export type PlanEntry = z.infer<typeof PlanEntrySchema>
-export const PlanDataSchema = z.object({ "call_id": z.string().optional(), "entries": z.array(PlanEntrySchema).max(100) }).strict()
+export const PlanDataSchema = lazySchema(() => z.object({ "call_id": z.string().optional(), "entries": z.array(built(PlanEntrySchema)).max(100) }).strict())
 export type PlanData = z.infer<typeof PlanDataSchema>
-export const SessionRenamedDataSchema = z.object({ "title": z.union([z.string().min(1).max(200), z.null()]) }).strict()
+export const SessionRenamedDataSchema = lazySchema(() => z.object({ "title": z.union([z.string().min(1).max(200), z.null()]) }).strict())
 export type SessionRenamedData = z.infer<typeof SessionRenamedDataSchema>
-export const EventDataSchema = z.union([UserMessageDataSchema, TurnStartDataSchema, StepDataSchema, TextDeltaDataSchema, ReasoningDataSchema, ToolCallDataSchema, ToolStartDataSchema, ToolProgressDataSchema, ToolResultDataSchema, PermissionRequestDataSchema, PermissionReplyDataSchema, SandboxViolationDataSchema, UsageDataSchema, TurnEndDataSchema, AgentResultDataSchema, ErrorDataSchema, CancelledDataSchema, CompactionDataSchema, SteeringDataSchema, ModelChangedDataSchema, ModeChangedDataSchema, ApprovalChangedDataSchema, NoticeDataSchema, FileEditDataSchema, FileOpenDataSchema, HistoryRewindDataSchema, PlanDataSchema, SessionRenamedDataSchema])
+export const EventDataSchema = lazySchema(() => z.union([built(UserMessageDataSchema), built(TurnStartDataSchema), built(StepDataSchema), built(TextDeltaDataSchema), built(ReasoningDataSchema), built(ToolCallDataSchema), built(ToolStartDataSchema), built(ToolProgressDataSchema), built(ToolResultDataSchema), built(PermissionRequestDataSchema), built(PermissionReplyDataSchema), built(SandboxViolationDataSchema), built(UsageDataSchema), built(TurnEndDataSchema), built(AgentResultDataSchema), built(ErrorDataSchema), built(CancelledDataSchema), built(CompactionDataSchema), built(SteeringDataSchema), built(ModelChangedDataSchema), built(ModeChangedDataSchema), built(ApprovalChangedDataSchema), built(NoticeDataSchema), built(FileEditDataSchema), built(FileOpenDataSchema), built(HistoryRewindDataSchema), built(PlanDataSchema), built(SessionRenamedDataSchema)]))
 export type EventData = z.infer<typeof EventDataSchema>
-export const ChimeraEventSchema = z.object({ "seq": z.number().int().gte(1), "id": z.string(), "session_id": SessionIdSchema, "type": EventTypeSchema, "turn": z.number().int().gte(0), "ts": TimestampSchema, "data": EventDataSchema }).strict()
+export const ChimeraEventSchema = lazySchema(() => z.object({ "seq": z.number().int().gte(1), "id": z.string(), "session_id": built(SessionIdSchema), "type": built(EventTypeSchema), "turn": z.number().int().gte(0), "ts": built(TimestampSchema), "data": built(EventDataSchema) }).strict())
 export type ChimeraEvent = z.infer<typeof ChimeraEventSchema>
-export const EventDataByTypeSchema = z.object({ "user_message": UserMessageDataSchema, "turn_start": TurnStartDataSchema, "step_start": StepDataSchema, "text_delta": TextDeltaDataSchema, "reasoning": ReasoningDataSchema, "tool_call": ToolCallDataSchema, "tool_start": ToolStartDataSchema, "tool_progress": ToolProgressDataSchema, "tool_result": ToolResultDataSchema, "permission_request": PermissionRequestDataSchema, "permission_reply": PermissionReplyDataSchema, "sandbox_violation": SandboxViolationDataSchema, "usage": UsageDataSchema, "step_end": StepDataSchema, "turn_end": TurnEndDataSchema, "agent_result": AgentResultDataSchema, "error": ErrorDataSchema, "cancelled": CancelledDataSchema, "compaction": CompactionDataSchema, "steering": SteeringDataSchema, "model_changed": ModelChangedDataSchema, "mode_changed": ModeChangedDataSchema, "approval_changed": ApprovalChangedDataSchema, "notice": NoticeDataSchema, "file_edit": FileEditDataSchema, "file_open": FileOpenDataSchema, "undo": HistoryRewindDataSchema, "redo": HistoryRewindDataSchema, "plan": PlanDataSchema, "session_renamed": SessionRenamedDataSchema }).strict()
+export const EventDataByTypeSchema = lazySchema(() => z.object({ "user_message": built(UserMessageDataSchema), "turn_start": built(TurnStartDataSchema), "step_start": built(StepDataSchema), "text_delta": built(TextDeltaDataSchema), "reasoning": built(ReasoningDataSchema), "tool_call": built(ToolCallDataSchema), "tool_start": built(ToolStartDataSchema), "tool_progress": built(ToolProgressDataSchema), "tool_result": built(ToolResultDataSchema), "permission_request": built(PermissionRequestDataSchema), "permission_reply": built(PermissionReplyDataSchema), "sandbox_violation": built(SandboxViolationDataSchema), "usage": built(UsageDataSchema), "step_end": built(StepDataSchema), "turn_end": built(TurnEndDataSchema), "agent_result": built(AgentResultDataSchema), "error": built(ErrorDataSchema), "cancelled": built(CancelledDataSchema), "compaction": built(CompactionDataSchema), "steering": built(SteeringDataSchema), "model_changed": built(ModelChangedDataSchema), "mode_changed": built(ModeChangedDataSchema), "approval_changed": built(ApprovalChangedDataSchema), "notice": built(NoticeDataSchema), "file_edit": built(FileEditDataSchema), "file_open": built(FileOpenDataSchema), "undo": built(HistoryRewindDataSchema), "redo": built(HistoryRewindDataSchema), "plan": built(PlanDataSchema), "session_renamed": built(SessionRenamedDataSchema) }).strict())
 export type EventDataByType = z.infer<typeof EventDataByTypeSchema>
-export const SseUserMessageSchema = z.object({ "id": z.string(), "type": z.literal("user_message"), "metadata": UserMessageDataSchema, "ts": TimestampSchema }).strict()
+export const SseUserMessageSchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("user_message"), "metadata": built(UserMessageDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SseUserMessage = z.infer<typeof SseUserMessageSchema>
-export const SseTurnStartSchema = z.object({ "id": z.string(), "type": z.literal("turn_start"), "metadata": TurnStartDataSchema, "ts": TimestampSchema }).strict()
+export const SseTurnStartSchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("turn_start"), "metadata": built(TurnStartDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SseTurnStart = z.infer<typeof SseTurnStartSchema>
-export const SseStepStartSchema = z.object({ "id": z.string(), "type": z.literal("step_start"), "metadata": StepDataSchema, "ts": TimestampSchema }).strict()
+export const SseStepStartSchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("step_start"), "metadata": built(StepDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SseStepStart = z.infer<typeof SseStepStartSchema>
-export const SseTextDeltaSchema = z.object({ "id": z.string(), "type": z.literal("text_delta"), "metadata": TextDeltaDataSchema, "ts": TimestampSchema }).strict()
+export const SseTextDeltaSchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("text_delta"), "metadata": built(TextDeltaDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SseTextDelta = z.infer<typeof SseTextDeltaSchema>
-export const SseReasoningSchema = z.object({ "id": z.string(), "type": z.literal("reasoning"), "metadata": ReasoningDataSchema, "ts": TimestampSchema }).strict()
+export const SseReasoningSchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("reasoning"), "metadata": built(ReasoningDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SseReasoning = z.infer<typeof SseReasoningSchema>
-export const SseToolCallSchema = z.object({ "id": z.string(), "type": z.literal("tool_call"), "metadata": ToolCallDataSchema, "ts": TimestampSchema }).strict()
+export const SseToolCallSchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("tool_call"), "metadata": built(ToolCallDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SseToolCall = z.infer<typeof SseToolCallSchema>
-export const SseToolStartSchema = z.object({ "id": z.string(), "type": z.literal("tool_start"), "metadata": ToolStartDataSchema, "ts": TimestampSchema }).strict()
+export const SseToolStartSchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("tool_start"), "metadata": built(ToolStartDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SseToolStart = z.infer<typeof SseToolStartSchema>
-export const SseToolProgressSchema = z.object({ "id": z.string(), "type": z.literal("tool_progress"), "metadata": ToolProgressDataSchema, "ts": TimestampSchema }).strict()
+export const SseToolProgressSchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("tool_progress"), "metadata": built(ToolProgressDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SseToolProgress = z.infer<typeof SseToolProgressSchema>
-export const SseToolResultSchema = z.object({ "id": z.string(), "type": z.literal("tool_result"), "metadata": ToolResultDataSchema, "ts": TimestampSchema }).strict()
+export const SseToolResultSchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("tool_result"), "metadata": built(ToolResultDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SseToolResult = z.infer<typeof SseToolResultSchema>
-export const SsePermissionRequestSchema = z.object({ "id": z.string(), "type": z.literal("permission_request"), "metadata": PermissionRequestDataSchema, "ts": TimestampSchema }).strict()
+export const SsePermissionRequestSchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("permission_request"), "metadata": built(PermissionRequestDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SsePermissionRequest = z.infer<typeof SsePermissionRequestSchema>
-export const SsePermissionReplySchema = z.object({ "id": z.string(), "type": z.literal("permission_reply"), "metadata": PermissionReplyDataSchema, "ts": TimestampSchema }).strict()
+export const SsePermissionReplySchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("permission_reply"), "metadata": built(PermissionReplyDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SsePermissionReply = z.infer<typeof SsePermissionReplySchema>
-export const SseSandboxViolationSchema = z.object({ "id": z.string(), "type": z.literal("sandbox_violation"), "metadata": SandboxViolationDataSchema, "ts": TimestampSchema }).strict()
+export const SseSandboxViolationSchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("sandbox_violation"), "metadata": built(SandboxViolationDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SseSandboxViolation = z.infer<typeof SseSandboxViolationSchema>
-export const SseUsageSchema = z.object({ "id": z.string(), "type": z.literal("usage"), "metadata": UsageDataSchema, "ts": TimestampSchema }).strict()
+export const SseUsageSchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("usage"), "metadata": built(UsageDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SseUsage = z.infer<typeof SseUsageSchema>
-export const SseStepEndSchema = z.object({ "id": z.string(), "type": z.literal("step_end"), "metadata": StepDataSchema, "ts": TimestampSchema }).strict()
+export const SseStepEndSchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("step_end"), "metadata": built(StepDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SseStepEnd = z.infer<typeof SseStepEndSchema>
-export const SseTurnEndSchema = z.object({ "id": z.string(), "type": z.literal("turn_end"), "metadata": TurnEndDataSchema, "ts": TimestampSchema }).strict()
+export const SseTurnEndSchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("turn_end"), "metadata": built(TurnEndDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SseTurnEnd = z.infer<typeof SseTurnEndSchema>
-export const SseAgentResultSchema = z.object({ "id": z.string(), "type": z.literal("agent_result"), "metadata": AgentResultDataSchema, "ts": TimestampSchema }).strict()
+export const SseAgentResultSchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("agent_result"), "metadata": built(AgentResultDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SseAgentResult = z.infer<typeof SseAgentResultSchema>
-export const SseErrorSchema = z.object({ "id": z.string(), "type": z.literal("error"), "metadata": ErrorDataSchema, "ts": TimestampSchema }).strict()
+export const SseErrorSchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("error"), "metadata": built(ErrorDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SseError = z.infer<typeof SseErrorSchema>
-export const SseCancelledSchema = z.object({ "id": z.string(), "type": z.literal("cancelled"), "metadata": CancelledDataSchema, "ts": TimestampSchema }).strict()
+export const SseCancelledSchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("cancelled"), "metadata": built(CancelledDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SseCancelled = z.infer<typeof SseCancelledSchema>
-export const SseCompactionSchema = z.object({ "id": z.string(), "type": z.literal("compaction"), "metadata": CompactionDataSchema, "ts": TimestampSchema }).strict()
+export const SseCompactionSchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("compaction"), "metadata": built(CompactionDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SseCompaction = z.infer<typeof SseCompactionSchema>
-export const SseSteeringSchema = z.object({ "id": z.string(), "type": z.literal("steering"), "metadata": SteeringDataSchema, "ts": TimestampSchema }).strict()
+export const SseSteeringSchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("steering"), "metadata": built(SteeringDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SseSteering = z.infer<typeof SseSteeringSchema>
-export const SseModelChangedSchema = z.object({ "id": z.string(), "type": z.literal("model_changed"), "metadata": ModelChangedDataSchema, "ts": TimestampSchema }).strict()
+export const SseModelChangedSchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("model_changed"), "metadata": built(ModelChangedDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SseModelChanged = z.infer<typeof SseModelChangedSchema>
-export const SseModeChangedSchema = z.object({ "id": z.string(), "type": z.literal("mode_changed"), "metadata": ModeChangedDataSchema, "ts": TimestampSchema }).strict()
+export const SseModeChangedSchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("mode_changed"), "metadata": built(ModeChangedDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SseModeChanged = z.infer<typeof SseModeChangedSchema>
-export const SseApprovalChangedSchema = z.object({ "id": z.string(), "type": z.literal("approval_changed"), "metadata": ApprovalChangedDataSchema, "ts": TimestampSchema }).strict()
+export const SseApprovalChangedSchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("approval_changed"), "metadata": built(ApprovalChangedDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SseApprovalChanged = z.infer<typeof SseApprovalChangedSchema>
-export const SseNoticeSchema = z.object({ "id": z.string(), "type": z.literal("notice"), "metadata": NoticeDataSchema, "ts": TimestampSchema }).strict()
+export const SseNoticeSchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("notice"), "metadata": built(NoticeDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SseNotice = z.infer<typeof SseNoticeSchema>
-export const SseFileEditSchema = z.object({ "id": z.string(), "type": z.literal("file_edit"), "metadata": FileEditDataSchema, "ts": TimestampSchema }).strict()
+export const SseFileEditSchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("file_edit"), "metadata": built(FileEditDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SseFileEdit = z.infer<typeof SseFileEditSchema>
-export const SseFileOpenSchema = z.object({ "id": z.string(), "type": z.literal("file_open"), "metadata": FileOpenDataSchema, "ts": TimestampSchema }).strict()
+export const SseFileOpenSchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("file_open"), "metadata": built(FileOpenDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SseFileOpen = z.infer<typeof SseFileOpenSchema>
-export const SseUndoSchema = z.object({ "id": z.string(), "type": z.literal("undo"), "metadata": HistoryRewindDataSchema, "ts": TimestampSchema }).strict()
+export const SseUndoSchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("undo"), "metadata": built(HistoryRewindDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SseUndo = z.infer<typeof SseUndoSchema>
-export const SseRedoSchema = z.object({ "id": z.string(), "type": z.literal("redo"), "metadata": HistoryRewindDataSchema, "ts": TimestampSchema }).strict()
+export const SseRedoSchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("redo"), "metadata": built(HistoryRewindDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SseRedo = z.infer<typeof SseRedoSchema>
-export const SsePlanSchema = z.object({ "id": z.string(), "type": z.literal("plan"), "metadata": PlanDataSchema, "ts": TimestampSchema }).strict()
+export const SsePlanSchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("plan"), "metadata": built(PlanDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SsePlan = z.infer<typeof SsePlanSchema>
-export const SseSessionRenamedSchema = z.object({ "id": z.string(), "type": z.literal("session_renamed"), "metadata": SessionRenamedDataSchema, "ts": TimestampSchema }).strict()
+export const SseSessionRenamedSchema = lazySchema(() => z.object({ "id": z.string(), "type": z.literal("session_renamed"), "metadata": built(SessionRenamedDataSchema), "ts": built(TimestampSchema) }).strict())
 export type SseSessionRenamed = z.infer<typeof SseSessionRenamedSchema>
-export const SseEnvelopeSchema = z.discriminatedUnion("type", [SseUserMessageSchema, SseTurnStartSchema, SseStepStartSchema, SseTextDeltaSchema, SseReasoningSchema, SseToolCallSchema, SseToolStartSchema, SseToolProgressSchema, SseToolResultSchema, SsePermissionRequestSchema, SsePermissionReplySchema, SseSandboxViolationSchema, SseUsageSchema, SseStepEndSchema, SseTurnEndSchema, SseAgentResultSchema, SseErrorSchema, SseCancelledSchema, SseCompactionSchema, SseSteeringSchema, SseModelChangedSchema, SseModeChangedSchema, SseApprovalChangedSchema, SseNoticeSchema, SseFileEditSchema, SseFileOpenSchema, SseUndoSchema, SseRedoSchema, SsePlanSchema, SseSessionRenamedSchema])
+export const SseEnvelopeSchema = lazySchema(() => z.discriminatedUnion("type", [built(SseUserMessageSchema), built(SseTurnStartSchema), built(SseStepStartSchema), built(SseTextDeltaSchema), built(SseReasoningSchema), built(SseToolCallSchema), built(SseToolStartSchema), built(SseToolProgressSchema), built(SseToolResultSchema), built(SsePermissionRequestSchema), built(SsePermissionReplySchema), built(SseSandboxViolationSchema), built(SseUsageSchema), built(SseStepEndSchema), built(SseTurnEndSchema), built(SseAgentResultSchema), built(SseErrorSchema), built(SseCancelledSchema), built(SseCompactionSchema), built(SseSteeringSchema), built(SseModelChangedSchema), built(SseModeChangedSchema), built(SseApprovalChangedSchema), built(SseNoticeSchema), built(SseFileEditSchema), built(SseFileOpenSchema), built(SseUndoSchema), built(SseRedoSchema), built(SsePlanSchema), built(SseSessionRenamedSchema)]))
 export type SseEnvelope = z.infer<typeof SseEnvelopeSchema>
-export const SseEndSchema = z.object({ "session_id": SessionIdSchema, "success": z.boolean() }).strict()
+export const SseEndSchema = lazySchema(() => z.object({ "session_id": built(SessionIdSchema), "success": z.boolean() }).strict())
 export type SseEnd = z.infer<typeof SseEndSchema>
-export const LoopUserMessageSchema = z.object({ "message_id": z.string(), "type": z.literal("user_message"), "data": UserMessageDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopUserMessageSchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("user_message"), "data": built(UserMessageDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopUserMessage = z.infer<typeof LoopUserMessageSchema>
-export const LoopTurnStartSchema = z.object({ "message_id": z.string(), "type": z.literal("turn_start"), "data": TurnStartDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopTurnStartSchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("turn_start"), "data": built(TurnStartDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopTurnStart = z.infer<typeof LoopTurnStartSchema>
-export const LoopStepStartSchema = z.object({ "message_id": z.string(), "type": z.literal("step_start"), "data": StepDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopStepStartSchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("step_start"), "data": built(StepDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopStepStart = z.infer<typeof LoopStepStartSchema>
-export const LoopTextDeltaSchema = z.object({ "message_id": z.string(), "type": z.literal("text_delta"), "data": TextDeltaDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopTextDeltaSchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("text_delta"), "data": built(TextDeltaDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopTextDelta = z.infer<typeof LoopTextDeltaSchema>
-export const LoopReasoningSchema = z.object({ "message_id": z.string(), "type": z.literal("reasoning"), "data": ReasoningDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopReasoningSchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("reasoning"), "data": built(ReasoningDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopReasoning = z.infer<typeof LoopReasoningSchema>
-export const LoopToolCallSchema = z.object({ "message_id": z.string(), "type": z.literal("tool_call"), "data": ToolCallDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopToolCallSchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("tool_call"), "data": built(ToolCallDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopToolCall = z.infer<typeof LoopToolCallSchema>
-export const LoopToolStartSchema = z.object({ "message_id": z.string(), "type": z.literal("tool_start"), "data": ToolStartDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopToolStartSchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("tool_start"), "data": built(ToolStartDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopToolStart = z.infer<typeof LoopToolStartSchema>
-export const LoopToolProgressSchema = z.object({ "message_id": z.string(), "type": z.literal("tool_progress"), "data": ToolProgressDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopToolProgressSchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("tool_progress"), "data": built(ToolProgressDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopToolProgress = z.infer<typeof LoopToolProgressSchema>
-export const LoopToolResultSchema = z.object({ "message_id": z.string(), "type": z.literal("tool_result"), "data": ToolResultDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopToolResultSchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("tool_result"), "data": built(ToolResultDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopToolResult = z.infer<typeof LoopToolResultSchema>
-export const LoopPermissionRequestSchema = z.object({ "message_id": z.string(), "type": z.literal("permission_request"), "data": PermissionRequestDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopPermissionRequestSchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("permission_request"), "data": built(PermissionRequestDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopPermissionRequest = z.infer<typeof LoopPermissionRequestSchema>
-export const LoopPermissionReplySchema = z.object({ "message_id": z.string(), "type": z.literal("permission_reply"), "data": PermissionReplyDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopPermissionReplySchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("permission_reply"), "data": built(PermissionReplyDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopPermissionReply = z.infer<typeof LoopPermissionReplySchema>
-export const LoopSandboxViolationSchema = z.object({ "message_id": z.string(), "type": z.literal("sandbox_violation"), "data": SandboxViolationDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopSandboxViolationSchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("sandbox_violation"), "data": built(SandboxViolationDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopSandboxViolation = z.infer<typeof LoopSandboxViolationSchema>
-export const LoopUsageSchema = z.object({ "message_id": z.string(), "type": z.literal("usage"), "data": UsageDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopUsageSchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("usage"), "data": built(UsageDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopUsage = z.infer<typeof LoopUsageSchema>
-export const LoopStepEndSchema = z.object({ "message_id": z.string(), "type": z.literal("step_end"), "data": StepDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopStepEndSchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("step_end"), "data": built(StepDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopStepEnd = z.infer<typeof LoopStepEndSchema>
-export const LoopTurnEndSchema = z.object({ "message_id": z.string(), "type": z.literal("turn_end"), "data": TurnEndDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopTurnEndSchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("turn_end"), "data": built(TurnEndDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopTurnEnd = z.infer<typeof LoopTurnEndSchema>
-export const LoopAgentResultSchema = z.object({ "message_id": z.string(), "type": z.literal("agent_result"), "data": AgentResultDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopAgentResultSchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("agent_result"), "data": built(AgentResultDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopAgentResult = z.infer<typeof LoopAgentResultSchema>
-export const LoopErrorSchema = z.object({ "message_id": z.string(), "type": z.literal("error"), "data": ErrorDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopErrorSchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("error"), "data": built(ErrorDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopError = z.infer<typeof LoopErrorSchema>
-export const LoopCancelledSchema = z.object({ "message_id": z.string(), "type": z.literal("cancelled"), "data": CancelledDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopCancelledSchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("cancelled"), "data": built(CancelledDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopCancelled = z.infer<typeof LoopCancelledSchema>
-export const LoopCompactionSchema = z.object({ "message_id": z.string(), "type": z.literal("compaction"), "data": CompactionDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopCompactionSchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("compaction"), "data": built(CompactionDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopCompaction = z.infer<typeof LoopCompactionSchema>
-export const LoopSteeringSchema = z.object({ "message_id": z.string(), "type": z.literal("steering"), "data": SteeringDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopSteeringSchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("steering"), "data": built(SteeringDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopSteering = z.infer<typeof LoopSteeringSchema>
-export const LoopModelChangedSchema = z.object({ "message_id": z.string(), "type": z.literal("model_changed"), "data": ModelChangedDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopModelChangedSchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("model_changed"), "data": built(ModelChangedDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopModelChanged = z.infer<typeof LoopModelChangedSchema>
-export const LoopModeChangedSchema = z.object({ "message_id": z.string(), "type": z.literal("mode_changed"), "data": ModeChangedDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopModeChangedSchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("mode_changed"), "data": built(ModeChangedDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopModeChanged = z.infer<typeof LoopModeChangedSchema>
-export const LoopApprovalChangedSchema = z.object({ "message_id": z.string(), "type": z.literal("approval_changed"), "data": ApprovalChangedDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopApprovalChangedSchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("approval_changed"), "data": built(ApprovalChangedDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopApprovalChanged = z.infer<typeof LoopApprovalChangedSchema>
-export const LoopNoticeSchema = z.object({ "message_id": z.string(), "type": z.literal("notice"), "data": NoticeDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopNoticeSchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("notice"), "data": built(NoticeDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopNotice = z.infer<typeof LoopNoticeSchema>
-export const LoopFileEditSchema = z.object({ "message_id": z.string(), "type": z.literal("file_edit"), "data": FileEditDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopFileEditSchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("file_edit"), "data": built(FileEditDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopFileEdit = z.infer<typeof LoopFileEditSchema>
-export const LoopFileOpenSchema = z.object({ "message_id": z.string(), "type": z.literal("file_open"), "data": FileOpenDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopFileOpenSchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("file_open"), "data": built(FileOpenDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopFileOpen = z.infer<typeof LoopFileOpenSchema>
-export const LoopUndoSchema = z.object({ "message_id": z.string(), "type": z.literal("undo"), "data": HistoryRewindDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopUndoSchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("undo"), "data": built(HistoryRewindDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopUndo = z.infer<typeof LoopUndoSchema>
-export const LoopRedoSchema = z.object({ "message_id": z.string(), "type": z.literal("redo"), "data": HistoryRewindDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopRedoSchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("redo"), "data": built(HistoryRewindDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopRedo = z.infer<typeof LoopRedoSchema>
-export const LoopPlanSchema = z.object({ "message_id": z.string(), "type": z.literal("plan"), "data": PlanDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopPlanSchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("plan"), "data": built(PlanDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopPlan = z.infer<typeof LoopPlanSchema>
-export const LoopSessionRenamedSchema = z.object({ "message_id": z.string(), "type": z.literal("session_renamed"), "data": SessionRenamedDataSchema, "turn": z.number().int().gte(0), "timestamp": z.number() }).strict()
+export const LoopSessionRenamedSchema = lazySchema(() => z.object({ "message_id": z.string(), "type": z.literal("session_renamed"), "data": built(SessionRenamedDataSchema), "turn": z.number().int().gte(0), "timestamp": z.number() }).strict())
 export type LoopSessionRenamed = z.infer<typeof LoopSessionRenamedSchema>
-export const LoopEventEnvelopeSchema = z.discriminatedUnion("type", [LoopUserMessageSchema, LoopTurnStartSchema, LoopStepStartSchema, LoopTextDeltaSchema, LoopReasoningSchema, LoopToolCallSchema, LoopToolStartSchema, LoopToolProgressSchema, LoopToolResultSchema, LoopPermissionRequestSchema, LoopPermissionReplySchema, LoopSandboxViolationSchema, LoopUsageSchema, LoopStepEndSchema, LoopTurnEndSchema, LoopAgentResultSchema, LoopErrorSchema, LoopCancelledSchema, LoopCompactionSchema, LoopSteeringSchema, LoopModelChangedSchema, LoopModeChangedSchema, LoopApprovalChangedSchema, LoopNoticeSchema, LoopFileEditSchema, LoopFileOpenSchema, LoopUndoSchema, LoopRedoSchema, LoopPlanSchema, LoopSessionRenamedSchema])
+export const LoopEventEnvelopeSchema = lazySchema(() => z.discriminatedUnion("type", [built(LoopUserMessageSchema), built(LoopTurnStartSchema), built(LoopStepStartSchema), built(LoopTextDeltaSchema), built(LoopReasoningSchema), built(LoopToolCallSchema), built(LoopToolStartSchema), built(LoopToolProgressSchema), built(LoopToolResultSchema), built(LoopPermissionRequestSchema), built(LoopPermissionReplySchema), built(LoopSandboxViolationSchema), built(LoopUsageSchema), built(LoopStepEndSchema), built(LoopTurnEndSchema), built(LoopAgentResultSchema), built(LoopErrorSchema), built(LoopCancelledSchema), built(LoopCompactionSchema), built(LoopSteeringSchema), built(LoopModelChangedSchema), built(LoopModeChangedSchema), built(LoopApprovalChangedSchema), built(LoopNoticeSchema), built(LoopFileEditSchema), built(LoopFileOpenSchema), built(LoopUndoSchema), built(LoopRedoSchema), built(LoopPlanSchema), built(LoopSessionRenamedSchema)]))
 export type LoopEventEnvelope = z.infer<typeof LoopEventEnvelopeSchema>

@@ -2,8 +2,8 @@
 // into dist/ at the root: what bin/ and the tests run) and the packages' builds
 // (scripts/build-package.mjs, into client/dist, conformance/dist and server/dist at `npm pack`).
 import { build } from 'esbuild'
-import { copyFileSync, mkdirSync, readdirSync, rmSync } from 'node:fs'
-import { join } from 'node:path'
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 export const root = fileURLToPath(new URL('..', import.meta.url))
@@ -13,6 +13,37 @@ export function clean(dir, keep = []) {
   mkdirSync(dir, { recursive: true })
   for (const entry of readdirSync(dir))
     if (!keep.includes(entry)) rmSync(join(dir, entry), { recursive: true, force: true })
+}
+
+/**
+ * zod as the dependencies import it (the AI SDK, the MCP SDK: `import { z } from 'zod'`, which
+ * keeps every export of zod, its 40-odd locales included) resolves into a copy of its own, in a
+ * chunk that loads with those dependencies. Chimera's own code (`import * as z from 'zod'`) then
+ * gets only the zod it uses, and the start-up path compiles ~100 KiB of zod instead of 450.
+ * Nothing crosses between the two copies: the providers hand the AI SDK JSON Schema, not zod.
+ */
+const thirdPartyZod = {
+  name: 'third-party-zod',
+  setup(b) {
+    b.onResolve({ filter: /^zod(\/.*)?$/ }, async (args) => {
+      if (args.pluginData?.zodCopy || !/[\\/]node_modules[\\/]/.test(args.importer)) return undefined
+      const r = await b.resolve(args.path, {
+        kind: args.kind,
+        resolveDir: args.resolveDir,
+        pluginData: { zodCopy: true },
+      })
+      return r.errors.length ? { errors: r.errors } : { path: r.path, namespace: 'zod-copy' }
+    })
+    b.onResolve({ filter: /^\./, namespace: 'zod-copy' }, (args) => ({
+      path: resolve(args.resolveDir, args.path),
+      namespace: 'zod-copy',
+    }))
+    b.onLoad({ filter: /.*/, namespace: 'zod-copy' }, (args) => ({
+      contents: readFileSync(args.path, 'utf8'),
+      loader: 'js',
+      resolveDir: dirname(args.path),
+    }))
+  },
 }
 
 /**
@@ -36,6 +67,7 @@ export const buildNode = (entryPoints, outdir) =>
     outExtension: { '.js': '.mjs' },
     // CommonJS dependencies bundled into ESM need a `require` in scope.
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+    plugins: [thirdPartyZod],
     logLevel: 'warning',
   })
 

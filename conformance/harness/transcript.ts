@@ -20,7 +20,7 @@
  * when captured values match patterns) and a `"requirement"` (it checks another requirement).
  */
 import { readFileSync } from 'node:fs'
-import { z } from 'zod'
+import * as z from 'zod'
 
 export const SURFACES = ['http', 'sse', 'acp', 'rpc'] as const
 export const ARMS = ['http-inprocess', 'http-socket', 'sse-inprocess', 'sse-socket', 'stdio'] as const

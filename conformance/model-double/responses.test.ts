@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createParser } from 'eventsource-parser'
 import { APICallError, generateText, stepCountIs, streamText, tool } from 'ai'
 import { createOpenAI } from '@ai-sdk/openai'
-import { z } from 'zod'
+import * as z from 'zod'
 import { DOUBLE_MODEL, startModelDouble, type ModelDouble } from './server.ts'
 import type { ResponsesRequest } from './responses-input.ts'
 

@@ -2,196 +2,197 @@
 //   specs/openrpc/acp-seed.openrpc.yaml (sha256 d9f5a14fb41b12cc)
 // Change the spec, then run `make generate`.
 /* eslint-disable */
-import { z } from 'zod'
+import * as z from 'zod'
+import { built, lazySchema } from '../lazy-schema.gen.ts'
 import * as schemas from '../schemas.gen.ts'
 
-export const EventIdSchema = z.number().int().gte(1)
+export const EventIdSchema = lazySchema(() => z.number().int().gte(1))
 export type EventId = z.infer<typeof EventIdSchema>
-export const SeedProtocolVersionRequestSchema = z.union([z.string(), z.any().refine((value) => !z.literal(1).safeParse(value).success, "Invalid input: Should NOT be valid against schema")])
+export const SeedProtocolVersionRequestSchema = lazySchema(() => z.union([z.string(), z.any().refine((value) => !z.literal(1).safeParse(value).success, "Invalid input: Should NOT be valid against schema")]))
 export type SeedProtocolVersionRequest = z.infer<typeof SeedProtocolVersionRequestSchema>
-export const SandboxModeSchema = z.enum(["read-only","workspace-write","danger-full-access"])
+export const SandboxModeSchema = lazySchema(() => z.enum(["read-only","workspace-write","danger-full-access"]))
 export type SandboxMode = z.infer<typeof SandboxModeSchema>
-export const PermissionRiskSchema = z.enum(["low","medium","high"])
+export const PermissionRiskSchema = lazySchema(() => z.enum(["low","medium","high"]))
 export type PermissionRisk = z.infer<typeof PermissionRiskSchema>
-export const NoticeLevelSchema = z.enum(["info","warning","error"])
+export const NoticeLevelSchema = lazySchema(() => z.enum(["info","warning","error"]))
 export type NoticeLevel = z.infer<typeof NoticeLevelSchema>
-export const StopReasonSchema = z.enum(["end_turn","max_steps","cancelled","error"])
+export const StopReasonSchema = lazySchema(() => z.enum(["end_turn","max_steps","cancelled","error"]))
 export type StopReason = z.infer<typeof StopReasonSchema>
-export const FerretIdSchema = z.union([z.string(), z.number().int()])
+export const FerretIdSchema = lazySchema(() => z.union([z.string(), z.number().int()]))
 export type FerretId = z.infer<typeof FerretIdSchema>
-export const ResumeCursorSchema = z.any().default(0)
+export const ResumeCursorSchema = lazySchema(() => z.any().default(0))
 export type ResumeCursor = z.infer<typeof ResumeCursorSchema>
-export const FileEditDiffSchema = z.union([z.string(), z.record(z.string(), z.any())])
+export const FileEditDiffSchema = lazySchema(() => z.union([z.string(), z.record(z.string(), z.any())]))
 export type FileEditDiff = z.infer<typeof FileEditDiffSchema>
-export const TextContentBlockSchema = z.object({ "type": z.literal("text"), "text": z.string() }).strict()
+export const TextContentBlockSchema = lazySchema(() => z.object({ "type": z.literal("text"), "text": z.string() }).strict())
 export type TextContentBlock = z.infer<typeof TextContentBlockSchema>
-export const AgentMessageContentSchema = z.union([TextContentBlockSchema, z.array(TextContentBlockSchema)])
+export const AgentMessageContentSchema = lazySchema(() => z.union([built(TextContentBlockSchema), z.array(built(TextContentBlockSchema))]))
 export type AgentMessageContent = z.infer<typeof AgentMessageContentSchema>
-export const PromptSchema = z.union([z.string(), z.array(TextContentBlockSchema).min(1)])
+export const PromptSchema = lazySchema(() => z.union([z.string(), z.array(built(TextContentBlockSchema)).min(1)]))
 export type Prompt = z.infer<typeof PromptSchema>
-export const ServerInfoSchema = z.object({ "name": z.string(), "version": z.string() }).strict()
+export const ServerInfoSchema = lazySchema(() => z.object({ "name": z.string(), "version": z.string() }).strict())
 export type ServerInfo = z.infer<typeof ServerInfoSchema>
-export const OtterCapabilitiesSchema = z.object({ "sessionFork": z.boolean().optional(), "sessionList": z.boolean().optional(), "permissionRequest": z.boolean().optional(), "thinking": z.boolean().optional(), "vision": z.boolean().optional() }).strict()
+export const OtterCapabilitiesSchema = lazySchema(() => z.object({ "sessionFork": z.boolean().optional(), "sessionList": z.boolean().optional(), "permissionRequest": z.boolean().optional(), "thinking": z.boolean().optional(), "vision": z.boolean().optional() }).strict())
 export type OtterCapabilities = z.infer<typeof OtterCapabilitiesSchema>
-export const AgentCapabilitiesSchema = z.object({ "promptCapabilities": z.object({ "text": z.boolean().optional() }).strict().optional(), "sessionCapabilities": z.object({ "cancel": z.boolean().optional(), "resume": z.boolean().optional() }).strict().optional(), "toolApproval": z.boolean().optional(), "eventIds": z.boolean().optional() }).strict()
+export const AgentCapabilitiesSchema = lazySchema(() => z.object({ "promptCapabilities": z.object({ "text": z.boolean().optional() }).strict().optional(), "sessionCapabilities": z.object({ "cancel": z.boolean().optional(), "resume": z.boolean().optional() }).strict().optional(), "toolApproval": z.boolean().optional(), "eventIds": z.boolean().optional() }).strict())
 export type AgentCapabilities = z.infer<typeof AgentCapabilitiesSchema>
-export const OtterInitializeResultSchema = z.object({ "protocolVersion": z.union([z.literal("0.1"), z.literal(2)]), "serverInfo": ServerInfoSchema.optional(), "capabilities": OtterCapabilitiesSchema, "agentCapabilities": AgentCapabilitiesSchema.optional() }).strict()
+export const OtterInitializeResultSchema = lazySchema(() => z.object({ "protocolVersion": z.union([z.literal("0.1"), z.literal(2)]), "serverInfo": built(ServerInfoSchema).optional(), "capabilities": built(OtterCapabilitiesSchema), "agentCapabilities": built(AgentCapabilitiesSchema).optional() }).strict())
 export type OtterInitializeResult = z.infer<typeof OtterInitializeResultSchema>
-export const FerretCapabilitiesSchema = z.object({ "sandbox": z.boolean().optional(), "approval": z.boolean().optional(), "streaming": z.boolean().optional(), "cancellation": z.boolean().optional(), "bridge": z.boolean().optional(), "sessionFork": z.boolean().optional(), "sessionList": z.boolean().optional(), "permissionRequest": z.boolean().optional(), "thinking": z.boolean().optional(), "vision": z.boolean().optional() }).strict()
+export const FerretCapabilitiesSchema = lazySchema(() => z.object({ "sandbox": z.boolean().optional(), "approval": z.boolean().optional(), "streaming": z.boolean().optional(), "cancellation": z.boolean().optional(), "bridge": z.boolean().optional(), "sessionFork": z.boolean().optional(), "sessionList": z.boolean().optional(), "permissionRequest": z.boolean().optional(), "thinking": z.boolean().optional(), "vision": z.boolean().optional() }).strict())
 export type FerretCapabilities = z.infer<typeof FerretCapabilitiesSchema>
-export const FerretInitializeResultSchema = z.object({ "protocolVersion": z.literal("0.2"), "serverInfo": ServerInfoSchema.optional(), "capabilities": FerretCapabilitiesSchema, "agentCapabilities": AgentCapabilitiesSchema.optional() }).strict()
+export const FerretInitializeResultSchema = lazySchema(() => z.object({ "protocolVersion": z.literal("0.2"), "serverInfo": built(ServerInfoSchema).optional(), "capabilities": built(FerretCapabilitiesSchema), "agentCapabilities": built(AgentCapabilitiesSchema).optional() }).strict())
 export type FerretInitializeResult = z.infer<typeof FerretInitializeResultSchema>
-export const InitializeResultSchema = z.union([OtterInitializeResultSchema, FerretInitializeResultSchema])
+export const InitializeResultSchema = lazySchema(() => z.union([built(OtterInitializeResultSchema), built(FerretInitializeResultSchema)]))
 export type InitializeResult = z.infer<typeof InitializeResultSchema>
-export const SessionNewResultSchema = z.object({ "sessionId": schemas.SessionIdSchema }).strict()
+export const SessionNewResultSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema) }).strict())
 export type SessionNewResult = z.infer<typeof SessionNewResultSchema>
-export const SessionLoadResultSchema = z.object({ "sessionId": schemas.SessionIdSchema }).strict()
+export const SessionLoadResultSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema) }).strict())
 export type SessionLoadResult = z.infer<typeof SessionLoadResultSchema>
-export const SessionListResultSchema = z.object({ "sessions": z.array(schemas.SessionSummarySchema) }).strict()
+export const SessionListResultSchema = lazySchema(() => z.object({ "sessions": z.array(built(schemas.SessionSummarySchema)) }).strict())
 export type SessionListResult = z.infer<typeof SessionListResultSchema>
-export const OtterUpdateAgentMessageChunkSchema = z.object({ "sessionUpdate": z.literal("agent_message_chunk"), "content": AgentMessageContentSchema }).strict()
+export const OtterUpdateAgentMessageChunkSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("agent_message_chunk"), "content": built(AgentMessageContentSchema) }).strict())
 export type OtterUpdateAgentMessageChunk = z.infer<typeof OtterUpdateAgentMessageChunkSchema>
-export const FinalAssistantMessageSchema = z.union([OtterUpdateAgentMessageChunkSchema, z.string()])
+export const FinalAssistantMessageSchema = lazySchema(() => z.union([built(OtterUpdateAgentMessageChunkSchema), z.string()]))
 export type FinalAssistantMessage = z.infer<typeof FinalAssistantMessageSchema>
-export const SessionMessageResultSchema = z.object({ "stopReason": StopReasonSchema, "message": FinalAssistantMessageSchema.optional(), "cancelled": z.boolean().optional() }).strict()
+export const SessionMessageResultSchema = lazySchema(() => z.object({ "stopReason": built(StopReasonSchema), "message": built(FinalAssistantMessageSchema).optional(), "cancelled": z.boolean().optional() }).strict())
 export type SessionMessageResult = z.infer<typeof SessionMessageResultSchema>
-export const SessionGetResultSchema = z.object({ "sessionId": schemas.SessionIdSchema, "status": schemas.SessionStatusSchema, "summary": schemas.SessionSummarySchema.optional(), "events": z.array(schemas.ChimeraEventSchema).optional() }).strict()
+export const SessionGetResultSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "status": built(schemas.SessionStatusSchema), "summary": built(schemas.SessionSummarySchema).optional(), "events": z.array(built(schemas.ChimeraEventSchema)).optional() }).strict())
 export type SessionGetResult = z.infer<typeof SessionGetResultSchema>
-export const SessionResumeResultSchema = z.object({ "sessionId": schemas.SessionIdSchema, "replayed": z.number().int().gte(0), "lastEventId": z.number().int().gte(0), "truncated": z.boolean() }).strict()
+export const SessionResumeResultSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "replayed": z.number().int().gte(0), "lastEventId": z.number().int().gte(0), "truncated": z.boolean() }).strict())
 export type SessionResumeResult = z.infer<typeof SessionResumeResultSchema>
-export const OkResultSchema = z.object({ "ok": z.boolean() }).strict()
+export const OkResultSchema = lazySchema(() => z.object({ "ok": z.boolean() }).strict())
 export type OkResult = z.infer<typeof OkResultSchema>
-export const SetSandboxResultSchema = z.object({ "mode": SandboxModeSchema, "restartRequired": z.boolean().optional(), "message": z.string().optional() }).strict()
+export const SetSandboxResultSchema = lazySchema(() => z.object({ "mode": built(SandboxModeSchema), "restartRequired": z.boolean().optional(), "message": z.string().optional() }).strict())
 export type SetSandboxResult = z.infer<typeof SetSandboxResultSchema>
-export const BridgeStatusResultSchema = z.object({ "attached": z.boolean() }).catchall(z.any())
+export const BridgeStatusResultSchema = lazySchema(() => z.object({ "attached": z.boolean() }).catchall(z.any()))
 export type BridgeStatusResult = z.infer<typeof BridgeStatusResultSchema>
-export const OtterPermissionRespondParamsSchema = z.object({ "requestId": z.string(), "reply": schemas.PermissionDecisionSchema }).strict()
+export const OtterPermissionRespondParamsSchema = lazySchema(() => z.object({ "requestId": z.string(), "reply": built(schemas.PermissionDecisionSchema) }).strict())
 export type OtterPermissionRespondParams = z.infer<typeof OtterPermissionRespondParamsSchema>
-export const FerretPermissionRespondParamsSchema = z.object({ "sessionId": schemas.SessionIdSchema, "id": z.string(), "decision": schemas.PermissionDecisionSchema }).strict()
+export const FerretPermissionRespondParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "id": z.string(), "decision": built(schemas.PermissionDecisionSchema) }).strict())
 export type FerretPermissionRespondParams = z.infer<typeof FerretPermissionRespondParamsSchema>
-export const PermissionRespondParamsSchema = z.union([OtterPermissionRespondParamsSchema, FerretPermissionRespondParamsSchema])
+export const PermissionRespondParamsSchema = lazySchema(() => z.union([built(OtterPermissionRespondParamsSchema), built(FerretPermissionRespondParamsSchema)]))
 export type PermissionRespondParams = z.infer<typeof PermissionRespondParamsSchema>
-export const ApplicationErrorDataSchema = z.object({ "name": z.string(), "message": z.string(), "stack": z.string().optional() }).strict()
+export const ApplicationErrorDataSchema = lazySchema(() => z.object({ "name": z.string(), "message": z.string(), "stack": z.string().optional() }).strict())
 export type ApplicationErrorData = z.infer<typeof ApplicationErrorDataSchema>
-export const SessionNotFoundErrorDataSchema = z.object({ "name": z.literal("SessionNotFound"), "message": z.string(), "stack": z.string().optional() }).strict()
+export const SessionNotFoundErrorDataSchema = lazySchema(() => z.object({ "name": z.literal("SessionNotFound"), "message": z.string(), "stack": z.string().optional() }).strict())
 export type SessionNotFoundErrorData = z.infer<typeof SessionNotFoundErrorDataSchema>
-export const OtterUpdateToolCallSchema = z.object({ "sessionUpdate": z.literal("tool_call"), "tool": z.string(), "input": z.record(z.string(), z.any()), "callId": z.string() }).strict()
+export const OtterUpdateToolCallSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("tool_call"), "tool": z.string(), "input": z.record(z.string(), z.any()), "callId": z.string() }).strict())
 export type OtterUpdateToolCall = z.infer<typeof OtterUpdateToolCallSchema>
-export const OtterUpdateToolResultSchema = z.object({ "sessionUpdate": z.literal("tool_result"), "callId": z.string(), "success": z.boolean().optional(), "error": z.string().optional(), "output": z.string().optional() }).strict().and(z.union([z.any(), z.any()]))
+export const OtterUpdateToolResultSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("tool_result"), "callId": z.string(), "success": z.boolean().optional(), "error": z.string().optional(), "output": z.string().optional() }).strict().and(z.union([z.any(), z.any()])))
 export type OtterUpdateToolResult = z.infer<typeof OtterUpdateToolResultSchema>
-export const OtterUpdateUsageUpdateSchema = z.object({ "sessionUpdate": z.literal("usage_update"), "usage": schemas.UsageSchema }).strict()
+export const OtterUpdateUsageUpdateSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("usage_update"), "usage": built(schemas.UsageSchema) }).strict())
 export type OtterUpdateUsageUpdate = z.infer<typeof OtterUpdateUsageUpdateSchema>
-export const OtterUpdatePermissionRequestSchema = z.object({ "sessionUpdate": z.literal("permission_request"), "requestId": z.string(), "tool": z.string(), "input": z.record(z.string(), z.any()), "options": z.array(schemas.PermissionDecisionSchema) }).strict()
+export const OtterUpdatePermissionRequestSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("permission_request"), "requestId": z.string(), "tool": z.string(), "input": z.record(z.string(), z.any()), "options": z.array(built(schemas.PermissionDecisionSchema)) }).strict())
 export type OtterUpdatePermissionRequest = z.infer<typeof OtterUpdatePermissionRequestSchema>
-export const OtterUpdateTextDeltaSchema = z.object({ "sessionUpdate": z.literal("textDelta"), "event": schemas.SseEnvelopeSchema }).strict()
+export const OtterUpdateTextDeltaSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("textDelta"), "event": built(schemas.SseEnvelopeSchema) }).strict())
 export type OtterUpdateTextDelta = z.infer<typeof OtterUpdateTextDeltaSchema>
-export const OtterUpdateSseToolCallSchema = z.object({ "sessionUpdate": z.literal("toolCall"), "event": schemas.SseEnvelopeSchema }).strict()
+export const OtterUpdateSseToolCallSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("toolCall"), "event": built(schemas.SseEnvelopeSchema) }).strict())
 export type OtterUpdateSseToolCall = z.infer<typeof OtterUpdateSseToolCallSchema>
-export const OtterUpdateSseToolResultSchema = z.object({ "sessionUpdate": z.literal("toolResult"), "event": schemas.SseEnvelopeSchema }).strict()
+export const OtterUpdateSseToolResultSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("toolResult"), "event": built(schemas.SseEnvelopeSchema) }).strict())
 export type OtterUpdateSseToolResult = z.infer<typeof OtterUpdateSseToolResultSchema>
-export const OtterUpdateStepStartSchema = z.object({ "sessionUpdate": z.literal("stepStart"), "event": schemas.SseEnvelopeSchema }).strict()
+export const OtterUpdateStepStartSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("stepStart"), "event": built(schemas.SseEnvelopeSchema) }).strict())
 export type OtterUpdateStepStart = z.infer<typeof OtterUpdateStepStartSchema>
-export const OtterUpdateStepEndSchema = z.object({ "sessionUpdate": z.literal("stepEnd"), "event": schemas.SseEnvelopeSchema }).strict()
+export const OtterUpdateStepEndSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("stepEnd"), "event": built(schemas.SseEnvelopeSchema) }).strict())
 export type OtterUpdateStepEnd = z.infer<typeof OtterUpdateStepEndSchema>
-export const OtterUpdateTurnEndSchema = z.object({ "sessionUpdate": z.literal("turnEnd"), "event": schemas.SseEnvelopeSchema }).strict()
+export const OtterUpdateTurnEndSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("turnEnd"), "event": built(schemas.SseEnvelopeSchema) }).strict())
 export type OtterUpdateTurnEnd = z.infer<typeof OtterUpdateTurnEndSchema>
-export const OtterUpdateErrorSchema = z.object({ "sessionUpdate": z.literal("error"), "event": schemas.SseEnvelopeSchema }).strict()
+export const OtterUpdateErrorSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("error"), "event": built(schemas.SseEnvelopeSchema) }).strict())
 export type OtterUpdateError = z.infer<typeof OtterUpdateErrorSchema>
-export const OtterUpdateSchema = z.union([OtterUpdateAgentMessageChunkSchema, OtterUpdateToolCallSchema, OtterUpdateToolResultSchema, OtterUpdateUsageUpdateSchema, OtterUpdatePermissionRequestSchema, OtterUpdateTextDeltaSchema, OtterUpdateSseToolCallSchema, OtterUpdateSseToolResultSchema, OtterUpdateStepStartSchema, OtterUpdateStepEndSchema, OtterUpdateTurnEndSchema, OtterUpdateErrorSchema])
+export const OtterUpdateSchema = lazySchema(() => z.union([built(OtterUpdateAgentMessageChunkSchema), built(OtterUpdateToolCallSchema), built(OtterUpdateToolResultSchema), built(OtterUpdateUsageUpdateSchema), built(OtterUpdatePermissionRequestSchema), built(OtterUpdateTextDeltaSchema), built(OtterUpdateSseToolCallSchema), built(OtterUpdateSseToolResultSchema), built(OtterUpdateStepStartSchema), built(OtterUpdateStepEndSchema), built(OtterUpdateTurnEndSchema), built(OtterUpdateErrorSchema)]))
 export type OtterUpdate = z.infer<typeof OtterUpdateSchema>
-export const OtterSessionUpdateParamsSchema = z.object({ "sessionId": schemas.SessionIdSchema, "eventId": EventIdSchema, "update": OtterUpdateSchema }).strict()
+export const OtterSessionUpdateParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "update": built(OtterUpdateSchema) }).strict())
 export type OtterSessionUpdateParams = z.infer<typeof OtterSessionUpdateParamsSchema>
-export const FerretUpdateAgentMessageChunkSchema = z.object({ "sessionId": schemas.SessionIdSchema, "eventId": EventIdSchema, "kind": z.literal("agent_message_chunk"), "text": z.string() }).strict()
+export const FerretUpdateAgentMessageChunkSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("agent_message_chunk"), "text": z.string() }).strict())
 export type FerretUpdateAgentMessageChunk = z.infer<typeof FerretUpdateAgentMessageChunkSchema>
-export const FerretUpdateToolCallStartSchema = z.object({ "sessionId": schemas.SessionIdSchema, "eventId": EventIdSchema, "kind": z.literal("tool_call_start"), "id": z.string(), "tool": z.string(), "args": z.record(z.string(), z.any()) }).strict()
+export const FerretUpdateToolCallStartSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("tool_call_start"), "id": z.string(), "tool": z.string(), "args": z.record(z.string(), z.any()) }).strict())
 export type FerretUpdateToolCallStart = z.infer<typeof FerretUpdateToolCallStartSchema>
-export const FerretUpdateToolCallProgressSchema = z.object({ "sessionId": schemas.SessionIdSchema, "eventId": EventIdSchema, "kind": z.literal("tool_call_progress"), "id": z.string(), "stdout": z.string().optional(), "stderr": z.string().optional() }).strict().and(z.union([z.any(), z.any()]))
+export const FerretUpdateToolCallProgressSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("tool_call_progress"), "id": z.string(), "stdout": z.string().optional(), "stderr": z.string().optional() }).strict().and(z.union([z.any(), z.any()])))
 export type FerretUpdateToolCallProgress = z.infer<typeof FerretUpdateToolCallProgressSchema>
-export const FerretUpdateToolCallEndSchema = z.object({ "sessionId": schemas.SessionIdSchema, "eventId": EventIdSchema, "kind": z.literal("tool_call_end"), "id": z.string(), "result": z.any(), "duration_ms": z.number().gte(0) }).strict()
+export const FerretUpdateToolCallEndSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("tool_call_end"), "id": z.string(), "result": z.any(), "duration_ms": z.number().gte(0) }).strict())
 export type FerretUpdateToolCallEnd = z.infer<typeof FerretUpdateToolCallEndSchema>
-export const FerretUpdatePermissionRequestSchema = z.object({ "sessionId": schemas.SessionIdSchema, "eventId": EventIdSchema, "kind": z.literal("permission_request"), "id": z.string(), "tool": z.string(), "args": z.record(z.string(), z.any()), "risk": PermissionRiskSchema }).strict()
+export const FerretUpdatePermissionRequestSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("permission_request"), "id": z.string(), "tool": z.string(), "args": z.record(z.string(), z.any()), "risk": built(PermissionRiskSchema) }).strict())
 export type FerretUpdatePermissionRequest = z.infer<typeof FerretUpdatePermissionRequestSchema>
-export const FerretUpdateSandboxViolationSchema = z.object({ "sessionId": schemas.SessionIdSchema, "eventId": EventIdSchema, "kind": z.literal("sandbox_violation"), "tool": z.string(), "path": z.string(), "mode": SandboxModeSchema }).strict()
+export const FerretUpdateSandboxViolationSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("sandbox_violation"), "tool": z.string(), "path": z.string(), "mode": built(SandboxModeSchema) }).strict())
 export type FerretUpdateSandboxViolation = z.infer<typeof FerretUpdateSandboxViolationSchema>
-export const FerretUpdateApprovalChangedSchema = z.object({ "sessionId": schemas.SessionIdSchema, "eventId": EventIdSchema, "kind": z.literal("approval_changed"), "old": z.string(), "new": z.string() }).strict()
+export const FerretUpdateApprovalChangedSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("approval_changed"), "old": z.string(), "new": z.string() }).strict())
 export type FerretUpdateApprovalChanged = z.infer<typeof FerretUpdateApprovalChangedSchema>
-export const FerretUpdateCostUpdateSchema = z.object({ "sessionId": schemas.SessionIdSchema, "eventId": EventIdSchema, "kind": z.literal("cost_update"), "input": z.number().int().gte(0), "output": z.number().int().gte(0), "cache": z.number().int().gte(0), "reasoning": z.number().int().gte(0), "total_usd": z.number().gte(0) }).strict()
+export const FerretUpdateCostUpdateSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("cost_update"), "input": z.number().int().gte(0), "output": z.number().int().gte(0), "cache": z.number().int().gte(0), "reasoning": z.number().int().gte(0), "total_usd": z.number().gte(0) }).strict())
 export type FerretUpdateCostUpdate = z.infer<typeof FerretUpdateCostUpdateSchema>
-export const FerretUpdateFileEditSchema = z.object({ "sessionId": schemas.SessionIdSchema, "eventId": EventIdSchema, "kind": z.literal("file_edit"), "path": z.string(), "diff": FileEditDiffSchema }).strict()
+export const FerretUpdateFileEditSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("file_edit"), "path": z.string(), "diff": built(FileEditDiffSchema) }).strict())
 export type FerretUpdateFileEdit = z.infer<typeof FerretUpdateFileEditSchema>
-export const FerretUpdateFileOpenSchema = z.object({ "sessionId": schemas.SessionIdSchema, "eventId": EventIdSchema, "kind": z.literal("file_open"), "path": z.string(), "line": z.number().int().gte(1).optional() }).strict()
+export const FerretUpdateFileOpenSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("file_open"), "path": z.string(), "line": z.number().int().gte(1).optional() }).strict())
 export type FerretUpdateFileOpen = z.infer<typeof FerretUpdateFileOpenSchema>
-export const FerretUpdateNoticeSchema = z.object({ "sessionId": schemas.SessionIdSchema, "eventId": EventIdSchema, "kind": z.literal("notice"), "level": NoticeLevelSchema, "text": z.string() }).strict()
+export const FerretUpdateNoticeSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("notice"), "level": built(NoticeLevelSchema), "text": z.string() }).strict())
 export type FerretUpdateNotice = z.infer<typeof FerretUpdateNoticeSchema>
-export const FerretUpdateTurnEndSchema = z.object({ "sessionId": schemas.SessionIdSchema, "eventId": EventIdSchema, "kind": z.literal("turn_end"), "id": FerretIdSchema, "stop_reason": StopReasonSchema }).strict()
+export const FerretUpdateTurnEndSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("turn_end"), "id": built(FerretIdSchema), "stop_reason": built(StopReasonSchema) }).strict())
 export type FerretUpdateTurnEnd = z.infer<typeof FerretUpdateTurnEndSchema>
-export const FerretSessionUpdateSchema = z.union([FerretUpdateAgentMessageChunkSchema, FerretUpdateToolCallStartSchema, FerretUpdateToolCallProgressSchema, FerretUpdateToolCallEndSchema, FerretUpdatePermissionRequestSchema, FerretUpdateSandboxViolationSchema, FerretUpdateApprovalChangedSchema, FerretUpdateCostUpdateSchema, FerretUpdateFileEditSchema, FerretUpdateFileOpenSchema, FerretUpdateNoticeSchema, FerretUpdateTurnEndSchema])
+export const FerretSessionUpdateSchema = lazySchema(() => z.union([built(FerretUpdateAgentMessageChunkSchema), built(FerretUpdateToolCallStartSchema), built(FerretUpdateToolCallProgressSchema), built(FerretUpdateToolCallEndSchema), built(FerretUpdatePermissionRequestSchema), built(FerretUpdateSandboxViolationSchema), built(FerretUpdateApprovalChangedSchema), built(FerretUpdateCostUpdateSchema), built(FerretUpdateFileEditSchema), built(FerretUpdateFileOpenSchema), built(FerretUpdateNoticeSchema), built(FerretUpdateTurnEndSchema)]))
 export type FerretSessionUpdate = z.infer<typeof FerretSessionUpdateSchema>
-export const SessionUpdateParamsSchema = z.union([OtterSessionUpdateParamsSchema, FerretSessionUpdateSchema])
+export const SessionUpdateParamsSchema = lazySchema(() => z.union([built(OtterSessionUpdateParamsSchema), built(FerretSessionUpdateSchema)]))
 export type SessionUpdateParams = z.infer<typeof SessionUpdateParamsSchema>
-export const FerretUpdateKindSchema = z.enum(["agent_message_chunk","tool_call_start","tool_call_progress","tool_call_end","permission_request","sandbox_violation","approval_changed","cost_update","file_edit","file_open","notice","turn_end"])
+export const FerretUpdateKindSchema = lazySchema(() => z.enum(["agent_message_chunk","tool_call_start","tool_call_progress","tool_call_end","permission_request","sandbox_violation","approval_changed","cost_update","file_edit","file_open","notice","turn_end"]))
 export type FerretUpdateKind = z.infer<typeof FerretUpdateKindSchema>
-export const InitializeParamsSchema = z.object({ "protocolVersion": SeedProtocolVersionRequestSchema.optional(), "clientCapabilities": z.record(z.string(), z.any()).optional(), "clientInfo": z.record(z.string(), z.any()).optional() }).catchall(z.any())
+export const InitializeParamsSchema = lazySchema(() => z.object({ "protocolVersion": built(SeedProtocolVersionRequestSchema).optional(), "clientCapabilities": z.record(z.string(), z.any()).optional(), "clientInfo": z.record(z.string(), z.any()).optional() }).catchall(z.any()))
 export type InitializeParams = z.infer<typeof InitializeParamsSchema>
-export const InitializeMethodResultSchema = InitializeResultSchema
+export const InitializeMethodResultSchema = lazySchema(() => built(InitializeResultSchema))
 export type InitializeMethodResult = z.infer<typeof InitializeMethodResultSchema>
-export const SessionNewParamsSchema = z.object({ "cwd": z.string().optional(), "mcpServers": z.array(z.record(z.string(), z.any())).optional() }).catchall(z.any())
+export const SessionNewParamsSchema = lazySchema(() => z.object({ "cwd": z.string().optional(), "mcpServers": z.array(z.record(z.string(), z.any())).optional() }).catchall(z.any()))
 export type SessionNewParams = z.infer<typeof SessionNewParamsSchema>
-export const SessionNewMethodResultSchema = SessionNewResultSchema
+export const SessionNewMethodResultSchema = lazySchema(() => built(SessionNewResultSchema))
 export type SessionNewMethodResult = z.infer<typeof SessionNewMethodResultSchema>
-export const SessionLoadParamsSchema = z.object({ "sessionId": schemas.SessionIdSchema, "cwd": z.string().optional(), "mcpServers": z.array(z.record(z.string(), z.any())).optional() }).catchall(z.any())
+export const SessionLoadParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "cwd": z.string().optional(), "mcpServers": z.array(z.record(z.string(), z.any())).optional() }).catchall(z.any()))
 export type SessionLoadParams = z.infer<typeof SessionLoadParamsSchema>
-export const SessionLoadMethodResultSchema = SessionLoadResultSchema
+export const SessionLoadMethodResultSchema = lazySchema(() => built(SessionLoadResultSchema))
 export type SessionLoadMethodResult = z.infer<typeof SessionLoadMethodResultSchema>
-export const SessionListParamsSchema = z.object({}).catchall(z.any())
+export const SessionListParamsSchema = lazySchema(() => z.object({}).catchall(z.any()))
 export type SessionListParams = z.infer<typeof SessionListParamsSchema>
-export const SessionListMethodResultSchema = SessionListResultSchema
+export const SessionListMethodResultSchema = lazySchema(() => built(SessionListResultSchema))
 export type SessionListMethodResult = z.infer<typeof SessionListMethodResultSchema>
-export const SessionMessageParamsSchema = z.object({ "sessionId": schemas.SessionIdSchema, "prompt": PromptSchema }).strict()
+export const SessionMessageParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "prompt": built(PromptSchema) }).strict())
 export type SessionMessageParams = z.infer<typeof SessionMessageParamsSchema>
-export const SessionMessageMethodResultSchema = SessionMessageResultSchema
+export const SessionMessageMethodResultSchema = lazySchema(() => built(SessionMessageResultSchema))
 export type SessionMessageMethodResult = z.infer<typeof SessionMessageMethodResultSchema>
-export const SessionTurnParamsSchema = z.object({ "sessionId": schemas.SessionIdSchema, "prompt": PromptSchema }).strict()
+export const SessionTurnParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "prompt": built(PromptSchema) }).strict())
 export type SessionTurnParams = z.infer<typeof SessionTurnParamsSchema>
-export const SessionTurnResultSchema = SessionMessageResultSchema
+export const SessionTurnResultSchema = lazySchema(() => built(SessionMessageResultSchema))
 export type SessionTurnResult = z.infer<typeof SessionTurnResultSchema>
-export const SessionGetParamsSchema = z.object({ "sessionId": schemas.SessionIdSchema }).catchall(z.any())
+export const SessionGetParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema) }).catchall(z.any()))
 export type SessionGetParams = z.infer<typeof SessionGetParamsSchema>
-export const SessionGetMethodResultSchema = SessionGetResultSchema
+export const SessionGetMethodResultSchema = lazySchema(() => built(SessionGetResultSchema))
 export type SessionGetMethodResult = z.infer<typeof SessionGetMethodResultSchema>
-export const SessionCancelParamsSchema = z.object({ "sessionId": schemas.SessionIdSchema }).catchall(z.any())
+export const SessionCancelParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema) }).catchall(z.any()))
 export type SessionCancelParams = z.infer<typeof SessionCancelParamsSchema>
-export const SessionCancelResultSchema = OkResultSchema
+export const SessionCancelResultSchema = lazySchema(() => built(OkResultSchema))
 export type SessionCancelResult = z.infer<typeof SessionCancelResultSchema>
-export const SessionSetModeParamsSchema = z.object({ "sessionId": schemas.SessionIdSchema, "mode": z.string().min(1) }).catchall(z.any())
+export const SessionSetModeParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "mode": z.string().min(1) }).catchall(z.any()))
 export type SessionSetModeParams = z.infer<typeof SessionSetModeParamsSchema>
-export const SessionSetModeResultSchema = OkResultSchema
+export const SessionSetModeResultSchema = lazySchema(() => built(OkResultSchema))
 export type SessionSetModeResult = z.infer<typeof SessionSetModeResultSchema>
-export const SessionSetModelParamsSchema = z.object({ "sessionId": schemas.SessionIdSchema, "model": z.string().min(1) }).catchall(z.any())
+export const SessionSetModelParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "model": z.string().min(1) }).catchall(z.any()))
 export type SessionSetModelParams = z.infer<typeof SessionSetModelParamsSchema>
-export const SessionSetModelResultSchema = OkResultSchema
+export const SessionSetModelResultSchema = lazySchema(() => built(OkResultSchema))
 export type SessionSetModelResult = z.infer<typeof SessionSetModelResultSchema>
-export const SessionResumeParamsSchema = z.object({ "sessionId": schemas.SessionIdSchema, "sinceEventId": ResumeCursorSchema.optional() }).catchall(z.any())
+export const SessionResumeParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "sinceEventId": built(ResumeCursorSchema).optional() }).catchall(z.any()))
 export type SessionResumeParams = z.infer<typeof SessionResumeParamsSchema>
-export const SessionResumeMethodResultSchema = SessionResumeResultSchema
+export const SessionResumeMethodResultSchema = lazySchema(() => built(SessionResumeResultSchema))
 export type SessionResumeMethodResult = z.infer<typeof SessionResumeMethodResultSchema>
-export const PermissionRespondMethodParamsSchema = PermissionRespondParamsSchema
+export const PermissionRespondMethodParamsSchema = lazySchema(() => built(PermissionRespondParamsSchema))
 export type PermissionRespondMethodParams = z.infer<typeof PermissionRespondMethodParamsSchema>
-export const PermissionRespondResultSchema = OkResultSchema
+export const PermissionRespondResultSchema = lazySchema(() => built(OkResultSchema))
 export type PermissionRespondResult = z.infer<typeof PermissionRespondResultSchema>
-export const SessionSetSandboxParamsSchema = z.object({ "sessionId": schemas.SessionIdSchema, "sandbox": SandboxModeSchema.optional() }).strict()
+export const SessionSetSandboxParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "sandbox": built(SandboxModeSchema).optional() }).strict())
 export type SessionSetSandboxParams = z.infer<typeof SessionSetSandboxParamsSchema>
-export const SessionSetSandboxResultSchema = SetSandboxResultSchema
+export const SessionSetSandboxResultSchema = lazySchema(() => built(SetSandboxResultSchema))
 export type SessionSetSandboxResult = z.infer<typeof SessionSetSandboxResultSchema>
-export const SessionSetApprovalParamsSchema = z.object({ "sessionId": schemas.SessionIdSchema, "approval": z.string().min(1) }).strict()
+export const SessionSetApprovalParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "approval": z.string().min(1) }).strict())
 export type SessionSetApprovalParams = z.infer<typeof SessionSetApprovalParamsSchema>
-export const SessionSetApprovalResultSchema = OkResultSchema
+export const SessionSetApprovalResultSchema = lazySchema(() => built(OkResultSchema))
 export type SessionSetApprovalResult = z.infer<typeof SessionSetApprovalResultSchema>
-export const SessionBridgeStatusParamsSchema = z.object({ "sessionId": schemas.SessionIdSchema.optional() }).strict()
+export const SessionBridgeStatusParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema).optional() }).strict())
 export type SessionBridgeStatusParams = z.infer<typeof SessionBridgeStatusParamsSchema>
-export const SessionBridgeStatusResultSchema = BridgeStatusResultSchema
+export const SessionBridgeStatusResultSchema = lazySchema(() => built(BridgeStatusResultSchema))
 export type SessionBridgeStatusResult = z.infer<typeof SessionBridgeStatusResultSchema>
-export const SessionUpdateMethodParamsSchema = SessionUpdateParamsSchema
+export const SessionUpdateMethodParamsSchema = lazySchema(() => built(SessionUpdateParamsSchema))
 export type SessionUpdateMethodParams = z.infer<typeof SessionUpdateMethodParamsSchema>
 
 /** Every method of specs/openrpc/acp-seed.openrpc.yaml: direction, kind, validators and error codes. */

@@ -3,167 +3,168 @@
 //   specs/vendor/acp/schema.v1.json (sha256 0d0b1ca83c4872e5)
 // Change the spec, then run `make generate`.
 /* eslint-disable */
-import { z } from 'zod'
+import * as z from 'zod'
+import { built, lazySchema } from '../lazy-schema.gen.ts'
 import * as schemas from '../schemas.gen.ts'
 import * as v1_schema from './v1-schema.gen.ts'
 
-export const SessionRefSchema = z.object({ "sessionId": v1_schema.SessionIdSchema, "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).strict()
+export const SessionRefSchema = lazySchema(() => z.object({ "sessionId": built(v1_schema.SessionIdSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).strict())
 export type SessionRef = z.infer<typeof SessionRefSchema>
-export const SteeringParamsSchema = z.object({ "sessionId": v1_schema.SessionIdSchema, "prompt": z.array(v1_schema.ContentBlockSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).strict()
+export const SteeringParamsSchema = lazySchema(() => z.object({ "sessionId": built(v1_schema.SessionIdSchema), "prompt": z.array(built(v1_schema.ContentBlockSchema)), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).strict())
 export type SteeringParams = z.infer<typeof SteeringParamsSchema>
-export const SteeringResultSchema = z.object({ "outcome": z.enum(["injected","startedNewTurn","promptRequired","failed"]), "reason": z.string().optional() }).strict()
+export const SteeringResultSchema = lazySchema(() => z.object({ "outcome": z.enum(["injected","startedNewTurn","promptRequired","failed"]), "reason": z.string().optional() }).strict())
 export type SteeringResult = z.infer<typeof SteeringResultSchema>
-export const ReplayParamsSchema = z.object({ "sessionId": v1_schema.SessionIdSchema, "sinceEventId": z.number().int().optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).strict()
+export const ReplayParamsSchema = lazySchema(() => z.object({ "sessionId": built(v1_schema.SessionIdSchema), "sinceEventId": z.number().int().optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).strict())
 export type ReplayParams = z.infer<typeof ReplayParamsSchema>
-export const ReplayResultSchema = z.object({ "sessionId": z.string(), "replayed": z.number().int().gte(0), "lastEventId": z.number().int().gte(0), "truncated": z.boolean() }).strict()
+export const ReplayResultSchema = lazySchema(() => z.object({ "sessionId": z.string(), "replayed": z.number().int().gte(0), "lastEventId": z.number().int().gte(0), "truncated": z.boolean() }).strict())
 export type ReplayResult = z.infer<typeof ReplayResultSchema>
-export const SessionStateSchema = z.object({ "sessionId": z.string(), "model": z.string(), "mode": z.string(), "status": schemas.SessionStatusSchema, "messages": z.array(schemas.ChatMessageSchema), "lastEventId": z.number().int().gte(0).optional() }).strict()
+export const SessionStateSchema = lazySchema(() => z.object({ "sessionId": z.string(), "model": z.string(), "mode": z.string(), "status": built(schemas.SessionStatusSchema), "messages": z.array(built(schemas.ChatMessageSchema)), "lastEventId": z.number().int().gte(0).optional() }).strict())
 export type SessionState = z.infer<typeof SessionStateSchema>
-export const CompactResultSchema = z.object({ "summary": z.string(), "messagesBefore": z.number().int().gte(0), "messagesAfter": z.number().int().gte(0) }).strict()
+export const CompactResultSchema = lazySchema(() => z.object({ "summary": z.string(), "messagesBefore": z.number().int().gte(0), "messagesAfter": z.number().int().gte(0) }).strict())
 export type CompactResult = z.infer<typeof CompactResultSchema>
-export const LegacySetModelParamsSchema = z.object({ "sessionId": v1_schema.SessionIdSchema, "modelId": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).strict()
+export const LegacySetModelParamsSchema = lazySchema(() => z.object({ "sessionId": built(v1_schema.SessionIdSchema), "modelId": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).strict())
 export type LegacySetModelParams = z.infer<typeof LegacySetModelParamsSchema>
-export const SandboxModeSchema = z.enum(["read-only","workspace-write","danger-full-access"])
+export const SandboxModeSchema = lazySchema(() => z.enum(["read-only","workspace-write","danger-full-access"]))
 export type SandboxMode = z.infer<typeof SandboxModeSchema>
-export const ApprovalPresetSchema = z.enum(["auto","ask","allow","deny","read-only"])
+export const ApprovalPresetSchema = lazySchema(() => z.enum(["auto","ask","allow","deny","read-only"]))
 export type ApprovalPreset = z.infer<typeof ApprovalPresetSchema>
-export const SetSandboxParamsSchema = z.object({ "sessionId": v1_schema.SessionIdSchema, "mode": SandboxModeSchema.optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).strict()
+export const SetSandboxParamsSchema = lazySchema(() => z.object({ "sessionId": built(v1_schema.SessionIdSchema), "mode": built(SandboxModeSchema).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).strict())
 export type SetSandboxParams = z.infer<typeof SetSandboxParamsSchema>
-export const SandboxResultSchema = z.object({ "mode": SandboxModeSchema, "restartRequired": z.boolean(), "message": z.string().optional() }).strict()
+export const SandboxResultSchema = lazySchema(() => z.object({ "mode": built(SandboxModeSchema), "restartRequired": z.boolean(), "message": z.string().optional() }).strict())
 export type SandboxResult = z.infer<typeof SandboxResultSchema>
-export const SetApprovalParamsSchema = z.object({ "sessionId": v1_schema.SessionIdSchema, "approval": ApprovalPresetSchema, "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).strict()
+export const SetApprovalParamsSchema = lazySchema(() => z.object({ "sessionId": built(v1_schema.SessionIdSchema), "approval": built(ApprovalPresetSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).strict())
 export type SetApprovalParams = z.infer<typeof SetApprovalParamsSchema>
-export const ApprovalResultSchema = z.object({ "old": ApprovalPresetSchema, "new": ApprovalPresetSchema }).strict()
+export const ApprovalResultSchema = lazySchema(() => z.object({ "old": built(ApprovalPresetSchema), "new": built(ApprovalPresetSchema) }).strict())
 export type ApprovalResult = z.infer<typeof ApprovalResultSchema>
-export const BridgeStatusSchema = z.object({ "attached": z.boolean(), "url": z.string().optional(), "since": schemas.TimestampSchema.optional() }).strict()
+export const BridgeStatusSchema = lazySchema(() => z.object({ "attached": z.boolean(), "url": z.string().optional(), "since": built(schemas.TimestampSchema).optional() }).strict())
 export type BridgeStatus = z.infer<typeof BridgeStatusSchema>
-export const FerretUpdateParamsSchema = z.object({ "sessionId": v1_schema.SessionIdSchema, "eventId": z.number().int().gte(1), "kind": z.enum(["sandbox_violation","approval_changed","file_edit","file_open","notice"]), "data": schemas.EventDataSchema }).strict()
+export const FerretUpdateParamsSchema = lazySchema(() => z.object({ "sessionId": built(v1_schema.SessionIdSchema), "eventId": z.number().int().gte(1), "kind": z.enum(["sandbox_violation","approval_changed","file_edit","file_open","notice"]), "data": built(schemas.EventDataSchema) }).strict())
 export type FerretUpdateParams = z.infer<typeof FerretUpdateParamsSchema>
-export const CancelRequestParamsSchema = v1_schema.CancelRequestNotificationSchema
+export const CancelRequestParamsSchema = lazySchema(() => built(v1_schema.CancelRequestNotificationSchema))
 export type CancelRequestParams = z.infer<typeof CancelRequestParamsSchema>
-export const AuthenticateParamsSchema = v1_schema.AuthenticateRequestSchema
+export const AuthenticateParamsSchema = lazySchema(() => built(v1_schema.AuthenticateRequestSchema))
 export type AuthenticateParams = z.infer<typeof AuthenticateParamsSchema>
-export const AuthenticateResultSchema = v1_schema.AuthenticateResponseSchema
+export const AuthenticateResultSchema = lazySchema(() => built(v1_schema.AuthenticateResponseSchema))
 export type AuthenticateResult = z.infer<typeof AuthenticateResultSchema>
-export const ElicitationCompleteParamsSchema = v1_schema.CompleteElicitationNotificationSchema
+export const ElicitationCompleteParamsSchema = lazySchema(() => built(v1_schema.CompleteElicitationNotificationSchema))
 export type ElicitationCompleteParams = z.infer<typeof ElicitationCompleteParamsSchema>
-export const ElicitationCreateParamsSchema = v1_schema.CreateElicitationRequestSchema
+export const ElicitationCreateParamsSchema = lazySchema(() => built(v1_schema.CreateElicitationRequestSchema))
 export type ElicitationCreateParams = z.infer<typeof ElicitationCreateParamsSchema>
-export const ElicitationCreateResultSchema = v1_schema.CreateElicitationResponseSchema
+export const ElicitationCreateResultSchema = lazySchema(() => built(v1_schema.CreateElicitationResponseSchema))
 export type ElicitationCreateResult = z.infer<typeof ElicitationCreateResultSchema>
-export const FsReadTextFileParamsSchema = v1_schema.ReadTextFileRequestSchema
+export const FsReadTextFileParamsSchema = lazySchema(() => built(v1_schema.ReadTextFileRequestSchema))
 export type FsReadTextFileParams = z.infer<typeof FsReadTextFileParamsSchema>
-export const FsReadTextFileResultSchema = v1_schema.ReadTextFileResponseSchema
+export const FsReadTextFileResultSchema = lazySchema(() => built(v1_schema.ReadTextFileResponseSchema))
 export type FsReadTextFileResult = z.infer<typeof FsReadTextFileResultSchema>
-export const FsWriteTextFileParamsSchema = v1_schema.WriteTextFileRequestSchema
+export const FsWriteTextFileParamsSchema = lazySchema(() => built(v1_schema.WriteTextFileRequestSchema))
 export type FsWriteTextFileParams = z.infer<typeof FsWriteTextFileParamsSchema>
-export const FsWriteTextFileResultSchema = v1_schema.WriteTextFileResponseSchema
+export const FsWriteTextFileResultSchema = lazySchema(() => built(v1_schema.WriteTextFileResponseSchema))
 export type FsWriteTextFileResult = z.infer<typeof FsWriteTextFileResultSchema>
-export const InitializeParamsSchema = v1_schema.InitializeRequestSchema
+export const InitializeParamsSchema = lazySchema(() => built(v1_schema.InitializeRequestSchema))
 export type InitializeParams = z.infer<typeof InitializeParamsSchema>
-export const InitializeResultSchema = v1_schema.InitializeResponseSchema
+export const InitializeResultSchema = lazySchema(() => built(v1_schema.InitializeResponseSchema))
 export type InitializeResult = z.infer<typeof InitializeResultSchema>
-export const LogoutParamsSchema = v1_schema.LogoutRequestSchema
+export const LogoutParamsSchema = lazySchema(() => built(v1_schema.LogoutRequestSchema))
 export type LogoutParams = z.infer<typeof LogoutParamsSchema>
-export const LogoutResultSchema = v1_schema.LogoutResponseSchema
+export const LogoutResultSchema = lazySchema(() => built(v1_schema.LogoutResponseSchema))
 export type LogoutResult = z.infer<typeof LogoutResultSchema>
-export const SessionCancelParamsSchema = v1_schema.CancelNotificationSchema
+export const SessionCancelParamsSchema = lazySchema(() => built(v1_schema.CancelNotificationSchema))
 export type SessionCancelParams = z.infer<typeof SessionCancelParamsSchema>
-export const SessionCloseParamsSchema = v1_schema.CloseSessionRequestSchema
+export const SessionCloseParamsSchema = lazySchema(() => built(v1_schema.CloseSessionRequestSchema))
 export type SessionCloseParams = z.infer<typeof SessionCloseParamsSchema>
-export const SessionCloseResultSchema = v1_schema.CloseSessionResponseSchema
+export const SessionCloseResultSchema = lazySchema(() => built(v1_schema.CloseSessionResponseSchema))
 export type SessionCloseResult = z.infer<typeof SessionCloseResultSchema>
-export const SessionDeleteParamsSchema = v1_schema.DeleteSessionRequestSchema
+export const SessionDeleteParamsSchema = lazySchema(() => built(v1_schema.DeleteSessionRequestSchema))
 export type SessionDeleteParams = z.infer<typeof SessionDeleteParamsSchema>
-export const SessionDeleteResultSchema = v1_schema.DeleteSessionResponseSchema
+export const SessionDeleteResultSchema = lazySchema(() => built(v1_schema.DeleteSessionResponseSchema))
 export type SessionDeleteResult = z.infer<typeof SessionDeleteResultSchema>
-export const SessionListParamsSchema = v1_schema.ListSessionsRequestSchema
+export const SessionListParamsSchema = lazySchema(() => built(v1_schema.ListSessionsRequestSchema))
 export type SessionListParams = z.infer<typeof SessionListParamsSchema>
-export const SessionListResultSchema = v1_schema.ListSessionsResponseSchema
+export const SessionListResultSchema = lazySchema(() => built(v1_schema.ListSessionsResponseSchema))
 export type SessionListResult = z.infer<typeof SessionListResultSchema>
-export const SessionLoadParamsSchema = v1_schema.LoadSessionRequestSchema
+export const SessionLoadParamsSchema = lazySchema(() => built(v1_schema.LoadSessionRequestSchema))
 export type SessionLoadParams = z.infer<typeof SessionLoadParamsSchema>
-export const SessionLoadResultSchema = v1_schema.LoadSessionResponseSchema
+export const SessionLoadResultSchema = lazySchema(() => built(v1_schema.LoadSessionResponseSchema))
 export type SessionLoadResult = z.infer<typeof SessionLoadResultSchema>
-export const SessionNewParamsSchema = v1_schema.NewSessionRequestSchema
+export const SessionNewParamsSchema = lazySchema(() => built(v1_schema.NewSessionRequestSchema))
 export type SessionNewParams = z.infer<typeof SessionNewParamsSchema>
-export const SessionNewResultSchema = v1_schema.NewSessionResponseSchema
+export const SessionNewResultSchema = lazySchema(() => built(v1_schema.NewSessionResponseSchema))
 export type SessionNewResult = z.infer<typeof SessionNewResultSchema>
-export const SessionPromptParamsSchema = v1_schema.PromptRequestSchema
+export const SessionPromptParamsSchema = lazySchema(() => built(v1_schema.PromptRequestSchema))
 export type SessionPromptParams = z.infer<typeof SessionPromptParamsSchema>
-export const SessionPromptResultSchema = v1_schema.PromptResponseSchema
+export const SessionPromptResultSchema = lazySchema(() => built(v1_schema.PromptResponseSchema))
 export type SessionPromptResult = z.infer<typeof SessionPromptResultSchema>
-export const SessionRequestPermissionParamsSchema = v1_schema.RequestPermissionRequestSchema
+export const SessionRequestPermissionParamsSchema = lazySchema(() => built(v1_schema.RequestPermissionRequestSchema))
 export type SessionRequestPermissionParams = z.infer<typeof SessionRequestPermissionParamsSchema>
-export const SessionRequestPermissionResultSchema = v1_schema.RequestPermissionResponseSchema
+export const SessionRequestPermissionResultSchema = lazySchema(() => built(v1_schema.RequestPermissionResponseSchema))
 export type SessionRequestPermissionResult = z.infer<typeof SessionRequestPermissionResultSchema>
-export const SessionResumeParamsSchema = v1_schema.ResumeSessionRequestSchema
+export const SessionResumeParamsSchema = lazySchema(() => built(v1_schema.ResumeSessionRequestSchema))
 export type SessionResumeParams = z.infer<typeof SessionResumeParamsSchema>
-export const SessionResumeResultSchema = v1_schema.ResumeSessionResponseSchema
+export const SessionResumeResultSchema = lazySchema(() => built(v1_schema.ResumeSessionResponseSchema))
 export type SessionResumeResult = z.infer<typeof SessionResumeResultSchema>
-export const SessionSetConfigOptionParamsSchema = v1_schema.SetSessionConfigOptionRequestSchema
+export const SessionSetConfigOptionParamsSchema = lazySchema(() => built(v1_schema.SetSessionConfigOptionRequestSchema))
 export type SessionSetConfigOptionParams = z.infer<typeof SessionSetConfigOptionParamsSchema>
-export const SessionSetConfigOptionResultSchema = v1_schema.SetSessionConfigOptionResponseSchema
+export const SessionSetConfigOptionResultSchema = lazySchema(() => built(v1_schema.SetSessionConfigOptionResponseSchema))
 export type SessionSetConfigOptionResult = z.infer<typeof SessionSetConfigOptionResultSchema>
-export const SessionSetModeParamsSchema = v1_schema.SetSessionModeRequestSchema
+export const SessionSetModeParamsSchema = lazySchema(() => built(v1_schema.SetSessionModeRequestSchema))
 export type SessionSetModeParams = z.infer<typeof SessionSetModeParamsSchema>
-export const SessionSetModeResultSchema = v1_schema.SetSessionModeResponseSchema
+export const SessionSetModeResultSchema = lazySchema(() => built(v1_schema.SetSessionModeResponseSchema))
 export type SessionSetModeResult = z.infer<typeof SessionSetModeResultSchema>
-export const SessionUpdateParamsSchema = v1_schema.SessionNotificationSchema
+export const SessionUpdateParamsSchema = lazySchema(() => built(v1_schema.SessionNotificationSchema))
 export type SessionUpdateParams = z.infer<typeof SessionUpdateParamsSchema>
-export const TerminalCreateParamsSchema = v1_schema.CreateTerminalRequestSchema
+export const TerminalCreateParamsSchema = lazySchema(() => built(v1_schema.CreateTerminalRequestSchema))
 export type TerminalCreateParams = z.infer<typeof TerminalCreateParamsSchema>
-export const TerminalCreateResultSchema = v1_schema.CreateTerminalResponseSchema
+export const TerminalCreateResultSchema = lazySchema(() => built(v1_schema.CreateTerminalResponseSchema))
 export type TerminalCreateResult = z.infer<typeof TerminalCreateResultSchema>
-export const TerminalKillParamsSchema = v1_schema.KillTerminalRequestSchema
+export const TerminalKillParamsSchema = lazySchema(() => built(v1_schema.KillTerminalRequestSchema))
 export type TerminalKillParams = z.infer<typeof TerminalKillParamsSchema>
-export const TerminalKillResultSchema = v1_schema.KillTerminalResponseSchema
+export const TerminalKillResultSchema = lazySchema(() => built(v1_schema.KillTerminalResponseSchema))
 export type TerminalKillResult = z.infer<typeof TerminalKillResultSchema>
-export const TerminalOutputParamsSchema = v1_schema.TerminalOutputRequestSchema
+export const TerminalOutputParamsSchema = lazySchema(() => built(v1_schema.TerminalOutputRequestSchema))
 export type TerminalOutputParams = z.infer<typeof TerminalOutputParamsSchema>
-export const TerminalOutputResultSchema = v1_schema.TerminalOutputResponseSchema
+export const TerminalOutputResultSchema = lazySchema(() => built(v1_schema.TerminalOutputResponseSchema))
 export type TerminalOutputResult = z.infer<typeof TerminalOutputResultSchema>
-export const TerminalReleaseParamsSchema = v1_schema.ReleaseTerminalRequestSchema
+export const TerminalReleaseParamsSchema = lazySchema(() => built(v1_schema.ReleaseTerminalRequestSchema))
 export type TerminalReleaseParams = z.infer<typeof TerminalReleaseParamsSchema>
-export const TerminalReleaseResultSchema = v1_schema.ReleaseTerminalResponseSchema
+export const TerminalReleaseResultSchema = lazySchema(() => built(v1_schema.ReleaseTerminalResponseSchema))
 export type TerminalReleaseResult = z.infer<typeof TerminalReleaseResultSchema>
-export const TerminalWaitForExitParamsSchema = v1_schema.WaitForTerminalExitRequestSchema
+export const TerminalWaitForExitParamsSchema = lazySchema(() => built(v1_schema.WaitForTerminalExitRequestSchema))
 export type TerminalWaitForExitParams = z.infer<typeof TerminalWaitForExitParamsSchema>
-export const TerminalWaitForExitResultSchema = v1_schema.WaitForTerminalExitResponseSchema
+export const TerminalWaitForExitResultSchema = lazySchema(() => built(v1_schema.WaitForTerminalExitResponseSchema))
 export type TerminalWaitForExitResult = z.infer<typeof TerminalWaitForExitResultSchema>
-export const SessionSteeringParamsSchema = SteeringParamsSchema
+export const SessionSteeringParamsSchema = lazySchema(() => built(SteeringParamsSchema))
 export type SessionSteeringParams = z.infer<typeof SessionSteeringParamsSchema>
-export const SessionSteeringResultSchema = SteeringResultSchema
+export const SessionSteeringResultSchema = lazySchema(() => built(SteeringResultSchema))
 export type SessionSteeringResult = z.infer<typeof SessionSteeringResultSchema>
-export const ChimeraSessionReplayParamsSchema = ReplayParamsSchema
+export const ChimeraSessionReplayParamsSchema = lazySchema(() => built(ReplayParamsSchema))
 export type ChimeraSessionReplayParams = z.infer<typeof ChimeraSessionReplayParamsSchema>
-export const ChimeraSessionReplayResultSchema = ReplayResultSchema
+export const ChimeraSessionReplayResultSchema = lazySchema(() => built(ReplayResultSchema))
 export type ChimeraSessionReplayResult = z.infer<typeof ChimeraSessionReplayResultSchema>
-export const ChimeraSessionStateParamsSchema = SessionRefSchema
+export const ChimeraSessionStateParamsSchema = lazySchema(() => built(SessionRefSchema))
 export type ChimeraSessionStateParams = z.infer<typeof ChimeraSessionStateParamsSchema>
-export const ChimeraSessionStateResultSchema = SessionStateSchema
+export const ChimeraSessionStateResultSchema = lazySchema(() => built(SessionStateSchema))
 export type ChimeraSessionStateResult = z.infer<typeof ChimeraSessionStateResultSchema>
-export const ChimeraSessionCompactParamsSchema = SessionRefSchema
+export const ChimeraSessionCompactParamsSchema = lazySchema(() => built(SessionRefSchema))
 export type ChimeraSessionCompactParams = z.infer<typeof ChimeraSessionCompactParamsSchema>
-export const ChimeraSessionCompactResultSchema = CompactResultSchema
+export const ChimeraSessionCompactResultSchema = lazySchema(() => built(CompactResultSchema))
 export type ChimeraSessionCompactResult = z.infer<typeof ChimeraSessionCompactResultSchema>
-export const SessionSetModelParamsSchema = LegacySetModelParamsSchema
+export const SessionSetModelParamsSchema = lazySchema(() => built(LegacySetModelParamsSchema))
 export type SessionSetModelParams = z.infer<typeof SessionSetModelParamsSchema>
-export const SessionSetModelResultSchema = z.record(z.string(), z.any())
+export const SessionSetModelResultSchema = lazySchema(() => z.record(z.string(), z.any()))
 export type SessionSetModelResult = z.infer<typeof SessionSetModelResultSchema>
-export const FerretSessionSetSandboxParamsSchema = SetSandboxParamsSchema
+export const FerretSessionSetSandboxParamsSchema = lazySchema(() => built(SetSandboxParamsSchema))
 export type FerretSessionSetSandboxParams = z.infer<typeof FerretSessionSetSandboxParamsSchema>
-export const FerretSessionSetSandboxResultSchema = SandboxResultSchema
+export const FerretSessionSetSandboxResultSchema = lazySchema(() => built(SandboxResultSchema))
 export type FerretSessionSetSandboxResult = z.infer<typeof FerretSessionSetSandboxResultSchema>
-export const FerretSessionSetApprovalParamsSchema = SetApprovalParamsSchema
+export const FerretSessionSetApprovalParamsSchema = lazySchema(() => built(SetApprovalParamsSchema))
 export type FerretSessionSetApprovalParams = z.infer<typeof FerretSessionSetApprovalParamsSchema>
-export const FerretSessionSetApprovalResultSchema = ApprovalResultSchema
+export const FerretSessionSetApprovalResultSchema = lazySchema(() => built(ApprovalResultSchema))
 export type FerretSessionSetApprovalResult = z.infer<typeof FerretSessionSetApprovalResultSchema>
-export const FerretSessionBridgeStatusParamsSchema = SessionRefSchema
+export const FerretSessionBridgeStatusParamsSchema = lazySchema(() => built(SessionRefSchema))
 export type FerretSessionBridgeStatusParams = z.infer<typeof FerretSessionBridgeStatusParamsSchema>
-export const FerretSessionBridgeStatusResultSchema = BridgeStatusSchema
+export const FerretSessionBridgeStatusResultSchema = lazySchema(() => built(BridgeStatusSchema))
 export type FerretSessionBridgeStatusResult = z.infer<typeof FerretSessionBridgeStatusResultSchema>
-export const FerretSessionUpdateParamsSchema = FerretUpdateParamsSchema
+export const FerretSessionUpdateParamsSchema = lazySchema(() => built(FerretUpdateParamsSchema))
 export type FerretSessionUpdateParams = z.infer<typeof FerretSessionUpdateParamsSchema>
 
 /** Every method of specs/openrpc/acp-v1.openrpc.json: direction, kind, validators and error codes. */

@@ -2,361 +2,362 @@
 //   specs/vendor/acp/schema.v1.json (sha256 0d0b1ca83c4872e5)
 // Change the spec, then run `make generate`.
 /* eslint-disable */
-import { z } from 'zod'
+import * as z from 'zod'
+import { built, lazySchema } from '../lazy-schema.gen.ts'
 
-export const RequestIdSchema = z.union([z.null(), z.number().int(), z.string()])
+export const RequestIdSchema = lazySchema(() => z.union([z.null(), z.number().int(), z.string()]))
 export type RequestId = z.infer<typeof RequestIdSchema>
-export const SessionIdSchema = z.string()
+export const SessionIdSchema = lazySchema(() => z.string())
 export type SessionId = z.infer<typeof SessionIdSchema>
-export const WriteTextFileRequestSchema = z.object({ "sessionId": SessionIdSchema, "path": z.string(), "content": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const WriteTextFileRequestSchema = lazySchema(() => z.object({ "sessionId": built(SessionIdSchema), "path": z.string(), "content": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type WriteTextFileRequest = z.infer<typeof WriteTextFileRequestSchema>
-export const ReadTextFileRequestSchema = z.object({ "sessionId": SessionIdSchema, "path": z.string(), "line": z.union([z.number().int().gte(0), z.null()]).optional(), "limit": z.union([z.number().int().gte(0), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const ReadTextFileRequestSchema = lazySchema(() => z.object({ "sessionId": built(SessionIdSchema), "path": z.string(), "line": z.union([z.number().int().gte(0), z.null()]).optional(), "limit": z.union([z.number().int().gte(0), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type ReadTextFileRequest = z.infer<typeof ReadTextFileRequestSchema>
-export const ToolCallIdSchema = z.string()
+export const ToolCallIdSchema = lazySchema(() => z.string())
 export type ToolCallId = z.infer<typeof ToolCallIdSchema>
-export const ToolKindSchema = z.union([z.literal("read"), z.literal("edit"), z.literal("delete"), z.literal("move"), z.literal("search"), z.literal("execute"), z.literal("think"), z.literal("fetch"), z.literal("switch_mode"), z.literal("other")])
+export const ToolKindSchema = lazySchema(() => z.union([z.literal("read"), z.literal("edit"), z.literal("delete"), z.literal("move"), z.literal("search"), z.literal("execute"), z.literal("think"), z.literal("fetch"), z.literal("switch_mode"), z.literal("other")]))
 export type ToolKind = z.infer<typeof ToolKindSchema>
-export const ToolCallStatusSchema = z.union([z.literal("pending"), z.literal("in_progress"), z.literal("completed"), z.literal("failed")])
+export const ToolCallStatusSchema = lazySchema(() => z.union([z.literal("pending"), z.literal("in_progress"), z.literal("completed"), z.literal("failed")]))
 export type ToolCallStatus = z.infer<typeof ToolCallStatusSchema>
-export const RoleSchema = z.union([z.literal("assistant"), z.literal("user")])
+export const RoleSchema = lazySchema(() => z.union([z.literal("assistant"), z.literal("user")]))
 export type Role = z.infer<typeof RoleSchema>
-export const AnnotationsSchema = z.object({ "audience": z.union([z.array(RoleSchema), z.null()]).optional(), "lastModified": z.union([z.string(), z.null()]).optional(), "priority": z.union([z.number(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const AnnotationsSchema = lazySchema(() => z.object({ "audience": z.union([z.array(built(RoleSchema)), z.null()]).optional(), "lastModified": z.union([z.string(), z.null()]).optional(), "priority": z.union([z.number(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type Annotations = z.infer<typeof AnnotationsSchema>
-export const TextContentSchema = z.object({ "annotations": z.union([AnnotationsSchema, z.null()]).optional(), "text": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const TextContentSchema = lazySchema(() => z.object({ "annotations": z.union([built(AnnotationsSchema), z.null()]).optional(), "text": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type TextContent = z.infer<typeof TextContentSchema>
-export const ImageContentSchema = z.object({ "annotations": z.union([AnnotationsSchema, z.null()]).optional(), "data": z.string(), "mimeType": z.string(), "uri": z.union([z.string(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const ImageContentSchema = lazySchema(() => z.object({ "annotations": z.union([built(AnnotationsSchema), z.null()]).optional(), "data": z.string(), "mimeType": z.string(), "uri": z.union([z.string(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type ImageContent = z.infer<typeof ImageContentSchema>
-export const AudioContentSchema = z.object({ "annotations": z.union([AnnotationsSchema, z.null()]).optional(), "data": z.string(), "mimeType": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const AudioContentSchema = lazySchema(() => z.object({ "annotations": z.union([built(AnnotationsSchema), z.null()]).optional(), "data": z.string(), "mimeType": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type AudioContent = z.infer<typeof AudioContentSchema>
-export const ResourceLinkSchema = z.object({ "annotations": z.union([AnnotationsSchema, z.null()]).optional(), "description": z.union([z.string(), z.null()]).optional(), "mimeType": z.union([z.string(), z.null()]).optional(), "name": z.string(), "size": z.union([z.number().int(), z.null()]).optional(), "title": z.union([z.string(), z.null()]).optional(), "uri": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const ResourceLinkSchema = lazySchema(() => z.object({ "annotations": z.union([built(AnnotationsSchema), z.null()]).optional(), "description": z.union([z.string(), z.null()]).optional(), "mimeType": z.union([z.string(), z.null()]).optional(), "name": z.string(), "size": z.union([z.number().int(), z.null()]).optional(), "title": z.union([z.string(), z.null()]).optional(), "uri": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type ResourceLink = z.infer<typeof ResourceLinkSchema>
-export const TextResourceContentsSchema = z.object({ "mimeType": z.union([z.string(), z.null()]).optional(), "text": z.string(), "uri": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const TextResourceContentsSchema = lazySchema(() => z.object({ "mimeType": z.union([z.string(), z.null()]).optional(), "text": z.string(), "uri": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type TextResourceContents = z.infer<typeof TextResourceContentsSchema>
-export const BlobResourceContentsSchema = z.object({ "blob": z.string(), "mimeType": z.union([z.string(), z.null()]).optional(), "uri": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const BlobResourceContentsSchema = lazySchema(() => z.object({ "blob": z.string(), "mimeType": z.union([z.string(), z.null()]).optional(), "uri": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type BlobResourceContents = z.infer<typeof BlobResourceContentsSchema>
-export const EmbeddedResourceResourceSchema = z.union([TextResourceContentsSchema, BlobResourceContentsSchema])
+export const EmbeddedResourceResourceSchema = lazySchema(() => z.union([built(TextResourceContentsSchema), built(BlobResourceContentsSchema)]))
 export type EmbeddedResourceResource = z.infer<typeof EmbeddedResourceResourceSchema>
-export const EmbeddedResourceSchema = z.object({ "annotations": z.union([AnnotationsSchema, z.null()]).optional(), "resource": EmbeddedResourceResourceSchema, "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const EmbeddedResourceSchema = lazySchema(() => z.object({ "annotations": z.union([built(AnnotationsSchema), z.null()]).optional(), "resource": built(EmbeddedResourceResourceSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type EmbeddedResource = z.infer<typeof EmbeddedResourceSchema>
-export const ContentBlockSchema = z.union([z.object({ "type": z.literal("text") }).and(TextContentSchema), z.object({ "type": z.literal("image") }).and(ImageContentSchema), z.object({ "type": z.literal("audio") }).and(AudioContentSchema), z.object({ "type": z.literal("resource_link") }).and(ResourceLinkSchema), z.object({ "type": z.literal("resource") }).and(EmbeddedResourceSchema)])
+export const ContentBlockSchema = lazySchema(() => z.union([z.object({ "type": z.literal("text") }).and(built(TextContentSchema)), z.object({ "type": z.literal("image") }).and(built(ImageContentSchema)), z.object({ "type": z.literal("audio") }).and(built(AudioContentSchema)), z.object({ "type": z.literal("resource_link") }).and(built(ResourceLinkSchema)), z.object({ "type": z.literal("resource") }).and(built(EmbeddedResourceSchema))]))
 export type ContentBlock = z.infer<typeof ContentBlockSchema>
-export const ContentSchema = z.object({ "content": ContentBlockSchema, "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const ContentSchema = lazySchema(() => z.object({ "content": built(ContentBlockSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type Content = z.infer<typeof ContentSchema>
-export const DiffSchema = z.object({ "path": z.string(), "oldText": z.union([z.string(), z.null()]).optional(), "newText": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const DiffSchema = lazySchema(() => z.object({ "path": z.string(), "oldText": z.union([z.string(), z.null()]).optional(), "newText": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type Diff = z.infer<typeof DiffSchema>
-export const TerminalIdSchema = z.string()
+export const TerminalIdSchema = lazySchema(() => z.string())
 export type TerminalId = z.infer<typeof TerminalIdSchema>
-export const TerminalSchema = z.object({ "terminalId": TerminalIdSchema, "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const TerminalSchema = lazySchema(() => z.object({ "terminalId": built(TerminalIdSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type Terminal = z.infer<typeof TerminalSchema>
-export const ToolCallContentSchema = z.union([z.object({ "type": z.literal("content") }).and(ContentSchema), z.object({ "type": z.literal("diff") }).and(DiffSchema), z.object({ "type": z.literal("terminal") }).and(TerminalSchema)])
+export const ToolCallContentSchema = lazySchema(() => z.union([z.object({ "type": z.literal("content") }).and(built(ContentSchema)), z.object({ "type": z.literal("diff") }).and(built(DiffSchema)), z.object({ "type": z.literal("terminal") }).and(built(TerminalSchema))]))
 export type ToolCallContent = z.infer<typeof ToolCallContentSchema>
-export const ToolCallLocationSchema = z.object({ "path": z.string(), "line": z.union([z.number().int().gte(0), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const ToolCallLocationSchema = lazySchema(() => z.object({ "path": z.string(), "line": z.union([z.number().int().gte(0), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type ToolCallLocation = z.infer<typeof ToolCallLocationSchema>
-export const ToolCallUpdateSchema = z.object({ "toolCallId": ToolCallIdSchema, "kind": z.union([ToolKindSchema, z.null()]).optional(), "status": z.union([ToolCallStatusSchema, z.null()]).optional(), "title": z.union([z.string(), z.null()]).optional(), "name": z.union([z.string(), z.null()]).optional(), "content": z.union([z.array(ToolCallContentSchema), z.null()]).optional(), "locations": z.union([z.array(ToolCallLocationSchema), z.null()]).optional(), "rawInput": z.any().optional(), "rawOutput": z.any().optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const ToolCallUpdateSchema = lazySchema(() => z.object({ "toolCallId": built(ToolCallIdSchema), "kind": z.union([built(ToolKindSchema), z.null()]).optional(), "status": z.union([built(ToolCallStatusSchema), z.null()]).optional(), "title": z.union([z.string(), z.null()]).optional(), "name": z.union([z.string(), z.null()]).optional(), "content": z.union([z.array(built(ToolCallContentSchema)), z.null()]).optional(), "locations": z.union([z.array(built(ToolCallLocationSchema)), z.null()]).optional(), "rawInput": z.any().optional(), "rawOutput": z.any().optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type ToolCallUpdate = z.infer<typeof ToolCallUpdateSchema>
-export const PermissionOptionIdSchema = z.string()
+export const PermissionOptionIdSchema = lazySchema(() => z.string())
 export type PermissionOptionId = z.infer<typeof PermissionOptionIdSchema>
-export const PermissionOptionKindSchema = z.union([z.literal("allow_once"), z.literal("allow_always"), z.literal("reject_once"), z.literal("reject_always")])
+export const PermissionOptionKindSchema = lazySchema(() => z.union([z.literal("allow_once"), z.literal("allow_always"), z.literal("reject_once"), z.literal("reject_always")]))
 export type PermissionOptionKind = z.infer<typeof PermissionOptionKindSchema>
-export const PermissionOptionSchema = z.object({ "optionId": PermissionOptionIdSchema, "name": z.string(), "kind": PermissionOptionKindSchema, "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const PermissionOptionSchema = lazySchema(() => z.object({ "optionId": built(PermissionOptionIdSchema), "name": z.string(), "kind": built(PermissionOptionKindSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type PermissionOption = z.infer<typeof PermissionOptionSchema>
-export const RequestPermissionRequestSchema = z.object({ "sessionId": SessionIdSchema, "toolCall": ToolCallUpdateSchema, "options": z.array(PermissionOptionSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const RequestPermissionRequestSchema = lazySchema(() => z.object({ "sessionId": built(SessionIdSchema), "toolCall": built(ToolCallUpdateSchema), "options": z.array(built(PermissionOptionSchema)), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type RequestPermissionRequest = z.infer<typeof RequestPermissionRequestSchema>
-export const EnvVariableSchema = z.object({ "name": z.string(), "value": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const EnvVariableSchema = lazySchema(() => z.object({ "name": z.string(), "value": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type EnvVariable = z.infer<typeof EnvVariableSchema>
-export const CreateTerminalRequestSchema = z.object({ "sessionId": SessionIdSchema, "command": z.string(), "args": z.array(z.string()).optional(), "env": z.array(EnvVariableSchema).optional(), "cwd": z.union([z.string(), z.null()]).optional(), "outputByteLimit": z.union([z.number().int().gte(0), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const CreateTerminalRequestSchema = lazySchema(() => z.object({ "sessionId": built(SessionIdSchema), "command": z.string(), "args": z.array(z.string()).optional(), "env": z.array(built(EnvVariableSchema)).optional(), "cwd": z.union([z.string(), z.null()]).optional(), "outputByteLimit": z.union([z.number().int().gte(0), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type CreateTerminalRequest = z.infer<typeof CreateTerminalRequestSchema>
-export const TerminalOutputRequestSchema = z.object({ "sessionId": SessionIdSchema, "terminalId": TerminalIdSchema, "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const TerminalOutputRequestSchema = lazySchema(() => z.object({ "sessionId": built(SessionIdSchema), "terminalId": built(TerminalIdSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type TerminalOutputRequest = z.infer<typeof TerminalOutputRequestSchema>
-export const ReleaseTerminalRequestSchema = z.object({ "sessionId": SessionIdSchema, "terminalId": TerminalIdSchema, "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const ReleaseTerminalRequestSchema = lazySchema(() => z.object({ "sessionId": built(SessionIdSchema), "terminalId": built(TerminalIdSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type ReleaseTerminalRequest = z.infer<typeof ReleaseTerminalRequestSchema>
-export const WaitForTerminalExitRequestSchema = z.object({ "sessionId": SessionIdSchema, "terminalId": TerminalIdSchema, "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const WaitForTerminalExitRequestSchema = lazySchema(() => z.object({ "sessionId": built(SessionIdSchema), "terminalId": built(TerminalIdSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type WaitForTerminalExitRequest = z.infer<typeof WaitForTerminalExitRequestSchema>
-export const KillTerminalRequestSchema = z.object({ "sessionId": SessionIdSchema, "terminalId": TerminalIdSchema, "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const KillTerminalRequestSchema = lazySchema(() => z.object({ "sessionId": built(SessionIdSchema), "terminalId": built(TerminalIdSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type KillTerminalRequest = z.infer<typeof KillTerminalRequestSchema>
-export const ElicitationSchemaTypeSchema = z.literal("object")
+export const ElicitationSchemaTypeSchema = lazySchema(() => z.literal("object"))
 export type ElicitationSchemaType = z.infer<typeof ElicitationSchemaTypeSchema>
-export const StringFormatSchema = z.union([z.literal("email"), z.literal("uri"), z.literal("date"), z.literal("date-time")])
+export const StringFormatSchema = lazySchema(() => z.union([z.literal("email"), z.literal("uri"), z.literal("date"), z.literal("date-time")]))
 export type StringFormat = z.infer<typeof StringFormatSchema>
-export const EnumOptionSchema = z.object({ "const": z.string(), "title": z.string(), "description": z.union([z.string(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const EnumOptionSchema = lazySchema(() => z.object({ "const": z.string(), "title": z.string(), "description": z.union([z.string(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type EnumOption = z.infer<typeof EnumOptionSchema>
-export const StringPropertySchemaSchema = z.object({ "title": z.union([z.string(), z.null()]).optional(), "description": z.union([z.string(), z.null()]).optional(), "minLength": z.union([z.number().int().gte(0), z.null()]).optional(), "maxLength": z.union([z.number().int().gte(0), z.null()]).optional(), "pattern": z.union([z.string(), z.null()]).optional(), "format": z.union([StringFormatSchema, z.null()]).optional(), "default": z.union([z.string(), z.null()]).optional(), "enum": z.union([z.array(z.string()), z.null()]).optional(), "oneOf": z.union([z.array(EnumOptionSchema), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const StringPropertySchemaSchema = lazySchema(() => z.object({ "title": z.union([z.string(), z.null()]).optional(), "description": z.union([z.string(), z.null()]).optional(), "minLength": z.union([z.number().int().gte(0), z.null()]).optional(), "maxLength": z.union([z.number().int().gte(0), z.null()]).optional(), "pattern": z.union([z.string(), z.null()]).optional(), "format": z.union([built(StringFormatSchema), z.null()]).optional(), "default": z.union([z.string(), z.null()]).optional(), "enum": z.union([z.array(z.string()), z.null()]).optional(), "oneOf": z.union([z.array(built(EnumOptionSchema)), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type StringPropertySchema = z.infer<typeof StringPropertySchemaSchema>
-export const NumberPropertySchemaSchema = z.object({ "title": z.union([z.string(), z.null()]).optional(), "description": z.union([z.string(), z.null()]).optional(), "minimum": z.union([z.number(), z.null()]).optional(), "maximum": z.union([z.number(), z.null()]).optional(), "default": z.union([z.number(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const NumberPropertySchemaSchema = lazySchema(() => z.object({ "title": z.union([z.string(), z.null()]).optional(), "description": z.union([z.string(), z.null()]).optional(), "minimum": z.union([z.number(), z.null()]).optional(), "maximum": z.union([z.number(), z.null()]).optional(), "default": z.union([z.number(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type NumberPropertySchema = z.infer<typeof NumberPropertySchemaSchema>
-export const IntegerPropertySchemaSchema = z.object({ "title": z.union([z.string(), z.null()]).optional(), "description": z.union([z.string(), z.null()]).optional(), "minimum": z.union([z.number().int(), z.null()]).optional(), "maximum": z.union([z.number().int(), z.null()]).optional(), "default": z.union([z.number().int(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const IntegerPropertySchemaSchema = lazySchema(() => z.object({ "title": z.union([z.string(), z.null()]).optional(), "description": z.union([z.string(), z.null()]).optional(), "minimum": z.union([z.number().int(), z.null()]).optional(), "maximum": z.union([z.number().int(), z.null()]).optional(), "default": z.union([z.number().int(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type IntegerPropertySchema = z.infer<typeof IntegerPropertySchemaSchema>
-export const BooleanPropertySchemaSchema = z.object({ "title": z.union([z.string(), z.null()]).optional(), "description": z.union([z.string(), z.null()]).optional(), "default": z.union([z.boolean(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const BooleanPropertySchemaSchema = lazySchema(() => z.object({ "title": z.union([z.string(), z.null()]).optional(), "description": z.union([z.string(), z.null()]).optional(), "default": z.union([z.boolean(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type BooleanPropertySchema = z.infer<typeof BooleanPropertySchemaSchema>
-export const StringMultiSelectItemsSchema = z.object({ "enum": z.array(z.string()), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const StringMultiSelectItemsSchema = lazySchema(() => z.object({ "enum": z.array(z.string()), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type StringMultiSelectItems = z.infer<typeof StringMultiSelectItemsSchema>
-export const TitledMultiSelectItemsSchema = z.object({ "anyOf": z.array(EnumOptionSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const TitledMultiSelectItemsSchema = lazySchema(() => z.object({ "anyOf": z.array(built(EnumOptionSchema)), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type TitledMultiSelectItems = z.infer<typeof TitledMultiSelectItemsSchema>
-export const MultiSelectItemsSchema = z.union([z.object({ "type": z.literal("string") }).and(StringMultiSelectItemsSchema), z.object({ "type": z.string() }).catchall(z.any()), TitledMultiSelectItemsSchema])
+export const MultiSelectItemsSchema = lazySchema(() => z.union([z.object({ "type": z.literal("string") }).and(built(StringMultiSelectItemsSchema)), z.object({ "type": z.string() }).catchall(z.any()), built(TitledMultiSelectItemsSchema)]))
 export type MultiSelectItems = z.infer<typeof MultiSelectItemsSchema>
-export const MultiSelectPropertySchemaSchema = z.object({ "title": z.union([z.string(), z.null()]).optional(), "description": z.union([z.string(), z.null()]).optional(), "minItems": z.union([z.number().int().gte(0), z.null()]).optional(), "maxItems": z.union([z.number().int().gte(0), z.null()]).optional(), "items": MultiSelectItemsSchema, "default": z.union([z.array(z.string()), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const MultiSelectPropertySchemaSchema = lazySchema(() => z.object({ "title": z.union([z.string(), z.null()]).optional(), "description": z.union([z.string(), z.null()]).optional(), "minItems": z.union([z.number().int().gte(0), z.null()]).optional(), "maxItems": z.union([z.number().int().gte(0), z.null()]).optional(), "items": built(MultiSelectItemsSchema), "default": z.union([z.array(z.string()), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type MultiSelectPropertySchema = z.infer<typeof MultiSelectPropertySchemaSchema>
-export const ElicitationPropertySchemaSchema = z.union([z.object({ "type": z.literal("string") }).and(StringPropertySchemaSchema), z.object({ "type": z.literal("number") }).and(NumberPropertySchemaSchema), z.object({ "type": z.literal("integer") }).and(IntegerPropertySchemaSchema), z.object({ "type": z.literal("boolean") }).and(BooleanPropertySchemaSchema), z.object({ "type": z.literal("array") }).and(MultiSelectPropertySchemaSchema), z.object({ "type": z.string() }).catchall(z.any())])
+export const ElicitationPropertySchemaSchema = lazySchema(() => z.union([z.object({ "type": z.literal("string") }).and(built(StringPropertySchemaSchema)), z.object({ "type": z.literal("number") }).and(built(NumberPropertySchemaSchema)), z.object({ "type": z.literal("integer") }).and(built(IntegerPropertySchemaSchema)), z.object({ "type": z.literal("boolean") }).and(built(BooleanPropertySchemaSchema)), z.object({ "type": z.literal("array") }).and(built(MultiSelectPropertySchemaSchema)), z.object({ "type": z.string() }).catchall(z.any())]))
 export type ElicitationPropertySchema = z.infer<typeof ElicitationPropertySchemaSchema>
-export const ElicitationSchemaSchema = z.object({ "type": ElicitationSchemaTypeSchema.default("object"), "title": z.union([z.string(), z.null()]).optional(), "properties": z.record(z.string(), ElicitationPropertySchemaSchema).default({}), "required": z.union([z.array(z.string()), z.null()]).optional(), "description": z.union([z.string(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const ElicitationSchemaSchema = lazySchema(() => z.object({ "type": built(ElicitationSchemaTypeSchema).default("object"), "title": z.union([z.string(), z.null()]).optional(), "properties": z.record(z.string(), built(ElicitationPropertySchemaSchema)).default({}), "required": z.union([z.array(z.string()), z.null()]).optional(), "description": z.union([z.string(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type ElicitationSchema = z.infer<typeof ElicitationSchemaSchema>
-export const ElicitationSessionScopeSchema = z.object({ "sessionId": SessionIdSchema, "toolCallId": z.union([ToolCallIdSchema, z.null()]).optional() })
+export const ElicitationSessionScopeSchema = lazySchema(() => z.object({ "sessionId": built(SessionIdSchema), "toolCallId": z.union([built(ToolCallIdSchema), z.null()]).optional() }))
 export type ElicitationSessionScope = z.infer<typeof ElicitationSessionScopeSchema>
-export const ElicitationRequestScopeSchema = z.object({ "requestId": RequestIdSchema })
+export const ElicitationRequestScopeSchema = lazySchema(() => z.object({ "requestId": built(RequestIdSchema) }))
 export type ElicitationRequestScope = z.infer<typeof ElicitationRequestScopeSchema>
-export const ElicitationFormModeSchema = z.object({ "requestedSchema": ElicitationSchemaSchema }).and(z.union([ElicitationSessionScopeSchema, ElicitationRequestScopeSchema]))
+export const ElicitationFormModeSchema = lazySchema(() => z.object({ "requestedSchema": built(ElicitationSchemaSchema) }).and(z.union([built(ElicitationSessionScopeSchema), built(ElicitationRequestScopeSchema)])))
 export type ElicitationFormMode = z.infer<typeof ElicitationFormModeSchema>
-export const ElicitationIdSchema = z.string()
+export const ElicitationIdSchema = lazySchema(() => z.string())
 export type ElicitationId = z.infer<typeof ElicitationIdSchema>
-export const ElicitationUrlModeSchema = z.object({ "elicitationId": ElicitationIdSchema, "url": z.string().url() }).and(z.union([ElicitationSessionScopeSchema, ElicitationRequestScopeSchema]))
+export const ElicitationUrlModeSchema = lazySchema(() => z.object({ "elicitationId": built(ElicitationIdSchema), "url": z.string().url() }).and(z.union([built(ElicitationSessionScopeSchema), built(ElicitationRequestScopeSchema)])))
 export type ElicitationUrlMode = z.infer<typeof ElicitationUrlModeSchema>
-export const CreateElicitationRequestSchema = z.object({ "message": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).and(z.union([z.object({ "mode": z.literal("form") }).and(ElicitationFormModeSchema), z.object({ "mode": z.literal("url") }).and(ElicitationUrlModeSchema), z.object({ "mode": z.string() }).and(z.union([ElicitationSessionScopeSchema, ElicitationRequestScopeSchema]))]))
+export const CreateElicitationRequestSchema = lazySchema(() => z.object({ "message": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).and(z.union([z.object({ "mode": z.literal("form") }).and(built(ElicitationFormModeSchema)), z.object({ "mode": z.literal("url") }).and(built(ElicitationUrlModeSchema)), z.object({ "mode": z.string() }).and(z.union([built(ElicitationSessionScopeSchema), built(ElicitationRequestScopeSchema)]))])))
 export type CreateElicitationRequest = z.infer<typeof CreateElicitationRequestSchema>
-export const ExtRequestSchema = z.any()
+export const ExtRequestSchema = lazySchema(() => z.any())
 export type ExtRequest = z.infer<typeof ExtRequestSchema>
-export const AgentRequestSchema = z.object({ "id": RequestIdSchema, "method": z.string(), "params": z.union([z.union([WriteTextFileRequestSchema, ReadTextFileRequestSchema, RequestPermissionRequestSchema, CreateTerminalRequestSchema, TerminalOutputRequestSchema, ReleaseTerminalRequestSchema, WaitForTerminalExitRequestSchema, KillTerminalRequestSchema, CreateElicitationRequestSchema, ExtRequestSchema]), z.null()]).optional() })
+export const AgentRequestSchema = lazySchema(() => z.object({ "id": built(RequestIdSchema), "method": z.string(), "params": z.union([z.union([built(WriteTextFileRequestSchema), built(ReadTextFileRequestSchema), built(RequestPermissionRequestSchema), built(CreateTerminalRequestSchema), built(TerminalOutputRequestSchema), built(ReleaseTerminalRequestSchema), built(WaitForTerminalExitRequestSchema), built(KillTerminalRequestSchema), built(CreateElicitationRequestSchema), built(ExtRequestSchema)]), z.null()]).optional() }))
 export type AgentRequest = z.infer<typeof AgentRequestSchema>
-export const ProtocolVersionSchema = z.number().int().gte(0).lte(65535)
+export const ProtocolVersionSchema = lazySchema(() => z.number().int().gte(0).lte(65535))
 export type ProtocolVersion = z.infer<typeof ProtocolVersionSchema>
-export const PromptCapabilitiesSchema = z.object({ "image": z.boolean().default(false), "audio": z.boolean().default(false), "embeddedContext": z.boolean().default(false), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const PromptCapabilitiesSchema = lazySchema(() => z.object({ "image": z.boolean().default(false), "audio": z.boolean().default(false), "embeddedContext": z.boolean().default(false), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type PromptCapabilities = z.infer<typeof PromptCapabilitiesSchema>
-export const McpCapabilitiesSchema = z.object({ "http": z.boolean().default(false), "sse": z.boolean().default(false), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const McpCapabilitiesSchema = lazySchema(() => z.object({ "http": z.boolean().default(false), "sse": z.boolean().default(false), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type McpCapabilities = z.infer<typeof McpCapabilitiesSchema>
-export const SessionListCapabilitiesSchema = z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const SessionListCapabilitiesSchema = lazySchema(() => z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type SessionListCapabilities = z.infer<typeof SessionListCapabilitiesSchema>
-export const SessionDeleteCapabilitiesSchema = z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const SessionDeleteCapabilitiesSchema = lazySchema(() => z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type SessionDeleteCapabilities = z.infer<typeof SessionDeleteCapabilitiesSchema>
-export const SessionAdditionalDirectoriesCapabilitiesSchema = z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const SessionAdditionalDirectoriesCapabilitiesSchema = lazySchema(() => z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type SessionAdditionalDirectoriesCapabilities = z.infer<typeof SessionAdditionalDirectoriesCapabilitiesSchema>
-export const SessionResumeCapabilitiesSchema = z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const SessionResumeCapabilitiesSchema = lazySchema(() => z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type SessionResumeCapabilities = z.infer<typeof SessionResumeCapabilitiesSchema>
-export const SessionCloseCapabilitiesSchema = z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const SessionCloseCapabilitiesSchema = lazySchema(() => z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type SessionCloseCapabilities = z.infer<typeof SessionCloseCapabilitiesSchema>
-export const SessionCapabilitiesSchema = z.object({ "list": z.union([SessionListCapabilitiesSchema, z.null()]).optional(), "delete": z.union([SessionDeleteCapabilitiesSchema, z.null()]).optional(), "additionalDirectories": z.union([SessionAdditionalDirectoriesCapabilitiesSchema, z.null()]).optional(), "resume": z.union([SessionResumeCapabilitiesSchema, z.null()]).optional(), "close": z.union([SessionCloseCapabilitiesSchema, z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const SessionCapabilitiesSchema = lazySchema(() => z.object({ "list": z.union([built(SessionListCapabilitiesSchema), z.null()]).optional(), "delete": z.union([built(SessionDeleteCapabilitiesSchema), z.null()]).optional(), "additionalDirectories": z.union([built(SessionAdditionalDirectoriesCapabilitiesSchema), z.null()]).optional(), "resume": z.union([built(SessionResumeCapabilitiesSchema), z.null()]).optional(), "close": z.union([built(SessionCloseCapabilitiesSchema), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type SessionCapabilities = z.infer<typeof SessionCapabilitiesSchema>
-export const LogoutCapabilitiesSchema = z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const LogoutCapabilitiesSchema = lazySchema(() => z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type LogoutCapabilities = z.infer<typeof LogoutCapabilitiesSchema>
-export const AgentAuthCapabilitiesSchema = z.object({ "logout": z.union([LogoutCapabilitiesSchema, z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const AgentAuthCapabilitiesSchema = lazySchema(() => z.object({ "logout": z.union([built(LogoutCapabilitiesSchema), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type AgentAuthCapabilities = z.infer<typeof AgentAuthCapabilitiesSchema>
-export const AgentCapabilitiesSchema = z.object({ "loadSession": z.boolean().default(false), "promptCapabilities": PromptCapabilitiesSchema.default({"image":false,"audio":false,"embeddedContext":false}), "mcpCapabilities": McpCapabilitiesSchema.default({"http":false,"sse":false}), "sessionCapabilities": SessionCapabilitiesSchema.default({}), "auth": AgentAuthCapabilitiesSchema.default({}), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const AgentCapabilitiesSchema = lazySchema(() => z.object({ "loadSession": z.boolean().default(false), "promptCapabilities": built(PromptCapabilitiesSchema).default({"image":false,"audio":false,"embeddedContext":false}), "mcpCapabilities": built(McpCapabilitiesSchema).default({"http":false,"sse":false}), "sessionCapabilities": built(SessionCapabilitiesSchema).default({}), "auth": built(AgentAuthCapabilitiesSchema).default({}), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type AgentCapabilities = z.infer<typeof AgentCapabilitiesSchema>
-export const AuthMethodIdSchema = z.string()
+export const AuthMethodIdSchema = lazySchema(() => z.string())
 export type AuthMethodId = z.infer<typeof AuthMethodIdSchema>
-export const AuthMethodTerminalSchema = z.object({ "id": AuthMethodIdSchema, "name": z.string(), "description": z.union([z.string(), z.null()]).optional(), "args": z.array(z.string()).optional(), "env": z.record(z.string(), z.string()).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const AuthMethodTerminalSchema = lazySchema(() => z.object({ "id": built(AuthMethodIdSchema), "name": z.string(), "description": z.union([z.string(), z.null()]).optional(), "args": z.array(z.string()).optional(), "env": z.record(z.string(), z.string()).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type AuthMethodTerminal = z.infer<typeof AuthMethodTerminalSchema>
-export const AuthMethodAgentSchema = z.object({ "id": AuthMethodIdSchema, "name": z.string(), "description": z.union([z.string(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const AuthMethodAgentSchema = lazySchema(() => z.object({ "id": built(AuthMethodIdSchema), "name": z.string(), "description": z.union([z.string(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type AuthMethodAgent = z.infer<typeof AuthMethodAgentSchema>
-export const AuthMethodSchema = z.union([z.object({ "type": z.literal("terminal") }).and(AuthMethodTerminalSchema), AuthMethodAgentSchema])
+export const AuthMethodSchema = lazySchema(() => z.union([z.object({ "type": z.literal("terminal") }).and(built(AuthMethodTerminalSchema)), built(AuthMethodAgentSchema)]))
 export type AuthMethod = z.infer<typeof AuthMethodSchema>
-export const ImplementationSchema = z.object({ "name": z.string(), "title": z.union([z.string(), z.null()]).optional(), "version": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const ImplementationSchema = lazySchema(() => z.object({ "name": z.string(), "title": z.union([z.string(), z.null()]).optional(), "version": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type Implementation = z.infer<typeof ImplementationSchema>
-export const InitializeResponseSchema = z.object({ "protocolVersion": ProtocolVersionSchema, "agentCapabilities": AgentCapabilitiesSchema.default({"loadSession":false,"promptCapabilities":{"image":false,"audio":false,"embeddedContext":false},"mcpCapabilities":{"http":false,"sse":false},"sessionCapabilities":{},"auth":{}}), "authMethods": z.array(AuthMethodSchema).default([]), "agentInfo": z.union([ImplementationSchema, z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const InitializeResponseSchema = lazySchema(() => z.object({ "protocolVersion": built(ProtocolVersionSchema), "agentCapabilities": built(AgentCapabilitiesSchema).default({"loadSession":false,"promptCapabilities":{"image":false,"audio":false,"embeddedContext":false},"mcpCapabilities":{"http":false,"sse":false},"sessionCapabilities":{},"auth":{}}), "authMethods": z.array(built(AuthMethodSchema)).default([]), "agentInfo": z.union([built(ImplementationSchema), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type InitializeResponse = z.infer<typeof InitializeResponseSchema>
-export const AuthenticateResponseSchema = z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const AuthenticateResponseSchema = lazySchema(() => z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type AuthenticateResponse = z.infer<typeof AuthenticateResponseSchema>
-export const LogoutResponseSchema = z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const LogoutResponseSchema = lazySchema(() => z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type LogoutResponse = z.infer<typeof LogoutResponseSchema>
-export const SessionModeIdSchema = z.string()
+export const SessionModeIdSchema = lazySchema(() => z.string())
 export type SessionModeId = z.infer<typeof SessionModeIdSchema>
-export const SessionModeSchema = z.object({ "id": SessionModeIdSchema, "name": z.string(), "description": z.union([z.string(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const SessionModeSchema = lazySchema(() => z.object({ "id": built(SessionModeIdSchema), "name": z.string(), "description": z.union([z.string(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type SessionMode = z.infer<typeof SessionModeSchema>
-export const SessionModeStateSchema = z.object({ "currentModeId": SessionModeIdSchema, "availableModes": z.array(SessionModeSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const SessionModeStateSchema = lazySchema(() => z.object({ "currentModeId": built(SessionModeIdSchema), "availableModes": z.array(built(SessionModeSchema)), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type SessionModeState = z.infer<typeof SessionModeStateSchema>
-export const SessionConfigIdSchema = z.string()
+export const SessionConfigIdSchema = lazySchema(() => z.string())
 export type SessionConfigId = z.infer<typeof SessionConfigIdSchema>
-export const SessionConfigOptionCategorySchema = z.union([z.literal("mode"), z.literal("model"), z.literal("model_config"), z.literal("thought_level"), z.string()])
+export const SessionConfigOptionCategorySchema = lazySchema(() => z.union([z.literal("mode"), z.literal("model"), z.literal("model_config"), z.literal("thought_level"), z.string()]))
 export type SessionConfigOptionCategory = z.infer<typeof SessionConfigOptionCategorySchema>
-export const SessionConfigValueIdSchema = z.string()
+export const SessionConfigValueIdSchema = lazySchema(() => z.string())
 export type SessionConfigValueId = z.infer<typeof SessionConfigValueIdSchema>
-export const SessionConfigSelectOptionSchema = z.object({ "value": SessionConfigValueIdSchema, "name": z.string(), "description": z.union([z.string(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const SessionConfigSelectOptionSchema = lazySchema(() => z.object({ "value": built(SessionConfigValueIdSchema), "name": z.string(), "description": z.union([z.string(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type SessionConfigSelectOption = z.infer<typeof SessionConfigSelectOptionSchema>
-export const SessionConfigGroupIdSchema = z.string()
+export const SessionConfigGroupIdSchema = lazySchema(() => z.string())
 export type SessionConfigGroupId = z.infer<typeof SessionConfigGroupIdSchema>
-export const SessionConfigSelectGroupSchema = z.object({ "group": SessionConfigGroupIdSchema, "name": z.string(), "options": z.array(SessionConfigSelectOptionSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const SessionConfigSelectGroupSchema = lazySchema(() => z.object({ "group": built(SessionConfigGroupIdSchema), "name": z.string(), "options": z.array(built(SessionConfigSelectOptionSchema)), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type SessionConfigSelectGroup = z.infer<typeof SessionConfigSelectGroupSchema>
-export const SessionConfigSelectOptionsSchema = z.union([z.array(SessionConfigSelectOptionSchema), z.array(SessionConfigSelectGroupSchema)])
+export const SessionConfigSelectOptionsSchema = lazySchema(() => z.union([z.array(built(SessionConfigSelectOptionSchema)), z.array(built(SessionConfigSelectGroupSchema))]))
 export type SessionConfigSelectOptions = z.infer<typeof SessionConfigSelectOptionsSchema>
-export const SessionConfigSelectSchema = z.object({ "currentValue": SessionConfigValueIdSchema, "options": SessionConfigSelectOptionsSchema })
+export const SessionConfigSelectSchema = lazySchema(() => z.object({ "currentValue": built(SessionConfigValueIdSchema), "options": built(SessionConfigSelectOptionsSchema) }))
 export type SessionConfigSelect = z.infer<typeof SessionConfigSelectSchema>
-export const SessionConfigBooleanSchema = z.object({ "currentValue": z.boolean() })
+export const SessionConfigBooleanSchema = lazySchema(() => z.object({ "currentValue": z.boolean() }))
 export type SessionConfigBoolean = z.infer<typeof SessionConfigBooleanSchema>
-export const SessionConfigOptionSchema = z.object({ "id": SessionConfigIdSchema, "name": z.string(), "description": z.union([z.string(), z.null()]).optional(), "category": z.union([SessionConfigOptionCategorySchema, z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).and(z.union([z.object({ "type": z.literal("select") }).and(SessionConfigSelectSchema), z.object({ "type": z.literal("boolean") }).and(SessionConfigBooleanSchema)]))
+export const SessionConfigOptionSchema = lazySchema(() => z.object({ "id": built(SessionConfigIdSchema), "name": z.string(), "description": z.union([z.string(), z.null()]).optional(), "category": z.union([built(SessionConfigOptionCategorySchema), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).and(z.union([z.object({ "type": z.literal("select") }).and(built(SessionConfigSelectSchema)), z.object({ "type": z.literal("boolean") }).and(built(SessionConfigBooleanSchema))])))
 export type SessionConfigOption = z.infer<typeof SessionConfigOptionSchema>
-export const NewSessionResponseSchema = z.object({ "sessionId": SessionIdSchema, "modes": z.union([SessionModeStateSchema, z.null()]).optional(), "configOptions": z.union([z.array(SessionConfigOptionSchema), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const NewSessionResponseSchema = lazySchema(() => z.object({ "sessionId": built(SessionIdSchema), "modes": z.union([built(SessionModeStateSchema), z.null()]).optional(), "configOptions": z.union([z.array(built(SessionConfigOptionSchema)), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type NewSessionResponse = z.infer<typeof NewSessionResponseSchema>
-export const LoadSessionResponseSchema = z.object({ "modes": z.union([SessionModeStateSchema, z.null()]).optional(), "configOptions": z.union([z.array(SessionConfigOptionSchema), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const LoadSessionResponseSchema = lazySchema(() => z.object({ "modes": z.union([built(SessionModeStateSchema), z.null()]).optional(), "configOptions": z.union([z.array(built(SessionConfigOptionSchema)), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type LoadSessionResponse = z.infer<typeof LoadSessionResponseSchema>
-export const SessionInfoSchema = z.object({ "sessionId": SessionIdSchema, "cwd": z.string(), "additionalDirectories": z.array(z.string()).optional(), "title": z.union([z.string(), z.null()]).optional(), "updatedAt": z.union([z.string(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const SessionInfoSchema = lazySchema(() => z.object({ "sessionId": built(SessionIdSchema), "cwd": z.string(), "additionalDirectories": z.array(z.string()).optional(), "title": z.union([z.string(), z.null()]).optional(), "updatedAt": z.union([z.string(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type SessionInfo = z.infer<typeof SessionInfoSchema>
-export const ListSessionsResponseSchema = z.object({ "sessions": z.array(SessionInfoSchema), "nextCursor": z.union([z.string(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const ListSessionsResponseSchema = lazySchema(() => z.object({ "sessions": z.array(built(SessionInfoSchema)), "nextCursor": z.union([z.string(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type ListSessionsResponse = z.infer<typeof ListSessionsResponseSchema>
-export const DeleteSessionResponseSchema = z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const DeleteSessionResponseSchema = lazySchema(() => z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type DeleteSessionResponse = z.infer<typeof DeleteSessionResponseSchema>
-export const ResumeSessionResponseSchema = z.object({ "modes": z.union([SessionModeStateSchema, z.null()]).optional(), "configOptions": z.union([z.array(SessionConfigOptionSchema), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const ResumeSessionResponseSchema = lazySchema(() => z.object({ "modes": z.union([built(SessionModeStateSchema), z.null()]).optional(), "configOptions": z.union([z.array(built(SessionConfigOptionSchema)), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type ResumeSessionResponse = z.infer<typeof ResumeSessionResponseSchema>
-export const CloseSessionResponseSchema = z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const CloseSessionResponseSchema = lazySchema(() => z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type CloseSessionResponse = z.infer<typeof CloseSessionResponseSchema>
-export const SetSessionModeResponseSchema = z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const SetSessionModeResponseSchema = lazySchema(() => z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type SetSessionModeResponse = z.infer<typeof SetSessionModeResponseSchema>
-export const SetSessionConfigOptionResponseSchema = z.object({ "configOptions": z.array(SessionConfigOptionSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const SetSessionConfigOptionResponseSchema = lazySchema(() => z.object({ "configOptions": z.array(built(SessionConfigOptionSchema)), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type SetSessionConfigOptionResponse = z.infer<typeof SetSessionConfigOptionResponseSchema>
-export const StopReasonSchema = z.union([z.literal("end_turn"), z.literal("max_tokens"), z.literal("max_turn_requests"), z.literal("refusal"), z.literal("cancelled")])
+export const StopReasonSchema = lazySchema(() => z.union([z.literal("end_turn"), z.literal("max_tokens"), z.literal("max_turn_requests"), z.literal("refusal"), z.literal("cancelled")]))
 export type StopReason = z.infer<typeof StopReasonSchema>
-export const PromptResponseSchema = z.object({ "stopReason": StopReasonSchema, "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const PromptResponseSchema = lazySchema(() => z.object({ "stopReason": built(StopReasonSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type PromptResponse = z.infer<typeof PromptResponseSchema>
-export const ExtResponseSchema = z.any()
+export const ExtResponseSchema = lazySchema(() => z.any())
 export type ExtResponse = z.infer<typeof ExtResponseSchema>
-export const ErrorCodeSchema = z.union([z.literal(-32700), z.literal(-32600), z.literal(-32601), z.literal(-32602), z.literal(-32603), z.literal(-32800), z.literal(-32000), z.literal(-32002), z.number().int()])
+export const ErrorCodeSchema = lazySchema(() => z.union([z.literal(-32700), z.literal(-32600), z.literal(-32601), z.literal(-32602), z.literal(-32603), z.literal(-32800), z.literal(-32000), z.literal(-32002), z.number().int()]))
 export type ErrorCode = z.infer<typeof ErrorCodeSchema>
-export const ErrorSchema = z.object({ "code": ErrorCodeSchema, "message": z.string(), "data": z.any().optional() })
+export const ErrorSchema = lazySchema(() => z.object({ "code": built(ErrorCodeSchema), "message": z.string(), "data": z.any().optional() }))
 export type Error = z.infer<typeof ErrorSchema>
-export const AgentResponseSchema = z.union([z.object({ "id": RequestIdSchema, "result": z.union([InitializeResponseSchema, AuthenticateResponseSchema, LogoutResponseSchema, NewSessionResponseSchema, LoadSessionResponseSchema, ListSessionsResponseSchema, DeleteSessionResponseSchema, ResumeSessionResponseSchema, CloseSessionResponseSchema, SetSessionModeResponseSchema, SetSessionConfigOptionResponseSchema, PromptResponseSchema, ExtResponseSchema]) }), z.object({ "id": RequestIdSchema, "error": ErrorSchema })])
+export const AgentResponseSchema = lazySchema(() => z.union([z.object({ "id": built(RequestIdSchema), "result": z.union([built(InitializeResponseSchema), built(AuthenticateResponseSchema), built(LogoutResponseSchema), built(NewSessionResponseSchema), built(LoadSessionResponseSchema), built(ListSessionsResponseSchema), built(DeleteSessionResponseSchema), built(ResumeSessionResponseSchema), built(CloseSessionResponseSchema), built(SetSessionModeResponseSchema), built(SetSessionConfigOptionResponseSchema), built(PromptResponseSchema), built(ExtResponseSchema)]) }), z.object({ "id": built(RequestIdSchema), "error": built(ErrorSchema) })]))
 export type AgentResponse = z.infer<typeof AgentResponseSchema>
-export const MessageIdSchema = z.string()
+export const MessageIdSchema = lazySchema(() => z.string())
 export type MessageId = z.infer<typeof MessageIdSchema>
-export const ContentChunkSchema = z.object({ "content": ContentBlockSchema, "messageId": z.union([MessageIdSchema, z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const ContentChunkSchema = lazySchema(() => z.object({ "content": built(ContentBlockSchema), "messageId": z.union([built(MessageIdSchema), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type ContentChunk = z.infer<typeof ContentChunkSchema>
-export const ToolCallSchema = z.object({ "toolCallId": ToolCallIdSchema, "title": z.string(), "name": z.union([z.string(), z.null()]).optional(), "kind": ToolKindSchema.optional(), "status": ToolCallStatusSchema.optional(), "content": z.array(ToolCallContentSchema).optional(), "locations": z.array(ToolCallLocationSchema).optional(), "rawInput": z.any().optional(), "rawOutput": z.any().optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const ToolCallSchema = lazySchema(() => z.object({ "toolCallId": built(ToolCallIdSchema), "title": z.string(), "name": z.union([z.string(), z.null()]).optional(), "kind": built(ToolKindSchema).optional(), "status": built(ToolCallStatusSchema).optional(), "content": z.array(built(ToolCallContentSchema)).optional(), "locations": z.array(built(ToolCallLocationSchema)).optional(), "rawInput": z.any().optional(), "rawOutput": z.any().optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type ToolCall = z.infer<typeof ToolCallSchema>
-export const PlanEntryPrioritySchema = z.union([z.literal("high"), z.literal("medium"), z.literal("low")])
+export const PlanEntryPrioritySchema = lazySchema(() => z.union([z.literal("high"), z.literal("medium"), z.literal("low")]))
 export type PlanEntryPriority = z.infer<typeof PlanEntryPrioritySchema>
-export const PlanEntryStatusSchema = z.union([z.literal("pending"), z.literal("in_progress"), z.literal("completed")])
+export const PlanEntryStatusSchema = lazySchema(() => z.union([z.literal("pending"), z.literal("in_progress"), z.literal("completed")]))
 export type PlanEntryStatus = z.infer<typeof PlanEntryStatusSchema>
-export const PlanEntrySchema = z.object({ "content": z.string(), "priority": PlanEntryPrioritySchema, "status": PlanEntryStatusSchema, "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const PlanEntrySchema = lazySchema(() => z.object({ "content": z.string(), "priority": built(PlanEntryPrioritySchema), "status": built(PlanEntryStatusSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type PlanEntry = z.infer<typeof PlanEntrySchema>
-export const PlanSchema = z.object({ "entries": z.array(PlanEntrySchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const PlanSchema = lazySchema(() => z.object({ "entries": z.array(built(PlanEntrySchema)), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type Plan = z.infer<typeof PlanSchema>
-export const UnstructuredCommandInputSchema = z.object({ "hint": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const UnstructuredCommandInputSchema = lazySchema(() => z.object({ "hint": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type UnstructuredCommandInput = z.infer<typeof UnstructuredCommandInputSchema>
-export const AvailableCommandInputSchema = UnstructuredCommandInputSchema
+export const AvailableCommandInputSchema = lazySchema(() => built(UnstructuredCommandInputSchema))
 export type AvailableCommandInput = z.infer<typeof AvailableCommandInputSchema>
-export const AvailableCommandSchema = z.object({ "name": z.string(), "description": z.string(), "input": z.union([AvailableCommandInputSchema, z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const AvailableCommandSchema = lazySchema(() => z.object({ "name": z.string(), "description": z.string(), "input": z.union([built(AvailableCommandInputSchema), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type AvailableCommand = z.infer<typeof AvailableCommandSchema>
-export const AvailableCommandsUpdateSchema = z.object({ "availableCommands": z.array(AvailableCommandSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const AvailableCommandsUpdateSchema = lazySchema(() => z.object({ "availableCommands": z.array(built(AvailableCommandSchema)), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type AvailableCommandsUpdate = z.infer<typeof AvailableCommandsUpdateSchema>
-export const CurrentModeUpdateSchema = z.object({ "currentModeId": SessionModeIdSchema, "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const CurrentModeUpdateSchema = lazySchema(() => z.object({ "currentModeId": built(SessionModeIdSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type CurrentModeUpdate = z.infer<typeof CurrentModeUpdateSchema>
-export const ConfigOptionUpdateSchema = z.object({ "configOptions": z.array(SessionConfigOptionSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const ConfigOptionUpdateSchema = lazySchema(() => z.object({ "configOptions": z.array(built(SessionConfigOptionSchema)), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type ConfigOptionUpdate = z.infer<typeof ConfigOptionUpdateSchema>
-export const SessionInfoUpdateSchema = z.object({ "title": z.union([z.string(), z.null()]).optional(), "updatedAt": z.union([z.string(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const SessionInfoUpdateSchema = lazySchema(() => z.object({ "title": z.union([z.string(), z.null()]).optional(), "updatedAt": z.union([z.string(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type SessionInfoUpdate = z.infer<typeof SessionInfoUpdateSchema>
-export const CostSchema = z.object({ "amount": z.number(), "currency": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const CostSchema = lazySchema(() => z.object({ "amount": z.number(), "currency": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type Cost = z.infer<typeof CostSchema>
-export const UsageUpdateSchema = z.object({ "used": z.number().int().gte(0), "size": z.number().int().gte(0), "cost": z.union([CostSchema, z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const UsageUpdateSchema = lazySchema(() => z.object({ "used": z.number().int().gte(0), "size": z.number().int().gte(0), "cost": z.union([built(CostSchema), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type UsageUpdate = z.infer<typeof UsageUpdateSchema>
-export const NoticeSeveritySchema = z.union([z.literal("info"), z.literal("warning"), z.literal("error"), z.string()])
+export const NoticeSeveritySchema = lazySchema(() => z.union([z.literal("info"), z.literal("warning"), z.literal("error"), z.string()]))
 export type NoticeSeverity = z.infer<typeof NoticeSeveritySchema>
-export const NoticeSchema = z.object({ "severity": NoticeSeveritySchema, "title": z.string().min(1), "description": z.union([z.string(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const NoticeSchema = lazySchema(() => z.object({ "severity": built(NoticeSeveritySchema), "title": z.string().min(1), "description": z.union([z.string(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type Notice = z.infer<typeof NoticeSchema>
-export const CompactionIdSchema = z.string()
+export const CompactionIdSchema = lazySchema(() => z.string())
 export type CompactionId = z.infer<typeof CompactionIdSchema>
-export const CompactionStatusSchema = z.union([z.literal("in_progress"), z.literal("completed"), z.literal("failed"), z.literal("cancelled"), z.string()])
+export const CompactionStatusSchema = lazySchema(() => z.union([z.literal("in_progress"), z.literal("completed"), z.literal("failed"), z.literal("cancelled"), z.string()]))
 export type CompactionStatus = z.infer<typeof CompactionStatusSchema>
-export const CompactionUpdateSchema = z.object({ "compactionId": CompactionIdSchema, "status": CompactionStatusSchema, "summary": z.union([z.array(ContentBlockSchema), z.null()]).optional(), "error": z.union([z.string(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const CompactionUpdateSchema = lazySchema(() => z.object({ "compactionId": built(CompactionIdSchema), "status": built(CompactionStatusSchema), "summary": z.union([z.array(built(ContentBlockSchema)), z.null()]).optional(), "error": z.union([z.string(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type CompactionUpdate = z.infer<typeof CompactionUpdateSchema>
-export const CompactionSummaryChunkSchema = z.object({ "compactionId": CompactionIdSchema, "content": ContentBlockSchema, "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const CompactionSummaryChunkSchema = lazySchema(() => z.object({ "compactionId": built(CompactionIdSchema), "content": built(ContentBlockSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type CompactionSummaryChunk = z.infer<typeof CompactionSummaryChunkSchema>
-export const SessionUpdateSchema = z.union([z.object({ "sessionUpdate": z.literal("user_message_chunk") }).and(ContentChunkSchema), z.object({ "sessionUpdate": z.literal("agent_message_chunk") }).and(ContentChunkSchema), z.object({ "sessionUpdate": z.literal("agent_thought_chunk") }).and(ContentChunkSchema), z.object({ "sessionUpdate": z.literal("tool_call") }).and(ToolCallSchema), z.object({ "sessionUpdate": z.literal("tool_call_update") }).and(ToolCallUpdateSchema), z.object({ "sessionUpdate": z.literal("plan") }).and(PlanSchema), z.object({ "sessionUpdate": z.literal("available_commands_update") }).and(AvailableCommandsUpdateSchema), z.object({ "sessionUpdate": z.literal("current_mode_update") }).and(CurrentModeUpdateSchema), z.object({ "sessionUpdate": z.literal("config_option_update") }).and(ConfigOptionUpdateSchema), z.object({ "sessionUpdate": z.literal("session_info_update") }).and(SessionInfoUpdateSchema), z.object({ "sessionUpdate": z.literal("usage_update") }).and(UsageUpdateSchema), z.object({ "sessionUpdate": z.literal("notice") }).and(NoticeSchema), z.object({ "sessionUpdate": z.literal("compaction_update") }).and(CompactionUpdateSchema), z.object({ "sessionUpdate": z.literal("compaction_summary_chunk") }).and(CompactionSummaryChunkSchema)])
+export const SessionUpdateSchema = lazySchema(() => z.union([z.object({ "sessionUpdate": z.literal("user_message_chunk") }).and(built(ContentChunkSchema)), z.object({ "sessionUpdate": z.literal("agent_message_chunk") }).and(built(ContentChunkSchema)), z.object({ "sessionUpdate": z.literal("agent_thought_chunk") }).and(built(ContentChunkSchema)), z.object({ "sessionUpdate": z.literal("tool_call") }).and(built(ToolCallSchema)), z.object({ "sessionUpdate": z.literal("tool_call_update") }).and(built(ToolCallUpdateSchema)), z.object({ "sessionUpdate": z.literal("plan") }).and(built(PlanSchema)), z.object({ "sessionUpdate": z.literal("available_commands_update") }).and(built(AvailableCommandsUpdateSchema)), z.object({ "sessionUpdate": z.literal("current_mode_update") }).and(built(CurrentModeUpdateSchema)), z.object({ "sessionUpdate": z.literal("config_option_update") }).and(built(ConfigOptionUpdateSchema)), z.object({ "sessionUpdate": z.literal("session_info_update") }).and(built(SessionInfoUpdateSchema)), z.object({ "sessionUpdate": z.literal("usage_update") }).and(built(UsageUpdateSchema)), z.object({ "sessionUpdate": z.literal("notice") }).and(built(NoticeSchema)), z.object({ "sessionUpdate": z.literal("compaction_update") }).and(built(CompactionUpdateSchema)), z.object({ "sessionUpdate": z.literal("compaction_summary_chunk") }).and(built(CompactionSummaryChunkSchema))]))
 export type SessionUpdate = z.infer<typeof SessionUpdateSchema>
-export const SessionNotificationSchema = z.object({ "sessionId": SessionIdSchema, "update": SessionUpdateSchema, "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const SessionNotificationSchema = lazySchema(() => z.object({ "sessionId": built(SessionIdSchema), "update": built(SessionUpdateSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type SessionNotification = z.infer<typeof SessionNotificationSchema>
-export const CompleteElicitationNotificationSchema = z.object({ "elicitationId": ElicitationIdSchema, "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const CompleteElicitationNotificationSchema = lazySchema(() => z.object({ "elicitationId": built(ElicitationIdSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type CompleteElicitationNotification = z.infer<typeof CompleteElicitationNotificationSchema>
-export const ExtNotificationSchema = z.any()
+export const ExtNotificationSchema = lazySchema(() => z.any())
 export type ExtNotification = z.infer<typeof ExtNotificationSchema>
-export const AgentNotificationSchema = z.object({ "method": z.string(), "params": z.union([z.union([SessionNotificationSchema, CompleteElicitationNotificationSchema, ExtNotificationSchema]), z.null()]).optional() })
+export const AgentNotificationSchema = lazySchema(() => z.object({ "method": z.string(), "params": z.union([z.union([built(SessionNotificationSchema), built(CompleteElicitationNotificationSchema), built(ExtNotificationSchema)]), z.null()]).optional() }))
 export type AgentNotification = z.infer<typeof AgentNotificationSchema>
-export const FileSystemCapabilitiesSchema = z.object({ "readTextFile": z.boolean().default(false), "writeTextFile": z.boolean().default(false), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const FileSystemCapabilitiesSchema = lazySchema(() => z.object({ "readTextFile": z.boolean().default(false), "writeTextFile": z.boolean().default(false), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type FileSystemCapabilities = z.infer<typeof FileSystemCapabilitiesSchema>
-export const CompactionCapabilitiesSchema = z.record(z.string(), z.any())
+export const CompactionCapabilitiesSchema = lazySchema(() => z.record(z.string(), z.any()))
 export type CompactionCapabilities = z.infer<typeof CompactionCapabilitiesSchema>
-export const BooleanConfigOptionCapabilitiesSchema = z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const BooleanConfigOptionCapabilitiesSchema = lazySchema(() => z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type BooleanConfigOptionCapabilities = z.infer<typeof BooleanConfigOptionCapabilitiesSchema>
-export const SessionConfigOptionsCapabilitiesSchema = z.object({ "boolean": z.union([BooleanConfigOptionCapabilitiesSchema, z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const SessionConfigOptionsCapabilitiesSchema = lazySchema(() => z.object({ "boolean": z.union([built(BooleanConfigOptionCapabilitiesSchema), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type SessionConfigOptionsCapabilities = z.infer<typeof SessionConfigOptionsCapabilitiesSchema>
-export const NoticeCapabilitiesSchema = z.record(z.string(), z.any())
+export const NoticeCapabilitiesSchema = lazySchema(() => z.record(z.string(), z.any()))
 export type NoticeCapabilities = z.infer<typeof NoticeCapabilitiesSchema>
-export const ClientSessionCapabilitiesSchema = z.object({ "compaction": z.union([CompactionCapabilitiesSchema, z.null()]).optional(), "configOptions": z.union([SessionConfigOptionsCapabilitiesSchema, z.null()]).optional(), "notices": z.union([NoticeCapabilitiesSchema, z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const ClientSessionCapabilitiesSchema = lazySchema(() => z.object({ "compaction": z.union([built(CompactionCapabilitiesSchema), z.null()]).optional(), "configOptions": z.union([built(SessionConfigOptionsCapabilitiesSchema), z.null()]).optional(), "notices": z.union([built(NoticeCapabilitiesSchema), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type ClientSessionCapabilities = z.infer<typeof ClientSessionCapabilitiesSchema>
-export const AuthCapabilitiesSchema = z.object({ "terminal": z.boolean().default(false), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const AuthCapabilitiesSchema = lazySchema(() => z.object({ "terminal": z.boolean().default(false), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type AuthCapabilities = z.infer<typeof AuthCapabilitiesSchema>
-export const ElicitationFormCapabilitiesSchema = z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const ElicitationFormCapabilitiesSchema = lazySchema(() => z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type ElicitationFormCapabilities = z.infer<typeof ElicitationFormCapabilitiesSchema>
-export const ElicitationUrlCapabilitiesSchema = z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const ElicitationUrlCapabilitiesSchema = lazySchema(() => z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type ElicitationUrlCapabilities = z.infer<typeof ElicitationUrlCapabilitiesSchema>
-export const ElicitationCapabilitiesSchema = z.object({ "form": z.union([ElicitationFormCapabilitiesSchema, z.null()]).optional(), "url": z.union([ElicitationUrlCapabilitiesSchema, z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const ElicitationCapabilitiesSchema = lazySchema(() => z.object({ "form": z.union([built(ElicitationFormCapabilitiesSchema), z.null()]).optional(), "url": z.union([built(ElicitationUrlCapabilitiesSchema), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type ElicitationCapabilities = z.infer<typeof ElicitationCapabilitiesSchema>
-export const ClientCapabilitiesSchema = z.object({ "fs": FileSystemCapabilitiesSchema.default({"readTextFile":false,"writeTextFile":false}), "terminal": z.boolean().default(false), "session": z.union([ClientSessionCapabilitiesSchema, z.null()]).optional(), "auth": AuthCapabilitiesSchema.default({"terminal":false}), "elicitation": z.union([ElicitationCapabilitiesSchema, z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const ClientCapabilitiesSchema = lazySchema(() => z.object({ "fs": built(FileSystemCapabilitiesSchema).default({"readTextFile":false,"writeTextFile":false}), "terminal": z.boolean().default(false), "session": z.union([built(ClientSessionCapabilitiesSchema), z.null()]).optional(), "auth": built(AuthCapabilitiesSchema).default({"terminal":false}), "elicitation": z.union([built(ElicitationCapabilitiesSchema), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type ClientCapabilities = z.infer<typeof ClientCapabilitiesSchema>
-export const InitializeRequestSchema = z.object({ "protocolVersion": ProtocolVersionSchema, "clientCapabilities": ClientCapabilitiesSchema.default({"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false,"auth":{"terminal":false}}), "clientInfo": z.union([ImplementationSchema, z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const InitializeRequestSchema = lazySchema(() => z.object({ "protocolVersion": built(ProtocolVersionSchema), "clientCapabilities": built(ClientCapabilitiesSchema).default({"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false,"auth":{"terminal":false}}), "clientInfo": z.union([built(ImplementationSchema), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type InitializeRequest = z.infer<typeof InitializeRequestSchema>
-export const AuthenticateRequestSchema = z.object({ "methodId": AuthMethodIdSchema, "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const AuthenticateRequestSchema = lazySchema(() => z.object({ "methodId": built(AuthMethodIdSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type AuthenticateRequest = z.infer<typeof AuthenticateRequestSchema>
-export const LogoutRequestSchema = z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const LogoutRequestSchema = lazySchema(() => z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type LogoutRequest = z.infer<typeof LogoutRequestSchema>
-export const HttpHeaderSchema = z.object({ "name": z.string(), "value": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const HttpHeaderSchema = lazySchema(() => z.object({ "name": z.string(), "value": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type HttpHeader = z.infer<typeof HttpHeaderSchema>
-export const McpServerHttpSchema = z.object({ "name": z.string(), "url": z.string(), "headers": z.array(HttpHeaderSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const McpServerHttpSchema = lazySchema(() => z.object({ "name": z.string(), "url": z.string(), "headers": z.array(built(HttpHeaderSchema)), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type McpServerHttp = z.infer<typeof McpServerHttpSchema>
-export const McpServerSseSchema = z.object({ "name": z.string(), "url": z.string(), "headers": z.array(HttpHeaderSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const McpServerSseSchema = lazySchema(() => z.object({ "name": z.string(), "url": z.string(), "headers": z.array(built(HttpHeaderSchema)), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type McpServerSse = z.infer<typeof McpServerSseSchema>
-export const McpServerStdioSchema = z.object({ "name": z.string(), "command": z.string(), "args": z.array(z.string()), "env": z.array(EnvVariableSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const McpServerStdioSchema = lazySchema(() => z.object({ "name": z.string(), "command": z.string(), "args": z.array(z.string()), "env": z.array(built(EnvVariableSchema)), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type McpServerStdio = z.infer<typeof McpServerStdioSchema>
-export const McpServerSchema = z.union([z.object({ "type": z.literal("http") }).and(McpServerHttpSchema), z.object({ "type": z.literal("sse") }).and(McpServerSseSchema), McpServerStdioSchema])
+export const McpServerSchema = lazySchema(() => z.union([z.object({ "type": z.literal("http") }).and(built(McpServerHttpSchema)), z.object({ "type": z.literal("sse") }).and(built(McpServerSseSchema)), built(McpServerStdioSchema)]))
 export type McpServer = z.infer<typeof McpServerSchema>
-export const NewSessionRequestSchema = z.object({ "cwd": z.string(), "additionalDirectories": z.array(z.string()).optional(), "mcpServers": z.array(McpServerSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const NewSessionRequestSchema = lazySchema(() => z.object({ "cwd": z.string(), "additionalDirectories": z.array(z.string()).optional(), "mcpServers": z.array(built(McpServerSchema)), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type NewSessionRequest = z.infer<typeof NewSessionRequestSchema>
-export const LoadSessionRequestSchema = z.object({ "mcpServers": z.array(McpServerSchema), "cwd": z.string(), "additionalDirectories": z.array(z.string()).optional(), "sessionId": SessionIdSchema, "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const LoadSessionRequestSchema = lazySchema(() => z.object({ "mcpServers": z.array(built(McpServerSchema)), "cwd": z.string(), "additionalDirectories": z.array(z.string()).optional(), "sessionId": built(SessionIdSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type LoadSessionRequest = z.infer<typeof LoadSessionRequestSchema>
-export const ListSessionsRequestSchema = z.object({ "cwd": z.union([z.string(), z.null()]).optional(), "cursor": z.union([z.string(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const ListSessionsRequestSchema = lazySchema(() => z.object({ "cwd": z.union([z.string(), z.null()]).optional(), "cursor": z.union([z.string(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type ListSessionsRequest = z.infer<typeof ListSessionsRequestSchema>
-export const DeleteSessionRequestSchema = z.object({ "sessionId": SessionIdSchema, "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const DeleteSessionRequestSchema = lazySchema(() => z.object({ "sessionId": built(SessionIdSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type DeleteSessionRequest = z.infer<typeof DeleteSessionRequestSchema>
-export const ResumeSessionRequestSchema = z.object({ "sessionId": SessionIdSchema, "cwd": z.string(), "additionalDirectories": z.array(z.string()).optional(), "mcpServers": z.array(McpServerSchema).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const ResumeSessionRequestSchema = lazySchema(() => z.object({ "sessionId": built(SessionIdSchema), "cwd": z.string(), "additionalDirectories": z.array(z.string()).optional(), "mcpServers": z.array(built(McpServerSchema)).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type ResumeSessionRequest = z.infer<typeof ResumeSessionRequestSchema>
-export const CloseSessionRequestSchema = z.object({ "sessionId": SessionIdSchema, "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const CloseSessionRequestSchema = lazySchema(() => z.object({ "sessionId": built(SessionIdSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type CloseSessionRequest = z.infer<typeof CloseSessionRequestSchema>
-export const SetSessionModeRequestSchema = z.object({ "sessionId": SessionIdSchema, "modeId": SessionModeIdSchema, "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const SetSessionModeRequestSchema = lazySchema(() => z.object({ "sessionId": built(SessionIdSchema), "modeId": built(SessionModeIdSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type SetSessionModeRequest = z.infer<typeof SetSessionModeRequestSchema>
-export const SetSessionConfigOptionRequestSchema = z.object({ "sessionId": SessionIdSchema, "configId": SessionConfigIdSchema, "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).and(z.union([z.object({ "type": z.literal("boolean"), "value": z.boolean() }), z.object({ "value": SessionConfigValueIdSchema })]))
+export const SetSessionConfigOptionRequestSchema = lazySchema(() => z.object({ "sessionId": built(SessionIdSchema), "configId": built(SessionConfigIdSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).and(z.union([z.object({ "type": z.literal("boolean"), "value": z.boolean() }), z.object({ "value": built(SessionConfigValueIdSchema) })])))
 export type SetSessionConfigOptionRequest = z.infer<typeof SetSessionConfigOptionRequestSchema>
-export const PromptRequestSchema = z.object({ "sessionId": SessionIdSchema, "prompt": z.array(ContentBlockSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const PromptRequestSchema = lazySchema(() => z.object({ "sessionId": built(SessionIdSchema), "prompt": z.array(built(ContentBlockSchema)), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type PromptRequest = z.infer<typeof PromptRequestSchema>
-export const ClientRequestSchema = z.object({ "id": RequestIdSchema, "method": z.string(), "params": z.union([z.union([InitializeRequestSchema, AuthenticateRequestSchema, LogoutRequestSchema, NewSessionRequestSchema, LoadSessionRequestSchema, ListSessionsRequestSchema, DeleteSessionRequestSchema, ResumeSessionRequestSchema, CloseSessionRequestSchema, SetSessionModeRequestSchema, SetSessionConfigOptionRequestSchema, PromptRequestSchema, ExtRequestSchema]), z.null()]).optional() })
+export const ClientRequestSchema = lazySchema(() => z.object({ "id": built(RequestIdSchema), "method": z.string(), "params": z.union([z.union([built(InitializeRequestSchema), built(AuthenticateRequestSchema), built(LogoutRequestSchema), built(NewSessionRequestSchema), built(LoadSessionRequestSchema), built(ListSessionsRequestSchema), built(DeleteSessionRequestSchema), built(ResumeSessionRequestSchema), built(CloseSessionRequestSchema), built(SetSessionModeRequestSchema), built(SetSessionConfigOptionRequestSchema), built(PromptRequestSchema), built(ExtRequestSchema)]), z.null()]).optional() }))
 export type ClientRequest = z.infer<typeof ClientRequestSchema>
-export const WriteTextFileResponseSchema = z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const WriteTextFileResponseSchema = lazySchema(() => z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type WriteTextFileResponse = z.infer<typeof WriteTextFileResponseSchema>
-export const ReadTextFileResponseSchema = z.object({ "content": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const ReadTextFileResponseSchema = lazySchema(() => z.object({ "content": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type ReadTextFileResponse = z.infer<typeof ReadTextFileResponseSchema>
-export const SelectedPermissionOutcomeSchema = z.object({ "optionId": PermissionOptionIdSchema, "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const SelectedPermissionOutcomeSchema = lazySchema(() => z.object({ "optionId": built(PermissionOptionIdSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type SelectedPermissionOutcome = z.infer<typeof SelectedPermissionOutcomeSchema>
-export const RequestPermissionOutcomeSchema = z.union([z.object({ "outcome": z.literal("cancelled") }), z.object({ "outcome": z.literal("selected") }).and(SelectedPermissionOutcomeSchema)])
+export const RequestPermissionOutcomeSchema = lazySchema(() => z.union([z.object({ "outcome": z.literal("cancelled") }), z.object({ "outcome": z.literal("selected") }).and(built(SelectedPermissionOutcomeSchema))]))
 export type RequestPermissionOutcome = z.infer<typeof RequestPermissionOutcomeSchema>
-export const RequestPermissionResponseSchema = z.object({ "outcome": RequestPermissionOutcomeSchema, "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const RequestPermissionResponseSchema = lazySchema(() => z.object({ "outcome": built(RequestPermissionOutcomeSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type RequestPermissionResponse = z.infer<typeof RequestPermissionResponseSchema>
-export const CreateTerminalResponseSchema = z.object({ "terminalId": TerminalIdSchema, "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const CreateTerminalResponseSchema = lazySchema(() => z.object({ "terminalId": built(TerminalIdSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type CreateTerminalResponse = z.infer<typeof CreateTerminalResponseSchema>
-export const TerminalExitStatusSchema = z.object({ "exitCode": z.union([z.number().int().gte(0), z.null()]).optional(), "signal": z.union([z.string(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const TerminalExitStatusSchema = lazySchema(() => z.object({ "exitCode": z.union([z.number().int().gte(0), z.null()]).optional(), "signal": z.union([z.string(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type TerminalExitStatus = z.infer<typeof TerminalExitStatusSchema>
-export const TerminalOutputResponseSchema = z.object({ "output": z.string(), "truncated": z.boolean(), "exitStatus": z.union([TerminalExitStatusSchema, z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const TerminalOutputResponseSchema = lazySchema(() => z.object({ "output": z.string(), "truncated": z.boolean(), "exitStatus": z.union([built(TerminalExitStatusSchema), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type TerminalOutputResponse = z.infer<typeof TerminalOutputResponseSchema>
-export const ReleaseTerminalResponseSchema = z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const ReleaseTerminalResponseSchema = lazySchema(() => z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type ReleaseTerminalResponse = z.infer<typeof ReleaseTerminalResponseSchema>
-export const WaitForTerminalExitResponseSchema = z.object({ "exitCode": z.union([z.number().int().gte(0), z.null()]).optional(), "signal": z.union([z.string(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const WaitForTerminalExitResponseSchema = lazySchema(() => z.object({ "exitCode": z.union([z.number().int().gte(0), z.null()]).optional(), "signal": z.union([z.string(), z.null()]).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type WaitForTerminalExitResponse = z.infer<typeof WaitForTerminalExitResponseSchema>
-export const KillTerminalResponseSchema = z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const KillTerminalResponseSchema = lazySchema(() => z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type KillTerminalResponse = z.infer<typeof KillTerminalResponseSchema>
-export const ElicitationContentValueSchema = z.union([z.string(), z.number().int(), z.number(), z.boolean(), z.array(z.string())])
+export const ElicitationContentValueSchema = lazySchema(() => z.union([z.string(), z.number().int(), z.number(), z.boolean(), z.array(z.string())]))
 export type ElicitationContentValue = z.infer<typeof ElicitationContentValueSchema>
-export const ElicitationAcceptActionSchema = z.object({ "content": z.union([z.record(z.string(), ElicitationContentValueSchema), z.null()]).optional() })
+export const ElicitationAcceptActionSchema = lazySchema(() => z.object({ "content": z.union([z.record(z.string(), built(ElicitationContentValueSchema)), z.null()]).optional() }))
 export type ElicitationAcceptAction = z.infer<typeof ElicitationAcceptActionSchema>
-export const CreateElicitationResponseSchema = z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).and(z.union([z.object({ "action": z.literal("accept") }).and(ElicitationAcceptActionSchema), z.object({ "action": z.literal("decline") }), z.object({ "action": z.literal("cancel") }), z.object({ "action": z.string() }).catchall(z.any())]))
+export const CreateElicitationResponseSchema = lazySchema(() => z.object({ "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).and(z.union([z.object({ "action": z.literal("accept") }).and(built(ElicitationAcceptActionSchema)), z.object({ "action": z.literal("decline") }), z.object({ "action": z.literal("cancel") }), z.object({ "action": z.string() }).catchall(z.any())])))
 export type CreateElicitationResponse = z.infer<typeof CreateElicitationResponseSchema>
-export const ClientResponseSchema = z.union([z.object({ "id": RequestIdSchema, "result": z.union([WriteTextFileResponseSchema, ReadTextFileResponseSchema, RequestPermissionResponseSchema, CreateTerminalResponseSchema, TerminalOutputResponseSchema, ReleaseTerminalResponseSchema, WaitForTerminalExitResponseSchema, KillTerminalResponseSchema, CreateElicitationResponseSchema, ExtResponseSchema]) }), z.object({ "id": RequestIdSchema, "error": ErrorSchema })])
+export const ClientResponseSchema = lazySchema(() => z.union([z.object({ "id": built(RequestIdSchema), "result": z.union([built(WriteTextFileResponseSchema), built(ReadTextFileResponseSchema), built(RequestPermissionResponseSchema), built(CreateTerminalResponseSchema), built(TerminalOutputResponseSchema), built(ReleaseTerminalResponseSchema), built(WaitForTerminalExitResponseSchema), built(KillTerminalResponseSchema), built(CreateElicitationResponseSchema), built(ExtResponseSchema)]) }), z.object({ "id": built(RequestIdSchema), "error": built(ErrorSchema) })]))
 export type ClientResponse = z.infer<typeof ClientResponseSchema>
-export const CancelNotificationSchema = z.object({ "sessionId": SessionIdSchema, "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const CancelNotificationSchema = lazySchema(() => z.object({ "sessionId": built(SessionIdSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type CancelNotification = z.infer<typeof CancelNotificationSchema>
-export const ClientNotificationSchema = z.object({ "method": z.string(), "params": z.union([z.union([CancelNotificationSchema, ExtNotificationSchema]), z.null()]).optional() })
+export const ClientNotificationSchema = lazySchema(() => z.object({ "method": z.string(), "params": z.union([z.union([built(CancelNotificationSchema), built(ExtNotificationSchema)]), z.null()]).optional() }))
 export type ClientNotification = z.infer<typeof ClientNotificationSchema>
-export const CancelRequestNotificationSchema = z.object({ "requestId": RequestIdSchema, "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() })
+export const CancelRequestNotificationSchema = lazySchema(() => z.object({ "requestId": built(RequestIdSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }))
 export type CancelRequestNotification = z.infer<typeof CancelRequestNotificationSchema>

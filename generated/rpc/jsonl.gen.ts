@@ -2,78 +2,79 @@
 //   specs/asyncapi/rpc.asyncapi.yaml (sha256 6e6da850b5b5ad2c)
 // Change the spec, then run `make generate`.
 /* eslint-disable */
-import { z } from 'zod'
+import * as z from 'zod'
+import { built, lazySchema } from '../lazy-schema.gen.ts'
 import * as schemas from '../schemas.gen.ts'
 
-export const CommandIdSchema = z.union([z.string(), z.number()])
+export const CommandIdSchema = lazySchema(() => z.union([z.string(), z.number()]))
 export type CommandId = z.infer<typeof CommandIdSchema>
-export const PromptCommandSchema = z.object({ "type": z.literal("prompt"), "id": CommandIdSchema.optional(), "message": z.string() }).strict()
+export const PromptCommandSchema = lazySchema(() => z.object({ "type": z.literal("prompt"), "id": built(CommandIdSchema).optional(), "message": z.string() }).strict())
 export type PromptCommand = z.infer<typeof PromptCommandSchema>
-export const SteerCommandSchema = z.object({ "type": z.literal("steer"), "id": CommandIdSchema.optional(), "message": z.string() }).strict()
+export const SteerCommandSchema = lazySchema(() => z.object({ "type": z.literal("steer"), "id": built(CommandIdSchema).optional(), "message": z.string() }).strict())
 export type SteerCommand = z.infer<typeof SteerCommandSchema>
-export const CancelCommandSchema = z.object({ "type": z.literal("cancel"), "id": CommandIdSchema.optional() }).strict()
+export const CancelCommandSchema = lazySchema(() => z.object({ "type": z.literal("cancel"), "id": built(CommandIdSchema).optional() }).strict())
 export type CancelCommand = z.infer<typeof CancelCommandSchema>
-export const GetStateCommandSchema = z.object({ "type": z.literal("get_state"), "id": CommandIdSchema.optional() }).strict()
+export const GetStateCommandSchema = lazySchema(() => z.object({ "type": z.literal("get_state"), "id": built(CommandIdSchema).optional() }).strict())
 export type GetStateCommand = z.infer<typeof GetStateCommandSchema>
-export const CompactCommandSchema = z.object({ "type": z.literal("compact"), "id": CommandIdSchema.optional() }).strict()
+export const CompactCommandSchema = lazySchema(() => z.object({ "type": z.literal("compact"), "id": built(CommandIdSchema).optional() }).strict())
 export type CompactCommand = z.infer<typeof CompactCommandSchema>
-export const SetModelCommandSchema = z.object({ "type": z.literal("set_model"), "id": CommandIdSchema.optional(), "model": z.string().min(1) }).strict()
+export const SetModelCommandSchema = lazySchema(() => z.object({ "type": z.literal("set_model"), "id": built(CommandIdSchema).optional(), "model": z.string().min(1) }).strict())
 export type SetModelCommand = z.infer<typeof SetModelCommandSchema>
-export const PermissionReplyCommandSchema = z.object({ "type": z.literal("permission_reply"), "id": CommandIdSchema.optional(), "request_id": z.string(), "decision": schemas.PermissionDecisionSchema }).strict()
+export const PermissionReplyCommandSchema = lazySchema(() => z.object({ "type": z.literal("permission_reply"), "id": built(CommandIdSchema).optional(), "request_id": z.string(), "decision": built(schemas.PermissionDecisionSchema) }).strict())
 export type PermissionReplyCommand = z.infer<typeof PermissionReplyCommandSchema>
-export const RpcResponseSchema = z.object({ "type": z.literal("response").optional(), "command": z.string(), "id": z.union([CommandIdSchema, z.null()]), "success": z.boolean(), "error": z.string() }).strict()
+export const RpcResponseSchema = lazySchema(() => z.object({ "type": z.literal("response").optional(), "command": z.string(), "id": z.union([built(CommandIdSchema), z.null()]), "success": z.boolean(), "error": z.string() }).strict())
 export type RpcResponse = z.infer<typeof RpcResponseSchema>
-export const StateResponseSchema = z.object({ "type": z.literal("state").optional(), "id": z.union([CommandIdSchema, z.null()]), "messages": z.array(schemas.ChatMessageSchema), "model": z.string() }).strict()
+export const StateResponseSchema = lazySchema(() => z.object({ "type": z.literal("state").optional(), "id": z.union([built(CommandIdSchema), z.null()]), "messages": z.array(built(schemas.ChatMessageSchema)), "model": z.string() }).strict())
 export type StateResponse = z.infer<typeof StateResponseSchema>
-export const MessageEventSchema = z.object({ "type": z.literal("message"), "role": z.enum(["assistant","user","system"]), "content": z.string(), "done": z.boolean() }).strict()
+export const MessageEventSchema = lazySchema(() => z.object({ "type": z.literal("message"), "role": z.enum(["assistant","user","system"]), "content": z.string(), "done": z.boolean() }).strict())
 export type MessageEvent = z.infer<typeof MessageEventSchema>
-export const ToolExecutionEventSchema = z.object({ "type": z.literal("tool_execution"), "call_id": z.string().optional(), "tool_name": z.string(), "tool_args": z.record(z.string(), z.any()).optional(), "status": z.enum(["started","progress","completed","failed"]), "result": z.any().optional() }).strict()
+export const ToolExecutionEventSchema = lazySchema(() => z.object({ "type": z.literal("tool_execution"), "call_id": z.string().optional(), "tool_name": z.string(), "tool_args": z.record(z.string(), z.any()).optional(), "status": z.enum(["started","progress","completed","failed"]), "result": z.any().optional() }).strict())
 export type ToolExecutionEvent = z.infer<typeof ToolExecutionEventSchema>
-export const ErrorEventSchema = z.object({ "type": z.literal("error"), "message": z.string() }).strict()
+export const ErrorEventSchema = lazySchema(() => z.object({ "type": z.literal("error"), "message": z.string() }).strict())
 export type ErrorEvent = z.infer<typeof ErrorEventSchema>
-export const PermissionRequestEventSchema = z.object({ "type": z.literal("permission_request"), "request_id": z.string(), "call_id": z.string().optional(), "tool_name": z.string(), "tool_args": z.record(z.string(), z.any()), "options": z.array(schemas.PermissionDecisionSchema) }).strict()
+export const PermissionRequestEventSchema = lazySchema(() => z.object({ "type": z.literal("permission_request"), "request_id": z.string(), "call_id": z.string().optional(), "tool_name": z.string(), "tool_args": z.record(z.string(), z.any()), "options": z.array(built(schemas.PermissionDecisionSchema)) }).strict())
 export type PermissionRequestEvent = z.infer<typeof PermissionRequestEventSchema>
-export const CompactionEventSchema = z.object({ "type": z.literal("compaction"), "summary": z.string(), "messages_before": z.number().int().gte(0), "messages_after": z.number().int().gte(0) }).strict()
+export const CompactionEventSchema = lazySchema(() => z.object({ "type": z.literal("compaction"), "summary": z.string(), "messages_before": z.number().int().gte(0), "messages_after": z.number().int().gte(0) }).strict())
 export type CompactionEvent = z.infer<typeof CompactionEventSchema>
-export const ReasoningEventSchema = z.object({ "type": z.literal("reasoning"), "content": z.string() }).strict()
+export const ReasoningEventSchema = lazySchema(() => z.object({ "type": z.literal("reasoning"), "content": z.string() }).strict())
 export type ReasoningEvent = z.infer<typeof ReasoningEventSchema>
-export const NoticeEventSchema = z.object({ "type": z.literal("notice"), "level": z.enum(["info","warning","error"]), "text": z.string() }).strict()
+export const NoticeEventSchema = lazySchema(() => z.object({ "type": z.literal("notice"), "level": z.enum(["info","warning","error"]), "text": z.string() }).strict())
 export type NoticeEvent = z.infer<typeof NoticeEventSchema>
-export const PlanEventSchema = z.object({ "type": z.literal("plan"), "entries": z.array(schemas.PlanEntrySchema) }).strict()
+export const PlanEventSchema = lazySchema(() => z.object({ "type": z.literal("plan"), "entries": z.array(built(schemas.PlanEntrySchema)) }).strict())
 export type PlanEvent = z.infer<typeof PlanEventSchema>
-export const StdinPromptPayloadSchema = PromptCommandSchema
+export const StdinPromptPayloadSchema = lazySchema(() => built(PromptCommandSchema))
 export type StdinPromptPayload = z.infer<typeof StdinPromptPayloadSchema>
-export const StdinSteerPayloadSchema = SteerCommandSchema
+export const StdinSteerPayloadSchema = lazySchema(() => built(SteerCommandSchema))
 export type StdinSteerPayload = z.infer<typeof StdinSteerPayloadSchema>
-export const StdinCancelPayloadSchema = CancelCommandSchema
+export const StdinCancelPayloadSchema = lazySchema(() => built(CancelCommandSchema))
 export type StdinCancelPayload = z.infer<typeof StdinCancelPayloadSchema>
-export const StdinGetStatePayloadSchema = GetStateCommandSchema
+export const StdinGetStatePayloadSchema = lazySchema(() => built(GetStateCommandSchema))
 export type StdinGetStatePayload = z.infer<typeof StdinGetStatePayloadSchema>
-export const StdinCompactPayloadSchema = CompactCommandSchema
+export const StdinCompactPayloadSchema = lazySchema(() => built(CompactCommandSchema))
 export type StdinCompactPayload = z.infer<typeof StdinCompactPayloadSchema>
-export const StdinSetModelPayloadSchema = SetModelCommandSchema
+export const StdinSetModelPayloadSchema = lazySchema(() => built(SetModelCommandSchema))
 export type StdinSetModelPayload = z.infer<typeof StdinSetModelPayloadSchema>
-export const StdinPermissionReplyPayloadSchema = PermissionReplyCommandSchema
+export const StdinPermissionReplyPayloadSchema = lazySchema(() => built(PermissionReplyCommandSchema))
 export type StdinPermissionReplyPayload = z.infer<typeof StdinPermissionReplyPayloadSchema>
-export const StdoutRpcResponsePayloadSchema = RpcResponseSchema
+export const StdoutRpcResponsePayloadSchema = lazySchema(() => built(RpcResponseSchema))
 export type StdoutRpcResponsePayload = z.infer<typeof StdoutRpcResponsePayloadSchema>
-export const StdoutStateResponsePayloadSchema = StateResponseSchema
+export const StdoutStateResponsePayloadSchema = lazySchema(() => built(StateResponseSchema))
 export type StdoutStateResponsePayload = z.infer<typeof StdoutStateResponsePayloadSchema>
-export const StdoutMessageEventPayloadSchema = MessageEventSchema
+export const StdoutMessageEventPayloadSchema = lazySchema(() => built(MessageEventSchema))
 export type StdoutMessageEventPayload = z.infer<typeof StdoutMessageEventPayloadSchema>
-export const StdoutToolExecutionEventPayloadSchema = ToolExecutionEventSchema
+export const StdoutToolExecutionEventPayloadSchema = lazySchema(() => built(ToolExecutionEventSchema))
 export type StdoutToolExecutionEventPayload = z.infer<typeof StdoutToolExecutionEventPayloadSchema>
-export const StdoutErrorEventPayloadSchema = ErrorEventSchema
+export const StdoutErrorEventPayloadSchema = lazySchema(() => built(ErrorEventSchema))
 export type StdoutErrorEventPayload = z.infer<typeof StdoutErrorEventPayloadSchema>
-export const StdoutPermissionRequestEventPayloadSchema = PermissionRequestEventSchema
+export const StdoutPermissionRequestEventPayloadSchema = lazySchema(() => built(PermissionRequestEventSchema))
 export type StdoutPermissionRequestEventPayload = z.infer<typeof StdoutPermissionRequestEventPayloadSchema>
-export const StdoutCompactionEventPayloadSchema = CompactionEventSchema
+export const StdoutCompactionEventPayloadSchema = lazySchema(() => built(CompactionEventSchema))
 export type StdoutCompactionEventPayload = z.infer<typeof StdoutCompactionEventPayloadSchema>
-export const StdoutReasoningEventPayloadSchema = ReasoningEventSchema
+export const StdoutReasoningEventPayloadSchema = lazySchema(() => built(ReasoningEventSchema))
 export type StdoutReasoningEventPayload = z.infer<typeof StdoutReasoningEventPayloadSchema>
-export const StdoutNoticeEventPayloadSchema = NoticeEventSchema
+export const StdoutNoticeEventPayloadSchema = lazySchema(() => built(NoticeEventSchema))
 export type StdoutNoticeEventPayload = z.infer<typeof StdoutNoticeEventPayloadSchema>
-export const StdoutPlanEventPayloadSchema = PlanEventSchema
+export const StdoutPlanEventPayloadSchema = lazySchema(() => built(PlanEventSchema))
 export type StdoutPlanEventPayload = z.infer<typeof StdoutPlanEventPayloadSchema>
 
 /** Commands read from stdin (specs/asyncapi/rpc.asyncapi.yaml): `type` → validator. */

@@ -2,35 +2,36 @@
 //   specs/tools/tools.yaml (sha256 347e8d0cc3e3aa5e)
 // Change the spec, then run `make generate`.
 /* eslint-disable */
-import { z } from 'zod'
+import * as z from 'zod'
+import { built, lazySchema } from '../lazy-schema.gen.ts'
 
-export const ReadInputSchema = z.object({ "path": z.string().min(1), "offset": z.number().int().gte(1).optional(), "limit": z.number().int().gte(1).lte(100000).optional() }).strict()
+export const ReadInputSchema = lazySchema(() => z.object({ "path": z.string().min(1), "offset": z.number().int().gte(1).optional(), "limit": z.number().int().gte(1).lte(100000).optional() }).strict())
 export type ReadInput = z.infer<typeof ReadInputSchema>
-export const WriteInputSchema = z.object({ "path": z.string().min(1), "content": z.string() }).strict()
+export const WriteInputSchema = lazySchema(() => z.object({ "path": z.string().min(1), "content": z.string() }).strict())
 export type WriteInput = z.infer<typeof WriteInputSchema>
-export const EditInputSchema = z.object({ "path": z.string().min(1), "old_string": z.string().min(1), "new_string": z.string(), "replace_all": z.boolean().default(false) }).strict()
+export const EditInputSchema = lazySchema(() => z.object({ "path": z.string().min(1), "old_string": z.string().min(1), "new_string": z.string(), "replace_all": z.boolean().default(false) }).strict())
 export type EditInput = z.infer<typeof EditInputSchema>
-export const BashInputSchema = z.object({ "command": z.string().min(1), "timeout_ms": z.number().int().gte(1).lte(3600000).optional() }).strict()
+export const BashInputSchema = lazySchema(() => z.object({ "command": z.string().min(1), "timeout_ms": z.number().int().gte(1).lte(3600000).optional() }).strict())
 export type BashInput = z.infer<typeof BashInputSchema>
-export const GrepInputSchema = z.object({ "pattern": z.string().min(1), "path": z.string().optional(), "glob": z.string().optional(), "case_insensitive": z.boolean().default(false), "max_results": z.number().int().gte(1).lte(10000).default(200) }).strict()
+export const GrepInputSchema = lazySchema(() => z.object({ "pattern": z.string().min(1), "path": z.string().optional(), "glob": z.string().optional(), "case_insensitive": z.boolean().default(false), "max_results": z.number().int().gte(1).lte(10000).default(200) }).strict())
 export type GrepInput = z.infer<typeof GrepInputSchema>
-export const GlobInputSchema = z.object({ "pattern": z.string().min(1), "path": z.string().optional(), "max_results": z.number().int().gte(1).lte(100000).default(1000) }).strict()
+export const GlobInputSchema = lazySchema(() => z.object({ "pattern": z.string().min(1), "path": z.string().optional(), "max_results": z.number().int().gte(1).lte(100000).default(1000) }).strict())
 export type GlobInput = z.infer<typeof GlobInputSchema>
-export const list_filesInputSchema = z.object({ "path": z.string().optional(), "recursive": z.boolean().default(false), "max_entries": z.number().int().gte(1).lte(100000).default(1000) }).strict()
+export const list_filesInputSchema = lazySchema(() => z.object({ "path": z.string().optional(), "recursive": z.boolean().default(false), "max_entries": z.number().int().gte(1).lte(100000).default(1000) }).strict())
 export type list_filesInput = z.infer<typeof list_filesInputSchema>
-export const update_planInputSchema = z.object({ "entries": z.array(z.object({ "content": z.string().min(1).max(2000), "status": z.enum(["pending","in_progress","completed"]), "priority": z.enum(["high","medium","low"]).default("medium") }).strict()).max(100) }).strict()
+export const update_planInputSchema = lazySchema(() => z.object({ "entries": z.array(z.object({ "content": z.string().min(1).max(2000), "status": z.enum(["pending","in_progress","completed"]), "priority": z.enum(["high","medium","low"]).default("medium") }).strict()).max(100) }).strict())
 export type update_planInput = z.infer<typeof update_planInputSchema>
-export const open_fileInputSchema = z.object({ "path": z.string().min(1), "line": z.number().int().gte(1).optional() }).strict()
+export const open_fileInputSchema = lazySchema(() => z.object({ "path": z.string().min(1), "line": z.number().int().gte(1).optional() }).strict())
 export type open_fileInput = z.infer<typeof open_fileInputSchema>
-export const lsp_diagnosticsInputSchema = z.object({ "path": z.string().min(1) }).strict()
+export const lsp_diagnosticsInputSchema = lazySchema(() => z.object({ "path": z.string().min(1) }).strict())
 export type lsp_diagnosticsInput = z.infer<typeof lsp_diagnosticsInputSchema>
-export const lsp_completionInputSchema = z.object({ "path": z.string().min(1), "position": z.union([z.object({ "line": z.number().int().gte(0).lte(10000000), "character": z.number().int().gte(0).lte(10000000) }).strict(), z.object({ "text": z.string().min(1).max(10000), "occurrence": z.number().int().gte(1).lte(1000000).default(1) }).strict()]), "max_results": z.number().int().gte(1).lte(1000).default(50) }).strict()
+export const lsp_completionInputSchema = lazySchema(() => z.object({ "path": z.string().min(1), "position": z.union([z.object({ "line": z.number().int().gte(0).lte(10000000), "character": z.number().int().gte(0).lte(10000000) }).strict(), z.object({ "text": z.string().min(1).max(10000), "occurrence": z.number().int().gte(1).lte(1000000).default(1) }).strict()]), "max_results": z.number().int().gte(1).lte(1000).default(50) }).strict())
 export type lsp_completionInput = z.infer<typeof lsp_completionInputSchema>
-export const lsp_renameInputSchema = z.object({ "path": z.string().min(1), "position": z.union([z.object({ "line": z.number().int().gte(0).lte(10000000), "character": z.number().int().gte(0).lte(10000000) }).strict(), z.object({ "text": z.string().min(1).max(10000), "occurrence": z.number().int().gte(1).lte(1000000).default(1) }).strict()]), "new_name": z.string().min(1).max(1000) }).strict()
+export const lsp_renameInputSchema = lazySchema(() => z.object({ "path": z.string().min(1), "position": z.union([z.object({ "line": z.number().int().gte(0).lte(10000000), "character": z.number().int().gte(0).lte(10000000) }).strict(), z.object({ "text": z.string().min(1).max(10000), "occurrence": z.number().int().gte(1).lte(1000000).default(1) }).strict()]), "new_name": z.string().min(1).max(1000) }).strict())
 export type lsp_renameInput = z.infer<typeof lsp_renameInputSchema>
-export const lsp_definitionInputSchema = z.object({ "path": z.string().min(1), "position": z.union([z.object({ "line": z.number().int().gte(0).lte(10000000), "character": z.number().int().gte(0).lte(10000000) }).strict(), z.object({ "text": z.string().min(1).max(10000), "occurrence": z.number().int().gte(1).lte(1000000).default(1) }).strict()]) }).strict()
+export const lsp_definitionInputSchema = lazySchema(() => z.object({ "path": z.string().min(1), "position": z.union([z.object({ "line": z.number().int().gte(0).lte(10000000), "character": z.number().int().gte(0).lte(10000000) }).strict(), z.object({ "text": z.string().min(1).max(10000), "occurrence": z.number().int().gte(1).lte(1000000).default(1) }).strict()]) }).strict())
 export type lsp_definitionInput = z.infer<typeof lsp_definitionInputSchema>
-export const lsp_referencesInputSchema = z.object({ "path": z.string().min(1), "position": z.union([z.object({ "line": z.number().int().gte(0).lte(10000000), "character": z.number().int().gte(0).lte(10000000) }).strict(), z.object({ "text": z.string().min(1).max(10000), "occurrence": z.number().int().gte(1).lte(1000000).default(1) }).strict()]), "include_declaration": z.boolean().default(true), "max_results": z.number().int().gte(1).lte(10000).default(500) }).strict()
+export const lsp_referencesInputSchema = lazySchema(() => z.object({ "path": z.string().min(1), "position": z.union([z.object({ "line": z.number().int().gte(0).lte(10000000), "character": z.number().int().gte(0).lte(10000000) }).strict(), z.object({ "text": z.string().min(1).max(10000), "occurrence": z.number().int().gte(1).lte(1000000).default(1) }).strict()]), "include_declaration": z.boolean().default(true), "max_results": z.number().int().gte(1).lte(10000).default(500) }).strict())
 export type lsp_referencesInput = z.infer<typeof lsp_referencesInputSchema>
 
 /** The built-in tools of specs/tools/tools.yaml. */

@@ -15,6 +15,7 @@ import type { Logger } from '../log.ts'
 import { Connection } from '../../client/wire/jsonrpc/connection.ts'
 import { RpcError, maskInternal } from '../../client/wire/jsonrpc/errors.ts'
 import { clientMistake } from './session-errors.ts'
+import { startupMark } from '../startup-trace.ts'
 import { negotiate, type AgentName, type Dialect, type DialectName } from './dialect.ts'
 import { plainInitialize, seedInitialize, v1Extensions, v1Initialize } from './initialize.ts'
 
@@ -55,8 +56,12 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
   const open = async (name: DialectName): Promise<Dialect> => {
     const m = await (manager ??= typeof opts.manager === 'function' ? opts.manager() : Promise.resolve(opts.manager))
     const dctx = { conn, manager: m, logger: opts.logger }
-    if (name === 'acp-v1') return (await import('./v1-dialect.ts')).createV1Dialect(info, dctx)
-    return (await import('./seed-dialect.ts')).createSeedDialect(opts.agent, info, dctx)
+    const dialect =
+      name === 'acp-v1'
+        ? (await import('./v1-dialect.ts')).createV1Dialect(info, dctx)
+        : (await import('./seed-dialect.ts')).createSeedDialect(opts.agent, info, dctx)
+    startupMark('modules')
+    return dialect
   }
   const adopt = (chosen: Dialect): void => {
     // A second initialize renegotiates: the old dialect's sessions finish and detach.

@@ -7,6 +7,7 @@ import { eventLogProblem, startAgentProcess } from './agent-process.ts'
 import { UsageError } from './args.ts'
 import { agentFlag, sessionArgs, sessionFlags, sessionModel } from './session-flags.ts'
 import { chimeraHome } from '../store/paths.ts'
+import { startupMark } from '../startup-trace.ts'
 
 export default defineCommand({
   meta: { name: 'code', description: 'Drive an agent session headlessly (--mode rpc: JSON lines on stdin/stdout)' },
@@ -26,7 +27,9 @@ export default defineCommand({
     const problem = await eventLogProblem(chimeraHome())
     if (problem) throw new Error(problem)
     const proc = await startAgentProcess('otter', { ...defaults, models }, logger)
+    startupMark('store')
     const { runRpc } = await import('../rpc/run-rpc.ts')
+    startupMark('modules')
     let session
     try {
       session = args.session ? await proc.manager.get(args.session) : await proc.manager.create()

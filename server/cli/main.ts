@@ -9,6 +9,11 @@ import { defineCommand, renderUsage, runCommand, type ArgsDef, type CommandDef }
 import { VERSION } from '../version.ts'
 import { ExitStatus, UsageError, checkArgs } from './args.ts'
 import { setOutput } from './output.ts'
+import { subCommandLoaders, subCommandStubs } from './subcommands.ts'
+import { startupBootstrapMark, startupMark } from '../startup-trace.ts'
+
+startupBootstrapMark()
+startupMark('modules')
 
 const main = defineCommand({
   meta: {
@@ -16,16 +21,7 @@ const main = defineCommand({
     version: VERSION,
     description: 'Contract-first agent server: HTTP + SSE, ACP over stdio, JSON-lines RPC',
   },
-  subCommands: {
-    otter: () => import('./otter.ts').then((m) => m.default),
-    ferret: () => import('./ferret.ts').then((m) => m.default),
-    code: () => import('./code.ts').then((m) => m.default),
-    mink: () => import('./mink.ts').then((m) => m.default),
-    // The conformance kit's model double and runner (the two places the CLI reaches into conformance/).
-    'model-double': () => import('../../conformance/model-double/command.ts').then((m) => m.default),
-    // The conformance kit's runner (also its own bin, bin/chimera-conformance.mjs).
-    conformance: () => import('../../conformance/kit/cli/command.ts').then((m) => m.default),
-  },
+  subCommands: subCommandLoaders(),
 })
 
 const resolveDef = async <T>(v: T | Promise<T> | (() => T | Promise<T>)): Promise<T> =>
@@ -61,13 +57,16 @@ const plain = (text: string): string => (process.stdout.isTTY ? text : text.repl
 /** citty names a command after its parent only; the usage line gets the whole path (`chimera otter serve`). */
 async function usageText(t: Target): Promise<string> {
   const parent = t.path.length ? { meta: { name: ['chimera', ...t.path.slice(0, -1)].join(' ') } } : undefined
-  return plain(await renderUsage(t.cmd, parent as CommandDef<ArgsDef> | undefined))
+  // The top level lists its subcommands from their descriptions, loading none of them.
+  const cmd = t.cmd === main ? { ...main, subCommands: subCommandStubs() } : t.cmd
+  return plain(await renderUsage(cmd, parent as CommandDef<ArgsDef> | undefined))
 }
 
 async function run(rawArgs: string[]): Promise<number> {
   let t: Target | undefined
   try {
     t = await target(rawArgs)
+    startupMark('modules')
     const name = ['chimera', ...t.path].join(' ')
     if (rawArgs.includes('--help') || rawArgs.includes('-h') || rawArgs.length === 0) {
       process.stdout.write(`${await usageText(t)}\n`)

@@ -19,6 +19,7 @@ import type { ModelRegistry } from '../core/model-registry.ts'
 import { configPath } from '../core/project-config.ts'
 import { buildModelRegistry } from '../providers/registry.ts'
 import { VERSION } from '../version.ts'
+import { startupMark } from '../startup-trace.ts'
 import type { AgentProcess } from './agent-process.ts'
 import type { SessionDefaults } from './session-flags.ts'
 import { UsageError, parsePort, repeatable } from './args.ts'
@@ -128,9 +129,11 @@ async function startAgent(
     import('../store/paths.ts'),
     import('./agent-process.ts'),
   ])
+  startupMark('modules')
   const problem = await eventLogProblem(chimeraHome())
   if (problem) logger.warn(`${problem}: sessions cannot be saved until this is fixed`)
   const proc = await startAgentProcess(agent, { ...defaults, models }, logger)
+  startupMark('store')
   proc.announce()
   return proc
 }

@@ -27,6 +27,7 @@ import {
   type PidRecord,
 } from '../store/pidfile.ts'
 import { UsageError } from './args.ts'
+import { startupMark } from '../startup-trace.ts'
 
 export interface ServeHttpOptions {
   agent: 'otter' | 'ferret'
@@ -148,6 +149,7 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
     import('../http/node-handler.ts'),
     import('../http/server-app.ts'),
   ])
+  startupMark('modules')
   const record = (port: number): PidRecord => ({
     pid: process.pid,
     host: o.host,
@@ -209,6 +211,7 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
       throw new Error(`cannot bind ${o.host}: the address is not available on this machine`)
     throw err
   }
+  startupMark('listen')
   const server = (listener as unknown as { server: Server }).server
   const bound = server.address()
   const port = bound && typeof bound === 'object' ? bound.port : o.port

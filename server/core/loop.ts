@@ -22,6 +22,7 @@ import type { TurnHost } from './turn-host.ts'
 import { isCancellation, type TurnToken } from './cancel.ts'
 import { EventLogError } from './event-writer.ts'
 import { gate } from './permission-gate.ts'
+import { startupMark } from '../startup-trace.ts'
 
 export type StopReason = 'end_turn' | 'max_steps' | 'max_tokens' | 'refusal' | 'cancelled' | 'error'
 export interface TurnOutcome {
@@ -157,6 +158,8 @@ export async function runTurn(
       let finish: FinishReason = 'end_turn'
       lastStepText = ''
       const key = String(step)
+      startupMark('session')
+      let answered = false
       try {
         for await (const ev of provider.stream({
           model: host.model,
@@ -165,6 +168,10 @@ export async function runTurn(
           signal: token.signal,
         })) {
           if (token.cancelled) throw token.signal.reason
+          if (!answered) {
+            answered = true
+            startupMark('provider')
+          }
           switch (ev.type) {
             case 'text':
               lastStepText += ev.text

@@ -40,6 +40,7 @@ import { loadProjectConfig } from './project-config.ts'
 import { isToolPattern } from './tool-patterns.ts'
 import { Session, MODES, type SessionDeps } from './session.ts'
 import type { CommandRenderer } from './slash-commands.ts'
+import { startupMark } from '../startup-trace.ts'
 
 export interface ManagerOptions {
   agent: AgentPrefix
@@ -154,7 +155,9 @@ export class SessionManager {
     const persist = o.persist ?? true
     const store = persist ? this.store : this.memory
     const session = new Session(meta, this.#deps(store, meta, persist))
+    startupMark('session')
     await store.create(meta, session.summary as SessionSummary)
+    startupMark('store')
     this.#sessions.set(meta.session_id, session)
     return session
   }

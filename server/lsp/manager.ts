@@ -21,7 +21,8 @@ import type {
 import type { Logger } from '../log.ts'
 import { noopLogger } from '../log.ts'
 import { isInside } from '../platform/path-inside.ts'
-import { LspClient } from './client.ts'
+// The client (and the LSP protocol library under it) loads with the first server started, not with the process.
+import type { LspClient } from './client.ts'
 import { noServerFor, serverFailed } from './errors.ts'
 import { defaultServers, type LspServers, type LspServerSpec } from './servers.ts'
 
@@ -82,6 +83,8 @@ export class LspManager {
 
   /** The live client for `abs`, started (or restarted after a crash) now if needed. */
   async #client(abs: string): Promise<LspClient> {
+    // Loaded before the lookup below, which stays synchronous (two calls cannot both start a server).
+    const { LspClient } = await import('./client.ts')
     if (this.#closed) throw serverFailed('the session has ended')
     const { spec, root } = this.discover(abs)
     const key = `${spec.id}\0${root}`

@@ -17,11 +17,13 @@ import { ACP_VENDOR } from './lib/refs.ts'
 import { generateTools, TOOLS_SPEC } from './gen-tools.ts'
 import { ACP_V1_OPENRPC } from './acp-v1-openrpc.ts'
 import { generateBundles } from './gen-bundles.ts'
+import { generateLazySchema } from './lib/zod.ts'
 
 const OUT = 'generated'
 
 export async function renderAll(): Promise<GeneratedFile[]> {
   const files: GeneratedFile[] = [
+    generateLazySchema(),
     generateShared(),
     generateEventFacts(),
     ...generateAcpV1(),

@@ -15,7 +15,7 @@
  * names an abstract action that the target profile turns into that implementation's tool name
  * and arguments, so the same scenario drives any agent.
  */
-import { z } from 'zod'
+import * as z from 'zod'
 import { ID_PATTERN, LEVELS, TRANSPORTS } from './ids.ts'
 import { formatIssues } from '../../../client/wire/issues.ts'
 

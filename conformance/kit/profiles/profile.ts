@@ -9,7 +9,7 @@
  */
 import { dirname, isAbsolute, resolve } from 'node:path'
 import { loadDataFile } from '../data-file.ts'
-import { z } from 'zod'
+import * as z from 'zod'
 import { TRANSPORTS, type TransportId } from '../corpus/ids.ts'
 import { ACTIONS, type Action, type PromptLine } from '../corpus/scenario.ts'
 

@@ -17,7 +17,7 @@
  * in a run was a skip, is a problem of the list that fails the run (`listProblems`).
  */
 import { loadDataFile } from '../data-file.ts'
-import { z } from 'zod'
+import * as z from 'zod'
 import { ID_PATTERN, TRANSPORTS, type TransportId } from '../corpus/ids.ts'
 
 const Entry = z

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { z } from 'zod'
+import * as z from 'zod'
 import { TRANSPORTS, matchesAny, type TransportId } from '../corpus/ids.ts'
 import type { CorpusEntry } from '../corpus/load.ts'
 import { mutantsDir } from '../paths.ts'

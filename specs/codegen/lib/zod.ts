@@ -5,8 +5,10 @@
  * or a namespaced import from another generated module. `oneOf` is emitted as a union
  * (json-schema-to-zod would otherwise produce an untyped `z.any().superRefine`).
  */
+import { dirname, relative } from 'node:path'
 import { jsonSchemaToZod, parseSchema } from 'json-schema-to-zod'
 import { byKey } from './order.ts'
+import { header } from './files.ts'
 
 /** Where a `$ref` points: a schema name in this module, or in an imported one. */
 export type RefTarget = { module: 'local' } | { module: string; importFrom: string }
@@ -78,12 +80,12 @@ export function schemasToZod(
   const exprFor = (ref: string): string => {
     const r = resolve(ref)
     if (r.target.module === 'local') {
-      return emitted.has(r.name) ? schemaIdent(r.name) : `z.lazy(() => ${schemaIdent(r.name)})`
+      return emitted.has(r.name) ? `built(${schemaIdent(r.name)})` : `z.lazy(() => ${schemaIdent(r.name)})`
     }
     const { importFrom } = r.target as { importFrom: string }
     const alias = aliasOf(importFrom)
     imports.set(alias, importFrom)
-    return `${alias}.${schemaIdent(r.name)}`
+    return `built(${alias}.${schemaIdent(r.name)})`
   }
   let body = ''
   for (const name of topoOrder(schemas, resolve)) {
@@ -117,18 +119,84 @@ export function schemasToZod(
         },
       } as never,
     )
-    body += `export const ${schemaIdent(name)} = ${code.trim().replace(/;$/, '')}\n`
+    // Built on first use (lazySchema): a process builds the validators it uses, when it uses them.
+    body += `export const ${schemaIdent(name)} = lazySchema(() => ${code.trim().replace(/;$/, '')})\n`
     if (opts.exportTypes !== false) body += `export type ${ident(name)} = z.infer<typeof ${schemaIdent(name)}>\n`
     emitted.add(name)
   }
   return { body, imports }
 }
 
-/** Render the import block for a module's namespaces (sorted, deterministic). */
-export function renderImports(imports: Map<string, string>): string {
-  const lines = ["import { z } from 'zod'"]
+/** The generated module of `lazySchema`, imported by every zod module. */
+export const LAZY_MODULE = 'generated/lazy-schema.gen.ts'
+
+/**
+ * Render the import block of the module at `path` (repo-relative): zod,
+ * `lazySchema`, then the namespaces of
+ * other generated modules (sorted, deterministic).
+ */
+export function renderImports(path: string, imports: Map<string, string>): string {
+  let lazy = relative(dirname(path), LAZY_MODULE).split('\\').join('/')
+  if (!lazy.startsWith('.')) lazy = `./${lazy}`
+  const lines = ["import * as z from 'zod'", `import { built, lazySchema } from '${lazy}'`]
   for (const [alias, from] of [...imports].sort(byKey)) {
     lines.push(`import * as ${alias} from '${from}'`)
   }
   return lines.join('\n') + '\n\n'
+}
+
+/**
+ * generated/lazy-schema.gen.ts: `lazySchema(build)` stands for the schema `build()` returns and
+ * builds it on first use (any property read: `parse`, `shape`, `_zod`), once. Building every
+ * validator of a module when it loads cost start-up more than any other phase; a process now
+ * builds only those it touches. The time spent building is summed under a global symbol for the
+ * start-up profile (server/startup-trace.ts).
+ */
+export function generateLazySchema(): { path: string; text: string } {
+  const text = `${header([])}/**
+ * A generated validator built on first use: \`lazySchema(build)\` stands for the schema \`build()\`
+ * returns (same type, same behaviour) and builds it the first time any of its properties is read.
+ */
+const BUILD_MS = Symbol.for('chimera.validatorBuildMs')
+const timing = globalThis as { [BUILD_MS]?: number }
+const REAL = Symbol('lazySchema.built')
+let depth = 0
+
+/**
+ * The schema a \`lazySchema\` stands for, built now (any other value as it is): a schema that
+ * embeds another holds the built one, so checking it goes through no stand-in.
+ */
+export function built<T>(schema: T): T {
+  return (schema as { [REAL]?: T })[REAL] ?? schema
+}
+
+export function lazySchema<T extends object>(build: () => T): T {
+  let value: T | undefined
+  const real = (): T => {
+    if (value) return value
+    const t0 = depth++ === 0 ? performance.now() : 0
+    try {
+      value = build()
+    } finally {
+      if (--depth === 0) timing[BUILD_MS] = (timing[BUILD_MS] ?? 0) + performance.now() - t0
+    }
+    return value
+  }
+  return new Proxy({} as T, {
+    get: (_t, key) => (key === REAL ? real() : Reflect.get(real(), key)),
+    has: (_t, key) => Reflect.has(real(), key),
+    ownKeys: () => Reflect.ownKeys(real()),
+    // Reported configurable: the stand-in itself has none of the schema's own properties.
+    getOwnPropertyDescriptor: (_t, key) => {
+      const d = Reflect.getOwnPropertyDescriptor(real(), key)
+      return d && { ...d, configurable: true }
+    },
+    getPrototypeOf: () => Reflect.getPrototypeOf(real()),
+    set: (_t, key, value) => Reflect.set(real(), key, value),
+    defineProperty: (_t, key, d) => Reflect.defineProperty(real(), key, d),
+    deleteProperty: (_t, key) => Reflect.deleteProperty(real(), key),
+  })
+}
+`
+  return { path: LAZY_MODULE, text }
 }
