@@ -11,6 +11,7 @@ export type StoreErrorCode =
   | 'invalid_summary'
   | 'seq_mismatch'
   | 'store_full'
+  | 'invalid_cursor'
 
 /** A store operation refused its input or found no session. */
 export class StoreError extends Error {

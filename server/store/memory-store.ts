@@ -14,14 +14,20 @@ import { noopLogger, type Logger } from '../log.ts'
 import { StoreError } from './errors.ts'
 import { streamEvents } from './event-stream.ts'
 import { ListenerRegistry } from './listeners.ts'
-import { applyListFilter } from './listing.ts'
+import { applyListFilter, pageOf } from './listing.ts'
+import { agentOf, isSessionId } from './paths.ts'
 import type {
+  AgentPrefix,
   EventListener,
   EventStore,
   ListFilter,
   LoadedSession,
+  PageQuery,
   QueuedPrompt,
   SessionMeta,
+  SessionPage,
+  StoredSession,
+  StoredSummary,
   StreamOptions,
 } from './types.ts'
 import { sortQueued } from './queued-prompts.ts'
@@ -121,6 +127,28 @@ export class MemoryEventStore implements EventStore {
         filter,
       ),
     )
+  }
+
+  async listPage(query: PageQuery = {}): Promise<SessionPage> {
+    return jsonCopy(
+      pageOf(
+        [...this.#sessions.values()].map((s) => s.summary),
+        query,
+      ),
+    )
+  }
+
+  async *scanSummaries(opts: { agents?: AgentPrefix[] } = {}): AsyncIterable<StoredSummary> {
+    for (const [id, s] of [...this.#sessions]) {
+      const agent = agentOf(id)
+      if (opts.agents === undefined || (agent !== undefined && opts.agents.includes(agent)))
+        yield { session_id: id, summary: jsonCopy(s.summary) }
+    }
+  }
+
+  async readSession(sessionId: string): Promise<StoredSession | undefined> {
+    const s = isSessionId(sessionId) ? this.#sessions.get(sessionId) : undefined
+    return s && { meta: jsonCopy(s.meta), summary: jsonCopy(s.summary), events: jsonCopy(s.events) }
   }
 
   subscribe(sessionId: string, listener: EventListener): () => void {

@@ -8,7 +8,9 @@
  * - `load` rebuilds a session from storage: its meta, summary and events. A torn or partial
  *   last record (a crash mid-write) is detected and dropped — never half-read — so the events
  *   returned are an exact prefix of what was appended.
- * - `list` returns summaries, newest first, filtered.
+ * - `list` returns summaries, newest first, filtered; `listPage` pages through the same rows by
+ *   cursor; `scanSummaries` yields every stored summary as written (the run rollups).
+ * - `readSession` reads a session without changing anything (another process may own it).
  * - `stream` yields catch-up then live events with no gap or duplicate (event-stream.ts).
  */
 import type { AnyEvent } from '../events/event-types.ts'
@@ -39,6 +41,52 @@ export interface ListFilter {
   modelContains?: string
   /** Which agents' sessions (directory prefixes); default all. */
   agents?: AgentPrefix[]
+  /** Only sessions whose working directory (`working_dir`) is exactly this. */
+  cwd?: string
+}
+
+/**
+ * A page request: the filter, at most `limit` rows (absent: all the rest), after `cursor`.
+ * The order is the listing order of `listing.ts` (`compareListed`): newest first by start
+ * (`started_at`, else `created_at`, else the instant in the id; a session with none of them
+ * last), ties by session id descending.
+ */
+export interface PageQuery extends ListFilter {
+  /**
+   * A `nextCursor` of an earlier page (any filter): the page holds only rows after that row in
+   * the listing order. Opaque (listing.ts `encodeCursor`): it names a position, not an offset,
+   * so sessions created or deleted meanwhile neither repeat nor skip a row. A cursor that is not
+   * one is a `StoreError` `invalid_cursor`.
+   */
+  cursor?: string
+}
+
+/** One page of a listing. */
+export interface SessionPage {
+  /** The rows, in the listing order. */
+  sessions: SessionSummary[]
+  /** Present exactly when rows after the last one here pass the filter: pass it as `cursor`. */
+  nextCursor?: string
+}
+
+/** One entry of {@link EventStore.scanSummaries}. */
+export interface StoredSummary {
+  /**
+   * The session's id as stored. For the file store: the directory name, any
+   * `<otter|ferret|mink>-<id characters>` name (sessions written by other tools have looser ids
+   * than `newSessionId` makes), so it is not necessarily a valid `SessionId`.
+   */
+  session_id: string
+  /** The stored summary parsed as JSON and NOT validated; undefined when missing or not JSON. */
+  summary: unknown
+}
+
+/** A session read without changing anything (see {@link EventStore.readSession}). */
+export interface StoredSession {
+  meta: SessionMeta
+  summary: SessionSummary
+  /** The valid prefix of the log (a torn or invalid record and what follows are left out). */
+  events: AnyEvent[]
 }
 
 /**
@@ -98,8 +146,30 @@ export interface EventStore {
   writeSummary(sessionId: string, summary: SessionSummary): Promise<void>
   /** Rebuild a session; undefined when it does not exist. */
   load(sessionId: string): Promise<LoadedSession | undefined>
-  /** Summaries, newest first. */
+  /** Summaries that pass `filter`, newest first (the order of {@link PageQuery}), at most `limit`. */
   list(filter?: ListFilter): Promise<SessionSummary[]>
+  /**
+   * One page of the stored sessions that pass the filter, in the listing order, after
+   * `query.cursor`, at most `query.limit` rows. A session whose stored summary is damaged is
+   * listed from its meta (as `list`); one with neither is left out. Live, not-yet-persisted
+   * state is the manager's business (listing.ts `listSessions` merges it).
+   */
+  listPage(query?: PageQuery): Promise<SessionPage>
+  /**
+   * Every stored session's summary as written, in no particular order, without validating it
+   * and without reading events (cheap per session: the run rollups read ten thousand). Only the
+   * given agents' sessions (default all). Rejects (when iterated) if the store itself cannot be
+   * read; a missing store yields nothing.
+   */
+  scanSummaries(opts?: { agents?: AgentPrefix[] }): AsyncIterable<StoredSummary>
+  /**
+   * A session's meta, summary (rebuilt from the meta when the stored one is damaged; not written
+   * back) and the valid prefix of its events, read only: nothing is repaired, moved, cached or
+   * written, so it is safe while another process appends. Undefined when `sessionId` is not a
+   * valid id or no such session is stored (or its meta is unreadable). Queued prompts are not
+   * included (`load` has them).
+   */
+  readSession(sessionId: string): Promise<StoredSession | undefined>
   /** Called after each event of the session is persisted; returns an unsubscribe function. */
   subscribe(sessionId: string, listener: EventListener): () => void
   /**
