@@ -65,8 +65,8 @@ const PAGE_EVENTS = 1024
 const BLOCK_MS = 5_000
 /** Reconnect backoff: 50 ms doubling to this cap. */
 const MAX_BACKOFF_MS = 2_000
-/** Seconds a client is told to wait (`Retry-After`) while Redis is unreachable. */
-export const STORE_RETRY_AFTER_S = 2
+/** Seconds a client is told to wait (HTTP `Retry-After`) while Redis is unreachable. */
+const STORE_RETRY_AFTER_S = 2
 
 /** Summaries per `MGET` of a listing or scan. */
 const SCAN_CHUNK = 500
