@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { mapLimit } from '../server/store/file-log.ts'
 import { newSessionId } from '../server/store/paths.ts'
 import { costRollup } from '../server/runs/rollup.ts'
+import { openEventStore } from '../server/store/open.ts'
 
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 10_000)
 const RUNS = Number(process.env.BENCH_RUNS ?? 5)
@@ -120,7 +121,8 @@ try {
     `generated ${SESSIONS} session directories (${SESSIONS * (EVENTS.length + 2)} files) in ${((now() - g0) / 1000).toFixed(1)} s`,
   )
   const files = await readdirTree(root) // warm the cache once
-  const r = await costRollup(root)
+  const store = openEventStore(home)
+  const r = await costRollup(store)
   if (r.total_runs !== SESSIONS || r.skipped_dirs !== 0)
     throw new Error(`rollup saw ${r.total_runs} runs, ${r.skipped_dirs} skipped`)
   const base: number[] = []
@@ -128,7 +130,7 @@ try {
   const events: number[] = []
   for (let i = 0; i < RUNS; i++) {
     base.push(await time(() => readdirTree(root)))
-    rollup.push(await time(() => costRollup(root)))
+    rollup.push(await time(() => costRollup(store)))
     events.push(await time(() => readEveryEvent(root)))
   }
   const b = median(base)

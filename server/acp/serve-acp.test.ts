@@ -25,7 +25,7 @@ const start = startAcp
 describe('ACP internal errors', () => {
   it('are -32000 {name, message} on the seed wire, with the stack only in the log', async () => {
     const manager = env.manager()
-    manager.list = async () => {
+    manager.listSessions = async () => {
       throw new TypeError('the disk is on fire')
     }
     const s = start('otter', manager)
@@ -44,7 +44,7 @@ describe('ACP internal errors', () => {
 
   it('are a masked -32603 on ACP v1', async () => {
     const manager = env.manager()
-    manager.list = async () => {
+    manager.listSessions = async () => {
       throw new TypeError('the disk is on fire')
     }
     const s = start('ferret', manager)
@@ -124,10 +124,10 @@ describe('ACP concurrency', () => {
 
   it('stops reading requests from a client that stops reading its answers, and answers them all later', async () => {
     const manager = env.manager()
-    // Count the requests handled (each session/list is one manager.list call).
+    // Count the requests handled (each session/list is one manager.listSessions call).
     let handled = 0
-    const list = manager.list.bind(manager)
-    manager.list = (...a: Parameters<typeof list>) => {
+    const list = manager.listSessions.bind(manager)
+    manager.listSessions = (...a: Parameters<typeof list>) => {
       handled++
       return list(...a)
     }

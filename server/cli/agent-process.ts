@@ -5,41 +5,17 @@
  * SIGTERM, SIGINT or SIGHUP — running turns are cancelled and logged as cancelled, their tool
  * processes killed, every transport closed, exit 0.
  */
-import { randomUUID } from 'node:crypto'
-import { mkdir, rm, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
 import { SessionManager, type ManagerOptions } from '../core/manager.ts'
 import type { Logger } from '../log.ts'
 import { customCommands } from '../commands/custom-commands.ts'
-import { chimeraHome, eventlogRoot } from '../store/paths.ts'
+import { chimeraHome } from '../store/paths.ts'
 import { snapshotHistory, snapshotRoot } from '../store/snapshots.ts'
 import { killAllToolProcesses } from '../tools/process-group.ts'
 import { autoDetectLsp } from '../lsp/provider.ts'
 import { sandboxStatus } from '../tools/sandbox.ts'
 import type { AgentPrefix } from '../store/types.ts'
 
-/** Why the event log under `home` cannot be written, or undefined when it can. */
-export async function eventLogProblem(home: string): Promise<string | undefined> {
-  const root = eventlogRoot(home)
-  const probe = join(root, `.write-probe-${process.pid}-${randomUUID().slice(0, 8)}`)
-  try {
-    await mkdir(root, { recursive: true })
-    await writeFile(probe, '')
-    await rm(probe, { force: true })
-    return undefined
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException
-    const why =
-      e.code === 'EROFS'
-        ? 'read-only file system'
-        : e.code === 'ENOSPC'
-          ? 'no space left on device'
-          : e.code === 'EACCES' || e.code === 'EPERM'
-            ? 'permission denied'
-            : e.message
-    return `CHIMERA_HOME ${home} cannot hold event logs (${why}${e.code ? `, ${e.code}` : ''})`
-  }
-}
+export { eventLogProblem } from '../store/open.ts'
 
 export interface AgentProcess {
   manager: SessionManager

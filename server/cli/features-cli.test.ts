@@ -17,6 +17,7 @@ import { CLI_BUNDLE } from '../../conformance/harness/targets.ts'
 import { SessionManager } from '../core/manager.ts'
 import { costRollup, listRuns } from '../runs/rollup.ts'
 import { renderTranscript, readSessionDetail } from '../share/transcript.ts'
+import { openEventStore } from '../store/open.ts'
 import { eventlogRoot } from '../store/paths.ts'
 
 let base: string
@@ -116,7 +117,7 @@ describe('chimera otter sessions', () => {
     const r = await cli(['otter', 'sessions', 'show', ids[0]!, '--json'])
     expect(r.code).toBe(0)
     expect(JSON.parse(r.stdout)).toEqual(
-      JSON.parse(JSON.stringify(await readSessionDetail(eventlogRoot(home), ids[0]!))),
+      JSON.parse(JSON.stringify(await readSessionDetail(openEventStore(home), ids[0]!))),
     )
     const human = await cli(['otter', 'sessions', 'show', ids[2]!])
     expect(human.stdout).toMatch(/^session {4}/)
@@ -137,7 +138,7 @@ describe('chimera otter share', () => {
   it('--sink stdout prints the rendered transcript, nothing else', async () => {
     const r = await cli(['otter', 'share', ids[0]!, '--sink', 'stdout', '--format', 'md'])
     expect(r.code).toBe(0)
-    expect(r.stdout).toBe(renderTranscript(await readSessionDetail(eventlogRoot(home), ids[0]!), 'md').body)
+    expect(r.stdout).toBe(renderTranscript(await readSessionDetail(openEventStore(home), ids[0]!), 'md').body)
   })
 
   it('the file sink is the default without OTTER_SHARE_URL: it prints the path it wrote', async () => {
@@ -184,7 +185,7 @@ describe('chimera mink runs', () => {
   it('runs --json and runs cost --format json are the GET /runs and GET /runs/cost bodies', async () => {
     const list = await cli(['mink', 'runs', '--json'])
     expect(list.code).toBe(0)
-    expect(JSON.parse(list.stdout)).toEqual(await listRuns(eventlogRoot(home)))
+    expect(JSON.parse(list.stdout)).toEqual(await listRuns(openEventStore(home)))
     expect(JSON.parse(list.stdout)).toMatchObject({ total_runs: 4, skipped_dirs: 1 })
     const cost = await cli([
       'mink',
@@ -203,7 +204,7 @@ describe('chimera mink runs', () => {
     const body = JSON.parse(cost.stdout)
     expect(body).toMatchObject({ total_runs: 3, filters: { since: '30d', model: 'OFF' } })
     expect(body.by_run.map((r: { run_id: string }) => r.run_id)).toEqual(
-      (await costRollup(eventlogRoot(home), { limit: 3 })).by_run.map((r) => r.run_id),
+      (await costRollup(openEventStore(home), { limit: 3 })).by_run.map((r) => r.run_id),
     )
   })
 

@@ -1,21 +1,24 @@
 /**
- * `chimera otter sessions list|show` and `chimera otter share`: the persisted sessions under
- * `$CHIMERA_HOME/eventlog`, read without changing anything (a server may be writing to them at
- * the same time). A bad flag value is a usage error; an unknown session or a failed share is an
- * error (exit 1). Only the command's output goes to stdout.
+ * `chimera otter sessions list|show` and `chimera otter share`: the persisted sessions of
+ * `$CHIMERA_HOME`'s store, read without changing anything (a server may be writing to them at
+ * the same time). The list is the one listing every surface uses (store/listing.ts), with no
+ * live sessions (this process has none). A bad flag value is a usage error; an unknown session
+ * or a failed share is an error (exit 1). Only the command's output goes to stdout.
  */
 import type { SessionSummary } from '../../generated/schemas.gen.ts'
 import type { AnyEvent } from '../events/event-types.ts'
+import type { EventStore } from '../store/types.ts'
 import { share, ShareError } from '../share/share.ts'
 import { readSessionDetail, type TranscriptFormat } from '../share/transcript.ts'
-import { FileEventStore } from '../store/file-store.ts'
-import { chimeraHome, eventlogRoot } from '../store/paths.ts'
+import { listSessions as listStored } from '../store/listing.ts'
+import { openEventStore } from '../store/open.ts'
+import { chimeraHome } from '../store/paths.ts'
 import { parseSince } from '../store/since.ts'
 import { UsageError } from './args.ts'
 import { output } from './output.ts'
 import { cell, table } from './table.ts'
 
-const root = (): string => eventlogRoot(chimeraHome())
+const store = (): EventStore => openEventStore(chimeraHome())
 
 /** A positive integer flag value. */
 export function positiveInt(flag: string, v: string, max = 1_000_000): number {
@@ -48,8 +51,7 @@ export async function listSessions(args: {
 }): Promise<void> {
   const limit = positiveInt('--limit', args.limit)
   const since = sinceFlag(args.since)
-  const store = new FileEventStore({ root: root() })
-  const sessions: SessionSummary[] = await store.list({
+  const { sessions }: { sessions: SessionSummary[] } = await listStored(store(), {
     limit,
     ...(since ? { since } : {}),
     ...(args.model !== undefined ? { model: args.model } : {}),
@@ -88,7 +90,7 @@ function brief(e: AnyEvent): string {
 }
 
 export async function showSession(args: { id: string; json: boolean }): Promise<void> {
-  const detail = await readSessionDetail(root(), args.id)
+  const detail = await readSessionDetail(store(), args.id)
   if (args.json) return output(JSON.stringify(detail, null, 2))
   const s = detail.summary
   const head: [string, unknown][] = [
@@ -125,7 +127,7 @@ export async function shareSession(args: {
   if (!/^[0-9]+(\.[0-9]+)?$/.test(args.timeout) || !(seconds > 0) || seconds > 600)
     throw new UsageError(`--timeout must be a number of seconds (0 < n ≤ 600), got ${JSON.stringify(args.timeout)}`)
   const sink = args.sink ?? (process.env.OTTER_SHARE_URL ? 'http' : 'file')
-  const detail = await readSessionDetail(root(), args.id)
+  const detail = await readSessionDetail(store(), args.id)
   try {
     const r = await share(detail, {
       sink,

@@ -16,10 +16,19 @@ import type { SessionSummary } from '../../generated/schemas.gen.ts'
 import type { Logger } from '../log.ts'
 import { noopLogger } from '../log.ts'
 import { FileAuditStore, type AuditStore } from '../store/audit-store.ts'
-import { FileEventStore } from '../store/file-store.ts'
+import { listSessions } from '../store/listing.ts'
 import { MemoryEventStore } from '../store/memory-store.ts'
-import { chimeraHome, eventlogRoot, isSessionId, newSessionId } from '../store/paths.ts'
-import type { AgentPrefix, EventStore, ListFilter, SessionMeta } from '../store/types.ts'
+import { openEventStore } from '../store/open.ts'
+import { chimeraHome, isSessionId, newSessionId } from '../store/paths.ts'
+import type {
+  AgentPrefix,
+  EventStore,
+  ListFilter,
+  PageQuery,
+  SessionDetail,
+  SessionMeta,
+  SessionPage,
+} from '../store/types.ts'
 import { builtinTools } from '../tools/registry.ts'
 import { lspTools } from '../tools/lsp.ts'
 import type { LspFactory } from '../lsp/provider.ts'
@@ -106,7 +115,7 @@ export class SessionManager {
     this.home = opts.home ?? chimeraHome()
     this.logger = opts.logger ?? noopLogger
     this.models = opts.models ?? new ModelRegistry()
-    this.store = opts.store ?? new FileEventStore({ root: eventlogRoot(this.home), logger: this.logger })
+    this.store = opts.store ?? openEventStore(this.home, { logger: this.logger })
     this.audit = new PermissionAuditLog(
       opts.auditStore ?? new FileAuditStore(join(this.home, 'permissions', 'audit.jsonl')),
     )
@@ -216,10 +225,45 @@ export class SessionManager {
     return [...this.#sessions.values()]
   }
 
-  /** Persisted sessions (newest first), with live ones' current state. */
+  /**
+   * The sessions every surface lists (store/listing.ts `listSessions`): persisted ones, a live
+   * one by its current summary, live ones that are not persisted, none being deleted; filtered,
+   * newest first, one page after `query.cursor`.
+   */
+  listSessions(query: PageQuery = {}): Promise<SessionPage> {
+    return listSessions(this.store, query, {
+      summaries: () => this.live().map((s) => s.summary as SessionSummary),
+      hidden: (id) => this.#deleting.has(id),
+    })
+  }
+
+  /** The first page of {@link listSessions}: at most `filter.limit` rows (absent: all). */
   async list(filter: ListFilter = {}): Promise<SessionSummary[]> {
-    const stored = (await this.store.list(filter)).filter((s) => !this.#deleting.has(s.session_id))
-    return stored.map((s) => (this.#sessions.get(s.session_id)?.summary as SessionSummary | undefined) ?? s)
+    return (await this.listSessions(filter)).sessions
+  }
+
+  /**
+   * A session's summary and events: a live session's current ones, or a persisted one read from
+   * the store without making it live (a read neither loads it nor resets its idle clock) —
+   * unless prompts it had accepted were never started (the process stopped): then it is loaded,
+   * which closes them in the log, so the answer shows every accepted prompt. Throws
+   * `SessionNotFoundError` for an unknown id or one being deleted.
+   */
+  async detail(id: string): Promise<SessionDetail> {
+    const live = this.#sessions.get(id)
+    if (live) {
+      live.touch()
+      await live.flush()
+      return { session_id: id, summary: live.summary as SessionSummary, events: await live.events() }
+    }
+    if (!isSessionId(id) || this.#deleting.has(id)) throw new SessionNotFoundError(id)
+    const loaded = await this.store.load(id)
+    if (!loaded || this.#deleting.has(id)) throw new SessionNotFoundError(id)
+    if (loaded.queued.length === 0) return { session_id: id, summary: loaded.summary, events: loaded.events }
+    const session = await this.get(id)
+    await session.idle()
+    await session.flush()
+    return { session_id: id, summary: session.summary as SessionSummary, events: await session.events() }
   }
 
   /** Called when a session leaves memory (evicted as idle, or deleted). */

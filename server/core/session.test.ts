@@ -399,7 +399,9 @@ describe('persist: false', () => {
     expect(ofType(events, 'agent_result')).toHaveLength(1)
     const root = eventlogRoot(env.home)
     expect(existsSync(root) ? readdirSync(root) : []).toEqual([])
-    expect((await manager.list()).map((s) => s.session_id)).not.toContain(session.id)
+    expect((await manager.store.list()).map((s) => s.session_id)).not.toContain(session.id)
+    // Not stored, but listed while it is live, as on every surface (store/listing.ts).
+    expect((await manager.list()).map((s) => s.session_id)).toContain(session.id)
     expect(await manager.get(session.id)).toBe(session)
   })
 })

@@ -1,14 +1,11 @@
 /**
- * The run corpus behind `/runs` and `/runs/cost`: every `otter-*`, `ferret-*` and `mink-*`
- * session directory under `CHIMERA_HOME/eventlog/`, read through its `summary.json` only (never
- * its events, so ten thousand sessions stay fast). A directory whose summary is missing, not
- * JSON, or not a session summary is skipped and counted. Read with bounded parallelism.
+ * The run corpus behind `/runs` and `/runs/cost`: every stored `otter-*`, `ferret-*` and
+ * `mink-*` session, read through its summary only (`EventStore.scanSummaries`: never its events,
+ * so ten thousand sessions stay fast). A session whose summary is missing, not JSON, or not a
+ * session summary is skipped and counted.
  */
-import { readFile } from 'node:fs'
-import { readdir } from 'node:fs/promises'
-import { join } from 'node:path'
-import { errCode, mapLimit } from '../store/file-log.ts'
 import { sessionIdTime } from '../store/paths.ts'
+import type { EventStore } from '../store/types.ts'
 import { RunsError, type RunsFilter } from './query.ts'
 
 export type RunSource = 'otter' | 'ferret' | 'mink'
@@ -32,17 +29,8 @@ export interface RunRecord {
   total_tokens: number
 }
 
-/** Directory names that are runs: a known prefix, then the id characters the SessionId schema allows. */
+/** Session ids that are runs: a known prefix, then the id characters the SessionId schema allows. */
 const RUN_DIR_RE = /^(otter|ferret|mink)-[A-Za-z0-9_.:-]{1,120}$/
-const READ_PARALLELISM = 64
-
-/**
- * `fs.readFile` with a callback: on Node 20 it reads ten thousand small files about 1.6 times
- * faster than `fs.promises.readFile` (measured on a 2-core machine: 0.56 s against 0.9 s), still off the
- * event loop.
- */
-const readText = (path: string): Promise<string> =>
-  new Promise((resolve, reject) => readFile(path, 'utf8', (err, text) => (err ? reject(err) : resolve(text))))
 
 const count = (v: unknown): number | undefined =>
   typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined
@@ -101,39 +89,28 @@ function newestFirst(a: RunRecord, b: RunRecord): number {
   return a.run_id < b.run_id ? 1 : a.run_id > b.run_id ? -1 : 0
 }
 
-/** The runs under `eventlogRoot` that pass `filter`, newest first, and how many directories were skipped. */
+/** The stored runs that pass `filter`, newest first, and how many sessions were skipped as damaged. */
 export async function readRuns(
-  eventlogRoot: string,
+  store: EventStore,
   filter: RunsFilter = {},
 ): Promise<{ runs: RunRecord[]; skipped: number }> {
-  let names: string[]
+  const sinceMs = filter.since?.getTime()
+  const runs: RunRecord[] = []
+  let skipped = 0
   try {
-    names = await readdir(eventlogRoot)
+    for await (const { session_id, summary } of store.scanSummaries()) {
+      const r = summary === undefined ? undefined : runFromSummary(session_id, summary)
+      if (!r) {
+        skipped++
+        continue
+      }
+      if (sinceMs !== undefined && !(r.startedMs >= sinceMs)) continue
+      if (filter.model !== undefined && !r.model.toLowerCase().includes(filter.model)) continue
+      runs.push(r)
+    }
   } catch (err) {
-    if (errCode(err) === 'ENOENT') return { runs: [], skipped: 0 }
     throw new RunsError('runs_cost_failed', `cannot read the event log: ${(err as Error).message}`)
   }
-  const dirs = names.filter((n) => RUN_DIR_RE.test(n))
-  let skipped = 0
-  const found = await mapLimit(dirs, READ_PARALLELISM, async (name) => {
-    let value: unknown
-    try {
-      value = JSON.parse(await readText(join(eventlogRoot, name, 'summary.json')))
-    } catch {
-      skipped++
-      return undefined
-    }
-    const run = runFromSummary(name, value)
-    if (!run) skipped++
-    return run
-  })
-  const sinceMs = filter.since?.getTime()
-  const runs = found.filter((r): r is RunRecord => {
-    if (!r) return false
-    if (sinceMs !== undefined && !(r.startedMs >= sinceMs)) return false
-    if (filter.model !== undefined && !r.model.toLowerCase().includes(filter.model)) return false
-    return true
-  })
   runs.sort(newestFirst)
   return { runs: filter.limit === undefined ? runs : runs.slice(0, filter.limit), skipped }
 }

@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { FileEventStore } from '../store/file-store.ts'
 import { parseRunsQuery, RunsError } from './query.ts'
 import { costRollup, listRuns, percentile } from './rollup.ts'
 
@@ -17,6 +18,8 @@ beforeEach(() => {
   mkdirSync(root)
 })
 afterEach(() => rmSync(join(root, '..'), { recursive: true, force: true }))
+/** The rollups read through the store interface: the file store over `dir`. */
+const store = (dir: string) => new FileEventStore({ root: dir })
 
 const NOW = new Date('2026-04-25T12:00:00Z')
 const hoursAgo = (h: number) => new Date(NOW.getTime() - h * 3_600_000).toISOString()
@@ -74,7 +77,7 @@ describe('the cost rollup', () => {
       steps: 1,
       usage: { input_tokens: 0, output_tokens: 0, total_tokens: 1000 },
     })
-    const r = await costRollup(root)
+    const r = await costRollup(store(root))
     expect(r).toMatchObject({
       total_runs: 4,
       total_cost: 0.22,
@@ -111,7 +114,7 @@ describe('the cost rollup', () => {
       steps: 4,
       source: 'otter',
     })
-    const list = await listRuns(root)
+    const list = await listRuns(store(root))
     expect(list.runs[0]).toEqual({
       run_id: 'otter-20260425T120300-aaaa1111',
       started_at: '2026-04-25T12:03:00Z',
@@ -163,7 +166,7 @@ describe('the cost rollup', () => {
 
   it('rolls up a generated corpus exactly as computed by hand', async () => {
     generated()
-    const r = await costRollup(root, parseRunsQuery({}, NOW))
+    const r = await costRollup(store(root), parseRunsQuery({}, NOW))
     expect(r.skipped_dirs).toBe(3)
     expect(r.total_runs).toBe(10)
     expect(r.total_cost).toBe(0.55)
@@ -201,7 +204,7 @@ describe('the cost rollup', () => {
       'mink',
     ])
 
-    const newest4 = await costRollup(root, parseRunsQuery({ limit: '4' }, NOW))
+    const newest4 = await costRollup(store(root), parseRunsQuery({ limit: '4' }, NOW))
     expect(newest4.totals).toMatchObject({
       runs: 4,
       cost_usd: 0.1,
@@ -211,7 +214,7 @@ describe('the cost rollup', () => {
       failed_runs: 2,
     })
 
-    const filtered = await costRollup(root, parseRunsQuery({ since: '5h', model: 'CLAUDE' }, NOW))
+    const filtered = await costRollup(store(root), parseRunsQuery({ since: '5h', model: 'CLAUDE' }, NOW))
     expect(filtered).toMatchObject({
       total_runs: 1,
       total_cost: 0.03,
@@ -239,7 +242,7 @@ describe('the cost rollup', () => {
         usage: { input_tokens: tokens, output_tokens: 0, total_tokens: tokens },
       })
     }
-    const r = await costRollup(root, parseRunsQuery({ since: '7d', model: 'o' }, NOW))
+    const r = await costRollup(store(root), parseRunsQuery({ since: '7d', model: 'o' }, NOW))
     const sel = expected.filter((e) => e.t < 24 * 7 && e.model.includes('o'))
     const sorted = sel.map((e) => e.cost).sort((a, b) => a - b)
     // Type 6 by its textbook definition, written out separately from the implementation.
@@ -265,21 +268,21 @@ describe('the cost rollup', () => {
 
   it('keeps a model named __proto__ as data', async () => {
     run(id('otter', 1), { started_at: hoursAgo(1), model: '__proto__', cost_usd: 1 })
-    const r = await costRollup(root)
+    const r = await costRollup(store(root))
     expect(Object.hasOwn(r.by_model, '__proto__')).toBe(true)
     expect(JSON.parse(JSON.stringify(r)).by_model.__proto__).toEqual({ runs: 1, cost_usd: 1, tokens: 0 })
     expect(({} as Record<string, unknown>).runs).toBeUndefined()
   })
 
   it('an empty or missing event log is an empty rollup', async () => {
-    expect(await costRollup(join(root, 'nope'))).toMatchObject({
+    expect(await costRollup(store(join(root, 'nope')))).toMatchObject({
       total_runs: 0,
       total_cost: 0,
       by_model: {},
       by_run: [],
       totals: { runs: 0, avg_cost_usd: 0, p50_cost_usd: 0, p95_cost_usd: 0 },
     })
-    expect(await listRuns(root)).toEqual({ total_runs: 0, skipped_dirs: 0, runs: [] })
+    expect(await listRuns(store(root))).toEqual({ total_runs: 0, skipped_dirs: 0, runs: [] })
   })
 })
 
@@ -314,7 +317,7 @@ describe('filters and errors', () => {
   it('an event log that cannot be read is runs_cost_failed', async () => {
     const file = join(root, '..', 'not-a-dir')
     writeFileSync(file, '')
-    await expect(costRollup(file)).rejects.toMatchObject({ code: 'runs_cost_failed', status: 500 })
+    await expect(costRollup(store(file))).rejects.toMatchObject({ code: 'runs_cost_failed', status: 500 })
   })
 
   it('percentile edge cases', () => {

@@ -1,11 +1,12 @@
 /**
  * `/runs` and `/runs/cost` (docs/runs.md "Cost rollups across persisted runs") as plain functions
- * over the event-log root: the run list, and the cost rollup with its flat fields, `by_model`,
+ * over a store's sessions: the run list, and the cost rollup with its flat fields, `by_model`,
  * `by_run`, the `totals` block of `chimera mink runs cost --format json` and the filters. Dollar
  * figures are rounded to 10 decimal places (sums of binary floats would otherwise print as
  * 0.22000000000000003). Percentiles: see `percentile`.
  */
 import type { components } from '../../generated/http/openapi.gen.d.ts'
+import type { EventStore } from '../store/types.ts'
 import { readRuns, type RunRecord } from './corpus.ts'
 import { RunsError, type RunsFilter } from './query.ts'
 
@@ -65,9 +66,9 @@ function costRow(r: RunRecord): RunCostRow {
   }
 }
 
-async function corpus(eventlogRoot: string, filter: RunsFilter): Promise<{ runs: RunRecord[]; skipped: number }> {
+async function corpus(store: EventStore, filter: RunsFilter): Promise<{ runs: RunRecord[]; skipped: number }> {
   try {
-    return await readRuns(eventlogRoot, filter)
+    return await readRuns(store, filter)
   } catch (err) {
     if (err instanceof RunsError) throw err
     throw new RunsError('runs_cost_failed', (err as Error).message)
@@ -75,14 +76,14 @@ async function corpus(eventlogRoot: string, filter: RunsFilter): Promise<{ runs:
 }
 
 /** `GET /runs`: one row per run, newest first. */
-export async function listRuns(eventlogRoot: string, filter: RunsFilter = {}): Promise<RunsListResponse> {
-  const { runs, skipped } = await corpus(eventlogRoot, filter)
+export async function listRuns(store: EventStore, filter: RunsFilter = {}): Promise<RunsListResponse> {
+  const { runs, skipped } = await corpus(store, filter)
   return { total_runs: runs.length, skipped_dirs: skipped, runs: runs.map(row) }
 }
 
 /** `GET /runs/cost`: the rollup of the same runs. */
-export async function costRollup(eventlogRoot: string, filter: RunsFilter = {}): Promise<RunsCostResponse> {
-  const { runs, skipped } = await corpus(eventlogRoot, filter)
+export async function costRollup(store: EventStore, filter: RunsFilter = {}): Promise<RunsCostResponse> {
+  const { runs, skipped } = await corpus(store, filter)
   return rollUp(runs, skipped, filter)
 }
 

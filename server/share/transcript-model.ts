@@ -5,15 +5,11 @@
  * compaction, switches). Token usage is summed per turn. The HTML and Markdown renderings are
  * both views of this model; neither escapes here (the renderers do).
  */
-import type { PlanData, SessionSummary, Usage } from '../../generated/schemas.gen.ts'
+import type { PlanData, Usage } from '../../generated/schemas.gen.ts'
 import type { AnyEvent } from '../events/event-types.ts'
 import { addUsage, zeroUsage } from '../core/state.ts'
 
-export interface SessionDetail {
-  session_id: string
-  summary: SessionSummary
-  events: AnyEvent[]
-}
+export type { SessionDetail } from '../store/types.ts'
 
 export interface ToolItem {
   kind: 'tool'

@@ -12,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { AnyEvent } from '../events/event-types.ts'
 import { testEnv, within, type TestEnv } from '../core/fixtures/harness.ts'
 import { trackedTools } from '../core/fixtures/tracked-tools.ts'
+import { openEventStore } from '../store/open.ts'
 import { eventlogRoot } from '../store/paths.ts'
 import { renderTranscript, readSessionDetail, SessionNotFound, type SessionDetail } from './transcript.ts'
 import { fence } from './transcript-md.ts'
@@ -270,7 +271,7 @@ describe('a real session', () => {
     await s.flush()
     const root = eventlogRoot(env.home)
     const before = readdirSync(join(root, s.id)).sort()
-    const detail = await readSessionDetail(root, s.id)
+    const detail = await readSessionDetail(openEventStore(env.home), s.id)
     expect(readdirSync(join(root, s.id)).sort()).toEqual(before)
     expect(detail.events.map((e) => e.seq)).toEqual(detail.events.map((_, i) => i + 1))
     expect(detail.summary.session_id).toBe(s.id)
@@ -279,7 +280,10 @@ describe('a real session', () => {
     expect(renderTranscript(detail, 'md').body).toContain(
       '**Edit a.txt**\n\n```diff\n===================================================================\n--- a/a.txt\n+++ b/a.txt\n@@ -1,1 +1,1 @@\n-one\n+two\n```',
     )
-    await expect(readSessionDetail(root, 'otter-nope')).rejects.toBeInstanceOf(SessionNotFound)
-    await expect(readSessionDetail(root, '../../etc')).rejects.toMatchObject({ code: 'session_not_found', status: 404 })
+    await expect(readSessionDetail(openEventStore(env.home), 'otter-nope')).rejects.toBeInstanceOf(SessionNotFound)
+    await expect(readSessionDetail(openEventStore(env.home), '../../etc')).rejects.toMatchObject({
+      code: 'session_not_found',
+      status: 404,
+    })
   })
 })

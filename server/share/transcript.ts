@@ -1,15 +1,11 @@
 /**
  * Transcripts (specs/openapi/chimera.openapi.yaml `GET /sessions/{id}/transcript`, `chimera otter share`): a session
  * rendered as HTML, Markdown or JSON, and a read-only loader of a stored session's summary and
- * events. The loader never repairs or moves anything (a live server may be appending to the
- * same directory): it returns the valid prefix of the log, as the store would.
+ * events through the store (`EventStore.readSession`): it never repairs or moves anything (a
+ * live server may be appending to the same session) and returns the valid prefix of the log.
  */
-import { join } from 'node:path'
 import type { components } from '../../generated/http/openapi.gen.d.ts'
-import { readJsonFile, scanLog } from '../store/file-log.ts'
-import { isSessionId } from '../store/paths.ts'
-import type { SessionMeta } from '../store/types.ts'
-import { metaProblem, minimalSummary, validateSummary } from '../store/validate.ts'
+import type { EventStore } from '../store/types.ts'
 import { renderHtml } from './transcript-html.ts'
 import { renderMarkdown } from './transcript-md.ts'
 import type { SessionDetail } from './transcript-model.ts'
@@ -50,20 +46,9 @@ export class SessionNotFound extends Error {
   }
 }
 
-/** A stored session's summary and events (`GET /sessions/{id}`), read only. */
-export async function readSessionDetail(eventlogRoot: string, id: string): Promise<SessionDetail> {
-  if (!isSessionId(id)) throw new SessionNotFound(id)
-  const dir = join(eventlogRoot, id)
-  const meta = await readJsonFile(join(dir, 'session.json'))
-  if (meta.kind !== 'ok' || metaProblem(meta.value) !== undefined || (meta.value as SessionMeta).session_id !== id)
-    throw new SessionNotFound(id)
-  const { events } = await scanLog(dir, id, 0)
-  const s = await readJsonFile(join(dir, 'summary.json'))
-  let summary
-  try {
-    summary = validateSummary(id, s.kind === 'ok' ? s.value : undefined)
-  } catch {
-    summary = minimalSummary(meta.value as SessionMeta, events.length)
-  }
-  return { session_id: id, summary, events }
+/** A stored session's summary and events (`chimera otter sessions show`, `share`), read only. */
+export async function readSessionDetail(store: EventStore, id: string): Promise<SessionDetail> {
+  const stored = await store.readSession(id)
+  if (!stored) throw new SessionNotFound(id)
+  return { session_id: id, summary: stored.summary, events: stored.events }
 }

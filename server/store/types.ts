@@ -81,6 +81,13 @@ export interface StoredSummary {
   summary: unknown
 }
 
+/** A session's summary and every event (`GET /sessions/{id}`, `sessions show`, transcripts). */
+export interface SessionDetail {
+  session_id: string
+  summary: SessionSummary
+  events: AnyEvent[]
+}
+
 /** A session read without changing anything (see {@link EventStore.readSession}). */
 export interface StoredSession {
   meta: SessionMeta

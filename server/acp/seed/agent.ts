@@ -96,7 +96,10 @@ export class SeedAgent {
         if (!this.#sessions.has(s.id)) await this.#attachAtEnd(s)
         return { sessionId: s.id }
       },
-      'session/list': async () => ({ sessions: await this.#o.manager.list({ agents: [this.#o.manager.opts.agent] }) }),
+      // The one listing (store/listing.ts) of this agent's sessions, every row.
+      'session/list': async () => ({
+        sessions: (await this.#o.manager.listSessions({ agents: [this.#o.manager.opts.agent] })).sessions,
+      }),
       'session/message': message,
       'session/turn': message,
       'session/get': async (p) => {

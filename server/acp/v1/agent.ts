@@ -31,6 +31,7 @@ import { AUTH_METHOD_ID } from '../initialize.ts'
 import type { HandlersFor, Inbound } from '../../jsonrpc/dispatcher.ts'
 import type { acpV1Methods } from '../../../generated/acp/v1-methods.gen.ts'
 import type { Logger } from '../../log.ts'
+import { StoreError } from '../../store/errors.ts'
 import type { AgentName } from '../dialect.ts'
 import { EventPump, endAttachments } from '../event-pump.ts'
 import { historySize, normaliseCursor, replayWindow } from '../history.ts'
@@ -110,6 +111,9 @@ function maxStepsMeta(meta: Record<string, unknown> | null | undefined): number 
   }
   return v
 }
+
+/** Rows per `session/list` page. */
+const LIST_PAGE = 100
 
 const STOP: Record<string, 'end_turn' | 'max_tokens' | 'max_turn_requests' | 'refusal' | 'cancelled'> = {
   end_turn: 'end_turn',
@@ -484,23 +488,28 @@ export class V1Agent {
     return { ...this.#selectors(session), ...mcpMeta(mcp) }
   }
 
+  /** The one listing (store/listing.ts) of this agent's sessions, 100 rows a page. */
   async #list(p: { cwd?: string | null; cursor?: string | null }) {
-    const PAGE = 100
-    const start = p.cursor ? Number.parseInt(p.cursor, 10) : 0
-    if (!Number.isInteger(start) || start < 0)
-      throw RpcError.invalidParams([{ path: 'cursor', message: 'unknown cursor' }])
-    const all = (await this.#o.manager.list({ agents: [this.#o.manager.opts.agent] })).filter(
-      (s) => !p.cwd || s.working_dir === p.cwd,
-    )
-    const page = all.slice(start, start + PAGE)
+    const page = await this.#o.manager
+      .listSessions({
+        agents: [this.#o.manager.opts.agent],
+        limit: LIST_PAGE,
+        ...(p.cwd ? { cwd: p.cwd } : {}),
+        ...(p.cursor ? { cursor: p.cursor } : {}),
+      })
+      .catch((err: unknown) => {
+        if (err instanceof StoreError && err.code === 'invalid_cursor')
+          throw RpcError.invalidParams([{ path: 'cursor', message: 'unknown cursor' }])
+        throw err
+      })
     return {
-      sessions: page.map((s) => ({
+      sessions: page.sessions.map((s) => ({
         sessionId: s.session_id,
         cwd: s.working_dir ?? this.#o.manager.opts.cwd,
         ...(listedTitle(s) ? { title: listedTitle(s) } : {}),
         ...(s.last_touched !== undefined ? { updatedAt: new Date(s.last_touched * 1000).toISOString() } : {}),
       })),
-      ...(start + PAGE < all.length ? { nextCursor: String(start + PAGE) } : {}),
+      ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}),
     }
   }
 

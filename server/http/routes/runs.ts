@@ -1,13 +1,12 @@
 /**
  * `GET /runs` and `GET /runs/cost` (docs/runs.md "Run history"), over the features' rollups
- * (server/runs/): the same corpus, filters and bodies as `chimera mink runs [cost] --format
+ * (server/runs/) over the manager's store: the same corpus, filters and bodies as `chimera mink runs [cost] --format
  * json`. The filters are parsed from the raw query by the rollups' own parser, so a malformed
  * `since` or `limit` is the document's `invalid_query` with the parameter named; a corpus that
  * cannot be read is `runs_cost_failed` (500).
  */
 import { costRollup, listRuns } from '../../runs/rollup.ts'
 import { parseRunsQuery, RunsError, type RunsFilter } from '../../runs/query.ts'
-import { eventlogRoot } from '../../store/paths.ts'
 import type { OperationHandlers } from '../app.ts'
 import type { HttpDeps } from '../deps.ts'
 import { HttpError, jsonResponse } from '../errors.ts'
@@ -20,18 +19,17 @@ function filterOf(req: Request): RunsFilter {
 }
 
 export function runsHandlers(deps: HttpDeps): Pick<OperationHandlers, 'runs.list' | 'runs.cost'> {
-  const root = (): string => eventlogRoot(deps.manager.home)
   return {
     'runs.list': async ({ req }) => {
       try {
-        return jsonResponse(200, await listRuns(root(), filterOf(req)))
+        return jsonResponse(200, await listRuns(deps.manager.store, filterOf(req)))
       } catch (err) {
         throw asHttp(err)
       }
     },
     'runs.cost': async ({ req }) => {
       try {
-        return jsonResponse(200, await costRollup(root(), filterOf(req)))
+        return jsonResponse(200, await costRollup(deps.manager.store, filterOf(req)))
       } catch (err) {
         throw asHttp(err)
       }

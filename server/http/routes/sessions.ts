@@ -4,8 +4,6 @@
  * from disk are loaded into the manager when a turn is added.
  */
 import { checkUserMessage } from '../../core/message-limit.ts'
-import type { SessionSummary } from '../../../generated/schemas.gen.ts'
-import { applyListFilter } from '../../store/listing.ts'
 import type { ListFilter } from '../../store/types.ts'
 import { parseSince } from '../../store/since.ts'
 import type { OperationHandlers, OperationInput } from '../app.ts'
@@ -39,14 +37,9 @@ type Handlers = Pick<
 export function sessionsHandlers(deps: HttpDeps): Handlers {
   return {
     'sessions.list': async ({ query }) => {
-      const filter = listFilter(query)
-      const stored = await deps.manager.list({ ...filter, limit: undefined })
-      // Sessions that are not journaled (`persist: false`) are listed while they are live.
-      const memory = deps.manager
-        .live()
-        .filter((s) => !s.persist)
-        .map((s) => s.summary as SessionSummary)
-      return jsonResponse(200, { sessions: applyListFilter([...stored, ...memory], filter) })
+      // The one listing (persisted and live sessions, store/listing.ts): its first page.
+      const { sessions } = await deps.manager.listSessions(listFilter(query))
+      return jsonResponse(200, { sessions })
     },
     'sessions.get': async ({ path }) => jsonResponse(200, await sessionDetail(deps, path.id)),
     'sessions.create': async ({ body }) => {

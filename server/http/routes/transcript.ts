@@ -5,7 +5,7 @@
  * (live, or from disk without loading it). Share errors keep the sink's code and status:
  * `invalid_body` (400) and `share_failed` (502, the collector named by origin only).
  */
-import { renderTranscript, type SessionDetail } from '../../share/transcript.ts'
+import { renderTranscript } from '../../share/transcript.ts'
 import { share, ShareError } from '../../share/share.ts'
 import type { OperationHandlers } from '../app.ts'
 import type { HttpDeps } from '../deps.ts'
@@ -13,16 +13,12 @@ import { CSP } from '../../share/transcript-html.ts'
 import { HttpError, jsonResponse } from '../errors.ts'
 import { sessionDetail } from './session-detail.ts'
 
-/** The session as the renderers take it (the wire type and the store's events are the same objects). */
-const detailOf = async (deps: HttpDeps, id: string): Promise<SessionDetail> =>
-  (await sessionDetail(deps, id)) as unknown as SessionDetail
-
 type Handlers = Pick<OperationHandlers, 'sessions.getTranscript' | 'sessions.share'>
 
 export function transcriptHandlers(deps: HttpDeps): Handlers {
   return {
     'sessions.getTranscript': async ({ path, query }) => {
-      const detail = await detailOf(deps, path.id)
+      const detail = await sessionDetail(deps, path.id)
       const { body, contentType } = renderTranscript(detail, query.format ?? 'html')
       // The page's CSP as a header too (a <meta> cannot carry every directive and comes late), and no sniffing.
       const headers: Record<string, string> = { 'content-type': contentType, 'x-content-type-options': 'nosniff' }
@@ -32,7 +28,7 @@ export function transcriptHandlers(deps: HttpDeps): Handlers {
     },
     'sessions.share': async ({ path, body }) => {
       const b = body
-      const detail = await detailOf(deps, path.id)
+      const detail = await sessionDetail(deps, path.id)
       try {
         return jsonResponse(200, await share(detail, { sink: b.sink, format: b.format, url: b.url, env: deps.env }))
       } catch (err) {
