@@ -140,6 +140,7 @@ bench: install-dev build ## print the figures of bench/ (start-up, run rollups, 
 	$(TSX) bench/tool-patterns.ts
 	$(TSX) bench/http-health.ts
 	$(TSX) bench/http-sse.ts
+	$(TSX) bench/store-redis.ts
 	$(TSX) bench/lsp-calls.ts
 
 clean: ## remove build output and caches (keeps node_modules)
