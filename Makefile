@@ -50,11 +50,16 @@ system-deps: ## install bubblewrap (the Bash sandbox; required by the confined m
 	    (apt-get update -qq && apt-get install -y -qq bubblewrap) >/dev/null 2>&1 || echo "note: could not install bubblewrap; Bash is refused in the read-only and workspace-write sandboxes (or start with --allow-unconfined)"; \
 	  else echo "note: bubblewrap (bwrap) is not installed; Bash is refused in the read-only and workspace-write sandboxes (install the bubblewrap package, or start with --allow-unconfined)"; fi; }
 
-test-deps: ## install chromium (the /ui browser test) when missing and apt-get is usable as root
+test-deps: ## install chromium (the /ui browser test) and redis-server (the Redis store's tests) when missing and apt-get is usable as root
 	@command -v chromium >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1 || echo "note: could not install chromium; the /ui browser test fails without it (or set CHIMERA_CHROMIUM)"; \
 	  else echo "note: chromium is not installed; the /ui browser test needs it (install Debian's chromium package, or set CHIMERA_CHROMIUM)"; fi; }
+	@# The package's service is never started (no init in CI; policy-rc.d may forbid it): each test starts its own.
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server) >/dev/null 2>&1 || echo "note: could not install redis-server; the Redis store's tests fail without it (or set CHIMERA_REDIS_SERVER)"; \
+	  else echo "note: redis-server is not installed; the Redis store's tests need it (install Debian's redis-server package, or set CHIMERA_REDIS_SERVER)"; fi; }
 
 dist/chimera.mjs: node_modules/.serve-stamp $(shell find server generated client conformance -path '*/dist' -prune -o \( -name '*.ts' -o -name '*.json' -o -name '*.html' -o -name '*.css' -o -name '*.svg' \) -print 2>/dev/null) $(WORKSPACE_MANIFESTS) scripts/build.mjs scripts/bundles.mjs scripts/build-package.mjs
 	node scripts/build.mjs
@@ -136,6 +141,7 @@ bench: install-dev build $(NODE24) ## print the figures of bench/ (start-up phas
 	$(TSX) bench/tool-patterns.ts
 	$(TSX) bench/http-health.ts
 	$(TSX) bench/http-sse.ts
+	$(TSX) bench/store-redis.ts
 	$(TSX) bench/lsp-calls.ts
 	$(TSX) bench/events.ts
 

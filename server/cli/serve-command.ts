@@ -16,6 +16,7 @@ import type { AgentName } from '../acp/dialect.ts'
 // Light (the framing and the initialize answers; docs/decisions/0140): static saves a load round.
 import { serveAcp } from '../acp/serve-acp.ts'
 import type { ModelRegistry } from '../core/model-registry.ts'
+import type { RedisEventStore } from '../store/redis-store.ts'
 import { configPath } from '../core/project-config.ts'
 import { buildModelRegistry } from '../providers/registry.ts'
 import { VERSION } from '../version.ts'
@@ -44,7 +45,15 @@ export const HTTP_ARGS = {
   },
 } as const
 
-export const serveSessionArgs = (approval: ApprovalPolicy, why: string) => sessionArgs(approval, why)
+export const serveSessionArgs = (approval: ApprovalPolicy, why: string) =>
+  ({
+    ...sessionArgs(approval, why),
+    store: {
+      type: 'string',
+      description:
+        'Where sessions live: file (the default, under CHIMERA_HOME) or redis://host:port/db (default: $CHIMERA_STORE)',
+    },
+  }) as const
 
 const TOKEN_ENV: Record<AgentName, string> = { otter: 'OTTER_SERVER_TOKEN', ferret: 'FERRET_SERVER_TOKEN' }
 
@@ -56,6 +65,7 @@ export interface ServeArgs extends SessionFlagValues {
   'tls-key'?: string
   insecure: boolean
   'session-ttl'?: string
+  store?: string
 }
 
 /** The master token from `--auth-token` or the agent's variable; an empty one is a usage error. */
@@ -113,26 +123,56 @@ function startsLazily(
   rawArgs: readonly string[],
 ): boolean {
   if (!transports.acp || transports.http) return false
+  if (args.store !== undefined || process.env.CHIMERA_STORE) return false
   if (args.agent !== undefined || args['allowed-tools'] !== undefined || repeatable(rawArgs, '--permission').length > 0)
     return false
   return !existsSync(configPath(sessionCwd(args)))
 }
 
-/** Build the process's session manager from the checked session flags and say how it is confined. */
+/** `--store` / `CHIMERA_STORE`: a Redis URL, or undefined for the file store (a bad value is a usage error). */
+async function storeUrlArg(flag: string | undefined): Promise<string | undefined> {
+  if (flag === undefined && !process.env.CHIMERA_STORE) return undefined
+  const { storeUrl } = await import('../store/redis-store.ts')
+  try {
+    return storeUrl(flag)
+  } catch (err) {
+    throw new UsageError((err as Error).message)
+  }
+}
+
+/**
+ * Build the process's session manager from the checked session flags and say how it is confined.
+ * With a Redis URL the sessions and the always/never decisions live in that Redis (an unreachable
+ * one is one line and exit 1); otherwise in the file store under CHIMERA_HOME.
+ */
 async function startAgent(
   agent: AgentName,
   defaults: SessionDefaults,
   models: ModelRegistry,
   logger: Logger,
+  storeUrl?: string,
 ): Promise<AgentProcess> {
   const [{ chimeraHome }, { eventLogProblem, startAgentProcess }] = await Promise.all([
     import('../store/paths.ts'),
     import('./agent-process.ts'),
   ])
   startupMark('modules')
-  const problem = await eventLogProblem(chimeraHome())
-  if (problem) logger.warn(`${problem}: sessions cannot be saved until this is fixed`)
-  const proc = await startAgentProcess(agent, { ...defaults, models }, logger)
+  let redis: RedisEventStore | undefined
+  if (storeUrl !== undefined) {
+    const { RedisEventStore, shownUrl } = await import('../store/redis-store.ts')
+    redis = new RedisEventStore({ url: storeUrl, logger })
+    await redis.connect()
+    logger.info(`sessions live in the Redis store at ${shownUrl(storeUrl)}`)
+  } else {
+    const problem = await eventLogProblem(chimeraHome())
+    if (problem) logger.warn(`${problem}: sessions cannot be saved until this is fixed`)
+  }
+  const proc = await startAgentProcess(
+    agent,
+    { ...defaults, models, ...(redis ? { store: redis, auditStore: redis.auditStore() } : {}) },
+    logger,
+  )
+  if (redis) proc.onShutdown(() => redis.close())
   startupMark('store')
   proc.announce()
   return proc
@@ -164,6 +204,7 @@ export async function runServe(
   const agentDef = agentFlag(args)
   const models = buildModelRegistry(process.env, { model: sessionModel(args, agentDef), logger })
   const defaults = sessionFlags(args, rawArgs, models, agentDef)
+  const storeUrl = await storeUrlArg(args.store)
   const http = transports.http
     ? {
         agent,
@@ -187,7 +228,7 @@ export async function runServe(
     const problem = await (await import('./agent-process.ts')).eventLogProblem(http.home)
     if (problem) throw new Error(`${problem}; the HTTP server cannot record itself there`)
   }
-  const proc = await startAgent(agent, defaults, models, logger)
+  const proc = await startAgent(agent, defaults, models, logger, storeUrl)
   const running: Promise<unknown>[] = []
   if (http) {
     const { serveHttp } = await import('./serve-http.ts')

@@ -3,7 +3,7 @@ import type { SessionManager } from '../core/manager.ts'
 import { SessionNotFoundError } from '../core/manager.ts'
 import { PromptNotRecordedError, type Session, type Submitted } from '../core/session.ts'
 import type { Logger } from '../log.ts'
-import { HttpError } from './errors.ts'
+import { HttpError, storeUnavailable } from './errors.ts'
 import type { IdleEviction } from './idle-eviction.ts'
 import type { SessionTokens } from './session-tokens.ts'
 import type { StreamRegistry } from './sse/registry.ts'
@@ -72,7 +72,8 @@ export async function acknowledge(deps: HttpDeps, session: Session, submitted: S
     ) {
       throw sessionNotFound(session.id)
     }
-    if (err instanceof PromptNotRecordedError) throw new HttpError(507, 'storage_full', err.message)
+    if (err instanceof PromptNotRecordedError)
+      throw storeUnavailable(err) ?? new HttpError(507, 'storage_full', err.message)
     throw err
   }
 }

@@ -34,7 +34,23 @@ export function coreHttpError(err: unknown): HttpError | undefined {
   // The session's files went away under a request (a delete finished first): it is unknown now.
   if (err instanceof StoreError && err.code === 'session_not_found')
     return new HttpError(404, 'session_not_found', 'unknown session id')
+  const unavailable = storeUnavailable(err)
+  if (unavailable) return unavailable
   return undefined
+}
+
+/**
+ * A store that cannot reach its server (Redis down or restarting) — itself, or as the cause of a
+ * prompt it could not record — is `503 service_unavailable` with `Retry-After`: nothing was
+ * acknowledged, the same request can be sent again.
+ */
+export function storeUnavailable(err: unknown): HttpError | undefined {
+  const store =
+    err instanceof StoreError ? err : err instanceof Error && err.cause instanceof StoreError ? err.cause : undefined
+  if (store?.code !== 'store_unavailable') return undefined
+  const detail = store.detail as { retry_after_s?: unknown } | undefined
+  const after = typeof detail?.retry_after_s === 'number' ? detail.retry_after_s : 1
+  return new HttpError(503, 'service_unavailable', store.message, { headers: { 'retry-after': String(after) } })
 }
 
 export function errorResponse(err: unknown, logger: Logger): Response {

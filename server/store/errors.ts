@@ -1,6 +1,7 @@
 /**
  * The one error type of the event stores. `code` is stable so transports can map it
- * (`invalid_session_id` and `session_not_found` → 404, `invalid_event` → 400, …).
+ * (`invalid_session_id` and `session_not_found` → 404, `invalid_event` → 400,
+ * `store_unavailable` — a store server such as Redis cannot be reached — → 503 with `Retry-After`, …).
  */
 export type StoreErrorCode =
   | 'invalid_session_id'
@@ -12,6 +13,7 @@ export type StoreErrorCode =
   | 'seq_mismatch'
   | 'store_full'
   | 'invalid_cursor'
+  | 'store_unavailable'
 
 /** A store operation refused its input or found no session. */
 export class StoreError extends Error {

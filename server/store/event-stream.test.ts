@@ -3,7 +3,8 @@
  * stores — from the start, from a cursor inside the recent ring, from a cursor older than the
  * ring (a directory read), while appends land during the catch-up read; a consumer slower than
  * the live buffer falls back to catch-up reads and still sees every event exactly once with
- * bounded buffering; the signal ends the stream; a bounded memory store reports its gap.
+ * bounded buffering; the signal ends the stream; a bounded memory store reports its gap. The
+ * Redis store runs the same cases against its own private redis-server.
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { tempDirs } from '../../conformance/harness/temp-dirs.ts'
@@ -12,15 +13,23 @@ import { FileEventStore } from './file-store.ts'
 import { sampleEvent, sampleMeta, sampleSummary } from './fixtures/sample.ts'
 import { MemoryEventStore } from './memory-store.ts'
 import { RING_MAX_EVENTS } from './recent-ring.ts'
+import { redisStoreForTest } from './fixtures/redis-server.ts'
+import { RedisEventStore } from './redis-store.ts'
 import type { EventStore } from './types.ts'
 
 const temp = tempDirs()
-afterEach(() => temp.cleanup())
+const stops: (() => Promise<void>)[] = []
+afterEach(async () => {
+  temp.cleanup()
+  for (const stop of stops.splice(0).reverse()) await stop()
+})
 
-type Make = () => EventStore
+type Make = () => EventStore | Promise<EventStore>
 const stores: [string, Make][] = [
   ['file store', () => new FileEventStore({ root: temp.make('stream-') })],
   ['memory store', () => new MemoryEventStore()],
+  // Small pages, so the catch-up reads of these tests take several.
+  ['Redis store', () => redisStoreForTest(stops, { pageEvents: 64 })],
 ]
 
 async function session(store: EventStore): Promise<string> {
@@ -57,7 +66,7 @@ const range = (from: number, to: number): number[] => Array.from({ length: to - 
 
 describe.each(stores)('%s stream', (_name, make) => {
   it('catches up from the start, then delivers live events, each once and in order', async () => {
-    const store = make()
+    const store = await make()
     const id = await session(store)
     await appendN(store, id, 1, 20)
     const got = take(store, id, 0, 50)
@@ -66,7 +75,7 @@ describe.each(stores)('%s stream', (_name, make) => {
   })
 
   it('from a cursor: only the events after it', async () => {
-    const store = make()
+    const store = await make()
     const id = await session(store)
     await appendN(store, id, 1, 40)
     const got = take(store, id, 33, 12)
@@ -75,7 +84,7 @@ describe.each(stores)('%s stream', (_name, make) => {
   })
 
   it('appends landing while the catch-up read is in flight are neither lost nor repeated', async () => {
-    const store = make()
+    const store = await make()
     const id = await session(store)
     await appendN(store, id, 1, 200)
     // Start streaming and appending at the same moment, many times over.
@@ -86,13 +95,20 @@ describe.each(stores)('%s stream', (_name, make) => {
   })
 
   it('a consumer slower than its live buffer falls back to catch-up and still sees every event exactly once', async () => {
-    const store = make()
+    const store = await make()
     const id = await session(store)
     let reads = 0
     const original = store.read.bind(store)
     store.read = (sid: string, after?: number) => {
       reads++
       return original(sid, after)
+    }
+    if (store instanceof RedisEventStore) {
+      const page = store.readPage.bind(store)
+      store.readPage = (sid: string, after: number, limit?: number) => {
+        reads++
+        return page(sid, after, limit)
+      }
     }
     const ctl = new AbortController()
     const seqs: number[] = []
@@ -109,11 +125,11 @@ describe.each(stores)('%s stream', (_name, make) => {
     ctl.abort()
     expect(seqs).toEqual(range(1, 300))
     // It did fall behind and caught up from the store (the file store serves these from its ring).
-    if (store instanceof MemoryEventStore) expect(reads).toBeGreaterThan(1)
+    if (!(store instanceof FileEventStore)) expect(reads).toBeGreaterThan(1)
   })
 
   it('the signal ends the stream', async () => {
-    const store = make()
+    const store = await make()
     const id = await session(store)
     await appendN(store, id, 1, 3)
     const ctl = new AbortController()
@@ -128,7 +144,7 @@ describe.each(stores)('%s stream', (_name, make) => {
   })
 
   it('an unknown session is session_not_found', async () => {
-    const store = make()
+    const store = await make()
     const other = sampleMeta('otter').session_id
     await expect(take(store, other, 0, 1)).rejects.toMatchObject({ code: 'session_not_found' })
   })

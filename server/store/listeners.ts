@@ -31,6 +31,11 @@ export class ListenerRegistry {
     }
   }
 
+  /** True while `sessionId` has a listener. */
+  has(sessionId: string): boolean {
+    return this.#bySession.has(sessionId)
+  }
+
   /** Call every listener of the event's session with it. */
   notify(event: AnyEvent): void {
     const set = this.#bySession.get(event.session_id)

@@ -2,7 +2,8 @@
  * The listing operations of the store interface, the same checks against the file and the
  * memory store: `listPage` (filters, order, cursor paging that neither repeats nor skips a row
  * when sessions are created between pages, `invalid_cursor`), `scanSummaries` (every stored
- * summary as written, unvalidated) and `readSession` (read only). Then `listSessions`, the one
+ * summary as written, unvalidated) and `readSession` (read only); the Redis store too, over its
+ * own private redis-server. Then `listSessions`, the one
  * listing every surface uses: live summaries win over stored ones, unpersisted live sessions are
  * listed, sessions being deleted are not, and `nextCursor` appears exactly when rows follow.
  */
@@ -13,13 +14,16 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { SessionSummary } from '../../generated/schemas.gen.ts'
 import { FileEventStore } from './file-store.ts'
 import { sampleEvent, sampleMeta, sampleSummary } from './fixtures/sample.ts'
+import { redisStoreForTest } from './fixtures/redis-server.ts'
 import { decodeCursor, listSessions } from './listing.ts'
 import { MemoryEventStore } from './memory-store.ts'
 import type { AgentPrefix, EventStore, PageQuery, StoredSummary } from './types.ts'
 
 const tmps: string[] = []
-afterEach(() => {
+const stops: (() => Promise<void>)[] = []
+afterEach(async () => {
   for (const t of tmps.splice(0)) rmSync(t, { recursive: true, force: true })
+  for (const stop of stops.splice(0).reverse()) await stop()
 })
 const fileRoot = (): string => {
   const t = mkdtempSync(join(tmpdir(), 'chimera-listing-'))
@@ -61,14 +65,15 @@ async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   return out
 }
 
-const stores: [string, () => EventStore][] = [
+const stores: [string, () => EventStore | Promise<EventStore>][] = [
   ['file', () => new FileEventStore({ root: fileRoot() })],
   ['memory', () => new MemoryEventStore()],
+  ['Redis', () => redisStoreForTest(stops)],
 ]
 
 describe.each(stores)('%s store: listPage', (_name, make) => {
   it('pages newest first with an opaque cursor; nextCursor exactly when rows follow', async () => {
-    const store = make()
+    const store = await make()
     const made = [] as SessionSummary[]
     for (let d = 1; d <= 7; d++) made.push(await add(store, d % 2 ? 'otter' : 'ferret', d))
     const newest = ids([...made].reverse())
@@ -82,7 +87,7 @@ describe.each(stores)('%s store: listPage', (_name, make) => {
   })
 
   it('a session created between pages neither shifts nor repeats a row', async () => {
-    const store = make()
+    const store = await make()
     const old = [await add(store, 'otter', 1), await add(store, 'otter', 2), await add(store, 'otter', 3)]
     const first = await store.listPage({ limit: 2 })
     expect(ids(first.sessions)).toEqual([old[2]!.session_id, old[1]!.session_id])
@@ -93,7 +98,7 @@ describe.each(stores)('%s store: listPage', (_name, make) => {
   })
 
   it('filters by since, exact model, model substring and working directory', async () => {
-    const store = make()
+    const store = await make()
     const a = await add(store, 'otter', 1, { model: 'Claude-Opus', working_dir: '/w/a' })
     const b = await add(store, 'mink', 2, { model: 'gpt-5', working_dir: '/w/b' })
     const c = await add(store, 'ferret', 3, { model: 'claude-sonnet', working_dir: '/w/a' })
@@ -106,7 +111,7 @@ describe.each(stores)('%s store: listPage', (_name, make) => {
   })
 
   it('refuses a cursor it did not make', async () => {
-    const store = make()
+    const store = await make()
     await add(store, 'otter', 1)
     for (const cursor of ['100', 'not a cursor', Buffer.from('[1]').toString('base64url'), ''])
       await expect(store.listPage({ cursor })).rejects.toMatchObject({ code: 'invalid_cursor' })
@@ -115,7 +120,7 @@ describe.each(stores)('%s store: listPage', (_name, make) => {
 
 describe.each(stores)('%s store: scanSummaries and readSession', (_name, make) => {
   it('scans every stored summary of the agents asked for', async () => {
-    const store = make()
+    const store = await make()
     const a = await add(store, 'otter', 1)
     const b = await add(store, 'mink', 2)
     const scanned = await collect(store.scanSummaries())
@@ -125,7 +130,7 @@ describe.each(stores)('%s store: scanSummaries and readSession', (_name, make) =
   })
 
   it('reads a session without changing it; undefined for an unknown or invalid id', async () => {
-    const store = make()
+    const store = await make()
     const s = await add(store, 'otter', 1)
     const events = [1, 2, 3].map((n) => sampleEvent(s.session_id, n))
     for (const e of events) await store.append(e)
