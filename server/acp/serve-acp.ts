@@ -13,8 +13,8 @@ import type { Readable, Writable } from 'node:stream'
 import type { SessionManager } from '../core/manager.ts'
 import type { Logger } from '../log.ts'
 import { Connection } from '../jsonrpc/connection.ts'
-import { RpcError, maskInternal } from '../jsonrpc/errors.ts'
-import { clientMistake } from './session-errors.ts'
+import { RpcError } from '../jsonrpc/errors.ts'
+import { acpError, v1InternalError } from './errors.ts'
 import { negotiate, type AgentName, type Dialect, type DialectName } from './dialect.ts'
 import { plainInitialize, seedInitialize, v1Extensions, v1Initialize } from './initialize.ts'
 
@@ -70,9 +70,8 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
     return dialect
   }
   await conn.serve({
-    // The client's own mistakes (session-errors.ts) are Invalid params on both wires; the rest is the dialect's.
-    internalError: (err) =>
-      clientMistake(err)?.toJSON() ?? (dialect ?? { internalError: maskInternal }).internalError(err),
+    // Before a dialect is chosen, failures read as ACP v1's; after, through the dialect's table (errors.ts).
+    internalError: (err) => (dialect ?? { internalError: v1InternalError }).internalError(err),
     async request(method, params, ctx) {
       if (method === 'initialize') {
         const name = negotiate(params)
@@ -105,7 +104,11 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
       // Requests pipelined behind an initialize wait for it.
       const d = await ready()
       if (!d) throw RpcError.invalidRequest(`ACP connection must be initialized before '${method}'`)
-      return d.dispatcher.call(method, params, { signal: ctx.signal, id: ctx.id })
+      // A domain error the client should see (its mistake, an unknown session) is answered as the
+      // dialect's RpcError, not logged as a failure of the agent.
+      return d.dispatcher.call(method, params, { signal: ctx.signal, id: ctx.id }).catch((err: unknown) => {
+        throw acpError(err, d.name) ?? err
+      })
     },
     async notification(method, params) {
       if (method === '$/cancel_request') {

@@ -6,7 +6,8 @@
  */
 import type { SessionSummary } from '../../generated/schemas.gen.ts'
 import type { AnyEvent } from '../events/event-types.ts'
-import { share, ShareError } from '../share/share.ts'
+import { share } from '../share/share.ts'
+import { ChimeraError } from '../errors.ts'
 import { readSessionDetail, type TranscriptFormat } from '../share/transcript.ts'
 import { FileEventStore } from '../store/file-store.ts'
 import { chimeraHome, eventlogRoot } from '../store/paths.ts'
@@ -137,7 +138,7 @@ export async function shareSession(args: {
     if (r.sink === 'file') return output(r.path ?? '')
     return output(JSON.stringify(r))
   } catch (err) {
-    if (err instanceof ShareError && err.code === 'invalid_body') throw new UsageError(err.message)
+    if (ChimeraError.is(err, 'invalid_share')) throw new UsageError(err.message)
     throw err
   }
 }

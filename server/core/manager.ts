@@ -29,7 +29,9 @@ import { ModelRegistry } from './model-registry.ts'
 import { isKnownTool, PermissionAuditLog, resolveRules, type ApprovalPolicy, type Rule } from './permissions.ts'
 import { loadProjectConfig } from './project-config.ts'
 import { isToolPattern } from './tool-patterns.ts'
-import { Session, MODES, type SessionDeps } from './session.ts'
+import { Session, type SessionDeps } from './session.ts'
+import { checkMode } from './modes.ts'
+import { sessionNotFound } from '../errors.ts'
 import type { CommandRenderer } from './slash-commands.ts'
 
 export interface ManagerOptions {
@@ -76,13 +78,6 @@ export interface CreateOptions {
   approval?: ApprovalPolicy
 }
 
-export class SessionNotFoundError extends Error {
-  override name = 'SessionNotFoundError'
-  constructor(id: string) {
-    super(`session not found: ${id}`)
-  }
-}
-
 export type EvictListener = (session: Session, reason: 'idle' | 'deleted') => void
 
 export class SessionManager {
@@ -125,8 +120,7 @@ export class SessionManager {
     const model = o.model ?? this.defaultModel
     this.models.check(model)
     const mode = o.mode ?? this.opts.mode ?? 'build'
-    if (!(MODES as readonly string[]).includes(mode))
-      throw new Error(`unknown mode "${mode}"; available: ${MODES.join(', ')}`)
+    checkMode(mode)
     const allowed = o.allowedTools ?? this.opts.allowedTools
     if (allowed) checkToolNames(allowed)
     const cwd = o.cwd ?? this.opts.cwd
@@ -172,10 +166,10 @@ export class SessionManager {
 
   /** A live session, or one loaded from disk (its history and counter rebuilt exactly), once. */
   get(id: string): Promise<Session> {
-    if (this.#deleting.has(id)) return Promise.reject(new SessionNotFoundError(id))
+    if (this.#deleting.has(id)) return Promise.reject(sessionNotFound(id))
     const live = this.#sessions.get(id)
     if (live) return Promise.resolve(live)
-    if (!isSessionId(id)) return Promise.reject(new SessionNotFoundError(id))
+    if (!isSessionId(id)) return Promise.reject(sessionNotFound(id))
     let loading = this.#loading.get(id)
     if (!loading) {
       loading = this.#load(id).finally(() => this.#loading.delete(id))
@@ -187,7 +181,7 @@ export class SessionManager {
   async #load(id: string): Promise<Session> {
     const loaded = await this.store.load(id)
     // A delete that began while this load read the disk wins: the session is gone.
-    if (!loaded || this.#deleting.has(id)) throw new SessionNotFoundError(id)
+    if (!loaded || this.#deleting.has(id)) throw sessionNotFound(id)
     if (loaded.repaired) this.logger.warn(`session ${id}: a torn tail record was dropped on load`)
     const already = this.#sessions.get(id)
     if (already) return already

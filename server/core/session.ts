@@ -31,7 +31,9 @@ import {
   type Rule,
 } from './permissions.ts'
 import { toolAllowed } from './tool-patterns.ts'
-import { checkUserMessage, MessageTooLargeError } from './message-limit.ts'
+import { checkUserMessage } from './message-limit.ts'
+import { checkMode } from './modes.ts'
+import { ChimeraError } from '../errors.ts'
 import { parseSlash, rewindReply, type CommandRenderer } from './slash-commands.ts'
 import { addUsage, initialState, reduce, zeroUsage, type SessionState } from './state.ts'
 import type { PermissionReply, TurnHost } from './turn-host.ts'
@@ -52,8 +54,7 @@ export const TITLE_MAX = 200
 /** A title as kept: whitespace runs (newlines too) become one space, trimmed; blank is `null` (no title). */
 export const normalizeTitle = (title: string | null | undefined): string | null =>
   title?.replace(/\s+/g, ' ').trim() || null
-export const MODES = ['build', 'plan'] as const
-export type Mode = (typeof MODES)[number]
+export { MODES, type Mode } from './modes.ts'
 
 export interface SessionDeps {
   store: EventStore
@@ -95,21 +96,15 @@ interface Work {
   prompt?: { entry: QueuedPrompt; accepted: Promise<void> }
 }
 
-/** A queued prompt: `accepted` resolves once it is on disk (rejects with PromptNotRecordedError). */
+/**
+ * A queued prompt: `accepted` resolves once it is on disk; it rejects with `prompt_not_recorded`
+ * (the event log refused it: nothing was queued), or `session_not_found` (the session's files
+ * went away under the write: it was deleted).
+ */
 export interface Submitted {
   messageId: string
   done: Promise<TurnOutcome>
   accepted: Promise<void>
-}
-
-/** The event log refused to record an accepted prompt: nothing was queued (HTTP 507 `storage_full`). */
-export class PromptNotRecordedError extends Error {
-  override name = 'PromptNotRecordedError'
-  constructor(cause: unknown) {
-    super(`event log write failed (prompt not recorded): ${cause instanceof Error ? cause.message : String(cause)}`, {
-      cause,
-    })
-  }
 }
 
 type Command = { name: string; arguments: string }
@@ -397,10 +392,10 @@ export class Session implements TurnHost {
    * Queue a prompt; `done` resolves when its turn (or command) ends. A prompt that is exactly
    * `/undo [N | --steps N]` or `/redo …` rewinds or replays turns instead of reaching the model;
    * `/name args` of a custom command runs its rendered template as the turn's message.
-   * Throws MessageTooLargeError (nothing queued) when the prompt or its rendering is too large.
+   * Throws `message_too_large` (nothing queued) when the prompt or its rendering is too large.
    */
   prompt(text: string): Submitted {
-    // Over the limit: refused before anything is queued or written (MessageTooLargeError).
+    // Over the limit: refused before anything is queued or written (`message_too_large`).
     checkUserMessage(text)
     const messageId = `msg-${randomUUID()}`
     this.lastTouched = Date.now()
@@ -424,7 +419,7 @@ export class Session implements TurnHost {
           message = rendered
         }
       } catch (err) {
-        if (MessageTooLargeError.is(err)) throw err
+        if (ChimeraError.is(err, 'message_too_large')) throw err
         const why = `/${slash.name}: ${err instanceof Error ? err.message : String(err)}`
         return this.#submit(messageId, text, undefined, async () => this.#commandError(why))
       }
@@ -448,7 +443,7 @@ export class Session implements TurnHost {
   /**
    * Accept a prompt: its queue entry goes to the store now (`accepted` resolves once it is on
    * disk) and its work joins the queue in call order. A prompt the store refused fails at once
-   * (`accepted` rejects with PromptNotRecordedError, `done` resolves with a `store` error) and
+   * (`accepted` rejects with `prompt_not_recorded`, `done` resolves with a `store` error) and
    * runs nothing. `turn`: the work writes the prompt's `user_message`, which retires the entry;
    * other work (slash commands) retires it when it has recorded its result.
    */
@@ -475,7 +470,11 @@ export class Session implements TurnHost {
     this.#queuedIds.add(messageId)
     const accepted = this.#deps.store.queuePrompt(this.id, entry).catch((err: unknown) => {
       this.#queuedIds.delete(messageId)
-      throw new PromptNotRecordedError(err)
+      if (ChimeraError.is(err, 'session_not_found')) throw err
+      const why = err instanceof Error ? err.message : String(err)
+      throw new ChimeraError('prompt_not_recorded', `event log write failed (prompt not recorded): ${why}`, {
+        cause: err,
+      })
     })
     accepted.catch(() => {}) // callers that only follow `done` see the failure there
     const run = async (): Promise<TurnOutcome> => {
@@ -571,7 +570,10 @@ export class Session implements TurnHost {
   /** Queue work behind the running turn; `onClose` answers it if the session closes first. */
   #enqueue<T>(fn: () => Promise<T>, onClose: T | undefined, prompt?: Work['prompt']): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      if (this.#closed) return onClose === undefined ? reject(new SessionClosedError(this.id)) : resolve(onClose)
+      if (this.#closed)
+        return onClose === undefined
+          ? reject(new ChimeraError('session_closed', `session ${this.id} was closed`))
+          : resolve(onClose)
       this.#queue.push({
         run: async () => {
           try {
@@ -580,7 +582,10 @@ export class Session implements TurnHost {
             reject(err)
           }
         },
-        cancelQueued: () => (onClose === undefined ? reject(new SessionClosedError(this.id)) : resolve(onClose)),
+        cancelQueued: () =>
+          onClose === undefined
+            ? reject(new ChimeraError('session_closed', `session ${this.id} was closed`))
+            : resolve(onClose),
         ...(prompt ? { prompt } : {}),
       })
       if (!this.#pumping) void this.#pump()
@@ -732,7 +737,7 @@ export class Session implements TurnHost {
     return new Promise((resolve) => this.#idleWaiters.push(resolve))
   }
 
-  /** Inject a message into the running turn before its next model call; false when idle. Throws MessageTooLargeError. */
+  /** Inject a message into the running turn before its next model call; false when idle. Throws `message_too_large`. */
   steer(text: string): boolean {
     checkUserMessage(text)
     if (this.#status !== 'running' || !this.#acceptSteering) return false
@@ -819,7 +824,7 @@ export class Session implements TurnHost {
 
   /** Summarise the history into one message (an event records it). Only while idle. */
   async compact(): Promise<EventOf<'compaction'>> {
-    if (this.#status !== 'idle') throw new SessionBusyError('cannot compact while a turn is running')
+    if (this.#status !== 'idle') throw new ChimeraError('session_busy', 'cannot compact while a turn is running')
     const before = this.#state.messages
     const summary = summarise(before)
     return this.emit('compaction', { summary, messages_before: before.length, messages_after: 1 })
@@ -847,8 +852,7 @@ export class Session implements TurnHost {
   }
 
   async setMode(mode: string): Promise<void> {
-    if (!(MODES as readonly string[]).includes(mode))
-      throw new Error(`unknown mode "${mode}"; available: ${MODES.join(', ')}`)
+    checkMode(mode)
     if (mode === this.mode) return
     await this.emit('mode_changed', { old: this.mode, new: mode })
   }
@@ -938,16 +942,5 @@ function realCwd(cwd: string): string {
     return realpathSync(cwd)
   } catch {
     return cwd
-  }
-}
-
-export class SessionBusyError extends Error {
-  override name = 'SessionBusyError'
-}
-
-export class SessionClosedError extends Error {
-  override name = 'SessionClosedError'
-  constructor(id: string) {
-    super(`session ${id} was closed`)
   }
 }

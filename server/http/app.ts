@@ -10,6 +10,7 @@
 import { H3, HTTPError } from 'h3'
 import type { ZodType } from 'zod'
 import { httpOperations, type HttpOperationId, type OperationInput } from '../../generated/http/routes.gen.ts'
+import { sessionNotFound, type ChimeraError } from '../errors.ts'
 import type { Logger } from '../log.ts'
 import { formatIssues, issueRows } from '../validation.ts'
 import { authorize } from './auth.ts'
@@ -35,7 +36,7 @@ type ErasedHandler = (input: {
   req: Request
 }) => Response | Promise<Response>
 /** Maps a body that failed its schema to the document's error for that operation, if it names one. */
-export type BodyErrorMapper = (raw: unknown) => HttpError | undefined
+export type BodyErrorMapper = (raw: unknown) => HttpError | ChimeraError | undefined
 
 export interface HttpAppOptions {
   handlers: OperationHandlers
@@ -81,8 +82,8 @@ async function runOperation(
     const r = op.pathParams.safeParse(params)
     if (!r.success) {
       throw 'id' in params
-        ? new HttpError(404, 'session_not_found', `unknown session id`)
-        : new HttpError(404, 'not_found', 'no such resource', { detail: issueRows(r.error) })
+        ? sessionNotFound(params.id!)
+        : new HttpError('not_found', 'no such resource', { detail: issueRows(r.error) })
     }
     path = r.data as Record<string, unknown>
   }
@@ -91,7 +92,7 @@ async function runOperation(
     const raw = Object.fromEntries(new URL(req.url).searchParams)
     const r = parseQuery(op.query, raw)
     if (!r.success)
-      throw new HttpError(400, 'invalid_query', `malformed query parameter: ${formatIssues(r.error!)}`, {
+      throw new HttpError('invalid_query', `malformed query parameter: ${formatIssues(r.error!)}`, {
         detail: issueRows(r.error!),
       })
     query = r.data as Record<string, unknown>
@@ -99,15 +100,16 @@ async function runOperation(
   let body: unknown
   if (op.body) {
     const raw = await readJsonBody(req)
-    const mapped = (): HttpError | undefined => opts.bodyErrors?.[op.operationId as HttpOperationId]?.(raw)
+    const mapped = (): HttpError | ChimeraError | undefined =>
+      opts.bodyErrors?.[op.operationId as HttpOperationId]?.(raw)
     if (raw === undefined && op.body.required)
-      throw mapped() ?? new HttpError(400, 'invalid_body', 'a JSON request body is required')
+      throw mapped() ?? new HttpError('invalid_body', 'a JSON request body is required')
     if (raw !== undefined) {
       const r = op.body.schema.safeParse(raw)
       if (!r.success)
         throw (
           mapped() ??
-          new HttpError(400, 'invalid_body', 'request body does not match the schema', { detail: issueRows(r.error) })
+          new HttpError('invalid_body', 'request body does not match the schema', { detail: issueRows(r.error) })
         )
       body = r.data
     }
@@ -122,9 +124,7 @@ function decodeParams(raw: Record<string, unknown>): Record<string, string> {
     try {
       out[k] = decodeURIComponent(String(v))
     } catch {
-      throw k === 'id'
-        ? new HttpError(404, 'session_not_found', 'unknown session id')
-        : new HttpError(404, 'not_found', `malformed ${k} in the path`)
+      throw k === 'id' ? sessionNotFound(String(v)) : new HttpError('not_found', `malformed ${k} in the path`)
     }
   }
   return out
@@ -146,10 +146,9 @@ export function createHttpApp(opts: HttpAppOptions): H3 {
     onError: (error: HTTPError) => {
       // Errors raised by h3 itself before routing (e.g. a malformed percent-encoded path).
       const status = error.status && error.status >= 400 && error.status < 500 ? error.status : 500
-      return errorResponse(
-        status === 500 ? error : new HttpError(status, status === 404 ? 'not_found' : 'bad_request', error.message),
-        opts.logger,
-      )
+      return status === 500
+        ? errorResponse(error, opts.logger)
+        : errorResponse(new HttpError(status === 404 ? 'not_found' : 'bad_request', error.message), opts.logger, status)
     },
   })
   const byRoute = new Map<string, Operation[]>()
@@ -167,11 +166,11 @@ export function createHttpApp(opts: HttpAppOptions): H3 {
         // The router ignores a trailing slash; the spec has no such paths (`/sessions/` is not `/sessions`).
         const pathname = event.url.pathname
         if (pathname.length > 1 && pathname.endsWith('/'))
-          throw new HttpError(404, 'not_found', `no route for ${req.method} ${pathname.slice(0, 200)}`)
+          throw new HttpError('not_found', `no route for ${req.method} ${pathname.slice(0, 200)}`)
         if (req.method === 'OPTIONS' && req.headers.get('origin') !== null) return preflight(req, guard, allow)
         cors = corsHeaders(req, guard)
         if (!op)
-          throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${route}`, {
+          throw new HttpError('method_not_allowed', `${req.method} is not allowed on ${route}`, {
             headers: { allow },
           })
         opts.onRequest?.()
@@ -193,7 +192,7 @@ export function createHttpApp(opts: HttpAppOptions): H3 {
     try {
       checkHost(event.req as Request, guard)
       return errorResponse(
-        new HttpError(404, 'not_found', `no route for ${event.req.method} ${new URL(event.req.url).pathname}`),
+        new HttpError('not_found', `no route for ${event.req.method} ${new URL(event.req.url).pathname}`),
         opts.logger,
       )
     } catch (err) {

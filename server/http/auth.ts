@@ -22,7 +22,7 @@ const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').dig
 export function bearerToken(req: Request): string | undefined {
   const raw = req.headers.get('authorization')
   if (!raw) return undefined
-  if (raw.includes(',')) throw new HttpError(400, 'invalid_authorization', 'more than one Authorization header')
+  if (raw.includes(',')) throw new HttpError('invalid_authorization', 'more than one Authorization header')
   const m = /^bearer[ \t]+(\S+)\s*$/i.exec(raw)
   return m ? m[1] : undefined
 }
@@ -33,10 +33,10 @@ export function tokenMatches(presented: string | undefined, expected: string): b
 }
 
 export const unauthorized = (): HttpError =>
-  new HttpError(401, 'unauthorized', 'missing or invalid bearer token', { headers: { 'www-authenticate': 'Bearer' } })
+  new HttpError('unauthorized', 'missing or invalid bearer token', { headers: { 'www-authenticate': 'Bearer' } })
 
 export const adminOnly = (): HttpError =>
-  new HttpError(403, 'admin_only', 'this route needs the master token; a session token is not enough')
+  new HttpError('admin_only', 'this route needs the master token; a session token is not enough')
 
 export interface AuthContext {
   masterToken: string | undefined

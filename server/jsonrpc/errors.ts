@@ -69,9 +69,6 @@ export class RpcError extends Error {
 /** Maps an error that is not an RpcError to what the peer sees (dialect-specific). */
 export type InternalErrorMapper = (err: unknown) => WireError
 
-/** ACP v1: unknown failures are Internal error with the message masked. */
-export const maskInternal: InternalErrorMapper = () => ({ code: CODES.internalError, message: 'Internal error' })
-
 export function toWireError(err: unknown, mapInternal: InternalErrorMapper): WireError {
   if (RpcError.is(err)) return err.toJSON()
   return mapInternal(err)

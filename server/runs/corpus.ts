@@ -9,7 +9,7 @@ import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { errCode, mapLimit } from '../store/file-log.ts'
 import { sessionIdTime } from '../store/paths.ts'
-import { RunsError, type RunsFilter } from './query.ts'
+import { runsFailed, type RunsFilter } from './query.ts'
 
 export type RunSource = 'otter' | 'ferret' | 'mink'
 
@@ -111,7 +111,7 @@ export async function readRuns(
     names = await readdir(eventlogRoot)
   } catch (err) {
     if (errCode(err) === 'ENOENT') return { runs: [], skipped: 0 }
-    throw new RunsError('runs_cost_failed', `cannot read the event log: ${(err as Error).message}`)
+    throw runsFailed(`cannot read the event log: ${(err as Error).message}`, err)
   }
   const dirs = names.filter((n) => RUN_DIR_RE.test(n))
   let skipped = 0

@@ -8,7 +8,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { parseRunsQuery, RunsError } from './query.ts'
+import { parseRunsQuery } from './query.ts'
+import { ChimeraError } from '../errors.ts'
 import { costRollup, listRuns, percentile } from './rollup.ts'
 
 let root: string
@@ -303,10 +304,9 @@ describe('filters and errors', () => {
         parseRunsQuery(q, NOW)
         expect.fail(`accepted ${JSON.stringify(q)}`)
       } catch (err) {
-        expect(err).toBeInstanceOf(RunsError)
-        expect((err as RunsError).code).toBe('invalid_query')
-        expect((err as RunsError).status).toBe(400)
-        expect((err as RunsError).detail).toMatch(message)
+        expect(err).toBeInstanceOf(ChimeraError)
+        expect((err as ChimeraError).code).toBe('invalid_query')
+        expect((err as ChimeraError).detail).toMatch(message)
       }
     }
   })

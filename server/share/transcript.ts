@@ -6,6 +6,7 @@
  */
 import { join } from 'node:path'
 import type { components } from '../../generated/http/openapi.gen.d.ts'
+import { sessionNotFound } from '../errors.ts'
 import { readJsonFile, scanLog } from '../store/file-log.ts'
 import { isSessionId } from '../store/paths.ts'
 import type { SessionMeta } from '../store/types.ts'
@@ -41,22 +42,13 @@ export function renderTranscript(
   return { body, contentType: CONTENT_TYPES[format] }
 }
 
-export class SessionNotFound extends Error {
-  readonly code = 'session_not_found'
-  readonly status = 404
-  constructor(id: string) {
-    super(`session not found: ${JSON.stringify(String(id).slice(0, 160))}`)
-    this.name = 'SessionNotFound'
-  }
-}
-
 /** A stored session's summary and events (`GET /sessions/{id}`), read only. */
 export async function readSessionDetail(eventlogRoot: string, id: string): Promise<SessionDetail> {
-  if (!isSessionId(id)) throw new SessionNotFound(id)
+  if (!isSessionId(id)) throw sessionNotFound(id)
   const dir = join(eventlogRoot, id)
   const meta = await readJsonFile(join(dir, 'session.json'))
   if (meta.kind !== 'ok' || metaProblem(meta.value) !== undefined || (meta.value as SessionMeta).session_id !== id)
-    throw new SessionNotFound(id)
+    throw sessionNotFound(id)
   const { events } = await scanLog(dir, id, 0)
   const s = await readJsonFile(join(dir, 'summary.json'))
   let summary

@@ -34,7 +34,7 @@ import type { Logger } from '../../log.ts'
 import type { AgentName } from '../dialect.ts'
 import { EventPump, endAttachments } from '../event-pump.ts'
 import { historySize, normaliseCursor, replayWindow } from '../history.ts'
-import { asClientError } from '../session-errors.ts'
+import { sessionNotFound } from '../../errors.ts'
 import { listedTitle, toV1Updates, type V1MapContext, type V1Update } from './event-map.ts'
 import { promptText } from './prompt-text.ts'
 import { configOptions, modeState } from './session-config.ts'
@@ -119,9 +119,6 @@ const STOP: Record<string, 'end_turn' | 'max_tokens' | 'max_turn_requests' | 're
   cancelled: 'cancelled',
 }
 
-export const sessionNotFound = (id: string): RpcError =>
-  new RpcError(CODES.resourceNotFound, 'Resource not found', { sessionId: id })
-
 export class V1Agent {
   readonly #o: V1AgentOptions
   readonly #sessions = new Map<string, Attachment>()
@@ -177,12 +174,12 @@ export class V1Agent {
       'session/prompt': (p, ctx) => this.#prompt(p, ctx.signal),
       'session/cancel': (p) => void this.#att(p.sessionId).session.cancel(),
       'session/set_mode': async (p) => {
-        await this.#att(p.sessionId).session.setMode(p.modeId).catch(asClientError)
+        await this.#att(p.sessionId).session.setMode(p.modeId)
         return {}
       },
       'session/set_config_option': (p) => this.#setConfig(p),
       'session/set_model': async (p) => {
-        await this.#att(p.sessionId).session.setModel(p.modelId).catch(asClientError)
+        await this.#att(p.sessionId).session.setModel(p.modelId)
         return {}
       },
       '_session/steering': (p) => {
@@ -204,7 +201,7 @@ export class V1Agent {
         }
       },
       '_chimera/session/compact': async (p) => {
-        const e = await this.#att(p.sessionId).session.compact().catch(asClientError)
+        const e = await this.#att(p.sessionId).session.compact()
         return { summary: e.data.summary, messagesBefore: e.data.messages_before, messagesAfter: e.data.messages_after }
       },
       ...(this.#o.agent === 'ferret' ? this.#ferretHandlers() : {}),
@@ -266,12 +263,7 @@ export class V1Agent {
   }
 
   async #get(id: string): Promise<Session> {
-    try {
-      return await this.#o.manager.get(id)
-    } catch (err) {
-      if (err instanceof Error && err.name === 'SessionNotFoundError') throw sessionNotFound(id)
-      throw err
-    }
+    return this.#o.manager.get(id)
   }
 
   #selectors(s: Session) {
@@ -425,9 +417,8 @@ export class V1Agent {
     const problem = workingDirProblem(p.cwd)
     if (problem !== undefined) throw RpcError.invalidParams([{ path: 'cwd', message: problem }])
     const maxSteps = maxStepsMeta(p._meta)
-    const session = await this.#o.manager
-      .create({ cwd: p.cwd, ...(maxSteps !== undefined ? { maxSteps } : {}) })
-      .catch(asClientError)
+    const session = await this.#o.manager.create({ cwd: p.cwd, ...(maxSteps !== undefined ? { maxSteps } : {}) })
+
     const mcp = await this.#connectMcp(session, p.mcpServers)
     this.#attach(session, session.lastSeq, mcp)
     this.#afterResponse(session, mcp)
@@ -545,8 +536,8 @@ export class V1Agent {
     const s = this.#att(p.sessionId).session
     if (typeof p.value !== 'string')
       throw RpcError.invalidParams([{ path: 'value', message: `${p.configId} takes a string value` }])
-    if (p.configId === 'model') await s.setModel(p.value).catch(asClientError)
-    else if (p.configId === 'mode') await s.setMode(p.value).catch(asClientError)
+    if (p.configId === 'model') await s.setModel(p.value)
+    else if (p.configId === 'mode') await s.setMode(p.value)
     else
       throw RpcError.invalidParams([
         { path: 'configId', message: `unknown config option "${p.configId}"; available: model, mode` },

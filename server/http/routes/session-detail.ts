@@ -7,7 +7,8 @@
 import type { SessionDetail } from '../../../generated/http/routes.gen.ts'
 import type { SessionSummary } from '../../../generated/schemas.gen.ts'
 import { isSessionId } from '../../store/paths.ts'
-import { sessionNotFound, type HttpDeps } from '../deps.ts'
+import type { HttpDeps } from '../deps.ts'
+import { sessionNotFound } from '../../errors.ts'
 
 export async function sessionDetail(deps: HttpDeps, id: string): Promise<SessionDetail> {
   const live = deps.manager.peek(id)
@@ -22,10 +23,7 @@ export async function sessionDetail(deps: HttpDeps, id: string): Promise<Session
   if (loaded.queued.length === 0) return { session_id: id, summary: loaded.summary, events: loaded.events }
   // Prompts accepted before a crash and never started: loading the session closes them in the
   // log (Session.restore), so the answer shows every accepted prompt.
-  const session = await deps.manager.get(id).catch((err: unknown) => {
-    if (err instanceof Error && err.name === 'SessionNotFoundError') throw sessionNotFound(id)
-    throw err
-  })
+  const session = await deps.manager.get(id)
   await session.idle()
   await session.flush()
   return { session_id: id, summary: session.summary as SessionSummary, events: await session.events() }
