@@ -10,7 +10,7 @@
  */
 import { ACP_SEED_ERRORS } from '../../generated/acp/seed.gen.ts'
 import { ChimeraError, type DomainErrorCode } from '../errors.ts'
-import { CODES, RpcError, type InternalErrorMapper, type WireError } from '../jsonrpc/errors.ts'
+import { CODES, maskInternal, RpcError, type InternalErrorMapper, type WireError } from '../jsonrpc/errors.ts'
 import type { DialectName } from './dialect.ts'
 
 export type AcpErrorKind = 'invalid_params' | 'not_found' | 'internal'
@@ -61,12 +61,10 @@ const pascal = (code: DomainErrorCode): string => code.replace(/(^|_)([a-z])/g, 
 
 type WireTable = Record<AcpErrorKind, (e: ChimeraError) => WireError>
 
-const MASKED: WireError = { code: CODES.internalError, message: 'Internal error' }
-
 export const V1_WIRE: WireTable = {
   invalid_params: invalidParams,
   not_found: (e) => ({ code: CODES.resourceNotFound, message: 'Resource not found', data: { sessionId: e.resource } }),
-  internal: () => MASKED,
+  internal: maskInternal,
 }
 
 export const SEED_WIRE: WireTable = {
@@ -77,7 +75,10 @@ export const SEED_WIRE: WireTable = {
 
 const WIRES: Record<DialectName, WireTable> = { 'acp-v1': V1_WIRE, seed: SEED_WIRE }
 
-/** A domain error the client should see as such (not an internal failure), as `dialect` shows it; else undefined. */
+/**
+ * A domain error the client should see as such (its mistake, an unknown session), as `dialect`
+ * shows it; undefined for anything else (the dialect's `internalError` answers that).
+ */
 export function acpError(err: unknown, dialect: DialectName): RpcError | undefined {
   if (!ChimeraError.is(err)) return undefined
   const kind = ACP_ERRORS[err.code]
@@ -88,7 +89,7 @@ export function acpError(err: unknown, dialect: DialectName): RpcError | undefin
 
 /** ACP v1: any other failure is Internal error with the message masked. */
 export const v1InternalError: InternalErrorMapper = (err) =>
-  ChimeraError.is(err) ? V1_WIRE[ACP_ERRORS[err.code]](err) : MASKED
+  ChimeraError.is(err) ? V1_WIRE[ACP_ERRORS[err.code]](err) : maskInternal(err)
 
 /** The seed dialect: any other failure is an agent error naming it (`data.name`: the domain code, or the class). */
 export const seedInternalError: InternalErrorMapper = (err) =>

@@ -4,7 +4,7 @@
  * `{name, message}`; the stack stays in the log, see docs/decisions/0003-acp-dialects.md).
  */
 import { acpSeedMethods } from '../../generated/acp/seed.gen.ts'
-import { seedInternalError } from './errors.ts'
+import { acpError, seedInternalError } from './errors.ts'
 import { Dispatcher } from '../jsonrpc/dispatcher.ts'
 import { SeedAgent } from './seed/agent.ts'
 import type { AgentName, Dialect, DialectContext } from './dialect.ts'
@@ -19,5 +19,11 @@ export function createSeedDialect(agent: AgentName, info: AgentInfo, ctx: Dialec
     ...seed.handlers(),
   }
   const dispatcher = new Dispatcher(acpSeedMethods, handlers, (_name, spec) => spec.dialects?.includes(agent) ?? false)
-  return { name: 'seed', dispatcher, internalError: seedInternalError, end: () => seed.end() }
+  return {
+    name: 'seed',
+    dispatcher,
+    domainError: (err) => acpError(err, 'seed'),
+    internalError: seedInternalError,
+    end: () => seed.end(),
+  }
 }

@@ -13,8 +13,7 @@ import type { Readable, Writable } from 'node:stream'
 import type { SessionManager } from '../core/manager.ts'
 import type { Logger } from '../log.ts'
 import { Connection } from '../jsonrpc/connection.ts'
-import { RpcError } from '../jsonrpc/errors.ts'
-import { acpError, v1InternalError } from './errors.ts'
+import { maskInternal, RpcError } from '../jsonrpc/errors.ts'
 import { negotiate, type AgentName, type Dialect, type DialectName } from './dialect.ts'
 import { plainInitialize, seedInitialize, v1Extensions, v1Initialize } from './initialize.ts'
 
@@ -70,8 +69,8 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
     return dialect
   }
   await conn.serve({
-    // Before a dialect is chosen, failures read as ACP v1's; after, through the dialect's table (errors.ts).
-    internalError: (err) => (dialect ?? { internalError: v1InternalError }).internalError(err),
+    // Through the dialect's error tables (errors.ts); before one is chosen, masked.
+    internalError: (err) => (dialect ?? { internalError: maskInternal }).internalError(err),
     async request(method, params, ctx) {
       if (method === 'initialize') {
         const name = negotiate(params)
@@ -107,7 +106,7 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
       // A domain error the client should see (its mistake, an unknown session) is answered as the
       // dialect's RpcError, not logged as a failure of the agent.
       return d.dispatcher.call(method, params, { signal: ctx.signal, id: ctx.id }).catch((err: unknown) => {
-        throw acpError(err, d.name) ?? err
+        throw d.domainError(err) ?? err
       })
     },
     async notification(method, params) {

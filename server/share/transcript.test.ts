@@ -282,6 +282,6 @@ describe('a real session', () => {
     await expect(readSessionDetail(root, 'otter-nope')).rejects.toEqual(
       expect.objectContaining({ name: 'ChimeraError', code: 'session_not_found' }),
     )
-    await expect(readSessionDetail(root, '../../etc')).rejects.toMatchObject({ code: 'session_not_found', status: 404 })
+    await expect(readSessionDetail(root, '../../etc')).rejects.toMatchObject({ code: 'session_not_found' })
   })
 })

@@ -22,7 +22,7 @@ import { join } from 'node:path'
 import type { SessionSummary } from '../../generated/schemas.gen.ts'
 import type { AnyEvent } from '../events/event-types.ts'
 import { noopLogger, type Logger } from '../log.ts'
-import { ChimeraError } from '../errors.ts'
+import { ChimeraError, sessionNotFound } from '../errors.ts'
 import {
   errCode,
   listLog,
@@ -145,7 +145,7 @@ export class FileEventStore implements EventStore {
       } catch (err) {
         if (errCode(err) !== 'ENOENT') throw err
         this.#lastSeq.delete(id)
-        throw new ChimeraError('session_not_found', `session ${id} not found`)
+        throw sessionNotFound(id)
       }
       // The event file is the record: subscribers hear of it now; the segment line follows in
       // this same queued step, so any later read of this session sees it.
@@ -315,7 +315,7 @@ export class FileEventStore implements EventStore {
     const known = this.#lastSeq.get(sessionId)
     if (known !== undefined) return known
     const loaded = await this.#recover(sessionId, dir)
-    if (!loaded) throw new ChimeraError('session_not_found', `session ${sessionId} not found`)
+    if (!loaded) throw sessionNotFound(sessionId)
     return loaded.events.length
   }
 

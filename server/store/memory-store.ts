@@ -11,7 +11,7 @@
 import type { SessionSummary } from '../../generated/schemas.gen.ts'
 import type { AnyEvent } from '../events/event-types.ts'
 import { noopLogger, type Logger } from '../log.ts'
-import { ChimeraError } from '../errors.ts'
+import { ChimeraError, sessionNotFound } from '../errors.ts'
 import { streamEvents } from './event-stream.ts'
 import { ListenerRegistry } from './listeners.ts'
 import { applyListFilter } from './listing.ts'
@@ -156,7 +156,7 @@ export class MemoryEventStore implements EventStore {
   #get(sessionId: string): MemorySession {
     checkSessionId(sessionId)
     const s = this.#sessions.get(sessionId)
-    if (!s) throw new ChimeraError('session_not_found', `session ${sessionId} not found`)
+    if (!s) throw sessionNotFound(sessionId)
     return s
   }
 }
