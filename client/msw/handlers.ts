@@ -390,7 +390,7 @@ export function buildHandlers(state: MockState, o: HandlerOptions): RequestHandl
             let session: MockSession | undefined
             if ('id' in raw) {
               session = state.sessions.get(raw.id!)
-              if (!session) throw new HttpError(404, 'session_not_found', 'unknown session id')
+              if (!session) throw new HttpError('session_not_found', 'unknown session id')
               session.lastTouched = Date.now() / 1000
             }
             return handler({

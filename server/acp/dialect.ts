@@ -5,7 +5,7 @@
  * launched — `otter` (docs/zed.md) or `ferret` (docs/zed.md, a superset).
  */
 import type { Dispatcher } from '../jsonrpc/dispatcher.ts'
-import type { InternalErrorMapper } from '../../client/wire/jsonrpc/errors.ts'
+import type { InternalErrorMapper, RpcError } from '../../client/wire/jsonrpc/errors.ts'
 import type { Connection } from '../../client/wire/jsonrpc/connection.ts'
 import type { SessionManager } from '../core/manager.ts'
 import type { Logger } from '../log.ts'
@@ -17,6 +17,9 @@ export type DialectName = 'acp-v1' | 'seed'
 export interface Dialect {
   name: DialectName
   dispatcher: Dispatcher
+  /** A domain error as this wire shows it to the client (server/acp/errors.ts), or undefined. */
+  domainError: (err: unknown) => RpcError | undefined
+  /** What the peer sees of any other failure. */
   internalError: InternalErrorMapper
   /** The input ended: let running turns finish (no client can answer any more), stop pumps. */
   end(): Promise<void>

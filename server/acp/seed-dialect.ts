@@ -3,20 +3,14 @@
  * the launched agent's dialect, and the documents' error shape for agent failures (-32000 with
  * `{name, message}`; the stack stays in the log, see docs/decisions/0003-acp-dialects.md).
  */
-import { acpSeedMethods, ACP_SEED_ERRORS } from '../../generated/acp/seed.gen.ts'
+import { acpSeedMethods } from '../../generated/acp/seed.gen.ts'
+import { acpError, seedInternalError } from './errors.ts'
 import { Dispatcher } from '../jsonrpc/dispatcher.ts'
 import { SeedAgent } from './seed/agent.ts'
-import type { InternalErrorMapper } from '../../client/wire/jsonrpc/errors.ts'
 import type { AgentName, Dialect, DialectContext } from './dialect.ts'
 import { seedInitialize, type AgentInfo } from './initialize.ts'
 
 export { seedInitialize } from './initialize.ts'
-
-export const seedInternalError: InternalErrorMapper = (err) => ({
-  code: ACP_SEED_ERRORS.ApplicationError,
-  message: 'Agent error',
-  data: { name: err instanceof Error ? err.name : 'Error', message: err instanceof Error ? err.message : String(err) },
-})
 
 export function createSeedDialect(agent: AgentName, info: AgentInfo, ctx: DialectContext): Dialect {
   const seed = new SeedAgent({ agent, conn: ctx.conn, manager: ctx.manager, logger: ctx.logger })
@@ -25,5 +19,11 @@ export function createSeedDialect(agent: AgentName, info: AgentInfo, ctx: Dialec
     ...seed.handlers(),
   }
   const dispatcher = new Dispatcher(acpSeedMethods, handlers, (_name, spec) => spec.dialects?.includes(agent) ?? false)
-  return { name: 'seed', dispatcher, internalError: seedInternalError, end: () => seed.end() }
+  return {
+    name: 'seed',
+    dispatcher,
+    domainError: (err) => acpError(err, 'seed'),
+    internalError: seedInternalError,
+    end: () => seed.end(),
+  }
 }

@@ -13,8 +13,7 @@ import type { Readable, Writable } from 'node:stream'
 import type { SessionManager } from '../core/manager.ts'
 import type { Logger } from '../log.ts'
 import { Connection } from '../../client/wire/jsonrpc/connection.ts'
-import { RpcError, maskInternal } from '../../client/wire/jsonrpc/errors.ts'
-import { clientMistake } from './session-errors.ts'
+import { maskInternal, RpcError } from '../../client/wire/jsonrpc/errors.ts'
 import { startupMark } from '../startup-trace.ts'
 import { negotiate, type AgentName, type Dialect, type DialectName } from './dialect.ts'
 import { plainInitialize, seedInitialize, v1Extensions, v1Initialize } from './initialize.ts'
@@ -75,9 +74,8 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
     return dialect
   }
   await conn.serve({
-    // The client's own mistakes (session-errors.ts) are Invalid params on both wires; the rest is the dialect's.
-    internalError: (err) =>
-      clientMistake(err)?.toJSON() ?? (dialect ?? { internalError: maskInternal }).internalError(err),
+    // Through the dialect's error tables (errors.ts); before one is chosen, masked.
+    internalError: (err) => (dialect ?? { internalError: maskInternal }).internalError(err),
     async request(method, params, ctx) {
       if (method === 'initialize') {
         const name = negotiate(params)
@@ -110,7 +108,11 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
       // Requests pipelined behind an initialize wait for it.
       const d = await ready()
       if (!d) throw RpcError.invalidRequest(`ACP connection must be initialized before '${method}'`)
-      return d.dispatcher.call(method, params, { signal: ctx.signal, id: ctx.id })
+      // A domain error the client should see (its mistake, an unknown session) is answered as the
+      // dialect's RpcError, not logged as a failure of the agent.
+      return d.dispatcher.call(method, params, { signal: ctx.signal, id: ctx.id }).catch((err: unknown) => {
+        throw d.domainError(err) ?? err
+      })
     },
     async notification(method, params) {
       if (method === '$/cancel_request') {

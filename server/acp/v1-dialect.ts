@@ -1,7 +1,7 @@
 /** The real ACP v1 wire: the official method table, honest capabilities, masked internal errors. */
 import { acpV1Methods } from '../../generated/acp/v1-methods.gen.ts'
 import { Dispatcher } from '../jsonrpc/dispatcher.ts'
-import { maskInternal } from '../../client/wire/jsonrpc/errors.ts'
+import { acpError, v1InternalError } from './errors.ts'
 import type { Dialect, DialectContext } from './dialect.ts'
 import { v1Initialize, type AgentInfo } from './initialize.ts'
 import { V1Agent, type V1ClientCaps } from './v1/agent.ts'
@@ -26,7 +26,8 @@ export function createV1Dialect(info: AgentInfo, ctx: DialectContext): Dialect {
   return {
     name: 'acp-v1',
     dispatcher: new Dispatcher(acpV1Methods, handlers),
-    internalError: maskInternal,
+    domainError: (err) => acpError(err, 'acp-v1'),
+    internalError: v1InternalError,
     end: () => agent.end(),
   }
 }

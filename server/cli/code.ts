@@ -8,6 +8,7 @@ import { UsageError } from './args.ts'
 import { agentFlag, sessionArgs, sessionFlags, sessionModel } from './session-flags.ts'
 import { chimeraHome } from '../store/paths.ts'
 import { startupMark } from '../startup-trace.ts'
+import { ChimeraError } from '../errors.ts'
 
 export default defineCommand({
   meta: { name: 'code', description: 'Drive an agent session headlessly (--mode rpc: JSON lines on stdin/stdout)' },
@@ -34,7 +35,7 @@ export default defineCommand({
     try {
       session = args.session ? await proc.manager.get(args.session) : await proc.manager.create()
     } catch (err) {
-      if ((err as Error).name === 'SessionNotFoundError') throw new UsageError(`--session: ${(err as Error).message}`)
+      if (ChimeraError.is(err, 'session_not_found')) throw new UsageError(`--session: ${err.message}`)
       throw err
     }
     proc.announce()

@@ -1,5 +1,6 @@
 /** The work of `chimera mink runs` and `chimera mink runs cost` (see mink.ts). */
-import { parseRunsQuery, RunsError, type RunsFilter } from '../runs/query.ts'
+import { ChimeraError } from '../errors.ts'
+import { parseRunsQuery, type RunsFilter } from '../runs/query.ts'
 import { costRollup, listRuns } from '../runs/rollup.ts'
 import { openEventStore } from '../store/open.ts'
 import { chimeraHome } from '../store/paths.ts'
@@ -17,7 +18,8 @@ function filter(args: FilterArgs): RunsFilter {
   try {
     return parseRunsQuery({ since: args.since, model: args.model, limit: args.limit })
   } catch (err) {
-    if (err instanceof RunsError) throw new UsageError(err.detail.replace(/^(since|limit|model)\b/, '--$1'))
+    if (ChimeraError.is(err, 'invalid_query'))
+      throw new UsageError(err.message.replace(/^(since|limit|model)\b/, '--$1'))
     throw err
   }
 }

@@ -8,7 +8,8 @@
 import type { SessionSummary } from '../../generated/schemas.gen.ts'
 import type { AnyEvent } from '../events/event-types.ts'
 import type { EventStore } from '../store/types.ts'
-import { share, ShareError } from '../share/share.ts'
+import { share } from '../share/share.ts'
+import { ChimeraError } from '../errors.ts'
 import { readSessionDetail, type TranscriptFormat } from '../share/transcript.ts'
 import { listSessions as listStored } from '../store/listing.ts'
 import { openEventStore } from '../store/open.ts'
@@ -139,7 +140,7 @@ export async function shareSession(args: {
     if (r.sink === 'file') return output(r.path ?? '')
     return output(JSON.stringify(r))
   } catch (err) {
-    if (err instanceof ShareError && err.code === 'invalid_body') throw new UsageError(err.message)
+    if (ChimeraError.is(err, 'invalid_share')) throw new UsageError(err.message)
     throw err
   }
 }

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { ofType, testEnv, within } from '../core/fixtures/harness.ts'
-import { CommandError, CustomCommands, MAX_FILE_BYTES, customCommands, userCommandsDir } from './custom-commands.ts'
+import { ChimeraError } from '../errors.ts'
+import { CustomCommands, MAX_FILE_BYTES, customCommands, userCommandsDir } from './custom-commands.ts'
 
 let base: string
 let cwd: string
@@ -124,7 +125,7 @@ describe('malformed files are skipped and reported', () => {
     const c = commands()
     for (const name of ['../secret', '..', '.hidden', 'a/b', 'a\\b', 'x\0y', '']) {
       expect(c.render(name, '')).toBeUndefined()
-      expect(() => c.invoke(name, { session_id: 's' })).toThrow(CommandError)
+      expect(() => c.invoke(name, { session_id: 's' })).toThrow(ChimeraError)
     }
   })
 })
@@ -173,22 +174,21 @@ describe('the invoke route', () => {
     try {
       fn()
     } catch (err) {
-      const e = err as CommandError
-      return [e.code, e.status, e.commandName ?? e.detail ?? null]
+      const e = err as ChimeraError
+      return [e.code, e.resource ?? e.detail ?? null]
     }
     return 'no error'
   }
-  it("maps each failure to the document's code and status", () => {
+  it("throws each failure with the document's code", () => {
     project('ok.md', 'ok $1')
     const c = commands()
-    expect(codeOf(() => c.invoke('ok', {}))).toEqual(['missing_session_id', 400, null])
-    expect(codeOf(() => c.invoke('ok', null))).toEqual(['missing_session_id', 400, null])
-    expect(codeOf(() => c.invoke('ok', { session_id: 's', args: 'a' }))).toEqual(['args_must_be_list', 400, null])
-    expect(codeOf(() => c.invoke('ok', { session_id: 's', kwargs: [] }))).toEqual(['kwargs_must_be_object', 400, null])
-    expect(codeOf(() => c.invoke('nope', { session_id: 's' }))).toEqual(['command_not_found', 404, 'nope'])
+    expect(codeOf(() => c.invoke('ok', {}))).toEqual(['missing_session_id', null])
+    expect(codeOf(() => c.invoke('ok', null))).toEqual(['missing_session_id', null])
+    expect(codeOf(() => c.invoke('ok', { session_id: 's', args: 'a' }))).toEqual(['args_must_be_list', null])
+    expect(codeOf(() => c.invoke('ok', { session_id: 's', kwargs: [] }))).toEqual(['kwargs_must_be_object', null])
+    expect(codeOf(() => c.invoke('nope', { session_id: 's' }))).toEqual(['command_not_found', 'nope'])
     expect(codeOf(() => c.invoke('ok', { session_id: 's', args: [{ a: 1 }] }))).toEqual([
       'command_invoke_failed',
-      500,
       'arguments must be strings, numbers or booleans',
     ])
     expect(c.invoke('ok', { session_id: 's', args: [7, true] }).rendered).toBe('ok 7')

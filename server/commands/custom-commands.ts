@@ -17,7 +17,7 @@
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import type { components } from '../../generated/http/openapi.gen.d.ts'
-import { MessageTooLargeError } from '../core/message-limit.ts'
+import { ChimeraError } from '../errors.ts'
 import type { CommandRenderer } from '../core/slash-commands.ts'
 import {
   listDefinitionDir,
@@ -50,24 +50,6 @@ export function userCommandsDir(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 export const projectCommandsDir = (cwd: string): string => join(cwd, '.opencode', 'command')
-
-/** An error of the invoke route, with the document's code and HTTP status. */
-export class CommandError extends Error {
-  readonly code:
-    'missing_session_id' | 'args_must_be_list' | 'kwargs_must_be_object' | 'command_not_found' | 'command_invoke_failed'
-  readonly status: 400 | 404 | 500
-  readonly detail: string | undefined
-  /** The command name (`command_not_found`). */
-  readonly commandName: string | undefined
-  constructor(code: CommandError['code'], message: string, extra: { detail?: string; name?: string } = {}) {
-    super(message)
-    this.name = 'CommandError'
-    this.code = code
-    this.status = code === 'command_not_found' ? 404 : code === 'command_invoke_failed' ? 500 : 400
-    this.detail = extra.detail
-    this.commandName = extra.name
-  }
-}
 
 interface Parsed {
   key: string
@@ -202,16 +184,16 @@ export class CustomCommands implements CommandRenderer {
   invoke(name: string, body: unknown): { session_id: string; name: string; rendered: string; arguments: string } {
     const b = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>
     if (typeof b.session_id !== 'string' || b.session_id === '')
-      throw new CommandError('missing_session_id', 'the body lacks session_id')
+      throw new ChimeraError('missing_session_id', 'the body lacks session_id')
     const args = b.args ?? []
-    if (!Array.isArray(args)) throw new CommandError('args_must_be_list', '`args` must be a JSON list')
+    if (!Array.isArray(args)) throw new ChimeraError('args_must_be_list', '`args` must be a JSON list')
     const kwargs = b.kwargs ?? {}
     if (typeof kwargs !== 'object' || kwargs === null || Array.isArray(kwargs))
-      throw new CommandError('kwargs_must_be_object', '`kwargs` must be a JSON object')
+      throw new ChimeraError('kwargs_must_be_object', '`kwargs` must be a JSON object')
     const c = this.find(name)
     if (!c)
-      throw new CommandError('command_not_found', `no command named ${JSON.stringify(String(name).slice(0, 80))}`, {
-        name: String(name).slice(0, 200),
+      throw new ChimeraError('command_not_found', `no command named ${JSON.stringify(String(name).slice(0, 80))}`, {
+        resource: String(name).slice(0, 200),
       })
     try {
       const positional = args.map(scalar)
@@ -220,8 +202,8 @@ export class CustomCommands implements CommandRenderer {
       if (rendered === undefined) throw new Error('the command file went away')
       return { session_id: b.session_id, name, rendered, arguments: argumentString(positional, named) }
     } catch (err) {
-      if (MessageTooLargeError.is(err)) throw err
-      throw new CommandError('command_invoke_failed', `/${name}: ${(err as Error).message}`, {
+      if (ChimeraError.is(err, 'message_too_large')) throw err
+      throw new ChimeraError('command_invoke_failed', `/${name}: ${(err as Error).message}`, {
         detail: (err as Error).message,
       })
     }

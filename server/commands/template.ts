@@ -10,7 +10,7 @@
  * backslashes); `key=value` tokens whose key is a declared argument are named arguments.
  */
 import { join as shellJoin, split } from 'shlex'
-import { MAX_USER_MESSAGE_BYTES, MessageTooLargeError } from '../core/message-limit.ts'
+import { MAX_USER_MESSAGE_BYTES, messageTooLarge } from '../core/message-limit.ts'
 
 export interface TemplateArgs {
   /** `$1`, `$2`, … */
@@ -28,7 +28,7 @@ export const isArgName = (s: string): boolean => NAME_RE.test(s) && s.length <= 
 
 /**
  * The template with every known placeholder replaced. `declared`: the command's argument names.
- * The rendering stops as soon as it passes `maxBytes` (UTF-8), with MessageTooLargeError: a
+ * The rendering stops as soon as it passes `maxBytes` (UTF-8), with `message_too_large`: a
  * template that repeats an argument thousands of times is refused before it is built.
  */
 export function renderTemplate(
@@ -51,7 +51,7 @@ export function renderTemplate(
   const count = (piece: string, at: number, length: number): string => {
     bytes += Buffer.byteLength(template.slice(end, at), 'utf8') + size(piece)
     end = at + length
-    if (bytes > maxBytes) throw new MessageTooLargeError(`the rendered command (over ${bytes} bytes so far)`, maxBytes)
+    if (bytes > maxBytes) throw messageTooLarge(`the rendered command (over ${bytes} bytes so far)`, maxBytes)
     return piece
   }
   const out = template.replace(

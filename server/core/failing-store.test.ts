@@ -8,7 +8,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { AnyEvent } from '../events/event-types.ts'
 import { MemoryEventStore } from '../store/memory-store.ts'
 import type { EventStore, QueuedPrompt } from '../store/types.ts'
-import { PromptNotRecordedError } from './session.ts'
 import { createRpcHandlers } from '../rpc/handlers.ts'
 import type { RpcContext } from '../rpc/rpc-server.ts'
 import { ofType, testEnv, typesOf, within, type TestEnv } from './fixtures/harness.ts'
@@ -118,7 +117,9 @@ describe('a store that fails', () => {
     await running.accepted
     store.refuseQueue = true
     const refused = s.prompt('!say refused')
-    await expect(refused.accepted).rejects.toBeInstanceOf(PromptNotRecordedError)
+    await expect(refused.accepted).rejects.toEqual(
+      expect.objectContaining({ name: 'ChimeraError', code: 'prompt_not_recorded' }),
+    )
     await expect(refused.accepted).rejects.toThrow(/event log write failed \(prompt not recorded\): ENOSPC/)
     // At once: while the first turn is still running.
     const early = await within(refused.done, 200, 'the refused prompt to fail before the running turn ends')

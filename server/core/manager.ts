@@ -38,7 +38,9 @@ import { ModelRegistry } from './model-registry.ts'
 import { isKnownTool, PermissionAuditLog, resolveRules, type ApprovalPolicy, type Rule } from './permissions.ts'
 import { loadProjectConfig } from './project-config.ts'
 import { isToolPattern } from './tool-patterns.ts'
-import { Session, MODES, type SessionDeps } from './session.ts'
+import { Session, type SessionDeps } from './session.ts'
+import { checkMode } from './modes.ts'
+import { sessionNotFound } from '../errors.ts'
 import type { CommandRenderer } from './slash-commands.ts'
 import { startupMark } from '../startup-trace.ts'
 
@@ -87,13 +89,6 @@ export interface CreateOptions {
   approval?: ApprovalPolicy
 }
 
-export class SessionNotFoundError extends Error {
-  override name = 'SessionNotFoundError'
-  constructor(id: string) {
-    super(`session not found: ${id}`)
-  }
-}
-
 export type EvictListener = (session: Session, reason: 'idle' | 'deleted') => void
 
 export class SessionManager {
@@ -136,8 +131,7 @@ export class SessionManager {
     const model = o.model ?? this.defaultModel
     this.models.check(model)
     const mode = o.mode ?? this.opts.mode ?? 'build'
-    if (!(MODES as readonly string[]).includes(mode))
-      throw new Error(`unknown mode "${mode}"; available: ${MODES.join(', ')}`)
+    checkMode(mode)
     const allowed = o.allowedTools ?? this.opts.allowedTools
     if (allowed) checkToolNames(allowed)
     const cwd = o.cwd ?? this.opts.cwd
@@ -185,10 +179,10 @@ export class SessionManager {
 
   /** A live session, or one loaded from disk (its history and counter rebuilt exactly), once. */
   get(id: string): Promise<Session> {
-    if (this.#deleting.has(id)) return Promise.reject(new SessionNotFoundError(id))
+    if (this.#deleting.has(id)) return Promise.reject(sessionNotFound(id))
     const live = this.#sessions.get(id)
     if (live) return Promise.resolve(live)
-    if (!isSessionId(id)) return Promise.reject(new SessionNotFoundError(id))
+    if (!isSessionId(id)) return Promise.reject(sessionNotFound(id))
     let loading = this.#loading.get(id)
     if (!loading) {
       loading = this.#load(id).finally(() => this.#loading.delete(id))
@@ -200,7 +194,7 @@ export class SessionManager {
   async #load(id: string): Promise<Session> {
     const loaded = await this.store.load(id)
     // A delete that began while this load read the disk wins: the session is gone.
-    if (!loaded || this.#deleting.has(id)) throw new SessionNotFoundError(id)
+    if (!loaded || this.#deleting.has(id)) throw sessionNotFound(id)
     if (loaded.repaired) this.logger.warn(`session ${id}: a torn tail record was dropped on load`)
     const already = this.#sessions.get(id)
     if (already) return already
@@ -251,7 +245,7 @@ export class SessionManager {
    * the store without making it live (a read neither loads it nor resets its idle clock) —
    * unless prompts it had accepted were never started (the process stopped): then it is loaded,
    * which closes them in the log, so the answer shows every accepted prompt. Throws
-   * `SessionNotFoundError` for an unknown id or one being deleted.
+   * `session_not_found` for an unknown id or one being deleted.
    */
   async detail(id: string): Promise<SessionDetail> {
     const live = this.#sessions.get(id)
@@ -260,9 +254,9 @@ export class SessionManager {
       await live.flush()
       return { session_id: id, summary: live.summary as SessionSummary, events: await live.events() }
     }
-    if (!isSessionId(id) || this.#deleting.has(id)) throw new SessionNotFoundError(id)
+    if (!isSessionId(id) || this.#deleting.has(id)) throw sessionNotFound(id)
     const loaded = await this.store.load(id)
-    if (!loaded || this.#deleting.has(id)) throw new SessionNotFoundError(id)
+    if (!loaded || this.#deleting.has(id)) throw sessionNotFound(id)
     if (loaded.queued.length === 0) return { session_id: id, summary: loaded.summary, events: loaded.events }
     const session = await this.get(id)
     await session.idle()

@@ -16,7 +16,8 @@ import { renderTemplate } from '../commands/template.ts'
 import { createLogger } from '../log.ts'
 import { createRpcHandlers } from '../rpc/handlers.ts'
 import { testEnv, within, type TestEnv } from './fixtures/harness.ts'
-import { MAX_USER_MESSAGE_BYTES, MessageTooLargeError } from './message-limit.ts'
+import { MAX_USER_MESSAGE_BYTES } from './message-limit.ts'
+import { ChimeraError } from '../errors.ts'
 
 const TEMPLATE = `${'$1'.repeat(6000)}\n`
 const ARG = 'a'.repeat(10 * 1024)
@@ -41,7 +42,7 @@ describe('rendering stops at the limit', () => {
       },
     })
     expect(() => renderTemplate('$1'.repeat(6000), { positional, named: {}, all: ARG }, [])).toThrow(
-      MessageTooLargeError,
+      expect.objectContaining({ name: 'ChimeraError', code: 'message_too_large' }),
     )
     // 1 MiB / 10 KiB = 102 substitutions, then it stops (6,000 if it rendered everything).
     expect(reads).toBeLessThanOrEqual(Math.ceil(MAX_USER_MESSAGE_BYTES / ARG.length) + 1)
@@ -56,8 +57,9 @@ describe('rendering stops at the limit', () => {
     } catch (e) {
       err = e
     }
-    expect(err).toBeInstanceOf(MessageTooLargeError)
-    expect((err as MessageTooLargeError).code).toBe('message_too_large')
+    expect(err).toBeInstanceOf(ChimeraError)
+    expect((err as ChimeraError).code).toBe('message_too_large')
+    expect((err as ChimeraError).detail).toEqual({ limit_bytes: MAX_USER_MESSAGE_BYTES })
   })
 })
 
@@ -65,9 +67,11 @@ describe('the core refuses a message over the limit', () => {
   it('a /big prompt and a plain prompt over 1 MiB throw, and nothing is written', async () => {
     const s = await env.manager({ commands: customCommands({ userDir: join(env.base, 'none') }) }).create()
     expect(() => s.prompt(`/big ${ARG}`)).toThrow(/exceeds the 1048576-byte limit/)
-    expect(() => s.prompt('é'.repeat(MAX_USER_MESSAGE_BYTES / 2 + 1))).toThrow(MessageTooLargeError)
+    expect(() => s.prompt('é'.repeat(MAX_USER_MESSAGE_BYTES / 2 + 1))).toThrow(
+      expect.objectContaining({ name: 'ChimeraError', code: 'message_too_large' }),
+    )
     expect(() => s.promptCommand('x'.repeat(MAX_USER_MESSAGE_BYTES + 1), { name: 'big', arguments: '' })).toThrow(
-      MessageTooLargeError,
+      expect.objectContaining({ name: 'ChimeraError', code: 'message_too_large' }),
     )
     await s.flush()
     expect(await s.events()).toEqual([])

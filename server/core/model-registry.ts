@@ -4,6 +4,7 @@
  * always first: docs/providers.md), `offlineModels()` the offline-only one.
  */
 import type { Provider } from '../providers/types.ts'
+import { ChimeraError } from '../errors.ts'
 
 export class ModelRegistry {
   readonly #providers: Provider[]
@@ -33,15 +34,12 @@ export class ModelRegistry {
     return this.#providers
   }
 
-  /** Throws a clear error for a model no provider serves. */
+  /** Throws `unknown_model` for a model no provider serves. */
   check(model: string): void {
-    if (!this.providerFor(model)) throw new UnknownModelError(model, this.models())
+    if (!this.providerFor(model)) throw unknownModel(model, this.models())
   }
 }
 
-export class UnknownModelError extends Error {
-  override name = 'UnknownModelError'
-  constructor(model: string, known: string[]) {
-    super(`unknown model "${model}"; available: ${known.join(', ')}`)
-  }
-}
+/** A model no configured provider serves: `unknown_model`, listing the known ones. */
+export const unknownModel = (model: string, known: string[]): ChimeraError<'unknown_model'> =>
+  new ChimeraError('unknown_model', `unknown model "${model}"; available: ${known.join(', ')}`)

@@ -15,7 +15,6 @@ import { OfflineProvider } from '../providers/offline.ts'
 import { FileEventStore } from '../store/file-store.ts'
 import { eventlogRoot } from '../store/paths.ts'
 import type { AnyEvent } from '../events/event-types.ts'
-import { SessionNotFoundError } from './manager.ts'
 import { ModelRegistry } from './model-registry.ts'
 import { heldModel } from './fixtures/scripted-provider.ts'
 import type { Session } from './session.ts'
@@ -143,12 +142,14 @@ describe('reload from disk', () => {
     expect(loaded.approval).toBe('deny')
   })
 
-  it('an unknown or malformed id is SessionNotFoundError', async () => {
+  it('an unknown or malformed id is session_not_found', async () => {
     const m = env.manager()
-    await expect(m.get('otter-20250101T000000Z-00000000-0000-4000-8000-000000000000')).rejects.toBeInstanceOf(
-      SessionNotFoundError,
+    await expect(m.get('otter-20250101T000000Z-00000000-0000-4000-8000-000000000000')).rejects.toEqual(
+      expect.objectContaining({ name: 'ChimeraError', code: 'session_not_found' }),
     )
-    await expect(m.get('../../etc')).rejects.toBeInstanceOf(SessionNotFoundError)
+    await expect(m.get('../../etc')).rejects.toEqual(
+      expect.objectContaining({ name: 'ChimeraError', code: 'session_not_found' }),
+    )
   })
 })
 

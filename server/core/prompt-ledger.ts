@@ -7,7 +7,7 @@
  */
 import type { QueuedPrompt } from '../store/types.ts'
 import { endTurn, type TurnOutcome } from './loop.ts'
-import { PromptNotRecordedError } from './session-errors.ts'
+import { ChimeraError } from '../errors.ts'
 import { errorText, type Command, type SessionCore } from './session-types.ts'
 import type { TurnHost } from './turn-host.ts'
 
@@ -71,13 +71,21 @@ export class PromptLedger {
     }
   }
 
-  /** Write the entry to the store; rejects with PromptNotRecordedError when the store refuses it. */
+  /**
+   * Write the entry to the store. Rejects with `prompt_not_recorded` when the store refuses it
+   * (a full disk), or with the store's own `session_not_found` (the session was deleted under the
+   * write) or `store_unavailable` (a store server is unreachable: nothing was queued, retry).
+   */
   accept(entry: QueuedPrompt): Promise<void> {
     const messageId = entry.message_id
     this.#queuedIds.add(messageId)
     const accepted = this.#core.deps.store.queuePrompt(this.#core.id, entry).catch((err: unknown) => {
       this.#queuedIds.delete(messageId)
-      throw new PromptNotRecordedError(err)
+      if (ChimeraError.is(err, 'session_not_found', 'store_unavailable')) throw err
+      const why = err instanceof Error ? err.message : String(err)
+      throw new ChimeraError('prompt_not_recorded', `event log write failed (prompt not recorded): ${why}`, {
+        cause: err,
+      })
     })
     accepted.catch(() => {}) // callers that only follow `done` see the failure there
     return accepted

@@ -6,7 +6,8 @@
 import type { EventOf } from '../events/event-types.ts'
 import { AUTO_COMPACT_RATIO, currentTurnStart, estimateTokens, summarise } from './compaction.ts'
 import type { ApprovalPolicy } from './permissions.ts'
-import { SessionBusyError } from './session-errors.ts'
+import { ChimeraError } from '../errors.ts'
+import { checkMode } from './modes.ts'
 import type { SessionCore, SessionStatus } from './session-types.ts'
 
 /** The longest title a session may have (specs/schemas/common.yaml SessionSummary.title). */
@@ -14,12 +15,11 @@ export const TITLE_MAX = 200
 /** A title as kept: whitespace runs (newlines too) become one space, trimmed; blank is `null` (no title). */
 export const normalizeTitle = (title: string | null | undefined): string | null =>
   title?.replace(/\s+/g, ' ').trim() || null
-export const MODES = ['build', 'plan'] as const
-export type Mode = (typeof MODES)[number]
+export { MODES, type Mode } from './modes.ts'
 
 /** Summarise the history into one message (an event records it). Only while idle. */
 export async function compact(core: SessionCore, status: SessionStatus): Promise<EventOf<'compaction'>> {
-  if (status !== 'idle') throw new SessionBusyError('cannot compact while a turn is running')
+  if (status !== 'idle') throw new ChimeraError('session_busy', 'cannot compact while a turn is running')
   const before = core.state.messages
   const summary = summarise(before)
   return core.emit('compaction', { summary, messages_before: before.length, messages_after: 1 })
@@ -50,8 +50,7 @@ export async function setModel(core: SessionCore, model: string): Promise<void> 
 }
 
 export async function setMode(core: SessionCore, mode: string): Promise<void> {
-  if (!(MODES as readonly string[]).includes(mode))
-    throw new Error(`unknown mode "${mode}"; available: ${MODES.join(', ')}`)
+  checkMode(mode)
   const old = core.state.mode
   if (mode === old) return
   await core.emit('mode_changed', { old, new: mode })

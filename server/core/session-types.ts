@@ -50,7 +50,7 @@ export interface RewindResult {
   output: string
 }
 
-/** A queued prompt: `accepted` resolves once it is on disk (rejects with PromptNotRecordedError). */
+/** A queued prompt: `accepted` resolves once it is on disk (rejects with `prompt_not_recorded`, or `session_not_found`/`store_unavailable` as the store said). */
 export interface Submitted {
   messageId: string
   done: Promise<TurnOutcome>

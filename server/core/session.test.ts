@@ -16,8 +16,8 @@ import type { AnyEvent } from '../events/event-types.ts'
 import type { Rule } from './permissions.ts'
 import { heldModel } from './fixtures/scripted-provider.ts'
 import type { TurnOutcome } from './loop.ts'
-import { ModelRegistry, UnknownModelError } from './model-registry.ts'
-import { SessionBusyError, type Session } from './session.ts'
+import { ModelRegistry } from './model-registry.ts'
+import type { Session } from './session.ts'
 import {
   last,
   ofType,
@@ -298,7 +298,9 @@ describe('compaction', () => {
     const session = await env.manager(held).create()
     const { done } = session.prompt('!hold\n!say done')
     await waitForType(session, 'step_start')
-    await expect(session.compact()).rejects.toBeInstanceOf(SessionBusyError)
+    await expect(session.compact()).rejects.toEqual(
+      expect.objectContaining({ name: 'ChimeraError', code: 'session_busy' }),
+    )
     held.release()
     expect((await within(done, 5000, 'the turn')).output).toBe('done')
     expect(ofType(await session.events(), 'compaction')).toHaveLength(0)
@@ -317,7 +319,9 @@ describe('model switch', () => {
     const seq = session.lastSeq
     await session.setModel('offline')
     expect(session.lastSeq).toBe(seq)
-    await expect(session.setModel('nope')).rejects.toBeInstanceOf(UnknownModelError)
+    await expect(session.setModel('nope')).rejects.toEqual(
+      expect.objectContaining({ name: 'ChimeraError', code: 'unknown_model' }),
+    )
     await expect(session.setModel('nope')).rejects.toThrow(/unknown model "nope"; available: offline/)
     expect(session.model).toBe('offline')
     expect(session.lastSeq).toBe(seq)

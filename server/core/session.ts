@@ -29,14 +29,14 @@ import {
   type PermissionDecision,
   type Rule,
 } from './permissions.ts'
-import { checkUserMessage, MessageTooLargeError } from './message-limit.ts'
+import { checkUserMessage } from './message-limit.ts'
 import { parseSlash } from './slash-commands.ts'
 import { addUsage, initialState, reduce, zeroUsage, type SessionState } from './state.ts'
 import type { PermissionReply, TurnHost } from './turn-host.ts'
 import { TURN_ENDING_EVENTS } from '../../generated/event-facts.gen.ts'
 import { PermissionBroker } from './permission-broker.ts'
 import { PromptLedger, storeFailure } from './prompt-ledger.ts'
-import { SessionClosedError } from './session-errors.ts'
+import { ChimeraError } from '../errors.ts'
 import { alignHistory, clearHistory, commitFiles, rewind, rewindCounts } from './session-rewind.ts'
 import * as settings from './session-settings.ts'
 import { SessionTools } from './session-tools.ts'
@@ -52,7 +52,6 @@ import {
 import { WorkQueue, type Work } from './work-queue.ts'
 
 export type { RewindResult, SessionDeps, SessionStatus, Submitted } from './session-types.ts'
-export { PromptNotRecordedError, SessionBusyError, SessionClosedError } from './session-errors.ts'
 export { MODES, normalizeTitle, TITLE_MAX, type Mode } from './session-settings.ts'
 
 const SUMMARY_POINTS: ReadonlySet<EventType> = new Set([
@@ -325,10 +324,10 @@ export class Session implements TurnHost {
    * Queue a prompt; `done` resolves when its turn (or command) ends. A prompt that is exactly
    * `/undo [N | --steps N]` or `/redo …` rewinds or replays turns instead of reaching the model;
    * `/name args` of a custom command runs its rendered template as the turn's message.
-   * Throws MessageTooLargeError (nothing queued) when the prompt or its rendering is too large.
+   * Throws `message_too_large` (nothing queued) when the prompt or its rendering is too large.
    */
   prompt(text: string): Submitted {
-    // Over the limit: refused before anything is queued or written (MessageTooLargeError).
+    // Over the limit: refused before anything is queued or written (`message_too_large`).
     checkUserMessage(text)
     const messageId = `msg-${randomUUID()}`
     this.lastTouched = Date.now()
@@ -352,7 +351,7 @@ export class Session implements TurnHost {
           message = rendered
         }
       } catch (err) {
-        if (MessageTooLargeError.is(err)) throw err
+        if (ChimeraError.is(err, 'message_too_large')) throw err
         const why = `/${slash.name}: ${err instanceof Error ? err.message : String(err)}`
         return this.#submit(messageId, text, undefined, async () => this.#commandError(why))
       }
@@ -376,7 +375,7 @@ export class Session implements TurnHost {
   /**
    * Accept a prompt: its queue entry goes to the store now (`accepted` resolves once it is on
    * disk) and its work joins the queue in call order. A prompt the store refused fails at once
-   * (`accepted` rejects with PromptNotRecordedError, `done` resolves with a `store` error) and
+   * (`accepted` rejects with `prompt_not_recorded`, `done` resolves with a `store` error) and
    * runs nothing (prompt-ledger.ts).
    */
   #submit(
@@ -437,7 +436,10 @@ export class Session implements TurnHost {
   /** Queue work behind the running turn; `onClose` answers it if the session closes first. */
   #enqueue<T>(fn: () => Promise<T>, onClose: T | undefined, prompt?: Work['prompt']): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      if (this.#closed) return onClose === undefined ? reject(new SessionClosedError(this.id)) : resolve(onClose)
+      if (this.#closed)
+        return onClose === undefined
+          ? reject(new ChimeraError('session_closed', `session ${this.id} was closed`))
+          : resolve(onClose)
       this.#queue.push({
         run: async () => {
           try {
@@ -446,7 +448,10 @@ export class Session implements TurnHost {
             reject(err)
           }
         },
-        cancelQueued: () => (onClose === undefined ? reject(new SessionClosedError(this.id)) : resolve(onClose)),
+        cancelQueued: () =>
+          onClose === undefined
+            ? reject(new ChimeraError('session_closed', `session ${this.id} was closed`))
+            : resolve(onClose),
         ...(prompt ? { prompt } : {}),
       })
     })
@@ -518,7 +523,7 @@ export class Session implements TurnHost {
     return this.#queue.idle()
   }
 
-  /** Inject a message into the running turn before its next model call; false when idle. Throws MessageTooLargeError. */
+  /** Inject a message into the running turn before its next model call; false when idle. Throws `message_too_large`. */
   steer(text: string): boolean {
     checkUserMessage(text)
     if (this.#status !== 'running' || !this.#acceptSteering) return false

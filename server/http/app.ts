@@ -62,10 +62,9 @@ export function createHttpApp(opts: HttpAppOptions): H3 {
     onError: (error: HTTPError) => {
       // Errors raised by h3 itself before routing (e.g. a malformed percent-encoded path).
       const status = error.status && error.status >= 400 && error.status < 500 ? error.status : 500
-      return errorResponse(
-        status === 500 ? error : new HttpError(status, status === 404 ? 'not_found' : 'bad_request', error.message),
-        opts.logger,
-      )
+      return status === 500
+        ? errorResponse(error, opts.logger)
+        : errorResponse(new HttpError(status === 404 ? 'not_found' : 'bad_request', error.message), opts.logger, status)
     },
   })
   const auth = { masterToken: opts.masterToken, tokens: opts.tokens }

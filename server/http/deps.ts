@@ -1,14 +1,12 @@
 /** What the route handlers are built from: one per server, shared by every route group. */
 import type { SessionManager } from '../core/manager.ts'
-import { SessionNotFoundError } from '../core/manager.ts'
-import { PromptNotRecordedError, type Session, type Submitted } from '../core/session.ts'
+import type { Session, Submitted } from '../core/session.ts'
+import { sessionNotFound } from '../errors.ts'
 import type { Logger } from '../log.ts'
-import { HttpError, storeUnavailable } from './errors.ts'
 import type { IdleEviction } from './idle-eviction.ts'
 import type { SessionTokens } from './session-tokens.ts'
 import type { StreamRegistry } from './sse/registry.ts'
 import type { SseSettings } from './sse/sse-stream.ts'
-import { StoreError } from '../store/errors.ts'
 
 export interface HttpDeps {
   version: string
@@ -25,9 +23,6 @@ export interface HttpDeps {
   env: NodeJS.ProcessEnv
 }
 
-export const sessionNotFound = (id: string): HttpError =>
-  new HttpError(404, 'session_not_found', `no session ${JSON.stringify(id.slice(0, 160))}`)
-
 /** A session of the manager (singular family: live sessions only), touched. */
 export function liveSession(deps: HttpDeps, id: string): Session {
   const s = deps.manager.peek(id)
@@ -38,14 +33,9 @@ export function liveSession(deps: HttpDeps, id: string): Session {
 
 /** A live session, or a persisted one loaded into the manager (plural family), touched. */
 export async function anySession(deps: HttpDeps, id: string): Promise<Session> {
-  try {
-    const s = await deps.manager.get(id)
-    s.touch()
-    return s
-  } catch (err) {
-    if (err instanceof SessionNotFoundError) throw sessionNotFound(id)
-    throw err
-  }
+  const s = await deps.manager.get(id)
+  s.touch()
+  return s
 }
 
 /** A turn started over HTTP runs in the background; its failures are logged, never thrown. */
@@ -55,25 +45,13 @@ export function background(deps: HttpDeps, session: Session, done: Promise<unkno
 
 /**
  * Wait until an accepted prompt is on disk before acknowledging it; one the event log refused
- * is `507 storage_full` (nothing was queued), and its turn is followed in the background.
+ * rejects with `prompt_not_recorded` (`507 storage_full`: nothing was queued), or with
+ * `session_not_found` when the session was deleted under the write. Its turn is followed in the
+ * background.
  */
 export async function acknowledge(deps: HttpDeps, session: Session, submitted: Submitted): Promise<void> {
   // A session closed (deleted, evicted) between the lookup and the prompt queued nothing.
   if (session.closed) throw sessionNotFound(session.id)
   background(deps, session, submitted.done)
-  try {
-    await submitted.accepted
-  } catch (err) {
-    // The session's directory went away under the write: it was deleted, not a full disk.
-    if (
-      err instanceof PromptNotRecordedError &&
-      err.cause instanceof StoreError &&
-      err.cause.code === 'session_not_found'
-    ) {
-      throw sessionNotFound(session.id)
-    }
-    if (err instanceof PromptNotRecordedError)
-      throw storeUnavailable(err) ?? new HttpError(507, 'storage_full', err.message)
-    throw err
-  }
+  await submitted.accepted
 }

@@ -63,12 +63,11 @@ export function mountDocs(app: H3, guard: GuardOptions, logger: Logger, dir = do
       const page = all.get(pathname)
       if (!page)
         throw new HttpError(
-          404,
           'not_found',
           all.size === 0 ? NOT_BUILT : `no route for ${req.method} ${pathname.slice(0, 200)}`,
         )
       if (req.method !== 'GET' && req.method !== 'HEAD')
-        throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${pathname}`, {
+        throw new HttpError('method_not_allowed', `${req.method} is not allowed on ${pathname}`, {
           headers: { allow: 'GET, HEAD' },
         })
       let data = cache.get(page.file)
@@ -76,7 +75,7 @@ export function mountDocs(app: H3, guard: GuardOptions, logger: Logger, dir = do
         try {
           data = readFileSync(join(dir ?? '', page.file))
         } catch {
-          throw new HttpError(404, 'not_found', NOT_BUILT)
+          throw new HttpError('not_found', NOT_BUILT)
         }
         cache.set(page.file, data)
       }
@@ -106,7 +105,7 @@ export function mountDocs(app: H3, guard: GuardOptions, logger: Logger, dir = do
       const req = event.req as Request
       checkHost(req, guard)
       if (req.method !== 'GET' && req.method !== 'HEAD')
-        throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on /`, {
+        throw new HttpError('method_not_allowed', `${req.method} is not allowed on /`, {
           headers: { allow: 'GET, HEAD' },
         })
       return new Response(null, { status: 302, headers: { location: '/ui', 'cache-control': 'no-cache' } })

@@ -1,16 +1,57 @@
 /**
- * The single error funnel of the HTTP surface. Handlers throw `HttpError` with a status and a
- * stable `error` code (the class and its ErrorBody live with the operation pipeline the msw mock
- * shares, client/wire/http/errors.ts); everything else is a masked 500 (`internal_error`), its
- * details logged.
+ * The single error funnel of the HTTP surface, and its domain table. `DOMAIN_HTTP` maps every
+ * domain code of the core's `ChimeraError` to the `ErrorCode` the body carries, or to `internal`
+ * (a masked 500, its details logged). Handlers throw a `ChimeraError` for what the core and
+ * features refuse, and an `HttpError` for what only HTTP knows (routing, guards, bodies); anything
+ * else is a masked 500 (`internal_error`). `HttpError`, the status of every `ErrorCode`
+ * (`HTTP_STATUS`) and the ErrorBody shape live with the operation pipeline the msw mock shares
+ * (client/wire/http/errors.ts).
  */
 import { FastResponse } from 'srvx'
+import type { ErrorCode } from '../../generated/schemas.gen.ts'
 import { HttpError, errorBody } from '../../client/wire/http/errors.ts'
-import { MessageTooLargeError } from '../core/message-limit.ts'
-import { StoreError } from '../store/errors.ts'
+import { ChimeraError, type DomainErrorCode } from '../errors.ts'
 import type { Logger } from '../log.ts'
 
 export { HttpError }
+
+/**
+ * How HTTP shows each domain error: the body's `error` code (its status from `HTTP_STATUS`), or
+ * `internal` (a masked 500). The body keeps the error's message, `detail` and, where the table
+ * says so, `name` (the missing resource) and a `Retry-After` (the error's `detail.retry_after_s`, else 1 s).
+ */
+export type HttpErrorMapping = { error: ErrorCode; name?: true; retryAfter?: true } | 'internal'
+
+export const DOMAIN_HTTP: Record<DomainErrorCode, HttpErrorMapping> = {
+  args_must_be_list: { error: 'args_must_be_list' },
+  command_invoke_failed: { error: 'command_invoke_failed' },
+  command_not_found: { error: 'command_not_found', name: true },
+  invalid_cursor: { error: 'invalid_query' },
+  invalid_event: 'internal',
+  invalid_meta: 'internal',
+  invalid_query: { error: 'invalid_query' },
+  // A malformed id names no session: unknown, as any other id no session has.
+  invalid_session_id: { error: 'session_not_found' },
+  invalid_share: { error: 'invalid_body' },
+  invalid_summary: 'internal',
+  kwargs_must_be_object: { error: 'kwargs_must_be_object' },
+  message_too_large: { error: 'message_too_large' },
+  missing_session_id: { error: 'missing_session_id' },
+  model_unavailable: { error: 'invalid_body' },
+  prompt_not_recorded: { error: 'storage_full' },
+  runs_cost_failed: { error: 'runs_cost_failed' },
+  seq_mismatch: 'internal',
+  session_busy: { error: 'session_busy' },
+  session_closed: 'internal',
+  session_exists: 'internal',
+  session_not_found: { error: 'session_not_found' },
+  share_failed: { error: 'share_failed' },
+  store_full: 'internal',
+  // Redis down or restarting: nothing was acknowledged, the same request can be sent again.
+  store_unavailable: { error: 'service_unavailable', retryAfter: true },
+  unknown_mode: { error: 'invalid_body' },
+  unknown_model: { error: 'invalid_body' },
+}
 
 /**
  * A JSON answer. srvx's `FastResponse` is a `Response` (instanceof holds) that the Node adapter
@@ -27,35 +68,24 @@ export function jsonResponse(status: number, body: unknown, headers: Record<stri
   })
 }
 
-/** The core's coded errors as HTTP errors: one table for every route. */
-export function coreHttpError(err: unknown): HttpError | undefined {
-  if (MessageTooLargeError.is(err))
-    return new HttpError(413, err.code, err.message, { detail: { limit_bytes: err.limit } })
-  // The session's files went away under a request (a delete finished first): it is unknown now.
-  if (err instanceof StoreError && err.code === 'session_not_found')
-    return new HttpError(404, 'session_not_found', 'unknown session id')
-  const unavailable = storeUnavailable(err)
-  if (unavailable) return unavailable
-  return undefined
+/** A domain error as HTTP shows it, through `DOMAIN_HTTP`; undefined for one it masks. */
+export function domainHttpError(err: ChimeraError): HttpError | undefined {
+  const m = DOMAIN_HTTP[err.code]
+  if (m === 'internal') return undefined
+  const after = (err.detail as { retry_after_s?: unknown } | undefined)?.retry_after_s
+  return new HttpError(m.error, err.message, {
+    detail: err.detail,
+    ...(m.name && err.resource !== undefined ? { name: err.resource } : {}),
+    ...(m.retryAfter ? { headers: { 'retry-after': String(typeof after === 'number' ? after : 1) } } : {}),
+  })
 }
 
-/**
- * A store that cannot reach its server (Redis down or restarting) — itself, or as the cause of a
- * prompt it could not record — is `503 service_unavailable` with `Retry-After`: nothing was
- * acknowledged, the same request can be sent again.
- */
-export function storeUnavailable(err: unknown): HttpError | undefined {
-  const store =
-    err instanceof StoreError ? err : err instanceof Error && err.cause instanceof StoreError ? err.cause : undefined
-  if (store?.code !== 'store_unavailable') return undefined
-  const detail = store.detail as { retry_after_s?: unknown } | undefined
-  const after = typeof detail?.retry_after_s === 'number' ? detail.retry_after_s : 1
-  return new HttpError(503, 'service_unavailable', store.message, { headers: { 'retry-after': String(after) } })
-}
-
-export function errorResponse(err: unknown, logger: Logger): Response {
-  err = coreHttpError(err) ?? err
-  if (HttpError.is(err)) return jsonResponse(err.status, errorBody(err), err.headers)
+/** The error response for anything a handler threw. `status` overrides the code's (h3's own 4xx errors). */
+export function errorResponse(err: unknown, logger: Logger, status?: number): Response {
+  if (ChimeraError.is(err)) err = domainHttpError(err) ?? err
+  if (HttpError.is(err)) {
+    return jsonResponse(status ?? err.status, errorBody(err), err.headers)
+  }
   logger.error('unhandled error in HTTP handler', err)
   return jsonResponse(500, { error: 'internal_error', message: 'internal server error' })
 }

@@ -67,7 +67,7 @@ export function checkHost(req: Request, opts: GuardOptions): void {
   if (!opts.allowedHosts) return
   const host = req.headers.get('host') ?? new URL(req.url).host
   if (!hostAllowed(host, opts as GuardOptions & { allowedHosts: readonly string[] })) {
-    throw new HttpError(421, 'misdirected_request', `host ${JSON.stringify(host.slice(0, 200))} is not served here`)
+    throw new HttpError('misdirected_request', `host ${JSON.stringify(host.slice(0, 200))} is not served here`)
   }
 }
 
@@ -100,7 +100,7 @@ export function corsHeaders(req: Request, opts: GuardOptions): Record<string, st
   const origin = req.headers.get('origin')
   if (origin === null || isSameOrigin(origin, req, opts)) return {}
   if (!opts.cors.includes(origin))
-    throw new HttpError(403, 'origin_not_allowed', `origin ${JSON.stringify(origin)} is not in the --cors allow-list`)
+    throw new HttpError('origin_not_allowed', `origin ${JSON.stringify(origin)} is not in the --cors allow-list`)
   return { 'access-control-allow-origin': origin, vary: 'Origin', 'access-control-expose-headers': 'content-type' }
 }
 

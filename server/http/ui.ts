@@ -62,13 +62,13 @@ export function mountUi(app: H3, guard: GuardOptions, logger: Logger, dir = uiDi
       checkHost(req, guard)
       const pathname = new URL(req.url).pathname
       const entry = Object.hasOwn(FILES, pathname) ? FILES[pathname] : undefined
-      if (!entry) throw new HttpError(404, 'not_found', `no route for ${req.method} ${pathname}`)
+      if (!entry) throw new HttpError('not_found', `no route for ${req.method} ${pathname}`)
       if (req.method !== 'GET' && req.method !== 'HEAD')
-        throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${pathname}`, {
+        throw new HttpError('method_not_allowed', `${req.method} is not allowed on ${pathname}`, {
           headers: { allow: 'GET, HEAD' },
         })
       const data = read(entry.file)
-      if (!data) throw new HttpError(404, 'not_found', 'the web console is not built: run `node scripts/build.mjs`')
+      if (!data) throw new HttpError('not_found', 'the web console is not built: run `node scripts/build.mjs`')
       return new Response(
         req.method === 'HEAD' ? null : new Uint8Array(data.buffer as ArrayBuffer, data.byteOffset, data.byteLength),
         {

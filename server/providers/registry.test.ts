@@ -8,10 +8,9 @@
 import { spawnSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
 import { CLI_BUNDLE } from '../../conformance/harness/targets.ts'
-import { UnknownModelError } from '../core/model-registry.ts'
 import { ProviderConfigError } from './configure.ts'
 import { drain, user } from './fixtures/provider-harness.ts'
-import { buildModelRegistry, infoFields, ModelUnavailableError, providersResponse } from './registry.ts'
+import { buildModelRegistry, infoFields, providersResponse } from './registry.ts'
 
 const ANTHROPIC = { ANTHROPIC_API_KEY: 'sk-ant-test' }
 const OPENAI = { OPENAI_API_KEY: 'sk-test' }
@@ -52,7 +51,9 @@ describe('which provider a process runs', () => {
         .available.filter((a) => a.configured)
         .map((a) => a.name),
     ).toEqual(['offline', 'anthropic', 'openai'])
-    expect(() => r.check('anthropic/claude-sonnet-4-5')).toThrow(ModelUnavailableError)
+    expect(() => r.check('anthropic/claude-sonnet-4-5')).toThrow(
+      expect.objectContaining({ name: 'ChimeraError', code: 'model_unavailable' }),
+    )
     expect(() => r.check('claude-sonnet-4-5')).toThrow(
       /one provider per process, and this one runs openai; restart with --model anthropic\/<model>/,
     )
@@ -86,16 +87,19 @@ describe('clear errors', () => {
   it('a provider that is not configured: check names the variable to set', () => {
     const r = buildModelRegistry({}, { model: 'gpt-4o' })
     expect(() => r.check('gpt-4o')).toThrow(
-      new ModelUnavailableError(
-        'model "gpt-4o" needs the openai provider, which is not configured: set OPENAI_API_KEY',
-      ),
+      expect.objectContaining({
+        code: 'model_unavailable',
+        message: 'model "gpt-4o" needs the openai provider, which is not configured: set OPENAI_API_KEY',
+      }),
     )
     expect(() => r.check('anthropic/claude-x')).toThrow(/set ANTHROPIC_API_KEY/)
     expect(() => r.check('openai-compatible/llama3')).toThrow(/set CHIMERA_OPENAI_BASE_URL/)
   })
 
   it('an unknown model is the unknown-model error listing what is available', () => {
-    expect(() => buildModelRegistry(ANTHROPIC).check('nonsense-model')).toThrow(UnknownModelError)
+    expect(() => buildModelRegistry(ANTHROPIC).check('nonsense-model')).toThrow(
+      expect.objectContaining({ name: 'ChimeraError', code: 'unknown_model' }),
+    )
     expect(() => buildModelRegistry(ANTHROPIC).check('nonsense-model')).toThrow(
       /available: offline, anthropic\/claude-opus-4-5/,
     )

@@ -7,7 +7,8 @@
  * `check` fails with that reason (`--model gpt-4o` without OPENAI_API_KEY: exit 2) and a
  * session reloaded with such a model gets that reason as a provider error, not a crash.
  */
-import { ModelRegistry, UnknownModelError } from '../core/model-registry.ts'
+import { ModelRegistry, unknownModel } from '../core/model-registry.ts'
+import { ChimeraError } from '../errors.ts'
 import type { Logger } from '../log.ts'
 import { lookupModel } from './catalog.ts'
 import { DEFAULT_MODELS, providerSetups, type ProviderSetup, type SetupOptions } from './configure.ts'
@@ -49,10 +50,6 @@ export class UnavailableProvider implements Provider {
   }
 }
 
-export class ModelUnavailableError extends Error {
-  override name = 'ModelUnavailableError'
-}
-
 export interface ProviderEntry {
   name: string
   configured: boolean
@@ -75,8 +72,8 @@ export class ProviderRegistry extends ModelRegistry {
 
   override check(model: string): void {
     const p = this.providerFor(model)
-    if (p instanceof UnavailableProvider) throw new ModelUnavailableError(p.explain(model))
-    if (!p) throw new UnknownModelError(model, this.models())
+    if (p instanceof UnavailableProvider) throw new ChimeraError('model_unavailable', p.explain(model))
+    if (!p) throw unknownModel(model, this.models())
   }
 }
 

@@ -13,7 +13,8 @@
  * - `permission_reply` answers a pending permission request (`--approval ask`).
  */
 import type { Session } from '../core/session.ts'
-import { RpcCommandError, type RpcHandlers } from './rpc-server.ts'
+import { RpcCommandError } from './errors.ts'
+import type { RpcHandlers } from './rpc-server.ts'
 
 const REASONS: Record<string, string> = {
   error: 'the turn failed',
@@ -21,10 +22,6 @@ const REASONS: Record<string, string> = {
   max_steps: 'the turn stopped at max_steps',
   max_tokens: 'the model stopped at its output token limit',
   refusal: 'the model refused',
-}
-
-const rethrow = (err: unknown): never => {
-  throw new RpcCommandError(err instanceof Error ? err.message : String(err))
 }
 
 /**
@@ -37,14 +34,8 @@ export function createRpcHandlers(
 ): RpcHandlers {
   return {
     prompt: async (cmd) => {
-      // A message over the size limit (MessageTooLargeError) fails the command with its reason.
-      let turn: ReturnType<Session['prompt']>
-      try {
-        turn = session.prompt(cmd.message)
-      } catch (err) {
-        return rethrow(err)
-      }
-      const outcome = await turn.done
+      // A message over the size limit (`message_too_large`) fails the command with its reason.
+      const outcome = await session.prompt(cmd.message).done
       await delivered(session.lastSeq)
       if (!outcome.success) {
         const reason = Object.hasOwn(REASONS, outcome.stop_reason) ? REASONS[outcome.stop_reason]! : outcome.stop_reason
@@ -58,13 +49,7 @@ export function createRpcHandlers(
       }
     },
     steer: async (cmd) => {
-      let steered = false
-      try {
-        steered = session.steer(cmd.message)
-      } catch (err) {
-        rethrow(err)
-      }
-      if (!steered) throw new RpcCommandError('no turn is running: send a prompt instead')
+      if (!session.steer(cmd.message)) throw new RpcCommandError('no turn is running: send a prompt instead')
     },
     cancel: async () => {
       session.cancel()
@@ -73,11 +58,11 @@ export function createRpcHandlers(
       ctx.reply(() => ({ type: 'state', id: cmd.id ?? null, messages: session.messages(), model: session.model }))
     },
     compact: async () => {
-      await session.compact().catch(rethrow)
+      await session.compact()
       await delivered(session.lastSeq)
     },
     set_model: async (cmd) => {
-      await session.setModel(cmd.model).catch(rethrow)
+      await session.setModel(cmd.model)
       await delivered(session.lastSeq)
     },
     permission_reply: async (cmd) => {

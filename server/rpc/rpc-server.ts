@@ -21,6 +21,9 @@ import { readFrames, LineWriter } from '../../client/wire/line-stream.ts'
 import type { Frame } from '../../client/wire/framer.ts'
 import type { Logger } from '../log.ts'
 import { formatIssues } from '../../client/wire/issues.ts'
+import { rpcFailure } from './errors.ts'
+
+export { RpcCommandError } from './errors.ts'
 
 export type Command<T extends RpcCommandType> = z.output<(typeof rpcCommands)[T]['schema']>
 type CommandId = string | number | null
@@ -36,12 +39,8 @@ export interface RpcContext {
   logger: Logger
 }
 
-/** A handler throws to fail its command; the error message becomes the response's `error`. */
+/** A handler throws to fail its command; the error message becomes the response's `error` (errors.ts). */
 export type RpcHandlers = { [T in RpcCommandType]?: (command: Command<T>, ctx: RpcContext) => unknown }
-
-export class RpcCommandError extends Error {
-  override name = 'RpcCommandError'
-}
 
 export interface RpcServerOptions {
   input: Readable
@@ -153,8 +152,9 @@ export class RpcServer {
         await handler(parsed.data, ctx)
         return undefined
       } catch (err) {
-        if (!(err instanceof RpcCommandError)) this.#opts.logger.error(`command ${type} failed`, err)
-        return err instanceof Error ? err.message : String(err)
+        const failure = rpcFailure(err)
+        if (failure.agent) this.#opts.logger.error(`command ${type} failed`, err)
+        return failure.error
       }
     })
   }

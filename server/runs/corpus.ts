@@ -6,7 +6,7 @@
  */
 import { sessionIdTime } from '../store/paths.ts'
 import type { EventStore } from '../store/types.ts'
-import { RunsError, type RunsFilter } from './query.ts'
+import { runsFailed, type RunsFilter } from './query.ts'
 
 export type RunSource = 'otter' | 'ferret' | 'mink'
 
@@ -109,7 +109,7 @@ export async function readRuns(
       runs.push(r)
     }
   } catch (err) {
-    throw new RunsError('runs_cost_failed', `cannot read the event log: ${(err as Error).message}`)
+    throw runsFailed(`cannot read the event log: ${(err as Error).message}`, err)
   }
   runs.sort(newestFirst)
   return { runs: filter.limit === undefined ? runs : runs.slice(0, filter.limit), skipped }

@@ -1,10 +1,18 @@
 /**
  * The filters of `/runs`, `/runs/cost` and `chimera mink runs`: `since` (`7d`, `24h`, `30m`, an
  * ISO-8601 date or date-time), `model` (case-insensitive substring; `all` or empty: none) and
- * `limit` (a positive integer: the newest N). A malformed value is a `RunsError` with the
- * document's `invalid_query` code and a detail naming the parameter.
+ * `limit` (a positive integer: the newest N). A malformed value is an `invalid_query` error whose message (and detail) names the parameter.
  */
+import { ChimeraError } from '../errors.ts'
 import { parseSince } from '../store/since.ts'
+
+/** A malformed filter: `invalid_query`, its detail the message (which names the parameter). */
+export const invalidQuery = (message: string): ChimeraError<'invalid_query'> =>
+  new ChimeraError('invalid_query', message, { detail: message })
+
+/** The corpus could not be read: `runs_cost_failed`, its detail the message. */
+export const runsFailed = (message: string, cause?: unknown): ChimeraError<'runs_cost_failed'> =>
+  new ChimeraError('runs_cost_failed', message, { detail: message, cause })
 
 export interface RunsFilter {
   since?: Date
@@ -17,20 +25,6 @@ export interface RunsFilter {
   limit?: number
 }
 
-/** A rollup failure the transports map: `invalid_query` → 400, `runs_cost_failed` → 500. */
-export class RunsError extends Error {
-  readonly code: 'invalid_query' | 'runs_cost_failed'
-  readonly status: 400 | 500
-  readonly detail: string
-  constructor(code: RunsError['code'], detail: string) {
-    super(detail)
-    this.name = 'RunsError'
-    this.code = code
-    this.status = code === 'invalid_query' ? 400 : 500
-    this.detail = detail
-  }
-}
-
 const MAX_LIMIT = 1_000_000
 
 /** Parse raw query values (strings, as a URL or a command line gives them). Unknown keys are ignored. */
@@ -38,7 +32,7 @@ export function parseRunsQuery(q: Readonly<Record<string, unknown>>, now: Date =
   const one = (key: string): string | undefined => {
     const v = q[key]
     if (v === undefined || v === null) return undefined
-    if (typeof v !== 'string') throw new RunsError('invalid_query', `${key} must be given once, as a string`)
+    if (typeof v !== 'string') throw invalidQuery(`${key} must be given once, as a string`)
     return v
   }
   const f: RunsFilter = {}
@@ -47,7 +41,7 @@ export function parseRunsQuery(q: Readonly<Record<string, unknown>>, now: Date =
     try {
       f.since = parseSince(since, now)
     } catch (err) {
-      throw new RunsError('invalid_query', `since: ${(err as Error).message}`)
+      throw invalidQuery(`since: ${(err as Error).message}`)
     }
     f.sinceText = since
   }
@@ -60,10 +54,7 @@ export function parseRunsQuery(q: Readonly<Record<string, unknown>>, now: Date =
   if (limit !== undefined) {
     const n = Number(limit)
     if (!/^[0-9]+$/.test(limit) || !Number.isSafeInteger(n) || n < 1 || n > MAX_LIMIT) {
-      throw new RunsError(
-        'invalid_query',
-        `limit must be an integer from 1 to ${MAX_LIMIT}, got ${JSON.stringify(limit.slice(0, 40))}`,
-      )
+      throw invalidQuery(`limit must be an integer from 1 to ${MAX_LIMIT}, got ${JSON.stringify(limit.slice(0, 40))}`)
     }
     f.limit = n
   }

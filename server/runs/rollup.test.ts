@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { FileEventStore } from '../store/file-store.ts'
-import { parseRunsQuery, RunsError } from './query.ts'
+import { parseRunsQuery } from './query.ts'
+import { ChimeraError } from '../errors.ts'
 import { costRollup, listRuns, percentile } from './rollup.ts'
 
 let root: string
@@ -306,10 +307,9 @@ describe('filters and errors', () => {
         parseRunsQuery(q, NOW)
         expect.fail(`accepted ${JSON.stringify(q)}`)
       } catch (err) {
-        expect(err).toBeInstanceOf(RunsError)
-        expect((err as RunsError).code).toBe('invalid_query')
-        expect((err as RunsError).status).toBe(400)
-        expect((err as RunsError).detail).toMatch(message)
+        expect(err).toBeInstanceOf(ChimeraError)
+        expect((err as ChimeraError).code).toBe('invalid_query')
+        expect((err as ChimeraError).detail).toMatch(message)
       }
     }
   })
@@ -317,7 +317,7 @@ describe('filters and errors', () => {
   it('an event log that cannot be read is runs_cost_failed', async () => {
     const file = join(root, '..', 'not-a-dir')
     writeFileSync(file, '')
-    await expect(costRollup(store(file))).rejects.toMatchObject({ code: 'runs_cost_failed', status: 500 })
+    await expect(costRollup(store(file))).rejects.toMatchObject({ code: 'runs_cost_failed' })
   })
 
   it('percentile edge cases', () => {

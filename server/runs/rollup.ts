@@ -8,7 +8,8 @@
 import type { components } from '../../generated/http/openapi.gen.d.ts'
 import type { EventStore } from '../store/types.ts'
 import { readRuns, type RunRecord } from './corpus.ts'
-import { RunsError, type RunsFilter } from './query.ts'
+import { ChimeraError } from '../errors.ts'
+import { runsFailed, type RunsFilter } from './query.ts'
 
 export type RunsListResponse = components['schemas']['RunsListResponse']
 export type RunsCostResponse = components['schemas']['RunsCostResponse']
@@ -70,8 +71,8 @@ async function corpus(store: EventStore, filter: RunsFilter): Promise<{ runs: Ru
   try {
     return await readRuns(store, filter)
   } catch (err) {
-    if (err instanceof RunsError) throw err
-    throw new RunsError('runs_cost_failed', (err as Error).message)
+    if (ChimeraError.is(err)) throw err
+    throw runsFailed((err as Error).message, err)
   }
 }
 

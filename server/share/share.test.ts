@@ -13,7 +13,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { renderTranscript, type SessionDetail } from './transcript.ts'
-import { share, ShareError } from './share.ts'
+import { share } from './share.ts'
+import { ChimeraError } from '../errors.ts'
 
 const SID = 'otter-20260425T120300Z-aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee'
 const detail: SessionDetail = {
@@ -76,14 +77,14 @@ async function collector(
   }
 }
 
-async function failure(p: Promise<unknown>): Promise<ShareError> {
+async function failure(p: Promise<unknown>): Promise<ChimeraError> {
   try {
     await p
   } catch (err) {
-    expect(err).toBeInstanceOf(ShareError)
-    return err as ShareError
+    expect(err).toBeInstanceOf(ChimeraError)
+    return err as ChimeraError
   }
-  throw new Error('expected a ShareError')
+  throw new Error('expected a ChimeraError')
 }
 
 describe('share sinks', () => {
@@ -145,11 +146,7 @@ describe('share sinks', () => {
     })
     try {
       const e = await failure(share(detail, { sink: 'http', url: c.url }))
-      expect([e.code, e.status, e.message]).toEqual([
-        'share_failed',
-        502,
-        `the collector at ${new URL(c.url).origin} returned 500`,
-      ])
+      expect([e.code, e.message]).toEqual(['share_failed', `the collector at ${new URL(c.url).origin} returned 500`])
       expect(e.detail).toEqual({ status_code: 500, reply: 'collector exploded' })
       const moved = await failure(share(detail, { sink: 'http', url: c.url.replace('/api/shares', '/moved') }))
       expect(moved.message).toMatch(/returned 302$/)
@@ -179,7 +176,7 @@ describe('share sinks', () => {
     const url = c.url.replace('http://', 'http://user:s3cret@')
     await c.close()
     const e = await failure(share(detail, { sink: 'http', url }))
-    expect(e.status).toBe(502)
+    expect(e.code).toBe('share_failed')
     expect(e.message).toMatch(/^could not reach the collector at http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED$/)
     expect(e.message).not.toContain('s3cret')
   })
@@ -197,7 +194,7 @@ describe('share sinks', () => {
     }
   })
 
-  it('validation errors are invalid_body (400), before anything is sent', async () => {
+  it('validation errors are invalid_share, before anything is sent', async () => {
     const cases: [Record<string, unknown>, RegExp][] = [
       [{ sink: 'email' }, /^sink must be one of file, http, stdout$/],
       [{ sink: 'stdout', format: 'pdf' }, /^format must be one of html, md, json$/],
@@ -209,7 +206,7 @@ describe('share sinks', () => {
     ]
     for (const [opts, message] of cases) {
       const e = await failure(share(detail, opts as never))
-      expect([e.code, e.status]).toEqual(['invalid_body', 400])
+      expect(e.code).toBe('invalid_share')
       expect(e.message).toMatch(message)
     }
   })

@@ -6,14 +6,15 @@
  * - `http`: POSTed to `url` (default `OTTER_SHARE_URL`) with the format's content type and a
  *   timeout; the result holds the collector's status and reply;
  * - `stdout`: the rendered body is returned.
- * Errors are `ShareError`s: `invalid_body` (400) for a bad sink, format or URL, `share_failed`
- * (502) when the collector cannot be reached, times out, redirects or answers non-2xx. Error
+ * Errors are `invalid_share` for a bad sink, format or URL (HTTP 400 `invalid_body`), `share_failed`
+ * (HTTP 502) when the collector cannot be reached, times out, redirects or answers non-2xx. Error
  * messages name the collector by origin only (a URL may carry credentials).
  */
 import { randomUUID } from 'node:crypto'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { components } from '../../generated/http/openapi.gen.d.ts'
+import { ChimeraError } from '../errors.ts'
 import { chimeraHome, isSessionId } from '../store/paths.ts'
 import { isTranscriptFormat, renderTranscript, type SessionDetail, type TranscriptFormat } from './transcript.ts'
 
@@ -23,19 +24,6 @@ export const SHARE_SINKS: readonly ShareSink[] = ['file', 'http', 'stdout']
 export const DEFAULT_SHARE_TIMEOUT_MS = 10_000
 /** Replies larger than this are cut (the result is for people and logs, not storage). */
 const MAX_REPLY_BYTES = 64 * 1024
-
-export class ShareError extends Error {
-  readonly code: 'invalid_body' | 'share_failed'
-  readonly status: 400 | 502
-  readonly detail: unknown
-  constructor(code: ShareError['code'], message: string, detail?: unknown) {
-    super(message)
-    this.name = 'ShareError'
-    this.code = code
-    this.status = code === 'invalid_body' ? 400 : 502
-    this.detail = detail
-  }
-}
 
 export interface ShareOptions {
   sink: unknown
@@ -56,26 +44,26 @@ const EXT: Record<TranscriptFormat, string> = { html: 'html', md: 'md', json: 'j
 /** Check the options before anything is rendered or sent (every problem is a 400). */
 function check(o: ShareOptions): { sink: ShareSink; format: TranscriptFormat; url?: URL } {
   if (typeof o.sink !== 'string' || !(SHARE_SINKS as readonly string[]).includes(o.sink))
-    throw new ShareError('invalid_body', `sink must be one of ${SHARE_SINKS.join(', ')}`)
+    throw new ChimeraError('invalid_share', `sink must be one of ${SHARE_SINKS.join(', ')}`)
   const format = o.format ?? 'html'
-  if (!isTranscriptFormat(format)) throw new ShareError('invalid_body', 'format must be one of html, md, json')
+  if (!isTranscriptFormat(format)) throw new ChimeraError('invalid_share', 'format must be one of html, md, json')
   const sink = o.sink as ShareSink
   if (sink !== 'http') {
-    if (o.url !== undefined) throw new ShareError('invalid_body', 'url applies only to the http sink')
+    if (o.url !== undefined) throw new ChimeraError('invalid_share', 'url applies only to the http sink')
     return { sink, format }
   }
   const env = o.env ?? process.env
   const raw = o.url ?? (env.OTTER_SHARE_URL || undefined)
-  if (raw === undefined) throw new ShareError('invalid_body', 'the http sink needs a url (or OTTER_SHARE_URL)')
-  if (typeof raw !== 'string') throw new ShareError('invalid_body', 'url must be a string')
+  if (raw === undefined) throw new ChimeraError('invalid_share', 'the http sink needs a url (or OTTER_SHARE_URL)')
+  if (typeof raw !== 'string') throw new ChimeraError('invalid_share', 'url must be a string')
   let url: URL
   try {
     url = new URL(raw)
   } catch {
-    throw new ShareError('invalid_body', 'url is not a valid absolute URL')
+    throw new ChimeraError('invalid_share', 'url is not a valid absolute URL')
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new ShareError('invalid_body', 'url must be http or https')
+    throw new ChimeraError('invalid_share', 'url must be http or https')
   return { sink, format, url }
 }
 
@@ -97,7 +85,7 @@ export async function share(detail: SessionDetail, o: ShareOptions): Promise<Sha
 }
 
 async function writeShareFile(id: string, format: TranscriptFormat, body: string, o: ShareOptions): Promise<string> {
-  if (!isSessionId(id)) throw new ShareError('invalid_body', 'not a session id')
+  if (!isSessionId(id)) throw new ChimeraError('invalid_share', 'not a session id')
   const dir = o.dir ?? join(chimeraHome(o.env ?? process.env), 'shares')
   await mkdir(dir, { recursive: true, mode: 0o700 })
   const stamp = new Date()
@@ -132,20 +120,20 @@ async function post(
   } catch (err) {
     const e = err as Error & { cause?: { code?: string; message?: string } }
     if (e.name === 'TimeoutError' || e.name === 'AbortError')
-      throw new ShareError('share_failed', `the collector at ${where} did not answer within ${ms} ms`)
+      throw new ChimeraError('share_failed', `the collector at ${where} did not answer within ${ms} ms`)
     const why = (e.cause?.code ?? e.cause?.message ?? e.message)
       .split(url.href)
       .join(where)
       .split(target.href)
       .join(where)
-    throw new ShareError('share_failed', `could not reach the collector at ${where}: ${why}`)
+    throw new ChimeraError('share_failed', `could not reach the collector at ${where}: ${why}`)
   }
   let reply: unknown
   try {
     reply = await readReply(res)
   } catch (err) {
     const e = err as Error
-    throw new ShareError(
+    throw new ChimeraError(
       'share_failed',
       e.name === 'TimeoutError' || e.name === 'AbortError'
         ? `the collector at ${where} did not finish its reply within ${ms} ms`
@@ -153,9 +141,8 @@ async function post(
     )
   }
   if (res.status < 200 || res.status > 299)
-    throw new ShareError('share_failed', `the collector at ${where} returned ${res.status}`, {
-      status_code: res.status,
-      reply,
+    throw new ChimeraError('share_failed', `the collector at ${where} returned ${res.status}`, {
+      detail: { status_code: res.status, reply },
     })
   return { url: shown(url), status_code: res.status, reply }
 }

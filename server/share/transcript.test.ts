@@ -14,7 +14,7 @@ import { testEnv, within, type TestEnv } from '../core/fixtures/harness.ts'
 import { trackedTools } from '../core/fixtures/tracked-tools.ts'
 import { openEventStore } from '../store/open.ts'
 import { eventlogRoot } from '../store/paths.ts'
-import { renderTranscript, readSessionDetail, SessionNotFound, type SessionDetail } from './transcript.ts'
+import { renderTranscript, readSessionDetail, type SessionDetail } from './transcript.ts'
 import { fence } from './transcript-md.ts'
 
 const HOSTILE = [
@@ -280,10 +280,11 @@ describe('a real session', () => {
     expect(renderTranscript(detail, 'md').body).toContain(
       '**Edit a.txt**\n\n```diff\n===================================================================\n--- a/a.txt\n+++ b/a.txt\n@@ -1,1 +1,1 @@\n-one\n+two\n```',
     )
-    await expect(readSessionDetail(openEventStore(env.home), 'otter-nope')).rejects.toBeInstanceOf(SessionNotFound)
+    await expect(readSessionDetail(openEventStore(env.home), 'otter-nope')).rejects.toEqual(
+      expect.objectContaining({ name: 'ChimeraError', code: 'session_not_found' }),
+    )
     await expect(readSessionDetail(openEventStore(env.home), '../../etc')).rejects.toMatchObject({
       code: 'session_not_found',
-      status: 404,
     })
   })
 })

@@ -5,6 +5,7 @@
  * live server may be appending to the same session) and returns the valid prefix of the log.
  */
 import type { components } from '../../generated/http/openapi.gen.d.ts'
+import { sessionNotFound } from '../errors.ts'
 import type { EventStore } from '../store/types.ts'
 import { renderHtml } from './transcript-html.ts'
 import { renderMarkdown } from './transcript-md.ts'
@@ -37,18 +38,9 @@ export function renderTranscript(
   return { body, contentType: CONTENT_TYPES[format] }
 }
 
-export class SessionNotFound extends Error {
-  readonly code = 'session_not_found'
-  readonly status = 404
-  constructor(id: string) {
-    super(`session not found: ${JSON.stringify(String(id).slice(0, 160))}`)
-    this.name = 'SessionNotFound'
-  }
-}
-
 /** A stored session's summary and events (`chimera otter sessions show`, `share`), read only. */
 export async function readSessionDetail(store: EventStore, id: string): Promise<SessionDetail> {
   const stored = await store.readSession(id)
-  if (!stored) throw new SessionNotFound(id)
+  if (!stored) throw sessionNotFound(id)
   return { session_id: id, summary: stored.summary, events: stored.events }
 }

@@ -23,7 +23,7 @@ import { join } from 'node:path'
 import type { SessionSummary } from '../../generated/schemas.gen.ts'
 import type { AnyEvent } from '../events/event-types.ts'
 import { noopLogger, type Logger } from '../log.ts'
-import { StoreError } from './errors.ts'
+import { ChimeraError, sessionNotFound } from '../errors.ts'
 import {
   errCode,
   listLog,
@@ -139,7 +139,7 @@ export class FileEventStore implements EventStore {
       try {
         await mkdir(dir)
       } catch (err) {
-        if (errCode(err) === 'EEXIST') throw new StoreError('session_exists', `session ${id} already exists`)
+        if (errCode(err) === 'EEXIST') throw new ChimeraError('session_exists', `session ${id} already exists`)
         if (errCode(err) !== 'ENOENT') throw err
         // The event-log root itself is missing (first session, or removed): make it, then retry.
         await mkdir(this.root, { recursive: true })
@@ -168,7 +168,7 @@ export class FileEventStore implements EventStore {
       } catch (err) {
         if (errCode(err) !== 'ENOENT') throw err
         this.#lastSeq.delete(id)
-        throw new StoreError('session_not_found', `session ${id} not found`)
+        throw sessionNotFound(id)
       }
       // The event file is the record: subscribers hear of it now; the segment line follows in
       // this same queued step, so any later read of this session sees it.
@@ -388,7 +388,7 @@ export class FileEventStore implements EventStore {
     const known = this.#lastSeq.get(sessionId)
     if (known !== undefined) return known
     const loaded = await this.#recover(sessionId, dir)
-    if (!loaded) throw new StoreError('session_not_found', `session ${sessionId} not found`)
+    if (!loaded) throw sessionNotFound(sessionId)
     return loaded.events.length
   }
 

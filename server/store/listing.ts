@@ -7,7 +7,7 @@
  * manager.
  */
 import type { SessionSummary } from '../../generated/schemas.gen.ts'
-import { StoreError } from './errors.ts'
+import { ChimeraError } from '../errors.ts'
 import { AGENT_PREFIXES, agentOf, sessionIdTime } from './paths.ts'
 import type { EventStore, ListFilter, PageQuery, SessionPage } from './types.ts'
 
@@ -69,7 +69,7 @@ export function encodeCursor(s: SessionSummary): string {
   return Buffer.from(JSON.stringify([Number.isFinite(k.t) ? k.t : null, k.id])).toString('base64url')
 }
 
-/** The place a cursor names; a `StoreError` `invalid_cursor` when it is not one of ours. */
+/** The place a cursor names; a `ChimeraError` `invalid_cursor` when it is not one of ours. */
 export function decodeCursor(cursor: string): ListKey {
   let v: unknown
   try {
@@ -89,7 +89,7 @@ export function decodeCursor(cursor: string): ListKey {
     v[1].length <= 200
   )
     return { t: v[0] === null ? -Infinity : v[0], id: v[1] }
-  throw new StoreError('invalid_cursor', 'unknown cursor')
+  throw new ChimeraError('invalid_cursor', 'unknown cursor')
 }
 
 const limitOf = (limit: number | undefined): number => (limit === undefined ? Infinity : Math.max(0, Math.floor(limit)))

@@ -11,7 +11,7 @@
 import type { SessionSummary } from '../../generated/schemas.gen.ts'
 import type { AnyEvent } from '../events/event-types.ts'
 import { noopLogger, type Logger } from '../log.ts'
-import { StoreError } from './errors.ts'
+import { ChimeraError, sessionNotFound } from '../errors.ts'
 import { streamEvents } from './event-stream.ts'
 import { ListenerRegistry } from './listeners.ts'
 import { applyListFilter, pageOf } from './listing.ts'
@@ -62,9 +62,9 @@ export class MemoryEventStore implements EventStore {
     validateMeta(meta)
     validateSummary(meta.session_id, summary)
     if (this.#sessions.has(meta.session_id))
-      throw new StoreError('session_exists', `session ${meta.session_id} already exists`)
+      throw new ChimeraError('session_exists', `session ${meta.session_id} already exists`)
     if (this.#sessions.size >= this.#maxSessions) {
-      throw new StoreError(
+      throw new ChimeraError(
         'store_full',
         `the in-memory store holds its maximum of ${this.#maxSessions} sessions; delete one or use a persisted session`,
       )
@@ -184,7 +184,7 @@ export class MemoryEventStore implements EventStore {
   #get(sessionId: string): MemorySession {
     checkSessionId(sessionId)
     const s = this.#sessions.get(sessionId)
-    if (!s) throw new StoreError('session_not_found', `session ${sessionId} not found`)
+    if (!s) throw sessionNotFound(sessionId)
     return s
   }
 }

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { EventTypeSchema, type EventType } from '../../generated/schemas.gen.ts'
-import { StoreError, shownId } from './errors.ts'
+import { ChimeraError, shownId } from '../errors.ts'
 import type { AgentPrefix } from './types.ts'
 
 /** Every agent prefix a session directory may carry. */
@@ -30,9 +30,9 @@ export function eventlogRoot(home: string): string {
   return join(home, 'eventlog')
 }
 
-/** One session's directory; throws a `StoreError` (`invalid_session_id`) for anything but a valid id. */
+/** One session's directory; throws a `ChimeraError` (`invalid_session_id`) for anything but a valid id. */
 export function sessionDir(root: string, id: string): string {
-  if (!isSessionId(id)) throw new StoreError('invalid_session_id', `invalid session id: ${shownId(id)}`)
+  if (!isSessionId(id)) throw new ChimeraError('invalid_session_id', `invalid session id: ${shownId(id)}`)
   return join(root, id)
 }
 

@@ -28,7 +28,7 @@ import type { SessionSummary } from '../../generated/schemas.gen.ts'
 import type { AnyEvent } from '../events/event-types.ts'
 import { noopLogger, type Logger } from '../log.ts'
 import { isAuditRecord, type AuditRecord, type AuditStore } from './audit-store.ts'
-import { StoreError } from './errors.ts'
+import { ChimeraError, sessionNotFound } from '../errors.ts'
 import { streamEvents } from './event-stream.ts'
 import { ListenerRegistry } from './listeners.ts'
 import { agentAllowed, applyListFilter, pageOf, startedMs } from './listing.ts'
@@ -153,25 +153,30 @@ export function shownUrl(url: string): string {
 }
 
 /** A Redis error, a refused or lost connection, as the store's `store_unavailable`. */
-function unavailable(err: unknown): StoreError {
+function unavailable(err: unknown): ChimeraError {
   const msg = err instanceof Error ? err.message : String(err)
-  return new StoreError('store_unavailable', `the Redis store is unavailable (${msg}); retry shortly`, {
-    retry_after_s: STORE_RETRY_AFTER_S,
+  return new ChimeraError('store_unavailable', `the Redis store is unavailable (${msg}); retry shortly`, {
+    detail: { retry_after_s: STORE_RETRY_AFTER_S },
+    cause: err,
   })
 }
 
 /** Map a script's error reply (or anything else Redis said) to the store's errors. */
-function scriptError(err: unknown, sessionId: string, seq?: number): StoreError {
+function scriptError(err: unknown, sessionId: string, seq?: number): ChimeraError {
   const msg = err instanceof Error ? err.message : String(err)
-  if (/\bNOSESSION\b/.test(msg)) return new StoreError('session_not_found', `session ${sessionId} not found`)
-  if (/\bEXISTS the session\b/.test(msg)) return new StoreError('session_exists', `session ${sessionId} already exists`)
+  if (/\bNOSESSION\b/.test(msg)) return sessionNotFound(sessionId)
+  if (/\bEXISTS the session\b/.test(msg))
+    return new ChimeraError('session_exists', `session ${sessionId} already exists`)
   const m = /\bSEQ expected (\d+)/.exec(msg)
   if (m) {
     const expected = Number(m[1])
-    return new StoreError('seq_mismatch', `event seq ${seq} rejected for session ${sessionId}: expected ${expected}`, {
-      expected,
-      got: seq,
-    })
+    return new ChimeraError(
+      'seq_mismatch',
+      `event seq ${seq} rejected for session ${sessionId}: expected ${expected}`,
+      {
+        detail: { expected, got: seq },
+      },
+    )
   }
   return unavailable(err)
 }
@@ -350,7 +355,7 @@ export class RedisEventStore implements EventStore {
         this.#client.xRange(k.events, `${afterSeq + 1}-0`, '+', { COUNT: limit }),
       ]),
     )
-    if (exists === 0) throw new StoreError('session_not_found', `session ${sessionId} not found`)
+    if (exists === 0) throw sessionNotFound(sessionId)
     const events = (entries ?? []).map((m) => parseEvent(String(m.message.e)))
     return { events, more: events.length >= limit }
   }

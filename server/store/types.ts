@@ -56,7 +56,7 @@ export interface PageQuery extends ListFilter {
    * A `nextCursor` of an earlier page (any filter): the page holds only rows after that row in
    * the listing order. Opaque (listing.ts `encodeCursor`): it names a position, not an offset,
    * so sessions created or deleted meanwhile neither repeat nor skip a row. A cursor that is not
-   * one is a `StoreError` `invalid_cursor`.
+   * one is a `ChimeraError` `invalid_cursor`.
    */
   cursor?: string
 }

@@ -12,13 +12,13 @@ import {
   type SessionSummary,
 } from '../../generated/schemas.gen.ts'
 import type { AnyEvent } from '../events/event-types.ts'
-import { StoreError, shownId } from './errors.ts'
+import { ChimeraError, shownId } from '../errors.ts'
 import { AGENT_PREFIXES, isSessionId } from './paths.ts'
 import type { SessionMeta } from './types.ts'
 
 /** Throw `invalid_session_id` unless `id` is a valid session id. */
 export function checkSessionId(id: unknown): asserts id is string {
-  if (!isSessionId(id)) throw new StoreError('invalid_session_id', `invalid session id: ${shownId(id)}`)
+  if (!isSessionId(id)) throw new ChimeraError('invalid_session_id', `invalid session id: ${shownId(id)}`)
 }
 
 /** Why `event` is not a valid stored event, or undefined when it is. */
@@ -35,10 +35,10 @@ export function eventProblem(event: unknown): string | undefined {
   return env.success ? undefined : formatIssues(env.error)
 }
 
-/** The event itself when valid; otherwise a `StoreError` (`invalid_event`). */
+/** The event itself when valid; otherwise a `ChimeraError` (`invalid_event`). */
 export function validateEvent(event: unknown): AnyEvent {
   const problem = eventProblem(event)
-  if (problem !== undefined) throw new StoreError('invalid_event', `invalid event: ${problem}`)
+  if (problem !== undefined) throw new ChimeraError('invalid_event', `invalid event: ${problem}`)
   const e = event as AnyEvent
   checkSessionId(e.session_id)
   return e
@@ -47,9 +47,8 @@ export function validateEvent(event: unknown): AnyEvent {
 /** Throw `seq_mismatch` unless `seq` directly follows `last`. */
 export function checkNextSeq(sessionId: string, seq: number, last: number): void {
   if (seq !== last + 1) {
-    throw new StoreError('seq_mismatch', `event seq ${seq} rejected for session ${sessionId}: expected ${last + 1}`, {
-      expected: last + 1,
-      got: seq,
+    throw new ChimeraError('seq_mismatch', `event seq ${seq} rejected for session ${sessionId}: expected ${last + 1}`, {
+      detail: { expected: last + 1, got: seq },
     })
   }
 }
@@ -74,19 +73,19 @@ export function metaProblem(meta: unknown): string | undefined {
   return undefined
 }
 
-/** The meta itself when valid; otherwise a `StoreError` (`invalid_meta`). */
+/** The meta itself when valid; otherwise a `ChimeraError` (`invalid_meta`). */
 export function validateMeta(meta: unknown): SessionMeta {
   const problem = metaProblem(meta)
-  if (problem !== undefined) throw new StoreError('invalid_meta', `invalid session meta: ${problem}`)
+  if (problem !== undefined) throw new ChimeraError('invalid_meta', `invalid session meta: ${problem}`)
   return meta as SessionMeta
 }
 
-/** The summary itself when valid for `sessionId`; otherwise a `StoreError` (`invalid_summary`). */
+/** The summary itself when valid for `sessionId`; otherwise a `ChimeraError` (`invalid_summary`). */
 export function validateSummary(sessionId: string, summary: unknown): SessionSummary {
   const r = SessionSummarySchema.safeParse(summary)
-  if (!r.success) throw new StoreError('invalid_summary', `invalid session summary: ${formatIssues(r.error)}`)
+  if (!r.success) throw new ChimeraError('invalid_summary', `invalid session summary: ${formatIssues(r.error)}`)
   if (r.data.session_id !== sessionId) {
-    throw new StoreError(
+    throw new ChimeraError(
       'invalid_summary',
       `summary session_id ${shownId(r.data.session_id)} does not match session ${sessionId}`,
     )

@@ -18,16 +18,16 @@ import { HttpError } from './errors.ts'
 export function bearerToken(req: Request): string | undefined {
   const raw = req.headers.get('authorization')
   if (!raw) return undefined
-  if (raw.includes(',')) throw new HttpError(400, 'invalid_authorization', 'more than one Authorization header')
+  if (raw.includes(',')) throw new HttpError('invalid_authorization', 'more than one Authorization header')
   const m = /^bearer[ \t]+(\S+)\s*$/i.exec(raw)
   return m ? m[1] : undefined
 }
 
 export const unauthorized = (): HttpError =>
-  new HttpError(401, 'unauthorized', 'missing or invalid bearer token', { headers: { 'www-authenticate': 'Bearer' } })
+  new HttpError('unauthorized', 'missing or invalid bearer token', { headers: { 'www-authenticate': 'Bearer' } })
 
 export const adminOnly = (): HttpError =>
-  new HttpError(403, 'admin_only', 'this route needs the master token; a session token is not enough')
+  new HttpError('admin_only', 'this route needs the master token; a session token is not enough')
 
 /** How the tokens a request presents are checked. */
 export interface TokenCheck {

@@ -19,13 +19,12 @@ export const invokeBodyError: BodyErrorMapper = (raw) => {
   if (raw !== undefined && !isObject(raw)) return undefined
   const b = raw ?? {}
   if (typeof b.session_id !== 'string' || b.session_id === '')
-    return new HttpError(400, 'missing_session_id', 'the body lacks session_id')
+    return new HttpError('missing_session_id', 'the body lacks session_id')
   if (b.args !== undefined && !Array.isArray(b.args))
-    return new HttpError(400, 'args_must_be_list', '`args` must be a JSON list')
+    return new HttpError('args_must_be_list', '`args` must be a JSON list')
   if (b.kwargs !== undefined && !isObject(b.kwargs))
-    return new HttpError(400, 'kwargs_must_be_object', '`kwargs` must be a JSON object')
-  if (!SessionIdSchema.safeParse(b.session_id).success)
-    return new HttpError(404, 'session_not_found', 'unknown session_id')
+    return new HttpError('kwargs_must_be_object', '`kwargs` must be a JSON object')
+  if (!SessionIdSchema.safeParse(b.session_id).success) return new HttpError('session_not_found', 'unknown session_id')
   return undefined
 }
 
@@ -34,7 +33,7 @@ export const approveBodyError: BodyErrorMapper = (raw) => {
   if (!isObject(raw) || typeof raw.session_id !== 'string') return undefined
   return SessionIdSchema.safeParse(raw.session_id).success
     ? undefined
-    : new HttpError(404, 'session_not_found', 'unknown session_id')
+    : new HttpError('session_not_found', 'unknown session_id')
 }
 
 export const bodyErrors: Partial<Record<HttpOperationId, BodyErrorMapper>> = {

@@ -13,7 +13,7 @@ export async function readJsonBody(req: Request, limit = MAX_BODY_BYTES): Promis
   const declared = Number(req.headers.get('content-length') ?? NaN)
   if (!req.body || declared === 0) return undefined
   if (type !== 'application/json') {
-    throw new HttpError(415, 'unsupported_media_type', 'request body must be application/json')
+    throw new HttpError('unsupported_media_type', 'request body must be application/json')
   }
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit)
   const reader = req.body.getReader()
@@ -25,7 +25,7 @@ export async function readJsonBody(req: Request, limit = MAX_BODY_BYTES): Promis
       next = await reader.read()
     } catch {
       // The client went away mid-upload (or was cut for being too slow): its request, not ours.
-      throw new HttpError(400, 'invalid_body', 'the request body was not received in full (connection closed)')
+      throw new HttpError('invalid_body', 'the request body was not received in full (connection closed)')
     }
     if (next.done) break
     size += next.value.byteLength
@@ -49,14 +49,14 @@ export async function readJsonBody(req: Request, limit = MAX_BODY_BYTES): Promis
     }
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
   } catch {
-    throw new HttpError(400, 'invalid_body', 'request body is not valid UTF-8')
+    throw new HttpError('invalid_body', 'request body is not valid UTF-8')
   }
   try {
     return JSON.parse(text)
   } catch (e) {
-    throw new HttpError(400, 'invalid_body', `request body is not valid JSON: ${(e as Error).message}`)
+    throw new HttpError('invalid_body', `request body is not valid JSON: ${(e as Error).message}`)
   }
 }
 
 const tooLarge = (limit: number): HttpError =>
-  new HttpError(413, 'body_too_large', `request body exceeds ${limit} bytes`, { headers: { connection: 'close' } })
+  new HttpError('body_too_large', `request body exceeds ${limit} bytes`, { headers: { connection: 'close' } })

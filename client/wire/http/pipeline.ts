@@ -56,14 +56,14 @@ export function matchRoute(pathname: string): { route: string; params: Record<st
 
 /** 404 for a path no route has (the router ignores a trailing slash; the spec has no such paths). */
 export const noRoute = (method: string, pathname: string): HttpError =>
-  new HttpError(404, 'not_found', `no route for ${method} ${pathname.slice(0, 200)}`)
+  new HttpError('not_found', `no route for ${method} ${pathname.slice(0, 200)}`)
 
 /** The operation of `route` for `method`; 405 with `Allow` when the route has others only. */
 export function operationFor(route: string, method: string): Operation {
   const ops = operationsByRoute.get(route) ?? []
   const op = ops.find((o) => o.method === method)
   if (op) return op
-  throw new HttpError(405, 'method_not_allowed', `${method} is not allowed on ${route}`, {
+  throw new HttpError('method_not_allowed', `${method} is not allowed on ${route}`, {
     headers: { allow: allowOf(route) },
   })
 }
@@ -79,8 +79,8 @@ export function decodeParams(raw: Record<string, unknown>): Record<string, strin
       out[k] = decodeURIComponent(String(v))
     } catch {
       throw k === 'id'
-        ? new HttpError(404, 'session_not_found', 'unknown session id')
-        : new HttpError(404, 'not_found', `malformed ${k} in the path`)
+        ? new HttpError('session_not_found', 'unknown session id')
+        : new HttpError('not_found', `malformed ${k} in the path`)
     }
   }
   return out
@@ -120,8 +120,8 @@ export async function runOperation(
     const r = op.pathParams.safeParse(params)
     if (!r.success) {
       throw 'id' in params
-        ? new HttpError(404, 'session_not_found', `unknown session id`)
-        : new HttpError(404, 'not_found', 'no such resource', { detail: issueRows(r.error) })
+        ? new HttpError('session_not_found', `unknown session id`)
+        : new HttpError('not_found', 'no such resource', { detail: issueRows(r.error) })
     }
     path = r.data as Record<string, unknown>
   }
@@ -130,7 +130,7 @@ export async function runOperation(
     const raw = Object.fromEntries(new URL(req.url).searchParams)
     const r = parseQuery(op.query, raw)
     if (!r.success)
-      throw new HttpError(400, 'invalid_query', `malformed query parameter: ${formatIssues(r.error!)}`, {
+      throw new HttpError('invalid_query', `malformed query parameter: ${formatIssues(r.error!)}`, {
         detail: issueRows(r.error!),
       })
     query = r.data as Record<string, unknown>
@@ -140,13 +140,13 @@ export async function runOperation(
     const raw = await readJsonBody(req)
     const mapped = (): HttpError | undefined => bodyErrors[op.operationId as HttpOperationId]?.(raw)
     if (raw === undefined && op.body.required)
-      throw mapped() ?? new HttpError(400, 'invalid_body', 'a JSON request body is required')
+      throw mapped() ?? new HttpError('invalid_body', 'a JSON request body is required')
     if (raw !== undefined) {
       const r = op.body.schema.safeParse(raw)
       if (!r.success)
         throw (
           mapped() ??
-          new HttpError(400, 'invalid_body', 'request body does not match the schema', { detail: issueRows(r.error) })
+          new HttpError('invalid_body', 'request body does not match the schema', { detail: issueRows(r.error) })
         )
       body = r.data
     }

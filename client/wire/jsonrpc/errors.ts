@@ -69,7 +69,7 @@ export class RpcError extends Error {
 /** Maps an error that is not an RpcError to what the peer sees (dialect-specific). */
 export type InternalErrorMapper = (err: unknown) => WireError
 
-/** ACP v1: unknown failures are Internal error with the message masked. */
+/** Every failure as Internal error, its message masked (ACP v1, and any ACP wire before a dialect is chosen). */
 export const maskInternal: InternalErrorMapper = () => ({ code: CODES.internalError, message: 'Internal error' })
 
 export function toWireError(err: unknown, mapInternal: InternalErrorMapper): WireError {

@@ -29,14 +29,8 @@ import type { Logger } from '../../log.ts'
 import type { AgentName } from '../dialect.ts'
 import { EventPump, endAttachments } from '../event-pump.ts'
 import { historySize, normaliseCursor, replayWindow } from '../history.ts'
-import { clientMistake } from '../session-errors.ts'
 import { toFerretParams } from './ferret-map.ts'
 import { toOtterParams } from './otter-map.ts'
-
-const SEED_APP_ERROR = -32000
-
-export const seedSessionNotFound = (id: string): RpcError =>
-  new RpcError(SEED_APP_ERROR, 'Agent error', { name: 'SessionNotFound', message: `session not found: ${id}` })
 
 export interface SeedAgentOptions {
   agent: AgentName
@@ -87,7 +81,7 @@ export class SeedAgent {
       'session/new': async (p) => {
         const problem = p.cwd ? workingDirProblem(p.cwd) : undefined
         if (problem !== undefined) throw RpcError.invalidParams([{ path: 'cwd', message: problem }])
-        const s = await this.#o.manager.create(p.cwd ? { cwd: p.cwd } : {}).catch(rethrowClient)
+        const s = await this.#o.manager.create(p.cwd ? { cwd: p.cwd } : {})
         await this.#attachAtEnd(s)
         return { sessionId: s.id }
       },
@@ -112,11 +106,11 @@ export class SeedAgent {
         return { ok: true }
       },
       'session/setMode': async (p) => {
-        await (await this.#get(p.sessionId)).setMode(p.mode).catch(rethrowClient)
+        await (await this.#get(p.sessionId)).setMode(p.mode)
         return { ok: true }
       },
       'session/setModel': async (p) => {
-        await (await this.#get(p.sessionId)).setModel(p.model).catch(rethrowClient)
+        await (await this.#get(p.sessionId)).setModel(p.model)
         return { ok: true }
       },
       'session/resume': (p) => this.#resume(p.sessionId, p.sinceEventId),
@@ -150,12 +144,7 @@ export class SeedAgent {
   }
 
   async #get(id: string): Promise<Session> {
-    try {
-      return await this.#o.manager.get(id)
-    } catch (err) {
-      if (err instanceof Error && err.name === 'SessionNotFoundError') throw seedSessionNotFound(id)
-      throw err
-    }
+    return this.#o.manager.get(id)
   }
 
   /** Attach after the logged history: live notifications continue its numbering. */
@@ -237,8 +226,4 @@ export class SeedAgent {
       { path: p.requestId !== undefined ? 'requestId' : 'id', message: `no pending permission request "${rid}"` },
     ])
   }
-}
-
-function rethrowClient(err: unknown): never {
-  throw clientMistake(err) ?? err
 }

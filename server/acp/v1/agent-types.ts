@@ -7,7 +7,6 @@ import type { acpV1Methods } from '../../../generated/acp/v1-methods.gen.ts'
 import type { SessionManager } from '../../core/manager.ts'
 import type { Session } from '../../core/session.ts'
 import type { Connection } from '../../../client/wire/jsonrpc/connection.ts'
-import { CODES, RpcError } from '../../../client/wire/jsonrpc/errors.ts'
 import type { HandlersFor, Inbound } from '../../jsonrpc/dispatcher.ts'
 import type { Logger } from '../../log.ts'
 import type { AgentName } from '../dialect.ts'
@@ -60,6 +59,3 @@ export interface V1ClientCaps {
   terminal?: boolean
   _meta?: Record<string, unknown> | null
 }
-
-export const sessionNotFound = (id: string): RpcError =>
-  new RpcError(CODES.resourceNotFound, 'Resource not found', { sessionId: id })

@@ -28,7 +28,7 @@ import { RpcError } from '../../../client/wire/jsonrpc/errors.ts'
 import { AUTH_METHOD_ID } from '../initialize.ts'
 import { EventPump, endAttachments } from '../event-pump.ts'
 import { normaliseCursor } from '../history.ts'
-import { asClientError } from '../session-errors.ts'
+import { sessionNotFound } from '../../errors.ts'
 import { toV1Updates, type V1Update } from './event-map.ts'
 import { promptText } from './prompt-text.ts'
 import { configOptions, modeState } from './session-config.ts'
@@ -36,13 +36,7 @@ import { clientTools, type ClientFs } from './client-tools.ts'
 import { toFerretUpdate } from './ferret-updates.ts'
 import { connectMcp, mcpMeta, mcpNotice, type SessionMcp } from './mcp-attach.ts'
 import type { McpServerConfig } from '../../mcp/config.ts'
-import {
-  sessionNotFound,
-  type Attachment,
-  type V1AgentOptions,
-  type V1ClientCaps,
-  type V1Handlers,
-} from './agent-types.ts'
+import { type Attachment, type V1AgentOptions, type V1ClientCaps, type V1Handlers } from './agent-types.ts'
 import { askPermission } from './permission-ask.ts'
 import { ferretHandlers } from './ferret-handlers.ts'
 import { promptTurn } from './prompt-turn.ts'
@@ -50,7 +44,7 @@ import { liveMap, replayMap, replaySince } from './replay.ts'
 import { listSessions } from './session-list.ts'
 import { availableCommands } from './available-commands.ts'
 
-export { sessionNotFound, type V1AgentOptions, type V1ClientCaps, type V1Handlers } from './agent-types.ts'
+export { type V1AgentOptions, type V1ClientCaps, type V1Handlers } from './agent-types.ts'
 
 /** `session/new` `_meta["chimera/maxSteps"]`: the session's step limit (HTTP's `max_steps`), a positive integer. */
 function maxStepsMeta(meta: Record<string, unknown> | null | undefined): number | undefined {
@@ -117,12 +111,12 @@ export class V1Agent {
       'session/prompt': (p, ctx) => promptTurn(this.#att(p.sessionId), p, ctx.signal),
       'session/cancel': (p) => void this.#att(p.sessionId).session.cancel(),
       'session/set_mode': async (p) => {
-        await this.#att(p.sessionId).session.setMode(p.modeId).catch(asClientError)
+        await this.#att(p.sessionId).session.setMode(p.modeId)
         return {}
       },
       'session/set_config_option': (p) => this.#setConfig(p),
       'session/set_model': async (p) => {
-        await this.#att(p.sessionId).session.setModel(p.modelId).catch(asClientError)
+        await this.#att(p.sessionId).session.setModel(p.modelId)
         return {}
       },
       '_session/steering': (p) => {
@@ -144,7 +138,7 @@ export class V1Agent {
         }
       },
       '_chimera/session/compact': async (p) => {
-        const e = await this.#att(p.sessionId).session.compact().catch(asClientError)
+        const e = await this.#att(p.sessionId).session.compact()
         return { summary: e.data.summary, messagesBefore: e.data.messages_before, messagesAfter: e.data.messages_after }
       },
       ...(this.#o.agent === 'ferret' ? ferretHandlers((id) => this.#att(id).session) : {}),
@@ -181,12 +175,7 @@ export class V1Agent {
   }
 
   async #get(id: string): Promise<Session> {
-    try {
-      return await this.#o.manager.get(id)
-    } catch (err) {
-      if (err instanceof Error && err.name === 'SessionNotFoundError') throw sessionNotFound(id)
-      throw err
-    }
+    return this.#o.manager.get(id)
   }
 
   #selectors(s: Session) {
@@ -272,9 +261,8 @@ export class V1Agent {
     const problem = workingDirProblem(p.cwd)
     if (problem !== undefined) throw RpcError.invalidParams([{ path: 'cwd', message: problem }])
     const maxSteps = maxStepsMeta(p._meta)
-    const session = await this.#o.manager
-      .create({ cwd: p.cwd, ...(maxSteps !== undefined ? { maxSteps } : {}) })
-      .catch(asClientError)
+    const session = await this.#o.manager.create({ cwd: p.cwd, ...(maxSteps !== undefined ? { maxSteps } : {}) })
+
     const mcp = await this.#connectMcp(session, p.mcpServers)
     this.#attach(session, session.lastSeq, mcp)
     this.#afterResponse(session, mcp)
@@ -337,8 +325,8 @@ export class V1Agent {
     const s = this.#att(p.sessionId).session
     if (typeof p.value !== 'string')
       throw RpcError.invalidParams([{ path: 'value', message: `${p.configId} takes a string value` }])
-    if (p.configId === 'model') await s.setModel(p.value).catch(asClientError)
-    else if (p.configId === 'mode') await s.setMode(p.value).catch(asClientError)
+    if (p.configId === 'model') await s.setModel(p.value)
+    else if (p.configId === 'mode') await s.setMode(p.value)
     else
       throw RpcError.invalidParams([
         { path: 'configId', message: `unknown config option "${p.configId}"; available: model, mode` },

@@ -1,25 +1,18 @@
 /** `session/list`: the one listing (store/listing.ts) of this agent's sessions (optionally of one working directory), 100 a page. */
 import type { SessionManager } from '../../core/manager.ts'
-import { RpcError } from '../../../client/wire/jsonrpc/errors.ts'
-import { StoreError } from '../../store/errors.ts'
 import { listedTitle } from './event-map.ts'
 
 /** Rows per `session/list` page. */
 const LIST_PAGE = 100
 
 export async function listSessions(manager: SessionManager, p: { cwd?: string | null; cursor?: string | null }) {
-  const page = await manager
-    .listSessions({
-      agents: [manager.opts.agent],
-      limit: LIST_PAGE,
-      ...(p.cwd ? { cwd: p.cwd } : {}),
-      ...(p.cursor ? { cursor: p.cursor } : {}),
-    })
-    .catch((err: unknown) => {
-      if (err instanceof StoreError && err.code === 'invalid_cursor')
-        throw RpcError.invalidParams([{ path: 'cursor', message: 'unknown cursor' }])
-      throw err
-    })
+  // A cursor the store did not make is its `invalid_cursor`: Invalid params (server/acp/errors.ts).
+  const page = await manager.listSessions({
+    agents: [manager.opts.agent],
+    limit: LIST_PAGE,
+    ...(p.cwd ? { cwd: p.cwd } : {}),
+    ...(p.cursor ? { cursor: p.cursor } : {}),
+  })
   return {
     sessions: page.sessions.map((s) => ({
       sessionId: s.session_id,

@@ -14,14 +14,13 @@ export function approveHandlers(deps: HttpDeps): Pick<OperationHandlers, 'tool.a
       const session = liveSession(deps, b.session_id)
       const notFound = (): HttpError =>
         new HttpError(
-          404,
           'request_not_found',
           `no pending permission request ${JSON.stringify(b.request_id.slice(0, 160))} in this session`,
         )
       if (!session.pendingPermissions().includes(b.request_id)) throw notFound()
       const pending = (await session.pendingPermissionRequests()).find((r) => r.request_id === b.request_id)
       if (pending && !pending.options.includes(b.decision)) {
-        throw new HttpError(400, 'invalid_body', `decision must be one of ${pending.options.join(', ')}`, {
+        throw new HttpError('invalid_body', `decision must be one of ${pending.options.join(', ')}`, {
           detail: [{ path: 'decision', message: 'not offered by this request' }],
         })
       }

@@ -7,7 +7,7 @@
  * `kwargs_must_be_object`), then `command_not_found` (404, with `name`), a render failure
  * `command_invoke_failed` (500), and an unknown session `session_not_found` (404).
  */
-import { CommandError, CustomCommands } from '../../commands/custom-commands.ts'
+import { CustomCommands } from '../../commands/custom-commands.ts'
 import type { OperationHandlers } from '../app.ts'
 import { acknowledge, liveSession, type HttpDeps } from '../deps.ts'
 import { HttpError, jsonResponse } from '../errors.ts'
@@ -18,33 +18,20 @@ export function commandsFor(deps: HttpDeps, cwd: string): CustomCommands {
   return r instanceof CustomCommands ? r : new CustomCommands({ cwd, env: deps.env })
 }
 
-const asHttp = (err: unknown): unknown =>
-  err instanceof CommandError
-    ? new HttpError(err.status, err.code, err.message, {
-        ...(err.detail !== undefined ? { detail: err.detail } : {}),
-        ...(err.commandName !== undefined ? { name: err.commandName } : {}),
-      })
-    : err
-
 export function commandsHandlers(deps: HttpDeps): Pick<OperationHandlers, 'commands.list' | 'commands.invoke'> {
   return {
     'commands.list': () => jsonResponse(200, commandsFor(deps, deps.manager.opts.cwd).list()),
     'commands.invoke': async ({ path, body }) => {
       const name = path.name
-      let r
-      try {
-        // The session's own working directory decides which project commands it sees.
-        const cwd = deps.manager.peek(body.session_id)?.meta.cwd ?? deps.manager.opts.cwd
-        r = commandsFor(deps, cwd).invoke(name, body)
-      } catch (err) {
-        throw asHttp(err)
-      }
+      // The session's own working directory decides which project commands it sees.
+      const cwd = deps.manager.peek(body.session_id)?.meta.cwd ?? deps.manager.opts.cwd
+      const r = commandsFor(deps, cwd).invoke(name, body)
       const session = liveSession(deps, r.session_id)
       let submitted
       try {
         submitted = session.promptCommand(r.rendered, { name: r.name, arguments: r.arguments })
       } catch (err) {
-        throw new HttpError(500, 'command_invoke_failed', `/${r.name}: the turn could not be submitted`, {
+        throw new HttpError('command_invoke_failed', `/${r.name}: the turn could not be submitted`, {
           detail: (err as Error).message,
         })
       }

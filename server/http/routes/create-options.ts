@@ -5,7 +5,7 @@
  * failure is `400 invalid_body` naming the field.
  */
 import { checkToolNames, type CreateOptions } from '../../core/manager.ts'
-import { MODES } from '../../core/session.ts'
+import { checkMode } from '../../core/modes.ts'
 import type { HttpDeps } from '../deps.ts'
 import { workingDirProblem } from '../../core/working-dir.ts'
 import { HttpError } from '../errors.ts'
@@ -20,7 +20,7 @@ export interface CreateFields {
 }
 
 const bad = (field: string, message: string): HttpError =>
-  new HttpError(400, 'invalid_body', `${field}: ${message}`, { detail: [{ path: field, message }] })
+  new HttpError('invalid_body', `${field}: ${message}`, { detail: [{ path: field, message }] })
 
 export function createOptions(deps: HttpDeps, f: CreateFields, cwdField = 'cwd'): CreateOptions {
   const o: CreateOptions = { persist: f.persist ?? true }
@@ -38,9 +38,11 @@ export function createOptions(deps: HttpDeps, f: CreateFields, cwdField = 'cwd')
     o.model = f.model
   }
   if (f.mode !== undefined) {
-    if (!(MODES as readonly string[]).includes(f.mode))
-      throw bad('mode', `unknown mode; available: ${MODES.join(', ')}`)
-    o.mode = f.mode
+    try {
+      o.mode = checkMode(f.mode)
+    } catch (err) {
+      throw bad('mode', (err as Error).message)
+    }
   }
   if (f.allowed_tools !== undefined) {
     try {

@@ -61,7 +61,7 @@ function stream(
 ): Response {
   const reg = deps.streams.register(session.id, holder(deps, req))
   if ('refused' in reg)
-    throw new HttpError(429, 'too_many_streams', `${reg.refused}; close one, or retry later`, {
+    throw new HttpError('too_many_streams', `${reg.refused}; close one, or retry later`, {
       headers: { 'retry-after': '5' },
     })
   return sseResponse({

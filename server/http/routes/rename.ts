@@ -17,7 +17,7 @@ export function renameHandlers(deps: HttpDeps): Pick<OperationHandlers, 'session
       const title = normalizeTitle(body.title)
       if (title !== null && title.length > TITLE_MAX) {
         const message = `at most ${TITLE_MAX} characters once trimmed (got ${title.length})`
-        throw new HttpError(400, 'invalid_body', `title: ${message}`, { detail: [{ path: 'title', message }] })
+        throw new HttpError('invalid_body', `title: ${message}`, { detail: [{ path: 'title', message }] })
       }
       const session = await anySession(deps, path.id)
       await session.rename(title)

@@ -6,13 +6,10 @@
  * cannot be read is `runs_cost_failed` (500).
  */
 import { costRollup, listRuns } from '../../runs/rollup.ts'
-import { parseRunsQuery, RunsError, type RunsFilter } from '../../runs/query.ts'
+import { parseRunsQuery, type RunsFilter } from '../../runs/query.ts'
 import type { OperationHandlers } from '../app.ts'
 import type { HttpDeps } from '../deps.ts'
-import { HttpError, jsonResponse } from '../errors.ts'
-
-const asHttp = (err: unknown): unknown =>
-  err instanceof RunsError ? new HttpError(err.status, err.code, err.message, { detail: err.detail }) : err
+import { jsonResponse } from '../errors.ts'
 
 function filterOf(req: Request): RunsFilter {
   return parseRunsQuery(Object.fromEntries(new URL(req.url).searchParams))
@@ -20,19 +17,7 @@ function filterOf(req: Request): RunsFilter {
 
 export function runsHandlers(deps: HttpDeps): Pick<OperationHandlers, 'runs.list' | 'runs.cost'> {
   return {
-    'runs.list': async ({ req }) => {
-      try {
-        return jsonResponse(200, await listRuns(deps.manager.store, filterOf(req)))
-      } catch (err) {
-        throw asHttp(err)
-      }
-    },
-    'runs.cost': async ({ req }) => {
-      try {
-        return jsonResponse(200, await costRollup(deps.manager.store, filterOf(req)))
-      } catch (err) {
-        throw asHttp(err)
-      }
-    },
+    'runs.list': async ({ req }) => jsonResponse(200, await listRuns(deps.manager.store, filterOf(req))),
+    'runs.cost': async ({ req }) => jsonResponse(200, await costRollup(deps.manager.store, filterOf(req))),
   }
 }

@@ -7,7 +7,8 @@
  */
 import type { SessionCreateRequest, SessionSnapshot } from '../../../generated/http/routes.gen.ts'
 import type { OperationHandlers } from '../app.ts'
-import { acknowledge, liveSession, sessionNotFound, type HttpDeps } from '../deps.ts'
+import { acknowledge, liveSession, type HttpDeps } from '../deps.ts'
+import { sessionNotFound } from '../../errors.ts'
 import { jsonResponse } from '../errors.ts'
 import { createOptions } from './create-options.ts'
 

@@ -20,7 +20,7 @@ function listFilter(q: OperationInput<'sessions.list'>['query']): ListFilter {
     try {
       f.since = parseSince(q.since)
     } catch (err) {
-      throw new HttpError(400, 'invalid_query', `since: ${(err as Error).message}`, {
+      throw new HttpError('invalid_query', `since: ${(err as Error).message}`, {
         detail: [{ path: 'since', message: (err as Error).message }],
       })
     }

@@ -2,15 +2,15 @@
  * A session's transcript and its sharing (specs/openapi/chimera.openapi.yaml `GET /sessions/{id}/transcript`,
  * `POST /sessions/{id}/share`), over the features' renderers and sinks (server/share/): the
  * same bodies as `chimera otter share`. Both read the session as `GET /sessions/{id}` does
- * (live, or from disk without loading it). Share errors keep the sink's code and status:
- * `invalid_body` (400) and `share_failed` (502, the collector named by origin only).
+ * (live, or from disk without loading it). Share errors map through the HTTP error table
+ * (server/http/errors.ts): `invalid_body` (400) and `share_failed` (502, the collector named by origin only).
  */
 import { renderTranscript } from '../../share/transcript.ts'
-import { share, ShareError } from '../../share/share.ts'
+import { share } from '../../share/share.ts'
 import type { OperationHandlers } from '../app.ts'
 import type { HttpDeps } from '../deps.ts'
 import { CSP } from '../../share/transcript-html.ts'
-import { HttpError, jsonResponse } from '../errors.ts'
+import { jsonResponse } from '../errors.ts'
 import { sessionDetail } from './session-detail.ts'
 
 type Handlers = Pick<OperationHandlers, 'sessions.getTranscript' | 'sessions.share'>
@@ -29,13 +29,7 @@ export function transcriptHandlers(deps: HttpDeps): Handlers {
     'sessions.share': async ({ path, body }) => {
       const b = body
       const detail = await sessionDetail(deps, path.id)
-      try {
-        return jsonResponse(200, await share(detail, { sink: b.sink, format: b.format, url: b.url, env: deps.env }))
-      } catch (err) {
-        if (err instanceof ShareError)
-          throw new HttpError(err.status, err.code, err.message, err.detail === undefined ? {} : { detail: err.detail })
-        throw err
-      }
+      return jsonResponse(200, await share(detail, { sink: b.sink, format: b.format, url: b.url, env: deps.env }))
     },
   }
 }

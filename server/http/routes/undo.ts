@@ -24,10 +24,10 @@ async function busy(session: Session): Promise<boolean> {
 }
 
 async function rewind(session: Session, kind: 'undo' | 'redo', body: UndoRequest | undefined): Promise<Response> {
-  if (await busy(session)) throw new HttpError(409, 'session_busy', `a turn is running; /${kind} waits until it ends`)
+  if (await busy(session)) throw new HttpError('session_busy', `a turn is running; /${kind} waits until it ends`)
   const steps = body?.steps ?? 1
   const r = kind === 'undo' ? await session.undo(steps) : await session.redo(steps)
-  if (r.turns === 0) throw new HttpError(409, kind === 'undo' ? 'nothing_to_undo' : 'nothing_to_redo', r.output)
+  if (r.turns === 0) throw new HttpError(kind === 'undo' ? 'nothing_to_undo' : 'nothing_to_redo', r.output)
   return jsonResponse(200, {
     message: r.output,
     turns: r.turns,
