@@ -255,7 +255,10 @@ export class Session implements TurnHost {
 
   /** A copy of the history the model sees. */
   messages(): ChatMessage[] {
-    return structuredClone(this.#state.messages)
+    // Only the open assistant message still changes as events arrive (core/state.ts), so only it
+    // is copied; the others are shared and must not be changed (no whole-history copy per call).
+    const open = this.#state.open
+    return this.#state.messages.map((m) => (m === open ? structuredClone(m) : m))
   }
 
   availableTools(): ToolSchema[] {
