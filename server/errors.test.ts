@@ -65,6 +65,17 @@ describe('HTTP', () => {
       body: { error: 'storage_full' },
     })
     expect(await http(new ChimeraError('session_busy', 'busy'))).toMatchObject({ status: 409 })
+    // Redis unreachable: 503 with the store's Retry-After; a bad listing cursor names the parameter.
+    const down = new ChimeraError('store_unavailable', 'the Redis store is unavailable', {
+      detail: { retry_after_s: 2 },
+    })
+    const res = errorResponse(down, recorder())
+    expect(res.status).toBe(503)
+    expect(res.headers.get('retry-after')).toBe('2')
+    const cursor = new ChimeraError('invalid_cursor', 'unknown cursor', {
+      detail: [{ path: 'cursor', message: 'unknown cursor' }],
+    })
+    expect(await http(cursor)).toMatchObject({ status: 400, body: { error: 'invalid_query' } })
     const large = new ChimeraError('message_too_large', 'too big', { detail: { limit_bytes: 1 } })
     expect(await http(large)).toMatchObject({
       status: 413,
@@ -108,6 +119,17 @@ describe('ACP', () => {
     })
   })
 
+  it('an unknown listing cursor is Invalid params naming the cursor, as the store branch pinned it', () => {
+    const e = new ChimeraError('invalid_cursor', 'unknown cursor', {
+      detail: [{ path: 'cursor', message: 'unknown cursor' }],
+    })
+    expect(acpError(e, 'acp-v1')?.toJSON()).toEqual({
+      code: -32602,
+      message: 'Invalid params',
+      data: { issues: [{ path: 'cursor', message: 'unknown cursor' }] },
+    })
+  })
+
   it("the client's mistakes are Invalid params on both wires", () => {
     for (const dialect of ['acp-v1', 'seed'] as const) {
       expect(acpError(new ChimeraError('unknown_mode', 'unknown mode "x"'), dialect)?.toJSON()).toEqual({
@@ -132,6 +154,10 @@ describe('ACP', () => {
       code: -32000,
       message: 'Agent error',
       data: { name: 'StoreFull', message: 'full' },
+    })
+    // The seed's data.name for a refusal of the core is its domain code in PascalCase (acp-seed.openrpc.yaml).
+    expect(seedInternalError(new ChimeraError('session_closed', 'closed'))).toMatchObject({
+      data: { name: 'SessionClosed' },
     })
     expect(seedInternalError(new TypeError('boom'))).toEqual({
       code: -32000,

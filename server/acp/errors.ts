@@ -50,12 +50,26 @@ export const ACP_ERRORS: Record<DomainErrorCode, AcpErrorKind> = {
   unknown_model: 'invalid_params',
 }
 
-/** A client mistake on either wire: Invalid params, the reason in `data.detail` (a coded one also in `data.error`). */
+/**
+ * A client mistake on either wire: Invalid params, the reason in `data.detail` (a coded one also
+ * in `data.error`); a mistake in named parameters (`detail` as `{path, message}` rows: a listing
+ * cursor) as `data.issues`, the form of every other Invalid params of these wires.
+ */
 const invalidParams = (e: ChimeraError): WireError => ({
   code: CODES.invalidParams,
   message: 'Invalid params',
-  data: e.code === 'message_too_large' ? { error: e.code, detail: e.message } : { detail: e.message },
+  data:
+    e.code === 'message_too_large'
+      ? { error: e.code, detail: e.message }
+      : isIssueRows(e.detail)
+        ? { issues: e.detail }
+        : { detail: e.message },
 })
+
+const isIssueRows = (d: unknown): d is { path: string; message: string }[] =>
+  Array.isArray(d) &&
+  d.length > 0 &&
+  d.every((r) => typeof r === 'object' && r !== null && typeof (r as { path?: unknown }).path === 'string')
 
 /** The seed's agent error: `-32000` with `{name, message}` (the stack stays in the log). */
 const seedAgentError = (name: string, message: string): WireError => ({

@@ -5,6 +5,7 @@
  * session summary is skipped and counted.
  */
 import { sessionIdTime } from '../store/paths.ts'
+import { ChimeraError } from '../errors.ts'
 import type { EventStore } from '../store/types.ts'
 import { runsFailed, type RunsFilter } from './query.ts'
 
@@ -109,6 +110,8 @@ export async function readRuns(
       runs.push(r)
     }
   } catch (err) {
+    // A store that says what went wrong (Redis unavailable: 503 with Retry-After) is passed on.
+    if (ChimeraError.is(err)) throw err
     throw runsFailed(`cannot read the event log: ${(err as Error).message}`, err)
   }
   runs.sort(newestFirst)

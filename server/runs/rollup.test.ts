@@ -320,6 +320,17 @@ describe('filters and errors', () => {
     await expect(costRollup(store(file))).rejects.toMatchObject({ code: 'runs_cost_failed' })
   })
 
+  it('a store that says what went wrong keeps its word (Redis unavailable stays store_unavailable: 503, not runs_cost_failed)', async () => {
+    const down = new ChimeraError('store_unavailable', 'the Redis store is unavailable')
+    const unavailable = Object.assign(store(root), {
+      // eslint-disable-next-line require-yield
+      async *scanSummaries(): AsyncGenerator<never> {
+        throw down
+      },
+    })
+    await expect(costRollup(unavailable)).rejects.toBe(down)
+  })
+
   it('percentile edge cases', () => {
     expect(percentile([], 0.5)).toBe(0)
     expect(percentile([3], 0.95)).toBe(3)

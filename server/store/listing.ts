@@ -89,7 +89,9 @@ export function decodeCursor(cursor: string): ListKey {
     v[1].length <= 200
   )
     return { t: v[0] === null ? -Infinity : v[0], id: v[1] }
-  throw new ChimeraError('invalid_cursor', 'unknown cursor')
+  throw new ChimeraError('invalid_cursor', 'unknown cursor', {
+    detail: [{ path: 'cursor', message: 'unknown cursor' }],
+  })
 }
 
 const limitOf = (limit: number | undefined): number => (limit === undefined ? Infinity : Math.max(0, Math.floor(limit)))

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { AnyEvent } from '../events/event-types.ts'
 import { redisStoreForTest, startRedis, type TestRedis } from './fixtures/redis-server.ts'
 import { sampleEvent, sampleMeta, sampleSummary } from './fixtures/sample.ts'
-import { RedisEventStore } from './redis-store.ts'
+import { RedisEventStore, storeUrl } from './redis-store.ts'
 import type { AuditRecord } from './audit-store.ts'
 
 const stops: (() => Promise<void>)[] = []
@@ -185,6 +185,27 @@ describe('Redis store failures', () => {
     expect((await fresh.read(id)).map((e) => e.seq)).toEqual(range(1, 100))
   })
 
+  it('a Redis that stops answering (SIGSTOP, the socket stays open) fails writes as store_unavailable, not never', async () => {
+    const redis = await server()
+    const store = new RedisEventStore({ url: redis.url, commandTimeoutMs: 300 })
+    await store.connect()
+    stops.push(() => store.close())
+    const id = await session(store)
+    process.kill(redis.pid, 'SIGSTOP')
+    try {
+      // No timer here: the store's own command timeout must end the write.
+      const refused = await store
+        .queuePrompt(id, { message_id: 'm1', text: 'hi', accepted_at: Date.now(), order: 0 })
+        .then(
+          () => 'acknowledged',
+          (err: unknown) => err,
+        )
+      expect(refused).toMatchObject({ code: 'store_unavailable' })
+    } finally {
+      process.kill(redis.pid, 'SIGCONT')
+    }
+  })
+
   it('Redis unreachable at start is one clear error', async () => {
     const port = await new Promise<number>((resolve) => {
       const srv = createServer().listen(0, '127.0.0.1', () => {
@@ -196,6 +217,25 @@ describe('Redis store failures', () => {
     await expect(store.connect()).rejects.toThrow(
       new RegExp(`^cannot reach the Redis store at redis://127\\.0\\.0\\.1:${port}/0: .*ECONNREFUSED`),
     )
+  })
+})
+
+describe('--store', () => {
+  it('a usage error never prints the password of the URL it refuses', () => {
+    for (const bad of [
+      'redis://:hunter2@db.internal:6379/abc',
+      'http://u:hunter2@db.internal/0',
+      'redis://:hunter2@[::1',
+    ]) {
+      let message = ''
+      try {
+        storeUrl(bad, {})
+      } catch (err) {
+        message = (err as Error).message
+      }
+      expect(message).toMatch(/^--store/)
+      expect(message).not.toContain('hunter2')
+    }
   })
 })
 

@@ -1,7 +1,7 @@
 /**
  * The Redis store (docs/scale-out.md, docs/decisions/0310-redis-store.md): the `EventStore` and
  * `AuditStore` of instances that share one Redis, selected by `--store redis://host:port/db` or
- * `CHIMERA_STORE`. Keys (the session id in braces, so a session's keys share a cluster slot):
+ * `CHIMERA_STORE`. Keys (the session id in braces, so a session's keys share a hash slot; not Redis Cluster: the create and summary scripts also touch the listing index):
  *
  *   chimera:s:{<id>}:events   stream, one entry per event, id `<seq>-0`, field `e` = the event's JSON
  *   chimera:s:{<id>}:meta     string, the SessionMeta JSON (its existence is the session's)
@@ -65,6 +65,13 @@ const PAGE_EVENTS = 1024
 const BLOCK_MS = 5_000
 /** Reconnect backoff: 50 ms doubling to this cap. */
 const MAX_BACKOFF_MS = 2_000
+/**
+ * How long a command may wait for Redis's answer by default. A Redis that stops answering without closing
+ * the connection (a stopped process, a partition) fails the write as `store_unavailable` after
+ * this, instead of holding an acknowledgement until TCP gives up. The blocking reader's own
+ * limit is its `BLOCK` wait plus this.
+ */
+const COMMAND_TIMEOUT_MS = 10_000
 /** Seconds a client is told to wait (HTTP `Retry-After`) while Redis is unreachable. */
 const STORE_RETRY_AFTER_S = 2
 
@@ -122,6 +129,8 @@ export interface RedisStoreOptions {
   logger?: Logger
   /** Catch-up page size (tests). */
   pageEvents?: number
+  /** How long a command may wait for Redis's answer (default 10 s). */
+  commandTimeoutMs?: number
 }
 
 /** `redis://host:port/db` as given, or undefined for the file store; a bad value is a usage error. */
@@ -132,12 +141,14 @@ export function storeUrl(flag: string | undefined, env: NodeJS.ProcessEnv = proc
   try {
     u = new URL(v)
   } catch {
-    throw new RangeError(`--store must be "file" or redis://host:port/db, got ${JSON.stringify(v)}`)
+    throw new RangeError('--store must be "file" or redis://host:port/db')
   }
   if (u.protocol !== 'redis:' && u.protocol !== 'rediss:')
-    throw new RangeError(`--store must be "file" or redis://host:port/db, got ${JSON.stringify(v)}`)
+    throw new RangeError(`--store must be "file" or redis://host:port/db, got ${JSON.stringify(shownUrl(v))}`)
   if (u.pathname !== '' && u.pathname !== '/' && !/^\/\d{1,2}$/.test(u.pathname))
-    throw new RangeError(`--store: the database in ${JSON.stringify(v)} must be a number (redis://host:port/0)`)
+    throw new RangeError(
+      `--store: the database in ${JSON.stringify(shownUrl(v))} must be a number (redis://host:port/0)`,
+    )
   return v
 }
 
@@ -207,6 +218,7 @@ export class RedisEventStore implements EventStore {
   readonly #logger: Logger
   readonly #client: Client
   readonly #pageEvents: number
+  readonly #commandTimeoutMs: number
   readonly #listeners: ListenerRegistry
   readonly #watches = new Map<string, Watch>()
   #connected = false
@@ -216,6 +228,7 @@ export class RedisEventStore implements EventStore {
     this.url = opts.url
     this.#logger = opts.logger ?? noopLogger
     this.#pageEvents = opts.pageEvents ?? PAGE_EVENTS
+    this.#commandTimeoutMs = opts.commandTimeoutMs ?? COMMAND_TIMEOUT_MS
     this.#listeners = new ListenerRegistry(this.#logger)
     this.#client = this.#newClient('commands')
   }
@@ -254,13 +267,22 @@ export class RedisEventStore implements EventStore {
     if (this.#client.isOpen) await this.#client.close().catch(() => this.#client.destroy())
   }
 
-  #newClient(role: string): Client {
+  /**
+   * A connection. `silenceMs`: a socket that brings no byte for this long is closed, failing what
+   * waits on it as `store_unavailable` (a Redis that stops answering without closing the
+   * connection would otherwise hold a write until TCP gives up); the command connection pings
+   * at a third of it so that an idle, healthy one is never closed.
+   */
+  #newClient(role: string, silenceMs = this.#commandTimeoutMs, ping = true): Client {
     const client: Client = createClient({
       url: this.url,
       // A write while disconnected fails at once (503 / an error), never waits in a queue.
       disableOfflineQueue: true,
+      commandOptions: { timeout: silenceMs },
+      ...(ping ? { pingInterval: Math.max(100, Math.floor(silenceMs / 3)) } : {}),
       socket: {
         connectTimeout: 5_000,
+        socketTimeout: silenceMs,
         reconnectStrategy: (retries: number, cause: Error) => {
           // At start an unreachable Redis is an error, not a retry loop; later, back off and retry.
           if (!this.#connected || this.#closed) return cause
@@ -539,7 +561,7 @@ export class RedisEventStore implements EventStore {
         }
       }
       if (w.stopped) return
-      const reader = this.#client.duplicate()
+      const reader = this.#newClient('reader', BLOCK_MS + this.#commandTimeoutMs, false)
       w.reader = reader as Client
       reader.on('error', () => {})
       failures = 0
