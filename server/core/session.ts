@@ -7,7 +7,8 @@
  *
  * Its jobs live beside it: the queue (work-queue.ts), the accepted prompts and what is owed to
  * the log (prompt-ledger.ts), undo/redo (session-rewind.ts), the permission requests
- * (permission-broker.ts), the settings (session-settings.ts) and the tools (session-tools.ts).
+ * (permission-broker.ts), the settings (session-settings.ts), the tools (session-tools.ts),
+ * steering (steering.ts) and the routing of slash commands (slash-commands.ts `routePrompt`).
  */
 import { randomUUID } from 'node:crypto'
 import type { ChatMessage, PermissionRequestData, ToolCall, Usage } from '../../generated/schemas.gen.ts'
@@ -30,7 +31,7 @@ import {
   type Rule,
 } from './permissions.ts'
 import { checkUserMessage } from './message-limit.ts'
-import { parseSlash } from './slash-commands.ts'
+import { routePrompt } from './slash-commands.ts'
 import { addUsage, initialState, reduce, zeroUsage, type SessionState } from './state.ts'
 import type { PermissionReply, TurnHost } from './turn-host.ts'
 import { TURN_ENDING_EVENTS } from '../../generated/event-facts.gen.ts'
@@ -40,6 +41,7 @@ import { ChimeraError } from '../errors.ts'
 import { alignHistory, clearHistory, commitFiles, rewind, rewindCounts } from './session-rewind.ts'
 import * as settings from './session-settings.ts'
 import { SessionTools } from './session-tools.ts'
+import { Steering } from './steering.ts'
 import {
   errorText,
   type Command,
@@ -77,12 +79,10 @@ export class Session implements TurnHost {
   readonly #permissions = new PermissionBroker()
   readonly #tools: SessionTools
   #status: SessionStatus = 'idle'
-  #steering: string[] = []
+  readonly #steering = new Steering()
   #token: TurnToken | undefined
   /** Usage of the running turn: the sum of its `usage` events (an unpriced step makes its cost null). */
   #turnUsage: Usage = zeroUsage()
-  /** False once the running turn has decided to finish: a later steer would be lost. */
-  #acceptSteering = false
   #closed = false
   /** The file history was lined up with the messages (once, before the first queued work). */
   #aligned: boolean
@@ -334,31 +334,17 @@ export class Session implements TurnHost {
     checkUserMessage(text)
     const messageId = `msg-${randomUUID()}`
     this.lastTouched = Date.now()
-    const slash = parseSlash(text)
-    if (slash?.kind === 'usage')
-      return this.#submit(messageId, text, undefined, async () => this.#commandError(slash.message))
-    if (slash?.kind === 'undo' || slash?.kind === 'redo') {
-      const kind = slash.kind
+    const route = routePrompt(text, this.#deps.commands)
+    if (route.kind === 'error')
+      return this.#submit(messageId, text, undefined, async () => this.#commandError(route.message))
+    if (route.kind !== 'turn') {
+      const kind = route.kind
       return this.#submit(messageId, text, undefined, async (): Promise<TurnOutcome> => {
-        const r = await this.#rewind(kind, slash.steps)
+        const r = await this.#rewind(kind, route.steps)
         return { stop_reason: 'end_turn', success: r.turns > 0, output: r.output }
       })
     }
-    let command: Command | undefined
-    let message = text
-    if (slash?.kind === 'custom' && this.#deps.commands) {
-      try {
-        const rendered = this.#deps.commands.render(slash.name, slash.arguments)
-        if (rendered !== undefined) {
-          command = { name: slash.name, arguments: slash.arguments }
-          message = rendered
-        }
-      } catch (err) {
-        if (ChimeraError.is(err, 'message_too_large')) throw err
-        const why = `/${slash.name}: ${err instanceof Error ? err.message : String(err)}`
-        return this.#submit(messageId, text, undefined, async () => this.#commandError(why))
-      }
-    }
+    const { message, command } = route
     return this.#submit(messageId, message, command, () => this.#turn(message, messageId, command), true)
   }
 
@@ -478,7 +464,7 @@ export class Session implements TurnHost {
     const token = new TurnToken()
     this.#token = token
     this.#status = 'running'
-    this.#acceptSteering = true
+    this.#steering.start()
     this.#turnUsage = zeroUsage()
     let outcome: TurnOutcome
     try {
@@ -492,8 +478,7 @@ export class Session implements TurnHost {
       // Closed before the next work with this reason, not as if the process had stopped.
       if (this.#state.inTurn) this.#ledger.interrupted({ message: `the turn was interrupted: ${message}`, source })
     }
-    this.#acceptSteering = false
-    this.#steering = []
+    this.#steering.end()
     this.#token = undefined
     await this.#writer.settled()
     await commitFiles(this.#core, this.#tracker.takeChanged())
@@ -529,14 +514,14 @@ export class Session implements TurnHost {
   /** Inject a message into the running turn before its next model call; false when idle. Throws `message_too_large`. */
   steer(text: string): boolean {
     checkUserMessage(text)
-    if (this.#status !== 'running' || !this.#acceptSteering) return false
+    if (this.#status !== 'running' || !this.#steering.open) return false
     this.lastTouched = Date.now()
     this.#steering.push(text)
     return true
   }
 
   takeSteering(): string[] {
-    return this.#steering.splice(0)
+    return this.#steering.take()
   }
 
   /**
@@ -544,9 +529,7 @@ export class Session implements TurnHost {
    * may end; false when a steering message is waiting, so the turn must make another call.
    */
   finishTurn(): boolean {
-    if (this.#steering.length > 0) return false
-    this.#acceptSteering = false
-    return true
+    return this.#steering.finish()
   }
 
   /**
