@@ -5,9 +5,10 @@
  * mode and approval switches, and the pending permission requests any transport may answer.
  * State machine: idle → running → cancelled → idle.
  *
- * Its jobs live beside it: the queue (work-queue.ts), the accepted prompts and what is owed to
- * the log (prompt-ledger.ts), undo/redo (session-rewind.ts), the permission requests
- * (permission-broker.ts), the settings (session-settings.ts) and the tools (session-tools.ts).
+ * Its jobs live beside it: the queue driving and the status (session-queue.ts, over
+ * work-queue.ts), the accepted prompts and what is owed to the log (prompt-ledger.ts), undo/redo (session-rewind.ts), the permission requests
+ * (permission-broker.ts), the settings (session-settings.ts), the tools (session-tools.ts),
+ * steering (steering.ts) and the routing of slash commands (slash-commands.ts `routePrompt`).
  */
 import { randomUUID } from 'node:crypto'
 import type { ChatMessage, PermissionRequestData, ToolCall, Usage } from '../../generated/schemas.gen.ts'
@@ -30,16 +31,17 @@ import {
   type Rule,
 } from './permissions.ts'
 import { checkUserMessage } from './message-limit.ts'
-import { parseSlash } from './slash-commands.ts'
+import { routePrompt } from './slash-commands.ts'
 import { addUsage, initialState, reduce, zeroUsage, type SessionState } from './state.ts'
 import type { PermissionReply, TurnHost } from './turn-host.ts'
 import { TURN_ENDING_EVENTS } from '../../generated/event-facts.gen.ts'
 import { PermissionBroker } from './permission-broker.ts'
-import { PromptLedger, storeFailure } from './prompt-ledger.ts'
-import { ChimeraError } from '../errors.ts'
+import { PromptLedger } from './prompt-ledger.ts'
 import { alignHistory, clearHistory, commitFiles, rewind, rewindCounts } from './session-rewind.ts'
 import * as settings from './session-settings.ts'
+import { SessionQueue } from './session-queue.ts'
 import { SessionTools } from './session-tools.ts'
+import { Steering } from './steering.ts'
 import {
   errorText,
   type Command,
@@ -49,7 +51,6 @@ import {
   type SessionStatus,
   type Submitted,
 } from './session-types.ts'
-import { WorkQueue, type Work } from './work-queue.ts'
 
 export type { RewindResult, SessionDeps, SessionStatus, Submitted } from './session-types.ts'
 export { MODES, normalizeTitle, TITLE_MAX, type Mode } from './session-settings.ts'
@@ -72,18 +73,14 @@ export class Session implements TurnHost {
   readonly #tracker: FileTracker
   /** What the session's helpers share with it. */
   readonly #core: SessionCore
-  readonly #queue: WorkQueue
+  readonly #queue: SessionQueue
   readonly #ledger: PromptLedger
   readonly #permissions = new PermissionBroker()
   readonly #tools: SessionTools
-  #status: SessionStatus = 'idle'
-  #steering: string[] = []
+  readonly #steering = new Steering()
   #token: TurnToken | undefined
   /** Usage of the running turn: the sum of its `usage` events (an unpriced step makes its cost null). */
   #turnUsage: Usage = zeroUsage()
-  /** False once the running turn has decided to finish: a later steer would be lost. */
-  #acceptSteering = false
-  #closed = false
   /** The file history was lined up with the messages (once, before the first queued work). */
   #aligned: boolean
   /** The session's language servers: made on the first LSP tool call, shut down with the session. */
@@ -112,8 +109,13 @@ export class Session implements TurnHost {
       emit: (type, data) => this.#writer.emit(type, data),
       writeSummary: () => this.#writeSummary(),
     }
-    this.#queue = new WorkQueue({ before: () => this.#beforeFirstWork(), drained: () => this.#drained() })
     this.#ledger = new PromptLedger(this.#core, this)
+    this.#queue = new SessionQueue({
+      id: meta.session_id,
+      ledger: this.#ledger,
+      logger: deps.logger,
+      before: () => this.#beforeFirstWork(),
+    })
     this.#tools = new SessionTools(deps.tools)
     this.#lsp = deps.lsp ? lazyProvider(deps.lsp, () => this.meta.cwd) : undefined
     this.#tracker = new FileTracker({
@@ -153,7 +155,7 @@ export class Session implements TurnHost {
     const session = new Session(meta, deps, state)
     if (queued.length) {
       const logged = new Set(events.flatMap((e) => (e.type === 'user_message' ? [e.data.message_id] : [])))
-      session.#recover(
+      session.#queue.recover(
         queued.filter((q) => !logged.has(q.message_id)),
         queued.filter((q) => logged.has(q.message_id)),
       )
@@ -161,26 +163,11 @@ export class Session implements TurnHost {
     return session
   }
 
-  #recover(pending: QueuedPrompt[], stale: QueuedPrompt[]): void {
-    this.#ledger.recover(pending)
-    this.#queue.push({ run: () => this.#settleNow(stale), cancelQueued: () => {} })
-  }
-
-  /** Retire `stale` entries and write what is owed; a store that still refuses is logged (tried again before the next work). */
-  async #settleNow(stale: readonly QueuedPrompt[] = []): Promise<void> {
-    for (const q of stale) await this.#ledger.unqueue(q.message_id)
-    try {
-      await this.#withStatus(() => this.#ledger.settle())
-    } catch (err) {
-      this.#deps.logger.error(`session ${this.id}: accepted prompts not closed yet`, err)
-    }
-  }
-
   get id(): string {
     return this.meta.session_id
   }
   get status(): SessionStatus {
-    return this.#status
+    return this.#queue.status
   }
   get model(): string {
     return this.#state.model
@@ -194,7 +181,7 @@ export class Session implements TurnHost {
   get summary() {
     return {
       ...this.#state.summary,
-      status: this.#status,
+      status: this.#queue.status,
       created_at: Date.parse(this.meta.created_at) / 1000,
       last_touched: this.lastTouched / 1000,
     }
@@ -250,7 +237,7 @@ export class Session implements TurnHost {
     return this.#deps.persist
   }
   get closed(): boolean {
-    return this.#closed
+    return this.#queue.closed
   }
 
   /** A copy of the history the model sees. */
@@ -334,32 +321,18 @@ export class Session implements TurnHost {
     checkUserMessage(text)
     const messageId = `msg-${randomUUID()}`
     this.lastTouched = Date.now()
-    const slash = parseSlash(text)
-    if (slash?.kind === 'usage')
-      return this.#submit(messageId, text, undefined, async () => this.#commandError(slash.message))
-    if (slash?.kind === 'undo' || slash?.kind === 'redo') {
-      const kind = slash.kind
-      return this.#submit(messageId, text, undefined, async (): Promise<TurnOutcome> => {
-        const r = await this.#rewind(kind, slash.steps)
+    const route = routePrompt(text, this.#deps.commands)
+    if (route.kind === 'error')
+      return this.#queue.submit(messageId, text, undefined, async () => this.#commandError(route.message))
+    if (route.kind !== 'turn') {
+      const kind = route.kind
+      return this.#queue.submit(messageId, text, undefined, async (): Promise<TurnOutcome> => {
+        const r = await this.#rewind(kind, route.steps)
         return { stop_reason: 'end_turn', success: r.turns > 0, output: r.output }
       })
     }
-    let command: Command | undefined
-    let message = text
-    if (slash?.kind === 'custom' && this.#deps.commands) {
-      try {
-        const rendered = this.#deps.commands.render(slash.name, slash.arguments)
-        if (rendered !== undefined) {
-          command = { name: slash.name, arguments: slash.arguments }
-          message = rendered
-        }
-      } catch (err) {
-        if (ChimeraError.is(err, 'message_too_large')) throw err
-        const why = `/${slash.name}: ${err instanceof Error ? err.message : String(err)}`
-        return this.#submit(messageId, text, undefined, async () => this.#commandError(why))
-      }
-    }
-    return this.#submit(messageId, message, command, () => this.#turn(message, messageId, command), true)
+    const { message, command } = route
+    return this.#queue.submit(messageId, message, command, () => this.#turn(message, messageId, command), true)
   }
 
   /**
@@ -372,92 +345,20 @@ export class Session implements TurnHost {
     checkUserMessage(command.arguments, "the command's arguments")
     const messageId = `msg-${randomUUID()}`
     this.lastTouched = Date.now()
-    return this.#submit(messageId, rendered, command, () => this.#turn(rendered, messageId, command), true)
-  }
-
-  /**
-   * Accept a prompt: its queue entry goes to the store now (`accepted` resolves once it is on
-   * disk) and its work joins the queue in call order. A prompt the store refused fails at once
-   * (`accepted` rejects with `prompt_not_recorded`, `done` resolves with a `store` error) and
-   * runs nothing (prompt-ledger.ts).
-   */
-  #submit(
-    messageId: string,
-    text: string,
-    command: Command | undefined,
-    fn: () => Promise<TurnOutcome>,
-    turn = false,
-  ): Submitted {
-    if (this.#closed)
-      return {
-        messageId,
-        done: Promise.resolve(failedOutcome(turn ? '' : 'the session was closed')),
-        accepted: Promise.resolve(),
-      }
-    const entry = this.#ledger.entry(messageId, text, command)
-    const accepted = this.#ledger.accept(entry)
-    const done = this.#enqueue(
-      () => this.#ledger.run(entry, accepted, fn, turn),
-      failedOutcome(turn ? '' : 'the session was closed'),
-      { entry, accepted },
-    )
-    // Busy from acceptance: the turn starts once its entry is on disk.
-    this.#status = 'running'
-    // A prompt that could not be recorded fails now, not when its place in the queue comes.
-    return {
-      messageId,
-      done: accepted.then(
-        () => done,
-        (err: unknown) => storeFailure(err),
-      ),
-      accepted,
-    }
-  }
-
-  async #withStatus<T>(fn: () => Promise<T>): Promise<T> {
-    this.#status = 'running'
-    try {
-      return await fn()
-    } finally {
-      this.#status = this.#queue.length ? 'running' : 'idle'
-    }
+    return this.#queue.submit(messageId, rendered, command, () => this.#turn(rendered, messageId, command), true)
   }
 
   /** `/undo` as an operation (transports' undo endpoints): rewinds up to `steps` turns. */
   undo(steps = 1): Promise<RewindResult> {
-    return this.#enqueue(() => this.#rewind('undo', steps), undefined)
+    return this.#queue.enqueue(() => this.#rewind('undo', steps), undefined)
   }
 
   redo(steps = 1): Promise<RewindResult> {
-    return this.#enqueue(() => this.#rewind('redo', steps), undefined)
+    return this.#queue.enqueue(() => this.#rewind('redo', steps), undefined)
   }
 
   #rewind(kind: 'undo' | 'redo', steps: number): Promise<RewindResult> {
-    return this.#withStatus(() => rewind(this.#core, kind, steps))
-  }
-
-  /** Queue work behind the running turn; `onClose` answers it if the session closes first. */
-  #enqueue<T>(fn: () => Promise<T>, onClose: T | undefined, prompt?: Work['prompt']): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      if (this.#closed)
-        return onClose === undefined
-          ? reject(new ChimeraError('session_closed', `session ${this.id} was closed`))
-          : resolve(onClose)
-      this.#queue.push({
-        run: async () => {
-          try {
-            resolve(await fn())
-          } catch (err) {
-            reject(err)
-          }
-        },
-        cancelQueued: () =>
-          onClose === undefined
-            ? reject(new ChimeraError('session_closed', `session ${this.id} was closed`))
-            : resolve(onClose),
-        ...(prompt ? { prompt } : {}),
-      })
-    })
+    return this.#queue.withStatus(() => rewind(this.#core, kind, steps))
   }
 
   /** Before the queue's first work: line the file history up with the messages (once). */
@@ -466,19 +367,15 @@ export class Session implements TurnHost {
     this.#aligned = true
     if (!this.#deps.history?.align) return undefined
     // Work is queued: the session is busy from now on, also while the history lines up.
-    this.#status = 'running'
+    this.#queue.status = 'running'
     return alignHistory(this.#core)
-  }
-
-  #drained(): void {
-    if (this.#status === 'running') this.#status = 'idle' // work closed before it ran
   }
 
   async #turn(prompt: string, messageId: string, command?: Command): Promise<TurnOutcome> {
     const token = new TurnToken()
     this.#token = token
-    this.#status = 'running'
-    this.#acceptSteering = true
+    this.#queue.status = 'running'
+    this.#steering.start()
     this.#turnUsage = zeroUsage()
     let outcome: TurnOutcome
     try {
@@ -492,15 +389,14 @@ export class Session implements TurnHost {
       // Closed before the next work with this reason, not as if the process had stopped.
       if (this.#state.inTurn) this.#ledger.interrupted({ message: `the turn was interrupted: ${message}`, source })
     }
-    this.#acceptSteering = false
-    this.#steering = []
+    this.#steering.end()
     this.#token = undefined
     await this.#writer.settled()
     await commitFiles(this.#core, this.#tracker.takeChanged())
     await this.#writeSummary()
     // Idle only when nothing is queued: a prompt sent while this turn was finishing runs next.
-    if (this.#queue.length === 0) this.#status = 'idle'
-    else this.#status = 'running'
+    if (this.#queue.length === 0) this.#queue.status = 'idle'
+    else this.#queue.status = 'running'
     return outcome
   }
 
@@ -529,14 +425,14 @@ export class Session implements TurnHost {
   /** Inject a message into the running turn before its next model call; false when idle. Throws `message_too_large`. */
   steer(text: string): boolean {
     checkUserMessage(text)
-    if (this.#status !== 'running' || !this.#acceptSteering) return false
+    if (this.#queue.status !== 'running' || !this.#steering.open) return false
     this.lastTouched = Date.now()
     this.#steering.push(text)
     return true
   }
 
   takeSteering(): string[] {
-    return this.#steering.splice(0)
+    return this.#steering.take()
   }
 
   /**
@@ -544,9 +440,7 @@ export class Session implements TurnHost {
    * may end; false when a steering message is waiting, so the turn must make another call.
    */
   finishTurn(): boolean {
-    if (this.#steering.length > 0) return false
-    this.#acceptSteering = false
-    return true
+    return this.#steering.finish()
   }
 
   /**
@@ -555,8 +449,8 @@ export class Session implements TurnHost {
    */
   cancel(reason?: string): boolean {
     this.lastTouched = Date.now()
-    if (this.#status !== 'running' || !this.#token || this.#token.cancelled) return false
-    this.#status = 'cancelled'
+    if (this.#queue.status !== 'running' || !this.#token || this.#token.cancelled) return false
+    this.#queue.status = 'cancelled'
     this.#token.cancel(reason)
     this.#permissions.cancelAll()
     return true
@@ -602,7 +496,7 @@ export class Session implements TurnHost {
 
   /** Summarise the history into one message (an event records it). Only while idle. */
   compact(): Promise<EventOf<'compaction'>> {
-    return settings.compact(this.#core, this.#status)
+    return settings.compact(this.#core, this.#queue.status)
   }
 
   autoCompact(): Promise<void> {
@@ -634,28 +528,9 @@ export class Session implements TurnHost {
   close(reason?: string): void {
     // Once: a second close (shutdown reaches a session from more than one transport) must not
     // drop the work that closes the accepted prompts.
-    if (this.#closed) return void this.cancel(reason)
-    this.#closed = true
+    if (!this.#queue.close()) return void this.cancel(reason)
     this.cancel(reason)
-    const dropped = this.#queue.drain()
-    for (const q of dropped) q.cancelQueued()
-    const prompts = dropped.flatMap((q) => (q.prompt ? [q.prompt] : []))
-    if (prompts.length || this.#ledger.owing) {
-      const why = `not run: ${reason ?? 'the session was closed'} before this prompt's turn started`
-      this.#queue.push({
-        run: async () => {
-          for (const p of prompts) {
-            const recorded = await p.accepted.then(
-              () => true,
-              () => false,
-            )
-            if (recorded) this.#ledger.owe(p.entry, why)
-          }
-          await this.#settleNow()
-        },
-        cancelQueued: () => {},
-      })
-    }
+    this.#queue.dropQueued(reason)
     void this.shutdownLsp()
   }
 
@@ -672,8 +547,4 @@ export class Session implements TurnHost {
   flush(): Promise<void> {
     return this.#writer.settled()
   }
-}
-
-function failedOutcome(output: string): TurnOutcome {
-  return { stop_reason: 'cancelled', success: false, output }
 }

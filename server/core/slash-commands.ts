@@ -4,6 +4,7 @@
  * commands `/name args…` rendered by the session's `CommandRenderer` (`.opencode/command/*.md`).
  * A prompt that starts with `/` but names no known command goes to the model unchanged.
  */
+import { ChimeraError } from '../errors.ts'
 
 /** Renders custom commands; undefined when there is no command of that name. */
 export interface CommandRenderer {
@@ -38,4 +39,32 @@ const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' 
 export function rewindReply(kind: 'undo' | 'redo', turns: number, files: number, remaining: number): string {
   if (turns === 0) return `/${kind}: nothing to ${kind} (0 remaining)`
   return `/${kind}: ${kind === 'undo' ? 'rewound' : 'replayed'} ${plural(turns, 'turn')}, ${plural(files, 'file')} restored (${remaining} remaining)`
+}
+
+/** What a prompt does: a turn with `message` (rendered from a custom `command`), a rewind, or an error reply. */
+export type PromptRoute =
+  | { kind: 'turn'; message: string; command?: { name: string; arguments: string } }
+  | { kind: 'undo' | 'redo'; steps: number }
+  | { kind: 'error'; message: string }
+
+/**
+ * Route a prompt: `/undo` and `/redo` rewind, a malformed one is a usage error, a custom
+ * command's rendering (or its failure) replaces the text; anything else goes to the model as
+ * is. A rendering over the message limit throws `message_too_large`.
+ */
+export function routePrompt(text: string, commands: CommandRenderer | undefined): PromptRoute {
+  const slash = parseSlash(text)
+  if (slash?.kind === 'usage') return { kind: 'error', message: slash.message }
+  if (slash?.kind === 'undo' || slash?.kind === 'redo') return slash
+  if (slash?.kind === 'custom' && commands) {
+    try {
+      const rendered = commands.render(slash.name, slash.arguments)
+      if (rendered !== undefined)
+        return { kind: 'turn', message: rendered, command: { name: slash.name, arguments: slash.arguments } }
+    } catch (err) {
+      if (ChimeraError.is(err, 'message_too_large')) throw err
+      return { kind: 'error', message: `/${slash.name}: ${err instanceof Error ? err.message : String(err)}` }
+    }
+  }
+  return { kind: 'turn', message: text }
 }

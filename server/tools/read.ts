@@ -1,14 +1,15 @@
 /**
  * The Read tool: a text file of the workspace as numbered lines (`     1\tfirst line`), with
  * 1-based `offset` and `limit`. Binary files, directories, FIFOs, sockets, devices, missing files
- * and files over 10 MiB are clear errors. The file read is the one the path check approved
- * (safe-open.ts).
+ * and files over 10 MiB are clear errors. The file is read through a file port (ports.ts): the
+ * built-in over the local disk, where the file read is the one the path check approved
+ * (local-files.ts).
  */
 import type { ReadInput } from '../../generated/tools/tools.gen.ts'
 import { fail, succeed } from './outcome.ts'
-import { confinePath, displayPath, lexicalPath, violation } from './paths.ts'
-import { openGuard } from './safe-open.ts'
-import { readTextFile } from './text-file.ts'
+import { localFiles } from './local-files.ts'
+import { confinePath, displayPath, lexicalPath } from './paths.ts'
+import type { FileFailure, FilePort } from './ports.ts'
 import type { Tool, ToolContext, ToolOutcome } from './types.ts'
 
 /** Lines returned when no `limit` is given. */
@@ -31,7 +32,6 @@ export function numberLine(n: number, text: string): string {
   return `${String(n).padStart(6)}\t${cut}`
 }
 
-/** The Read tool. */
 /** The numbered lines `offset`..`offset+limit-1` of a file's text: the Read result (also for ACP clients' files). */
 export function readWindow(
   name: string,
@@ -63,24 +63,28 @@ export async function readConfinedText(
   tool: string,
   ctx: ToolContext,
   path: string,
-): Promise<{ ok: true; name: string; text: string } | { ok: false; outcome: ToolOutcome }> {
+  files: FilePort = localFiles,
+): Promise<{ ok: true; name: string; text: string; extra: Record<string, unknown>; note?: string } | FileFailure> {
   const where = await confinePath(tool, ctx, path)
   if (!where.ok) return where
   const name = displayPath(where.root, where.abs)
-  const file = await readTextFile(where.abs, name, await openGuard(ctx, where.root))
-  if (!file.ok)
-    return {
-      ok: false,
-      outcome: file.kind === 'violation' ? violation(tool, ctx, where.abs, file.error) : fail(file.error),
-    }
-  return { ok: true, name, text: file.text }
+  const file = await files.read({ tool, abs: where.abs, root: where.root, name }, ctx)
+  return file.ok ? { ...file, name } : file
 }
 
-export const readTool: Tool<ReadInput> = {
-  name: 'Read',
-  permissionKey: (args, ctx) => lexicalPath(ctx.cwd, args.path),
-  async run(args, ctx) {
-    const file = await readConfinedText('Read', ctx, args.path)
-    return file.ok ? readWindow(file.name, file.text, args) : file.outcome
-  },
+/** Read over `files`; the built-in Read is {@link readTool}, over the local disk. */
+export function readVia(files: FilePort): Tool<ReadInput> {
+  return {
+    name: 'Read',
+    permissionKey: (args, ctx) => lexicalPath(ctx.cwd, args.path),
+    async run(args, ctx) {
+      const file = await readConfinedText('Read', ctx, args.path, files)
+      if (!file.ok) return file.outcome
+      const out = readWindow(file.name, file.text, args, file.extra)
+      return out.ok && file.note ? { ...out, output: `${out.output}\n\n(note: ${file.note})` } : out
+    },
+  }
 }
+
+/** The Read tool. */
+export const readTool = readVia(localFiles)

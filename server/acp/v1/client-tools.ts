@@ -2,7 +2,7 @@
  * The tools of an ACP client that offers them (`clientCapabilities.fs`, `terminal`): the
  * editor-backed ports (editor-ports.ts) plugged into the tools built over ports. Write and Edit
  * write through the editor, reads are pinned to the verified local open
- * (server/tools/file-tools-via.ts, docs/decisions/0220-acp-client-reads-pinned.md); Bash runs
+ * (server/tools/pinned-files.ts, docs/decisions/0220-acp-client-reads-pinned.md); Bash runs
  * in the editor's terminal only under `--sandbox danger-full-access`, and locally, inside
  * bubblewrap, in the confined modes (docs/decisions/0070).
  */
@@ -10,9 +10,11 @@ import { acpV1Methods } from '../../../generated/acp/v1-methods.gen.ts'
 import type { Connection } from '../../../client/wire/jsonrpc/connection.ts'
 import { typedPeer } from '../../jsonrpc/peer.ts'
 import { bashVia, localProcesses } from '../../tools/bash.ts'
-import { editVia, readVia, writeVia } from '../../tools/file-tools-via.ts'
+import { editVia } from '../../tools/edit.ts'
 import { unconfinedOnly } from '../../tools/ports.ts'
+import { readVia } from '../../tools/read.ts'
 import type { Tool } from '../../tools/types.ts'
+import { writeVia } from '../../tools/write.ts'
 import { editorFiles, editorTerminal, type Editor } from './editor-ports.ts'
 
 export interface ClientFs {

@@ -10,14 +10,15 @@ import type { acpV1Methods } from '../../../generated/acp/v1-methods.gen.ts'
 import type { Peer } from '../../jsonrpc/peer.ts'
 import { MAX_BASH_OUTPUT_CHARS } from '../../tools/bash.ts'
 import { errorText } from '../../tools/outcome.ts'
+import { pinnedFiles } from '../../tools/pinned-files.ts'
 import type { FilePort, ProcessPort } from '../../tools/ports.ts'
 
 /** The ACP client's methods, typed from the v1 method table (answers checked against it). */
 export type Editor = Peer<typeof acpV1Methods>
 
-/** The editor's files (its buffers). */
+/** The editor's files (its buffers), reads pinned to the local disk (server/tools/pinned-files.ts). */
 export function editorFiles(conn: Editor, sessionId: string): FilePort {
-  return {
+  return pinnedFiles({
     async readText(abs, signal) {
       try {
         const r = await conn.request('fs/read_text_file', { sessionId, path: abs }, { signal })
@@ -34,7 +35,7 @@ export function editorFiles(conn: Editor, sessionId: string): FilePort {
         return errorText(e)
       }
     },
-  }
+  })
 }
 
 /** How often a running terminal command's output is polled for progress. */
