@@ -20,10 +20,16 @@ let server: Server | undefined
 let http: HttpServerApp | undefined
 const aborts: AbortController[] = []
 const sockets: Socket[] = []
+/**
+ * The open streams' responses, held until the test ends: a Response nothing refers to may be
+ * collected, and fetch then cancels its body, which closes the stream (and frees its place).
+ */
+const held: Response[] = []
 
 afterEach(async () => {
   for (const a of aborts.splice(0)) a.abort()
   for (const s of sockets.splice(0)) s.destroy()
+  held.length = 0
   http?.close()
   server?.closeAllConnections()
   await new Promise<void>((r) => (server ? server.close(() => r()) : r()))
@@ -72,7 +78,10 @@ async function open(
   const ac = new AbortController()
   aborts.push(ac)
   const r = await fetch(`${url}${path}`, { headers: auth(token), signal: ac.signal })
-  if (r.status === 200) return { status: 200, retryAfter: null }
+  if (r.status === 200) {
+    held.push(r)
+    return { status: 200, retryAfter: null }
+  }
   return {
     status: r.status,
     body: (await r.json()) as { error: string; message: string },
