@@ -191,7 +191,14 @@ describe('Redis store failures', () => {
     await store.connect()
     stops.push(() => store.close())
     const id = await session(store)
-    process.kill(redis.pid, 'SIGSTOP')
+    const pid = redis.pid
+    process.kill(pid, 'SIGSTOP')
+    // Runs before the server is stopped (last in, first out), even if the write below hangs.
+    stops.push(async () => {
+      try {
+        process.kill(pid, 'SIGCONT')
+      } catch {}
+    })
     try {
       // No timer here: the store's own command timeout must end the write.
       const refused = await store
@@ -202,7 +209,7 @@ describe('Redis store failures', () => {
         )
       expect(refused).toMatchObject({ code: 'store_unavailable' })
     } finally {
-      process.kill(redis.pid, 'SIGCONT')
+      process.kill(pid, 'SIGCONT')
     }
   })
 
