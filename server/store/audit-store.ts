@@ -41,6 +41,21 @@ export function isAuditRecord(v: unknown): v is AuditRecord {
   )
 }
 
+/** The records among stored lines; a blank, torn (a crash) or foreign line is skipped. */
+export function auditRecords(lines: readonly string[]): AuditRecord[] {
+  const out: AuditRecord[] = []
+  for (const line of lines) {
+    if (!line.trim()) continue
+    try {
+      const r: unknown = JSON.parse(line)
+      if (isAuditRecord(r)) out.push(r)
+    } catch {
+      // not a whole record of ours
+    }
+  }
+  return out
+}
+
 export class FileAuditStore implements AuditStore {
   readonly path: string
   constructor(path: string) {
@@ -55,17 +70,7 @@ export class FileAuditStore implements AuditStore {
       if (errCode(err) === 'ENOENT') return []
       throw err
     }
-    const out: AuditRecord[] = []
-    for (const line of text.split('\n')) {
-      if (!line.trim()) continue
-      try {
-        const r: unknown = JSON.parse(line)
-        if (isAuditRecord(r)) out.push(r)
-      } catch {
-        // a torn last line after a crash
-      }
-    }
-    return out
+    return auditRecords(text.split('\n'))
   }
 
   async append(record: AuditRecord): Promise<void> {

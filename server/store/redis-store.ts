@@ -27,7 +27,7 @@ import { createClient, type RedisClientType } from '@redis/client'
 import type { SessionSummary } from '../../generated/schemas.gen.ts'
 import type { AnyEvent } from '../events/event-types.ts'
 import { noopLogger, type Logger } from '../log.ts'
-import { isAuditRecord, type AuditRecord, type AuditStore } from './audit-store.ts'
+import { auditRecords, type AuditRecord, type AuditStore } from './audit-store.ts'
 import { ChimeraError, sessionNotFound } from '../errors.ts'
 import { streamEvents } from './event-stream.ts'
 import { ListenerRegistry } from './listeners.ts'
@@ -623,16 +623,7 @@ class RedisAuditStore implements AuditStore {
     } catch (err) {
       throw unavailable(err)
     }
-    const out: AuditRecord[] = []
-    for (const line of lines) {
-      try {
-        const r: unknown = JSON.parse(line)
-        if (isAuditRecord(r)) out.push(r)
-      } catch {
-        // not a record of ours
-      }
-    }
-    return out
+    return auditRecords(lines)
   }
   async append(record: AuditRecord): Promise<void> {
     try {
