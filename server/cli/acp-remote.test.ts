@@ -69,8 +69,11 @@ function tapFetch(log: string[]): typeof fetch {
     const [mine, theirs] = res.body.tee()
     void (async () => {
       let rest = ''
-      for await (const chunk of theirs.pipeThrough(new TextDecoderStream())) {
-        rest += chunk
+      const reader = theirs.pipeThrough(new TextDecoderStream()).getReader()
+      for (;;) {
+        const { done, value } = await reader.read()
+        if (done) return
+        rest += value
         const lines = rest.split('\n')
         rest = lines.pop()!
         for (const l of lines) if (l.startsWith('data:')) log.push(`< (sse${sid ? ' session' : ''}) ${l}`)
