@@ -474,4 +474,58 @@ describe('/acp: ACP over Streamable HTTP and WebSocket', () => {
     console.log(['A dropped WebSocket and the reconnect (WS frames):', ...wire.map(short)].join('\n'))
     expect(wire.some((l) => l.includes('(socket closed 1006)'))).toBe(true)
   })
+
+  it('ferret serve --http serves /acp beside stdio: a session opened on stdio is loaded over /acp', async () => {
+    const cwd = temp.make('acp-remote-ferret-ws-')
+    const child = spawn(process.execPath, [CLI_BUNDLE, 'ferret', 'serve', '--http', '--port', '0', '--cwd', cwd], {
+      env: {
+        ...process.env,
+        CHIMERA_HOME: temp.make('acp-remote-ferret-home-'),
+        CHIMERA_LOG_LEVEL: 'info',
+        FERRET_SERVER_TOKEN: TOKEN,
+      },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    })
+    children.push(child)
+    let out = ''
+    let err = ''
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d))
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d))
+    const reply = (id: number) =>
+      until(
+        () =>
+          out
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l) as { id?: number; result?: { sessionId?: string } })
+            .find((m) => m.id === id),
+        `stdio reply ${id}`,
+      )
+    const send = (id: number, method: string, params: unknown) =>
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`)
+    send(1, 'initialize', { protocolVersion: 1, clientCapabilities: {} })
+    await reply(1)
+    send(2, 'session/new', { cwd, mcpServers: [] })
+    const sessionId = (await reply(2)).result!.sessionId!
+    send(3, 'session/prompt', { sessionId, prompt: [{ type: 'text', text: '!say from stdio' }] })
+    await reply(3)
+    const url = await until(() => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(err)?.[1], 'the start-up line')
+    const updates: Update[] = []
+    await acp
+      .client({ name: 'remote-ferret' })
+      .onNotification(acp.methods.client.session.update, ({ params }) => void updates.push(params.update))
+      .connectWith(createHttpStream(`${url}/acp`, { headers: auth() }), async (ctx) => {
+        const init = await ctx.request(acp.methods.agent.initialize, {
+          protocolVersion: acp.PROTOCOL_VERSION,
+          clientCapabilities: {},
+        })
+        expect(init.agentInfo?.name).toBe('chimera-ferret')
+        await ctx.request(acp.methods.agent.session.load, { sessionId, cwd, mcpServers: [] })
+        expect(texts(updates, 'agent_message_chunk')).toContain('from stdio')
+        expect(await ctx.request('_ferret/session/bridgeStatus', { sessionId })).toMatchObject({ attached: false })
+      })
+    // The stdio client is still served.
+    send(4, 'session/prompt', { sessionId, prompt: [{ type: 'text', text: '!say still stdio' }] })
+    expect(await reply(4)).toMatchObject({ result: { stopReason: 'end_turn' } })
+  })
 })
