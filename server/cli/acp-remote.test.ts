@@ -356,7 +356,11 @@ describe('/acp: ACP over Streamable HTTP and WebSocket', () => {
   })
 
   it('closes a connection whose client stops reading, with its held output bounded; the session goes on', async () => {
-    const s = await startOtter({ CHIMERA_ACP_MAX_BUFFERED_BYTES: '2048', CHIMERA_ACP_STALL_MS: '300' })
+    const s = await startOtter({
+      CHIMERA_ACP_MAX_BUFFERED_BYTES: '2048',
+      CHIMERA_ACP_MAX_MESSAGE_BYTES: '1024',
+      CHIMERA_ACP_STALL_MS: '300',
+    })
     const made = (await (
       await fetch(`${s.url}/session`, {
         method: 'POST',
