@@ -9,6 +9,18 @@ import type { Session } from '../core/session.ts'
 import type { AnyEvent } from '../events/event-types.ts'
 import type { Logger } from '../log.ts'
 
+/**
+ * The live pumps of each session: the ACP connections of this process that have it open (the
+ * editor on stdio and the remote clients of the cloud bridge may share one).
+ */
+const livePumps = new Map<Session, Set<EventPump>>()
+
+/** True when another ACP connection of this process than `pump`'s has `session` open. */
+export function othersAttached(session: Session, pump: EventPump): boolean {
+  const pumps = livePumps.get(session)
+  return pumps !== undefined && [...pumps].some((p) => p !== pump)
+}
+
 export class EventPump {
   readonly #stop = new AbortController()
   readonly #done: Promise<void>
@@ -17,6 +29,10 @@ export class EventPump {
 
   constructor(session: Session, afterSeq: number, write: (e: AnyEvent) => Promise<void>, logger: Logger) {
     this.#written = afterSeq
+    const pumps = livePumps.get(session) ?? new Set<EventPump>()
+    livePumps.set(session, pumps.add(this))
+    // A client that can answer is here (again): permission requests are asked, not refused.
+    session.askAgain()
     this.#done = (async () => {
       for await (const e of session.stream({ afterSeq, signal: this.#stop.signal })) {
         await write(e)
@@ -30,6 +46,8 @@ export class EventPump {
       })
       .finally(() => {
         for (const w of this.#waiters.splice(0)) w.resolve()
+        pumps.delete(this)
+        if (!pumps.size && livePumps.get(session) === pumps) livePumps.delete(session)
       })
   }
 
@@ -62,6 +80,8 @@ export async function endAttachments<A extends { session: Session; pump: EventPu
 ): Promise<void> {
   const all = [...attached]
   for (const a of all) {
+    // Another connection (the editor, another remote client) can still answer: nothing is refused.
+    if (othersAttached(a.session, a.pump)) continue
     if (a.session.approval === 'ask' || a.session.approval === 'auto')
       a.session.stopAsking('the ACP client went away: input ended', 'end-of-input')
   }

@@ -11,6 +11,7 @@ import type { EventOf } from '../../events/event-types.ts'
 import type { Connection } from '../../../client/wire/jsonrpc/connection.ts'
 import type { Logger } from '../../log.ts'
 import type { Attachment } from './agent-types.ts'
+import { othersAttached } from '../event-pump.ts'
 import { toolDiff, toolKind, toolLocations, toolTitle } from './tool-view.ts'
 
 type PermissionResponse = z.output<typeof RequestPermissionResponseSchema>
@@ -63,6 +64,11 @@ export function askPermission(
     })
     .catch((err: unknown) => {
       if (ctl.signal.aborted) return
+      // Asked of another connection too (the editor, another remote client): that one may answer.
+      if (othersAttached(att.session, att.pump)) {
+        logger.info(`permission ${rid} not answered by this client; another client has the session open`)
+        return
+      }
       // The client failed the request or went away (input ended): nobody will answer.
       logger.info(`permission ${rid} not answered by the client; denying`, err)
       att.session.replyPermission(rid, 'deny', 'acp')
