@@ -9,7 +9,7 @@
  * tokens refused; a relay with no editor answering 503. CHIMERA_SHOW_WIRE=1 prints the remote
  * client's wire.
  */
-import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
@@ -74,8 +74,8 @@ function watch(child: ChildProcess) {
   }
 }
 
-async function startRelay(port: number) {
-  const child = spawn(process.execPath, [CLI_BUNDLE, 'relay', 'serve', '--port', String(port)], {
+async function startRelay(port: number, extra: string[] = []) {
+  const child = spawn(process.execPath, [CLI_BUNDLE, 'relay', 'serve', '--port', String(port), ...extra], {
     env: { ...process.env, CHIMERA_RELAY_BRIDGE_TOKEN: BRIDGE_TOKEN, CHIMERA_RELAY_CLIENT_TOKENS: CLIENT_TOKEN },
     stdio: ['ignore', 'ignore', 'pipe'],
   })
@@ -85,13 +85,26 @@ async function startRelay(port: number) {
   return { child, log }
 }
 
-function startEditorFerret(port: number, token = BRIDGE_TOKEN) {
+function startEditorFerret(port: number, token = BRIDGE_TOKEN, scheme = 'ws', env: NodeJS.ProcessEnv = {}) {
   const home = temp.make('bridge-home-')
   const ws = temp.make('bridge-ws-')
   const child = spawn(
     process.execPath,
-    [CLI_BUNDLE, 'ferret', 'serve', '--approval', 'ask', '--cwd', ws, '--bridge', `ws://127.0.0.1:${port}/bridge`],
-    { env: { ...process.env, CHIMERA_HOME: home, FERRET_BRIDGE_TOKEN: token }, stdio: ['pipe', 'pipe', 'pipe'] },
+    [
+      CLI_BUNDLE,
+      'ferret',
+      'serve',
+      '--approval',
+      'ask',
+      '--cwd',
+      ws,
+      '--bridge',
+      `${scheme}://127.0.0.1:${port}/bridge`,
+    ],
+    {
+      env: { ...process.env, CHIMERA_HOME: home, FERRET_BRIDGE_TOKEN: token, ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
   )
   children.push(child)
   const log = watch(child)
@@ -407,5 +420,61 @@ describe('the cloud bridge: ferret dials out to a relay, remote clients reach th
     expect(editorProc.log.text()).not.toContain('not-the-bridge-token')
     expect(relay.log.text()).not.toContain(BRIDGE_TOKEN)
     expect(relay.log.text()).not.toContain(CLIENT_TOKEN)
+  }, 60_000)
+
+  it('over TLS: ferret dials wss:// and a remote client reaches it through the relay over wss://', async () => {
+    const dir = temp.make('bridge-tls-')
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    )
+    const port = await freePort()
+    const relay = await startRelay(port, ['--tls-cert', join(dir, 'cert.pem'), '--tls-key', join(dir, 'key.pem')])
+    expect(relay.log.text()).toContain(`relay listening on https://127.0.0.1:${port}`)
+    const editorProc = startEditorFerret(port, BRIDGE_TOKEN, 'wss', { NODE_EXTRA_CA_CERTS: join(dir, 'cert.pem') })
+    await editorProc.log.until(/bridge attached to wss:\/\/127\.0\.0\.1:\d+\/bridge/)
+    // A remote client trusting the relay's certificate: initialize through the relay over TLS.
+    const ws = new WebSocket(`wss://127.0.0.1:${port}/acp`, {
+      headers: { authorization: `Bearer ${CLIENT_TOKEN}` },
+      ca: readFileSync(join(dir, 'cert.pem')),
+    })
+    const answer = await new Promise<Record<string, unknown>>((resolve, reject) => {
+      ws.on('open', () =>
+        ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: initParams('tls-client') })),
+      )
+      ws.on('message', (d: Buffer) => resolve(JSON.parse(d.toString('utf8')) as Record<string, unknown>))
+      ws.on('error', reject)
+    })
+    ws.close()
+    expect(answer).toMatchObject({ id: 1, result: { protocolVersion: 1, agentInfo: { name: 'chimera-ferret' } } })
+    // A client that does not trust the certificate gets no connection at all.
+    const untrusted = new WebSocket(`wss://127.0.0.1:${port}/acp`, {
+      headers: { authorization: `Bearer ${CLIENT_TOKEN}` },
+    })
+    await expect(
+      new Promise((resolve, reject) => {
+        untrusted.on('open', resolve)
+        untrusted.on('error', reject)
+      }),
+    ).rejects.toThrow(/self-signed|certificate/)
   }, 60_000)
 })
