@@ -33,6 +33,12 @@ export interface DialectContext {
   logger: Logger
   /** The process's cloud bridge (docs/bridge.md), as `bridgeStatus` reports it; absent: none configured. */
   bridge?: () => BridgeStatus
+  /**
+   * The connection is one of several a session may have (a network client, which may drop and
+   * come back): when it ends, its sessions go on as they were. Nothing is denied or refused for
+   * lack of a client, running turns are not waited for, and the pumps stop at once.
+   */
+  detach?: boolean
 }
 
 /** What `bridgeStatus` answers on every dialect: the link's state, or that no bridge is configured. */

@@ -9,18 +9,6 @@ import type { Session } from '../core/session.ts'
 import type { AnyEvent } from '../events/event-types.ts'
 import type { Logger } from '../log.ts'
 
-/**
- * The live pumps of each session: the ACP connections of this process that have it open (the
- * editor on stdio and the remote clients of the cloud bridge may share one).
- */
-const livePumps = new Map<Session, Set<EventPump>>()
-
-/** True when another ACP connection of this process than `pump`'s has `session` open. */
-export function othersAttached(session: Session, pump: EventPump): boolean {
-  const pumps = livePumps.get(session)
-  return pumps !== undefined && [...pumps].some((p) => p !== pump)
-}
-
 export class EventPump {
   readonly #stop = new AbortController()
   readonly #done: Promise<void>
@@ -29,10 +17,6 @@ export class EventPump {
 
   constructor(session: Session, afterSeq: number, write: (e: AnyEvent) => Promise<void>, logger: Logger) {
     this.#written = afterSeq
-    const pumps = livePumps.get(session) ?? new Set<EventPump>()
-    livePumps.set(session, pumps.add(this))
-    // A client that can answer is here (again): permission requests are asked, not refused.
-    session.askAgain()
     this.#done = (async () => {
       for await (const e of session.stream({ afterSeq, signal: this.#stop.signal })) {
         await write(e)
@@ -46,8 +30,6 @@ export class EventPump {
       })
       .finally(() => {
         for (const w of this.#waiters.splice(0)) w.resolve()
-        pumps.delete(this)
-        if (!pumps.size && livePumps.get(session) === pumps) livePumps.delete(session)
       })
   }
 
@@ -73,15 +55,20 @@ export class EventPump {
  * The connection's input ended: nobody can answer permission requests any more, so sessions
  * that would ask stop asking; then each session's running turn finishes, its last events are
  * written to the client, and its pump stops. `after` runs per session once its pump stopped.
+ * `detach` (a network connection, DialectContext.detach): the sessions go on untouched and
+ * each pump stops at once; a client that comes back replays with `session/load`.
  */
 export async function endAttachments<A extends { session: Session; pump: EventPump }>(
   attached: Iterable<A>,
   after?: (a: A) => void,
+  detach = false,
 ): Promise<void> {
   const all = [...attached]
+  if (detach) {
+    await Promise.all(all.map(async (a) => (await a.pump.stop(), after?.(a))))
+    return
+  }
   for (const a of all) {
-    // Another connection (the editor, another remote client) can still answer: nothing is refused.
-    if (othersAttached(a.session, a.pump)) continue
     if (a.session.approval === 'ask' || a.session.approval === 'auto')
       a.session.stopAsking('the ACP client went away: input ended', 'end-of-input')
   }

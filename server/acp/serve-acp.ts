@@ -38,6 +38,8 @@ export interface AcpServerOptions {
   signal?: AbortSignal
   /** The process's cloud bridge (docs/bridge.md), for `bridgeStatus`; absent: none configured. */
   bridge?: () => BridgeStatus
+  /** A network connection: its end leaves its sessions as they are (DialectContext.detach). */
+  detach?: boolean
 }
 
 /** Serve ACP until the input closes. */
@@ -57,7 +59,7 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
   let manager: Promise<SessionManager> | undefined
   const open = async (name: DialectName): Promise<Dialect> => {
     const m = await (manager ??= typeof opts.manager === 'function' ? opts.manager() : Promise.resolve(opts.manager))
-    const dctx = { conn, manager: m, logger: opts.logger, bridge: opts.bridge }
+    const dctx = { conn, manager: m, logger: opts.logger, detach: opts.detach, bridge: opts.bridge }
     const dialect =
       name === 'acp-v1'
         ? (await import('./v1-dialect.ts')).createV1Dialect(info, dctx)

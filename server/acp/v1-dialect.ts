@@ -16,6 +16,7 @@ export function createV1Dialect(info: AgentInfo, ctx: DialectContext): Dialect {
     logger: ctx.logger,
     version: info.version,
     bridge: ctx.bridge,
+    detach: ctx.detach,
   })
   const handlers = {
     initialize: (p: { clientCapabilities?: V1ClientCaps }) => {

@@ -1,54 +1,64 @@
 /**
- * One ACP connection over a WebSocket, served by the stdio server's code: each text frame in is
- * one line of a PassThrough the ACP server reads (newline-delimited JSON, the stdio framing), each
- * line it writes out is one text frame. Backpressure both ways: a peer that stops reading pauses
- * the writer (the session's event pump waits, memory stays bounded), and input the server has not
- * read yet pauses the socket.
+ * One remote client's ACP connection on a bridge channel socket, served by `serveAcpChannel`
+ * (server/acp/serve-acp-channel.ts: the stdio ACP server over a message channel, shared with
+ * `/acp`): each text frame in is one JSON-RPC message, each message out one text frame. A frame
+ * that is not JSON is answered with a parse error (`id: null`), as on stdio and the SDK's
+ * WebSocket server. Backpressure both ways: while the agent's input holds messages the socket is
+ * paused; a client that stops reading holds `send` (and so the session's event pump).
  */
-import { PassThrough, type Readable, type Writable } from 'node:stream'
 import { WebSocket, type RawData } from 'ws'
+import { RpcError } from '../../client/wire/jsonrpc/errors.ts'
+import { serveAcpChannel, type AcpChannelOptions } from '../acp/serve-acp-channel.ts'
 
-/** Frames buffered on the socket before the ACP server's output is paused. */
-const HIGH_WATER_BYTES = 1024 * 1024
+/** Frames held for the agent before the socket is paused. */
+const MAX_QUEUED = 64
 
-/** Serve `ws` with `serve` (e.g. serveAcp over `input`/`output`) until either side ends. */
-export async function serveOverWebSocket(
-  ws: WebSocket,
-  serve: (input: Readable, output: Writable) => Promise<void>,
-): Promise<void> {
-  const input = new PassThrough()
-  const output = new PassThrough()
+/** Serve `ws` as one ACP connection (a network one: `detach`) until either side ends. */
+export async function serveOverWebSocket(ws: WebSocket, opts: AcpChannelOptions): Promise<void> {
+  const queue: unknown[] = []
+  let ended = false
+  let wake: (() => void) | undefined
+  const notify = (): void => {
+    wake?.()
+    wake = undefined
+  }
+  const send = (message: unknown): Promise<void> =>
+    new Promise((resolve, reject) => {
+      if (ws.readyState !== WebSocket.OPEN) return reject(new Error('the channel socket is closed'))
+      ws.send(JSON.stringify(message), (err) => (err ? reject(err) : resolve()))
+    })
   ws.on('message', (data: RawData) => {
-    // A raw line break can only be whitespace between JSON tokens: one frame stays one line.
-    const text = frameText(data).replace(/[\r\n]/g, ' ')
-    if (!input.write(`${text}\n`)) {
-      ws.pause()
-      input.once('drain', () => ws.resume())
+    let value: unknown
+    try {
+      value = JSON.parse(frameText(data))
+    } catch {
+      void send({ jsonrpc: '2.0', id: null, error: RpcError.parseError().toJSON() }).catch(() => undefined)
+      return
     }
+    queue.push(value)
+    if (queue.length >= MAX_QUEUED) ws.pause()
+    notify()
   })
-  ws.on('close', () => input.end())
-  ws.on('error', () => input.end())
-  let pending = ''
-  output.setEncoding('utf8')
-  output.on('data', (chunk: string) => {
-    pending += chunk
-    let nl: number
-    while ((nl = pending.indexOf('\n')) >= 0) {
-      const line = pending.slice(0, nl)
-      pending = pending.slice(nl + 1)
-      // Gone: what the server still writes (a turn finishing) is in the session's log anyway.
-      if (!line || ws.readyState !== WebSocket.OPEN) continue
-      ws.send(line, () => {
-        if (output.isPaused() && ws.bufferedAmount < HIGH_WATER_BYTES / 2) output.resume()
-      })
-      if (ws.bufferedAmount >= HIGH_WATER_BYTES) output.pause()
+  const end = (): void => {
+    ended = true
+    notify()
+  }
+  ws.on('close', end)
+  ws.on('error', end)
+  async function* messages(): AsyncGenerator<unknown> {
+    for (;;) {
+      if (queue.length) {
+        yield queue.shift()
+        if (ws.isPaused && queue.length < MAX_QUEUED / 2) ws.resume()
+        continue
+      }
+      if (ended) return
+      await new Promise<void>((r) => (wake = r))
     }
-  })
-  ws.on('close', () => output.resume())
+  }
   try {
-    await serve(input, output)
+    await serveAcpChannel({ messages: messages(), send }, { ...opts, detach: true })
   } finally {
-    output.resume()
     if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING)
       ws.close(1000, 'ACP connection ended')
   }

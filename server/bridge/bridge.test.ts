@@ -17,6 +17,7 @@ import * as acp from '@agentclientprotocol/sdk'
 import { createWebSocketStream, type WebSocketConstructor } from '@agentclientprotocol/sdk/experimental/ws-client'
 import { WebSocket } from 'ws'
 import { afterEach, describe, expect, it } from 'vitest'
+import { connectRemoteAgent } from '../../client/node/acp-remote.ts'
 import { CLI_BUNDLE } from '../../conformance/harness/targets.ts'
 import { tempDirs } from '../../conformance/harness/temp-dirs.ts'
 import type { BridgeStatus } from '../../generated/schemas.gen.ts'
@@ -260,6 +261,18 @@ describe('the cloud bridge: ferret dials out to a relay, remote clients reach th
       await editorProc.log.until(/remote client \w+ disconnected/)
       const after = (await ed.request('_ferret/session/bridgeStatus', { sessionId })) as BridgeStatus
       expect(after).toMatchObject({ attached: true, clients: 0 })
+
+      // The client package's remote helper reaches the same session through the relay.
+      const pkg = connectRemoteAgent({
+        url: `ws://127.0.0.1:${port}`,
+        token: CLIENT_TOKEN,
+        WebSocket: WebSocket as unknown as WebSocketConstructor,
+      })
+      await pkg.agent.request(acp.methods.agent.initialize, initParams('client-package'))
+      await pkg.agent.request(acp.methods.agent.session.load, { sessionId, cwd: editorProc.ws, mcpServers: [] })
+      expect(await pkg.ext.bridgeStatus({ sessionId })).toMatchObject({ attached: true, clients: 1 })
+      pkg.close()
+      await pkg.closed
     })
     show('remote client ⇄ relay (ws://127.0.0.1:<port>/acp)', wire)
     expect(wire.some((l) => l.startsWith('<- ') && l.includes('session/request_permission'))).toBe(true)

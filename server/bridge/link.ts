@@ -4,16 +4,17 @@
  * bridge token, and keeps that control link up, redialling with exponential backoff (jittered,
  * capped) when it fails or drops. Nothing listens on the editor's machine. For each remote client
  * the relay announces on the control link, ferret dials one channel socket and serves the client's
- * ACP connection on it with the same ACP server as stdio, over the process's one session manager:
- * the editor's sessions are the remote client's sessions.
+ * ACP connection on it with the same ACP server as stdio (acp-channel.ts), over the process's one
+ * session manager: the editor's sessions are the remote client's sessions.
  *
- * When the link drops, every channel ends with it (the relay closes their clients too): turns keep
- * running and logging, and a client that reconnects (`initialize` + `session/load`) gets the
+ * When the link drops, every channel ends with it (the relay closes their clients too). A channel
+ * is a network connection (`detach`): its end leaves the sessions as they were — turns keep running
+ * and logging, permission requests stay pending for the editor — and a client that reconnects (`initialize` + `session/load`) gets the
  * session's history replayed from the log, so nothing is lost (docs/decisions/0329-bridge-reconnect.md).
  */
-import type { Readable, Writable } from 'node:stream'
 import { WebSocket, type RawData } from 'ws'
 import type { BridgeStatus } from '../../generated/schemas.gen.ts'
+import type { AcpChannelOptions } from '../acp/serve-acp-channel.ts'
 import type { Logger } from '../log.ts'
 import { serveOverWebSocket, frameText } from './acp-channel.ts'
 import { channelUrl, parseOpenChannel, shownUrl } from './link-wire.ts'
@@ -24,8 +25,8 @@ export interface BridgeLinkOptions {
   /** The bridge token the relay expects of this editor (never logged). */
   token: string
   logger: Logger
-  /** Serve one remote client's ACP connection (newline-delimited JSON both ways) until `input` ends. */
-  serve: (input: Readable, output: Writable) => Promise<void>
+  /** How each remote client's ACP connection is served (the process's session manager, its agent). */
+  acp: AcpChannelOptions
   /** First retry delay and the cap, milliseconds (defaults 500 and 30 000). */
   backoff?: { initialMs: number; maxMs: number }
   /** How often the link is pinged; no pong by the next ping ends it (default 30 000). */
@@ -173,7 +174,7 @@ export class BridgeLink {
       ws.on('open', () => {
         opened = true
         this.#o.logger.info(`bridge: remote client ${id.slice(0, 8)} connected`)
-        serveOverWebSocket(ws, this.#o.serve)
+        serveOverWebSocket(ws, this.#o.acp)
           .catch((err: unknown) => this.#o.logger.error(`bridge: the ACP connection of ${id.slice(0, 8)} failed`, err))
           .finally(() => {
             this.#o.logger.info(`bridge: remote client ${id.slice(0, 8)} disconnected`)

@@ -271,17 +271,14 @@ export async function runServe(
     const link = new BridgeLink({
       ...bridge,
       logger,
-      serve: (input, output) =>
-        serveAcp({
-          agent,
-          version: VERSION,
-          input,
-          output,
-          logger,
-          manager: proc.manager,
-          signal: proc.signal,
-          bridge: bridgeStatus,
-        }),
+      acp: {
+        agent,
+        version: VERSION,
+        logger,
+        manager: proc.manager,
+        signal: proc.signal,
+        bridge: (): BridgeStatus => link.status(),
+      },
     })
     bridgeStatus = () => link.status()
     proc.onShutdown(() => link.close())

@@ -26,11 +26,6 @@ export class PermissionBroker {
     this.#unanswerable = reason
   }
 
-  /** A client that can answer attached again: later requests wait for an answer again. */
-  answerable(): void {
-    this.#unanswerable = undefined
-  }
-
   /** The ids of the pending requests. */
   ids(): string[] {
     return [...this.#pending.keys()]

@@ -473,11 +473,6 @@ export class Session implements TurnHost {
     for (const id of this.#permissions.ids()) this.replyPermission(id, 'deny', source)
   }
 
-  /** A client that can answer attached (again): later permission requests are asked, not refused. */
-  askAgain(): void {
-    this.#permissions.answerable()
-  }
-
   /** Pending permission requests (for clients that attach late). */
   pendingPermissions(): string[] {
     return this.#permissions.ids()

@@ -41,6 +41,8 @@ export interface SeedAgentOptions {
   historySize?: number
   /** The process's cloud bridge (docs/bridge.md); absent: none configured. */
   bridge?: () => BridgeStatus
+  /** A network connection: its end leaves the sessions as they are (DialectContext.detach). */
+  detach?: boolean
 }
 
 interface Attachment {
@@ -142,7 +144,7 @@ export class SeedAgent {
   }
 
   async end(): Promise<void> {
-    await endAttachments(this.#sessions.values())
+    await endAttachments(this.#sessions.values(), undefined, this.#o.detach)
     this.#sessions.clear()
   }
 

@@ -38,6 +38,8 @@ export interface V1AgentOptions {
   version?: string
   /** The process's cloud bridge (docs/bridge.md); absent: none configured. */
   bridge?: () => BridgeStatus
+  /** A network connection: its end leaves the sessions as they are (DialectContext.detach). */
+  detach?: boolean
 }
 
 export interface Attachment {

@@ -108,7 +108,7 @@ export class V1Agent {
       'session/resume': (p) => this.#resume(p),
       'session/list': (p) => listSessions(this.#o.manager, p),
       'session/close': (p) => this.#close(p.sessionId),
-      'session/prompt': (p, ctx) => promptTurn(this.#att(p.sessionId), p, ctx.signal),
+      'session/prompt': (p, ctx) => promptTurn(this.#att(p.sessionId), p, ctx.signal, this.#o.detach),
       'session/cancel': (p) => void this.#att(p.sessionId).session.cancel(),
       'session/set_mode': async (p) => {
         await this.#att(p.sessionId).session.setMode(p.modeId)
@@ -149,7 +149,7 @@ export class V1Agent {
   async end(): Promise<void> {
     this.#unEvict()
     const all = [...this.#sessions.values()]
-    await endAttachments(all, (a) => a.session.useTools(undefined))
+    await endAttachments(all, (a) => this.#o.detach || a.session.useTools(undefined), this.#o.detach)
     this.#sessions.clear()
     await Promise.all(all.map((a) => this.#dropMcp(a)))
   }
@@ -207,8 +207,9 @@ export class V1Agent {
       this.#o.logger,
     )
     this.#sessions.set(session.id, att)
-    // File tools go through the editor while this client has the session open.
-    session.useTools(clientTools(this.#o.conn, session.id, this.#clientFs, this.#clientTerminal))
+    // File tools go through the editor while this client has the session open. Not a network
+    // client's: its files are on another machine than the session's (docs/decisions/0320).
+    if (!this.#o.detach) session.useTools(clientTools(this.#o.conn, session.id, this.#clientFs, this.#clientTerminal))
     if (mcp && session.closed) {
       // Evicted (or deleted) while its servers were connecting: they end now.
       void mcp.close()
@@ -254,7 +255,7 @@ export class V1Agent {
   }
 
   #ask(att: Attachment, e: EventOf<'permission_request'>): void {
-    askPermission(this.#o.conn, this.#o.logger, att, e)
+    askPermission(this.#o.conn, this.#o.logger, att, e, this.#o.detach)
   }
 
   async #new(p: { cwd: string; mcpServers?: McpServerConfig[]; _meta?: Record<string, unknown> | null }) {
@@ -315,7 +316,7 @@ export class V1Agent {
     a.session.cancel()
     for (const c of a.asks.values()) c.abort(new Error('session closed'))
     this.#sessions.delete(id)
-    a.session.useTools(undefined)
+    if (!this.#o.detach) a.session.useTools(undefined)
     await a.pump.stop()
     await this.#dropMcp(a)
     return {}

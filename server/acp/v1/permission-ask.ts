@@ -11,7 +11,6 @@ import type { EventOf } from '../../events/event-types.ts'
 import type { Connection } from '../../../client/wire/jsonrpc/connection.ts'
 import type { Logger } from '../../log.ts'
 import type { Attachment } from './agent-types.ts'
-import { othersAttached } from '../event-pump.ts'
 import { toolDiff, toolKind, toolLocations, toolTitle } from './tool-view.ts'
 
 type PermissionResponse = z.output<typeof RequestPermissionResponseSchema>
@@ -26,12 +25,17 @@ const OPTION: Record<
   never: { name: 'Always reject', kind: 'reject_always' },
 }
 
-/** Ask the client about a pending permission request (not pending any more: nothing is asked). */
+/**
+ * Ask the client about a pending permission request (not pending any more: nothing is asked).
+ * `keepPending` (a network connection): a connection that closes before answering leaves the
+ * request pending for another client (REST, another connection, this one after `session/load`).
+ */
 export function askPermission(
   conn: Connection,
   logger: Logger,
   att: Attachment,
   e: EventOf<'permission_request'>,
+  keepPending = false,
 ): void {
   const { request_id: rid, tool, args, call_id: callId } = e.data
   if (!att.session.pendingPermissions().includes(rid)) return
@@ -63,12 +67,7 @@ export function askPermission(
       att.session.replyPermission(rid, chosen ?? 'deny', 'acp')
     })
     .catch((err: unknown) => {
-      if (ctl.signal.aborted) return
-      // Asked of another connection too (the editor, another remote client): that one may answer.
-      if (othersAttached(att.session, att.pump)) {
-        logger.info(`permission ${rid} not answered by this client; another client has the session open`)
-        return
-      }
+      if (ctl.signal.aborted || (keepPending && conn.signal.aborted)) return
       // The client failed the request or went away (input ended): nobody will answer.
       logger.info(`permission ${rid} not answered by the client; denying`, err)
       att.session.replyPermission(rid, 'deny', 'acp')
