@@ -100,13 +100,13 @@ describe('layering', () => {
   //   4. dialects   — map the core onto a protocol: ACP (server/acp) and the JSON-lines RPC
   //                   (server/rpc). Never import a transport.
   //   5. transports — carry a dialect or the HTTP routes to a peer, and the CLI that starts them
-  //                   (server/http, server/cli).
+  //                   (server/http, server/cli, and the cloud bridge's link and relay, server/bridge).
   // Inside the core, the language servers never import the tools (the tools use LSP, not the reverse).
   const PLATFORM = ['platform']
   const CORE = ['core', 'store', 'events', 'tools', 'lsp', 'providers', 'agents', 'commands', 'mcp', 'runs', 'share']
   const WIRE = ['jsonrpc']
   const DIALECTS = ['acp', 'rpc']
-  const TRANSPORTS = ['http', 'cli']
+  const TRANSPORTS = ['http', 'cli', 'bridge']
   const LAYERS = [PLATFORM, CORE, WIRE, DIALECTS, TRANSPORTS]
   // Compile-time checks (`*.typecheck.ts`: every surface's error table is exhaustive) stand above
   // the layers, like tests; they are not product modules.

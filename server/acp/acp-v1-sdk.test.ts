@@ -17,6 +17,7 @@ import { CLI_BUNDLE } from '../../conformance/harness/targets.ts'
 import { tempDirs } from '../../conformance/harness/temp-dirs.ts'
 import { FerretSessionUpdateParamsSchema, type FerretSessionUpdateParams } from '../../generated/acp/v1-methods.gen.ts'
 import { invalidAgentFrames, tapAgent } from './fixtures/v1-frames.ts'
+import { NO_BRIDGE } from './dialect.ts'
 
 const temp = tempDirs()
 const children: ChildProcessWithoutNullStreams[] = []
@@ -404,7 +405,10 @@ describe('ACP v1 through the official SDK client', () => {
         old: 'allow',
         new: 'ask',
       })
-      expect(await ctx.request('_ferret/session/bridgeStatus', { sessionId })).toEqual({ attached: false })
+      expect(await ctx.request('_ferret/session/bridgeStatus', { sessionId })).toEqual({
+        attached: false,
+        reason: NO_BRIDGE,
+      })
       await expect(ctx.request('_chimera/session/compact', { sessionId: 'nope' })).rejects.toMatchObject({
         code: -32002,
       })

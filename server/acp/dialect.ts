@@ -10,6 +10,7 @@ import type { Connection } from '../../client/wire/jsonrpc/connection.ts'
 import type { SessionManager } from '../core/manager.ts'
 import type { Logger } from '../log.ts'
 import { ACP_V1_PROTOCOL_VERSION } from '../../generated/acp/v1-constants.gen.ts'
+import type { BridgeStatus } from '../../generated/schemas.gen.ts'
 
 export type AgentName = 'otter' | 'ferret'
 export type DialectName = 'acp-v1' | 'seed'
@@ -30,6 +31,8 @@ export interface DialectContext {
   conn: Connection
   manager: SessionManager
   logger: Logger
+  /** The process's cloud bridge (docs/bridge.md), as `bridgeStatus` reports it; absent: none configured. */
+  bridge?: () => BridgeStatus
   /**
    * The connection is one of several a session may have (a network client, which may drop and
    * come back): when it ends, its sessions go on as they were. Nothing is denied or refused for
@@ -37,6 +40,13 @@ export interface DialectContext {
    */
   detach?: boolean
 }
+
+/** What `bridgeStatus` answers on every dialect: the link's state, or that no bridge is configured. */
+export function bridgeStatus(bridge: (() => BridgeStatus) | undefined): BridgeStatus {
+  return bridge?.() ?? { attached: false, reason: NO_BRIDGE }
+}
+
+export const NO_BRIDGE = 'no cloud bridge is configured (start ferret with --bridge <relay URL>, docs/bridge.md)'
 
 /** Which wire an `initialize` request selects. */
 export function negotiate(params: unknown): DialectName {

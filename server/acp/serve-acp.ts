@@ -12,6 +12,7 @@ import { isDeepStrictEqual } from 'node:util'
 import type { Readable, Writable } from 'node:stream'
 import type { SessionManager } from '../core/manager.ts'
 import type { Logger } from '../log.ts'
+import type { BridgeStatus } from '../../generated/schemas.gen.ts'
 import { Connection } from '../../client/wire/jsonrpc/connection.ts'
 import { maskInternal, RpcError } from '../../client/wire/jsonrpc/errors.ts'
 import { startupMark } from '../startup-trace.ts'
@@ -35,6 +36,8 @@ export interface AcpServerOptions {
   manager: SessionManager | (() => Promise<SessionManager>)
   /** Shutdown: stop reading and answer what is in flight. */
   signal?: AbortSignal
+  /** The process's cloud bridge (docs/bridge.md), for `bridgeStatus`; absent: none configured. */
+  bridge?: () => BridgeStatus
   /** A network connection: its end leaves its sessions as they are (DialectContext.detach). */
   detach?: boolean
 }
@@ -56,7 +59,7 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
   let manager: Promise<SessionManager> | undefined
   const open = async (name: DialectName): Promise<Dialect> => {
     const m = await (manager ??= typeof opts.manager === 'function' ? opts.manager() : Promise.resolve(opts.manager))
-    const dctx = { conn, manager: m, logger: opts.logger, detach: opts.detach }
+    const dctx = { conn, manager: m, logger: opts.logger, detach: opts.detach, bridge: opts.bridge }
     const dialect =
       name === 'acp-v1'
         ? (await import('./v1-dialect.ts')).createV1Dialect(info, dctx)

@@ -1,7 +1,7 @@
 /** `chimera ferret serve`: ACP over stdio, and HTTP beside it with `--http` (docs/zed.md). */
 import { defineCommand } from 'citty'
 import { createLogger, levelFromEnv } from '../log.ts'
-import { HTTP_ARGS, runServe, serveSessionArgs } from './serve-command.ts'
+import { BRIDGE_ARGS, HTTP_ARGS, runServe, serveSessionArgs } from './serve-command.ts'
 import { serveSubCommands } from './serve-subcommands.ts'
 
 const serve = defineCommand({
@@ -10,6 +10,7 @@ const serve = defineCommand({
     http: { type: 'boolean', description: 'Also serve HTTP + SSE over the same sessions', default: false },
     ...HTTP_ARGS,
     ...serveSessionArgs('auto', 'edits and read-only commands run, other commands and MCP tools ask the editor'),
+    ...BRIDGE_ARGS,
   },
   subCommands: serveSubCommands('ferret'),
   run: ({ args, rawArgs }) =>

@@ -13,6 +13,7 @@ import { isatty } from 'node:tty'
 import type { Logger } from '../log.ts'
 import type { ApprovalPolicy } from '../core/approval-policies.ts'
 import type { AgentName } from '../acp/dialect.ts'
+import type { BridgeStatus } from '../../generated/schemas.gen.ts'
 // Light (the framing and the initialize answers; docs/decisions/0140): static saves a load round.
 import { serveAcp } from '../acp/serve-acp.ts'
 import type { ModelRegistry } from '../core/model-registry.ts'
@@ -45,6 +46,36 @@ export const HTTP_ARGS = {
   },
 } as const
 
+/** `ferret serve`'s cloud bridge (docs/bridge.md): dial out to a relay; nothing listens here. */
+export const BRIDGE_ARGS = {
+  bridge: {
+    type: 'string',
+    description: 'Dial out to this cloud-bridge relay, ws:// or wss://…/bridge (default: $FERRET_BRIDGE_URL)',
+  },
+  'bridge-token': { type: 'string', description: "The relay's bridge token (default: $FERRET_BRIDGE_TOKEN)" },
+} as const
+
+/** `--bridge` / `--bridge-token` (or their variables) checked: the relay's URL and token, or undefined. */
+export function bridgeConfig(
+  args: { bridge?: string; 'bridge-token'?: string },
+  env: NodeJS.ProcessEnv = process.env,
+): { url: URL; token: string } | undefined {
+  const raw = args.bridge ?? env.FERRET_BRIDGE_URL
+  if (raw === undefined || raw === '') return undefined
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new UsageError(`--bridge must be a ws:// or wss:// URL, got ${JSON.stringify(raw)}`)
+  }
+  if (url.protocol !== 'ws:' && url.protocol !== 'wss:')
+    throw new UsageError(`--bridge must be a ws:// or wss:// URL (the relay's /bridge), got ${url.protocol}//…`)
+  const token = args['bridge-token'] ?? env.FERRET_BRIDGE_TOKEN
+  if (token === undefined || token.trim() === '')
+    throw new UsageError("--bridge needs the relay's bridge token: set $FERRET_BRIDGE_TOKEN (or --bridge-token)")
+  return { url, token }
+}
+
 export const serveSessionArgs = (approval: ApprovalPolicy, why: string) =>
   ({
     ...sessionArgs(approval, why),
@@ -66,6 +97,8 @@ export interface ServeArgs extends SessionFlagValues {
   insecure: boolean
   'session-ttl'?: string
   store?: string
+  bridge?: string
+  'bridge-token'?: string
 }
 
 /** The master token from `--auth-token` or the agent's variable; an empty one is a usage error. */
@@ -124,6 +157,7 @@ function startsLazily(
 ): boolean {
   if (!transports.acp || transports.http) return false
   if (args.store !== undefined || process.env.CHIMERA_STORE) return false
+  if (bridgeConfig(args)) return false
   if (args.agent !== undefined || args['allowed-tools'] !== undefined || repeatable(rawArgs, '--permission').length > 0)
     return false
   return !existsSync(configPath(sessionCwd(args)))
@@ -205,6 +239,7 @@ export async function runServe(
   const models = buildModelRegistry(process.env, { model: sessionModel(args, agentDef), logger })
   const defaults = sessionFlags(args, rawArgs, models, agentDef)
   const storeUrl = await storeUrlArg(args.store)
+  const bridge = agent === 'ferret' ? bridgeConfig(args) : undefined
   const http = transports.http
     ? {
         agent,
@@ -230,6 +265,25 @@ export async function runServe(
   }
   const proc = await startAgent(agent, defaults, models, logger, storeUrl)
   const running: Promise<unknown>[] = []
+  let bridgeStatus: (() => BridgeStatus) | undefined
+  if (bridge) {
+    const { BridgeLink } = await import('../bridge/link.ts')
+    const link = new BridgeLink({
+      ...bridge,
+      logger,
+      acp: {
+        agent,
+        version: VERSION,
+        logger,
+        manager: proc.manager,
+        signal: proc.signal,
+        bridge: (): BridgeStatus => link.status(),
+      },
+    })
+    bridgeStatus = () => link.status()
+    proc.onShutdown(() => link.close())
+    link.start()
+  }
   if (http) {
     const { serveHttp } = await import('./serve-http.ts')
     running.push(serveHttp({ ...http, manager: proc.manager, signal: proc.signal }))
@@ -244,6 +298,7 @@ export async function runServe(
         logger,
         manager: proc.manager,
         signal: proc.signal,
+        bridge: bridgeStatus,
       }).then(() => {
         if (!http || liveInput()) return proc.shutdown('input ended')
         logger.info('ACP input is not a pipe, socket or terminal (nobody can write to it); serving HTTP until a signal')

@@ -99,7 +99,7 @@ const reason = (err: unknown): string =>
  * each must be PEM of its kind, and the key must be the certificate's. Text before the first
  * `-----BEGIN` (openssl's "Bag Attributes") is dropped: the server takes the PEM itself.
  */
-function tlsMaterial(certPath: string, keyPath: string): { cert: string; key: string } {
+export function tlsMaterial(certPath: string, keyPath: string): { cert: string; key: string } {
   const cert = readPem(certPath, '--tls-cert')
   const key = readPem(keyPath, '--tls-key')
   let x509: X509Certificate

@@ -17,6 +17,10 @@ export const SUBCOMMANDS: Record<string, { description: string; load: Loader }> 
     description: 'The ferret IDE bridge: ACP agent for Zed and other editors',
     load: () => import('./ferret.ts').then((m) => m.default as CommandDef<ArgsDef>),
   },
+  relay: {
+    description: "The cloud bridge's relay: editors' ferret dials out to it, remote ACP clients reach their sessions",
+    load: () => import('./relay.ts').then((m) => m.default as CommandDef<ArgsDef>),
+  },
   code: {
     description: 'Drive an agent session headlessly (--mode rpc: JSON lines on stdin/stdout)',
     load: () => import('./code.ts').then((m) => m.default as CommandDef<ArgsDef>),

@@ -26,7 +26,8 @@ import type { HandlersFor, Inbound, ParamsOf, ResultOf } from '../../jsonrpc/dis
 import type { acpSeedMethods } from '../../../generated/acp/seed.gen.ts'
 import { RpcError } from '../../../client/wire/jsonrpc/errors.ts'
 import type { Logger } from '../../log.ts'
-import type { AgentName } from '../dialect.ts'
+import type { BridgeStatus } from '../../../generated/schemas.gen.ts'
+import { bridgeStatus, type AgentName } from '../dialect.ts'
 import { EventPump, endAttachments } from '../event-pump.ts'
 import { historySize, normaliseCursor, replayWindow } from '../history.ts'
 import { toFerretParams } from './ferret-map.ts'
@@ -38,6 +39,8 @@ export interface SeedAgentOptions {
   manager: SessionManager
   logger: Logger
   historySize?: number
+  /** The process's cloud bridge (docs/bridge.md); absent: none configured. */
+  bridge?: () => BridgeStatus
   /** A network connection: its end leaves the sessions as they are (DialectContext.detach). */
   detach?: boolean
 }
@@ -135,7 +138,7 @@ export class SeedAgent {
       },
       'session/bridgeStatus': async (p) => {
         if (p.sessionId) await this.#get(p.sessionId)
-        return { attached: false, reason: 'no cloud bridge is configured in this build' }
+        return bridgeStatus(this.#o.bridge)
       },
     }
   }

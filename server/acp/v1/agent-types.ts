@@ -9,6 +9,7 @@ import type { Session } from '../../core/session.ts'
 import type { Connection } from '../../../client/wire/jsonrpc/connection.ts'
 import type { HandlersFor, Inbound } from '../../jsonrpc/dispatcher.ts'
 import type { Logger } from '../../log.ts'
+import type { BridgeStatus } from '../../../generated/schemas.gen.ts'
 import type { AgentName } from '../dialect.ts'
 import type { EventPump } from '../event-pump.ts'
 import type { ClientFs } from './client-tools.ts'
@@ -35,6 +36,8 @@ export interface V1AgentOptions {
   logger: Logger
   /** This build's version (the MCP client introduces itself with it). */
   version?: string
+  /** The process's cloud bridge (docs/bridge.md); absent: none configured. */
+  bridge?: () => BridgeStatus
   /** A network connection: its end leaves the sessions as they are (DialectContext.detach). */
   detach?: boolean
 }

@@ -141,7 +141,7 @@ export class V1Agent {
         const e = await this.#att(p.sessionId).session.compact()
         return { summary: e.data.summary, messagesBefore: e.data.messages_before, messagesAfter: e.data.messages_after }
       },
-      ...(this.#o.agent === 'ferret' ? ferretHandlers((id) => this.#att(id).session) : {}),
+      ...(this.#o.agent === 'ferret' ? ferretHandlers((id) => this.#att(id).session, this.#o.bridge) : {}),
     }
   }
 

@@ -1,10 +1,18 @@
 /** docs/zed.md's ferret session methods under `_ferret/` (same behaviour as the seed dialect), served to a ferret agent's client. */
 import type { Session } from '../../core/session.ts'
 import type { HandlersFor } from '../../jsonrpc/dispatcher.ts'
+import type { BridgeStatus } from '../../../generated/schemas.gen.ts'
+import { bridgeStatus } from '../dialect.ts'
 import type { FerretMethods, V1Table } from './agent-types.ts'
 
-/** `session`: the open session of this connection with that id (throws Resource not found). */
-export function ferretHandlers(session: (id: string) => Session): HandlersFor<V1Table, FerretMethods> {
+/**
+ * `session`: the open session of this connection with that id (throws Resource not found);
+ * `bridge`: the process's cloud bridge (docs/bridge.md), absent when none is configured.
+ */
+export function ferretHandlers(
+  session: (id: string) => Session,
+  bridge?: () => BridgeStatus,
+): HandlersFor<V1Table, FerretMethods> {
   return {
     '_ferret/session/setSandbox': (p) => {
       const s = session(p.sessionId)
@@ -23,7 +31,7 @@ export function ferretHandlers(session: (id: string) => Session): HandlersFor<V1
     },
     '_ferret/session/bridgeStatus': (p) => {
       session(p.sessionId)
-      return { attached: false }
+      return bridgeStatus(bridge)
     },
   }
 }
