@@ -30,6 +30,12 @@ export interface DialectContext {
   conn: Connection
   manager: SessionManager
   logger: Logger
+  /**
+   * The connection is one of several a session may have (a network client, which may drop and
+   * come back): when it ends, its sessions go on as they were. Nothing is denied or refused for
+   * lack of a client, running turns are not waited for, and the pumps stop at once.
+   */
+  detach?: boolean
 }
 
 /** Which wire an `initialize` request selects. */

@@ -55,12 +55,19 @@ export class EventPump {
  * The connection's input ended: nobody can answer permission requests any more, so sessions
  * that would ask stop asking; then each session's running turn finishes, its last events are
  * written to the client, and its pump stops. `after` runs per session once its pump stopped.
+ * `detach` (a network connection, DialectContext.detach): the sessions go on untouched and
+ * each pump stops at once; a client that comes back replays with `session/load`.
  */
 export async function endAttachments<A extends { session: Session; pump: EventPump }>(
   attached: Iterable<A>,
   after?: (a: A) => void,
+  detach = false,
 ): Promise<void> {
   const all = [...attached]
+  if (detach) {
+    await Promise.all(all.map(async (a) => (await a.pump.stop(), after?.(a))))
+    return
+  }
   for (const a of all) {
     if (a.session.approval === 'ask' || a.session.approval === 'auto')
       a.session.stopAsking('the ACP client went away: input ended', 'end-of-input')

@@ -13,7 +13,7 @@ import { seedInitialize, type AgentInfo } from './initialize.ts'
 export { seedInitialize } from './initialize.ts'
 
 export function createSeedDialect(agent: AgentName, info: AgentInfo, ctx: DialectContext): Dialect {
-  const seed = new SeedAgent({ agent, conn: ctx.conn, manager: ctx.manager, logger: ctx.logger })
+  const seed = new SeedAgent({ agent, conn: ctx.conn, manager: ctx.manager, logger: ctx.logger, detach: ctx.detach })
   const handlers = {
     initialize: () => seedInitialize(info),
     ...seed.handlers(),

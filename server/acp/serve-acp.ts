@@ -35,6 +35,8 @@ export interface AcpServerOptions {
   manager: SessionManager | (() => Promise<SessionManager>)
   /** Shutdown: stop reading and answer what is in flight. */
   signal?: AbortSignal
+  /** A network connection: its end leaves its sessions as they are (DialectContext.detach). */
+  detach?: boolean
 }
 
 /** Serve ACP until the input closes. */
@@ -54,7 +56,7 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
   let manager: Promise<SessionManager> | undefined
   const open = async (name: DialectName): Promise<Dialect> => {
     const m = await (manager ??= typeof opts.manager === 'function' ? opts.manager() : Promise.resolve(opts.manager))
-    const dctx = { conn, manager: m, logger: opts.logger }
+    const dctx = { conn, manager: m, logger: opts.logger, detach: opts.detach }
     const dialect =
       name === 'acp-v1'
         ? (await import('./v1-dialect.ts')).createV1Dialect(info, dctx)

@@ -15,6 +15,7 @@ export function createV1Dialect(info: AgentInfo, ctx: DialectContext): Dialect {
     manager: ctx.manager,
     logger: ctx.logger,
     version: info.version,
+    detach: ctx.detach,
   })
   const handlers = {
     initialize: (p: { clientCapabilities?: V1ClientCaps }) => {

@@ -186,6 +186,7 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
     guard,
     sessionTtlMs: o.sessionTtlMs,
     sse: o.sse,
+    agent: o.agent,
   })
   let listener: Awaited<ReturnType<typeof listen>>
   try {
@@ -242,6 +243,8 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS
   server.timeout = 0
   guardSlowClients(server, limits, o.logger)
+  // `/acp` over WebSocket (server/http/acp-endpoint.ts).
+  http.acp.attach(server)
   const host = o.host.includes(':') && !o.host.startsWith('[') ? `[${o.host}]` : o.host
   const url = `${https ? 'https' : 'http'}://${host}:${port}`
   o.logger.info(`chimera ${o.agent} serve: listening on ${url}${o.token ? ' (bearer auth on)' : ''}`)

@@ -44,6 +44,8 @@ export interface HttpAppOptions {
   onRequest?: () => void
   /** CORS allow-list and Host check (defaults: no origins, loopback hosts only). */
   guard?: GuardOptions
+  /** Routes outside the spec's operation table (`/acp`: server/http/acp-endpoint.ts), by exact path. */
+  extraRoutes?: Record<string, (req: Request) => Promise<Response>>
 }
 
 /** Adds headers to a response (CORS on every answer to an allowed origin). */
@@ -94,6 +96,8 @@ export function createHttpApp(opts: HttpAppOptions): H3 {
       }
     })
   }
+  for (const [path, handle] of Object.entries(opts.extraRoutes ?? {}))
+    app.all(path, (event) => handle(event.req as Request))
   // The web console's static files (server/http/ui.ts).
   mountUi(app, guard, opts.logger)
   // The API reference at /docs and `GET /` → /ui (server/http/docs.ts).

@@ -5,7 +5,9 @@
  */
 import type { H3 } from 'h3'
 import type { SessionManager } from '../core/manager.ts'
+import type { AgentName } from '../acp/dialect.ts'
 import type { Logger } from '../log.ts'
+import { ACP_PATH, AcpEndpoint, acpLimits, type AcpLimits } from './acp-endpoint.ts'
 import { createHttpApp, type OperationHandlers } from './app.ts'
 import type { HttpDeps } from './deps.ts'
 import type { GuardOptions } from './guard.ts'
@@ -39,11 +41,17 @@ export interface HttpServerOptions {
   /** Open-stream limits (sse/registry.ts); defaults DEFAULT_STREAM_LIMITS. */
   streamLimits?: Partial<StreamLimits>
   env?: NodeJS.ProcessEnv
+  /** Which agent `/acp` serves (its dialects and extensions); default otter. */
+  agent?: AgentName
+  /** `/acp` limits (acp-endpoint.ts); default: the `CHIMERA_ACP_*` variables, else DEFAULT_ACP_LIMITS. */
+  acpLimits?: Partial<AcpLimits>
 }
 
 export interface HttpServerApp {
   app: H3
   deps: HttpDeps
+  /** `/acp` (ACP over Streamable HTTP; `attach` it to the Node server for WebSocket). */
+  acp: AcpEndpoint
   /** End every open stream with `end` and stop the eviction timer (shutdown). */
   close(): void
 }
@@ -81,18 +89,32 @@ export function createHttpServerApp(o: HttpServerOptions): HttpServerApp {
     ...commandsHandlers(deps),
     ...runsHandlers(deps),
   } satisfies OperationHandlers
+  const guard = o.guard ?? { cors: [], allowedHosts: [] }
+  const acp = new AcpEndpoint({
+    agent: o.agent ?? 'otter',
+    version: o.version,
+    logger: o.logger,
+    manager: o.manager,
+    masterToken: o.masterToken,
+    tokens: deps.tokens,
+    guard,
+    limits: { ...acpLimits(deps.env), ...o.acpLimits },
+  })
   const app = createHttpApp({
     logger: o.logger,
     masterToken: o.masterToken,
     tokens: deps.tokens,
-    guard: o.guard,
+    guard,
     handlers,
     onRequest: () => deps.eviction.sweep(),
+    extraRoutes: { [ACP_PATH]: (req) => acp.handle(req) },
   })
   return {
     app,
     deps,
+    acp,
     close: () => {
+      void acp.close()
       deps.eviction.stop()
       unsubscribe()
       deps.streams.endAll()

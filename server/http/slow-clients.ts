@@ -112,6 +112,12 @@ export function guardSlowClients(server: Server, limits: SlowClientLimits, logge
       writing.delete(socket)
     })
   })
+  // An upgraded socket (the WebSocket transport of /acp) leaves HTTP: no header timer, and the
+  // ACP endpoint's own cap counts it instead (server/http/acp-endpoint.ts).
+  server.prependListener('upgrade', (req: IncomingMessage) => {
+    clearTimeout(headerTimers.get(req.socket))
+    open.delete(req.socket)
+  })
   server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket
     clearTimeout(headerTimers.get(socket))

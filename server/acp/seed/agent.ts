@@ -38,6 +38,8 @@ export interface SeedAgentOptions {
   manager: SessionManager
   logger: Logger
   historySize?: number
+  /** A network connection: its end leaves the sessions as they are (DialectContext.detach). */
+  detach?: boolean
 }
 
 interface Attachment {
@@ -139,7 +141,7 @@ export class SeedAgent {
   }
 
   async end(): Promise<void> {
-    await endAttachments(this.#sessions.values())
+    await endAttachments(this.#sessions.values(), undefined, this.#o.detach)
     this.#sessions.clear()
   }
 

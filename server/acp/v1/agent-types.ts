@@ -35,6 +35,8 @@ export interface V1AgentOptions {
   logger: Logger
   /** This build's version (the MCP client introduces itself with it). */
   version?: string
+  /** A network connection: its end leaves the sessions as they are (DialectContext.detach). */
+  detach?: boolean
 }
 
 export interface Attachment {

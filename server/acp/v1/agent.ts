@@ -149,7 +149,7 @@ export class V1Agent {
   async end(): Promise<void> {
     this.#unEvict()
     const all = [...this.#sessions.values()]
-    await endAttachments(all, (a) => a.session.useTools(undefined))
+    await endAttachments(all, (a) => a.session.useTools(undefined), this.#o.detach)
     this.#sessions.clear()
     await Promise.all(all.map((a) => this.#dropMcp(a)))
   }
@@ -254,7 +254,7 @@ export class V1Agent {
   }
 
   #ask(att: Attachment, e: EventOf<'permission_request'>): void {
-    askPermission(this.#o.conn, this.#o.logger, att, e)
+    askPermission(this.#o.conn, this.#o.logger, att, e, this.#o.detach)
   }
 
   async #new(p: { cwd: string; mcpServers?: McpServerConfig[]; _meta?: Record<string, unknown> | null }) {

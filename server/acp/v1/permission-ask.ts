@@ -25,12 +25,17 @@ const OPTION: Record<
   never: { name: 'Always reject', kind: 'reject_always' },
 }
 
-/** Ask the client about a pending permission request (not pending any more: nothing is asked). */
+/**
+ * Ask the client about a pending permission request (not pending any more: nothing is asked).
+ * `keepPending` (a network connection): a connection that closes before answering leaves the
+ * request pending for another client (REST, another connection, this one after `session/load`).
+ */
 export function askPermission(
   conn: Connection,
   logger: Logger,
   att: Attachment,
   e: EventOf<'permission_request'>,
+  keepPending = false,
 ): void {
   const { request_id: rid, tool, args, call_id: callId } = e.data
   if (!att.session.pendingPermissions().includes(rid)) return
@@ -62,7 +67,7 @@ export function askPermission(
       att.session.replyPermission(rid, chosen ?? 'deny', 'acp')
     })
     .catch((err: unknown) => {
-      if (ctl.signal.aborted) return
+      if (ctl.signal.aborted || (keepPending && conn.signal.aborted)) return
       // The client failed the request or went away (input ended): nobody will answer.
       logger.info(`permission ${rid} not answered by the client; denying`, err)
       att.session.replyPermission(rid, 'deny', 'acp')
