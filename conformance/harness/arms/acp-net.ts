@@ -39,6 +39,18 @@ export function endpointFor(transport: AcpNetTransport, url: string): string {
   return u.href
 }
 
+/**
+ * `ws`'s WebSocket, with an error listener of its own: closing a socket still connecting makes
+ * `ws` emit an error after the SDK has let go of it, which would otherwise be uncaught. The SDK's
+ * listeners still see every error.
+ */
+class KitWebSocket extends WebSocket {
+  constructor(...args: ConstructorParameters<typeof WebSocket>) {
+    super(...args)
+    this.on('error', () => {})
+  }
+}
+
 export class AcpNetArm implements Arm {
   readonly name: AcpNetTransport
   readonly cwd: string
@@ -65,7 +77,7 @@ export class AcpNetArm implements Arm {
     const stream =
       transport === 'acp-http'
         ? createHttpStream(url, { headers })
-        : createWebSocketStream(url, { headers, WebSocket: WebSocket as unknown as WebSocketConstructor })
+        : createWebSocketStream(url, { headers, WebSocket: KitWebSocket as unknown as WebSocketConstructor })
     this.#writer = stream.writable.getWriter()
     this.#reader = stream.readable.getReader()
     this.#pump = this.#read()

@@ -14,6 +14,7 @@ import { adHocProfile, loadProfile, type ResolvedProfile } from '../profiles/pro
 import { corpusDirs, profilesDir } from '../paths.ts'
 import { listProblems, loadExpectedFailures, type ExpectedFailure } from '../run/expected.ts'
 import { plan, runCorpus } from '../run/runner.ts'
+import { notApplicable } from '../run/applicable.ts'
 import { parsePortRange, type PortRange } from '../run/ports.ts'
 import { VIOLATION_RULES } from '../run/violations.ts'
 import { resultLine, summaryText } from '../report/console.ts'
@@ -187,6 +188,8 @@ export function countTable(entries: readonly CorpusEntry[]): string {
       ),
     ),
     row('total', entries),
+    // Bindings to ACP over the network that only stdio can check (reported n/a when run).
+    `${'n/a'.padEnd(8)} ${''.padStart(12)} ${TRANSPORTS.map((t) => String(entries.filter((e) => e.transports.includes(t) && notApplicable(e, t)).length).padStart(11)).join('')}`,
   ].join('\n')
 }
 

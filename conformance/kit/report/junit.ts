@@ -1,7 +1,9 @@
 /**
  * The JUnit XML report, as CI systems read it: one <testsuite> per transport, one <testcase>
  * per requirement (name = requirement id, classname = surface.transport), <failure> for a
- * failure that fails the run or a stale expected failure, <skipped> for a skip. An expected
+ * failure that fails the run or a stale expected failure, <skipped> for a skip or a requirement
+ * not applicable to the transport (`chimera.status=na`: a stdio-only check on ACP over the
+ * network). An expected
  * failure is neither: a passing testcase marked by the property `chimera.status=xfail`, with
  * the entry's reason and the failure (message, violations, frames) in <system-out>. A failure
  * below the run's level (SHOULD/MAY without --fail-on) is likewise a testcase with

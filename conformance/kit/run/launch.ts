@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path'
 import type { StdioTarget } from '../../harness/arms/stdio.ts'
 import { isAcpNet, type AcpNetTransportId, type TransportId } from '../corpus/ids.ts'
-import type { AcpNetTarget } from '../../harness/arms/acp-net.ts'
+import { endpointFor, type AcpNetTarget } from '../../harness/arms/acp-net.ts'
 import { expand, expandDeep, type Launch, type ResolvedProfile } from '../profiles/profile.ts'
 import { kitRoot } from '../paths.ts'
 import type { HttpEndpoint } from '../adapters/http.ts'
@@ -204,7 +204,9 @@ export async function prepare(o: PrepareOptions): Promise<Prepared> {
       cleanup.push(() => stop(child))
       const acp = isAcpNet(o.transport)
       const url = expand(launch.url ?? `http://127.0.0.1:\${port}${acp ? '/acp' : ''}`, vars).replace(/\/$/, '')
-      await waitReady(acp ? new URL(launch.ready, url).href : url + launch.ready, child, () => err, o.readyMs ?? 40_000)
+      // The readiness path is plain HTTP on the server's origin, also for a ws:// endpoint.
+      const ready = acp ? new URL(launch.ready, endpointFor('acp-http', url)).href : url + launch.ready
+      await waitReady(ready, child, () => err, o.readyMs ?? 40_000)
       const token = launch.token === undefined ? undefined : expand(launch.token, vars)
       if (acp) return { workspace, acp: { url, token, cwd: workspace, log: () => err }, close }
       return {
