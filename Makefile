@@ -144,6 +144,7 @@ bench: install-dev build $(NODE24) ## print the figures of bench/ (start-up phas
 	$(TSX) bench/store-redis.ts
 	$(TSX) bench/lsp-calls.ts
 	$(TSX) bench/events.ts
+	$(TSX) bench/acp-remote.ts
 
 clean: ## remove build output and caches (keeps node_modules)
 	rm -rf dist client/dist conformance/dist server/dist .tmp

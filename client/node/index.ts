@@ -25,6 +25,7 @@ export {
   type SpawnAgentOptions,
   type SpawnOptions,
 } from './acp.ts'
+export { connectRemoteAgent, type RemoteAgentConnection, type RemoteAgentOptions } from './acp-remote.ts'
 export {
   RpcClient,
   spawnRpcClient,

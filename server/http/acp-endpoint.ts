@@ -101,6 +101,8 @@ interface AcpConn {
   closed: boolean
 }
 
+/** The SDK's SSE keep-alive (a comment line). */
+const KEEP_ALIVE = new TextEncoder().encode(':\n\n')
 const CORS_ACP_HEADERS = 'authorization, content-type, acp-connection-id, acp-session-id, last-event-id'
 const CORS_ACP_EXPOSE = 'content-type, acp-connection-id'
 
@@ -298,7 +300,7 @@ export class AcpEndpoint {
         }
       } else if (req.method === 'GET' || req.method === 'DELETE') {
         res = await this.#sdk.handleRequest(req)
-        if (req.method === 'GET' && conn && res.ok && res.body) res = this.#tracked(res, conn)
+        if (req.method === 'GET' && res.ok && res.body) res = this.#sse(res, conn)
       } else {
         throw new HttpError('method_not_allowed', `${req.method} is not served on ${ACP_PATH}`, {
           headers: { allow: 'GET, POST, DELETE' },
@@ -310,13 +312,19 @@ export class AcpEndpoint {
     }
   }
 
-  /** An SSE response whose stream counts as activity of its connection while open. */
-  #tracked(res: Response, c: AcpConn): Response {
+  /**
+   * An SSE response that starts with the SDK's own keep-alive comment (`:`), so its headers
+   * leave at once (the Node adapter under h3 sends them with the first chunk; the SDK client
+   * waits for them before it posts, and the SDK's first keep-alive comes after 15 s), and whose
+   * stream counts as activity of its connection while open.
+   */
+  #sse(res: Response, c: AcpConn | undefined): Response {
     const reader = res.body!.getReader()
-    c.streams++
+    if (c) c.streams++
     let ended = false
+    let first = true
     const end = (): void => {
-      if (ended) return
+      if (ended || !c) return
       ended = true
       c.streams--
       c.lastSeen = Date.now()
@@ -324,6 +332,11 @@ export class AcpEndpoint {
     const body = new ReadableStream<Uint8Array>(
       {
         async pull(ctl) {
+          if (first) {
+            first = false
+            ctl.enqueue(KEEP_ALIVE)
+            return
+          }
           try {
             const r = await reader.read()
             if (r.done) {

@@ -149,7 +149,7 @@ export class V1Agent {
   async end(): Promise<void> {
     this.#unEvict()
     const all = [...this.#sessions.values()]
-    await endAttachments(all, (a) => a.session.useTools(undefined), this.#o.detach)
+    await endAttachments(all, (a) => this.#o.detach || a.session.useTools(undefined), this.#o.detach)
     this.#sessions.clear()
     await Promise.all(all.map((a) => this.#dropMcp(a)))
   }
@@ -207,8 +207,9 @@ export class V1Agent {
       this.#o.logger,
     )
     this.#sessions.set(session.id, att)
-    // File tools go through the editor while this client has the session open.
-    session.useTools(clientTools(this.#o.conn, session.id, this.#clientFs, this.#clientTerminal))
+    // File tools go through the editor while this client has the session open. Not a network
+    // client's: its files are on another machine than the session's (docs/decisions/0320).
+    if (!this.#o.detach) session.useTools(clientTools(this.#o.conn, session.id, this.#clientFs, this.#clientTerminal))
     if (mcp && session.closed) {
       // Evicted (or deleted) while its servers were connecting: they end now.
       void mcp.close()
@@ -315,7 +316,7 @@ export class V1Agent {
     a.session.cancel()
     for (const c of a.asks.values()) c.abort(new Error('session closed'))
     this.#sessions.delete(id)
-    a.session.useTools(undefined)
+    if (!this.#o.detach) a.session.useTools(undefined)
     await a.pump.stop()
     await this.#dropMcp(a)
     return {}
