@@ -95,7 +95,11 @@ describe('chimera-conformance over ACP Streamable HTTP and WebSocket', () => {
     expect(ok.stdout.trim().split('\n').at(-1)).toBe('4 passed, 0 failed, 0 skipped')
     const bad = kit([...args, '--token', 'not-the-token'])
     expect(bad.status).toBe(1)
-    expect(bad.stdout).toMatch(/^FAIL {2}acp\.jsonrpc\.method-not-found \[acp-http\] .*\n.*401/m)
-    expect(bad.stdout).toMatch(/^FAIL {2}acp\.jsonrpc\.method-not-found \[acp-ws\] /m)
+    expect(bad.stdout).toMatch(
+      /^FAIL {2}acp\.jsonrpc\.method-not-found \[acp-http\] .*\n.*\(the acp-http connection ended: ACP initialize failed: 401\b/m,
+    )
+    expect(bad.stdout).toMatch(
+      /^FAIL {2}acp\.jsonrpc\.method-not-found \[acp-ws\] .*\n.*\(the acp-ws connection ended: .*401/m,
+    )
   }, 240_000)
 })

@@ -102,7 +102,7 @@ export function htmlReport(report: JsonReport): string {
 <title>Conformance: ${esc(report.target.profile)}</title><style>${STYLE}</style></head><body>
 <h1>Conformance report: ${esc(report.target.profile)}</h1>
 <p class="meta">kit <code>${esc(report.kit.name)} ${esc(report.kit.version)}</code> · corpus <code>${esc(report.corpus.hash)}</code> (${report.corpus.requirements} requirements) · implementation ${esc(impl)} · started ${esc(report.startedAt)} · failing at ${esc(report.failOn)}</p>
-<p class="counts"><span class="pass">${s.pass} passed</span><span class="FAIL">${s.fail + s.stale} failed${s.failBelowBar ? ` (${s.failBelowBar} below ${esc(report.failOn)})` : ''}</span><span class="xfail">${s.xfail} expected failures</span><span class="skipped">${s.na} not applicable</span><span class="skipped">${s.skip} skipped</span></p>
+<p class="counts"><span class="pass">${s.pass} passed</span><span class="FAIL">${s.fail + s.stale} failed${s.failBelowBar ? ` (${s.failBelowBar} below ${esc(report.failOn)})` : ''}</span><span class="xfail">${s.xfail} expected failures</span>${s.na ? `<span class="skipped">${s.na} not applicable</span>` : ''}<span class="skipped">${s.skip} skipped</span></p>
 ${problems}
 <table><thead><tr><th>requirement</th><th>level</th><th>section</th>${transports.map((t) => `<th>${esc(t)}</th>`).join('')}</tr></thead>
 <tbody>

@@ -161,6 +161,8 @@ async function runEntry(
   let violations: KitViolation[] = []
   let transcript: string[] = []
   let agent: Result['agent']
+  /** Why an ACP network connection ended early (a refused token, a dropped socket), in the SDK's words. */
+  let ended: string | undefined
   try {
     if (e.body.kind === 'scenario') {
       const adapter = makeAdapter(transport, prepared, ctx)
@@ -209,6 +211,7 @@ async function runEntry(
           agent = arm.agentInfo
           transcript = arm.diagnostics()
         }
+        if (arm instanceof AcpNetArm) ended = arm.error
       }
     }
   } catch (err) {
@@ -219,7 +222,10 @@ async function runEntry(
         : new RegExp(`${e.file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:(\\d+):`).exec((err as Error).message)?.[1]
     // fetch's own message ("fetch failed") says nothing; its cause names the socket error.
     const cause = (err as { cause?: { message?: string } }).cause?.message
-    const message = (err as Error).message.replace(`${e.file}:`, 'line ') + (cause ? ` (${cause})` : '')
+    const message =
+      (err as Error).message.replace(`${e.file}:`, 'line ') +
+      (cause ? ` (${cause})` : '') +
+      (ended ? ` (the ${transport} connection ended: ${ended})` : '')
     return {
       ...base,
       status: 'fail',
