@@ -84,8 +84,9 @@ async function open(stream: ReturnType<typeof createHttpStream>) {
 }
 
 try {
+  // One agent process per transport, so none shares its process with another.
   const stdio = agent(['--acp'])
-  const url = await httpServer()
+  const [httpUrl, wsUrl] = await Promise.all([httpServer(), httpServer()])
   const headers = { authorization: `Bearer ${TOKEN}` }
   const transports = {
     stdio: await open(
@@ -94,9 +95,9 @@ try {
         Readable.toWeb(stdio.stdout!) as ReadableStream<Uint8Array>,
       ),
     ),
-    http: await open(createHttpStream(`${url}/acp`, { headers })),
+    http: await open(createHttpStream(`${httpUrl}/acp`, { headers })),
     ws: await open(
-      createWebSocketStream(`${url.replace(/^http/, 'ws')}/acp`, { WebSocket: WebSocket as never, headers }),
+      createWebSocketStream(`${wsUrl.replace(/^http/, 'ws')}/acp`, { WebSocket: WebSocket as never, headers }),
     ),
   }
   type Name = keyof typeof transports

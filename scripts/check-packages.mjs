@@ -134,7 +134,8 @@ try {
       .filter((s) =>
         s.startsWith('.')
           ? s.includes('..')
-          : !/^(openapi-fetch|zod|msw|@agentclientprotocol\/sdk|node:[a-z_]+)$/.test(s),
+          : // A subpath export of a peer (`@agentclientprotocol/sdk/experimental/http-client`) is that peer.
+            !/^(openapi-fetch|zod|msw|@agentclientprotocol\/sdk(\/[\w/-]+)?|node:[a-z_]+)$/.test(s),
       ),
   )
   check(

@@ -326,8 +326,41 @@ describe('/acp: ACP over Streamable HTTP and WebSocket', () => {
     expect(await third.json()).toMatchObject({ error: 'service_unavailable' })
   })
 
+  it('closes an HTTP connection left with no stream and no request, and a WebSocket that answers no ping', async () => {
+    const s = await startOtter({ CHIMERA_ACP_IDLE_MS: '200', CHIMERA_ACP_PING_MS: '100' })
+    const opened = await fetch(`${s.url}/acp`, {
+      method: 'POST',
+      headers: { ...auth(), ...json },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1 } }),
+    })
+    const cid = opened.headers.get('acp-connection-id')!
+    await until(() => (s.err().includes(`ACP connection ${cid}: idle`) ? true : undefined), 'the idle reaper')
+    const after = await fetch(`${s.url}/acp`, {
+      method: 'GET',
+      headers: { ...auth(), accept: 'text/event-stream', 'acp-connection-id': cid },
+    })
+    expect(after.status).toBe(404)
+    // A WebSocket client that answers pings stays; one that does not is cut.
+    const polite = new WebSocket(`${s.ws}/acp`, { headers: auth() })
+    const silent = new WebSocket(`${s.ws}/acp`, { headers: auth(), autoPong: false })
+    sockets.push(polite, silent)
+    let pings = 0
+    polite.on('ping', () => pings++)
+    const politeClosed = new Promise<void>((r) => polite.once('close', () => r()))
+    let politeOpen = true
+    void politeClosed.then(() => (politeOpen = false))
+    const cut = new Promise<number>((r) => silent.once('close', (code) => r(code)))
+    expect(await cut).toBe(1006)
+    await until(() => (pings >= 3 ? true : undefined), 'three pings answered')
+    expect(politeOpen).toBe(true)
+  })
+
   it('closes a connection whose client stops reading, with its held output bounded; the session goes on', async () => {
-    const s = await startOtter({ CHIMERA_ACP_MAX_BUFFERED_BYTES: '2048', CHIMERA_ACP_STALL_MS: '300' })
+    const s = await startOtter({
+      CHIMERA_ACP_MAX_BUFFERED_BYTES: '2048',
+      CHIMERA_ACP_MAX_MESSAGE_BYTES: '1024',
+      CHIMERA_ACP_STALL_MS: '300',
+    })
     const made = (await (
       await fetch(`${s.url}/session`, {
         method: 'POST',

@@ -53,12 +53,22 @@ export interface AcpLimits {
 
 export const DEFAULT_ACP_LIMITS: AcpLimits = {
   maxConnections: 64,
-  maxMessageBytes: 16 * 1024 * 1024,
+  maxMessageBytes: 8 * 1024 * 1024,
   idleMs: 5 * 60_000,
   pingMs: 30_000,
-  maxBufferedBytes: 8 * 1024 * 1024,
+  maxBufferedBytes: 16 * 1024 * 1024,
   maxOutputStallMs: 60_000,
 }
+
+/**
+ * The SDK closes a WebSocket whose waiting client frames pass `maxBufferedBytes` (each counted
+ * as its length + 1 KiB): the held output must exceed two of the largest messages, or one big
+ * frame queued behind another would end the connection.
+ */
+const roomFor = (l: AcpLimits): AcpLimits => ({
+  ...l,
+  maxBufferedBytes: Math.max(l.maxBufferedBytes, 2 * (l.maxMessageBytes + 1024)),
+})
 
 const LIMIT_ENV: Record<keyof AcpLimits, string> = {
   maxConnections: 'CHIMERA_ACP_MAX_CONNECTIONS',
@@ -158,7 +168,7 @@ export class AcpEndpoint {
 
   constructor(o: AcpEndpointOptions) {
     this.#o = o
-    this.#limits = { ...DEFAULT_ACP_LIMITS, ...o.limits }
+    this.#limits = roomFor({ ...DEFAULT_ACP_LIMITS, ...o.limits })
     // The default agent is never used: every connection gets its own, with its principal.
     this.#sdk = new AcpServer({
       createAgent: () => this.#connector({ scope: null, ws: false, lastSeen: Date.now(), streams: 0, closed: false }),

@@ -1,6 +1,7 @@
 /**
  * `session/prompt`: the turn's `stopReason`, answered only after every update of the turn is on
  * the wire. `$/cancel_request` for the prompt cancels its turn; a turn that failed is an error.
+ * On a network connection that closes, the answer is given up and the turn goes on.
  */
 import { CODES, RpcError } from '../../../client/wire/jsonrpc/errors.ts'
 import type { Attachment } from './agent-types.ts'
@@ -18,6 +19,7 @@ export async function promptTurn(
   a: Attachment,
   p: { sessionId: string; prompt: Parameters<typeof promptText>[0] },
   signal: AbortSignal,
+  leaveOnClose = false,
 ) {
   const text = promptText(p.prompt)
   const { messageId, done } = a.session.prompt(text)
@@ -27,8 +29,21 @@ export async function promptTurn(
     if (RpcError.is(signal.reason) && signal.reason.code === CODES.requestCancelled) a.session.cancel()
   }
   signal.addEventListener('abort', onAbort, { once: true })
+  // A network connection (leaveOnClose) that closes stops waiting for the turn, which goes on:
+  // nobody is there to read its answer, and the connection must not wait for it to end.
+  const closed = leaveOnClose
+    ? new Promise<never>((_, reject) => {
+        const leave = (): void => {
+          if (!(RpcError.is(signal.reason) && signal.reason.code === CODES.requestCancelled))
+            reject(new RpcError(CODES.internalError, 'the connection closed; the turn goes on'))
+        }
+        if (signal.aborted) leave()
+        else signal.addEventListener('abort', leave, { once: true })
+      })
+    : undefined
+  closed?.catch(() => undefined)
   try {
-    const outcome = await done
+    const outcome = await (closed ? Promise.race([done, closed]) : done)
     await a.session.flush()
     await a.pump.delivered(a.session.lastSeq)
     // Refused credentials are -32000, the code on which a client offers its sign-in (acp-v1 §9).
