@@ -38,6 +38,9 @@ export async function startArm(t: Transcript, arm: ArmName, stdio?: StdioTarget)
       const cwd = t.header.workspace ? makeWorkspace(t.header.workspace.files) : target.cwd
       return new StdioArm({ ...target, cwd }, t.header.launch ?? [], sniffer, cwd !== target.cwd ? cwd : undefined)
     }
+    case 'acp-http':
+    case 'acp-ws':
+      throw new ReplayError(`${t.file}: the ${arm} arm runs in the conformance kit, against a served /acp URL`)
   }
 }
 

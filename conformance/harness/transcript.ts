@@ -23,7 +23,16 @@ import { readFileSync } from 'node:fs'
 import * as z from 'zod'
 
 export const SURFACES = ['http', 'sse', 'acp', 'rpc'] as const
-export const ARMS = ['http-inprocess', 'http-socket', 'sse-inprocess', 'sse-socket', 'stdio'] as const
+/** `acp-http` and `acp-ws` (ACP v1 over the network, harness/arms/acp-net.ts) run in the conformance kit, against a URL. */
+export const ARMS = [
+  'http-inprocess',
+  'http-socket',
+  'sse-inprocess',
+  'sse-socket',
+  'stdio',
+  'acp-http',
+  'acp-ws',
+] as const
 export type Surface = (typeof SURFACES)[number]
 export type ArmName = (typeof ARMS)[number]
 

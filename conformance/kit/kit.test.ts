@@ -7,7 +7,8 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { ID_PATTERN, TRANSPORTS, globToRegExp, matchesAny } from './corpus/ids.ts'
+import { ID_PATTERN, TRANSPORTS, globToRegExp, isAcpNet, matchesAny, type TransportId } from './corpus/ids.ts'
+import { notApplicable } from './run/applicable.ts'
 import { loadCorpus, parseCorpusFile } from './corpus/load.ts'
 import { parseScenario } from './corpus/scenario.ts'
 import { corpusDirs } from './paths.ts'
@@ -38,10 +39,30 @@ describe('the requirement corpus', () => {
     }
     expect(new Set(corpus.map((e) => e.id)).size).toBe(corpus.length)
   })
-  it('binds one abstract scenario to several transports (cancel mid-turn on all five)', () => {
+  it('binds one abstract scenario to several transports (cancel mid-turn on all seven)', () => {
     const cancel = corpus.find((e) => e.id === 'core.cancel.mid-turn')!
     expect(cancel.body.kind).toBe('scenario')
     expect([...cancel.transports].sort()).toEqual([...TRANSPORTS].sort())
+  })
+  it('binds every ACP v1 requirement to acp-http and acp-ws too, and nothing else to them', () => {
+    const v1 = corpus.filter((e) => e.transports.includes('acp-v1'))
+    expect(v1.length).toBeGreaterThan(90)
+    for (const e of corpus)
+      for (const t of ['acp-http', 'acp-ws'] as const)
+        expect(e.transports.includes(t), `${e.id} ${t}`).toBe(e.transports.includes('acp-v1'))
+  })
+  it('marks stdio-only checks not applicable to ACP over the network, with the reason; the rest apply', () => {
+    const byId = new Map(corpus.map((e) => [e.id, e]))
+    const na = (id: string, t: TransportId) => notApplicable(byId.get(id)!, t)
+    expect(na('acp.framing.bom', 'acp-http')).toMatch(/^not applicable to acp-http: it sends raw bytes/)
+    expect(na('acp.stdio.exit-on-end-of-input', 'acp-ws')).toMatch(/closes the agent's stdin/)
+    expect(na('acp.v1.initialize.zed', 'acp-ws')).toMatch(/initializes twice on one stream/)
+    // A transcript's tail checking another requirement (exit on end of input) does not make it stdio-only.
+    expect(na('acp.jsonrpc.method-not-found', 'acp-http')).toBeUndefined()
+    expect(na('acp.v1.session.methods', 'acp-ws')).toBeUndefined()
+    expect(na('core.cancel.mid-turn', 'acp-http')).toBeUndefined()
+    // Nothing is ever not applicable on stdio.
+    for (const e of corpus) for (const t of e.transports) if (!isAcpNet(t)) expect(notApplicable(e, t)).toBeUndefined()
   })
   it('asks an HTTP transcript target for a master token exactly when the transcript has one', () => {
     expect(corpus.find((e) => e.id === 'http.auth.master-token')!.config.auth).toBe('token')
@@ -256,12 +277,57 @@ describe('reports', () => {
       xfail: 1,
       stale: 1,
       skip: 1,
+      na: 0,
       total: 6,
       failBelowBar: 0,
       listProblems: 0,
     })
+    expect(Object.keys(r.byTransport)).toEqual(['rpc'])
+    expect(r.byTransport.rpc).toMatchObject({ pass: 2, fail: 1, total: 6 })
     expect(r.results[1].violations[0].rule).toBe('rpc.stdout.protocol-only')
     expect(r.startedAt).toBe('1970-01-01T00:00:00.000Z')
+  })
+  it('ACP over the network: a not-applicable result is its own count per transport, in every report', () => {
+    const acp = [
+      result({ id: 'acp.framing.bom', surface: 'acp', transport: 'acp-v1' }),
+      result({
+        id: 'acp.framing.bom',
+        surface: 'acp',
+        transport: 'acp-http',
+        status: 'na',
+        message: 'not applicable to acp-http: it sends raw bytes',
+      }),
+      result({ id: 'core.prompt.text', transport: 'acp-http' }),
+      result({ id: 'core.prompt.text', transport: 'acp-ws', status: 'fail', message: 'm' }),
+      result({ id: 'acp.framing.bom', surface: 'acp', transport: 'acp-ws', status: 'na', message: 'n/a: raw' }),
+    ]
+    expect(resultLine(acp[1]!)).toMatch(/^N\/A {3}acp\.framing\.bom \[acp-http\] .*\n {6}not applicable to acp-http/)
+    const summary = summaryText(acp)
+    expect(summary).toContain(
+      '  [acp-v1]                 1 passed, 0 failed, 0 expected failure(s), 0 not applicable, 0 skipped',
+    )
+    expect(summary).toContain(
+      '  [acp-http]               1 passed, 0 failed, 0 expected failure(s), 1 not applicable, 0 skipped',
+    )
+    expect(summary).toContain(
+      '  [acp-ws]                 0 passed, 1 failed, 0 expected failure(s), 1 not applicable, 0 skipped',
+    )
+    expect(summary).toContain('2 not applicable')
+    expect(summary.split('\n').at(-1)).toBe('2 passed, 1 failed, 0 skipped')
+    expect(exitCodeOf([acp[1]!])).toBe(0)
+    const xml = junitReport(acp)
+    expect(xml).toContain(
+      '<testsuite name="chimera-conformance acp-http" tests="2" failures="0" errors="0" skipped="1"',
+    )
+    expect(xml).toContain(
+      '<property name="chimera.status" value="na"/></properties><skipped message="not applicable to acp-http',
+    )
+    const r = JSON.parse(jsonReport(acp, { ...run, transports: ['acp-v1', 'acp-http', 'acp-ws'] }))
+    expect(Object.keys(r.byTransport)).toEqual(['acp-v1', 'acp-http', 'acp-ws'])
+    expect(r.byTransport['acp-http']).toMatchObject({ pass: 1, na: 1, fail: 0, total: 2 })
+    expect(r.byTransport['acp-ws']).toMatchObject({ pass: 0, na: 1, fail: 1, total: 2 })
+    expect(r.summary.na).toBe(2)
+    expect(htmlReport(r)).toContain('2 not applicable')
   })
   it('the corpus version is a content hash: stable, and different when a requirement changes', () => {
     const corpus = loadCorpus(corpusDirs())
@@ -321,11 +387,13 @@ describe('the CLI (in process)', () => {
     const { code, out } = await run({ list: true })
     expect(code).toBe(0)
     expect(out).toMatch(
-      /^core\.cancel\.mid-turn {2}\[acp-v1,acp-otter,acp-ferret,http,rpc\] {2}MUST {2}Cancel mid-turn/m,
+      /^core\.cancel\.mid-turn {2}\[acp-v1,acp-http,acp-ws,acp-otter,acp-ferret,http,rpc\] {2}MUST {2}Cancel mid-turn/m,
     )
     expect(out).toMatch(/^\d+ requirement\(s\), \d+ bindings$/m)
-    expect(out).toMatch(/^surface +requirements +acp-v1 +acp-otter +acp-ferret +http +rpc$/m)
-    expect(out).toMatch(/^total +\d+( +\d+){5}$/m)
+    expect(out).toMatch(/^surface +requirements +acp-v1 +acp-http +acp-ws +acp-otter +acp-ferret +http +rpc$/m)
+    expect(out).toMatch(/^total +\d+( +\d+){7}$/m)
+    // Only the network wires have bindings that cannot apply (stdio-only checks).
+    expect(out).toMatch(/^n\/a +0 +[1-9]\d* +[1-9]\d* +0 +0 +0 +0$/m)
   })
   it('--only narrows the list', async () => {
     const { out } = await run({ list: true }, ['--only', 'rpc.eof.*'])
@@ -345,7 +413,10 @@ describe('the CLI (in process)', () => {
   it('usage errors: nothing to test, a bad URL, --token without --http, an unknown profile or transport', async () => {
     await expect(run({})).rejects.toThrow(UsageError)
     await expect(run({ http: 'ftp://x' })).rejects.toThrow(/--http must be an http\(s\) URL/)
-    await expect(run({ rpc: 'x', token: 't' })).rejects.toThrow(/--token goes with --http/)
+    await expect(run({ rpc: 'x', token: 't' })).rejects.toThrow(/--token goes with --http, --acp-http or --acp-ws/)
+    await expect(run({ 'acp-http': 'ws://h/acp' })).rejects.toThrow(/--acp-http must be an http\(s\) URL/)
+    await expect(run({ 'acp-ws': 'ftp://h/acp' })).rejects.toThrow(/--acp-ws must be a ws\(s\) URL/)
+    await expect(run({ 'acp-ws': 'not a url' })).rejects.toThrow(/--acp-ws must be a URL/)
     await expect(run({ profile: 'no-such-profile' })).rejects.toThrow(/no shipped profile of that name/)
     await expect(run({ profile: 'chimera', transport: 'smtp' })).rejects.toThrow(/--transport: unknown smtp/)
     await expect(run({ rpc: 'x', timeout: '-1' })).rejects.toThrow(/--timeout must be a positive integer/)

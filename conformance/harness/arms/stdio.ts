@@ -174,6 +174,16 @@ export class StdioArm implements Arm {
     return [...this.#stray, ...this.#sniffer.violations]
   }
 
+  /** The last lines of the peer's stderr, for a failure report. */
+  diagnostics(): string[] {
+    return this.stderr
+      .trim()
+      .split('\n')
+      .slice(-5)
+      .filter(Boolean)
+      .map((l) => `stderr: ${l.slice(0, 300)}`)
+  }
+
   async dispose(): Promise<void> {
     await this.#stop()
     // What is left of its group goes too.

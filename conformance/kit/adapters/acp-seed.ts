@@ -7,12 +7,12 @@
  * `{eventId, update: {sessionUpdate…}}` and ferret's flat `{eventId, kind…}`.
  */
 import { AcpSniffer } from '../../harness/sniffer.ts'
-import type { StdioTarget } from '../../harness/arms/stdio.ts'
+import { StdioArm, type StdioTarget } from '../../harness/arms/stdio.ts'
 import { Inbox } from '../../harness/arms/queue.ts'
 import type { Decision, Outcome } from '../corpus/scenario.ts'
 import { toKitViolation, type KitViolation } from '../run/violations.ts'
 import { Unsupported, type Adapter, type AdapterContext, type Observation } from './types.ts'
-import { StdioPeer } from './stdio-peer.ts'
+import { Peer } from './peer.ts'
 
 const textOf = (content: unknown): string =>
   (Array.isArray(content) ? content : [content]).map((b: any) => (b?.type === 'text' ? String(b.text) : '')).join('')
@@ -26,7 +26,7 @@ const OUTCOME: Record<string, Outcome> = {
 export class AcpSeedAdapter implements Adapter {
   readonly transport: 'acp-otter' | 'acp-ferret'
   readonly #ctx: AdapterContext
-  readonly #peer: StdioPeer
+  readonly #peer: Peer
   readonly #sniffer = new AcpSniffer()
   readonly #inbox = new Inbox<Observation>()
   readonly #caps = new Set<string>()
@@ -41,7 +41,7 @@ export class AcpSeedAdapter implements Adapter {
   constructor(transport: 'acp-otter' | 'acp-ferret', target: StdioTarget, ctx: AdapterContext) {
     this.transport = transport
     this.#ctx = ctx
-    this.#peer = new StdioPeer(target, this.#sniffer, (m) => this.#frame(m))
+    this.#peer = new Peer(new StdioArm(target, [], this.#sniffer), (m) => this.#frame(m))
   }
 
   capabilities(): ReadonlySet<string> {

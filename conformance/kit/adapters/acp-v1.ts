@@ -7,15 +7,17 @@
  * `session/load` for resume (v1 has no cursor: the agent replays the whole history before its
  * response, and the adapter keeps what comes after the cursor by `_meta["chimera/eventId"]`).
  * Updates become observations; event ids come from `_meta["chimera/eventId"]` when the agent
- * sends them.
+ * sends them. The same adapter drives the agent over stdio (`acp-v1`, a spawned process) and
+ * over the network (`acp-http`, `acp-ws`: the SDK's client transports, harness/arms/acp-net.ts).
  */
 import { AcpSniffer } from '../../harness/sniffer.ts'
-import type { StdioTarget } from '../../harness/arms/stdio.ts'
+import { StdioArm, type StdioTarget } from '../../harness/arms/stdio.ts'
+import { AcpNetArm, type AcpNetTarget } from '../../harness/arms/acp-net.ts'
 import type { Decision } from '../corpus/scenario.ts'
 import { toKitViolation, type KitViolation } from '../run/violations.ts'
 import { Inbox } from '../../harness/arms/queue.ts'
 import { OPTION_KIND, Unsupported, type Adapter, type AdapterContext, type Observation } from './types.ts'
-import { StdioPeer } from './stdio-peer.ts'
+import { Peer } from './peer.ts'
 import { answerFs, insideWorkspace } from './client-fs.ts'
 
 const textOf = (content: unknown): string => {
@@ -43,10 +45,13 @@ const STATUS_RANK: Record<string, number> = { pending: 0, in_progress: 1, comple
 const LIFECYCLE_SPEC =
   'specs/vendor/acp/schema.v1.json $defs.ToolCallUpdate ("an update to an existing tool call"), $defs.ToolCallStatus (pending → in_progress → completed | failed)'
 
+/** The ACP v1 wires: stdio, Streamable HTTP, WebSocket. */
+export type AcpV1Transport = 'acp-v1' | 'acp-http' | 'acp-ws'
+
 export class AcpV1Adapter implements Adapter {
-  readonly transport = 'acp-v1' as const
+  readonly transport: AcpV1Transport
   readonly #ctx: AdapterContext
-  readonly #peer: StdioPeer
+  readonly #peer: Peer
   readonly #sniffer = new AcpSniffer()
   readonly #inbox = new Inbox<Observation>()
   readonly #caps = new Set<string>()
@@ -61,9 +66,16 @@ export class AcpV1Adapter implements Adapter {
   #replaying: { id: string; session: string; after: number } | undefined
   #initialized = false
 
-  constructor(target: StdioTarget, ctx: AdapterContext) {
+  constructor(transport: 'acp-v1', target: StdioTarget, ctx: AdapterContext)
+  constructor(transport: 'acp-http' | 'acp-ws', target: AcpNetTarget, ctx: AdapterContext)
+  constructor(transport: AcpV1Transport, target: StdioTarget | AcpNetTarget, ctx: AdapterContext) {
+    this.transport = transport
     this.#ctx = ctx
-    this.#peer = new StdioPeer(target, this.#sniffer, (m) => this.#frame(m))
+    const arm =
+      transport === 'acp-v1'
+        ? new StdioArm(target as StdioTarget, [], this.#sniffer)
+        : new AcpNetArm(transport, target as AcpNetTarget, this.#sniffer)
+    this.#peer = new Peer(arm, (m) => this.#frame(m))
   }
 
   capabilities(): ReadonlySet<string> {
@@ -359,7 +371,7 @@ export class AcpV1Adapter implements Adapter {
   }
 
   violations(): KitViolation[] {
-    return [...this.#peer.arm.violations().map((v) => toKitViolation('acp-v1', v)), ...this.#extra]
+    return [...this.#peer.arm.violations().map((v) => toKitViolation(this.transport, v)), ...this.#extra]
   }
 
   agent(): { name: string; version: string } | undefined {

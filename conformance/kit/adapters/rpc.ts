@@ -6,17 +6,17 @@
  * round-trip (extensions), `steer` and `cancel` as written. No event ids, so no resume.
  */
 import { RpcSniffer } from '../../harness/sniffer.ts'
-import type { StdioTarget } from '../../harness/arms/stdio.ts'
+import { StdioArm, type StdioTarget } from '../../harness/arms/stdio.ts'
 import { Inbox } from '../../harness/arms/queue.ts'
 import type { Decision } from '../corpus/scenario.ts'
 import { toKitViolation, type KitViolation } from '../run/violations.ts'
 import { Unsupported, type Adapter, type AdapterContext, type Observation } from './types.ts'
-import { StdioPeer } from './stdio-peer.ts'
+import { Peer } from './peer.ts'
 
 export class RpcAdapter implements Adapter {
   readonly transport = 'rpc' as const
   readonly #ctx: AdapterContext
-  readonly #peer: StdioPeer
+  readonly #peer: Peer
   readonly #inbox = new Inbox<Observation>()
   readonly #seen = new Set<string>()
   readonly #prompts = new Set<string>()
@@ -28,7 +28,7 @@ export class RpcAdapter implements Adapter {
 
   constructor(target: StdioTarget, ctx: AdapterContext) {
     this.#ctx = ctx
-    this.#peer = new StdioPeer(target, new RpcSniffer(), (m) => this.#frame(m))
+    this.#peer = new Peer(new StdioArm(target, [], new RpcSniffer()), (m) => this.#frame(m))
   }
 
   capabilities(): ReadonlySet<string> {

@@ -7,12 +7,14 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { UsageError, parseList, repeatable } from '../../../server/cli/args.ts'
-import { TRANSPORTS, matchesAny, type TransportId } from '../corpus/ids.ts'
+import { ACP_NET_TRANSPORTS, TRANSPORTS, matchesAny, type TransportId } from '../corpus/ids.ts'
+import type { ExternalAcp } from '../run/launch.ts'
 import { loadCorpus, type CorpusEntry } from '../corpus/load.ts'
 import { adHocProfile, loadProfile, type ResolvedProfile } from '../profiles/profile.ts'
 import { corpusDirs, profilesDir } from '../paths.ts'
 import { listProblems, loadExpectedFailures, type ExpectedFailure } from '../run/expected.ts'
 import { plan, runCorpus } from '../run/runner.ts'
+import { notApplicable } from '../run/applicable.ts'
 import { parsePortRange, type PortRange } from '../run/ports.ts'
 import { VIOLATION_RULES } from '../run/violations.ts'
 import { resultLine, summaryText } from '../report/console.ts'
@@ -32,6 +34,8 @@ export interface KitFlags {
   'startup-grace'?: string
   acp?: string
   'acp-dialect'?: string
+  'acp-http'?: string
+  'acp-ws'?: string
   http?: string
   token?: string
   rpc?: string
@@ -68,6 +72,7 @@ interface Targets {
   profile: ResolvedProfile
   transports: TransportId[]
   externalHttp?: { baseUrl: string; token?: string }
+  externalAcp?: ExternalAcp
 }
 
 function targets(f: KitFlags): Targets {
@@ -109,7 +114,28 @@ function targets(f: KitFlags): Targets {
     delete profile.profile.targets.http
     externalHttp = { baseUrl: f.http.replace(/\/$/, ''), token: f.token }
     given.push('http')
-  } else if (f.token !== undefined) throw new UsageError('--token goes with --http')
+  }
+  let externalAcp: ExternalAcp | undefined
+  for (const t of ACP_NET_TRANSPORTS) {
+    const raw = f[t]
+    if (raw === undefined) continue
+    let url: URL
+    try {
+      url = new URL(raw)
+    } catch {
+      throw new UsageError(`--${t} must be a URL, got ${JSON.stringify(raw)}`)
+    }
+    const schemes = t === 'acp-http' ? /^https?:$/ : /^(wss?|https?):$/
+    if (!schemes.test(url.protocol))
+      throw new UsageError(
+        `--${t} must be ${t === 'acp-http' ? 'an http(s)' : 'a ws(s)'} URL, got ${JSON.stringify(raw)}`,
+      )
+    delete profile.profile.targets[t]
+    externalAcp = { ...externalAcp, [t]: { url: url.href, token: f.token } }
+    given.push(t)
+  }
+  if (f.token !== undefined && f.http === undefined && !externalAcp)
+    throw new UsageError('--token goes with --http, --acp-http or --acp-ws')
   let transports = given.length ? given : (Object.keys(profile.profile.targets) as TransportId[])
   const only = parseList(f.transport)
   if (only) {
@@ -117,7 +143,7 @@ function targets(f: KitFlags): Targets {
     if (bad.length) throw new UsageError(`--transport: unknown ${bad.join(', ')} (known: ${TRANSPORTS.join(', ')})`)
     transports = transports.filter((t) => only.includes(t))
   }
-  return { profile, transports, externalHttp }
+  return { profile, transports, externalHttp, externalAcp }
 }
 
 function select(rawArgs: readonly string[]): { all: CorpusEntry[]; entries: CorpusEntry[]; globs: string[] } {
@@ -162,6 +188,8 @@ export function countTable(entries: readonly CorpusEntry[]): string {
       ),
     ),
     row('total', entries),
+    // Bindings to ACP over the network that only stdio can check (reported n/a when run).
+    `${'n/a'.padEnd(8)} ${''.padStart(12)} ${TRANSPORTS.map((t) => String(entries.filter((e) => e.transports.includes(t) && notApplicable(e, t)).length).padStart(11)).join('')}`,
   ].join('\n')
 }
 
@@ -193,13 +221,13 @@ export async function execute(f: KitFlags, rawArgs: readonly string[], out: (lin
     out(`${entries.length} requirement(s), ${entries.reduce((a, e) => a + e.transports.length, 0)} bindings`)
     return 0
   }
-  if (f.coverage && !f.acp && !f.http && !f.rpc && !f.profile) {
+  if (f.coverage && !f.acp && !f.http && !f['acp-http'] && !f['acp-ws'] && !f.rpc && !f.profile) {
     out(coverageText(coverage(entries)))
     return 0
   }
   const t = targets(f)
   if (!t.transports.length)
-    throw new UsageError('nothing to test: give --acp, --http, --rpc or a --profile with targets')
+    throw new UsageError('nothing to test: give --acp, --acp-http, --acp-ws, --http, --rpc or a --profile with targets')
   const expected: ExpectedFailure[] = []
   if (t.profile.profile.expectedFailures)
     expected.push(...loadExpectedFailures(resolve(t.profile.dir, t.profile.profile.expectedFailures)))
@@ -218,6 +246,7 @@ export async function execute(f: KitFlags, rawArgs: readonly string[], out: (lin
     profile: t.profile,
     transports: t.transports,
     externalHttp: t.externalHttp,
+    externalAcp: t.externalAcp,
     expected,
     timeoutMs,
     startupGraceMs,

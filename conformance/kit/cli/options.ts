@@ -15,8 +15,20 @@ export const KIT_ARGS = {
     default: 'v1',
     description: 'ACP dialect the agent speaks: v1 (the ACP v1 wire), otter or ferret (the seed dialects)',
   },
+  'acp-http': {
+    type: 'string',
+    description:
+      'URL of a running ACP agent over Streamable HTTP (the ACP v1 requirements, spoken through the official SDK), e.g. http://127.0.0.1:5173/acp',
+  },
+  'acp-ws': {
+    type: 'string',
+    description: 'URL of a running ACP agent over WebSocket (the ACP v1 requirements), e.g. ws://127.0.0.1:5173/acp',
+  },
   http: { type: 'string', description: 'Base URL of a running HTTP+SSE server, e.g. http://127.0.0.1:5173' },
-  token: { type: 'string', description: "The HTTP server's master bearer token" },
+  token: {
+    type: 'string',
+    description: 'Bearer token for the server given by --http, --acp-http or --acp-ws (its master token)',
+  },
   rpc: { type: 'string', description: 'JSON-lines RPC command line to spawn (run by /bin/sh)' },
   profile: {
     type: 'string',
@@ -24,7 +36,8 @@ export const KIT_ARGS = {
   },
   transport: {
     type: 'string',
-    description: "Only these of the profile's transports (comma-separated: acp-v1,acp-otter,acp-ferret,http,rpc)",
+    description:
+      "Only these of the profile's transports (comma-separated: acp-v1,acp-http,acp-ws,acp-otter,acp-ferret,http,rpc)",
   },
   'model-double': {
     type: 'boolean',

@@ -4,9 +4,19 @@
  * (`acp.v1.cancel.stop-reason`); it never changes once published (docs/decisions/0100).
  */
 
-/** The wires a scenario can bind to. `http` is REST plus its SSE event streams. */
-export const TRANSPORTS = ['acp-v1', 'acp-otter', 'acp-ferret', 'http', 'rpc'] as const
+/**
+ * The wires a scenario can bind to. `http` is REST plus its SSE event streams. `acp-http` (ACP
+ * Streamable HTTP) and `acp-ws` (ACP over WebSocket) are ACP v1 over the network: every
+ * requirement bound to `acp-v1` binds to them too (corpus/load.ts), and one that cannot apply
+ * there is reported not applicable (run/applicable.ts).
+ */
+export const TRANSPORTS = ['acp-v1', 'acp-http', 'acp-ws', 'acp-otter', 'acp-ferret', 'http', 'rpc'] as const
 export type TransportId = (typeof TRANSPORTS)[number]
+
+/** ACP v1 over the network, bound wherever `acp-v1` is. */
+export const ACP_NET_TRANSPORTS = ['acp-http', 'acp-ws'] as const
+export type AcpNetTransportId = (typeof ACP_NET_TRANSPORTS)[number]
+export const isAcpNet = (t: TransportId): t is AcpNetTransportId => t === 'acp-http' || t === 'acp-ws'
 
 /** Report grouping: the product surface a requirement belongs to (from its id). */
 export const SURFACES = ['acp', 'http', 'sse', 'rpc', 'core'] as const

@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { parseTranscript, type Transcript } from '../../harness/transcript.ts'
-import { surfaceOf, type Level, type SurfaceId, type TransportId } from './ids.ts'
+import { ACP_NET_TRANSPORTS, surfaceOf, type Level, type SurfaceId, type TransportId } from './ids.ts'
 import { parseScenario, type Scenario } from './scenario.ts'
 
 export interface CorpusEntry {
@@ -22,6 +22,18 @@ export interface CorpusEntry {
   /** False when the id was derived from the file name (a transcript not yet given one). */
   explicitId: boolean
   body: { kind: 'scenario'; scenario: Scenario } | { kind: 'transcript'; transcript: Transcript }
+}
+
+/**
+ * ACP v1 is one protocol on three wires: a requirement bound to `acp-v1` (stdio) binds to
+ * `acp-http` and `acp-ws` too, right after it (one that cannot apply there is reported not
+ * applicable by the runner, never silently left out).
+ */
+export function withAcpNet(transports: readonly TransportId[]): TransportId[] {
+  if (!transports.includes('acp-v1')) return [...transports]
+  const rest = transports.filter((t) => !(ACP_NET_TRANSPORTS as readonly string[]).includes(t))
+  const at = rest.indexOf('acp-v1') + 1
+  return [...rest.slice(0, at), ...ACP_NET_TRANSPORTS, ...rest.slice(at)]
 }
 
 /** Transports a raw transcript binds to when its header names none. */
@@ -58,7 +70,7 @@ function fromTranscript(t: Transcript, base: string): CorpusEntry {
     title: t.header.title,
     section: t.header.section ?? t.header.specRefs?.join('; ') ?? '',
     level: t.header.level ?? 'MUST',
-    transports: transcriptTransports(t),
+    transports: withAcpNet(transcriptTransports(t)),
     surface: t.header.surface === 'sse' ? 'sse' : surfaceOf(id),
     requires: t.header.requires ?? [],
     config: transcriptConfig(t),
@@ -75,7 +87,7 @@ function fromScenario(s: Scenario): CorpusEntry {
     title: h.title,
     section: h.section,
     level: h.level,
-    transports: h.transports,
+    transports: withAcpNet(h.transports),
     surface: surfaceOf(h.id),
     requires: h.requires,
     config: h.config,

@@ -8,7 +8,7 @@ import { findOperation } from '../../harness/sniffer.ts'
 import { negotiate } from '../../../server/acp/dialect.ts'
 import type { Transcript } from '../../harness/transcript.ts'
 import type { CorpusEntry } from '../corpus/load.ts'
-import type { TransportId } from '../corpus/ids.ts'
+import { isAcpNet, type TransportId } from '../corpus/ids.ts'
 import type { AbstractStep } from '../corpus/scenario.ts'
 import { FAMILIES, RPC_TYPE_TO_MESSAGE, specItems, type Family } from './items.ts'
 import { UNREACHABLE } from './unreachable.ts'
@@ -16,7 +16,9 @@ import { UNREACHABLE } from './unreachable.ts'
 type Touch = Set<string>
 type AcpDialect = 'acp.v1' | 'acp.seed'
 const add = (t: Touch, family: Family, name: string | number): void => void t.add(`${family} ${name}`)
-const dialect = (tr: TransportId): AcpDialect => (tr === 'acp-v1' ? 'acp.v1' : 'acp.seed')
+/** ACP v1 on stdio and over the network (acp-http, acp-ws) share the v1 items. */
+const v1Wire = (tr: TransportId): TransportId => (isAcpNet(tr) ? 'acp-v1' : tr)
+const dialect = (tr: TransportId): AcpDialect => (v1Wire(tr) === 'acp-v1' ? 'acp.v1' : 'acp.seed')
 
 /** Walk every JSON value under `v`, calling `f` on each object. */
 function objects(v: unknown, f: (o: Record<string, any>) => void): void {
@@ -217,7 +219,7 @@ export function touches(e: CorpusEntry): Touch {
     const seedish = tr === 'acp-otter' || tr === 'acp-ferret' ? 'acp-seed' : undefined
     for (const key of ['open', ...e.body.scenario.steps.flatMap(stepKey)]) {
       const m = STEP_ITEMS[key] ?? {}
-      for (const item of [...(m[tr] ?? []), ...(seedish ? (m[seedish] ?? []) : [])]) t.add(item)
+      for (const item of [...(m[v1Wire(tr)] ?? []), ...(seedish ? (m[seedish] ?? []) : [])]) t.add(item)
     }
     for (const c of e.body.scenario.header.covers) t.add(c)
   }

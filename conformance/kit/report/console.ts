@@ -9,9 +9,9 @@ import type { Level } from '../corpus/ids.ts'
 import type { ListProblem } from '../run/expected.ts'
 import type { Result } from '../run/runner.ts'
 import { describeViolation } from '../run/violations.ts'
-import { counts, failsRun, failureLevel } from './summary.ts'
+import { counts, countsByTransport, failsRun, failureLevel } from './summary.ts'
 
-const TAG = { pass: 'PASS ', fail: 'FAIL ', xfail: 'XFAIL', stale: 'STALE', skip: 'SKIP ' } as const
+const TAG = { pass: 'PASS ', fail: 'FAIL ', xfail: 'XFAIL', stale: 'STALE', skip: 'SKIP ', na: 'N/A  ' } as const
 
 export function resultLine(r: Result, verbose = false, failOn: Level = 'MUST'): string {
   const below =
@@ -23,7 +23,7 @@ export function resultLine(r: Result, verbose = false, failOn: Level = 'MUST'): 
   if (
     r.status === 'fail' ||
     r.status === 'stale' ||
-    (r.status === 'skip' && r.message) ||
+    ((r.status === 'skip' || r.status === 'na') && r.message) ||
     (r.status === 'xfail' && verbose)
   ) {
     if (r.status === 'xfail' && r.expectedReason) lines.push(`      expected: ${r.expectedReason}`)
@@ -53,10 +53,10 @@ export function summaryText(
 ): string {
   const c = counts(results, failOn)
   const out: string[] = ['']
-  const bySurface = new Map<string, { pass: number; fail: number; xfail: number; skip: number }>()
+  const bySurface = new Map<string, { pass: number; fail: number; xfail: number; skip: number; na: number }>()
   for (const r of results) {
     const k = `${r.surface} [${r.transport}]`
-    const e = bySurface.get(k) ?? { pass: 0, fail: 0, xfail: 0, skip: 0 }
+    const e = bySurface.get(k) ?? { pass: 0, fail: 0, xfail: 0, skip: 0, na: 0 }
     if (r.status === 'pass') e.pass++
     else if (r.status === 'fail' || r.status === 'stale') e.fail++
     else e[r.status]++
@@ -64,14 +64,21 @@ export function summaryText(
   }
   for (const [k, e] of [...bySurface].sort())
     out.push(
-      `  ${k.padEnd(24)} ${e.pass} passed, ${e.fail} failed${e.xfail ? `, ${e.xfail} expected failure(s)` : ''}${e.skip ? `, ${e.skip} skipped` : ''}`,
+      `  ${k.padEnd(24)} ${e.pass} passed, ${e.fail} failed${e.xfail ? `, ${e.xfail} expected failure(s)` : ''}${e.na ? `, ${e.na} not applicable` : ''}${e.skip ? `, ${e.skip} skipped` : ''}`,
     )
+  const byTransport = Object.entries(countsByTransport(results, failOn))
+  if (byTransport.length > 1 || c.na)
+    for (const [t, n] of byTransport)
+      out.push(
+        `  ${`[${t}]`.padEnd(24)} ${n.pass} passed, ${n.fail + n.stale} failed, ${n.xfail} expected failure(s), ${n.na} not applicable, ${n.skip} skipped`,
+      )
   if (c.xfail) out.push(`${c.xfail} expected failure(s)`)
   if (c.stale) out.push(`${c.stale} stale expected failure(s): listed, but passing (remove them from the list)`)
   if (c.failBelowBar)
     out.push(`${c.failBelowBar} failure(s) below ${failOn} (SHOULD/MAY): reported, not failing the run`)
   if (problems.length)
     out.push(...listProblemLines(problems), `${problems.length} problem(s) in the expected-failures list`)
+  if (c.na) out.push(`${c.na} not applicable (ACP over the network: stdio-only checks)`)
   out.push(`${c.pass} passed, ${c.fail + c.stale} failed, ${c.skip} skipped`)
   return out.join('\n')
 }

@@ -20,6 +20,7 @@ const VERDICT: Record<Result['status'], string> = {
   xfail: 'expected failure',
   stale: 'STALE',
   skip: 'skipped',
+  na: 'n/a',
 }
 
 const STYLE = `
@@ -37,7 +38,13 @@ details{margin:4px 0}summary{cursor:pointer}pre{white-space:pre-wrap;word-break:
 function cell(r: Result | undefined, failOn: Level): string {
   if (!r) return '<td class="v skipped">—</td>'
   const soft = r.status === 'fail' && !failsRun(r, failOn)
-  const cls = soft ? 'soft' : r.status === 'xfail' ? 'xfail' : r.status === 'skip' ? 'skipped' : VERDICT[r.status]
+  const cls = soft
+    ? 'soft'
+    : r.status === 'xfail'
+      ? 'xfail'
+      : r.status === 'skip' || r.status === 'na'
+        ? 'skipped'
+        : VERDICT[r.status]
   const label = soft ? `fail (${failureLevel(r)})` : VERDICT[r.status]
   return `<td class="v ${cls}" title="${esc(r.message ?? '')}">${esc(label)}</td>`
 }
@@ -65,7 +72,9 @@ export function htmlReport(report: JsonReport): string {
       .filter((r) => r.status === 'fail' || r.status === 'stale' || r.status === 'xfail')
       .map(failure)
       .join('')
-    const skips = rs.filter((r) => r.status === 'skip' && r.message).map((r) => `${r.transport}: ${r.message}`)
+    const skips = rs
+      .filter((r) => (r.status === 'skip' || r.status === 'na') && r.message)
+      .map((r) => `${r.transport}: ${r.message}`)
     const more =
       detail + (skips.length ? `<details><summary>skipped</summary><pre>${esc(skips.join('\n'))}</pre></details>` : '')
     // The failures' details span the whole row under it, so frames read at full width.
@@ -93,7 +102,7 @@ export function htmlReport(report: JsonReport): string {
 <title>Conformance: ${esc(report.target.profile)}</title><style>${STYLE}</style></head><body>
 <h1>Conformance report: ${esc(report.target.profile)}</h1>
 <p class="meta">kit <code>${esc(report.kit.name)} ${esc(report.kit.version)}</code> · corpus <code>${esc(report.corpus.hash)}</code> (${report.corpus.requirements} requirements) · implementation ${esc(impl)} · started ${esc(report.startedAt)} · failing at ${esc(report.failOn)}</p>
-<p class="counts"><span class="pass">${s.pass} passed</span><span class="FAIL">${s.fail + s.stale} failed${s.failBelowBar ? ` (${s.failBelowBar} below ${esc(report.failOn)})` : ''}</span><span class="xfail">${s.xfail} expected failures</span><span class="skipped">${s.skip} skipped</span></p>
+<p class="counts"><span class="pass">${s.pass} passed</span><span class="FAIL">${s.fail + s.stale} failed${s.failBelowBar ? ` (${s.failBelowBar} below ${esc(report.failOn)})` : ''}</span><span class="xfail">${s.xfail} expected failures</span>${s.na ? `<span class="skipped">${s.na} not applicable</span>` : ''}<span class="skipped">${s.skip} skipped</span></p>
 ${problems}
 <table><thead><tr><th>requirement</th><th>level</th><th>section</th>${transports.map((t) => `<th>${esc(t)}</th>`).join('')}</tr></thead>
 <tbody>

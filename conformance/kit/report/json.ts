@@ -10,7 +10,7 @@ import type { Level } from '../corpus/ids.ts'
 import type { ListProblem } from '../run/expected.ts'
 import type { Result } from '../run/runner.ts'
 import { VERSION } from '../../../server/version.ts'
-import { counts } from './summary.ts'
+import { counts, countsByTransport } from './summary.ts'
 
 export interface CorpusVersion {
   /** sha256 (first 16 hex digits) of every requirement's id and parsed content, in id order. */
@@ -55,6 +55,8 @@ export interface JsonReport {
   startedAt: string
   failOn: Level
   summary: ReturnType<typeof counts> & { listProblems: number }
+  /** The same counts per transport (`acp-v1`, `acp-http`, `acp-ws`, …). */
+  byTransport: Record<string, ReturnType<typeof counts>>
   listProblems: { id: string; transport?: string; problem: string; reason: string }[]
   results: Result[]
 }
@@ -79,6 +81,7 @@ export function jsonReport(results: readonly Result[], run: RunInfo): string {
     startedAt: run.startedAt.toISOString(),
     failOn: run.failOn,
     summary: { ...counts(results, run.failOn), listProblems: run.listProblems.length },
+    byTransport: countsByTransport(results, run.failOn),
     listProblems: run.listProblems.map((p) => ({
       id: p.entry.id,
       transport: p.entry.transport,

@@ -1,7 +1,9 @@
 /**
  * The JUnit XML report, as CI systems read it: one <testsuite> per transport, one <testcase>
  * per requirement (name = requirement id, classname = surface.transport), <failure> for a
- * failure that fails the run or a stale expected failure, <skipped> for a skip. An expected
+ * failure that fails the run or a stale expected failure, <skipped> for a skip or a requirement
+ * not applicable to the transport (`chimera.status=na`: a stdio-only check on ACP over the
+ * network). An expected
  * failure is neither: a passing testcase marked by the property `chimera.status=xfail`, with
  * the entry's reason and the failure (message, violations, frames) in <system-out>. A failure
  * below the run's level (SHOULD/MAY without --fail-on) is likewise a testcase with
@@ -31,6 +33,8 @@ function testcase(r: Result, failOn: Level): string {
   const attrs = `name="${esc(r.id)}" classname="${esc(`${r.surface}.${r.transport}`)}" file="${esc(r.file)}" time="${(r.durationMs / 1000).toFixed(3)}"`
   const level = { 'chimera.level': r.level }
   if (r.status === 'pass') return `    <testcase ${attrs}>${props({ ...level, 'chimera.status': 'pass' })}</testcase>`
+  if (r.status === 'na')
+    return `    <testcase ${attrs}>${props({ ...level, 'chimera.status': 'na' })}<skipped message="${esc(r.message ?? 'not applicable')}"/></testcase>`
   if (r.status === 'skip')
     return `    <testcase ${attrs}>${props({ ...level, 'chimera.status': 'skip' })}<skipped message="${esc(r.message ?? '')}"/></testcase>`
   if (r.status === 'xfail') {
@@ -47,7 +51,7 @@ export function junitReport(results: readonly Result[], failOn: Level = 'MUST'):
   for (const r of results) byTransport.set(r.transport, [...(byTransport.get(r.transport) ?? []), r])
   const suites = [...byTransport].map(([t, rs]) => {
     const failures = rs.filter((r) => failsRun(r, failOn)).length
-    const skipped = rs.filter((r) => r.status === 'skip').length
+    const skipped = rs.filter((r) => r.status === 'skip' || r.status === 'na').length
     const time = rs.reduce((a, r) => a + r.durationMs, 0) / 1000
     return `  <testsuite name="chimera-conformance ${esc(t)}" tests="${rs.length}" failures="${failures}" errors="0" skipped="${skipped}" time="${time.toFixed(3)}">\n${rs.map((r) => testcase(r, failOn)).join('\n')}\n  </testsuite>`
   })

@@ -3,7 +3,7 @@
  * always; SHOULD and MAY only when `--fail-on` lowers the bar; a contract violation is a MUST
  * whatever the requirement's level), a stale expected failure and a problem of the list always.
  */
-import type { Level } from '../corpus/ids.ts'
+import { TRANSPORTS, type Level } from '../corpus/ids.ts'
 import type { Result, Status } from '../run/runner.ts'
 
 export type Counts = Record<Status, number> & { total: number; failBelowBar: number }
@@ -18,12 +18,22 @@ export const failsRun = (r: Pick<Result, 'status' | 'level' | 'violations'>, fai
   r.status === 'stale' || (r.status === 'fail' && RANK[failureLevel(r)] <= RANK[failOn])
 
 export function counts(results: readonly Result[], failOn: Level = 'MUST'): Counts {
-  const c: Counts = { pass: 0, fail: 0, xfail: 0, stale: 0, skip: 0, total: results.length, failBelowBar: 0 }
+  const c: Counts = { pass: 0, fail: 0, xfail: 0, stale: 0, skip: 0, na: 0, total: results.length, failBelowBar: 0 }
   for (const r of results) {
     c[r.status]++
     if (r.status === 'fail' && !failsRun(r, failOn)) c.failBelowBar++
   }
   return c
+}
+
+/** The counts of each transport the results ran on, in the kit's transport order. */
+export function countsByTransport(results: readonly Result[], failOn: Level = 'MUST'): Record<string, Counts> {
+  const out: Record<string, Counts> = {}
+  for (const t of TRANSPORTS) {
+    const mine = results.filter((r) => r.transport === t)
+    if (mine.length) out[t] = counts(mine, failOn)
+  }
+  return out
 }
 
 /** 1 when something failed the run (see the file comment) or the expected-failures list has problems. */

@@ -121,7 +121,7 @@ export function listProblems(
       continue
     }
     const mine = results.filter((r) => expectedFor([entry], r) === entry)
-    if (mine.length && mine.every((r) => r.status === 'skip'))
+    if (mine.length && mine.every((r) => r.status === 'skip' || r.status === 'na'))
       out.push({
         entry,
         problem: `only skipped in this run (${mine.map((r) => `${r.transport}: ${r.message ?? 'skipped'}`).join('; ')}), so it cannot be checked`,

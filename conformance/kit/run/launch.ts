@@ -1,8 +1,9 @@
 /**
  * Per-scenario set-up of a target: a temporary workspace (the scenario's files) and home, the
  * profile's files, environment and arguments with its variables filled in, the named
- * configuration the scenario needs; for an HTTP target with a command, the server started on a
- * free loopback port and polled until it answers. Everything made here is removed by `close`.
+ * configuration the scenario needs; for an HTTP target (REST+SSE, or ACP over the network:
+ * acp-http, acp-ws) with a command, the server started on a free loopback port and polled until
+ * it answers. Everything made here is removed by `close`.
  */
 import { release, signalGroup, supervise } from '../../../server/platform/supervisor.ts'
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -11,7 +12,8 @@ import { freePort, type PortRange } from './ports.ts'
 import { tmpdir } from 'node:os'
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path'
 import type { StdioTarget } from '../../harness/arms/stdio.ts'
-import type { TransportId } from '../corpus/ids.ts'
+import { isAcpNet, type AcpNetTransportId, type TransportId } from '../corpus/ids.ts'
+import { endpointFor, type AcpNetTarget } from '../../harness/arms/acp-net.ts'
 import { expand, expandDeep, type Launch, type ResolvedProfile } from '../profiles/profile.ts'
 import { kitRoot } from '../paths.ts'
 import type { HttpEndpoint } from '../adapters/http.ts'
@@ -29,8 +31,13 @@ export interface Prepared {
   workspace: string
   stdio?: StdioTarget
   http?: HttpEndpoint
+  /** ACP over the network: the endpoint URL and token (acp-http, acp-ws). */
+  acp?: AcpNetTarget
   close(): Promise<void>
 }
+
+/** ACP endpoints someone else serves (`--acp-http <url>`, `--acp-ws <url>`, `--token`). */
+export type ExternalAcp = Partial<Record<AcpNetTransportId, { url: string; token?: string }>>
 
 export class SkipError extends Error {
   override name = 'SkipError'
@@ -99,6 +106,8 @@ export interface PrepareOptions {
   double?: DoubleInfo
   /** An HTTP server someone else runs (`--http <url>`); used as is. */
   externalHttp?: HttpEndpoint
+  /** ACP endpoints someone else serves; used as they run. */
+  externalAcp?: ExternalAcp
   /** How long an HTTP server may take to answer its readiness path (--timeout plus the start-up grace). */
   readyMs?: number
   /** Where a started HTTP server's port comes from (`--ports`). */
@@ -121,7 +130,8 @@ export async function prepare(o: PrepareOptions): Promise<Prepared> {
     writeFiles(o.workspaceFiles, workspace, home)
     const extra = { args: [] as string[], env: {} as Record<string, string>, files: {} as Record<string, unknown> }
     // A server given by --http runs as it was started: its configuration is checked below, not set.
-    const external = o.transport === 'http' && !launch?.command
+    const served = o.transport === 'http' || isAcpNet(o.transport)
+    const external = served && !launch?.command
     for (const [k, v] of Object.entries(external ? {} : o.config)) {
       const c = o.profile.profile.config[`${k}=${v}`]
       if (!c) throw new SkipError(`needs configuration ${k}=${v}, which the profile does not say how to set`)
@@ -129,7 +139,7 @@ export async function prepare(o: PrepareOptions): Promise<Prepared> {
       Object.assign(extra.env, c.env)
       extra.files = deepMerge(extra.files, c.files) as Record<string, unknown>
     }
-    const port = o.transport === 'http' && launch?.command ? await freePort(o.ports) : 0
+    const port = served && launch?.command ? await freePort(o.ports) : 0
     const vars: Record<string, string> = {
       'double.url': o.double?.url ?? '',
       'double.origin': o.double?.origin ?? o.double?.url.replace(/\/v1$/, '') ?? '',
@@ -138,7 +148,8 @@ export async function prepare(o: PrepareOptions): Promise<Prepared> {
       home,
       workspace,
       port: String(port),
-      token: launch?.token ?? o.externalHttp?.token ?? '',
+      token:
+        launch?.token ?? (isAcpNet(o.transport) ? o.externalAcp?.[o.transport]?.token : o.externalHttp?.token) ?? '',
       kit: kitRoot(),
       node: process.execPath,
       profile: o.profile.dir,
@@ -151,7 +162,19 @@ export async function prepare(o: PrepareOptions): Promise<Prepared> {
     const env = Object.fromEntries(
       Object.entries({ ...(launch?.env ?? {}), ...extra.env }).map(([k, v]) => [k, expand(v, vars)]),
     )
-    if (o.transport === 'http') {
+    if (isAcpNet(o.transport) && !launch?.command) {
+      const given = o.externalAcp?.[o.transport]
+      if (!given)
+        throw new SkipError(
+          `no ${o.transport} target (give --${o.transport} <url> or a profile with targets.${o.transport})`,
+        )
+      if (Object.keys(o.config).length)
+        throw new SkipError(
+          `needs the agent started with ${JSON.stringify(o.config)}; an agent given by --${o.transport} is used as it runs`,
+        )
+      return { workspace, acp: { url: given.url, token: given.token, cwd: workspace }, close }
+    }
+    if (served) {
       if (!launch?.command) {
         if (!o.externalHttp) throw new SkipError('no HTTP target (give --http <url> or a profile with targets.http)')
         const { auth, ...rest } = o.config
@@ -179,8 +202,13 @@ export async function prepare(o: PrepareOptions): Promise<Prepared> {
         err = (err + d.toString('utf8')).slice(-4000)
       })
       cleanup.push(() => stop(child))
-      const url = expand(launch.url ?? 'http://127.0.0.1:${port}', vars).replace(/\/$/, '')
-      await waitReady(url + launch.ready, child, () => err, o.readyMs ?? 40_000)
+      const acp = isAcpNet(o.transport)
+      const url = expand(launch.url ?? `http://127.0.0.1:\${port}${acp ? '/acp' : ''}`, vars).replace(/\/$/, '')
+      // The readiness path is plain HTTP on the server's origin, also for a ws:// endpoint.
+      const ready = acp ? new URL(launch.ready, endpointFor('acp-http', url)).href : url + launch.ready
+      await waitReady(ready, child, () => err, o.readyMs ?? 40_000)
+      const token = launch.token === undefined ? undefined : expand(launch.token, vars)
+      if (acp) return { workspace, acp: { url, token, cwd: workspace, log: () => err }, close }
       return {
         workspace,
         http: { baseUrl: url, token: launch.token === undefined ? undefined : expand(launch.token, vars) },

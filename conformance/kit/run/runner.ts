@@ -2,11 +2,13 @@
  * The runner: every selected requirement on every targeted transport it binds to, one at a
  * time (fresh workspace and, for spawned targets, a fresh process each), then the
  * expected-failures list applied. A result fails on a step that did not hold or on any
- * contract violation the sniffers saw in either direction.
+ * contract violation the sniffers saw in either direction; a requirement that cannot apply to
+ * ACP over the network is `na` there (run/applicable.ts).
  */
 import { SseArm } from '../../harness/arms/sse.ts'
 import { HttpArm } from '../../harness/arms/http.ts'
 import { StdioArm } from '../../harness/arms/stdio.ts'
+import { AcpNetArm } from '../../harness/arms/acp-net.ts'
 import type { Arm } from '../../harness/arms/types.ts'
 import { replaySteps } from '../../harness/replay.ts'
 import { AcpSniffer, RpcSniffer } from '../../harness/sniffer.ts'
@@ -18,19 +20,21 @@ import { HttpAdapter, type HttpEndpoint } from '../adapters/http.ts'
 import { RpcAdapter } from '../adapters/rpc.ts'
 import type { Adapter, AdapterContext } from '../adapters/types.ts'
 import type { CorpusEntry } from '../corpus/load.ts'
-import type { Level, SurfaceId, TransportId } from '../corpus/ids.ts'
+import { isAcpNet, type Level, type SurfaceId, type TransportId } from '../corpus/ids.ts'
 import type { ResolvedProfile } from '../profiles/profile.ts'
 import { ScenarioRun, StepFailure } from './abstract.ts'
 import { startDouble, type RunningDouble } from './double.ts'
 import type { PortRange } from './ports.ts'
 import { applyExpected, type ExpectedFailure } from './expected.ts'
-import { prepare, SkipError, type Prepared } from './launch.ts'
+import { prepare, SkipError, type ExternalAcp, type Prepared } from './launch.ts'
+import { notApplicable } from './applicable.ts'
 import { describeViolation, toKitViolation, type KitViolation } from './violations.ts'
 
 /** The default start-up grace: how much longer than --timeout a new target may take to answer first. */
 export const STARTUP_GRACE_MS = 30_000
 
-export type Status = 'pass' | 'fail' | 'xfail' | 'stale' | 'skip'
+/** `na`: the requirement cannot apply on this transport (a stdio-only check on ACP over the network). */
+export type Status = 'pass' | 'fail' | 'xfail' | 'stale' | 'skip' | 'na'
 
 export interface Result {
   id: string
@@ -62,6 +66,8 @@ export interface RunOptions {
   /** Transports the user targeted; requirements bound to others are not run. */
   transports: readonly TransportId[]
   externalHttp?: HttpEndpoint
+  /** ACP endpoints someone else serves (`--acp-http`, `--acp-ws`). */
+  externalAcp?: ExternalAcp
   expected?: readonly ExpectedFailure[]
   timeoutMs?: number
   /** Extra wait for a target's first answer (start-up), default 30 s. */
@@ -74,7 +80,8 @@ export interface RunOptions {
 function makeAdapter(t: TransportId, p: Prepared, ctx: AdapterContext): Adapter {
   if (t === 'http') return new HttpAdapter(p.http!, ctx)
   if (t === 'rpc') return new RpcAdapter(p.stdio!, ctx)
-  if (t === 'acp-v1') return new AcpV1Adapter(p.stdio!, ctx)
+  if (t === 'acp-v1') return new AcpV1Adapter(t, p.stdio!, ctx)
+  if (isAcpNet(t)) return new AcpV1Adapter(t, p.acp!, ctx)
   return new AcpSeedAdapter(t, p.stdio!, ctx)
 }
 
@@ -82,7 +89,7 @@ function makeArm(
   t: Transcript,
   transport: TransportId,
   p: Prepared,
-): { arm: Arm; name: 'stdio' | 'http-socket' | 'sse-socket' } {
+): { arm: Arm; name: 'stdio' | 'http-socket' | 'sse-socket' | 'acp-http' | 'acp-ws' } {
   if (transport === 'http') {
     const target = { baseUrl: p.http!.baseUrl, fetch: (req: Request) => fetch(req), close: async () => {} }
     // A transcript of the sse surface, or an http one that runs only on the SSE arms (it opens streams), needs the SSE arm.
@@ -92,6 +99,7 @@ function makeArm(
       ? { arm: new SseArm('sse-socket', target), name: 'sse-socket' }
       : { arm: new HttpArm('http-socket', target), name: 'http-socket' }
   }
+  if (isAcpNet(transport)) return { arm: new AcpNetArm(transport, p.acp!, new AcpSniffer()), name: transport }
   const sniffer = transport === 'rpc' ? new RpcSniffer() : new AcpSniffer()
   return { arm: new StdioArm(p.stdio!, [], sniffer), name: 'stdio' }
 }
@@ -117,6 +125,8 @@ async function runEntry(
     e.body.kind === 'scenario'
       ? e.body.scenario.header.workspace
       : (e.body.transcript.header.workspace?.files ?? e.body.transcript.header.server?.workspace ?? {})
+  const na = notApplicable(e, transport)
+  if (na) return { ...base, status: 'na', message: na }
   let prepared: Prepared
   try {
     if (e.body.kind === 'transcript') {
@@ -131,6 +141,7 @@ async function runEntry(
       config: e.config,
       double,
       externalHttp: o.externalHttp,
+      externalAcp: o.externalAcp,
       ports: o.ports,
       readyMs: (o.timeoutMs ?? 10_000) + (o.startupGraceMs ?? STARTUP_GRACE_MS),
     })
@@ -150,6 +161,8 @@ async function runEntry(
   let violations: KitViolation[] = []
   let transcript: string[] = []
   let agent: Result['agent']
+  /** Why an ACP network connection ended early (a refused token, a dropped socket), in the SDK's words. */
+  let ended: string | undefined
   try {
     if (e.body.kind === 'scenario') {
       const adapter = makeAdapter(transport, prepared, ctx)
@@ -176,7 +189,7 @@ async function runEntry(
       const { arm, name } = makeArm(t, transport, prepared)
       const vars: Vars = new Map(prepared.http?.token ? [['token', prepared.http.token]] : [])
       // `${cwd}` in a transcript's sends is the peer's working directory (the scenario's workspace).
-      if (arm instanceof StdioArm) vars.set('cwd', arm.cwd)
+      if (arm instanceof StdioArm || arm instanceof AcpNetArm) vars.set('cwd', arm.cwd)
       if (t.steps.some((s) => JSON.stringify(s).includes('${token}')) && !vars.has('token')) {
         await arm.dispose()
         return {
@@ -194,14 +207,11 @@ async function runEntry(
       } finally {
         await arm.dispose()
         violations = arm.violations().map((v) => toKitViolation(transport, v))
-        if (arm instanceof StdioArm) agent = arm.agentInfo
-        if (arm instanceof StdioArm)
-          transcript = arm.stderr
-            .trim()
-            .split('\n')
-            .slice(-5)
-            .filter(Boolean)
-            .map((l) => `stderr: ${l.slice(0, 300)}`)
+        if (arm instanceof StdioArm || arm instanceof AcpNetArm) {
+          agent = arm.agentInfo
+          transcript = arm.diagnostics()
+        }
+        if (arm instanceof AcpNetArm) ended = arm.error
       }
     }
   } catch (err) {
@@ -212,7 +222,10 @@ async function runEntry(
         : new RegExp(`${e.file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:(\\d+):`).exec((err as Error).message)?.[1]
     // fetch's own message ("fetch failed") says nothing; its cause names the socket error.
     const cause = (err as { cause?: { message?: string } }).cause?.message
-    const message = (err as Error).message.replace(`${e.file}:`, 'line ') + (cause ? ` (${cause})` : '')
+    const message =
+      (err as Error).message.replace(`${e.file}:`, 'line ') +
+      (cause ? ` (${cause})` : '') +
+      (ended ? ` (the ${transport} connection ended: ${ended})` : '')
     return {
       ...base,
       status: 'fail',

@@ -32,10 +32,13 @@ const STDOUT_RULE: Record<TransportId, { rule: string; spec: string }> = {
     spec: 'specs/asyncapi/rpc.asyncapi.yaml info (nothing but these messages is written to stdout)',
   },
   http: { rule: 'http.wire.schema', spec: 'specs/openapi/chimera.openapi.yaml' },
+  // The network wires have no stdout: the SDK's transport parses each message (never reached).
+  'acp-http': { rule: 'acp.v1.wire.schema', spec: 'specs/vendor/acp/schema.v1.json' },
+  'acp-ws': { rule: 'acp.v1.wire.schema', spec: 'specs/vendor/acp/schema.v1.json' },
 }
 
 function schemaRule(t: TransportId, v: Violation): string {
-  if (t === 'acp-v1') return 'acp.v1.wire.schema'
+  if (t === 'acp-v1' || t === 'acp-http' || t === 'acp-ws') return 'acp.v1.wire.schema'
   if (t === 'acp-otter' || t === 'acp-ferret') return 'acp.seed.wire.schema'
   if (t === 'rpc') return 'rpc.wire.schema'
   return v.spec?.includes('asyncapi/sse') ? 'http.sse.wire.schema' : 'http.wire.schema'

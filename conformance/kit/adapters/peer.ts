@@ -1,25 +1,32 @@
 /**
- * A JSON-lines peer over a spawned process (ACP and the JSON-lines RPC): the harness's stdio
- * arm (strict LF framing, every frame through the sniffer, stray stdout lines reported, a
- * temporary CHIMERA_HOME, clean stop) plus a pump that hands each received frame to the
- * adapter, and JSON-RPC request/response bookkeeping.
+ * A JSON-RPC peer over a harness arm: the stdio arm of a spawned process (ACP and the JSON-lines
+ * RPC: strict LF framing, every frame through the sniffer, stray stdout lines reported, a
+ * temporary CHIMERA_HOME, clean stop) or an ACP network arm (acp-http, acp-ws: the SDK's client
+ * transports), plus a pump that hands each received frame to the adapter, and JSON-RPC
+ * request/response bookkeeping.
  */
-import { StdioArm, type FrameSniffer, type StdioTarget } from '../../harness/arms/stdio.ts'
+import type { Arm } from '../../harness/arms/types.ts'
+
+/** What a peer needs of its arm beyond the replayer's: the agent's handshake name, and diagnostics. */
+export interface PeerArm extends Arm {
+  readonly agentInfo: { name: string; version: string } | undefined
+  /** The last lines that explain an end (the process's stderr, the connection's error). */
+  diagnostics(): string[]
+}
 
 export class PeerClosed extends Error {
   override name = 'PeerClosed'
 }
 
-export class StdioPeer {
-  readonly arm: StdioArm
+export class Peer {
+  readonly arm: PeerArm
   readonly #pending = new Map<string, { resolve: (m: Record<string, any>) => void; reject: (e: Error) => void }>()
   readonly #log: string[] = []
   #nextId = 1
   #closed = false
   readonly #pump: Promise<void>
 
-  constructor(target: StdioTarget, sniffer: FrameSniffer, onFrame: (m: Record<string, any>) => void) {
-    const arm = new StdioArm(target, [], sniffer)
+  constructor(arm: PeerArm, onFrame: (m: Record<string, any>) => void) {
     this.arm = arm
     this.#pump = (async () => {
       for (;;) {
@@ -43,14 +50,15 @@ export class StdioPeer {
         }
       }
       this.#closed = true
-      for (const w of this.#pending.values()) w.reject(new PeerClosed(`the agent closed its output${this.#exitNote()}`))
+      for (const w of this.#pending.values())
+        w.reject(new PeerClosed(`the agent closed its output (or the connection)${this.#exitNote()}`))
       this.#pending.clear()
     })()
   }
 
   #exitNote(): string {
-    const err = this.arm.stderr.trim().split('\n').slice(-3).join(' | ')
-    return err ? ` (stderr: ${err.slice(0, 400)})` : ''
+    const err = this.arm.diagnostics().slice(-3).join(' | ')
+    return err ? ` (${err.slice(0, 500)})` : ''
   }
 
   #note(dir: string, m: unknown): void {
@@ -97,13 +105,7 @@ export class StdioPeer {
   }
 
   transcript(): string[] {
-    const err = this.arm.stderr
-      .trim()
-      .split('\n')
-      .slice(-5)
-      .filter(Boolean)
-      .map((l) => `stderr: ${l.slice(0, 300)}`)
-    return [...this.#log, ...err]
+    return [...this.#log, ...this.arm.diagnostics()]
   }
 
   async dispose(): Promise<void> {
