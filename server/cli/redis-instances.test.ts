@@ -208,11 +208,13 @@ describe('three instances over one Redis', () => {
     const open = follow(`${cc.url}/sessions/${id}/events`, { 'last-event-id': String(before.length) })
     await open.until((r) => r.event === 'step_start')
     await c.redis.kill()
+    const downAt = Date.now()
     const refused = await post(`${a.url}/sessions/${id}/turns`, { prompt: 'while Redis is down' })
     expect(refused.status).toBe(503)
     expect(refused.headers.get('retry-after')).toMatch(/^\d+$/)
     expect(await refused.json()).toMatchObject({ error: 'service_unavailable' })
     await c.redis.start()
+    const downMs = Date.now() - downAt
     const records = await open.done
     const ids = records.filter((r) => r.id !== undefined).map((r) => r.id!)
     expect(ids).toEqual(ids.map((_, i) => before.length + 1 + i))
@@ -224,6 +226,9 @@ describe('three instances over one Redis', () => {
     // A client resuming on another instance gets the same records.
     const resumed = await follow(`${a.url}/sessions/${id}/events`, { 'last-event-id': String(before.length) }).done
     expect(resumed.map((r) => `${r.id ?? ''}:${r.event}`)).toEqual(records.map((r) => `${r.id ?? ''}:${r.event}`))
+    console.log(
+      `redis restart: down ${downMs} ms mid-turn; the open stream got ids ${ids[0]}..${ids.at(-1)} (${ids.length}, no gap) then end; log ${before.length} -> ${after.length} events`,
+    )
   })
   it('`otter sessions list|show` and `mink runs` read the Redis store CHIMERA_STORE names', async () => {
     const c = await cluster(1)
