@@ -11,6 +11,7 @@ import { ACP_PATH, AcpEndpoint, acpLimits, type AcpLimits } from './acp-endpoint
 import { createHttpApp, type OperationHandlers } from './app.ts'
 import type { HttpDeps } from './deps.ts'
 import type { GuardOptions } from './guard.ts'
+import { CommandRouter, type ForwardingOptions } from './forward.ts'
 import { IdleEviction } from './idle-eviction.ts'
 import { approveHandlers } from './routes/approve.ts'
 import { commandsHandlers } from './routes/commands.ts'
@@ -45,6 +46,8 @@ export interface HttpServerOptions {
   agent?: AgentName
   /** `/acp` limits (acp-endpoint.ts); default: the `CHIMERA_ACP_*` variables, else DEFAULT_ACP_LIMITS. */
   acpLimits?: Partial<AcpLimits>
+  /** Several instances over one Redis store: session commands go to the session's owner (forward.ts). */
+  forwarding?: ForwardingOptions
 }
 
 export interface HttpServerApp {
@@ -100,7 +103,9 @@ export function createHttpServerApp(o: HttpServerOptions): HttpServerApp {
     guard,
     limits: { ...acpLimits(deps.env), ...o.acpLimits },
   })
+  const router = o.forwarding && new CommandRouter({ ...o.forwarding, manager: o.manager, logger: o.logger })
   const app = createHttpApp({
+    ...(router ? { dispatch: router.dispatch.bind(router) } : {}),
     logger: o.logger,
     masterToken: o.masterToken,
     tokens: deps.tokens,
@@ -109,6 +114,7 @@ export function createHttpServerApp(o: HttpServerOptions): HttpServerApp {
     onRequest: () => deps.eviction.sweep(),
     extraRoutes: { [ACP_PATH]: (req) => acp.handle(req) },
   })
+  router?.attach(app)
   return {
     app,
     deps,
