@@ -1,9 +1,11 @@
 /**
  * 200 sessions over three instances and one Redis (docs/scale-out.md): each session is created
  * on one instance in turn (A, B, C, A, …) with a turn that is still running when the streams
- * open, and its event stream is read on every instance at once. Every stream must hold every
- * event of the session exactly once, in order, with no gap (ids 1…n, n the Redis stream's
- * length, the same records on all three), then `end`.
+ * open, and its event stream is read on every instance at once; once that turn ended, every
+ * stream is opened again after its last id, and a second turn is sent to the next instance in
+ * turn (round-robin: it runs on whichever instance holds the session). Every stream must hold
+ * every event of the session exactly once, in order, with no gap (ids 1…n, n the Redis stream's
+ * length, the same records on all three), then `end` after each turn.
  */
 import { createClient } from '@redis/client'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -58,8 +60,25 @@ describe('200 sessions across three instances', () => {
         })
         expect(created.status).toBe(201)
         const id = created.json.session_id as string
-        const streams = instances.map((inst) => follow(`${inst.url}/sessions/${id}/events`))
-        return { id, owner: owner.name, streams: await Promise.all(streams.map((s) => s.done)) }
+        const first = await Promise.all(instances.map((inst) => follow(`${inst.url}/sessions/${id}/events`).done))
+        // The second turn via the next instance, each stream resumed after the last id it saw.
+        const resumed = first.map((f, k) =>
+          follow(`${instances[k]!.url}/sessions/${id}/events`, {
+            lastEventId: f.records.filter((r) => r.id !== undefined).at(-1)?.id ?? 0,
+          }),
+        )
+        const via = instances[(i + 1) % 3]!
+        const sent = await post(`${via.url}/sessions/${id}/turns`, {
+          prompt: `!say second turn of ${i} via ${via.name}`,
+        })
+        expect(sent.status).toBe(202)
+        const second = await Promise.all(resumed.map((f) => f.done))
+        const streams = first.map((f, k) => ({
+          records: [...f.records, ...second[k]!.records],
+          connections: [...f.connections, ...second[k]!.connections],
+          ended: f.ended && second[k]!.ended,
+        }))
+        return { id, owner: owner.name, via: via.name, streams }
       })
       const redis = createClient({ url: cluster.redis.url })
       await redis.connect()
@@ -75,24 +94,26 @@ describe('200 sessions across three instances', () => {
           const withIds = (f: Followed): string =>
             JSON.stringify(f.records.filter((r) => r.id !== undefined).map((r) => [r.id, r.event, r.data]))
           run.streams.forEach((f, k) => {
-            const where = `${run.id} (created on ${run.owner}) on ${instances[k]!.name}`
+            const where = `${run.id} (created on ${run.owner}, second turn via ${run.via}) on ${instances[k]!.name}`
             if (!f.ended) problems.push(`${where}: no end`)
-            for (const p of gapsAndRepeats(f.records)) problems.push(`${where}: ${p}`)
+            const ends = f.records.filter((r) => r.event === 'end').length
+            if (ends !== 2) problems.push(`${where}: ${ends} end records, not one per turn`)
+            for (const p of gapsAndRepeats(f.records.filter((r) => r.event !== 'end'))) problems.push(`${where}: ${p}`)
             const got = f.records.filter((r) => r.id !== undefined).map((r) => r.id)
             if (JSON.stringify(got) !== JSON.stringify(expected))
               problems.push(`${where}: ids ${got.join(',')} but Redis holds 1..${expected.length}`)
             if (withIds(f) !== withIds(run.streams[0]!)) problems.push(`${where}: records differ from A's`)
           })
-          if (!run.streams[0]!.records.some((r) => r.event === 'agent_result'))
+          if (run.streams[0]!.records.filter((r) => r.event === 'agent_result').length !== 2)
             problems.push(
               `${run.id}: no agent_result: ${JSON.stringify(run.streams[0]!.records.map((r) => [r.id, r.event, r.data.slice(0, 300)]))}`,
             )
         }
         expect(problems.slice(0, 20)).toEqual([])
         // Each turn writes several events: every stream carried all of them.
-        expect(events).toBeGreaterThanOrEqual(SESSIONS * 4)
+        expect(events).toBeGreaterThanOrEqual(SESSIONS * 8)
         console.log(
-          `200 sessions: ${runs.length} sessions, ${events} events, ${runs.length * 3} streams (${events * 3} records), 0 gaps, 0 repeats`,
+          `200 sessions: ${runs.length} sessions, 2 turns each (the second via the next instance), ${events} events, ${runs.length * 3} streams on 3 instances (${events * 3} records, each stream opened twice), 0 gaps, 0 repeats`,
         )
       } finally {
         redis.destroy()
