@@ -14,7 +14,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startInstance, startInstances, type ChimeraInstance } from '../server/store/fixtures/instances.ts'
+import { startInstance, startInstances, type Instance } from '../server/store/fixtures/instances.ts'
 import { follow, gapsAndRepeats } from '../server/store/fixtures/sse-follow.ts'
 
 const FIRST = Number(process.env.BENCH_FIRST ?? 30)
@@ -100,11 +100,11 @@ const temp = (p: string): string => {
 }
 const cwd = temp('chimera-bench-scale-ws-')
 const args = ['--auth-token', TOKEN, '--approval', 'allow']
-let file: ChimeraInstance | undefined
-const cluster = await startInstances({ args, cwd })
+let file: Instance | undefined
+const cluster = await startInstances(3, { args, workspace: cwd })
 try {
-  file = await startInstance('file', 'file', { args, cwd, home: temp('chimera-bench-scale-home-') })
-  const [a, b, c] = cluster.list.map((i) => i.url) as [string, string, string]
+  file = await startInstance('file', 'file', { args, workspace: cwd, home: temp('chimera-bench-scale-home-') })
+  const [a, b, c] = cluster.instances.map((i) => i.url) as [string, string, string]
   const fileFirst = await firstRecord(file.url, file.url)
   const sameFirst = await firstRecord(a, a)
   const otherFirst = await firstRecord(a, b)

@@ -1,19 +1,17 @@
 /**
- * Three instances over one Redis, commands arriving anywhere (docs/scale-out.md):
- * - one session driven across all three: created on A, streamed from B, a turn sent via C,
- *   its permission request approved via B, the next turn cancelled via A; every step answered as
- *   if local, the stream on B gap-free against Redis;
- * - the owner SIGKILLed mid-turn, ten times: each time the session's streams on every instance
- *   (the dead instance's clients reconnecting elsewhere with Last-Event-ID) see the interrupted
- *   turn closed by a terminal event that says so and then `end` (never a hang), and a command
- *   sent to another instance is accepted once the dead owner's lease ran out, and runs. How long
- *   each session was unavailable and what its clients saw is printed (no timing assertion).
+ * The owner of a running session SIGKILLed mid-turn, ten times, under three instances over one
+ * Redis (docs/scale-out.md "What each failure does"; the single run and the cross-instance flow:
+ * redis-instances.test.ts). Each time the session's streams on every instance (the dead
+ * instance's client reconnecting to another with Last-Event-ID) see the interrupted turn closed
+ * by an `error` that says so and then `end` (never a hang); a command sent to another instance
+ * is accepted once the dead owner's lease ran out, and runs; the session's log is gap-free against
+ * Redis; the killed instance is replaced before the next round. How long each session was
+ * unavailable and what its clients saw is printed (no timing assertion).
  */
-import { existsSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { createClient } from '@redis/client'
 import { afterAll, describe, expect, it } from 'vitest'
-import { startInstances, type ChimeraInstance, type Instances } from '../store/fixtures/instances.ts'
+import { TAKEN_OVER } from '../core/manager.ts'
+import { startInstances, type Instances } from '../store/fixtures/instances.ts'
 import { follow, gapsAndRepeats, type SeenRecord } from '../store/fixtures/sse-follow.ts'
 
 const ROUNDS = 10
@@ -81,69 +79,13 @@ function followTurns(
 }
 
 describe('three instances, commands anywhere', () => {
-  it('create on A, stream from B, send via C, approve via B, cancel via A', { timeout: 120_000 }, async () => {
-    const cluster = await startInstances({ args: ['--approval', 'ask'] })
-    clusters.push(cluster)
-    const [a, b, c] = cluster.list as [ChimeraInstance, ChimeraInstance, ChimeraInstance]
-    const created = await post(`${a.url}/sessions`, {
-      prompt: '!call Write {"path":"flow.txt","content":"written after approval via B"}',
-    })
-    expect(created.status).toBe(201)
-    const id = ((await created.json()) as { session_id: string }).session_id
-    let request!: (requestId: string) => void
-    const asked = new Promise<string>((r) => (request = r))
-    const onB = followTurns(
-      () => `${b.url}/sessions/${id}/events`,
-      (r) => r.event === 'cancelled',
-      (r) => {
-        if (r.event === 'permission_request')
-          request((JSON.parse(r.data) as { metadata: { request_id: string } }).metadata.request_id)
-      },
-    )
-    const requestId = await asked
-    // A second turn sent via C while the first waits for its permission: queued on the owner.
-    const sent = await post(`${c.url}/sessions/${id}/turns`, { prompt: '!say second turn\n!sleep 60000' })
-    expect(sent.status).toBe(202)
-    const approved = await post(`${b.url}/tool/approve`, { session_id: id, request_id: requestId, decision: 'allow' })
-    expect(approved.status).toBe(200)
-    expect(await approved.json()).toEqual({ ok: true })
-    // The second turn runs once the first finished; cancel it via A.
-    const records: SeenRecord[] = []
-    await new Promise<void>((resolve) => {
-      const check = follow(`${c.url}/sessions/${id}/events`, {
-        attempts: 50,
-        onRecord: (r) => {
-          records.push(r)
-          if (r.data.includes('second turn')) {
-            check.close()
-            resolve()
-          }
-        },
-      })
-      void check.done.then(() => resolve())
-    })
-    const cancelled = await post(`${a.url}/sessions/${id}/cancel`, {})
-    expect(cancelled.status).toBeLessThan(300)
-    const seen = await onB.done
-    const types = seen.filter((r) => r.id !== undefined).map((r) => r.event)
-    expect(types).toEqual(
-      expect.arrayContaining(['permission_request', 'permission_reply', 'tool_result', 'agent_result', 'cancelled']),
-    )
-    expect(types.indexOf('permission_reply')).toBeGreaterThan(types.indexOf('permission_request'))
-    expect(types.lastIndexOf('cancelled')).toBeGreaterThan(types.indexOf('agent_result'))
-    expect(gapsAndRepeats(seen.filter((r) => r.event !== 'end'))).toEqual([])
-    const ids = seen.filter((r) => r.id !== undefined).map((r) => r.id)
-    expect(ids).toEqual((await storedIds(cluster.redis.url, id)).slice(0, ids.length))
-    expect(readFileSync(join(cluster.cwd, 'flow.txt'), 'utf8')).toBe('written after approval via B')
-  })
-
   it(
     `the owner SIGKILLed mid-turn, ${ROUNDS} times: an end on every stream, the next command runs elsewhere`,
     { timeout: 400_000 },
     async () => {
-      const cluster = await startInstances({ args: ['--approval', 'allow'] })
+      const cluster = await startInstances(3)
       clusters.push(cluster)
-      const live = [...cluster.list]
+      const live = [...cluster.instances]
       const report: string[] = []
       const problems: string[] = []
       for (let round = 0; round < ROUNDS; round++) {
@@ -173,7 +115,7 @@ describe('three instances, commands anywhere', () => {
         })
         await Promise.all(streams.map((s) => s.running))
         t.killed = performance.now()
-        await owner.kill('SIGKILL')
+        await owner.kill()
         // The next command, via another instance, retried as a client would until it is accepted.
         const statuses = new Map<number | string, number>()
         let accepted = 0
@@ -187,7 +129,7 @@ describe('three instances, commands anywhere', () => {
           if (status === 202) accepted = performance.now()
           else await new Promise((ok) => setTimeout(ok, 50))
         }
-        const replacement = cluster.spawn(`${owner.name}${round}`)
+        const replacement = cluster.add()
         const seen = await Promise.all(streams.map((s) => s.f.done))
         // The whole log, read after the new turn finished, from the other survivor.
         const log = followTurns(
@@ -200,7 +142,11 @@ describe('three instances, commands anywhere', () => {
         live[slot] = await replacement
         const where = `round ${round} (${id}, owner ${owner.name})`
         if (!accepted) problems.push(`${where}: no command accepted after the kill (${JSON.stringify([...statuses])})`)
-        const closing = all.find((r) => r.event === 'error' && /interrupt|stopped|lease|instance/i.test(r.data))
+        const closing = all.find(
+          (r) =>
+            r.event === 'error' &&
+            (JSON.parse(r.data) as { metadata: { message?: string } }).metadata.message === TAKEN_OVER,
+        )
         if (!closing)
           problems.push(
             `${where}: no terminal event closing the interrupted turn: ${all.map((r) => r.event).join(',')}`,
@@ -226,7 +172,6 @@ describe('three instances, commands anywhere', () => {
       }
       console.log(`owner SIGKILLed mid-turn x${ROUNDS}:\n${report.join('\n')}`)
       expect(problems).toEqual([])
-      expect(existsSync(cluster.cwd)).toBe(true)
     },
   )
 })

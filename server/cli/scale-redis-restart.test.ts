@@ -29,8 +29,8 @@ describe('Redis restarted mid-stream', () => {
     'writes meanwhile are 503 + Retry-After; streams on every instance resume with no gap, nothing acknowledged lost',
     { timeout: 120_000 },
     async () => {
-      cluster = await startInstances({ args: ['--approval', 'allow'] })
-      const inst = cluster.list
+      cluster = await startInstances(3)
+      const inst = cluster.instances
       const sessions: { id: string; owner: string; before: string; after: string }[] = []
       for (let i = 0; i < SESSIONS; i++) {
         const owner = inst[i % 3]!

@@ -50,8 +50,8 @@ describe('200 sessions across three instances', () => {
     'every event exactly once, in order, on every instance’s stream of every session',
     { timeout: 240_000 },
     async () => {
-      cluster = await startInstances({ args: ['--approval', 'allow'] })
-      const [a, b, c] = cluster.list
+      cluster = await startInstances(3)
+      const [a, b, c] = cluster.instances
       const instances = [a!, b!, c!]
       const runs = await pooled(SESSIONS, POOL, async (i) => {
         const owner = instances[i % 3]!

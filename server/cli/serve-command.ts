@@ -151,7 +151,7 @@ async function startAgent(
   models: ModelRegistry,
   logger: Logger,
   storeUrl?: string,
-): Promise<AgentProcess> {
+): Promise<AgentProcess & { redis?: RedisEventStore }> {
   const [{ chimeraHome }, { eventLogProblem, startAgentProcess }] = await Promise.all([
     import('../store/paths.ts'),
     import('./agent-process.ts'),
@@ -159,8 +159,12 @@ async function startAgent(
   startupMark('modules')
   let redis: RedisEventStore | undefined
   if (storeUrl !== undefined) {
-    const { RedisEventStore, shownUrl } = await import('../store/redis-store.ts')
-    redis = new RedisEventStore({ url: storeUrl, logger })
+    const [{ RedisEventStore, shownUrl }, { randomUUID }] = await Promise.all([
+      import('../store/redis-store.ts'),
+      import('node:crypto'),
+    ])
+    // Each instance leases the sessions it runs (docs/scale-out.md).
+    redis = new RedisEventStore({ url: storeUrl, logger, instanceId: randomUUID(), ...leaseTimes() })
     await redis.connect()
     logger.info(`sessions live in the Redis store at ${shownUrl(storeUrl)}`)
   } else {
@@ -169,13 +173,26 @@ async function startAgent(
   }
   const proc = await startAgentProcess(
     agent,
-    { ...defaults, models, ...(redis ? { store: redis, auditStore: redis.auditStore() } : {}) },
+    { ...defaults, models, ...(redis ? { store: redis, auditStore: redis.auditStore(), leases: redis.leases } : {}) },
     logger,
   )
   if (redis) proc.onShutdown(() => redis.close())
   startupMark('store')
   proc.announce()
-  return proc
+  return Object.assign(proc, redis ? { redis } : {})
+}
+
+/**
+ * `CHIMERA_LEASE_TTL_MS`: the session lease's time-to-live (default 5000; renewed at 3/10 of it), the
+ * bound on how long a dead owner's sessions wait before another instance takes them over.
+ */
+function leaseTimes(env: NodeJS.ProcessEnv = process.env): { leaseTtlMs?: number; leaseRenewMs?: number } {
+  const v = env.CHIMERA_LEASE_TTL_MS
+  if (v === undefined || v === '') return {}
+  const ms = Number(v)
+  if (!Number.isInteger(ms) || ms < 500 || ms > 600_000)
+    throw new UsageError(`CHIMERA_LEASE_TTL_MS must be milliseconds between 500 and 600000, got ${JSON.stringify(v)}`)
+  return { leaseTtlMs: ms, leaseRenewMs: Math.floor(ms * 0.3) }
 }
 
 /** The HTTP flags given on a command line that serves no HTTP: silently ignoring them would mislead. */
@@ -232,7 +249,14 @@ export async function runServe(
   const running: Promise<unknown>[] = []
   if (http) {
     const { serveHttp } = await import('./serve-http.ts')
-    running.push(serveHttp({ ...http, manager: proc.manager, signal: proc.signal }))
+    const redis = proc.redis
+    const forwarding = redis?.leases && {
+      leases: redis.leases,
+      connect: (handle: (payload: unknown) => Promise<unknown>) => redis.bus(handle),
+    }
+    running.push(
+      serveHttp({ ...http, manager: proc.manager, signal: proc.signal, ...(forwarding ? { forwarding } : {}) }),
+    )
   }
   if (transports.acp) {
     running.push(

@@ -13,6 +13,7 @@ import { readFileSync } from 'node:fs'
 import type { Server } from 'node:http'
 import { networkInterfaces } from 'node:os'
 import type { SessionManager } from '../core/manager.ts'
+import type { ForwardingOptions } from '../http/forward.ts'
 import { isLoopbackName } from '../http/guard.ts'
 import { guardSlowClients, type SlowClientLimits } from '../http/slow-clients.ts'
 import type { SseSettings } from '../http/sse/sse-stream.ts'
@@ -51,6 +52,8 @@ export interface ServeHttpOptions {
   signal?: AbortSignal
   /** Connection limits (defaults: the constants below; tests shorten them). */
   limits?: Partial<SlowClientLimits>
+  /** Several instances over one Redis store: session commands go to the session's owner. */
+  forwarding?: ForwardingOptions
   /** Called with the bound URL (and the Node server) once listening. */
   onListening?(url: string, server: Server): void
 }
@@ -186,6 +189,7 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
     guard,
     sessionTtlMs: o.sessionTtlMs,
     sse: o.sse,
+    ...(o.forwarding ? { forwarding: o.forwarding } : {}),
   })
   let listener: Awaited<ReturnType<typeof listen>>
   try {

@@ -23,6 +23,7 @@ import { chimeraHome, isSessionId, newSessionId } from '../store/paths.ts'
 import type {
   AgentPrefix,
   EventStore,
+  SessionLeases,
   ListFilter,
   PageQuery,
   SessionDetail,
@@ -64,6 +65,12 @@ export interface ManagerOptions {
   tools?: ReadonlyMap<string, Tool>
   /** Inject a store (tests, other engines); default the file store under CHIMERA_HOME. */
   store?: EventStore
+  /**
+   * Leases of running sessions when several instances share the store (docs/scale-out.md): a
+   * session is loaded with its accepted prompts, and its writes go through, only on the instance
+   * that holds its lease; elsewhere it is read only.
+   */
+  leases?: SessionLeases
   /** Where always/never decisions live; default CHIMERA_HOME/permissions/audit.jsonl. */
   auditStore?: AuditStore
   /** The file-level undo history of a session (snapshots); none: undo rewinds messages only. */
@@ -120,6 +127,14 @@ export class SessionManager {
     if (opts.allowedTools) checkToolNames(opts.allowedTools)
     this.models.check(opts.model ?? this.models.defaultModel)
     this.#protected = [realOrSelf(this.home), ...(opts.protectedPaths ?? []).map(realOrSelf)]
+    opts.leases?.setHooks({
+      // Idle: runs nothing here (no turn, no queued work, no permission request waiting).
+      idle: (id) => {
+        const s = this.#sessions.get(id)
+        return !s || (s.status === 'idle' && s.pendingPermissions().length === 0)
+      },
+      lost: (id) => this.leaseLost(id),
+    })
   }
 
   get defaultModel(): string {
@@ -181,31 +196,68 @@ export class SessionManager {
   get(id: string): Promise<Session> {
     if (this.#deleting.has(id)) return Promise.reject(sessionNotFound(id))
     const live = this.#sessions.get(id)
-    if (live) return Promise.resolve(live)
+    if (live && !this.#stale(live)) return Promise.resolve(live)
     if (!isSessionId(id)) return Promise.reject(sessionNotFound(id))
     let loading = this.#loading.get(id)
     if (!loading) {
-      loading = this.#load(id).finally(() => this.#loading.delete(id))
+      loading = this.#load(id, { replace: live !== undefined }).finally(() => this.#loading.delete(id))
       this.#loading.set(id, loading)
     }
     return loading
   }
 
-  async #load(id: string): Promise<Session> {
+  /**
+   * True for an idle copy of a session another instance may run (this one does not hold its
+   * lease): what it says may be out of date, so it is read again from the store before use.
+   */
+  #stale(s: Session): boolean {
+    return this.opts.leases !== undefined && s.status === 'idle' && !this.opts.leases.holds(s.id)
+  }
+
+  async #load(id: string, opts: { closeOpenTurn?: string; replace?: boolean } = {}): Promise<Session> {
     const loaded = await this.store.load(id)
     // A delete that began while this load read the disk wins: the session is gone.
     if (!loaded || this.#deleting.has(id)) throw sessionNotFound(id)
     if (loaded.repaired) this.logger.warn(`session ${id}: a torn tail record was dropped on load`)
     const already = this.#sessions.get(id)
-    if (already) return already
+    if (already && !opts.replace) return already
+    // Accepted prompts are the owner's business: another instance's copy only reads.
+    const owned = this.opts.leases?.holds(id) ?? true
     const session = Session.restore(
       loaded.meta,
       loaded.events,
       this.#deps(this.store, loaded.meta, true),
-      loaded.queued,
+      owned ? loaded.queued : [],
+      owned && opts.closeOpenTurn !== undefined ? { closeOpenTurn: opts.closeOpenTurn } : {},
     )
     this.#sessions.set(id, session)
     return session
+  }
+
+  /**
+   * This instance has just claimed the session's lease (`length`: the events stored): a copy in
+   * memory that is not current (another instance ran turns meanwhile) is replaced by a fresh
+   * load, quietly (its streams read the store and go on), and a turn the previous owner left open
+   * (it stopped mid-turn) is closed with an `error` that says so before anything else runs.
+   */
+  async takeOver(id: string, length: number): Promise<void> {
+    const live = this.#sessions.get(id)
+    if (live && live.status === 'idle' && live.lastSeq === length) return
+    // A copy still running here lost the lease earlier: its writes are refused (fenced); stop it.
+    if (live && live.status !== 'idle') live.cancel(LEASE_LOST_REASON)
+    if (this.#loading.has(id)) await this.#loading.get(id)!.catch(() => {})
+    const loading = this.#load(id, { closeOpenTurn: TAKEN_OVER, replace: true }).finally(() => this.#loading.delete(id))
+    this.#loading.set(id, loading)
+    const session = await loading
+    await session.idle()
+  }
+
+  /** The lease of a session was lost: the copy here is stale (another instance runs it now). */
+  leaseLost(id: string): void {
+    const s = this.#sessions.get(id)
+    if (!s) return
+    this.#sessions.delete(id)
+    s.cancel(LEASE_LOST_REASON)
   }
 
   /** The live session with this id, if it is in memory. */
@@ -230,7 +282,7 @@ export class SessionManager {
    */
   listSessions(query: PageQuery = {}): Promise<SessionPage> {
     return listSessions(this.store, query, {
-      summaries: () => this.live().map((s) => s.summary as SessionSummary),
+      summaries: () => this.live().flatMap((s) => (this.#stale(s) ? [] : [s.summary as SessionSummary])),
       hidden: (id) => this.#deleting.has(id),
     })
   }
@@ -249,7 +301,7 @@ export class SessionManager {
    */
   async detail(id: string): Promise<SessionDetail> {
     const live = this.#sessions.get(id)
-    if (live) {
+    if (live && !this.#stale(live)) {
       live.touch()
       await live.flush()
       return { session_id: id, summary: live.summary as SessionSummary, events: await live.events() }
@@ -257,7 +309,8 @@ export class SessionManager {
     if (!isSessionId(id) || this.#deleting.has(id)) throw sessionNotFound(id)
     const loaded = await this.store.load(id)
     if (!loaded || this.#deleting.has(id)) throw sessionNotFound(id)
-    if (loaded.queued.length === 0) return { session_id: id, summary: loaded.summary, events: loaded.events }
+    if (loaded.queued.length === 0 || (this.opts.leases && !this.opts.leases.holds(id)))
+      return { session_id: id, summary: loaded.summary, events: loaded.events }
     const session = await this.get(id)
     await session.idle()
     await session.flush()
@@ -360,6 +413,10 @@ export class SessionManager {
 }
 
 export const SHUTDOWN_REASON = 'server shutdown'
+/** The terminal `error` of a turn whose instance stopped mid-turn, written by the instance that took the session over. */
+export const TAKEN_OVER =
+  'the turn was interrupted: the instance that ran it stopped (its lease ran out) and another instance took the session over'
+const LEASE_LOST_REASON = 'this instance lost the session to another instance'
 
 /** `tools` plus the LSP tools (those already in `tools` are kept: a caller's substitutes win). */
 function withLspTools(tools: ReadonlyMap<string, Tool>): ReadonlyMap<string, Tool> {

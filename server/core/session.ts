@@ -148,11 +148,18 @@ export class Session implements TurnHost {
     events: AnyEvent[],
     deps: SessionDeps,
     queued: readonly QueuedPrompt[] = [],
+    opts: { closeOpenTurn?: string } = {},
   ): Session {
     const state = initialState(Session.#init(meta))
     for (const e of events) reduce(state, e)
     state.open = undefined
     const session = new Session(meta, deps, state)
+    // A turn another instance left open (it stopped mid-turn): closed at once, first in the
+    // queue, with this reason on its terminal `error` (docs/scale-out.md "Failures").
+    if (opts.closeOpenTurn !== undefined && state.inTurn) {
+      session.#ledger.interrupted({ message: opts.closeOpenTurn, source: 'internal' })
+      if (!queued.length) session.#queue.recover([], [])
+    }
     if (queued.length) {
       const logged = new Set(events.flatMap((e) => (e.type === 'user_message' ? [e.data.message_id] : [])))
       session.#queue.recover(

@@ -44,6 +44,16 @@ export interface HttpAppOptions {
   onRequest?: () => void
   /** CORS allow-list and Host check (defaults: no origins, loopback hosts only). */
   guard?: GuardOptions
+  /**
+   * Runs each operation (`run`) or answers it otherwise: with several instances, a session
+   * command goes to the instance that runs the session (forward.ts `CommandRouter.dispatch`).
+   */
+  dispatch?: (
+    req: Request,
+    operationId: HttpOperationId,
+    params: Record<string, string>,
+    run: () => Promise<Response>,
+  ) => Promise<Response>
 }
 
 /** Adds headers to a response (CORS on every answer to an allowed origin). */
@@ -88,7 +98,11 @@ export function createHttpApp(opts: HttpAppOptions): H3 {
         opts.onRequest?.()
         const params = decodeParams(event.context.params ?? {})
         const handler = opts.handlers[op.operationId as HttpOperationId] as ErasedHandler
-        return withHeaders(await runOperation(op, handler, req, params, pipeline), cors)
+        const run = (): Promise<Response> => runOperation(op, handler, req, params, pipeline)
+        const res = opts.dispatch
+          ? await opts.dispatch(req, op.operationId as HttpOperationId, params, run)
+          : await run()
+        return withHeaders(res, cors)
       } catch (err) {
         return withHeaders(errorResponse(err, opts.logger), cors)
       }

@@ -9,6 +9,7 @@ import type { Logger } from '../log.ts'
 import { createHttpApp, type OperationHandlers } from './app.ts'
 import type { HttpDeps } from './deps.ts'
 import type { GuardOptions } from './guard.ts'
+import { CommandRouter, type ForwardingOptions } from './forward.ts'
 import { IdleEviction } from './idle-eviction.ts'
 import { approveHandlers } from './routes/approve.ts'
 import { commandsHandlers } from './routes/commands.ts'
@@ -39,6 +40,8 @@ export interface HttpServerOptions {
   /** Open-stream limits (sse/registry.ts); defaults DEFAULT_STREAM_LIMITS. */
   streamLimits?: Partial<StreamLimits>
   env?: NodeJS.ProcessEnv
+  /** Several instances over one Redis store: session commands go to the session's owner (forward.ts). */
+  forwarding?: ForwardingOptions
 }
 
 export interface HttpServerApp {
@@ -81,7 +84,9 @@ export function createHttpServerApp(o: HttpServerOptions): HttpServerApp {
     ...commandsHandlers(deps),
     ...runsHandlers(deps),
   } satisfies OperationHandlers
+  const router = o.forwarding && new CommandRouter({ ...o.forwarding, manager: o.manager, logger: o.logger })
   const app = createHttpApp({
+    ...(router ? { dispatch: router.dispatch.bind(router) } : {}),
     logger: o.logger,
     masterToken: o.masterToken,
     tokens: deps.tokens,
@@ -89,6 +94,7 @@ export function createHttpServerApp(o: HttpServerOptions): HttpServerApp {
     handlers,
     onRequest: () => deps.eviction.sweep(),
   })
+  router?.attach(app)
   return {
     app,
     deps,

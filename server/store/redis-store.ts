@@ -30,9 +30,12 @@ import { noopLogger, type Logger } from '../log.ts'
 import { auditRecords, type AuditRecord, type AuditStore } from './audit-store.ts'
 import { ChimeraError, sessionNotFound } from '../errors.ts'
 import { streamEvents } from './event-stream.ts'
+import { RedisBus } from './redis-bus.ts'
+import { RedisLeases } from './redis-leases.ts'
 import { ListenerRegistry } from './listeners.ts'
 import { agentAllowed, applyListFilter, pageOf, startedMs } from './listing.ts'
 import { isSessionId } from './paths.ts'
+import { AUDIT, INDEX, keys, STORE_RETRY_AFTER_S, unavailable } from './redis-shared.ts'
 import { sortQueued } from './queued-prompts.ts'
 import type {
   AgentPrefix,
@@ -72,23 +75,16 @@ const MAX_BACKOFF_MS = 2_000
  * limit is its `BLOCK` wait plus this.
  */
 const COMMAND_TIMEOUT_MS = 10_000
-/** Seconds a client is told to wait (HTTP `Retry-After`) while Redis is unreachable. */
-const STORE_RETRY_AFTER_S = 2
 
 /** Summaries per `MGET` of a listing or scan. */
 const SCAN_CHUNK = 500
 
-const INDEX = 'chimera:sessions'
-const AUDIT = 'chimera:audit'
-const keys = (id: string) => {
-  const base = `chimera:s:{${id}}`
-  return { events: `${base}:events`, meta: `${base}:meta`, summary: `${base}:summary`, queued: `${base}:queued` }
-}
-
-// KEYS: meta, events. ARGV: seq, json. Appends iff the session exists and seq = XLEN + 1; the same
-// event again (a retry after a lost reply) is accepted as already there.
+// KEYS: meta, events[, owner]. ARGV: seq, json[, instance id]. Appends iff the session exists, the
+// lease (when given) is this instance's, and seq = XLEN + 1; the same event again (a retry after a
+// lost reply) is accepted as already there.
 const APPEND = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return redis.error_reply('NOSESSION no such session') end
+if KEYS[3] and redis.call('GET', KEYS[3]) ~= ARGV[3] then return redis.error_reply('FENCED this instance does not hold the session lease') end
 local seq = tonumber(ARGV[1])
 local len = redis.call('XLEN', KEYS[2])
 if seq == len + 1 then
@@ -101,9 +97,11 @@ if seq <= len then
 end
 return redis.error_reply('SEQ expected ' .. (len + 1))
 `
-// KEYS: meta, summary, index. ARGV: id, meta json, summary json, score.
+// KEYS: meta, summary, index[, owner]. ARGV: id, meta json, summary json, score[, instance id, lease ms].
+// With an owner key the creating instance takes the session's lease in the same step.
 const CREATE = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return redis.error_reply('EXISTS the session exists') end
+if KEYS[4] then redis.call('SET', KEYS[4], ARGV[5], 'PX', ARGV[6]) end
 redis.call('SET', KEYS[1], ARGV[2])
 redis.call('SET', KEYS[2], ARGV[3])
 redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
@@ -116,9 +114,10 @@ redis.call('SET', KEYS[2], ARGV[2])
 redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
 return 1
 `
-// KEYS: meta, queued. ARGV: message id, json.
+// KEYS: meta, queued[, owner]. ARGV: message id, json[, instance id]: as APPEND, fenced by the lease.
 const QUEUE = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return redis.error_reply('NOSESSION no such session') end
+if KEYS[3] and redis.call('GET', KEYS[3]) ~= ARGV[3] then return redis.error_reply('FENCED this instance does not hold the session lease') end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 return 1
 `
@@ -131,6 +130,15 @@ export interface RedisStoreOptions {
   pageEvents?: number
   /** How long a command may wait for Redis's answer (default 10 s). */
   commandTimeoutMs?: number
+  /**
+   * This instance's id, for serving with other instances: sessions are then leased (the creating
+   * or claiming instance owns a running session, redis-leases.ts) and writes are fenced by the
+   * lease. Absent: no leases (one instance, or tools that only read).
+   */
+  instanceId?: string
+  /** Lease time-to-live and renewal period (ms; defaults 5 s and 1.5 s). */
+  leaseTtlMs?: number
+  leaseRenewMs?: number
 }
 
 /** `redis://host:port/db` as given, or undefined for the file store; a bad value is a usage error. */
@@ -163,19 +171,16 @@ export function shownUrl(url: string): string {
   }
 }
 
-/** A Redis error, a refused or lost connection, as the store's `store_unavailable`. */
-function unavailable(err: unknown): ChimeraError {
-  const msg = err instanceof Error ? err.message : String(err)
-  return new ChimeraError('store_unavailable', `the Redis store is unavailable (${msg}); retry shortly`, {
-    detail: { retry_after_s: STORE_RETRY_AFTER_S },
-    cause: err,
-  })
-}
-
 /** Map a script's error reply (or anything else Redis said) to the store's errors. */
 function scriptError(err: unknown, sessionId: string, seq?: number): ChimeraError {
   const msg = err instanceof Error ? err.message : String(err)
   if (/\bNOSESSION\b/.test(msg)) return sessionNotFound(sessionId)
+  if (/\bFENCED\b/.test(msg))
+    return new ChimeraError(
+      'store_unavailable',
+      `this instance no longer holds the lease of session ${sessionId} (another instance runs it now); retry`,
+      { detail: { retry_after_s: STORE_RETRY_AFTER_S }, cause: err },
+    )
   if (/\bEXISTS the session\b/.test(msg))
     return new ChimeraError('session_exists', `session ${sessionId} already exists`)
   const m = /\bSEQ expected (\d+)/.exec(msg)
@@ -221,6 +226,8 @@ export class RedisEventStore implements EventStore {
   readonly #commandTimeoutMs: number
   readonly #listeners: ListenerRegistry
   readonly #watches = new Map<string, Watch>()
+  readonly #leases: RedisLeases | undefined
+  #bus: RedisBus | undefined
   #connected = false
   #closed = false
 
@@ -231,6 +238,39 @@ export class RedisEventStore implements EventStore {
     this.#commandTimeoutMs = opts.commandTimeoutMs ?? COMMAND_TIMEOUT_MS
     this.#listeners = new ListenerRegistry(this.#logger)
     this.#client = this.#newClient('commands')
+    this.#leases =
+      opts.instanceId === undefined
+        ? undefined
+        : new RedisLeases(this.#client, {
+            instanceId: opts.instanceId,
+            logger: this.#logger,
+            ...(opts.leaseTtlMs ? { ttlMs: opts.leaseTtlMs } : {}),
+            ...(opts.leaseRenewMs ? { renewMs: opts.leaseRenewMs } : {}),
+          })
+  }
+
+  /** The session leases of this instance (present when the store was given an `instanceId`). */
+  get leases(): RedisLeases | undefined {
+    return this.#leases
+  }
+
+  /**
+   * Start forwarding between instances: requests addressed to this instance are run by `handle`
+   * (redis-bus.ts). Needs an `instanceId`; one bus per store.
+   */
+  bus(handle: (payload: unknown) => Promise<unknown>): RedisBus {
+    if (!this.#leases) throw new Error('forwarding needs an instance id')
+    if (!this.#bus) {
+      this.#bus = new RedisBus({
+        instanceId: this.#leases.instanceId,
+        logger: this.#logger,
+        client: this.#client,
+        reader: () => this.#newClient('inbox', BLOCK_MS + this.#commandTimeoutMs, false),
+        handle,
+      })
+      this.#bus.start()
+    }
+    return this.#bus
   }
 
   /** Connect (once, no retry: an unreachable Redis at start is one clear error) and check persistence. */
@@ -244,6 +284,7 @@ export class RedisEventStore implements EventStore {
       )
     }
     this.#connected = true
+    this.#leases?.start()
     try {
       const info = await this.#client.info('persistence')
       if (/aof_enabled:0/.test(info))
@@ -262,6 +303,9 @@ export class RedisEventStore implements EventStore {
 
   /** Close every connection (pending blocking reads end). */
   async close(): Promise<void> {
+    // A clean stop gives its leases up: the next command claims the sessions at once.
+    await this.#leases?.stop(this.#client.isReady)
+    this.#bus?.close()
     this.#closed = true
     for (const id of [...this.#watches.keys()]) this.#unwatch(id)
     if (this.#client.isOpen) await this.#client.close().catch(() => this.#client.destroy())
@@ -317,13 +361,26 @@ export class RedisEventStore implements EventStore {
     const id = meta.session_id
     const k = keys(id)
     try {
+      const lease = this.#leases
       await this.#client.eval(CREATE, {
-        keys: [k.meta, k.summary, INDEX],
-        arguments: [id, JSON.stringify(meta), JSON.stringify(summary), String(scoreOf(summary, meta))],
+        keys: [k.meta, k.summary, INDEX, ...(lease ? [k.owner] : [])],
+        arguments: [
+          id,
+          JSON.stringify(meta),
+          JSON.stringify(summary),
+          String(scoreOf(summary, meta)),
+          ...(lease ? [lease.instanceId, String(lease.ttlMs)] : []),
+        ],
       })
+      lease?.created(id)
     } catch (err) {
       throw scriptError(err, id)
     }
+  }
+
+  /** The fencing part of a write: the owner key and this instance's id, when leases are on. */
+  #fence(k: ReturnType<typeof keys>): { keys: string[]; arguments: string[] } {
+    return this.#leases ? { keys: [k.owner], arguments: [this.#leases.instanceId] } : { keys: [], arguments: [] }
   }
 
   async append(event: AnyEvent): Promise<void> {
@@ -332,9 +389,10 @@ export class RedisEventStore implements EventStore {
     const k = keys(id)
     let added: unknown
     try {
+      const fence = this.#fence(k)
       added = await this.#client.eval(APPEND, {
-        keys: [k.meta, k.events],
-        arguments: [String(e.seq), JSON.stringify(e)],
+        keys: [k.meta, k.events, ...fence.keys],
+        arguments: [String(e.seq), JSON.stringify(e), ...fence.arguments],
       })
     } catch (err) {
       throw scriptError(err, id, e.seq)
@@ -386,9 +444,10 @@ export class RedisEventStore implements EventStore {
     checkSessionId(sessionId)
     const k = keys(sessionId)
     try {
+      const fence = this.#fence(k)
       await this.#client.eval(QUEUE, {
-        keys: [k.meta, k.queued],
-        arguments: [prompt.message_id, JSON.stringify(prompt)],
+        keys: [k.meta, k.queued, ...fence.keys],
+        arguments: [prompt.message_id, JSON.stringify(prompt), ...fence.arguments],
       })
     } catch (err) {
       throw scriptError(err, sessionId)
@@ -534,7 +593,7 @@ export class RedisEventStore implements EventStore {
     checkSessionId(sessionId)
     const k = keys(sessionId)
     await this.#run(async () => {
-      await this.#client.del([k.meta, k.summary, k.events, k.queued])
+      await this.#client.del([k.meta, k.summary, k.events, k.queued, k.owner])
       await this.#client.zRem(INDEX, sessionId)
     })
   }
@@ -587,6 +646,11 @@ export class RedisEventStore implements EventStore {
       }
       reader.destroy()
     })()
+  }
+
+  /** A session left this instance's memory: its lease (if held) is given up. */
+  release(sessionId: string): void {
+    void this.#leases?.release(sessionId).catch(() => {})
   }
 
   #unwatch(sessionId: string): void {

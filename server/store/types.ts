@@ -190,3 +190,38 @@ export interface EventStore {
   /** Drop what the store keeps in memory for a session that is no longer live (optional). */
   release?(sessionId: string): void
 }
+
+/** What {@link SessionLeases.claim} found. */
+export type LeaseClaim =
+  /** This instance holds the lease; `fresh` when it did not before this claim; `length` = stored events. */
+  | { kind: 'mine'; fresh: boolean; length: number }
+  /** Another instance holds it. */
+  | { kind: 'other'; owner: string }
+  /** No such session. */
+  | { kind: 'none' }
+
+/**
+ * Ownership of running sessions among instances that share one store (docs/scale-out.md,
+ * docs/decisions/0330-session-leases.md): one instance at a time holds a session's lease, renews
+ * it while it lives and releases it when the session is idle; the store refuses another
+ * instance's appends (fencing), so an owner that lost its lease cannot write after it.
+ */
+export interface SessionLeases {
+  /** This instance's id (the lease value; other instances forward commands to it). */
+  readonly instanceId: string
+  /** Lease time-to-live and renewal period (ms): a dead owner's lease is gone at most `ttlMs` after it died. */
+  readonly ttlMs: number
+  readonly renewMs: number
+  /** Hold the session's lease (if it is free or already this instance's). */
+  claim(sessionId: string): Promise<LeaseClaim>
+  /** True while this instance holds the lease (as far as it knows: renewed within the TTL). */
+  holds(sessionId: string): boolean
+  /** The instance holding the lease now, if any (read from the store). */
+  owner(sessionId: string): Promise<string | undefined>
+  /** Give the lease up (if held). */
+  release(sessionId: string): Promise<void>
+  /** Keep the lease while this runs (never released as idle meanwhile). */
+  using<T>(sessionId: string, fn: () => Promise<T>): Promise<T>
+  /** What the session manager says: is a session idle here (its lease may go), and that a lease was lost. */
+  setHooks(hooks: { idle(sessionId: string): boolean; lost(sessionId: string): void }): void
+}

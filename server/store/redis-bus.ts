@@ -1,0 +1,175 @@
+/**
+ * Commands forwarded between instances through Redis (docs/scale-out.md,
+ * docs/decisions/0331-forwarding-through-redis.md). Each instance has an inbox and a reply list,
+ * `chimera:i:{<instance>}:inbox` and `…:replies`, and one blocking connection that pops both
+ * (`BLPOP inbox replies`). A request is `RPUSH`ed to the owner's inbox; the owner runs it and
+ * `RPUSH`es the answer to the requester's reply list. Lists, not pub/sub: a request waits in the
+ * inbox while the owner is briefly disconnected (pub/sub would drop it), and the requester can
+ * take back (`LREM`) a request its owner never popped, so a command is run at most once.
+ *
+ * Waits are bounded: the requester polls every `pollMs`; when the owner no longer holds the
+ * session (its lease ran out: it died) a request still in the inbox is withdrawn (`withdrawn`:
+ * route it again), one already popped is `lost` (its outcome is unknown); past `timeoutMs` the
+ * answer is `timeout`. The payload is opaque here (the HTTP layer puts a request in it).
+ */
+import { randomUUID } from 'node:crypto'
+import type { RedisClientType } from '@redis/client'
+import type { Logger } from '../log.ts'
+import { instanceKeys, unavailable } from './redis-shared.ts'
+
+type Client = RedisClientType
+
+/** Seconds one `BLPOP` waits before it is reissued. */
+const BLOCK_S = 1
+/** A reply list nobody drains (its requester died) is dropped after this. */
+const REPLY_TTL_MS = 60_000
+
+export type BusResult =
+  | { kind: 'reply'; payload: unknown }
+  /** The owner never took the request (it was withdrawn): nothing ran. */
+  | { kind: 'withdrawn' }
+  /** The owner took the request and stopped before answering: it may or may not have run. */
+  | { kind: 'lost' }
+  /** No answer within the time allowed (`ran`: the owner had taken it). */
+  | { kind: 'timeout'; ran: boolean }
+
+export interface BusRequestOptions {
+  /** Still the right instance to wait for (it holds the session's lease)? */
+  ownerAlive(): Promise<boolean>
+  timeoutMs: number
+  pollMs: number
+}
+
+interface Envelope {
+  t: 'req' | 'rep'
+  id: string
+  from: string
+  payload: unknown
+}
+
+export interface RedisBusOptions {
+  instanceId: string
+  logger: Logger
+  /** The command connection (pushes, `LREM`). */
+  client: Client
+  /** A new connection for the blocking reader. */
+  reader(): Client
+  /** Runs a request addressed to this instance and answers it. */
+  handle(payload: unknown): Promise<unknown>
+}
+
+export class RedisBus {
+  readonly #o: RedisBusOptions
+  readonly #pending = new Map<string, (payload: unknown) => void>()
+  #reader: Client | undefined
+  #stopped = false
+
+  constructor(o: RedisBusOptions) {
+    this.#o = o
+  }
+
+  /** Start popping this instance's inbox and replies (reconnecting with backoff). */
+  start(): void {
+    const { inbox, replies } = instanceKeys(this.#o.instanceId)
+    const reader = this.#o.reader()
+    this.#reader = reader
+    reader.on('error', () => {})
+    void (async () => {
+      let failures = 0
+      while (!this.#stopped) {
+        try {
+          if (!reader.isOpen) await reader.connect()
+          const got = await reader.blPop([inbox, replies], BLOCK_S)
+          failures = 0
+          if (got) this.#receive(got.element)
+        } catch (err) {
+          if (this.#stopped) break
+          this.#o.logger.debug('forwarding: inbox read failed; retrying', { error: String(err) })
+          await pause(Math.min(50 * 2 ** Math.min(failures++, 10), 2_000))
+        }
+      }
+      reader.destroy()
+    })()
+  }
+
+  close(): void {
+    this.#stopped = true
+    if (this.#reader?.isOpen) this.#reader.destroy()
+  }
+
+  #receive(text: string): void {
+    let env: Envelope
+    try {
+      env = JSON.parse(text) as Envelope
+    } catch {
+      return
+    }
+    if (env.t === 'rep') {
+      this.#pending.get(env.id)?.(env.payload)
+      return
+    }
+    void this.#o
+      .handle(env.payload)
+      .catch((err: unknown) => ({ error: String(err) }))
+      .then(async (payload) => {
+        const reply: Envelope = { t: 'rep', id: env.id, from: this.#o.instanceId, payload }
+        const key = instanceKeys(env.from).replies
+        await this.#o.client.rPush(key, JSON.stringify(reply))
+        await this.#o.client.pExpire(key, REPLY_TTL_MS)
+      })
+      .catch((err: unknown) => this.#o.logger.warn('forwarding: a reply could not be sent', { error: String(err) }))
+  }
+
+  /** Send `payload` to `target`'s inbox and wait for its answer (bounded; see the file comment). */
+  async request(target: string, payload: unknown, opts: BusRequestOptions): Promise<BusResult> {
+    const id = randomUUID()
+    const text = JSON.stringify({ t: 'req', id, from: this.#o.instanceId, payload } satisfies Envelope)
+    const inbox = instanceKeys(target).inbox
+    let answer: ((payload: unknown) => void) | undefined
+    const replied = new Promise<unknown>((resolve) => (answer = resolve))
+    this.#pending.set(id, answer!)
+    const within = async (ms: number): Promise<{ payload: unknown } | undefined> => {
+      let timer: NodeJS.Timeout | undefined
+      const r = await Promise.race([
+        replied.then((payload) => ({ payload })),
+        new Promise<undefined>((resolve) => {
+          timer = setTimeout(() => resolve(undefined), ms)
+        }),
+      ])
+      clearTimeout(timer)
+      return r
+    }
+    const withdraw = async (): Promise<boolean> => (await this.#o.client.lRem(inbox, 1, text)) > 0
+    try {
+      try {
+        await this.#o.client.rPush(inbox, text)
+      } catch (err) {
+        throw unavailable(err)
+      }
+      const deadline = Date.now() + opts.timeoutMs
+      for (;;) {
+        const r = await within(opts.pollMs)
+        if (r) return { kind: 'reply', payload: r.payload }
+        if (Date.now() >= deadline) {
+          const unsent = await withdraw().catch(() => false)
+          return unsent ? { kind: 'withdrawn' } : { kind: 'timeout', ran: true }
+        }
+        let alive = true
+        try {
+          alive = await opts.ownerAlive()
+        } catch {
+          // Redis unreachable: keep waiting (bounded by the deadline).
+        }
+        if (alive) continue
+        if (await withdraw().catch(() => false)) return { kind: 'withdrawn' }
+        // Taken by the owner before it stopped: one more poll for an answer it may have sent.
+        const late = await within(opts.pollMs)
+        return late ? { kind: 'reply', payload: late.payload } : { kind: 'lost' }
+      }
+    } finally {
+      this.#pending.delete(id)
+    }
+  }
+}
+
+const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref())

@@ -1,0 +1,39 @@
+/**
+ * What the Redis store's modules share: the key names (redis-store.ts has the layout) and the
+ * one `store_unavailable` error of a Redis that cannot be reached. A session's keys carry its id in
+ * braces, so they share a hash slot; an instance's keys (its inbox of forwarded commands and its
+ * replies, redis-bus.ts) carry the instance id the same way.
+ */
+import { ChimeraError } from '../errors.ts'
+
+export const INDEX = 'chimera:sessions'
+export const AUDIT = 'chimera:audit'
+
+export const keys = (id: string) => {
+  const base = `chimera:s:{${id}}`
+  return {
+    events: `${base}:events`,
+    meta: `${base}:meta`,
+    summary: `${base}:summary`,
+    queued: `${base}:queued`,
+    /** The lease: the owning instance's id, with a time-to-live (redis-leases.ts). */
+    owner: `${base}:owner`,
+  }
+}
+
+export const instanceKeys = (instanceId: string) => {
+  const base = `chimera:i:{${instanceId}}`
+  return { inbox: `${base}:inbox`, replies: `${base}:replies` }
+}
+
+/** Seconds a client is told to wait (HTTP `Retry-After`) while Redis is unreachable. */
+export const STORE_RETRY_AFTER_S = 2
+
+/** A Redis error, a refused or lost connection, as the store's `store_unavailable`. */
+export function unavailable(err: unknown): ChimeraError {
+  const msg = err instanceof Error ? err.message : String(err)
+  return new ChimeraError('store_unavailable', `the Redis store is unavailable (${msg}); retry shortly`, {
+    detail: { retry_after_s: STORE_RETRY_AFTER_S },
+    cause: err,
+  })
+}
