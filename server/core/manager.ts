@@ -41,7 +41,7 @@ import { loadProjectConfig } from './project-config.ts'
 import { isToolPattern } from './tool-patterns.ts'
 import { Session, type SessionDeps } from './session.ts'
 import { checkMode } from './modes.ts'
-import { sessionNotFound } from '../errors.ts'
+import { ChimeraError, sessionNotFound } from '../errors.ts'
 import type { CommandRenderer } from './slash-commands.ts'
 import { startupMark } from '../startup-trace.ts'
 
@@ -250,6 +250,28 @@ export class SessionManager {
     this.#loading.set(id, loading)
     const session = await loading
     await session.idle()
+  }
+
+  /**
+   * Before a client attached to this instance (ACP) runs work on `session`, with several
+   * instances: claim its lease. Throws `store_unavailable`, saying why, when another instance runs
+   * it now, or ran turns since this copy was opened (open it again: ACP `session/load`).
+   */
+  async runHere(session: Session): Promise<void> {
+    const leases = this.opts.leases
+    const id = session.id
+    if (!leases || leases.holds(id)) return
+    const c = await leases.claim(id)
+    if (c.kind === 'none') throw sessionNotFound(id)
+    const busy = (why: string): ChimeraError =>
+      new ChimeraError('store_unavailable', `session ${id} ${why}`, { detail: { retry_after_s: 2 } })
+    if (c.kind === 'other') throw busy('is running on another instance; retry once its turn has ended')
+    if (c.length !== session.lastSeq) {
+      await leases.release(id).catch(() => {})
+      throw busy('changed on another instance since it was opened here; load it again (session/load)')
+    }
+    // Current: it is the manager's copy again (a read here may have put a fresh one in its place).
+    this.#sessions.set(id, session)
   }
 
   /** The lease of a session was lost: the copy here is stale (another instance runs it now). */

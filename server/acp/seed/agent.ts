@@ -183,6 +183,7 @@ export class SeedAgent {
   async #message(p: ParamsOf<SeedTable['session/message']>): Promise<ResultOf<SeedTable['session/message']>> {
     const a = await this.#attached(p.sessionId)
     const text = typeof p.prompt === 'string' ? p.prompt : p.prompt.map((b) => b.text).join('\n')
+    await this.#o.manager.runHere(a.session)
     const outcome = await a.session.prompt(text).done
     await a.session.flush()
     await a.pump.delivered(a.session.lastSeq)

@@ -108,7 +108,12 @@ export class V1Agent {
       'session/resume': (p) => this.#resume(p),
       'session/list': (p) => listSessions(this.#o.manager, p),
       'session/close': (p) => this.#close(p.sessionId),
-      'session/prompt': (p, ctx) => promptTurn(this.#att(p.sessionId), p, ctx.signal),
+      'session/prompt': async (p, ctx) => {
+        const a = this.#att(p.sessionId)
+        // With several instances over one store, this instance claims the session first.
+        await this.#o.manager.runHere(a.session)
+        return promptTurn(a, p, ctx.signal)
+      },
       'session/cancel': (p) => void this.#att(p.sessionId).session.cancel(),
       'session/set_mode': async (p) => {
         await this.#att(p.sessionId).session.setMode(p.modeId)

@@ -1,0 +1,122 @@
+/**
+ * Session leases in the Redis store (redis-leases.ts), two instances over one private Redis:
+ * the creating instance holds the lease, another sees it taken; once the lease is gone (it ran
+ * out: simulated by deleting the key, or by an owner that stopped renewing), the other claims it
+ * and the old owner's appends and queued prompts are refused (fencing) while the new owner's go
+ * through; a held lease is renewed past its time-to-live, released when the manager says the
+ * session is idle, and reported lost when another instance holds the key.
+ */
+import { createClient } from '@redis/client'
+import { afterEach, describe, expect, it } from 'vitest'
+import { startRedis, type TestRedis } from './fixtures/redis-server.ts'
+import { sampleEvent, sampleMeta, sampleSummary } from './fixtures/sample.ts'
+import { RedisEventStore } from './redis-store.ts'
+
+const stops: (() => Promise<void>)[] = []
+afterEach(async () => {
+  for (const stop of stops.splice(0).reverse()) await stop()
+})
+
+async function server(): Promise<TestRedis> {
+  const redis = await startRedis()
+  stops.push(() => redis.stop())
+  return redis
+}
+
+async function instance(redis: TestRedis, instanceId: string, ttl?: number): Promise<RedisEventStore> {
+  const store = new RedisEventStore({
+    url: redis.url,
+    instanceId,
+    ...(ttl ? { leaseTtlMs: ttl, leaseRenewMs: Math.floor(ttl * 0.3) } : {}),
+  })
+  await store.connect()
+  stops.push(() => store.close())
+  return store
+}
+
+async function raw(redis: TestRedis) {
+  const client = createClient({ url: redis.url })
+  await client.connect()
+  stops.push(async () => client.destroy())
+  return client
+}
+
+/** Poll `check` every 20 ms until it holds (a gate on an outside clock: the lease's TTL), at most `ms`. */
+async function eventually(check: () => Promise<boolean> | boolean, ms = 10_000): Promise<void> {
+  const until = Date.now() + ms
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error('condition not reached')
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+describe('session leases', () => {
+  it('the creator holds the lease; after it is gone another instance claims it and the old owner cannot write', async () => {
+    const redis = await server()
+    const a = await instance(redis, 'instance-a')
+    const b = await instance(redis, 'instance-b')
+    const meta = sampleMeta('otter')
+    const id = meta.session_id
+    await a.create(meta, sampleSummary(meta))
+    expect(a.leases!.holds(id)).toBe(true)
+    expect(await b.leases!.claim(id)).toEqual({ kind: 'other', owner: 'instance-a' })
+    expect(await a.leases!.claim(id)).toEqual({ kind: 'mine', fresh: false, length: 0 })
+    expect(await b.leases!.claim('otter-00000000000000000000000000')).toEqual({ kind: 'none' })
+    await a.append(sampleEvent(id, 1))
+    // B cannot write while A holds the lease.
+    await expect(b.append(sampleEvent(id, 2))).rejects.toMatchObject({ code: 'store_unavailable' })
+    // The lease runs out (A paused past its TTL): B claims the session.
+    await (await raw(redis)).del(`chimera:s:{${id}}:owner`)
+    expect(await b.leases!.claim(id)).toEqual({ kind: 'mine', fresh: true, length: 1 })
+    expect(await b.leases!.owner(id)).toBe('instance-b')
+    // A, still believing it owns the session, is fenced off; B writes.
+    await expect(a.append(sampleEvent(id, 2))).rejects.toMatchObject({
+      code: 'store_unavailable',
+      message: expect.stringMatching(/no longer holds the lease/),
+    })
+    await expect(
+      a.queuePrompt(id, { message_id: 'm-late', text: 'late', accepted_at: 1, order: 0 }),
+    ).rejects.toMatchObject({ code: 'store_unavailable' })
+    await b.append(sampleEvent(id, 2))
+    expect((await b.read(id)).map((e) => e.seq)).toEqual([1, 2])
+    expect((await b.load(id))!.queued).toEqual([])
+  })
+
+  it('a held lease is renewed past its TTL, released once idle, lost to another holder; a stopped owner’s runs out', async () => {
+    const redis = await server()
+    const ttl = 600
+    const a = await instance(redis, 'instance-a', ttl)
+    const b = await instance(redis, 'instance-b', ttl)
+    const r = await raw(redis)
+    let idle = false
+    const lost: string[] = []
+    a.leases!.setHooks({ idle: () => idle, lost: (id) => lost.push(id) })
+    const meta = sampleMeta('otter')
+    const id = meta.session_id
+    const owner = `chimera:s:{${id}}:owner`
+    await a.create(meta, sampleSummary(meta))
+    // Renewed: the key outlives three TTLs while A runs the session.
+    const start = Date.now()
+    await eventually(async () => {
+      expect(await r.get(owner)).toBe('instance-a')
+      return Date.now() - start > 3 * ttl
+    })
+    // Idle: released (the key is deleted, not left to run out).
+    idle = true
+    await eventually(async () => (await r.exists(owner)) === 0)
+    expect(a.leases!.holds(id)).toBe(false)
+    // Claimed again, then taken by someone else: reported lost.
+    idle = false
+    expect((await a.leases!.claim(id)).kind).toBe('mine')
+    await r.set(owner, 'instance-c')
+    await eventually(() => lost.length > 0)
+    expect(lost).toEqual([id])
+    expect(a.leases!.holds(id)).toBe(false)
+    // An owner that stops renewing (as if killed): its lease runs out by itself and B claims it.
+    await r.del(owner)
+    expect((await a.leases!.claim(id)).kind).toBe('mine')
+    await a.leases!.stop(false)
+    expect((await b.leases!.claim(id)).kind).toBe('other')
+    await eventually(async () => (await b.leases!.claim(id)).kind === 'mine')
+  })
+})
