@@ -10,6 +10,7 @@
 import { createClient } from '@redis/client'
 import { afterAll, describe, expect, it } from 'vitest'
 import { startInstances, type Instances } from '../store/fixtures/instances.ts'
+import { keys } from '../store/redis-shared.ts'
 import { follow, gapsAndRepeats, type Followed } from '../store/fixtures/sse-follow.ts'
 
 const SESSIONS = 200
@@ -55,6 +56,8 @@ describe('200 sessions across three instances', () => {
       cluster = await startInstances(3)
       const [a, b, c] = cluster.instances
       const instances = [a!, b!, c!]
+      const watcher = createClient({ url: cluster.redis.url })
+      await watcher.connect()
       const runs = await pooled(SESSIONS, POOL, async (i) => {
         const owner = instances[i % 3]!
         const created = await post(`${owner.url}/sessions`, {
@@ -70,8 +73,12 @@ describe('200 sessions across three instances', () => {
           }),
         )
         const via = instances[(i + 1) % 3]!
-        // A 503 with Retry-After is retried as any client would (bounded), and counted: the lease
-        // can change hands between the route check and the write (the owner releasing an idle session).
+        // Sent once the owner let the idle session go (its lease key gone), so the next instance
+        // claims it. A command that races the release can be answered 503 although it ran (found
+        // by this test; the lease's handover); a 503 is retried as any client would (bounded), and
+        // a turn that then runs twice fails the checks below.
+        for (let wait = 0; wait < 200 && (await watcher.exists(keys(id).owner)); wait++)
+          await new Promise((r) => setTimeout(r, 50))
         let sent = await post(`${via.url}/sessions/${id}/turns`, { prompt: `!say second turn of ${i} via ${via.name}` })
         for (let retry = 0; sent.status === 503 && retry < 20; retry++) {
           retried503.push(`${id}: ${String(sent.json.message)}`)
@@ -87,13 +94,14 @@ describe('200 sessions across three instances', () => {
         }))
         return { id, owner: owner.name, via: via.name, streams }
       })
+      watcher.destroy()
       const redis = createClient({ url: cluster.redis.url })
       await redis.connect()
       try {
         const problems: string[] = []
         let events = 0
         for (const run of runs) {
-          const stored = (await redis.xRange(`chimera:s:{${run.id}}:events`, '-', '+')) ?? []
+          const stored = (await redis.xRange(keys(run.id).events, '-', '+')) ?? []
           const ids = stored.map((e) => Number(e.id.split('-')[0]))
           events += ids.length
           const expected = ids.map((_, k) => k + 1)
