@@ -105,10 +105,16 @@ const cluster = await startInstances(3, { args, workspace: cwd })
 try {
   file = await startInstance('file', 'file', { args, workspace: cwd, home: temp('chimera-bench-scale-home-') })
   const [a, b, c] = cluster.instances.map((i) => i.url) as [string, string, string]
+  const phase = (name: string): void => void process.stderr.write(`scale-out bench: ${name}\n`)
+  phase('first record, file store')
   const fileFirst = await firstRecord(file.url, file.url)
+  phase('first record, Redis, same instance')
   const sameFirst = await firstRecord(a, a)
+  phase('first record, Redis, other instance')
   const otherFirst = await firstRecord(a, b)
+  phase(`fan-out to ${CLIENTS} clients, file store`)
   const fileFan = await fanout(file.url, [file.url])
+  phase(`fan-out to ${CLIENTS} clients, Redis`)
   const redisFan = await fanout(a, [a, b, c])
   const r = (x: number, y: number): string => `${(x / y).toFixed(2)}x`
   const ms = (x: number): string => x.toFixed(2)
