@@ -2,7 +2,7 @@
 import { ChimeraError } from '../errors.ts'
 import { parseRunsQuery, type RunsFilter } from '../runs/query.ts'
 import { costRollup, listRuns } from '../runs/rollup.ts'
-import { openEventStore } from '../store/open.ts'
+import { withConfiguredStore } from '../store/open.ts'
 import { chimeraHome } from '../store/paths.ts'
 import { UsageError } from './args.ts'
 import { output } from './output.ts'
@@ -30,7 +30,7 @@ const skippedLine = (n: number | undefined): string =>
   n ? `\n(${n} damaged session director${n === 1 ? 'y' : 'ies'} skipped)` : ''
 
 export async function runsList(args: FilterArgs & { json: boolean }): Promise<void> {
-  const r = await listRuns(openEventStore(chimeraHome()), filter(args))
+  const r = await withConfiguredStore(chimeraHome(), (store) => listRuns(store, filter(args)))
   if (args.json) return output(JSON.stringify(r, null, 2))
   if (r.runs.length === 0) return output(`no runs${skippedLine(r.skipped_dirs)}`)
   const rows = r.runs.map((x) => [
@@ -50,7 +50,7 @@ export async function runsList(args: FilterArgs & { json: boolean }): Promise<vo
 }
 
 export async function runsCost(args: FilterArgs & { format: string }): Promise<void> {
-  const r = await costRollup(openEventStore(chimeraHome()), filter(args))
+  const r = await withConfiguredStore(chimeraHome(), (store) => costRollup(store, filter(args)))
   if (args.format === 'json') return output(JSON.stringify(r, null, 2))
   const t = r.totals
   const totals = table(

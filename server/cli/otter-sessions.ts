@@ -12,14 +12,15 @@ import { share } from '../share/share.ts'
 import { ChimeraError } from '../errors.ts'
 import { readSessionDetail, type TranscriptFormat } from '../share/transcript.ts'
 import { listSessions as listStored } from '../store/listing.ts'
-import { openEventStore } from '../store/open.ts'
+import { withConfiguredStore } from '../store/open.ts'
 import { chimeraHome } from '../store/paths.ts'
 import { parseSince } from '../store/since.ts'
 import { UsageError } from './args.ts'
 import { output } from './output.ts'
 import { cell, table } from './table.ts'
 
-const store = (): EventStore => openEventStore(chimeraHome())
+/** Run `use` over the sessions' store: CHIMERA_STORE's Redis, else the file store of CHIMERA_HOME. */
+const withStore = <T>(use: (store: EventStore) => Promise<T>): Promise<T> => withConfiguredStore(chimeraHome(), use)
 
 /** A positive integer flag value. */
 export function positiveInt(flag: string, v: string, max = 1_000_000): number {
@@ -52,11 +53,13 @@ export async function listSessions(args: {
 }): Promise<void> {
   const limit = positiveInt('--limit', args.limit)
   const since = sinceFlag(args.since)
-  const { sessions }: { sessions: SessionSummary[] } = await listStored(store(), {
-    limit,
-    ...(since ? { since } : {}),
-    ...(args.model !== undefined ? { model: args.model } : {}),
-  })
+  const { sessions }: { sessions: SessionSummary[] } = await withStore((store) =>
+    listStored(store, {
+      limit,
+      ...(since ? { since } : {}),
+      ...(args.model !== undefined ? { model: args.model } : {}),
+    }),
+  )
   if (args.json) return output(JSON.stringify({ sessions }, null, 2))
   if (sessions.length === 0) return output('no sessions')
   output(
@@ -91,7 +94,7 @@ function brief(e: AnyEvent): string {
 }
 
 export async function showSession(args: { id: string; json: boolean }): Promise<void> {
-  const detail = await readSessionDetail(store(), args.id)
+  const detail = await withStore((store) => readSessionDetail(store, args.id))
   if (args.json) return output(JSON.stringify(detail, null, 2))
   const s = detail.summary
   const head: [string, unknown][] = [
@@ -128,7 +131,7 @@ export async function shareSession(args: {
   if (!/^[0-9]+(\.[0-9]+)?$/.test(args.timeout) || !(seconds > 0) || seconds > 600)
     throw new UsageError(`--timeout must be a number of seconds (0 < n ≤ 600), got ${JSON.stringify(args.timeout)}`)
   const sink = args.sink ?? (process.env.OTTER_SHARE_URL ? 'http' : 'file')
-  const detail = await readSessionDetail(store(), args.id)
+  const detail = await withStore((store) => readSessionDetail(store, args.id))
   try {
     const r = await share(detail, {
       sink,

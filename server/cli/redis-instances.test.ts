@@ -9,8 +9,13 @@
  * mid-stream: writes meanwhile are 503 with Retry-After, no acknowledged event is lost, the
  * open stream goes on without a gap and a resume on another instance matches it.
  */
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { createClient } from '@redis/client'
 import { afterEach, describe, expect, it } from 'vitest'
+import { CLI_BUNDLE } from '../../conformance/harness/targets.ts'
 import { TAKEN_OVER } from '../core/manager.ts'
 import { startInstances, type Instances } from '../store/fixtures/instances.ts'
 
@@ -203,11 +208,13 @@ describe('three instances over one Redis', () => {
     const open = follow(`${cc.url}/sessions/${id}/events`, { 'last-event-id': String(before.length) })
     await open.until((r) => r.event === 'step_start')
     await c.redis.kill()
+    const downAt = Date.now()
     const refused = await post(`${a.url}/sessions/${id}/turns`, { prompt: 'while Redis is down' })
     expect(refused.status).toBe(503)
     expect(refused.headers.get('retry-after')).toMatch(/^\d+$/)
     expect(await refused.json()).toMatchObject({ error: 'service_unavailable' })
     await c.redis.start()
+    const downMs = Date.now() - downAt
     const records = await open.done
     const ids = records.filter((r) => r.id !== undefined).map((r) => r.id!)
     expect(ids).toEqual(ids.map((_, i) => before.length + 1 + i))
@@ -219,5 +226,36 @@ describe('three instances over one Redis', () => {
     // A client resuming on another instance gets the same records.
     const resumed = await follow(`${a.url}/sessions/${id}/events`, { 'last-event-id': String(before.length) }).done
     expect(resumed.map((r) => `${r.id ?? ''}:${r.event}`)).toEqual(records.map((r) => `${r.id ?? ''}:${r.event}`))
+    console.log(
+      `redis restart: down ${downMs} ms mid-turn; the open stream got ids ${ids[0]}..${ids.at(-1)} (${ids.length}, no gap) then end; log ${before.length} -> ${after.length} events`,
+    )
+  })
+  it('`otter sessions list|show` and `mink runs` read the Redis store CHIMERA_STORE names', async () => {
+    const c = await cluster(1)
+    const created = await post(`${c.instances[0]!.url}/sessions`, { prompt: '!say listed from Redis' })
+    const { session_id: id } = (await created.json()) as { session_id: string }
+    await follow(`${c.instances[0]!.url}/sessions/${id}/events`).done
+    const home = mkdtempSync(join(tmpdir(), 'chimera-cli-home-'))
+    try {
+      const cli = (...args: string[]) =>
+        spawnSync(process.execPath, [CLI_BUNDLE, ...args], {
+          encoding: 'utf8',
+          env: { ...process.env, CHIMERA_HOME: home, CHIMERA_STORE: c.redis.url },
+          timeout: 30_000,
+        })
+      const list = cli('otter', 'sessions', 'list', '--json')
+      expect(list.status, list.stderr).toBe(0)
+      expect(
+        (JSON.parse(list.stdout) as { sessions: { session_id: string }[] }).sessions.map((x) => x.session_id),
+      ).toEqual([id])
+      const show = cli('otter', 'sessions', 'show', id, '--json')
+      expect(show.status, show.stderr).toBe(0)
+      expect(show.stdout).toContain('listed from Redis')
+      const runs = cli('mink', 'runs', '--json')
+      expect(runs.status, runs.stderr).toBe(0)
+      expect((JSON.parse(runs.stdout) as { runs: { run_id: string }[] }).runs.map((r) => r.run_id)).toEqual([id])
+    } finally {
+      rmSync(home, { recursive: true, force: true })
+    }
   })
 })

@@ -17,6 +17,28 @@ export function openEventStore(home: string, opts: { logger?: Logger } = {}): Ev
   return new FileEventStore({ root: eventlogRoot(home), ...(opts.logger ? { logger: opts.logger } : {}) })
 }
 
+/**
+ * Run `use` over the store the environment names: the Redis store of `CHIMERA_STORE`
+ * (`redis://host:port/db`; connected for the call, then closed; an unreachable one is an error
+ * saying so) or, unset or `file`, the file store under `home`. For the CLI's read-only commands.
+ */
+export async function withConfiguredStore<T>(
+  home: string,
+  use: (store: EventStore) => Promise<T>,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<T> {
+  if (!env.CHIMERA_STORE || env.CHIMERA_STORE === 'file') return use(openEventStore(home))
+  const { RedisEventStore, storeUrl } = await import('./redis-store.ts')
+  const url = storeUrl(undefined, env)!
+  const store = new RedisEventStore({ url })
+  await store.connect()
+  try {
+    return await use(store)
+  } finally {
+    await store.close()
+  }
+}
+
 /** Why the event log under `home` cannot be written, or undefined when it can. */
 export async function eventLogProblem(home: string): Promise<string | undefined> {
   const root = eventlogRoot(home)
