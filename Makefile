@@ -131,7 +131,7 @@ cli_var = $(if $(filter command line,$(origin $(1))),$($(1)),$(2))
 serve: install build ## run `chimera otter serve` with the offline model on HOST:PORT (default 127.0.0.1:5173: make serve PORT=8080 HOST=0.0.0.0)
 	node bin/chimera.mjs otter serve --port $(call cli_var,PORT,5173) --host $(call cli_var,HOST,127.0.0.1)
 
-bench: install-dev build $(NODE24) ## print the figures of bench/ (start-up phases on Node 20 and 24, run rollups, tool patterns, ACP, LSP calls, event log)
+bench: install-dev build $(NODE24) ## print the figures of bench/ (start-up phases on Node 20 and 24, run rollups, tool patterns, ACP, LSP calls, event log, Redis store, three instances)
 	$(TSX) bench/startup-profile.ts
 	node bench/cold-start.mjs
 	$(TSX) bench/runs-rollup.ts
@@ -142,6 +142,7 @@ bench: install-dev build $(NODE24) ## print the figures of bench/ (start-up phas
 	$(TSX) bench/http-health.ts
 	$(TSX) bench/http-sse.ts
 	$(TSX) bench/store-redis.ts
+	$(TSX) bench/scale-out.ts
 	$(TSX) bench/lsp-calls.ts
 	$(TSX) bench/events.ts
 	$(TSX) bench/acp-remote.ts
