@@ -206,6 +206,11 @@ export class SessionManager {
     return loading
   }
 
+  /** True when several instances share the store (leases): a stored session is live on some instance. */
+  get shared(): boolean {
+    return this.opts.leases !== undefined
+  }
+
   /**
    * True for an idle copy of a session another instance may run (this one does not hold its
    * lease): what it says may be out of date, so it is read again from the store before use.

@@ -1,7 +1,8 @@
 /**
  * The two event streams (specs/asyncapi/sse.asyncapi.yaml): `GET /sessions/{id}/events` (a
  * persisted session is loaded so it can stream; ends with `end` after a turn's terminal event)
- * and `GET /session/{id}/events` (live sessions; open across turns). Both start after the
+ * and `GET /session/{id}/events` (live sessions; open across turns; with several instances over one
+ * store, any stored session, since it may be live on another instance). Both start after the
  * cursor resume.ts computes, read the session through `Session.stream` (gap-free catch-up then
  * live), and end with `end` when the session leaves the manager or the server stops. A stream past
  * the limits (per session, per token, in all: sse/registry.ts) is `429 too_many_streams`.
@@ -88,8 +89,9 @@ export function eventsHandlers(deps: HttpDeps): Handlers {
       const after = startCursor(req.headers.get('last-event-id'), query.from === 'live', session.lastSeq)
       return stream(deps, req, session, after, pluralRecord, pluralEndRule(session))
     },
-    'session.streamEvents': ({ path, req }) => {
-      const session = liveSession(deps, path.id)
+    'session.streamEvents': async ({ path, req }) => {
+      // With a shared store the session may run on another instance: read it from the store here.
+      const session = deps.manager.shared ? await anySession(deps, path.id) : liveSession(deps, path.id)
       const after = startCursor(req.headers.get('last-event-id'), false, session.lastSeq)
       return stream(deps, req, session, after, singularRecord)
     },
