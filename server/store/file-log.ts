@@ -5,6 +5,7 @@
  * can quarantine the tail instead of half-reading it.
  */
 import { randomUUID } from 'node:crypto'
+import { closeSync, openSync, unlinkSync, writeFileSync } from 'node:fs'
 import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import type { AnyEvent } from '../events/event-types.ts'
@@ -59,10 +60,37 @@ export async function writeJsonAtomic(path: string, value: unknown, fsync = fals
   if (fsync) await syncDir(dirname(path))
 }
 
-/** Write one event as `event-NNNNNN-<type>.json`: its JSON and a newline, never overwriting; returns the record. */
+/**
+ * `writeExclusive` without fsync, in one synchronous step: a small file costs three system calls
+ * on this thread instead of three round trips through the thread pool, which is most of an
+ * event's time (docs/decisions/0341-synchronous-event-writes.md).
+ */
+function writeExclusiveSync(path: string, text: string): void {
+  const fd = openSync(path, 'wx')
+  try {
+    writeFileSync(fd, text, 'utf8')
+  } catch (err) {
+    closeSync(fd)
+    try {
+      unlinkSync(path)
+    } catch {
+      // already gone
+    }
+    throw err
+  }
+  closeSync(fd)
+}
+
+/**
+ * Write one event as `event-NNNNNN-<type>.json`: its JSON and a newline, never overwriting; returns
+ * the record. Without fsync the file is written synchronously (it is on disk, as far as a process
+ * crash goes, when this resolves, as before); with fsync through the thread pool, synced.
+ */
 export async function writeEventFile(dir: string, event: AnyEvent, fsync = false): Promise<string> {
   const text = `${JSON.stringify(event)}\n`
-  await writeExclusive(join(dir, eventFileName(event.seq, event.type)), text, fsync)
+  const path = join(dir, eventFileName(event.seq, event.type))
+  if (fsync) await writeExclusive(path, text, true)
+  else writeExclusiveSync(path, text)
   return text
 }
 
