@@ -5,7 +5,6 @@
  * can quarantine the tail instead of half-reading it.
  */
 import { randomUUID } from 'node:crypto'
-import { closeSync, openSync, renameSync, unlinkSync, writeFileSync } from 'node:fs'
 import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import type { AnyEvent } from '../events/event-types.ts'
@@ -19,42 +18,19 @@ export function errCode(err: unknown): string | undefined {
     : undefined
 }
 
-/**
- * Create `path` exclusively (`wx`) with `text`; a failed write removes the partial file. Without
- * fsync in one synchronous step: a small file costs three system calls on this thread instead of
- * three round trips through the thread pool, which were most of an event's time
- * (docs/decisions/0341-synchronous-event-writes.md); with fsync through the thread pool (an
- * fsync may take milliseconds), synced with its directory.
- */
+/** Create `path` exclusively (`wx`) with `text`; a failed write removes the partial file. */
 export async function writeExclusive(path: string, text: string, fsync = false): Promise<void> {
-  if (!fsync) return writeExclusiveSync(path, text)
   const fh = await open(path, 'wx')
   try {
     await fh.writeFile(text, 'utf8')
-    await fh.sync()
+    if (fsync) await fh.sync()
     await fh.close()
   } catch (err) {
     await fh.close().catch(() => {})
     await unlink(path).catch(() => {})
     throw err
   }
-  await syncDir(dirname(path))
-}
-
-function writeExclusiveSync(path: string, text: string): void {
-  const fd = openSync(path, 'wx')
-  try {
-    writeFileSync(fd, text, 'utf8')
-  } catch (err) {
-    closeSync(fd)
-    try {
-      unlinkSync(path)
-    } catch {
-      // already gone
-    }
-    throw err
-  }
-  closeSync(fd)
+  if (fsync) await syncDir(dirname(path))
 }
 
 /** Make a directory's new entries durable (a created or renamed file survives power loss). */
@@ -75,8 +51,7 @@ export async function writeJsonAtomic(path: string, value: unknown, fsync = fals
   const tmp = `${path}.${process.pid}.${randomUUID().slice(0, 8)}.tmp`
   await writeExclusive(tmp, `${JSON.stringify(value, null, 2)}\n`, fsync)
   try {
-    if (fsync) await rename(tmp, path)
-    else renameSync(tmp, path)
+    await rename(tmp, path)
   } catch (err) {
     await unlink(tmp).catch(() => {})
     throw err

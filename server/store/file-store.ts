@@ -373,13 +373,13 @@ export class FileEventStore implements EventStore {
     this.#rings.delete(sessionId)
     this.#lastSeq.delete(sessionId)
     this.#segments.delete(sessionId)
-    this.#writers.close(sessionDir(this.root, sessionId))
+    void this.#writers.close(sessionDir(this.root, sessionId))
   }
 
   async remove(sessionId: string): Promise<void> {
     const dir = sessionDir(this.root, sessionId)
     return this.#enqueue(sessionId, async () => {
-      this.#writers.close(dir)
+      await this.#writers.close(dir)
       await rm(dir, { recursive: true, force: true })
       this.#lastSeq.delete(sessionId)
       this.#rings.delete(sessionId)
@@ -487,7 +487,7 @@ export class FileEventStore implements EventStore {
     texts: string[],
     reason: string | undefined,
   ): Promise<void> {
-    this.#writers.close(dir)
+    await this.#writers.close(dir)
     const state: SegmentState = { lines: ends.length, ends, ok: true }
     this.#segments.set(sessionId, state)
     const keep = ends.at(-1) ?? 0
@@ -515,7 +515,7 @@ export class FileEventStore implements EventStore {
     const state = this.#segments.get(sessionId)
     if (!state?.ok || state.lines !== seq - 1) return
     try {
-      this.#writers.append(dir, text)
+      await this.#writers.append(dir, text)
       state.ends.push((state.ends.at(-1) ?? 0) + Buffer.byteLength(text))
       state.lines = seq
     } catch (err) {

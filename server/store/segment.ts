@@ -9,8 +9,7 @@
  * same type, same session); anything after that prefix is cut and rebuilt from the event files
  * when a session is opened. Losing or damaging it costs speed, never an event.
  */
-import { closeSync, openSync, writeSync } from 'node:fs'
-import { open } from 'node:fs/promises'
+import { open, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { AnyEvent } from '../events/event-types.ts'
 import { errCode, type LogEntry } from './file-log.ts'
@@ -229,51 +228,58 @@ export async function rewriteSegmentTail(dir: string, keep: number, texts: reado
 }
 
 /**
- * Open append descriptors of segments, at most `max` at once (the least recently used is closed),
- * so a process with many live sessions does not hold a descriptor per session. Appends are
- * synchronous: the segment is derived and never synced, a line is one `write` of a few hundred
- * bytes to the page cache, and going through the thread pool cost more than the write
- * (docs/decisions/0341-synchronous-event-writes.md).
+ * Open append handles of segments, at most `max` at once (the least recently used is closed
+ * once its writes are done), so a process with many live sessions does not hold a descriptor
+ * per session. Appends of one directory must not overlap (the store serialises them).
  */
 export class SegmentWriters {
-  readonly #fds = new Map<string, number>()
+  readonly #handles = new Map<string, { fh: Promise<FileHandle>; last: Promise<unknown> }>()
   readonly #max: number
 
   constructor(max = 64) {
     this.#max = max
   }
 
-  /** Append `text` to the segment of `dir` (written, not synced: the segment is derived). */
-  append(dir: string, text: string): void {
-    let fd = this.#fds.get(dir)
-    if (fd === undefined) fd = openSync(join(dir, SEGMENT_FILE), 'a')
-    else this.#fds.delete(dir)
-    this.#fds.set(dir, fd)
-    try {
+  /** Append `text` to the segment of `dir`; resolves once written (not synced: the segment is derived). */
+  append(dir: string, text: string): Promise<void> {
+    let h = this.#handles.get(dir)
+    if (h) this.#handles.delete(dir)
+    else {
+      h = { fh: open(join(dir, SEGMENT_FILE), 'a'), last: Promise.resolve() }
+      h.fh.catch(() => {})
+    }
+    this.#handles.set(dir, h)
+    const handle = h
+    const write = handle.fh.then(async (fh) => {
       const bytes = Buffer.from(text)
-      const written = writeSync(fd, bytes)
-      if (written !== bytes.length)
-        throw new Error(`short write to ${SEGMENT_FILE}: ${written} of ${bytes.length} bytes`)
-    } catch (err) {
-      // A descriptor that failed is not reused: the next append opens the file again.
-      this.close(dir)
-      throw err
+      const { bytesWritten } = await fh.write(bytes)
+      if (bytesWritten !== bytes.length)
+        throw new Error(`short write to ${SEGMENT_FILE}: ${bytesWritten} of ${bytes.length} bytes`)
+    })
+    handle.last = write.catch(() => {})
+    write.catch(() => {
+      // A handle that failed is not reused: the next append opens the file again.
+      if (this.#handles.get(dir) === handle) this.#handles.delete(dir)
+      void closeAfter(handle)
+    })
+    while (this.#handles.size > this.#max) {
+      const [oldest, old] = this.#handles.entries().next().value as [string, typeof handle]
+      this.#handles.delete(oldest)
+      void closeAfter(old)
     }
-    while (this.#fds.size > this.#max) {
-      const [oldest] = this.#fds.keys()
-      this.close(oldest!)
-    }
+    return write
   }
 
-  /** Close the descriptor of `dir`, if open. */
-  close(dir: string): void {
-    const fd = this.#fds.get(dir)
-    if (fd === undefined) return
-    this.#fds.delete(dir)
-    try {
-      closeSync(fd)
-    } catch {
-      // nothing left to do with it
-    }
+  /** Close the handle of `dir`, if open, after its pending write. */
+  async close(dir: string): Promise<void> {
+    const h = this.#handles.get(dir)
+    if (!h) return
+    this.#handles.delete(dir)
+    await closeAfter(h)
   }
+}
+
+async function closeAfter(h: { fh: Promise<FileHandle>; last: Promise<unknown> }): Promise<void> {
+  await h.last
+  await h.fh.then((fh) => fh.close()).catch(() => {})
 }
