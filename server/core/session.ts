@@ -15,6 +15,7 @@ import type { ChatMessage, PermissionRequestData, ToolCall, Usage } from '../../
 import type { Logger } from '../log.ts'
 import type { ToolSchema } from '../providers/types.ts'
 import type { QueuedPrompt, SessionMeta, StreamOptions } from '../store/types.ts'
+import type { StoredRecord } from '../store/stored-lines.ts'
 import type { SandboxMode, Tool, ToolContext } from '../tools/types.ts'
 import { lazyProvider, type LspProvider } from '../lsp/provider.ts'
 import type { AnyEvent, EventData, EventOf, EventType } from '../events/event-types.ts'
@@ -315,6 +316,14 @@ export class Session implements TurnHost {
   /** Persisted events after a cursor, then live ones: no gap, no duplicate (EventStore.stream). */
   stream(opts: StreamOptions = {}): AsyncIterable<AnyEvent> {
     return this.#deps.store.stream(this.id, opts)
+  }
+
+  /**
+   * A page of the stored records after `afterSeq` (none after `upTo`) as the store holds them, for
+   * a replay that sends them as they are; undefined when the store cannot (then `stream`).
+   */
+  storedPage(afterSeq: number, upTo: number): Promise<{ records: StoredRecord[]; more: boolean } | undefined> {
+    return this.#deps.store.readStored?.(this.id, afterSeq, upTo) ?? Promise.resolve(undefined)
   }
 
   /**

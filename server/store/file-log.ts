@@ -125,7 +125,12 @@ export interface LogEntry {
  * ones; with `afterSeq`, only names whose counter is above it (misnamed ones then partly too).
  */
 export async function listLog(dir: string, afterSeq = 0): Promise<{ entries: LogEntry[]; misnamed: string[] }> {
-  const names = (await readdir(dir)).filter((n) => n.startsWith('event-'))
+  return logEntries(await readdir(dir), afterSeq)
+}
+
+/** `listLog` of a directory listing already read (`names`: all its entries). */
+export function logEntries(all: readonly string[], afterSeq = 0): { entries: LogEntry[]; misnamed: string[] } {
+  const names = all.filter((n) => n.startsWith('event-'))
   const misnamed: string[] = []
   const entries: LogEntry[] = []
   for (const name of names) {
@@ -135,8 +140,23 @@ export async function listLog(dir: string, afterSeq = 0): Promise<{ entries: Log
     if (p) entries.push({ name, ...p })
     else misnamed.push(name)
   }
-  entries.sort((a, b) => a.seq - b.seq || (a.name < b.name ? -1 : 1))
-  return { entries, misnamed }
+  return { entries: sortEntries(entries, afterSeq), misnamed }
+}
+
+/**
+ * Entries by counter (then name). The usual log holds each counter after `afterSeq` once, with
+ * no gap: then each goes to its place in one pass, without a comparison sort (a long log's
+ * hundred thousand names are not compared with one another on every open).
+ */
+function sortEntries(entries: LogEntry[], afterSeq: number): LogEntry[] {
+  const placed = new Array<LogEntry>(entries.length)
+  for (const e of entries) {
+    const at = e.seq - afterSeq - 1
+    if (at < 0 || at >= placed.length || placed[at] !== undefined)
+      return entries.sort((a, b) => a.seq - b.seq || (a.name < b.name ? -1 : 1))
+    placed[at] = e
+  }
+  return placed
 }
 
 /** Read the log of `dir` after `afterSeq`, stopping at the first record that is not valid. */

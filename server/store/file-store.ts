@@ -26,7 +26,7 @@ import { noopLogger, type Logger } from '../log.ts'
 import { ChimeraError, sessionNotFound } from '../errors.ts'
 import {
   errCode,
-  listLog,
+  logEntries,
   mapLimit,
   quarantine,
   readJsonFile,
@@ -38,7 +38,8 @@ import {
 import { streamEvents } from './event-stream.ts'
 import { ListenerRegistry } from './listeners.ts'
 import { RecentRing } from './recent-ring.ts'
-import { readSegment, readSegmentLines, rewriteSegmentTail, SegmentWriters } from './segment.ts'
+import { readSegment, readSegmentLines, readSegmentRecords, rewriteSegmentTail, SegmentWriters } from './segment.ts'
+import type { StoredRecord } from './stored-lines.ts'
 import { agentAllowed, applyListFilter, pageOf } from './listing.ts'
 import { AGENT_PREFIXES, isSessionId, sessionDir } from './paths.ts'
 import { readQueued, removeQueued, writeQueued } from './queued-prompts.ts'
@@ -79,6 +80,8 @@ export interface FileEventStoreOptions {
 /** A stream's catch-up page: at most this many events and (from the segment) bytes, at least one event. */
 const PAGE_EVENTS = 2048
 const PAGE_MAX_BYTES = 4 * 1024 * 1024
+/** Records per page of `readStored` (text is cheap to hold: the byte cap is what bounds it). */
+const STORED_PAGE_EVENTS = 16384
 
 /**
  * Directory names `scanSummaries` reports: a known prefix, then the id characters the SessionId
@@ -229,6 +232,25 @@ export class FileEventStore implements EventStore {
           reason: scan.reason,
         })
       return { events: out.length === 0 ? scan.events : out.concat(scan.events), more: scan.events.length >= left }
+    })
+  }
+
+  async readStored(
+    sessionId: string,
+    afterSeq: number,
+    upTo: number,
+  ): Promise<{ records: StoredRecord[]; more: boolean } | undefined> {
+    const dir = sessionDir(this.root, sessionId)
+    return this.#enqueue(sessionId, async () => {
+      await this.#open(sessionId, dir)
+      const seg = this.#segments.get(sessionId)
+      const last = Math.min(seg?.lines ?? 0, upTo)
+      if (!seg?.ok || afterSeq >= last) return undefined
+      const to = pageEnd(seg.ends, afterSeq, Math.min(last, afterSeq + STORED_PAGE_EVENTS), PAGE_MAX_BYTES)
+      const records = await readSegmentRecords(dir, sessionId, seg.ends, afterSeq + 1, to).catch(() => undefined)
+      // Not the lines this instance verified: the event path reads them (and marks the segment).
+      if (!records) return undefined
+      return { records, more: to < last }
     })
   }
 
@@ -419,7 +441,9 @@ export class FileEventStore implements EventStore {
     const meta = metaRead.value as SessionMeta
     // The segment's verified prefix stands in for reading those event files; the files after
     // it (and any duplicate or gap) are checked one by one, as without a segment.
-    const { entries, misnamed } = await listLog(dir)
+    // One directory listing serves the log and the queued prompts.
+    const listing = await readdir(dir)
+    const { entries, misnamed } = logEntries(listing)
     const seg = await readSegment(dir, sessionId, entries)
     const verified = seg.events.length
     const rest = await scanEntries(dir, sessionId, entries.slice(verified), verified)
@@ -450,7 +474,7 @@ export class FileEventStore implements EventStore {
     const ring = this.#ring(sessionId)
     ring.clear()
     for (const e of events.slice(-ring.capacity)) ring.push(e, JSON.stringify(e).length + 1)
-    const queued = await readQueued(dir, sessionId, this.#logger)
+    const queued = await readQueued(dir, sessionId, this.#logger, listing)
     return { meta, summary: await this.#summaryOrRebuild(dir, meta, events.length), events, queued, repaired }
   }
 

@@ -51,9 +51,17 @@ function isQueuedPrompt(v: unknown): v is QueuedPrompt {
   )
 }
 
-/** The session's queued prompts in queue order; unreadable entries are removed (logged). */
-export async function readQueued(dir: string, sessionId: string, logger: Logger): Promise<QueuedPrompt[]> {
-  const names = (await readdir(dir)).filter((n) => n.startsWith(PREFIX) && n.endsWith('.json'))
+/**
+ * The session's queued prompts in queue order; unreadable entries are removed (logged).
+ * `listing`: the directory's entries when the caller has just read them.
+ */
+export async function readQueued(
+  dir: string,
+  sessionId: string,
+  logger: Logger,
+  listing?: readonly string[],
+): Promise<QueuedPrompt[]> {
+  const names = (listing ?? (await readdir(dir))).filter((n) => n.startsWith(PREFIX) && n.endsWith('.json'))
   const out: QueuedPrompt[] = []
   for (const name of names) {
     const r = await readJsonFile(join(dir, name))

@@ -25,6 +25,7 @@ import { sampleEvent, sampleMeta, sampleSummary } from './fixtures/sample.ts'
 import { eventFileName } from './paths.ts'
 import { RING_MAX_EVENTS } from './recent-ring.ts'
 import { SEGMENT_FILE } from './segment.ts'
+import { storedEvent } from './stored-lines.ts'
 
 const temp = tempDirs()
 let root: string
@@ -193,6 +194,28 @@ describe('segment failures cost speed, not events', () => {
     await a.load(id)
     await b.append(sampleEvent(id, 9))
     expect(seqs(await a.read(id, 7))).toEqual([8, 9])
+  })
+})
+
+describe('stored records for a replay', () => {
+  it('come from the verified segment, a page at a time, never past the bound', async () => {
+    const store = new FileEventStore({ root })
+    await store.load(id)
+    const page = await store.readStored(id, 2, 6)
+    expect(page?.more).toBe(false)
+    expect(page?.records.map((r) => storedEvent(r, id))).toEqual(sent.slice(2, 6))
+    expect(await store.readStored(id, 6, 6)).toBeUndefined()
+    expect(await store.readStored(id, 8, 100)).toBeUndefined()
+  })
+
+  it('a segment changed under an open session is not sent; the events come from their files', async () => {
+    const store = new FileEventStore({ root })
+    await store.load(id)
+    const text = segment()
+    const nl = text.indexOf('\n', text.indexOf('\n') + 1)
+    writeFileSync(join(dir(), SEGMENT_FILE), `${text.slice(0, nl)} ${text.slice(nl + 1)}`)
+    expect(await store.readStored(id, 0, 8)).toBeUndefined()
+    expect(await store.read(id)).toEqual(sent)
   })
 })
 

@@ -13,6 +13,7 @@ import { open, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { AnyEvent } from '../events/event-types.ts'
 import { errCode, type LogEntry } from './file-log.ts'
+import { storedRecords, type StoredRecord } from './stored-lines.ts'
 
 export const SEGMENT_FILE = 'events.jsonl'
 
@@ -140,15 +141,16 @@ async function readWhole(path: string): Promise<Buffer> {
 }
 
 /**
- * Events `from..to` (counters) of a verified segment, given the line ends: one read. Returns
- * undefined when the bytes are not those lines (the file changed underneath).
+ * The bytes of lines `from..to` (counters) of a verified segment, given the line ends: one read.
+ * Undefined when they are not those lines (a line end is not a newline: the file changed
+ * underneath).
  */
-export async function readSegmentLines(
+async function readSegmentBytes(
   dir: string,
   ends: readonly number[],
   from: number,
   to: number,
-): Promise<AnyEvent[] | undefined> {
+): Promise<Buffer | undefined> {
   const start = from <= 1 ? 0 : ends[from - 2]!
   const end = ends[to - 1]!
   const buf = Buffer.allocUnsafe(end - start)
@@ -160,10 +162,38 @@ export async function readSegmentLines(
     await fh.close()
   }
   for (let seq = from; seq <= to; seq++) if (buf[ends[seq - 1]! - start - 1] !== NL) return undefined
+  return buf
+}
+
+/** Events `from..to` of a verified segment (parsed); undefined as `readSegmentBytes`. */
+export async function readSegmentLines(
+  dir: string,
+  ends: readonly number[],
+  from: number,
+  to: number,
+): Promise<AnyEvent[] | undefined> {
+  const buf = await readSegmentBytes(dir, ends, from, to)
+  if (!buf) return undefined
   const parsed = parseLines(buf, to - from + 1)
   if (!parsed) return undefined
   for (let k = 0; k < parsed.length; k++) if ((parsed[k] as AnyEvent | null)?.seq !== from + k) return undefined
   return parsed as AnyEvent[]
+}
+
+/**
+ * Lines `from..to` of a verified segment as stored records (stored-lines.ts), without parsing
+ * the lines the event writer wrote; undefined as `readSegmentBytes`, or when a line is not the
+ * record of its counter in `sessionId`.
+ */
+export async function readSegmentRecords(
+  dir: string,
+  sessionId: string,
+  ends: readonly number[],
+  from: number,
+  to: number,
+): Promise<StoredRecord[] | undefined> {
+  const buf = await readSegmentBytes(dir, ends, from, to)
+  return buf && storedRecords(buf.toString('utf8'), from, to - from + 1, sessionId)
 }
 
 /** Cut the segment to `keep` bytes and append `texts` (event records, each ending in a newline). */

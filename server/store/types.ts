@@ -15,6 +15,7 @@
  */
 import type { AnyEvent } from '../events/event-types.ts'
 import type { SessionSummary } from '../../generated/schemas.gen.ts'
+import type { StoredRecord } from './stored-lines.ts'
 
 export type AgentPrefix = 'otter' | 'ferret' | 'mink'
 
@@ -185,6 +186,16 @@ export interface EventStore {
    * `signal` aborts; throws `session_not_found` for an unknown session.
    */
   stream(sessionId: string, opts?: StreamOptions): AsyncIterable<AnyEvent>
+  /**
+   * A page of the records after `afterSeq` (none after `upTo`) as stored, for a replay that sends
+   * them without parsing and re-serialising each (stored-lines.ts); undefined when the store
+   * cannot serve them so (then `stream` does). `more`: records up to `upTo` remain.
+   */
+  readStored?(
+    sessionId: string,
+    afterSeq: number,
+    upTo: number,
+  ): Promise<{ records: StoredRecord[]; more: boolean } | undefined>
   /** Remove a session's stored data. */
   remove(sessionId: string): Promise<void>
   /** Drop what the store keeps in memory for a session that is no longer live (optional). */

@@ -16,7 +16,8 @@ import { anySession, liveSession, type HttpDeps } from '../deps.ts'
 import { HttpError } from '../errors.ts'
 import type { StreamHolder } from '../sse/registry.ts'
 import type { SseRecord } from '../sse/format.ts'
-import { pluralRecord, singularRecord } from '../sse/event-map.ts'
+import { pluralRecord, pluralStored, singularRecord, singularStored } from '../sse/event-map.ts'
+import type { StoredRecord } from '../../store/stored-lines.ts'
 import { startCursor } from '../sse/resume.ts'
 import { sseResponse } from '../sse/sse-stream.ts'
 
@@ -58,6 +59,7 @@ function stream(
   session: Session,
   afterSeq: number,
   record: (e: AnyEvent) => SseRecord,
+  storedText: (r: Extract<StoredRecord, { kind: 'text' }>) => string,
   endAfter?: ReturnType<typeof pluralEndRule>,
 ): Response {
   const reg = deps.streams.register(session.id, holder(deps, req))
@@ -67,8 +69,15 @@ function stream(
     })
   return sseResponse({
     sessionId: session.id,
-    events: (signal) => session.stream({ afterSeq, signal }),
+    afterSeq,
+    events: (after, signal) => session.stream({ afterSeq: after, signal }),
     record,
+    // What is stored before the last event goes out as stored; the last (and what follows) as
+    // events, so the end rule and `settle` see the turn that is finishing.
+    stored: {
+      page: (after) => session.storedPage(after, session.lastSeq - 1),
+      text: storedText,
+    },
     // Records arrive faster than the turn's last bookkeeping (file snapshot, summary): hold a
     // terminal record until the session has finished its turn.
     settle: (e) => (TERMINAL_EVENTS.has(e.type) && session.status === 'running' ? session.idle() : undefined),
@@ -87,13 +96,13 @@ export function eventsHandlers(deps: HttpDeps): Handlers {
     'sessions.streamEvents': async ({ path, query, req }) => {
       const session = await anySession(deps, path.id)
       const after = startCursor(req.headers.get('last-event-id'), query.from === 'live', session.lastSeq)
-      return stream(deps, req, session, after, pluralRecord, pluralEndRule(session))
+      return stream(deps, req, session, after, pluralRecord, pluralStored, pluralEndRule(session))
     },
     'session.streamEvents': async ({ path, req }) => {
       // With a shared store the session may run on another instance: read it from the store here.
       const session = deps.manager.shared ? await anySession(deps, path.id) : liveSession(deps, path.id)
       const after = startCursor(req.headers.get('last-event-id'), false, session.lastSeq)
-      return stream(deps, req, session, after, singularRecord)
+      return stream(deps, req, session, after, singularRecord, singularStored)
     },
   }
 }

@@ -13,6 +13,7 @@
  */
 import type { LoopEventEnvelope, SseEnd, SseEnvelope } from '../../../generated/schemas.gen.ts'
 import type { AnyEvent, EventType } from '../../events/event-types.ts'
+import type { StoredRecord } from '../../store/stored-lines.ts'
 import type { SseRecord } from './format.ts'
 
 type SingularName = 'loop_event' | 'user_message' | 'result'
@@ -67,6 +68,23 @@ export function singularRecord(e: AnyEvent): SseRecord {
     timestamp: Date.parse(e.ts),
   } as LoopEventEnvelope
   return { id: String(e.seq), event: SINGULAR_EVENT_NAMES[e.type], data: JSON.stringify(data), json: true }
+}
+
+/** A stored record kept as its JSON parts (stored-lines.ts). */
+type StoredText = Extract<StoredRecord, { kind: 'text' }>
+
+/**
+ * The encoded record of `/sessions/{id}/events` for a stored record, spliced from its stored
+ * parts: the same bytes as `encodeRecord(pluralRecord(e))` (event-map.test.ts holds them equal).
+ */
+export function pluralStored(r: StoredText): string {
+  return `id: ${r.seq}\nevent: ${r.type}\ndata: {"id":${r.id},"type":"${r.type}","metadata":${r.data},"ts":${r.ts}}\n\n`
+}
+
+/** The encoded record of `/session/{id}/events` for a stored record, as `pluralStored`. */
+export function singularStored(r: StoredText): string {
+  const timestamp = JSON.stringify(Date.parse(r.ts.slice(1, -1)))
+  return `id: ${r.seq}\nevent: ${SINGULAR_EVENT_NAMES[r.type]}\ndata: {"message_id":${r.id},"type":"${r.type}","data":${r.data},"turn":${r.turn},"timestamp":${timestamp}}\n\n`
 }
 
 /** The closing record of either stream. */

@@ -17,8 +17,9 @@
  * `bufferBytes` + `CHUNK_BYTES`.
  */
 import type { SseEnd } from '../../../generated/schemas.gen.ts'
-import type { AnyEvent } from '../../events/event-types.ts'
+import { TERMINAL_EVENTS, type AnyEvent, type EventType } from '../../events/event-types.ts'
 import type { Logger } from '../../log.ts'
+import { storedEvent, type StoredRecord } from '../../store/stored-lines.ts'
 import { encodeComment, encodeRecord, type SseRecord } from './format.ts'
 import { endRecord } from './event-map.ts'
 
@@ -50,9 +51,21 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = {
 
 export interface SseStreamOptions {
   sessionId: string
-  /** The events to send (the session's stream from the start cursor), ended by `signal`. */
-  events(signal: AbortSignal): AsyncIterable<AnyEvent>
+  /** Events after this counter are sent. */
+  afterSeq: number
+  /** The events to send (the session's stream after `afterSeq`), ended by `signal`. */
+  events(afterSeq: number, signal: AbortSignal): AsyncIterable<AnyEvent>
   record(e: AnyEvent): SseRecord
+  /**
+   * Stored records sent as they are before `events` takes over (a replay): pages after a cursor
+   * (undefined: none left to send so), and the encoded record of one kept as text (the same
+   * bytes `record` gives its event). Only records of turns already written come this way, so no
+   * `settle` applies to them, and `endAfter` sees only their turns' opening and ending events.
+   */
+  stored?: {
+    page(afterSeq: number): Promise<{ records: StoredRecord[]; more: boolean } | undefined>
+    text(r: Extract<StoredRecord, { kind: 'text' }>): string
+  }
   /**
    * A promise to wait for (or the next event, whichever comes first) before sending `e`: a
    * turn's terminal record goes out once the session has finished that turn, so a client that
@@ -73,6 +86,9 @@ export interface SseStreamOptions {
 }
 
 const encoder = new TextEncoder()
+
+/** The events that open or end a turn: what an end rule follows. */
+const TURN_MARKS: ReadonlySet<EventType> = new Set<EventType>(['user_message', 'turn_start', ...TERMINAL_EVENTS])
 
 /** A pending chunk is flushed at this size even before the loop turn ends. */
 const CHUNK_BYTES = 64 * 1024
@@ -149,9 +165,34 @@ export function sseResponse(o: SseStreamOptions): Response {
     })
   }
 
+  const stall = (): void =>
+    drop(`it took nothing for ${settings.stallMs} ms with ${settings.bufferBytes} bytes waiting`)
+
+  /** Send stored records from the cursor while the store has them; the cursor after them. */
+  const replay = async (stored: NonNullable<SseStreamOptions['stored']>): Promise<number | undefined> => {
+    let cursor = o.afterSeq
+    for (;;) {
+      const page = await stored.page(cursor)
+      if (!page || closed) return cursor
+      for (const r of page.records) {
+        if (r.kind === 'text') write(stored.text(r))
+        else write(encodeRecord(o.record(r.event)))
+        // The end rule follows turns; records before the last one never end the stream.
+        if (o.endAfter && TURN_MARKS.has(r.type)) o.endAfter(storedEvent(r, o.sessionId))
+        cursor = r.seq
+        const r2 = room()
+        if (r2 !== true && !(await r2)) return void stall()
+        if (closed) return undefined
+      }
+      if (!page.more) return cursor
+    }
+  }
+
   const pump = async (): Promise<void> => {
     try {
-      const it = o.events(iterating.signal)[Symbol.asyncIterator]()
+      const after = o.stored ? await replay(o.stored) : o.afterSeq
+      if (after === undefined || closed) return
+      const it = o.events(after, iterating.signal)[Symbol.asyncIterator]()
       const read = (): Promise<IteratorResult<AnyEvent>> => {
         const p = it.next()
         p.catch(() => {}) // a read abandoned at `end` may fail later; nobody awaits it then
@@ -191,8 +232,7 @@ export function sseResponse(o: SseStreamOptions): Response {
           return end(last.end)
         // The queue fills when chunks go out; wait for room only then (a full chunk just sent).
         const r2 = room()
-        if (r2 !== true && !(await r2))
-          return drop(`it took nothing for ${settings.stallMs} ms with ${settings.bufferBytes} bytes waiting`)
+        if (r2 !== true && !(await r2)) return stall()
       }
     } catch (err) {
       if (closed) return
