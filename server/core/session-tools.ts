@@ -50,6 +50,16 @@ export class SessionTools {
     this.#overrides = overrides && overrides.size ? overrides : undefined
   }
 
+  /** True while substitutes are in place. */
+  get overridden(): boolean {
+    return this.#overrides !== undefined
+  }
+
+  /** Restore the built-ins if `overrides` are the substitutes in place (another client's stay). */
+  restore(overrides: ReadonlyMap<string, Tool>): void {
+    if (this.#overrides === overrides) this.#overrides = undefined
+  }
+
   /** Replace the extra tools (a built-in's name or a tool without a contract is ignored). */
   extra(tools: ReadonlyMap<string, Tool> | undefined): void {
     const kept = [...(tools ?? [])].filter(

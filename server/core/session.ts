@@ -211,6 +211,21 @@ export class Session implements TurnHost {
   }
 
   /**
+   * Like `useTools`, unless another client's substitutes are in place (a network client beside
+   * the editor that runs the session): true when `overrides` took effect.
+   */
+  useToolsIfFree(overrides: ReadonlyMap<string, Tool>): boolean {
+    if (this.#tools.overridden) return false
+    this.#tools.override(overrides)
+    return true
+  }
+
+  /** Give back substitutes taken with `useTools`: the built-ins return unless another client's took their place. */
+  releaseTools(overrides: ReadonlyMap<string, Tool>): void {
+    this.#tools.restore(overrides)
+  }
+
+  /**
    * Add tools beyond the built-ins for this session (replacing earlier extras; `undefined`
    * removes them): each carries its own contract (description, JSON-schema input, default
    * permission rule, argument check). A name that is a built-in's, or a tool without a

@@ -9,6 +9,7 @@ import type { Session } from '../../core/session.ts'
 import type { Connection } from '../../../client/wire/jsonrpc/connection.ts'
 import type { HandlersFor, Inbound } from '../../jsonrpc/dispatcher.ts'
 import type { Logger } from '../../log.ts'
+import type { Tool } from '../../tools/types.ts'
 import type { BridgeStatus } from '../../../generated/schemas.gen.ts'
 import type { AgentName } from '../dialect.ts'
 import type { EventPump } from '../event-pump.ts'
@@ -56,6 +57,8 @@ export interface Attachment {
   upTo: number
   /** The MCP servers the client passed for this session (their tools are the session's extra tools). */
   mcp?: SessionMcp
+  /** The client's file system and terminal, when the session's file tools go through them. */
+  tools?: ReadonlyMap<string, Tool>
 }
 
 /** The client capabilities this agent reads from `initialize`. */

@@ -154,7 +154,7 @@ export class V1Agent {
   async end(): Promise<void> {
     this.#unEvict()
     const all = [...this.#sessions.values()]
-    await endAttachments(all, (a) => this.#o.detach || a.session.useTools(undefined), this.#o.detach)
+    await endAttachments(all, (a) => a.tools && a.session.releaseTools(a.tools), this.#o.detach)
     this.#sessions.clear()
     await Promise.all(all.map((a) => this.#dropMcp(a)))
   }
@@ -212,9 +212,12 @@ export class V1Agent {
       this.#o.logger,
     )
     this.#sessions.set(session.id, att)
-    // File tools go through the editor while this client has the session open. Not a network
-    // client's: its files are on another machine than the session's (docs/decisions/0320).
-    if (!this.#o.detach) session.useTools(clientTools(this.#o.conn, session.id, this.#clientFs, this.#clientTerminal))
+    // File tools go through the editor while this client has the session open. A network client's
+    // only when no other client's are in place: the editor that runs the session keeps its own
+    // (docs/decisions/0320).
+    const tools = clientTools(this.#o.conn, session.id, this.#clientFs, this.#clientTerminal)
+    if (!this.#o.detach) session.useTools(tools)
+    if (!this.#o.detach || session.useToolsIfFree(tools)) att.tools = tools
     if (mcp && session.closed) {
       // Evicted (or deleted) while its servers were connecting: they end now.
       void mcp.close()
@@ -321,7 +324,7 @@ export class V1Agent {
     a.session.cancel()
     for (const c of a.asks.values()) c.abort(new Error('session closed'))
     this.#sessions.delete(id)
-    if (!this.#o.detach) a.session.useTools(undefined)
+    if (a.tools) a.session.releaseTools(a.tools)
     await a.pump.stop()
     await this.#dropMcp(a)
     return {}
