@@ -148,3 +148,31 @@ describe('extra tools of a session', () => {
     expect(toolAllowed('Read', ['mcp__*'])).toBe(false)
   })
 })
+
+describe("a client's substitutes for the built-ins (useTools, useToolsIfFree, releaseTools)", () => {
+  /** A Read that answers `who`: which client's file system served it. */
+  const reader = (who: string): ReadonlyMap<string, Tool> =>
+    new Map([['Read', { ...echo('Read'), run: async () => ({ ok: true, output: who }) }]])
+  const readWith = async (session: { tools: ReadonlyMap<string, Tool> }) => {
+    const result = await session.tools.get('Read')!.run({ text: 'x' }, {} as never)
+    return result.ok ? result.output : result
+  }
+
+  it("a second client does not take the first one's, and gives back only its own", async () => {
+    const session = await env.manager().create({ approval: 'allow' })
+    const editor = reader('editor')
+    const remote = reader('remote')
+    session.useTools(editor)
+    expect(session.useToolsIfFree(remote)).toBe(false)
+    expect(await readWith(session)).toBe('editor')
+    session.releaseTools(remote)
+    expect(await readWith(session)).toBe('editor')
+    session.releaseTools(editor)
+    expect(session.useToolsIfFree(remote)).toBe(true)
+    expect(await readWith(session)).toBe('remote')
+    // An editor attaching later takes its place; the remote client leaving then changes nothing.
+    session.useTools(editor)
+    session.releaseTools(remote)
+    expect(await readWith(session)).toBe('editor')
+  })
+})
