@@ -25,16 +25,23 @@ const REPLAY = Number(process.env.BENCH_REPLAY ?? 100_000)
 const ONLY = new Set((process.env.BENCH_ONLY ?? 'rss,first,fanout,replay').split(','))
 const pct = (xs: number[], p: number): number =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] ?? NaN
-const t = await socketTarget({ sse: { bufferBytes: 1 << 20 } })
+// Every request carries the master token: guests are held to 32 streams per session (the stream
+// limits, docs/http.md), which would refuse most of the fan-out's clients.
+const TOKEN = 'bench-master-token'
+const AUTH = { authorization: `Bearer ${TOKEN}` }
+const t = await socketTarget({ token: TOKEN, sse: { bufferBytes: 1 << 20 } })
 const base = t.baseUrl
 const post = async (path: string, body?: unknown): Promise<Record<string, unknown>> =>
   (await (
     await fetch(`${base}${path}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...AUTH },
       body: body === undefined ? undefined : JSON.stringify(body),
     })
   ).json()) as Record<string, unknown>
+
+/** Streams answered with anything but 200 (a stream limit): printed beside the gaps. */
+let refused = 0
 
 /** An SSE client on node:http: calls `onRecord(id, data)` per record; resolves when the stream ends. */
 function subscribe(
@@ -44,7 +51,8 @@ function subscribe(
 ): { done: Promise<void>; close(): void } {
   let req!: ReturnType<typeof request>
   const done = new Promise<void>((resolve) => {
-    req = request(`${base}${path}`, { headers: { accept: 'text/event-stream', ...headers } }, (res) => {
+    req = request(`${base}${path}`, { headers: { accept: 'text/event-stream', ...AUTH, ...headers } }, (res) => {
+      if (res.statusCode !== 200) refused++
       let buf = ''
       res.setEncoding('utf8')
       res.on('data', (chunk: string) => {
@@ -79,7 +87,7 @@ const first: number[] = []
 const health: number[] = []
 for (let i = 0; i < (ONLY.has('first') ? FIRST : 0); i++) {
   let t0 = performance.now()
-  await (await fetch(`${base}/health`)).text()
+  await (await fetch(`${base}/health`, { headers: AUTH })).text()
   health.push(performance.now() - t0)
   t0 = performance.now()
   const { session_id: id } = await post('/sessions', { prompt: '!say hi' })
@@ -196,7 +204,7 @@ if (ONLY.has('first'))
   )
 if (ONLY.has('fanout'))
   console.log(
-    `| ${CLIENTS} SSE clients, ~${RATE} events/s for ${SECONDS} s: gaps | ${many.gaps} (${many.sent} events x ${CLIENTS} clients, ${many.received} received) | 1 client: ${alone.gaps} gaps | |`,
+    `| ${CLIENTS} SSE clients, ~${RATE} events/s for ${SECONDS} s: gaps | ${many.gaps} (${many.sent} events x ${CLIENTS} clients, ${many.received} received) | 1 client: ${alone.gaps} gaps | ${refused} streams refused |`,
   )
 if (ONLY.has('fanout'))
   console.log(

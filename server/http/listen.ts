@@ -7,7 +7,6 @@
  * request is answered (docs/decisions/0350-start-up-at-the-floor.md).
  */
 import { createServer as createHttpServer, type RequestListener, type Server } from 'node:http'
-import { createServer as createHttpsServer } from 'node:https'
 import type { AddressInfo, Socket } from 'node:net'
 
 export interface Listener {
@@ -56,7 +55,10 @@ function gracefulClose(server: Server): () => Promise<void> {
 }
 
 export async function listen(handler: RequestListener, o: ListenOptions): Promise<Listener> {
-  const server: Server = o.https ? createHttpsServer(o.https, handler) : createHttpServer(handler)
+  // node:https (and TLS under it) loads only for a TLS server.
+  const server: Server = o.https
+    ? (await import('node:https')).createServer(o.https, handler)
+    : createHttpServer(handler)
   const shutdown = gracefulClose(server)
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)

@@ -14,8 +14,7 @@ import { bearerToken, tokenMatches } from '../auth.ts'
 import { anySession, liveSession, type HttpDeps } from '../deps.ts'
 import { HttpError } from '../errors.ts'
 import type { StreamHolder } from '../sse/registry.ts'
-import type { SseRecord } from '../sse/format.ts'
-import { pluralRecord, singularRecord } from '../sse/event-map.ts'
+import { pluralBytes, singularBytes, type RecordBytes } from '../sse/event-map.ts'
 import { startCursor } from '../sse/resume.ts'
 import { sseResponse } from '../sse/sse-stream.ts'
 
@@ -56,7 +55,7 @@ function stream(
   req: Request,
   session: Session,
   afterSeq: number,
-  record: (e: AnyEvent) => SseRecord,
+  record: RecordBytes,
   endAfter?: ReturnType<typeof pluralEndRule>,
 ): Response {
   const reg = deps.streams.register(session.id, holder(deps, req))
@@ -86,12 +85,12 @@ export function eventsHandlers(deps: HttpDeps): Handlers {
     'sessions.streamEvents': async ({ path, query, req }) => {
       const session = await anySession(deps, path.id)
       const after = startCursor(req.headers.get('last-event-id'), query.from === 'live', session.lastSeq)
-      return stream(deps, req, session, after, pluralRecord, pluralEndRule(session))
+      return stream(deps, req, session, after, pluralBytes, pluralEndRule(session))
     },
     'session.streamEvents': ({ path, req }) => {
       const session = liveSession(deps, path.id)
       const after = startCursor(req.headers.get('last-event-id'), false, session.lastSeq)
-      return stream(deps, req, session, after, singularRecord)
+      return stream(deps, req, session, after, singularBytes)
     },
   }
 }

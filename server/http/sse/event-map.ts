@@ -13,7 +13,7 @@
  */
 import type { LoopEventEnvelope, SseEnd, SseEnvelope } from '../../../generated/schemas.gen.ts'
 import type { AnyEvent, EventType } from '../../events/event-types.ts'
-import type { SseRecord } from './format.ts'
+import { encodeRecord, type SseRecord } from './format.ts'
 
 type SingularName = 'loop_event' | 'user_message' | 'result'
 
@@ -73,3 +73,27 @@ export function singularRecord(e: AnyEvent): SseRecord {
 export function endRecord(end: SseEnd): SseRecord {
   return { event: 'end', data: JSON.stringify(end) }
 }
+
+/**
+ * A wire's records as UTF-8 bytes, made once per event: every client of a stream gets the same
+ * event object from the store (its live fan-out and its ring of recent events), so 500 clients of
+ * one session cost one `JSON.stringify` and one encoding per event, not 500. Keyed weakly by the
+ * event object; an event read back from storage is a new object and is encoded once more.
+ */
+export type RecordBytes = (e: AnyEvent) => Uint8Array
+
+const utf8 = new TextEncoder()
+
+function encodedOnce(record: (e: AnyEvent) => SseRecord): RecordBytes {
+  const made = new WeakMap<AnyEvent, Uint8Array>()
+  return (e) => {
+    let bytes = made.get(e)
+    if (bytes === undefined) made.set(e, (bytes = utf8.encode(encodeRecord(record(e)))))
+    return bytes
+  }
+}
+
+/** `/sessions/{id}/events` records as bytes (see encodedOnce). */
+export const pluralBytes: RecordBytes = encodedOnce(pluralRecord)
+/** `/session/{id}/events` records as bytes (see encodedOnce). */
+export const singularBytes: RecordBytes = encodedOnce(singularRecord)

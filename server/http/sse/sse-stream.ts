@@ -14,12 +14,13 @@
  * Records are coalesced: those produced in one turn of the event loop (a replayed page, a burst
  * of live events) go out as one chunk, flushed on `setImmediate` or at `CHUNK_BYTES`, instead
  * of one write per event; backpressure is checked after each record, so a client holds at most
- * `bufferBytes` + `CHUNK_BYTES`.
+ * `bufferBytes` + `CHUNK_BYTES`. A chunk of one record is that record's bytes, made once for
+ * every client of the stream (event-map.ts), so a fan-out copies nothing per client.
  */
 import type { SseEnd } from '../../../generated/schemas.gen.ts'
 import type { AnyEvent } from '../../events/event-types.ts'
 import type { Logger } from '../../log.ts'
-import { encodeComment, encodeRecord, type SseRecord } from './format.ts'
+import { encodeComment, encodeRecord } from './format.ts'
 import { endRecord } from './event-map.ts'
 
 export interface SseSettings {
@@ -52,7 +53,8 @@ export interface SseStreamOptions {
   sessionId: string
   /** The events to send (the session's stream from the start cursor), ended by `signal`. */
   events(signal: AbortSignal): AsyncIterable<AnyEvent>
-  record(e: AnyEvent): SseRecord
+  /** The event's record as UTF-8 bytes (shared between the clients of a stream: never modified). */
+  record(e: AnyEvent): Uint8Array
   /**
    * A promise to wait for (or the next event, whichever comes first) before sending `e`: a
    * turn's terminal record goes out once the session has finished that turn, so a client that
@@ -85,13 +87,15 @@ export function sseResponse(o: SseStreamOptions): Response {
   let wake: ((room: boolean) => void) | undefined
   let heartbeat: NodeJS.Timeout | undefined
   let lastWrite = Date.now()
-  let pending = ''
+  let pending: Uint8Array[] = []
+  let pendingBytes = 0
   let flushTimer: NodeJS.Immediate | undefined
 
   const finish = (): void => {
     if (closed) return
     closed = true
-    pending = ''
+    pending = []
+    pendingBytes = 0
     clearImmediate(flushTimer)
     clearInterval(heartbeat)
     o.stop.removeEventListener('abort', onStop)
@@ -103,22 +107,25 @@ export function sseResponse(o: SseStreamOptions): Response {
   const flush = (): void => {
     clearImmediate(flushTimer)
     flushTimer = undefined
-    if (closed || pending === '') return
-    const text = pending
-    pending = ''
-    controller.enqueue(encoder.encode(text))
+    if (closed || pendingBytes === 0) return
+    const parts = pending
+    pending = []
+    pendingBytes = 0
+    controller.enqueue(parts.length === 1 ? parts[0]! : Buffer.concat(parts))
     lastWrite = Date.now()
   }
-  /** Queue `text`; it goes out at the end of this loop turn, or now when the chunk is full. */
-  const write = (text: string): void => {
+  /** Queue `bytes`; they go out at the end of this loop turn, or now when the chunk is full. */
+  const write = (bytes: Uint8Array): void => {
     if (closed) return
-    pending += text
-    if (pending.length >= CHUNK_BYTES) flush()
+    pending.push(bytes)
+    pendingBytes += bytes.byteLength
+    if (pendingBytes >= CHUNK_BYTES) flush()
     else flushTimer ??= setImmediate(flush)
   }
+  const writeText = (text: string): void => write(encoder.encode(text))
   const end = (payload: SseEnd): void => {
     if (closed) return
-    write(encodeRecord(endRecord(payload)))
+    writeText(encodeRecord(endRecord(payload)))
     flush()
     controller.close()
     finish()
@@ -173,7 +180,7 @@ export function sseResponse(o: SseStreamOptions): Response {
           ])
           if (closed) return
         }
-        write(encodeRecord(o.record(r.value)))
+        write(o.record(r.value))
         const last = o.endAfter?.(r.value)
         // With `ready`: the session settles with nothing after this event (end), or the next
         // event comes first (go on with it).
@@ -209,12 +216,12 @@ export function sseResponse(o: SseStreamOptions): Response {
       start(c) {
         controller = c
         // Headers and a first chunk go out at once, so the client sees the stream open.
-        write(`retry: ${settings.retryMs}\n${encodeComment('open')}`)
+        writeText(`retry: ${settings.retryMs}\n${encodeComment('open')}`)
         flush()
         heartbeat = setInterval(
           () => {
-            if (Date.now() - lastWrite >= settings.heartbeatMs && (controller.desiredSize ?? 0) > 0 && pending === '') {
-              write(encodeComment('ping'))
+            if (Date.now() - lastWrite >= settings.heartbeatMs && (controller.desiredSize ?? 0) > 0 && pendingBytes === 0) {
+              writeText(encodeComment('ping'))
               flush()
             }
           },
