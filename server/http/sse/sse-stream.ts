@@ -220,7 +220,11 @@ export function sseResponse(o: SseStreamOptions): Response {
         flush()
         heartbeat = setInterval(
           () => {
-            if (Date.now() - lastWrite >= settings.heartbeatMs && (controller.desiredSize ?? 0) > 0 && pendingBytes === 0) {
+            if (
+              Date.now() - lastWrite >= settings.heartbeatMs &&
+              (controller.desiredSize ?? 0) > 0 &&
+              pendingBytes === 0
+            ) {
               writeText(encodeComment('ping'))
               flush()
             }
