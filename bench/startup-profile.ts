@@ -19,11 +19,17 @@
  * table need not add up exactly to the median total. The ratio is the median of each run's total
  * over the floor spawned in the same iteration.
  *
+ * CPU: on Linux the bench also reads the main thread's time on a CPU (/proc/<pid>/schedstat) when
+ * each answer arrives, for the surface and for its floor, and prints that ratio too: on a loaded
+ * machine wall time is mostly waiting for a CPU, which squeezes every wall ratio towards 1, while
+ * the CPU time a process needs to answer moves much less (figures from `spawnSync`, the CLI ones,
+ * have none).
+ *
  * BENCH_RUNS (default 9) runs per figure; BENCH_CLI another build's bin/chimera.mjs (a before/after pair); BENCH_NODES=path[,path] the Node binaries (default: this
  * one and .tmp/node24/node_modules/node/bin/node when present: `make bench` fetches it).
  */
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { get, request } from 'node:http'
 import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -39,6 +45,15 @@ type Phase = (typeof PHASES)[number]
 
 const now = (): number => performance.timeOrigin + performance.now()
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN
+
+/** ms the main thread of `pid` has spent on a CPU so far (Linux), NaN elsewhere. */
+function cpuMs(pid: number | undefined): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6
+  } catch {
+    return NaN
+  }
+}
 
 interface Mark {
   phase: Phase
@@ -69,6 +84,10 @@ interface Child {
   marks: Mark[]
   /** Resolves with the epoch time of the first stdout line satisfying `match`. */
   line(match: (msg: Record<string, unknown>) => boolean): Promise<number>
+  /** The child's CPU ms when the line matched by the `line` call that resolved with `at` arrived. */
+  cpuAt(at: number): number
+  /** The child's CPU ms now. */
+  cpu(): number
   write(line: unknown): void
   close(): Promise<void>
 }
@@ -84,9 +103,11 @@ function spawnChild(node: string, args: string[], env: Record<string, string> = 
   const start = now()
   const child = spawn(node, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } })
   const waiters: { match: (m: Record<string, unknown>) => boolean; resolve: (t: number) => void }[] = []
+  const cpuByTime = new Map<number, number>()
   let out = ''
   child.stdout.setEncoding('utf8').on('data', (d: string) => {
     const at = now()
+    cpuByTime.set(at, cpuMs(child.pid))
     out += d
     for (let i = out.indexOf('\n'); i >= 0; i = out.indexOf('\n')) {
       const text = out.slice(0, i)
@@ -121,6 +142,8 @@ function spawnChild(node: string, args: string[], env: Record<string, string> = 
     start,
     marks,
     line: (match) => new Promise((resolve) => waiters.push({ match, resolve })),
+    cpuAt: (at) => cpuByTime.get(at) ?? NaN,
+    cpu: () => cpuMs(child.pid),
     write: (line) => child.stdin.write(`${typeof line === 'string' ? line : JSON.stringify(line)}\n`),
     async close() {
       child.stdin.end()
@@ -173,6 +196,8 @@ const HTTP_FLOOR = "require('http').createServer((q,s)=>s.end('ok')).listen(+pro
 
 interface Sample {
   total: number
+  /** The main thread's CPU ms at the answer. */
+  cpu?: number
   phases?: Record<Phase, number>
 }
 type Figures = Map<string, { runs: Sample[]; floor: string }>
@@ -182,21 +207,22 @@ function record(f: Figures, name: string, floor: string, s: Sample): void {
   f.get(name)!.runs.push(s)
 }
 
-async function lineFloor(node: string): Promise<number> {
+async function lineFloor(node: string): Promise<[number, number]> {
   const c = spawnChild(node, ['-e', LINE_FLOOR])
   const answered = c.line((m) => m.id === 0)
   c.write('{}')
-  const t = (await answered) - c.start
+  const at = await answered
   await c.close()
-  return t
+  return [at - c.start, c.cpuAt(at)]
 }
 
-async function httpFloor(node: string): Promise<number> {
+async function httpFloor(node: string): Promise<[number, number]> {
   const port = await freePort()
   const c = spawnChild(node, ['-e', HTTP_FLOOR, String(port)])
   const t = (await first200(`http://127.0.0.1:${port}/`)) - c.start
+  const cpu = c.cpu()
   await c.close()
-  return t
+  return [t, cpu]
 }
 
 function exitTime(node: string, args: string[]): number {
@@ -226,7 +252,7 @@ async function acp(node: string, f: Figures, home: string): Promise<void> {
     ['ACP spawn → session/new', created],
     ['ACP spawn → first !say prompt', prompted],
   ] as const)
-    record(f, name, 'line', { total: at - c.start, phases: phases(c.start, at, c.marks) })
+    record(f, name, 'line', { total: at - c.start, cpu: c.cpuAt(at), phases: phases(c.start, at, c.marks) })
 }
 
 async function rpc(node: string, f: Figures, home: string): Promise<void> {
@@ -235,18 +261,25 @@ async function rpc(node: string, f: Figures, home: string): Promise<void> {
   c.write({ type: 'get_state', id: 1 })
   const t = await at
   await c.close()
-  record(f, 'RPC spawn → get_state', 'line', { total: t - c.start, phases: phases(c.start, t, c.marks) })
+  record(f, 'RPC spawn → get_state', 'line', {
+    total: t - c.start,
+    cpu: c.cpuAt(t),
+    phases: phases(c.start, t, c.marks),
+  })
 }
 
 async function http(node: string, f: Figures, home: string): Promise<void> {
   const port = await freePort()
   const c = spawnChild(node, [CLI, 'otter', 'serve', '--port', String(port)], trace(home))
   const up = await first200(`http://127.0.0.1:${port}/health`)
+  const upCpu = c.cpu()
   const created = await postJson(`http://127.0.0.1:${port}/sessions`, { prompt: '!say hi' })
+  const createdCpu = c.cpu()
   await c.close()
-  record(f, 'HTTP spawn → first 200', 'http', { total: up - c.start, phases: phases(c.start, up, c.marks) })
+  record(f, 'HTTP spawn → first 200', 'http', { total: up - c.start, cpu: upCpu, phases: phases(c.start, up, c.marks) })
   record(f, 'HTTP spawn → first session', 'http', {
     total: created - c.start,
+    cpu: createdCpu,
     phases: phases(c.start, created, c.marks),
   })
 }
@@ -257,15 +290,21 @@ async function profile(node: string): Promise<void> {
   const version = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim()
   const f: Figures = new Map()
   const floors = { line: [] as number[], http: [] as number[], exit: [] as number[] }
+  const floorCpu = { line: [] as number[], http: [] as number[], exit: [] as number[] }
+  const push = (which: 'line' | 'http', [t, cpu]: [number, number]): void => {
+    floors[which].push(t)
+    floorCpu[which].push(cpu)
+  }
   for (let i = 0; i < N; i++) {
     const home = mkdtempSync(join(tmpdir(), 'chimera-startup-'))
     try {
-      floors.line.push(await lineFloor(node))
+      push('line', await lineFloor(node))
       await acp(node, f, home)
       await rpc(node, f, home)
-      floors.http.push(await httpFloor(node))
+      push('http', await httpFloor(node))
       await http(node, f, home)
       floors.exit.push(exitTime(node, ['-e', '0']))
+      floorCpu.exit.push(NaN)
       record(f, 'chimera --help', 'exit', { total: exitTime(node, [CLI, '--help']) })
       record(f, 'chimera --version', 'exit', { total: exitTime(node, [CLI, '--version']) })
     } finally {
@@ -276,7 +315,9 @@ async function profile(node: string): Promise<void> {
   console.log(
     `\nNode ${version}: median of ${N} runs; floors of the same run: one line answered ${floor.line.toFixed(1)} ms, bare node:http first 200 ${floor.http.toFixed(1)} ms, node -e 0 ${floor.exit.toFixed(1)} ms`,
   )
-  console.log(`${'milestone'.padEnd(30)}   total   floor   ratio target |${PHASES.map((p) => p.padStart(10)).join('')}`)
+  console.log(
+    `${'milestone'.padEnd(30)}   total   floor   ratio target |     cpu cpu floor  cpu ratio |${PHASES.map((p) => p.padStart(10)).join('')}`,
+  )
   for (const [name, { runs, floor: which }] of f) {
     const total = median(runs.map((r) => r.total))
     const base = floor[which as keyof typeof floor]
@@ -287,8 +328,12 @@ async function profile(node: string): Promise<void> {
       (runs[0]!.phases ? fmt(median(runs.map((r) => r.phases![p]))) : '      -').padStart(10),
     )
     const target = /session\/new|get_state|first 200|--help/.test(name) ? '≤1.50×' : '      '
+    const cpu = median(runs.map((r) => r.cpu ?? NaN))
+    const cpuFloor = median(floorCpu[which as keyof typeof floorCpu])
+    const cpuRatio = median(runs.map((r, i) => (r.cpu ?? NaN) / floorCpu[which as keyof typeof floorCpu][i]!))
+    const cpuCells = `${fmt(cpu)} ${fmt(cpuFloor).padStart(9)} ${(Number.isFinite(cpuRatio) ? `${cpuRatio.toFixed(2)}×` : '-').padStart(10)}`
     console.log(
-      `${name.padEnd(30)} ${fmt(total)} ${fmt(base)} ${ratio.toFixed(2).padStart(6)}× ${target} |${cells.join('')}`,
+      `${name.padEnd(30)} ${fmt(total)} ${fmt(base)} ${ratio.toFixed(2).padStart(6)}× ${target} |${cpuCells} |${cells.join('')}`,
     )
   }
 }

@@ -1,6 +1,6 @@
 /**
  * Where the arms find a Chimera to talk to: the in-process h3 app, the same app on a loopback
- * socket (served by listhen, as `chimera otter serve` does), or the bundled CLI for stdio. Both
+ * socket (server/http/listen.ts, as `chimera otter serve` serves it), or the bundled CLI for stdio. Both
  * HTTP targets run the real server app over a real SessionManager (offline model) on a
  * temporary CHIMERA_HOME and workspace, removed on close.
  * Third-party implementations plug in here with a base URL or a command.
@@ -9,12 +9,12 @@ import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { listen } from 'listhen'
 import { customCommands } from '../../server/commands/custom-commands.ts'
 import { SessionManager, type ManagerOptions } from '../../server/core/manager.ts'
 import { snapshotHistory, snapshotRoot } from '../../server/store/snapshots.ts'
 import { buildModelRegistry } from '../../server/providers/registry.ts'
 import { nodeHandler } from '../../server/http/node-handler.ts'
+import { listen } from '../../server/http/listen.ts'
 import { createHttpServerApp, type HttpServerApp } from '../../server/http/server-app.ts'
 import type { SseSettings } from '../../server/http/sse/sse-stream.ts'
 import type { ApprovalPolicy } from '../../server/core/permissions.ts'
@@ -112,23 +112,11 @@ export async function socketTarget(
   tls?: { cert: string; key: string },
 ): Promise<ServerTarget> {
   const b = build(opts)
-  const listener = await listen(nodeHandler(b.server.app), {
-    hostname: '127.0.0.1',
-    port: { random: true } as never,
-    showURL: false,
-    isProd: true,
-    qr: false,
-    public: false,
-    autoClose: false,
-    https: tls ?? false,
-  } as never)
-  const url = new URL(listener.url)
-  // listhen may name the bound address "localhost"; the socket is on 127.0.0.1 either way.
-  const baseUrl = `${url.protocol}//127.0.0.1:${url.port}`
+  const listener = await listen(nodeHandler(b.server.app), { host: '127.0.0.1', port: 0, https: tls })
+  const baseUrl = listener.url
   const close = async (): Promise<void> => {
     b.server.close()
-    const s = (listener as unknown as { server: import('node:http').Server }).server
-    s.closeAllConnections()
+    listener.server.closeAllConnections()
     await listener.close()
     await b.dispose()
   }

@@ -1,5 +1,5 @@
 /**
- * Request bodies the server refuses, over a real socket to the built CLI (listhen in front, as
+ * Request bodies the server refuses, over a real socket to the built CLI (server/http/listen.ts in front, as
  * users run it): a chunked body past the 4 MiB limit (no length to refuse up front) gets 413 and
  * the process keeps serving — it used to die when the refused body's socket was destroyed under
  * the answer — and an upload the client abandons is a 400 for that request, not an error log.

@@ -9,7 +9,6 @@
  * (docs/decisions/0241-ferret-http-lifetime.md).
  */
 import { existsSync, fstatSync } from 'node:fs'
-import { isatty } from 'node:tty'
 import type { Logger } from '../log.ts'
 import type { ApprovalPolicy } from '../core/approval-policies.ts'
 import type { AgentName } from '../acp/dialect.ts'
@@ -135,7 +134,8 @@ export function parseSessionTtl(v: string | undefined): number {
  * nothing about who is still there.
  */
 function liveInput(): boolean {
-  if (isatty(0)) return true
+  // node:tty loads here, at the end of input, not on the start-up path.
+  if (process.getBuiltinModule('node:tty').isatty(0)) return true
   try {
     const st = fstatSync(0)
     return st.isFIFO() || st.isSocket()

@@ -1,5 +1,5 @@
 /**
- * Serve the HTTP surface with listhen on host:port until the process shuts down. Usage errors
+ * Serve the HTTP surface on host:port (node:http or node:https, server/http/listen.ts) until the process shuts down. Usage errors
  * (exit 2, before binding): a TLS flag alone, an unreadable certificate or key, a non-loopback
  * bind without a token. A port that is taken is one line naming it (and the PID a pidfile
  * names), exit 1. The pidfile (CHIMERA_HOME/run/<agent>-<port>.pid) is taken before binding a
@@ -148,7 +148,7 @@ function inUse(o: ServeHttpOptions): Error {
 export async function serveHttp(o: ServeHttpOptions): Promise<void> {
   const https = checkServeOptions(o)
   const [{ listen }, { nodeHandler }, { createHttpServerApp }] = await Promise.all([
-    import('listhen'),
+    import('../http/listen.ts'),
     import('../http/node-handler.ts'),
     import('../http/server-app.ts'),
   ])
@@ -194,32 +194,18 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
   })
   let listener: Awaited<ReturnType<typeof listen>>
   try {
-    listener = await listen(nodeHandler(http.app), {
-      hostname: o.host,
-      port: o.port === 0 ? { random: true } : { port: o.port, portRange: [o.port, o.port] },
-      showURL: false,
-      isProd: true,
-      qr: false,
-      public: false,
-      tunnel: false,
-      https: https ?? false,
-      // The process's shutdown closes the server gracefully; listhen's own would exit at once.
-      autoClose: false,
-    } as never)
+    listener = await listen(nodeHandler(http.app), { host: o.host, port: o.port, https })
   } catch (err) {
     if (pidfile) releasePidfile(pidfile.path, pidfile.record)
     http.close()
     const e = err as NodeJS.ErrnoException
-    if (e.code === 'EADDRINUSE' || /already in use|not available|GetPortError/i.test(`${e.name} ${e.message}`))
-      throw inUse(o)
-    if (e.code === 'EADDRNOTAVAIL')
+    if (e.code === 'EADDRINUSE') throw inUse(o)
+    if (e.code === 'EADDRNOTAVAIL' || e.code === 'ENOTFOUND' || e.code === 'EAI_AGAIN')
       throw new Error(`cannot bind ${o.host}: the address is not available on this machine`)
     throw err
   }
   startupMark('listen')
-  const server = (listener as unknown as { server: Server }).server
-  const bound = server.address()
-  const port = bound && typeof bound === 'object' ? bound.port : o.port
+  const { server, port, url } = listener
   if (o.port === 0) {
     try {
       takePidfile(port)
@@ -249,8 +235,6 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
   guardSlowClients(server, limits, o.logger)
   // `/acp` over WebSocket (server/http/acp-endpoint.ts).
   http.acp.attach(server)
-  const host = o.host.includes(':') && !o.host.startsWith('[') ? `[${o.host}]` : o.host
-  const url = `${https ? 'https' : 'http'}://${host}:${port}`
   o.logger.info(`chimera ${o.agent} serve: listening on ${url}${o.token ? ' (bearer auth on)' : ''}`)
   o.logger.info(`web console: ${url}/ui · API reference: ${url}/docs`)
   o.onListening?.(url, server)
@@ -261,7 +245,7 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
       http.close()
       server.closeIdleConnections()
       setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS).unref()
-      await listener.close().catch(() => {})
+      await listener.close()
       release()
       o.logger.info('HTTP server stopped')
       resolve()

@@ -1,5 +1,5 @@
 /**
- * SSE streams on the real server (serveHttp, listhen, the Node server with its connection
+ * SSE streams on the real server (serveHttp, server/http/listen.ts, the Node server with its connection
  * limits) stay open as long as their turn runs: the request-body limit (30 s in production) must
  * never cut a response. Shortened here to 300 ms, a stream survives several times that, idle and
  * mid-turn, on both stream routes, and ends with its `end` record; the production server object

@@ -14,7 +14,7 @@
  *   reading its response — so idle or stalled sockets cannot lock out `/health` or the master
  *   token; only when every socket is busy is the new one refused.
  * Node's own `headersTimeout` and `requestTimeout` are checked only every
- * `connectionsCheckingInterval` (30 s, fixed when the server is created — by listhen here), so
+ * `connectionsCheckingInterval` (30 s, fixed when the server is created — by server/http/listen.ts here), so
  * a slow client would keep its descriptor for up to 90 s; these timers fire on time.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'

@@ -7,7 +7,8 @@
  * package ships it in the npm tarball; nothing is downloaded at install time). See
  * docs/decisions/0021.
  */
-import { spawn, type ChildProcessByStdio } from 'node:child_process'
+import type { ChildProcessByStdio } from 'node:child_process'
+import { childProcess } from '../platform/builtins.ts'
 import { accessSync, constants } from 'node:fs'
 import { delimiter, isAbsolute, join } from 'node:path'
 import type { Readable } from 'node:stream'
@@ -111,7 +112,7 @@ export function runRipgrep(run: RipgrepRun): Promise<RipgrepResult> {
     let done = false
     let child: ChildProcessByStdio<null, Readable, Readable>
     try {
-      child = spawn(run.rg, args, {
+      child = childProcess().spawn(run.rg, args, {
         stdio: ['ignore', 'pipe', 'pipe', ...run.fds] as ['ignore', 'pipe', 'pipe'],
         detached: true,
         env: toolProcessEnv({ home: '/nonexistent' }),

@@ -5,7 +5,8 @@
  * group is supervised as a tool's (platform/supervisor.ts) while it runs, so the server can kill
  * them all when it shuts down; a group led by bwrap takes its whole PID namespace with it.
  */
-import { spawn, type ChildProcessByStdio } from 'node:child_process'
+import type { ChildProcessByStdio } from 'node:child_process'
+import { childProcess } from '../platform/builtins.ts'
 import type { Readable } from 'node:stream'
 import { killTree, signalGroup, supervise } from '../platform/supervisor.ts'
 import { errorText } from './outcome.ts'
@@ -73,7 +74,7 @@ export function runInGroup(file: string, args: readonly string[], opts: RunOptio
 
     let child: ChildProcessByStdio<null, Readable, Readable>
     try {
-      child = spawn(file, args, {
+      child = childProcess().spawn(file, args, {
         cwd: opts.cwd,
         env: opts.env ?? process.env,
         detached: true,

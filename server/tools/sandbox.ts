@@ -15,7 +15,7 @@
  * but still a PID namespace that dies with the server, so no process a command starts can
  * outlive its call.
  */
-import { execFile } from 'node:child_process'
+import { childProcess } from '../platform/builtins.ts'
 import { accessSync, constants, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs'
 import { lstat, mkdir } from 'node:fs/promises'
 import { delimiter, isAbsolute, join, sep } from 'node:path'
@@ -238,7 +238,7 @@ const probes = new Map<string, Promise<BwrapFeatures | { error: string }>>()
 
 function runBwrap(bwrap: string, args: string[]): Promise<{ ok: boolean; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(bwrap, args, { timeout: 10_000, env: { PATH: '/usr/bin:/bin' } }, (err, _stdout, stderr) =>
+    childProcess().execFile(bwrap, args, { timeout: 10_000, env: { PATH: '/usr/bin:/bin' } }, (err, _stdout, stderr) =>
       resolve({ ok: !err, stderr: String(stderr).trim() || (err ? errorText(err) : '') }),
     )
   })

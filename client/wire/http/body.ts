@@ -31,7 +31,7 @@ export async function readJsonBody(req: Request, limit = MAX_BODY_BYTES): Promis
     size += next.value.byteLength
     // Stop reading and answer 413 with `connection: close`. Not `reader.cancel()`: that destroys
     // the socket under the response still being written, which crashed the process through
-    // listhen's shutdown hook (a chunked body has no length to refuse up front).
+    // the server's graceful close (a chunked body has no length to refuse up front).
     if (size > limit) {
       reader.releaseLock()
       throw tooLarge(limit)
