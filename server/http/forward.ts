@@ -119,11 +119,13 @@ export class CommandRouter {
     for (let round = 0; round < ROUNDS; round++) {
       const claim = await this.#leases.claim(id)
       if (claim.kind === 'none') return run()
-      if (claim.kind === 'mine') {
-        if (claim.fresh) await this.#manager.takeOver(id, claim.length)
-        else await this.#manager.get(id).catch(() => {})
-        return this.#leases.using(id, run)
-      }
+      if (claim.kind === 'mine')
+        // In use from the claim on: the idle release cannot slip in before the command runs.
+        return this.#leases.using(id, async () => {
+          if (claim.fresh) await this.#manager.takeOver(id, claim.length)
+          else await this.#manager.get(id).catch(() => {})
+          return run()
+        })
       // Forwarded here, but the lease moved on: the sender routes it again.
       if (forwardedFrom !== null) return new Response(null, { status: 421, headers: { [NOT_OWNER_HEADER]: '1' } })
       payload ??= await toWire(req.clone())

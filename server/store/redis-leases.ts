@@ -66,6 +66,8 @@ export class RedisLeases implements SessionLeases {
   readonly #client: RedisClientType
   readonly #logger: Logger
   readonly #held = new Map<string, Held>()
+  /** Sessions with a claim in flight: never released as idle meanwhile (the claimer is about to use them). */
+  readonly #claiming = new Map<string, number>()
   #hooks: LeaseHooks = { idle: () => true, lost: () => {} }
   #timer: NodeJS.Timeout | undefined
   #ticking = false
@@ -108,6 +110,7 @@ export class RedisLeases implements SessionLeases {
     const k = keys(sessionId)
     const sent = Date.now()
     let reply: unknown
+    this.#claiming.set(sessionId, (this.#claiming.get(sessionId) ?? 0) + 1)
     try {
       reply = await this.#client.eval(CLAIM, {
         keys: [k.owner, k.meta, k.events],
@@ -115,14 +118,20 @@ export class RedisLeases implements SessionLeases {
       })
     } catch (err) {
       throw unavailable(err)
+    } finally {
+      const n = this.#claiming.get(sessionId)! - 1
+      if (n > 0) this.#claiming.set(sessionId, n)
+      else this.#claiming.delete(sessionId)
     }
     const [kind, value] = reply as [string, string]
     if (kind === 'none') return { kind: 'none' }
     if (kind === 'other') return { kind: 'other', owner: value }
     const before = this.#held.get(sessionId)
     const fresh = !before || before.until <= sent
-    if (before && !fresh) before.until = sent + this.ttlMs
-    else this.#held.set(sessionId, { until: sent + this.ttlMs, busy: 0, lastUsed: sent })
+    // Claimed to be used: the idle release waits a renewal period from now, so it cannot slip in
+    // between this claim and the command that follows it (which would then be fenced).
+    if (before && !fresh) Object.assign(before, { until: sent + this.ttlMs, lastUsed: Date.now() })
+    else this.#held.set(sessionId, { until: sent + this.ttlMs, busy: 0, lastUsed: Date.now() })
     return { kind: 'mine', fresh, length: Number(value) }
   }
 
@@ -165,7 +174,7 @@ export class RedisLeases implements SessionLeases {
       const now = Date.now()
       await Promise.all(
         [...this.#held].map(async ([id, h]) => {
-          if (h.busy === 0 && now - h.lastUsed >= this.renewMs && this.#hooks.idle(id)) {
+          if (h.busy === 0 && !this.#claiming.has(id) && now - h.lastUsed >= this.renewMs && this.#hooks.idle(id)) {
             await this.release(id).catch((err: unknown) =>
               this.#logger.debug('lease release failed (it runs out by itself)', {
                 session_id: id,
