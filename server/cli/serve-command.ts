@@ -309,7 +309,13 @@ export async function runServe(
       connect: (handle: (payload: unknown) => Promise<unknown>) => redis.bus(handle),
     }
     running.push(
-      serveHttp({ ...http, manager: proc.manager, signal: proc.signal, ...(forwarding ? { forwarding } : {}) }),
+      serveHttp({
+        ...http,
+        manager: proc.manager,
+        signal: proc.signal,
+        ...(forwarding ? { forwarding } : {}),
+        ...(bridgeStatus ? { bridge: bridgeStatus } : {}),
+      }),
     )
   }
   if (transports.acp) {

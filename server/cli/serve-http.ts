@@ -8,6 +8,7 @@
  * request-body and keep-alive timeouts (never one on a response: streams stay open) and a cap on
  * concurrent connections that idle sockets cannot fill.
  */
+import type { BridgeStatus } from '../../generated/schemas.gen.ts'
 import { X509Certificate, createPrivateKey } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import type { Server } from 'node:http'
@@ -54,6 +55,8 @@ export interface ServeHttpOptions {
   limits?: Partial<SlowClientLimits>
   /** Several instances over one Redis store: session commands go to the session's owner. */
   forwarding?: ForwardingOptions
+  /** ferret's cloud bridge (docs/bridge.md), for `bridgeStatus` asked over `/acp`. */
+  bridge?: () => BridgeStatus
   /** Called with the bound URL (and the Node server) once listening. */
   onListening?(url: string, server: Server): void
 }
@@ -191,6 +194,7 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
     sse: o.sse,
     agent: o.agent,
     ...(o.forwarding ? { forwarding: o.forwarding } : {}),
+    ...(o.bridge ? { bridge: o.bridge } : {}),
   })
   let listener: Awaited<ReturnType<typeof listen>>
   try {

@@ -19,6 +19,7 @@
  * A dropped connection leaves its sessions running (nothing is denied for want of a client):
  * `initialize` + `session/load` on a new connection replays the history.
  */
+import type { BridgeStatus } from '../../generated/schemas.gen.ts'
 import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { AcpServer } from '@agentclientprotocol/sdk/experimental/server'
@@ -98,6 +99,8 @@ export interface AcpEndpointOptions {
   tokens: SessionTokens
   guard: GuardOptions
   limits?: Partial<AcpLimits>
+  /** ferret's cloud bridge (docs/bridge.md), for `bridgeStatus`; absent: none configured. */
+  bridge?: () => BridgeStatus
 }
 
 /** One ACP connection: who opened it (null: the master token, or auth off; else its session). */
@@ -225,6 +228,7 @@ export class AcpEndpoint {
             manager: this.#o.manager,
             signal: this.#stop.signal,
             detach: true,
+            bridge: this.#o.bridge,
           },
         )
           .catch((err: unknown) => this.#o.logger.error('ACP connection failed', err))

@@ -3,6 +3,7 @@
  * shared with ACP in a ferret process), per-session tokens, the registry of open streams, idle
  * eviction, and every route group's handlers, assembled into the h3 app.
  */
+import type { BridgeStatus } from '../../generated/schemas.gen.ts'
 import type { H3 } from 'h3'
 import type { SessionManager } from '../core/manager.ts'
 import type { AgentName } from '../acp/dialect.ts'
@@ -48,6 +49,8 @@ export interface HttpServerOptions {
   acpLimits?: Partial<AcpLimits>
   /** Several instances over one Redis store: session commands go to the session's owner (forward.ts). */
   forwarding?: ForwardingOptions
+  /** ferret's cloud bridge (docs/bridge.md), for `bridgeStatus` asked over `/acp`. */
+  bridge?: () => BridgeStatus
 }
 
 export interface HttpServerApp {
@@ -102,6 +105,7 @@ export function createHttpServerApp(o: HttpServerOptions): HttpServerApp {
     tokens: deps.tokens,
     guard,
     limits: { ...acpLimits(deps.env), ...o.acpLimits },
+    ...(o.bridge ? { bridge: o.bridge } : {}),
   })
   const router = o.forwarding && new CommandRouter({ ...o.forwarding, manager: o.manager, logger: o.logger })
   const app = createHttpApp({
