@@ -135,6 +135,8 @@ export async function startRelay(o: RelayOptions): Promise<Relay> {
     if (!w) return refuse(socket, 404, 'not_found', 'no remote client is waiting on this channel')
     waiting.delete(id)
     clearTimeout(w.timer)
+    // The client left while the editor dialled: no channel is opened for nobody.
+    if (w.socket.destroyed) return refuse(socket, 404, 'not_found', 'the remote client of this channel went away')
     wss.handleUpgrade(req, socket, head, (channel) => {
       wss.handleUpgrade(w.req, w.socket, w.head, (client) => {
         const pair: Pair = { client, channel, last: Date.now() }
@@ -151,6 +153,9 @@ export async function startRelay(o: RelayOptions): Promise<Relay> {
   }
 
   const onClient = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    // A handshake the WebSocket server would not accept is refused before the editor is asked to
+    // open a channel for it (that channel would stay open on the editor, paired with nothing).
+    if (!validHandshake(req)) return refuse(socket, 400, 'bad_request', 'not a valid WebSocket handshake')
     if (!editor)
       return refuse(socket, 503, 'service_unavailable', 'no editor is attached to this relay', { 'retry-after': '5' })
     if (pairs.size + waiting.size >= maxClients)
@@ -281,7 +286,21 @@ function refuse(
     'connection: close',
     ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
   ]
-  socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`)
+  // Written, then closed both ways: a client that never closes its side holds nothing here.
+  socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`, () => socket.destroy())
+}
+
+/** What `ws` checks before it upgrades (RFC 6455 §4.2.1): GET, a 16-byte key, version 8 or 13. */
+function validHandshake(req: IncomingMessage): boolean {
+  const key = req.headers['sec-websocket-key']
+  const version = req.headers['sec-websocket-version']
+  return (
+    req.method === 'GET' &&
+    (req.headers.upgrade ?? '').toLowerCase() === 'websocket' &&
+    typeof key === 'string' &&
+    /^[+/0-9A-Za-z]{22}==$/.test(key) &&
+    (version === '8' || version === '13')
+  )
 }
 
 const unauthorized = (socket: Duplex): void =>

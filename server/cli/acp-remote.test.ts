@@ -240,6 +240,61 @@ describe('/acp: ACP over Streamable HTTP and WebSocket', () => {
     expect(wire.some((l) => l.includes('"method":"session/load"'))).toBe(true)
   })
 
+  it('a session token over /acp starts no MCP server and is not asked what only the master token answers', async () => {
+    const s = await startOtter({}, ['--approval', 'ask'])
+    const created = await fetch(`${s.url}/session`, {
+      method: 'POST',
+      headers: { ...auth(), ...json },
+      body: JSON.stringify({ working_dir: s.cwd }),
+    })
+    const { session_id: sessionId, session_token: sessionToken } = (await created.json()) as {
+      session_id: string
+      session_token: string
+    }
+    const pwned = join(s.cwd, 'pwned')
+    const asked: unknown[] = []
+    await acp
+      .client({ name: 'scoped' })
+      .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
+        asked.push(params)
+        return { outcome: { outcome: 'selected' as const, optionId: 'allow' } }
+      })
+      .connectWith(createHttpStream(`${s.url}/acp`, { headers: auth(sessionToken) }), async (ctx) => {
+        await ctx.request(acp.methods.agent.initialize, {
+          protocolVersion: acp.PROTOCOL_VERSION,
+          clientCapabilities: {},
+        })
+        // Its own session, with an MCP server to start: refused, and nothing runs.
+        const mcpServers = [{ name: 'x', command: '/bin/sh', args: ['-c', `id > ${pwned}`], env: [] }]
+        for (const method of [acp.methods.agent.session.load, acp.methods.agent.session.resume])
+          await expect(ctx.request(method, { sessionId, cwd: s.cwd, mcpServers })).rejects.toMatchObject({
+            code: -32000,
+          })
+        await ctx.request(acp.methods.agent.session.load, { sessionId, cwd: s.cwd, mcpServers: [] })
+        // A tool that asks: this connection is not asked; the master answers over REST.
+        const turn = ctx.request(acp.methods.agent.session.prompt, {
+          sessionId,
+          prompt: [{ type: 'text', text: '!call Write {"path":"by-master.txt","content":"ok\\n"}' }],
+        })
+        const events = collect(await fetch(`${s.url}/session/${sessionId}/events`, { headers: auth() }))
+        const requestId = await until(
+          () => /"type":"permission_request".*?"request_id":"([^"]+)"/.exec(events.text())?.[1],
+          'the permission request',
+        )
+        await events.cancel()
+        const approved = await fetch(`${s.url}/tool/approve`, {
+          method: 'POST',
+          headers: { ...auth(), ...json },
+          body: JSON.stringify({ session_id: sessionId, request_id: requestId, decision: 'allow' }),
+        })
+        expect(approved.status).toBe(200)
+        expect((await turn).stopReason).toBe('end_turn')
+      })
+    expect(asked).toEqual([])
+    expect(existsSync(join(s.cwd, 'by-master.txt'))).toBe(true)
+    expect(existsSync(pwned)).toBe(false)
+  })
+
   it('refuses a missing or wrong token, a foreign Host or Origin, on HTTP and on the WebSocket upgrade', async () => {
     const s = await startOtter({}, ['--cors', 'https://app.example'])
     const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1 } })

@@ -123,6 +123,20 @@ const CORS_ACP_EXPOSE = 'content-type, acp-connection-id'
 const AUTH_REQUIRED = -32000
 /** Methods a session-scoped connection may call without naming its session. */
 const UNSCOPED = new Set(['initialize', 'authenticate', '$/cancel_request'])
+/**
+ * What a session token may not do on its own session either, as on REST (docs/http.md: answering
+ * permission requests and the approval policy are the master token's): the seed dialect's answer
+ * and approval methods. (A session token is not asked v1's `session/request_permission`: `send`.)
+ */
+const MASTER_ONLY = new Set(['permission/respond', 'session/setApproval', '_ferret/session/setApproval'])
+/** The agent's requests a session-scoped connection is not sent (it may not answer them). */
+const MASTER_ONLY_ASKS = new Set(['session/request_permission'])
+
+const isMasterOnlyAsk = (m: unknown): boolean =>
+  typeof m === 'object' &&
+  m !== null &&
+  (m as Message).id !== undefined &&
+  MASTER_ONLY_ASKS.has((m as Message).method as string)
 
 type Message = { id?: unknown; method?: unknown; params?: unknown }
 
@@ -132,8 +146,15 @@ function refusal(m: unknown, scope: string): object | null | undefined {
   const msg = m as Message
   if (typeof msg.method !== 'string') return undefined // a response to the agent
   if (UNSCOPED.has(msg.method)) return undefined
-  const params = msg.params as { sessionId?: unknown } | undefined
-  const own = params?.sessionId === scope && msg.method !== 'session/new' && msg.method !== 'session/list'
+  const params = msg.params as { sessionId?: unknown; mcpServers?: unknown } | undefined
+  // MCP servers are processes started on this machine: the master token's, never a session token's.
+  const starts = Array.isArray(params?.mcpServers) && params.mcpServers.length > 0
+  const own =
+    params?.sessionId === scope &&
+    msg.method !== 'session/new' &&
+    msg.method !== 'session/list' &&
+    !MASTER_ONLY.has(msg.method) &&
+    !starts
   if (own) return undefined
   if (msg.id === undefined) return null
   return {
@@ -143,7 +164,9 @@ function refusal(m: unknown, scope: string): object | null | undefined {
       code: AUTH_REQUIRED,
       message: 'Authentication required',
       data: {
-        detail: `this connection's session token acts only on session ${scope}; '${msg.method}' needs the master token`,
+        detail: starts
+          ? `a session token may not start MCP servers ('${msg.method}' with mcpServers needs the master token)`
+          : `this connection's session token acts only on session ${scope}; '${msg.method}' needs the master token`,
       },
     },
   }
@@ -201,8 +224,11 @@ export class AcpEndpoint {
         this.#open++
         const reader = stream.readable.getReader()
         const writer = stream.writable.getWriter()
-        const send = (m: unknown): Promise<void> => writer.write(m)
         const scope = c.scope
+        // A session-scoped connection is not asked what only the master token may answer: the
+        // request waits for another client (the turn goes on when one answers).
+        const send = (m: unknown): Promise<void> =>
+          scope !== null && isMasterOnlyAsk(m) ? Promise.resolve() : writer.write(m)
         const iterator: AsyncIterator<unknown> = {
           next: async () => {
             for (;;) {
@@ -419,6 +445,7 @@ export class AcpEndpoint {
       }
       const failed = (): void => {
         wss.off('headers', onHeaders)
+        this.#conns.delete(upgrade.connectionId)
         upgrade.reject()
       }
       wss.on('headers', onHeaders)
@@ -435,7 +462,8 @@ export class AcpEndpoint {
       const lines = [`HTTP/1.1 ${res.status} ${STATUS_CODES[res.status] ?? ''}`]
       res.headers.forEach((v, k) => lines.push(`${k}: ${v}`))
       lines.push(`content-length: ${Buffer.byteLength(body)}`, 'connection: close')
-      socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`)
+      // Written, then closed both ways: a client that never closes its side holds nothing here.
+      socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`, () => socket.destroy())
     }
   }
 

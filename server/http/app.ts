@@ -101,6 +101,8 @@ export function createHttpApp(opts: HttpAppOptions): H3 {
         const params = decodeParams(event.context.params ?? {})
         const handler = opts.handlers[op.operationId as HttpOperationId] as ErasedHandler
         const run = (): Promise<Response> => runOperation(op, handler, req, params, pipeline)
+        // Who asks is checked where the request arrives, before it may be routed to another instance.
+        if (opts.dispatch) pipeline.authorize(req, op.security, params.id)
         const res = opts.dispatch
           ? await opts.dispatch(req, op.operationId as HttpOperationId, params, run)
           : await run()

@@ -15,6 +15,7 @@
  */
 import type { HttpOperationId } from '../../generated/http/routes.gen.ts'
 import type { SessionManager } from '../core/manager.ts'
+import { readJsonBody } from '../../client/wire/http/body.ts'
 import { ChimeraError } from '../errors.ts'
 import type { Logger } from '../log.ts'
 import type { BusRequestOptions, BusResult } from '../store/redis-bus.ts'
@@ -68,8 +69,13 @@ interface WireMessage {
   body: string
 }
 
-async function toWire(msg: Request | Response): Promise<WireMessage> {
-  const body = Buffer.from(await msg.arrayBuffer()).toString('base64')
+/** A request travels with its JSON body as read within the body limit; an answer with its bytes. */
+async function toWire(msg: Request | Response, json?: unknown): Promise<WireMessage> {
+  const bytes =
+    msg instanceof Request
+      ? Buffer.from(json === undefined ? '' : JSON.stringify(json))
+      : Buffer.from(await msg.arrayBuffer())
+  const body = bytes.toString('base64')
   const headers = [...msg.headers].filter(([k]) => k !== 'content-length' && k !== 'transfer-encoding')
   if (msg instanceof Response) return { status: msg.status, headers, body }
   const u = new URL(msg.url)
@@ -112,7 +118,15 @@ export class CommandRouter {
   ): Promise<Response> {
     const where = SESSION_COMMANDS[operationId]
     if (!where) return run()
-    const id = where === 'path' ? params.id : await bodySessionId(req)
+    // The body within the limit, read once (a body the operation refuses — too large, not JSON —
+    // is refused here, where it arrived, by running it).
+    let json: unknown
+    try {
+      json = await readJsonBody(req.clone())
+    } catch {
+      return run()
+    }
+    const id = where === 'path' ? params.id : bodySessionId(json)
     if (id === undefined) return run()
     const forwardedFrom = req.headers.get(FORWARDED_HEADER)
     let payload: WireMessage | undefined
@@ -128,7 +142,7 @@ export class CommandRouter {
         })
       // Forwarded here, but the lease moved on: the sender routes it again.
       if (forwardedFrom !== null) return new Response(null, { status: 421, headers: { [NOT_OWNER_HEADER]: '1' } })
-      payload ??= await toWire(req.clone())
+      payload ??= await toWire(req, json)
       const owner = claim.owner
       const r = await this.#forwarder.request(owner, payload, {
         ownerAlive: async () => (await this.#leases.owner(id)) === owner,
@@ -173,14 +187,10 @@ export class CommandRouter {
   }
 }
 
-/** The body's `session_id` (approve, a custom command), without consuming the request. */
-async function bodySessionId(req: Request): Promise<string | undefined> {
-  try {
-    const v = ((await req.clone().json()) as { session_id?: unknown }).session_id
-    return typeof v === 'string' ? v : undefined
-  } catch {
-    return undefined
-  }
+/** The body's `session_id` (approve, a custom command). */
+function bodySessionId(json: unknown): string | undefined {
+  const v = typeof json === 'object' && json !== null ? (json as { session_id?: unknown }).session_id : undefined
+  return typeof v === 'string' ? v : undefined
 }
 
 const ownerFailed = (message: string): ChimeraError =>

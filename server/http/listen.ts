@@ -29,15 +29,16 @@ export interface ListenOptions {
  * Tracks the connections of `server` so that `shutdown()` can close each one when it is idle:
  * those waiting for a request at once, the others when their current response has finished.
  */
-function gracefulClose(server: Server): () => Promise<void> {
+function gracefulClose(server: Server, tls: boolean): () => Promise<void> {
   const idle = new Map<Socket, boolean>()
   let closing = false
   const track = (socket: Socket): void => {
     idle.set(socket, true)
     socket.once('close', () => idle.delete(socket))
   }
-  server.on('connection', track)
-  server.on('secureConnection', track)
+  // Over TLS the raw TCP socket never sees a request (the TLS socket over it does): only the TLS
+  // socket is tracked, or shutdown would destroy the TCP socket under a response still being written.
+  server.on(tls ? 'secureConnection' : 'connection', track)
   server.on('request', (req, res) => {
     const socket = req.socket
     idle.set(socket, false)
@@ -59,7 +60,7 @@ export async function listen(handler: RequestListener, o: ListenOptions): Promis
   const server: Server = o.https
     ? (await import('node:https')).createServer(o.https, handler)
     : createHttpServer(handler)
-  const shutdown = gracefulClose(server)
+  const shutdown = gracefulClose(server, o.https !== undefined)
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(o.port, o.host, () => {

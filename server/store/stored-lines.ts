@@ -41,6 +41,9 @@ export function storedRecords(
   count: number,
   sessionId: string,
 ): StoredRecord[] | undefined {
+  // JSON.stringify never writes a raw CR; one in a stored line (edited on disk) would end an SSE
+  // line early on the wire: such a page goes the parsed way.
+  if (text.includes('\r')) return undefined
   const out: StoredRecord[] = []
   let at = 0
   for (let k = 0; k < count; k++) {
