@@ -143,6 +143,8 @@ export class RedisBus {
     try {
       try {
         await this.#o.client.rPush(inbox, text)
+        // A dead instance's inbox (requests carry their bearer token) does not outlive its use.
+        await this.#o.client.pExpire(inbox, REPLY_TTL_MS)
       } catch (err) {
         throw unavailable(err)
       }
