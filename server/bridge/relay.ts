@@ -13,12 +13,11 @@
  * attached a client is answered 503 `service_unavailable` ("no editor is attached to this relay").
  */
 import { randomUUID } from 'node:crypto'
-import { STATUS_CODES, createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import { createServer as createHttpsServer } from 'node:https'
-import type { AddressInfo } from 'node:net'
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { WebSocket, WebSocketServer, type RawData } from 'ws'
 import type { ErrorCode } from '../../generated/schemas.gen.ts'
+import { listen } from '../http/listen.ts'
 import type { Logger } from '../log.ts'
 import { BRIDGE_PATH, CHANNELS, CLIENT_PATH, CLOSE, anyTokenMatches, bearer } from './link-wire.ts'
 
@@ -209,9 +208,9 @@ export async function startRelay(o: RelayOptions): Promise<Relay> {
     json(res, 404, { error: 'not_found', message: `no route ${req.method ?? ''} ${path}` })
   }
 
-  const server = o.tls
-    ? createHttpsServer({ cert: o.tls.cert, key: o.tls.key }, onRequest)
-    : createHttpServer(onRequest)
+  // The server's own listen and graceful close (server/http/listen.ts), as `otter serve` binds.
+  const listener = await listen(onRequest, { host: o.host, port: o.port, ...(o.tls ? { https: o.tls } : {}) })
+  const { server, url } = listener
   server.on('upgrade', onUpgrade)
   server.headersTimeout = 10_000
   server.requestTimeout = 30_000
@@ -235,17 +234,6 @@ export async function startRelay(o: RelayOptions): Promise<Relay> {
     },
     Math.min(o.pingIntervalMs ?? 30_000, idleMs > 0 ? idleMs : Infinity),
   )
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(o.port, o.host, () => {
-      server.off('error', reject)
-      resolve()
-    })
-  })
-  const { port } = server.address() as AddressInfo
-  const host = o.host.includes(':') ? `[${o.host}]` : o.host
-  const url = `${o.tls ? 'https' : 'http'}://${host}:${port}`
   return {
     url,
     async close() {
@@ -256,7 +244,7 @@ export async function startRelay(o: RelayOptions): Promise<Relay> {
       }
       waiting.clear()
       for (const ws of wss.clients) ws.close(1001, 'the relay is shutting down')
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+      const closed = listener.close()
       server.closeAllConnections()
       await closed
     },

@@ -19,6 +19,8 @@
  * A dropped connection leaves its sessions running (nothing is denied for want of a client):
  * `initialize` + `session/load` on a new connection replays the history.
  */
+import type { AcpSeedMethod } from '../../generated/acp/seed.gen.ts'
+import type { AcpV1Method } from '../../generated/acp/v1-methods.gen.ts'
 import type { BridgeStatus } from '../../generated/schemas.gen.ts'
 import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http'
 import type { Duplex } from 'node:stream'
@@ -128,14 +130,19 @@ const UNSCOPED = new Set(['initialize', 'authenticate', '$/cancel_request'])
  * permission requests and the approval policy are the master token's): the seed dialect's answer
  * and approval methods. (A session token is not asked v1's `session/request_permission`: `send`.)
  */
-const MASTER_ONLY = new Set(['permission/respond', 'session/setApproval', '_ferret/session/setApproval'])
+const MASTER_ONLY = new Set<string>([
+  'permission/respond',
+  'session/setApproval',
+  '_ferret/session/setApproval',
+] satisfies (AcpV1Method | AcpSeedMethod)[])
 /** The agent's requests a session-scoped connection is not sent (it may not answer them). */
-const MASTER_ONLY_ASKS = new Set(['session/request_permission'])
+const MASTER_ONLY_ASKS = new Set<string>(['session/request_permission'] satisfies AcpV1Method[])
 
 const isMasterOnlyAsk = (m: unknown): boolean =>
   typeof m === 'object' &&
   m !== null &&
   (m as Message).id !== undefined &&
+  typeof (m as Message).method === 'string' &&
   MASTER_ONLY_ASKS.has((m as Message).method as string)
 
 type Message = { id?: unknown; method?: unknown; params?: unknown }
