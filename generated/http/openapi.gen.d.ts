@@ -1193,6 +1193,8 @@ export interface components {
         };
         SteeringData: {
             text: string;
+            /** @description The id the steering message was accepted under (its queue entry, on disk before the steer was acknowledged); absent in logs written before steers were recorded. */
+            message_id?: string;
         };
         ModelChangedData: {
             old: string;

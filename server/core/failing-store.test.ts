@@ -10,7 +10,7 @@ import { MemoryEventStore } from '../store/memory-store.ts'
 import type { EventStore, QueuedPrompt } from '../store/types.ts'
 import { createRpcHandlers } from '../rpc/handlers.ts'
 import type { RpcContext } from '../rpc/rpc-server.ts'
-import { ofType, testEnv, typesOf, within, type TestEnv } from './fixtures/harness.ts'
+import { ofType, testEnv, typesOf, waitForType, within, type TestEnv } from './fixtures/harness.ts'
 
 /** A memory store whose appends fail while `failing(event)` says so. */
 class FailingStore extends MemoryEventStore {
@@ -130,6 +130,25 @@ describe('a store that fails', () => {
     await within(later.done, 5000, 'the later turn')
     const texts = ofType(await s.events(), 'user_message').map((e) => e.data.text)
     expect(texts).toEqual(['!sleep 400\n!say first', '!say later'])
+    expect((await store.load(s.id))!.queued).toEqual([])
+  })
+
+  it('a steer the store cannot record is refused (prompt_not_recorded) and never reaches the model; one it records does', async () => {
+    const store = new FailingStore()
+    const s = await env.manager({ store: store as EventStore }).create()
+    const running = s.prompt('!sleep 400\n!say first')
+    await running.accepted
+    await waitForType(s, 'step_start')
+    store.refuseQueue = true
+    await expect(s.steer('!say refused')).rejects.toEqual(
+      expect.objectContaining({ name: 'ChimeraError', code: 'prompt_not_recorded' }),
+    )
+    store.refuseQueue = false
+    expect(await s.steer('!say recorded')).toBe(true)
+    await within(running.done, 5000, 'the running turn')
+    const evs = await s.events()
+    expect(ofType(evs, 'steering').map((e) => e.data.text)).toEqual(['!say recorded'])
+    expect(JSON.stringify(evs)).not.toContain('refused')
     expect((await store.load(s.id))!.queued).toEqual([])
   })
 

@@ -142,7 +142,7 @@ export async function runTurn(
   let unanswered: ToolCall[] = []
   try {
     for (;;) {
-      for (const text of host.takeSteering()) await host.emit('steering', { text })
+      for (const m of await host.takeSteering()) await host.emit('steering', { text: m.text, message_id: m.id })
       if (token.cancelled) throw token.signal.reason
       if (step >= maxSteps) {
         outcome = { stop_reason: 'max_steps', success: false, output: lastStepText }

@@ -12,6 +12,7 @@ import { errorText, type Command, type SessionCore } from './session-types.ts'
 import type { TurnHost } from './turn-host.ts'
 
 export const NOT_STARTED_CRASH = "not run: the process stopped before this prompt's turn started"
+const STEER_CRASH = 'not run: the process stopped before this steering message reached the model'
 const INTERRUPTED_CRASH = 'the turn was interrupted: the process stopped before it finished'
 
 export function storeFailure(err: unknown): TurnOutcome {
@@ -57,15 +58,16 @@ export class PromptLedger {
   /** Entries left by a process that stopped before their turns started: each is owed its record. */
   recover(pending: readonly QueuedPrompt[]): void {
     for (const q of pending) this.#queuedIds.add(q.message_id)
-    this.#owed.push(...pending.map((entry) => ({ entry, why: NOT_STARTED_CRASH })))
+    this.#owed.push(...pending.map((entry) => ({ entry, why: entry.steer ? STEER_CRASH : NOT_STARTED_CRASH })))
   }
 
-  /** A queue entry for a prompt, in acceptance order. */
-  entry(messageId: string, text: string, command: Command | undefined): QueuedPrompt {
+  /** A queue entry for a prompt (or a steering message: `steer`), in acceptance order. */
+  entry(messageId: string, text: string, command: Command | undefined, steer = false): QueuedPrompt {
     return {
       message_id: messageId,
       text,
       ...(command ? { command } : {}),
+      ...(steer ? { steer: true as const } : {}),
       accepted_at: Date.now(),
       order: this.#order++,
     }
@@ -150,7 +152,10 @@ export class PromptLedger {
     }
   }
 
-  /** An accepted prompt that will not run: its user_message, and a turn that ends with `why`. */
+  /**
+   * An accepted prompt that will not run: its user_message, and a turn that ends with `why`. A
+   * steering message whose turn stopped before the model saw it is closed the same way.
+   */
   async #closePrompt(p: QueuedPrompt, why: string): Promise<void> {
     await this.#core.emit('user_message', {
       message_id: p.message_id,

@@ -144,19 +144,20 @@ describe('steering', () => {
   it('delivers a steering message before the next model call', async () => {
     const held = heldModel()
     const session = await env.manager(held).create()
-    expect(session.steer('too early')).toBe(false)
+    expect(await session.steer('too early')).toBe(false)
     const { done } = session.prompt('!hold\n!say first')
     await waitForType(session, 'step_start')
-    expect(session.steer('!say steered')).toBe(true)
+    expect(await session.steer('!say steered')).toBe(true)
     held.release()
     const outcome = await within(done, 5000, 'the steered turn')
     expect(outcome).toEqual({ stop_reason: 'end_turn', success: true, output: 'steered' })
-    expect(session.steer('too late')).toBe(false)
+    expect(await session.steer('too late')).toBe(false)
 
     const events = await session.events()
     const types = typesOf(events)
     const steering = ofType(events, 'steering')
     expect(steering.map((e) => [e.turn, e.data.text])).toEqual([[0, '!say steered']])
+    expect(steering[0]!.data.message_id).toMatch(/^msg-/)
     const at = types.indexOf('steering')
     const steps = events.flatMap((e, i) => (e.type === 'step_start' ? [i] : []))
     expect(steps).toHaveLength(2)
@@ -181,14 +182,15 @@ describe('steering', () => {
 
   it('a steer() that returns true is never silently dropped (even at the very end of a turn)', async () => {
     const session = await env.manager().create()
-    let accepted: boolean | undefined
+    let steered: Promise<boolean> | undefined
     const unsubscribe = session.subscribe((e) => {
       // The model has finished; the turn is still running (turn_end not yet written).
-      if (e.type === 'step_end' && e.data.stop_reason === 'end_turn' && accepted === undefined)
-        accepted = session.steer('!say late')
+      if (e.type === 'step_end' && e.data.stop_reason === 'end_turn' && steered === undefined)
+        steered = session.steer('!say late')
     })
     await within(session.prompt('!say hi').done, 5000, 'the turn')
     unsubscribe()
+    const accepted = await steered
     await within(session.idle(), 2000, 'idle')
     const events = await session.events()
     const delivered = ofType(events, 'steering').some((e) => e.data.text === '!say late')

@@ -42,7 +42,7 @@ import { alignHistory, clearHistory, commitFiles, rewind, rewindCounts } from '.
 import * as settings from './session-settings.ts'
 import { SessionQueue } from './session-queue.ts'
 import { SessionTools } from './session-tools.ts'
-import { Steering } from './steering.ts'
+import { Steering, type SteerMessage } from './steering.ts'
 import {
   errorText,
   type Command,
@@ -162,7 +162,7 @@ export class Session implements TurnHost {
       if (!queued.length) session.#queue.recover([], [])
     }
     if (queued.length) {
-      const logged = new Set(events.flatMap((e) => (e.type === 'user_message' ? [e.data.message_id] : [])))
+      const logged = new Set(events.flatMap(loggedMessageId))
       session.#queue.recover(
         queued.filter((q) => !logged.has(q.message_id)),
         queued.filter((q) => logged.has(q.message_id)),
@@ -290,7 +290,8 @@ export class Session implements TurnHost {
   #onEvent(e: AnyEvent): void {
     this.lastTouched = Date.now()
     // The prompt is in the log now: its queue entry has done its job.
-    if (e.type === 'user_message' && this.#ledger.has(e.data.message_id)) void this.#ledger.unqueue(e.data.message_id)
+    const logged = loggedMessageId(e)[0]
+    if (logged !== undefined && this.#ledger.has(logged)) void this.#ledger.unqueue(logged)
     if (e.type === 'usage') this.#turnUsage = addUsage(this.#turnUsage, e.data.usage)
     // Keep the on-disk summary current at the points that change what it says.
     if (SUMMARY_POINTS.has(e.type)) void this.#writeSummary()
@@ -420,7 +421,8 @@ export class Session implements TurnHost {
       // Closed before the next work with this reason, not as if the process had stopped.
       if (this.#state.inTurn) this.#ledger.interrupted({ message: `the turn was interrupted: ${message}`, source })
     }
-    this.#steering.end()
+    // Steers the turn never took (it was cancelled or failed) are dropped, their entries retired.
+    for (const m of this.#steering.end()) void m.written.then((ok) => (ok ? this.#ledger.unqueue(m.id) : undefined))
     this.#token = undefined
     await this.#writer.settled()
     await commitFiles(this.#core, this.#tracker.takeChanged())
@@ -454,15 +456,32 @@ export class Session implements TurnHost {
   }
 
   /** Inject a message into the running turn before its next model call; false when idle. Throws `message_too_large`. */
-  steer(text: string): boolean {
+  /**
+   * Send a message to the running turn, before its next model call: false (nothing recorded)
+   * when no turn is running or it has decided to finish. Resolves true once the message's queue
+   * entry is on disk (an acknowledged steer survives a crash: the next open closes it like a
+   * prompt that never ran); rejects like {@link prompt}'s `accepted` when the store refuses it.
+   */
+  async steer(text: string): Promise<boolean> {
     checkUserMessage(text)
     if (this.#queue.status !== 'running' || !this.#steering.open) return false
     this.lastTouched = Date.now()
-    this.#steering.push(text)
+    const entry = this.#ledger.entry(`msg-${randomUUID()}`, text, undefined, true)
+    const accepted = this.#ledger.accept(entry)
+    // Held by the turn at once (it must not finish), taken only once written.
+    this.#steering.push({
+      id: entry.message_id,
+      text,
+      written: accepted.then(
+        () => true,
+        () => false,
+      ),
+    })
+    await accepted
     return true
   }
 
-  takeSteering(): string[] {
+  takeSteering(): Promise<SteerMessage[]> {
     return this.#steering.take()
   }
 
@@ -578,4 +597,11 @@ export class Session implements TurnHost {
   flush(): Promise<void> {
     return this.#writer.settled()
   }
+}
+
+/** The queue entry an event retires: a prompt's `user_message`, a steer's `steering` event. */
+function loggedMessageId(e: AnyEvent): string[] {
+  if (e.type === 'user_message') return [e.data.message_id]
+  if (e.type === 'steering' && e.data.message_id !== undefined) return [e.data.message_id]
+  return []
 }

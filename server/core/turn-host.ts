@@ -6,6 +6,7 @@ import type { SessionMeta } from '../store/types.ts'
 import type { Tool, ToolContext } from '../tools/types.ts'
 import type { EventData, EventOf, EventType } from '../events/event-types.ts'
 import type { TurnToken } from './cancel.ts'
+import type { SteerMessage } from './steering.ts'
 import type { ModelRegistry } from './model-registry.ts'
 import type { ApprovalPolicy, PermissionAuditLog, PermissionDecision, Rule } from './permissions.ts'
 
@@ -38,8 +39,8 @@ export interface TurnHost {
   availableTools(): ToolSchema[]
   /** The context a tool call runs with (sandbox, protected paths, file tracking, callbacks). */
   toolContext(call: ToolCall, token: TurnToken): ToolContext
-  /** Steering messages waiting for the next model call (taken once). */
-  takeSteering(): string[]
+  /** Steering messages waiting for the next model call whose entries are on disk (taken once). */
+  takeSteering(): Promise<SteerMessage[]>
   /** The model has finished: true when the turn may end (closes steering), false when a steering message waits. */
   finishTurn(): boolean
   /** Why no client can answer a permission request now (e.g. input ended), or undefined. */

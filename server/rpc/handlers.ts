@@ -49,7 +49,7 @@ export function createRpcHandlers(
       }
     },
     steer: async (cmd) => {
-      if (!session.steer(cmd.message)) throw new RpcCommandError('no turn is running: send a prompt instead')
+      if (!(await session.steer(cmd.message))) throw new RpcCommandError('no turn is running: send a prompt instead')
     },
     cancel: async () => {
       session.cancel()

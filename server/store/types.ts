@@ -107,6 +107,8 @@ export interface QueuedPrompt {
   text: string
   /** A custom command's name and arguments (the turn's `user_message.command`). */
   command?: { name: string; arguments: string }
+  /** A steering message for a running turn (retired by its `steering` event, not a `user_message`). */
+  steer?: true
   /** When it was accepted (ms since the epoch); with `order`, its place in the queue. */
   accepted_at: number
   order: number

@@ -124,9 +124,9 @@ export class V1Agent {
         await this.#att(p.sessionId).session.setModel(p.modelId)
         return {}
       },
-      '_session/steering': (p) => {
+      '_session/steering': async (p) => {
         const s = this.#att(p.sessionId).session
-        return s.steer(promptText(p.prompt))
+        return (await s.steer(promptText(p.prompt)))
           ? { outcome: 'injected' }
           : { outcome: 'promptRequired', reason: 'noRunningTurn' }
       },
