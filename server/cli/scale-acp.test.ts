@@ -278,4 +278,59 @@ describe('ACP prompts on an instance that does not run the session', () => {
       `Seed dialect over stdio on B, session run by A: session/message answered ${JSON.stringify(answered)} after ${updates.length} session/update notifications`,
     )
   }, 90_000)
+
+  it('the owner SIGKILLed while it runs a forwarded prompt: the client is told it may or may not have run; the next prompt runs on B', async () => {
+    const c = await startInstances(2, { args: ['--approval', 'ask'], leaseTtlMs: 1000 })
+    clusters.push(c)
+    const [a, b] = c.instances as [Instance, Instance]
+    const r = await redisOf(c)
+    const s = await heldByA(a, r)
+    const t = transcript()
+    const remote = connectRemoteAgent({ url: b.url, app: recordingApp(t, () => Promise.resolve()) })
+    try {
+      await remote.agent.request(acp.methods.agent.initialize, {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        clientCapabilities: {},
+      })
+      await remote.agent.request(acp.methods.agent.session.load, { sessionId: s.id, cwd: c.workspace, mcpServers: [] })
+      t.push('--- session/prompt, then A is SIGKILLed mid-turn')
+      const started = t.next(' turn started')
+      const long = remote.agent.request(acp.methods.agent.session.prompt, {
+        sessionId: s.id,
+        prompt: [{ type: 'text', text: '!say a long turn started\n!sleep 600000' }],
+      })
+      long.catch(() => {})
+      await s.release()
+      await started
+      await a.kill()
+      const killedAt = Date.now()
+      const err = (await long.then(
+        () => undefined,
+        (e: unknown) => e,
+      )) as { code?: number; message?: string; data?: unknown } | undefined
+      const answeredMs = Date.now() - killedAt
+      t.push(`error ${JSON.stringify({ code: err?.code, message: err?.message, data: err?.data })}`)
+      expect(err?.code).toBe(-32603)
+      expect(JSON.stringify(err?.data)).toMatch(
+        /stopped while handling this prompt \(it may or may not have taken effect\)/,
+      )
+      // The next prompt claims the session on B, which first closes the interrupted turn.
+      t.push('--- session/prompt again (B claims the session)')
+      const next = await remote.agent.request(acp.methods.agent.session.prompt, {
+        sessionId: s.id,
+        prompt: [{ type: 'text', text: '!say after the failover' }],
+      })
+      t.push(`result ${JSON.stringify(next)}`)
+      expect(next.stopReason).toBe('end_turn')
+      expect(t.lines.join('\n')).toContain('" the failover"')
+      expect(await ownerOf(r, s.id)).not.toBe(s.ownerA)
+      console.log(
+        `failover of a forwarded ACP prompt: answered ${answeredMs} ms after the SIGKILL of its owner (lease TTL 1000 ms)`,
+      )
+    } finally {
+      console.log(`ACP over /acp on B, owner A SIGKILLed mid-turn:\n  ${t.lines.join('\n  ')}`)
+      remote.close()
+      await remote.closed
+    }
+  }, 90_000)
 })

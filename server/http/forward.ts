@@ -1,5 +1,6 @@
 /**
- * Any instance serves any session (docs/scale-out.md, docs/decisions/0331-forwarding-through-redis.md):
+ * Any instance serves any session (docs/scale-out.md, docs/decisions/0331-forwarding-through-redis.md;
+ * the routing itself, shared with ACP, is core/session-router.ts):
  * with the Redis store, a command for a session (a turn, a message, cancel, a permission reply,
  * undo/redo, rename, a custom command, delete, the live snapshot) runs on the one instance that
  * holds the session's lease. Where it arrives, the instance claims the lease (a session nobody

@@ -5,6 +5,7 @@
  */
 import { CODES, RpcError } from '../../../client/wire/jsonrpc/errors.ts'
 import type { SessionRouter } from '../../core/session-router.ts'
+import { ChimeraError } from '../../errors.ts'
 import type { Logger } from '../../log.ts'
 import type { Attachment } from './agent-types.ts'
 import { promptText } from './prompt-text.ts'
@@ -58,6 +59,12 @@ export async function promptTurn(
     if (outcome.stop_reason === 'error')
       throw new RpcError(CODES.internalError, 'Internal error', { details: outcome.output })
     return { stopReason: STOP[outcome.stop_reason] ?? 'end_turn' }
+  } catch (err) {
+    // The instance running the session could not be reached or stopped while running the prompt:
+    // the client is told why (and whether it may have run), as for a turn that failed.
+    if (ChimeraError.is(err, 'store_unavailable'))
+      throw new RpcError(CODES.internalError, 'Internal error', { details: err.message })
+    throw err
   } finally {
     signal.removeEventListener('abort', onAbort)
     a.own.delete(messageId)
