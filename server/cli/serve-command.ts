@@ -207,7 +207,19 @@ async function startAgent(
   }
   const proc = await startAgentProcess(
     agent,
-    { ...defaults, models, ...(redis ? { store: redis, auditStore: redis.auditStore(), leases: redis.leases } : {}) },
+    {
+      ...defaults,
+      models,
+      ...(redis
+        ? {
+            store: redis,
+            auditStore: redis.auditStore(),
+            leases: redis.leases,
+            // Commands for a session another instance runs go there (HTTP and ACP alike).
+            forward: (handle: (payload: unknown) => Promise<unknown>) => redis.bus(handle),
+          }
+        : {}),
+    },
     logger,
   )
   if (redis) proc.onShutdown(() => redis.close())
@@ -303,17 +315,11 @@ export async function runServe(
   }
   if (http) {
     const { serveHttp } = await import('./serve-http.ts')
-    const redis = proc.redis
-    const forwarding = redis?.leases && {
-      leases: redis.leases,
-      connect: (handle: (payload: unknown) => Promise<unknown>) => redis.bus(handle),
-    }
     running.push(
       serveHttp({
         ...http,
         manager: proc.manager,
         signal: proc.signal,
-        ...(forwarding ? { forwarding } : {}),
         ...(bridgeStatus ? { bridge: bridgeStatus } : {}),
       }),
     )

@@ -14,7 +14,6 @@ import { readFileSync } from 'node:fs'
 import type { Server } from 'node:http'
 import { networkInterfaces } from 'node:os'
 import type { SessionManager } from '../core/manager.ts'
-import type { ForwardingOptions } from '../http/forward.ts'
 import { isLoopbackName } from '../http/guard.ts'
 import { guardSlowClients, type SlowClientLimits } from '../http/slow-clients.ts'
 import type { SseSettings } from '../http/sse/sse-stream.ts'
@@ -53,8 +52,6 @@ export interface ServeHttpOptions {
   signal?: AbortSignal
   /** Connection limits (defaults: the constants below; tests shorten them). */
   limits?: Partial<SlowClientLimits>
-  /** Several instances over one Redis store: session commands go to the session's owner. */
-  forwarding?: ForwardingOptions
   /** ferret's cloud bridge (docs/bridge.md), for `bridgeStatus` asked over `/acp`. */
   bridge?: () => BridgeStatus
   /** Called with the bound URL (and the Node server) once listening. */
@@ -193,7 +190,6 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
     sessionTtlMs: o.sessionTtlMs,
     sse: o.sse,
     agent: o.agent,
-    ...(o.forwarding ? { forwarding: o.forwarding } : {}),
     ...(o.bridge ? { bridge: o.bridge } : {}),
   })
   let listener: Awaited<ReturnType<typeof listen>>

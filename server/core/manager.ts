@@ -40,8 +40,9 @@ import { isKnownTool, PermissionAuditLog, resolveRules, type ApprovalPolicy, typ
 import { loadProjectConfig } from './project-config.ts'
 import { isToolPattern } from './tool-patterns.ts'
 import { Session, type SessionDeps } from './session.ts'
+import { SessionRouter, type ForwardConnect } from './session-router.ts'
 import { checkMode } from './modes.ts'
-import { ChimeraError, sessionNotFound } from '../errors.ts'
+import { sessionNotFound } from '../errors.ts'
 import type { CommandRenderer } from './slash-commands.ts'
 import { startupMark } from '../startup-trace.ts'
 
@@ -71,6 +72,11 @@ export interface ManagerOptions {
    * that holds its lease; elsewhere it is read only.
    */
   leases?: SessionLeases
+  /**
+   * With `leases`: the channel that forwards a command to the instance that runs its session
+   * (session-router.ts); absent, a command for a session another instance runs fails with the reason.
+   */
+  forward?: ForwardConnect
   /** Where always/never decisions live; default CHIMERA_HOME/permissions/audit.jsonl. */
   auditStore?: AuditStore
   /** The file-level undo history of a session (snapshots); none: undo rewinds messages only. */
@@ -113,6 +119,8 @@ export class SessionManager {
   readonly #deleting = new Set<string>()
   readonly #evictListeners = new Set<EvictListener>()
   readonly #protected: string[]
+  /** Runs a session command where its session runs (this instance, or the lease holder's). */
+  readonly router: SessionRouter
 
   constructor(opts: ManagerOptions) {
     this.opts = opts
@@ -134,6 +142,12 @@ export class SessionManager {
         return !s || (s.status === 'idle' && s.pendingPermissions().length === 0)
       },
       lost: (id) => this.leaseLost(id),
+    })
+    this.router = new SessionRouter({
+      manager: this,
+      logger: this.logger,
+      ...(opts.leases ? { leases: opts.leases } : {}),
+      ...(opts.forward ? { connect: opts.forward } : {}),
     })
   }
 
@@ -255,28 +269,6 @@ export class SessionManager {
     this.#loading.set(id, loading)
     const session = await loading
     await session.idle()
-  }
-
-  /**
-   * Before a client attached to this instance (ACP) runs work on `session`, with several
-   * instances: claim its lease. Throws `store_unavailable`, saying why, when another instance runs
-   * it now, or ran turns since this copy was opened (open it again: ACP `session/load`).
-   */
-  async runHere(session: Session): Promise<void> {
-    const leases = this.opts.leases
-    const id = session.id
-    if (!leases || leases.holds(id)) return
-    const c = await leases.claim(id)
-    if (c.kind === 'none') throw sessionNotFound(id)
-    const busy = (why: string): ChimeraError =>
-      new ChimeraError('store_unavailable', `session ${id} ${why}`, { detail: { retry_after_s: 2 } })
-    if (c.kind === 'other') throw busy('is running on another instance; retry once its turn has ended')
-    if (c.length !== session.lastSeq) {
-      await leases.release(id).catch(() => {})
-      throw busy('changed on another instance since it was opened here; load it again (session/load)')
-    }
-    // Current: it is the manager's copy again (a read here may have put a fresh one in its place).
-    this.#sessions.set(id, session)
   }
 
   /** The lease of a session was lost: the copy here is stale (another instance runs it now). */

@@ -347,11 +347,12 @@ export class Session implements TurnHost {
    * `/undo [N | --steps N]` or `/redo …` rewinds or replays turns instead of reaching the model;
    * `/name args` of a custom command runs its rendered template as the turn's message.
    * Throws `message_too_large` (nothing queued) when the prompt or its rendering is too large.
+   * `messageId`: the id its `user_message` records (a prompt forwarded from another instance
+   * brings the one its client knows).
    */
-  prompt(text: string): Submitted {
+  prompt(text: string, messageId = `msg-${randomUUID()}`): Submitted {
     // Over the limit: refused before anything is queued or written (`message_too_large`).
     checkUserMessage(text)
-    const messageId = `msg-${randomUUID()}`
     this.lastTouched = Date.now()
     const route = routePrompt(text, this.#deps.commands)
     if (route.kind === 'error')

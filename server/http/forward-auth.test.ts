@@ -53,9 +53,8 @@ function start(forwarding: ReturnType<typeof otherInstance>['forwarding']) {
     version: 't',
     startedAt: new Date(),
     logger: createLogger({ level: 'error', sink: () => {} }),
-    manager: env.manager(),
+    manager: env.manager({ leases: forwarding.leases, forward: forwarding.connect }),
     masterToken: MASTER,
-    forwarding,
   })
   return (path: string, init: RequestInit = {}) => http!.app.fetch(new Request(`http://127.0.0.1${path}`, init))
 }

@@ -1,5 +1,6 @@
 /**
- * Any instance serves any session (docs/scale-out.md, docs/decisions/0331-forwarding-through-redis.md):
+ * Any instance serves any session (docs/scale-out.md, docs/decisions/0331-forwarding-through-redis.md;
+ * the routing itself, shared with ACP, is core/session-router.ts):
  * with the Redis store, a command for a session (a turn, a message, cancel, a permission reply,
  * undo/redo, rename, a custom command, delete, the live snapshot) runs on the one instance that
  * holds the session's lease. Where it arrives, the instance claims the lease (a session nobody
@@ -14,19 +15,12 @@
  * not forwarded: every instance reads the store.
  */
 import type { HttpOperationId } from '../../generated/http/routes.gen.ts'
-import type { SessionManager } from '../core/manager.ts'
+import { ownerFailed, type SessionRouter } from '../core/session-router.ts'
 import { readJsonBody } from '../../client/wire/http/body.ts'
-import { ChimeraError } from '../errors.ts'
 import type { Logger } from '../log.ts'
-import type { BusRequestOptions, BusResult } from '../store/redis-bus.ts'
-import type { SessionLeases } from '../store/types.ts'
 
-/** How long a forwarded command may wait for its owner's answer. */
-export const FORWARD_TIMEOUT_MS = 30_000
-/** How often a waiting requester checks that the owner still holds the session. */
-const POLL_MS = 250
-/** Claim-or-forward rounds before giving up (the owner changed under each). */
-const ROUNDS = 4
+/** The kind of payload an HTTP request travels as (session-router.ts). */
+const HTTP_KIND = 'http'
 /** Set on a forwarded request: the instance it came from (the receiver never forwards it again). */
 export const FORWARDED_HEADER = 'x-chimera-forwarded-from'
 /** Set on the answer of an instance that no longer holds the session: route again. */
@@ -47,17 +41,6 @@ const SESSION_COMMANDS: Partial<Record<HttpOperationId, 'path' | 'body'>> = {
   'session.redo': 'path',
   'tool.approve': 'body',
   'commands.invoke': 'body',
-}
-
-/** The forwarding channel (redis-bus.ts `RedisBus`). */
-export interface Forwarder {
-  request(target: string, payload: unknown, opts: BusRequestOptions): Promise<BusResult>
-}
-
-export interface ForwardingOptions {
-  leases: SessionLeases
-  /** Open the channel; requests addressed to this instance go to `handle`. */
-  connect(handle: (payload: unknown) => Promise<unknown>): Forwarder
 }
 
 /** A request or an answer as it travels through Redis. */
@@ -91,17 +74,14 @@ const bodyOf = (w: WireMessage): Uint8Array<ArrayBuffer> | undefined =>
 
 /** Routes session commands to their owner; answers requests forwarded to this instance. */
 export class CommandRouter {
-  readonly #leases: SessionLeases
-  readonly #manager: SessionManager
+  readonly #router: SessionRouter
   readonly #logger: Logger
-  readonly #forwarder: Forwarder
   #app: { fetch(req: Request): Response | Promise<Response> } | undefined
 
-  constructor(o: ForwardingOptions & { manager: SessionManager; logger: Logger }) {
-    this.#leases = o.leases
-    this.#manager = o.manager
+  constructor(o: { router: SessionRouter; logger: Logger }) {
+    this.#router = o.router
     this.#logger = o.logger
-    this.#forwarder = o.connect((payload) => this.#serve(payload))
+    o.router.serve(HTTP_KIND, (payload) => this.#serve(payload))
   }
 
   /** The app that answers forwarded requests (set once it is built). */
@@ -128,41 +108,20 @@ export class CommandRouter {
     }
     const id = where === 'path' ? params.id : bodySessionId(json)
     if (id === undefined) return run()
-    const forwardedFrom = req.headers.get(FORWARDED_HEADER)
-    let payload: WireMessage | undefined
-    for (let round = 0; round < ROUNDS; round++) {
-      const claim = await this.#leases.claim(id)
-      if (claim.kind === 'none') return run()
-      if (claim.kind === 'mine')
-        // In use from the claim on: the idle release cannot slip in before the command runs.
-        return this.#leases.using(id, async () => {
-          if (claim.fresh) await this.#manager.takeOver(id, claim.length)
-          else await this.#manager.get(id).catch(() => {})
-          return run()
-        })
+    return this.#router.route(id, {
+      local: run,
+      payload: async () => this.#router.envelope(HTTP_KIND, await toWire(req, json)),
+      answer: (reply) => {
+        if (!isWire(reply)) throw ownerFailed(`the instance running session ${id} failed to answer; retry`)
+        // The owner no longer holds the session: route again.
+        if (reply.headers.some(([k]) => k === NOT_OWNER_HEADER)) return undefined
+        return new Response(bodyOf(reply), { status: reply.status ?? 500, headers: reply.headers })
+      },
       // Forwarded here, but the lease moved on: the sender routes it again.
-      if (forwardedFrom !== null) return new Response(null, { status: 421, headers: { [NOT_OWNER_HEADER]: '1' } })
-      payload ??= await toWire(req, json)
-      const owner = claim.owner
-      const r = await this.#forwarder.request(owner, payload, {
-        ownerAlive: async () => (await this.#leases.owner(id)) === owner,
-        timeoutMs: FORWARD_TIMEOUT_MS,
-        pollMs: POLL_MS,
-      })
-      if (r.kind === 'withdrawn') continue
-      if (r.kind === 'lost')
-        throw ownerFailed(
-          `the instance running session ${id} stopped while handling this request (it may or may not have taken effect); retry`,
-        )
-      if (r.kind === 'timeout')
-        throw ownerFailed(
-          `the instance running session ${id} did not answer within ${FORWARD_TIMEOUT_MS / 1000} s (it may or may not have taken effect); retry`,
-        )
-      if (!isWire(r.payload)) throw ownerFailed(`the instance running session ${id} failed to answer; retry`)
-      if (r.payload.headers.some(([k]) => k === NOT_OWNER_HEADER)) continue
-      return new Response(bodyOf(r.payload), { status: r.payload.status ?? 500, headers: r.payload.headers })
-    }
-    throw ownerFailed(`session ${id} changed hands ${ROUNDS} times while this request was routed; retry`)
+      ...(req.headers.get(FORWARDED_HEADER) !== null
+        ? { notOwner: () => new Response(null, { status: 421, headers: { [NOT_OWNER_HEADER]: '1' } }) }
+        : {}),
+    })
   }
 
   /** A request another instance forwarded here: answered by this instance's own app. */
@@ -192,6 +151,3 @@ function bodySessionId(json: unknown): string | undefined {
   const v = typeof json === 'object' && json !== null ? (json as { session_id?: unknown }).session_id : undefined
   return typeof v === 'string' ? v : undefined
 }
-
-const ownerFailed = (message: string): ChimeraError =>
-  new ChimeraError('store_unavailable', message, { detail: { retry_after_s: 2 } })

@@ -12,7 +12,7 @@ import { ACP_PATH, AcpEndpoint, acpLimits, type AcpLimits } from './acp-endpoint
 import { createHttpApp, type OperationHandlers } from './app.ts'
 import type { HttpDeps } from './deps.ts'
 import type { GuardOptions } from './guard.ts'
-import { CommandRouter, type ForwardingOptions } from './forward.ts'
+import { CommandRouter } from './forward.ts'
 import { IdleEviction } from './idle-eviction.ts'
 import { approveHandlers } from './routes/approve.ts'
 import { commandsHandlers } from './routes/commands.ts'
@@ -47,8 +47,6 @@ export interface HttpServerOptions {
   agent?: AgentName
   /** `/acp` limits (acp-endpoint.ts); default: the `CHIMERA_ACP_*` variables, else DEFAULT_ACP_LIMITS. */
   acpLimits?: Partial<AcpLimits>
-  /** Several instances over one Redis store: session commands go to the session's owner (forward.ts). */
-  forwarding?: ForwardingOptions
   /** ferret's cloud bridge (docs/bridge.md), for `bridgeStatus` asked over `/acp`. */
   bridge?: () => BridgeStatus
 }
@@ -107,7 +105,8 @@ export function createHttpServerApp(o: HttpServerOptions): HttpServerApp {
     limits: { ...acpLimits(deps.env), ...o.acpLimits },
     ...(o.bridge ? { bridge: o.bridge } : {}),
   })
-  const router = o.forwarding && new CommandRouter({ ...o.forwarding, manager: o.manager, logger: o.logger })
+  // Several instances over one store: session commands go to the session's owner (forward.ts).
+  const router = o.manager.shared ? new CommandRouter({ router: o.manager.router, logger: o.logger }) : undefined
   const app = createHttpApp({
     ...(router ? { dispatch: router.dispatch.bind(router) } : {}),
     logger: o.logger,

@@ -10,7 +10,8 @@
  * Waits are bounded: the requester polls every `pollMs`; when the owner no longer holds the
  * session (its lease ran out: it died) a request still in the inbox is withdrawn (`withdrawn`:
  * route it again), one already popped is `lost` (its outcome is unknown); past `timeoutMs` the
- * answer is `timeout`. The payload is opaque here (the HTTP layer puts a request in it).
+ * answer is `timeout`. The payload is opaque here (core/session-router.ts puts an HTTP request or a
+ * session operation in it).
  */
 import { randomUUID } from 'node:crypto'
 import type { RedisClientType } from '@redis/client'

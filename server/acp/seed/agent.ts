@@ -107,7 +107,7 @@ export class SeedAgent {
       },
       'session/cancel': async (p) => {
         const s = await this.#get(p.sessionId)
-        s.cancel()
+        await this.#o.manager.router.cancel(s.id)
         return { ok: true }
       },
       'session/setMode': async (p) => {
@@ -188,10 +188,10 @@ export class SeedAgent {
   async #message(p: ParamsOf<SeedTable['session/message']>): Promise<ResultOf<SeedTable['session/message']>> {
     const a = await this.#attached(p.sessionId)
     const text = typeof p.prompt === 'string' ? p.prompt : p.prompt.map((b) => b.text).join('\n')
-    await this.#o.manager.runHere(a.session)
-    const outcome = await a.session.prompt(text).done
-    await a.session.flush()
-    await a.pump.delivered(a.session.lastSeq)
+    // Run where the session runs: here, or forwarded to the instance that holds it (its events
+    // reach this connection's pump from the shared store all the same).
+    const { outcome, lastSeq } = await this.#o.manager.router.prompt(a.session.id, text).done
+    await a.pump.delivered(lastSeq)
     const chunk =
       this.#o.agent === 'ferret'
         ? outcome.output
@@ -224,10 +224,18 @@ export class SeedAgent {
   }) {
     const rid = p.requestId ?? p.id!
     const decision = (p.reply ?? p.decision)!
-    const candidates = p.sessionId
-      ? [await this.#get(p.sessionId)]
-      : [...this.#sessions.values()].map((a) => a.session).concat(this.#o.manager.live())
-    for (const s of candidates) if (s.replyPermission(rid, decision, 'acp')) return { ok: true }
+    if (p.sessionId) {
+      // Answered where the session runs (here, or the instance that holds it).
+      const s = await this.#get(p.sessionId)
+      if (await this.#o.manager.router.replyPermission(s.id, rid, decision, 'acp')) return { ok: true }
+    } else {
+      const candidates = [...this.#sessions.values()].map((a) => a.session).concat(this.#o.manager.live())
+      for (const s of candidates) if (s.replyPermission(rid, decision, 'acp')) return { ok: true }
+      // Sessions this client has open that another instance runs: the request may be theirs.
+      const router = this.#o.manager.router
+      for (const id of this.#sessions.keys())
+        if (!router.runsHere(id) && (await router.replyPermission(id, rid, decision, 'acp'))) return { ok: true }
+    }
     throw RpcError.invalidParams([
       { path: p.requestId !== undefined ? 'requestId' : 'id', message: `no pending permission request "${rid}"` },
     ])

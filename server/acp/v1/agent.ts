@@ -39,7 +39,7 @@ import type { McpServerConfig } from '../../mcp/config.ts'
 import { type Attachment, type V1AgentOptions, type V1ClientCaps, type V1Handlers } from './agent-types.ts'
 import { askPermission } from './permission-ask.ts'
 import { ferretHandlers } from './ferret-handlers.ts'
-import { promptTurn } from './prompt-turn.ts'
+import { cancelTurn, promptTurn } from './prompt-turn.ts'
 import { liveMap, replayMap, replaySince } from './replay.ts'
 import { listSessions } from './session-list.ts'
 import { availableCommands } from './available-commands.ts'
@@ -108,13 +108,10 @@ export class V1Agent {
       'session/resume': (p) => this.#resume(p),
       'session/list': (p) => listSessions(this.#o.manager, p),
       'session/close': (p) => this.#close(p.sessionId),
-      'session/prompt': async (p, ctx) => {
-        const a = this.#att(p.sessionId)
-        // With several instances over one store, this instance claims the session first.
-        await this.#o.manager.runHere(a.session)
-        return promptTurn(a, p, ctx.signal, this.#o.detach)
-      },
-      'session/cancel': (p) => void this.#att(p.sessionId).session.cancel(),
+      // With several instances over one store, both run where the session runs (core/session-router.ts).
+      'session/prompt': (p, ctx) =>
+        promptTurn(this.#att(p.sessionId), p, ctx.signal, this.#o.manager.router, this.#o.logger, this.#o.detach),
+      'session/cancel': (p) => cancelTurn(this.#o.manager.router, this.#att(p.sessionId).session.id, this.#o.logger),
       'session/set_mode': async (p) => {
         await this.#att(p.sessionId).session.setMode(p.modeId)
         return {}
@@ -263,7 +260,7 @@ export class V1Agent {
   }
 
   #ask(att: Attachment, e: EventOf<'permission_request'>): void {
-    askPermission(this.#o.conn, this.#o.logger, att, e, this.#o.detach)
+    askPermission(this.#o.conn, this.#o.logger, att, e, this.#o.manager, this.#o.detach)
   }
 
   async #new(p: { cwd: string; mcpServers?: McpServerConfig[]; _meta?: Record<string, unknown> | null }) {

@@ -7,6 +7,7 @@ import type { z } from 'zod'
 import type { RequestPermissionResponseSchema } from '../../../generated/acp/v1-schema.gen.ts'
 import { RequestPermissionResponseSchema as PermissionResponse } from '../../../generated/acp/v1-schema.gen.ts'
 import type { PermissionDecision } from '../../core/permissions.ts'
+import type { SessionManager } from '../../core/manager.ts'
 import type { EventOf } from '../../events/event-types.ts'
 import type { Connection } from '../../../client/wire/jsonrpc/connection.ts'
 import type { Logger } from '../../log.ts'
@@ -35,10 +36,20 @@ export function askPermission(
   logger: Logger,
   att: Attachment,
   e: EventOf<'permission_request'>,
+  manager: SessionManager,
   keepPending = false,
 ): void {
   const { request_id: rid, tool, args, call_id: callId } = e.data
-  if (!att.session.pendingPermissions().includes(rid)) return
+  const router = manager.router
+  const id = att.session.id
+  // Pending here, where the session runs; run by another instance, the request is asked (it may
+  // be answered there first: its `permission_reply` withdraws this one, and first answer wins).
+  if (router.runsHere(id) && !(manager.peek(id) ?? att.session).pendingPermissions().includes(rid)) return
+  const reply = (decision: PermissionDecision): void => {
+    router
+      .replyPermission(id, rid, decision, 'acp')
+      .catch((err: unknown) => logger.warn(`permission ${rid}: the answer did not reach its session`, err))
+  }
   const cwd = att.session.meta.cwd
   const ctl = new AbortController()
   att.asks.set(rid, ctl)
@@ -64,13 +75,13 @@ export function askPermission(
       const r: PermissionResponse['outcome'] | undefined = parsed.success ? parsed.data.outcome : undefined
       const chosen = r?.outcome === 'selected' ? e.data.options.find((o) => o === r.optionId) : undefined
       if (!chosen) logger.info(`permission ${rid}: ${r ? `outcome ${r.outcome}` : 'malformed answer'}; denying`)
-      att.session.replyPermission(rid, chosen ?? 'deny', 'acp')
+      reply(chosen ?? 'deny')
     })
     .catch((err: unknown) => {
       if (ctl.signal.aborted || (keepPending && conn.signal.aborted)) return
       // The client failed the request or went away (input ended): nobody will answer.
       logger.info(`permission ${rid} not answered by the client; denying`, err)
-      att.session.replyPermission(rid, 'deny', 'acp')
+      reply('deny')
     })
     .finally(() => att.asks.delete(rid))
 }

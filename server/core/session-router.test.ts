@@ -1,0 +1,143 @@
+/**
+ * The one routing path of session commands (session-router.ts), between two managers whose
+ * forwarding channel is joined in memory (the payloads go through JSON, as through Redis): a
+ * prompt, a cancel and a permission reply sent where the session does not run are run by the
+ * owner and answered as if local (the outcome, `false` for nothing to cancel or a request not
+ * pending, the owner's own error); an owner that took a command and stopped is reported as such
+ * (it may or may not have taken effect); one that never took it loses it to the next claim.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { ChimeraError } from '../errors.ts'
+import type { BusResult } from '../store/redis-bus.ts'
+import type { LeaseClaim, SessionLeases } from '../store/types.ts'
+import { testEnv, waitForType, within, type TestEnv } from './fixtures/harness.ts'
+import type { SessionManager } from './manager.ts'
+import type { Forwarder } from './session-router.ts'
+
+let env: TestEnv
+beforeEach(() => {
+  env = testEnv('chimera-router-')
+})
+afterEach(async () => {
+  await env.cleanup()
+})
+
+/** Leases whose claims answer `claim` (in order, the last one repeated). */
+function leases(instanceId: string, ...claims: LeaseClaim[]): SessionLeases {
+  const queue = [...claims]
+  return {
+    instanceId,
+    ttlMs: 5000,
+    renewMs: 1500,
+    claim: () => Promise.resolve(queue.length > 1 ? queue.shift()! : queue[0]!),
+    holds: () => claims.every((c) => c.kind === 'mine'),
+    owner: () => Promise.resolve('owner'),
+    release: () => Promise.resolve(),
+    using: (_id, fn) => fn(),
+    setHooks: () => {},
+  }
+}
+
+const mine: LeaseClaim = { kind: 'mine', fresh: false, length: 0 }
+const other: LeaseClaim = { kind: 'other', owner: 'owner' }
+
+/** An owner (holds every session) and a receiver (another instance runs every session), joined in memory. */
+function pair(ownerClaims: LeaseClaim[] = [mine]) {
+  let serve: ((payload: unknown) => Promise<unknown>) | undefined
+  const sent: { payload: unknown; timeoutMs: number }[] = []
+  const owner = env.manager({
+    approval: 'ask',
+    leases: leases('owner', ...ownerClaims),
+    forward: (handle) => ((serve = handle), { request: () => Promise.reject(new Error('the owner sends nothing')) }),
+  })
+  const receiver = env.manager({
+    leases: leases('receiver', other),
+    forward: () => ({
+      request: async (_target, payload, opts): Promise<BusResult> => {
+        sent.push({ payload, timeoutMs: opts.timeoutMs })
+        const reply = await serve!(JSON.parse(JSON.stringify(payload)))
+        return { kind: 'reply', payload: JSON.parse(JSON.stringify(reply)) }
+      },
+    }),
+  })
+  return { owner, receiver, sent }
+}
+
+describe('a session command where the session does not run', () => {
+  it('a prompt runs on the owner; the receiver gets its outcome and last seq, waiting as long as the turn', async () => {
+    const { owner, receiver, sent } = pair()
+    const s = await owner.create()
+    const { messageId, done } = receiver.router.prompt(s.id, '!say hello from the owner')
+    const r = await within(done, 5000, 'the forwarded prompt')
+    expect(r.outcome).toMatchObject({ stop_reason: 'end_turn', success: true, output: 'hello from the owner' })
+    expect(r.lastSeq).toBe(s.lastSeq)
+    // The user message carries the receiver's message id (its client knows its own prompt).
+    const user = (await s.events()).find((e) => e.type === 'user_message')
+    expect(user?.data).toMatchObject({ message_id: messageId })
+    expect(sent).toHaveLength(1)
+    expect(sent[0]!.timeoutMs).toBe(Infinity)
+  })
+
+  it("a cancel and a permission reply run on the owner (first answer wins); an unknown session is the owner's error", async () => {
+    const { owner, receiver } = pair()
+    const s = await owner.create()
+    const asked = s.prompt('!call Write {"path":"x.txt","content":"x"}')
+    const req = await waitForType(s, 'permission_request')
+    expect(await receiver.router.replyPermission(s.id, 'no-such-request', 'allow', 'acp')).toBe(false)
+    expect(await receiver.router.replyPermission(s.id, req.data.request_id, 'deny', 'acp')).toBe(true)
+    expect(await receiver.router.replyPermission(s.id, req.data.request_id, 'allow', 'acp')).toBe(false)
+    await within(asked.done, 5000, 'the answered turn')
+    const long = s.prompt('!say started\n!sleep 600000')
+    await waitForType(s, 'text_delta')
+    expect(await receiver.router.cancel(s.id)).toBe(true)
+    expect((await within(long.done, 5000, 'the cancelled turn')).stop_reason).toBe('cancelled')
+    expect(await receiver.router.cancel(s.id)).toBe(false)
+    const missing = receiver.router.cancel('otter-00000000000000000000000000')
+    await expect(missing).rejects.toSatisfy((e) => ChimeraError.is(e, 'session_not_found'))
+  })
+
+  it('an owner that no longer holds the session sends the command back to be routed again (bounded)', async () => {
+    const { owner, receiver, sent } = pair([other])
+    const s = await owner.create()
+    await expect(receiver.router.cancel(s.id)).rejects.toThrow(/changed hands 4 times/)
+    expect(sent).toHaveLength(4)
+  })
+})
+
+describe('an owner that fails', () => {
+  function receiverWith(results: BusResult[], ...claims: LeaseClaim[]): SessionManager {
+    const forwarder: Forwarder = { request: () => Promise.resolve(results.shift()!) }
+    return env.manager({ leases: leases('receiver', ...claims), forward: () => forwarder })
+  }
+
+  it('took the prompt and stopped: the client is told it may or may not have run', async () => {
+    const m = receiverWith([{ kind: 'lost' }], other)
+    const err = await m.router.prompt('otter-00000000000000000000000000', '!say x').done.catch((e: unknown) => e)
+    expect(ChimeraError.is(err, 'store_unavailable')).toBe(true)
+    expect((err as Error).message).toMatch(/stopped while handling this prompt \(it may or may not have taken effect\)/)
+  })
+
+  it('never took it (withdrawn): the next claim runs it here', async () => {
+    const m = receiverWith([{ kind: 'withdrawn' }], other, mine)
+    const s = await m.create()
+    const r = await within(m.router.prompt(s.id, '!say ran here').done, 5000, 'the prompt run here')
+    expect(r.outcome.output).toBe('ran here')
+  })
+
+  it('serves no handler of the kind (an HTTP request sent to an ACP-only instance): said so, not retried', async () => {
+    let serve: ((payload: unknown) => Promise<unknown>) | undefined
+    env.manager({
+      leases: leases('owner', mine),
+      forward: (h) => ((serve = h), { request: () => Promise.reject(new Error('the owner sends nothing')) }),
+    })
+    const reply = await serve!({ kind: 'http', body: {} })
+    expect(reply).toEqual({ unsupported: 'http' })
+    const m = receiverWith([{ kind: 'reply', payload: reply }], other)
+    const routed = m.router.route('otter-00000000000000000000000000', {
+      local: () => Promise.resolve('here'),
+      payload: () => m.router.envelope('http', {}),
+      answer: () => 'answered',
+    })
+    await expect(routed).rejects.toThrow(/does not serve http commands/)
+  })
+})

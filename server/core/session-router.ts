@@ -1,0 +1,273 @@
+/**
+ * Any instance serves any session (docs/scale-out.md, docs/decisions/0331-forwarding-through-redis.md,
+ * docs/decisions/0365-one-forwarding-path.md): with several instances over one store, a command
+ * for a session runs on the one instance that holds the session's lease. This is the one place
+ * that routes it, for every transport: where the command arrives the instance claims the lease
+ * (a session nobody runs is claimed by it, which first takes it over: a fresh copy, a turn its
+ * dead owner left open closed with an `error`); if another instance holds it, a payload is sent
+ * to that instance through the forwarding channel (Redis lists, store/redis-bus.ts) and its
+ * answer returned. Two kinds of payload travel: an HTTP request (the HTTP layer's, run by the
+ * owner's own app: http/forward.ts) and the session operations below (`prompt`, `cancel`,
+ * `permission`), which ACP connections use, so an ACP prompt on any instance runs where the
+ * session runs while the connection follows its events from the shared store.
+ *
+ * Waits are bounded: an owner that dies before taking the payload loses it to the next claim (its
+ * lease runs out, the payload is withdrawn and routed again, here); one that dies after taking it
+ * is `store_unavailable` saying the command may or may not have taken effect. A command waits at
+ * most FORWARD_TIMEOUT_MS for its answer, except a prompt, whose answer is its turn's outcome: it
+ * waits as long as the owner holds the session (a turn may wait on a person for a permission).
+ */
+import { randomUUID } from 'node:crypto'
+import { ChimeraError, type DomainErrorCode } from '../errors.ts'
+import type { Logger } from '../log.ts'
+import type { BusRequestOptions, BusResult } from '../store/redis-bus.ts'
+import type { SessionLeases } from '../store/types.ts'
+import type { TurnOutcome } from './loop.ts'
+import type { PermissionDecision } from './permissions.ts'
+import type { Session } from './session.ts'
+
+/** How long a forwarded command may wait for its owner's answer (a prompt: see the file comment). */
+export const FORWARD_TIMEOUT_MS = 30_000
+/** How often a waiting requester checks that the owner still holds the session. */
+const POLL_MS = 250
+/** Claim-or-forward rounds before giving up (the owner changed under each). */
+const ROUNDS = 4
+
+/** The forwarding channel (redis-bus.ts `RedisBus`). */
+export interface Forwarder {
+  request(target: string, payload: unknown, opts: BusRequestOptions): Promise<BusResult>
+}
+
+/** Opens the channel; payloads addressed to this instance go to `handle`. */
+export type ForwardConnect = (handle: (payload: unknown) => Promise<unknown>) => Forwarder
+
+/** What the router needs of the session manager. */
+export interface RoutedManager {
+  get(id: string): Promise<Session>
+  takeOver(id: string, length: number): Promise<void>
+}
+
+/** A payload as it travels: which handler on the owner runs it. */
+interface Envelope {
+  kind: string
+  body: unknown
+}
+
+/** The answers of the router's own envelope kinds. */
+type Answer =
+  | { ok: unknown }
+  | { error: WireError }
+  /** The instance no longer holds the session: route again. */
+  | { notOwner: true }
+  /** The instance serves no handler of this kind (an ACP-only instance asked an HTTP request). */
+  | { unsupported: string }
+
+/** An error as it travels: a ChimeraError's code, message, detail and resource; no code: another error. */
+interface WireError {
+  code?: DomainErrorCode
+  message: string
+  detail?: unknown
+  resource?: string
+}
+
+/** A session operation forwarded to its owner. */
+type SessionOp =
+  | { op: 'prompt'; id: string; text: string; messageId: string }
+  | { op: 'cancel'; id: string }
+  | { op: 'permission'; id: string; requestId: string; decision: PermissionDecision; source: string }
+
+/** A prompt's end as its owner saw it: the turn's outcome, and the last event stored by then. */
+export interface PromptDone {
+  outcome: TurnOutcome
+  lastSeq: number
+}
+
+/** How one command is routed (see {@link SessionRouter.route}). */
+export interface Route<T> {
+  /** Run it here: this instance holds the session's lease (or there are no leases). */
+  local(): Promise<T>
+  /** What travels to the owner (built once, on the first forward). */
+  payload(): unknown
+  /** The owner's answer; undefined: the owner no longer holds the session (route again). */
+  answer(reply: unknown): T | undefined
+  /** It arrived forwarded from another instance: never forwarded again, `notOwner` answers instead. */
+  notOwner?: () => T
+  /** What to call it in messages (`this request`, `this prompt`). */
+  what?: string
+  /** Wait for the owner's answer as long as it holds the session (a prompt: its turn). */
+  unbounded?: boolean
+}
+
+export class SessionRouter {
+  readonly #manager: RoutedManager
+  readonly #leases: SessionLeases | undefined
+  readonly #logger: Logger
+  readonly #forwarder: Forwarder | undefined
+  readonly #handlers = new Map<string, (body: unknown) => Promise<unknown>>()
+
+  constructor(o: { manager: RoutedManager; leases?: SessionLeases; connect?: ForwardConnect; logger: Logger }) {
+    this.#manager = o.manager
+    this.#leases = o.leases
+    this.#logger = o.logger
+    this.#handlers.set('session', (body) => this.#serveOp(body as SessionOp))
+    this.#forwarder = o.leases && o.connect?.((payload) => this.#serve(payload))
+  }
+
+  /** True when the session runs on this instance (or there is one instance): its state here is current. */
+  runsHere(id: string): boolean {
+    return !this.#leases || this.#leases.holds(id)
+  }
+
+  /** Run forwarded payloads of `kind` here (the HTTP layer: its app answers forwarded requests). */
+  serve(kind: string, handle: (body: unknown) => Promise<unknown>): void {
+    this.#handlers.set(kind, handle)
+  }
+
+  /** A payload of `kind` as it travels to the owner. */
+  envelope(kind: string, body: unknown): unknown {
+    return { kind, body } satisfies Envelope
+  }
+
+  /**
+   * Run `r.local` here when this instance holds (or can claim) the session's lease, else send
+   * `r.payload()` to the instance that holds it and return `r.answer` of its reply.
+   */
+  async route<T>(id: string, r: Route<T>): Promise<T> {
+    const leases = this.#leases
+    if (!leases) return r.local()
+    const what = r.what ?? 'this request'
+    let payload: unknown
+    for (let round = 0; round < ROUNDS; round++) {
+      const claim = await leases.claim(id)
+      if (claim.kind === 'none') return r.local()
+      if (claim.kind === 'mine')
+        // In use from the claim on: the idle release cannot slip in before the command runs.
+        return leases.using(id, async () => {
+          if (claim.fresh) await this.#manager.takeOver(id, claim.length)
+          else await this.#manager.get(id).catch(() => {})
+          return r.local()
+        })
+      if (r.notOwner) return r.notOwner()
+      if (!this.#forwarder)
+        throw ownerFailed(`session ${id} is running on another instance; retry once its turn has ended`)
+      payload ??= await r.payload()
+      const owner = claim.owner
+      const res = await this.#forwarder.request(owner, payload, {
+        ownerAlive: async () => (await leases.owner(id)) === owner,
+        timeoutMs: r.unbounded ? Infinity : FORWARD_TIMEOUT_MS,
+        pollMs: POLL_MS,
+      })
+      if (res.kind === 'withdrawn') continue
+      if (res.kind === 'lost')
+        throw ownerFailed(
+          `the instance running session ${id} stopped while handling ${what} (it may or may not have taken effect); retry`,
+        )
+      if (res.kind === 'timeout')
+        throw ownerFailed(
+          `the instance running session ${id} did not answer within ${FORWARD_TIMEOUT_MS / 1000} s (${what} may or may not have taken effect); retry`,
+        )
+      const unsupported = (res.payload as { unsupported?: unknown } | null)?.unsupported
+      if (typeof unsupported === 'string')
+        throw ownerFailed(
+          `session ${id} is running on an instance that does not serve ${unsupported} commands; retry once its turn has ended`,
+        )
+      const a = r.answer(res.payload)
+      if (a !== undefined) return a
+    }
+    throw ownerFailed(`session ${id} changed hands ${ROUNDS} times while ${what} was routed; retry`)
+  }
+
+  /**
+   * Submit a prompt to the session wherever it runs: `done` resolves with its turn's outcome once
+   * the turn ended (on the owner), and the seq of the last event stored by then, so a connection
+   * following the session's events knows when it has written them all.
+   */
+  prompt(id: string, text: string): { messageId: string; done: Promise<PromptDone> } {
+    const messageId = `msg-${randomUUID()}`
+    const done = this.#op({ op: 'prompt', id, text, messageId }, 'this prompt', true) as Promise<PromptDone>
+    return { messageId, done }
+  }
+
+  /** Cancel the session's running turn wherever it runs; false when nothing was running. */
+  cancel(id: string): Promise<boolean> {
+    return this.#op({ op: 'cancel', id }, 'this cancel') as Promise<boolean>
+  }
+
+  /** Answer a pending permission request wherever its session runs; false when it is not pending (first answer wins). */
+  replyPermission(id: string, requestId: string, decision: PermissionDecision, source: string): Promise<boolean> {
+    return this.#op({ op: 'permission', id, requestId, decision, source }, 'this permission reply') as Promise<boolean>
+  }
+
+  #op(op: SessionOp, what: string, unbounded = false, forwarded = false): Promise<unknown> {
+    return this.route<Answer | unknown>(op.id, {
+      what,
+      unbounded,
+      local: () => this.#run(op),
+      payload: () => this.envelope('session', op),
+      answer: (reply) => {
+        const a = reply as Answer
+        if (typeof a !== 'object' || a === null || 'notOwner' in a) return undefined
+        if ('error' in a) throw toError(a.error)
+        if ('ok' in a) return a.ok
+        throw ownerFailed(`the instance running session ${op.id} failed to answer; retry`)
+      },
+      ...(forwarded ? { notOwner: (): Answer => ({ notOwner: true }) } : {}),
+    })
+  }
+
+  /** Run a session operation on this instance (it holds the session, or nobody does). */
+  async #run(op: SessionOp): Promise<unknown> {
+    const s = await this.#manager.get(op.id)
+    switch (op.op) {
+      case 'prompt': {
+        const outcome = await s.prompt(op.text, op.messageId).done
+        await s.flush()
+        return { outcome, lastSeq: s.lastSeq } satisfies PromptDone
+      }
+      case 'cancel':
+        return s.cancel()
+      case 'permission':
+        return s.replyPermission(op.requestId, op.decision, op.source)
+    }
+  }
+
+  /** A session operation another instance forwarded here: run if this instance still holds the session. */
+  async #serveOp(op: SessionOp): Promise<Answer> {
+    try {
+      const r = await this.#op(op, 'this request', false, true)
+      return typeof r === 'object' && r !== null && 'notOwner' in r ? (r as Answer) : { ok: r }
+    } catch (err) {
+      if (ChimeraError.is(err))
+        return {
+          error: {
+            code: err.code,
+            message: err.message,
+            ...(err.detail !== undefined ? { detail: err.detail } : {}),
+            ...(err.resource !== undefined ? { resource: err.resource } : {}),
+          },
+        }
+      this.#logger.error('a forwarded session operation failed', err)
+      return { error: { message: err instanceof Error ? err.message : String(err) } }
+    }
+  }
+
+  /** A payload another instance forwarded here. */
+  async #serve(payload: unknown): Promise<unknown> {
+    const env = payload as Envelope
+    const handle = typeof env === 'object' && env !== null ? this.#handlers.get(env.kind) : undefined
+    if (!handle) return { unsupported: typeof env?.kind === 'string' ? env.kind : 'these' } satisfies Answer
+    return handle(env.body)
+  }
+}
+
+/** The error an owner answered with, raised here as it was raised there (the same code and message). */
+function toError(e: WireError): Error {
+  if (e.code === undefined) return new Error(e.message)
+  return new ChimeraError(e.code, e.message, {
+    ...(e.detail !== undefined ? { detail: e.detail } : {}),
+    ...(e.resource !== undefined ? { resource: e.resource } : {}),
+  })
+}
+
+export const ownerFailed = (message: string): ChimeraError =>
+  new ChimeraError('store_unavailable', message, { detail: { retry_after_s: 2 } })
