@@ -83,9 +83,7 @@ describe('the first answer of each surface', () => {
     'server/cli/agent-process.ts',
   ])('%s statically reaches none of the libraries loaded on first use', async (entry) => {
     const chains = await staticClosure(entry)
-    const early = [...chains]
-      .filter(([p]) => ON_FIRST_USE.some((h) => h.test(p)))
-      .map(([, chain]) => chain.join(' → '))
+    const early = [...chains].filter(([p]) => ON_FIRST_USE.some((h) => h.test(p))).map(([, chain]) => chain.join(' → '))
     expect(early).toEqual([])
   })
 })
