@@ -18,8 +18,8 @@ let loading: Promise<void> | undefined
 export function loadFrontmatterParser(): Promise<void> {
   loading ??= import('yaml').then(
     (m) => {
-      // Bundled, a CommonJS package's dynamic import has only `default` (its exports); Node's has both.
-      parseYaml = (m as { default?: typeof m }).default?.parse ?? m.parse
+      // A CommonJS package: bundled, its dynamic import has only `default` (its exports); Node's has both.
+      parseYaml = m.default.parse
     },
     (err: unknown) => {
       loading = undefined
