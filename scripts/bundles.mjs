@@ -51,7 +51,7 @@ const thirdPartyZod = {
  * transports it does not run). What stays outside is resolved at run time from the bundle's
  * location: ripgrep's platform binary, the language servers (server/lsp/servers.ts).
  */
-export const buildNode = (entryPoints, outdir) =>
+export const buildNode = (entryPoints, outdir, { plugins = [], ...extra } = {}) =>
   build({
     entryPoints,
     outdir,
@@ -67,8 +67,9 @@ export const buildNode = (entryPoints, outdir) =>
     outExtension: { '.js': '.mjs' },
     // CommonJS dependencies bundled into ESM need a `require` in scope.
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-    plugins: [thirdPartyZod],
+    plugins: [...plugins, thirdPartyZod],
     logLevel: 'warning',
+    ...extra,
   })
 
 export const CLI_ENTRY = { chimera: 'server/cli/main.ts' }

@@ -7,7 +7,7 @@
  */
 import { mkdirSync, realpathSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { testEnv, type TestEnv } from '../core/fixtures/harness.ts'
 import { UsageError } from '../cli/args.ts'
 import { agentFlag, sessionFlags } from '../cli/session-flags.ts'
@@ -22,6 +22,10 @@ import {
   userAgentsDir,
 } from './agent-definitions.ts'
 import { offlineModels } from '../providers/registry.ts'
+import { loadFrontmatterParser } from '../commands/frontmatter.ts'
+
+// Command and agent files are read synchronously once the YAML parser is loaded (the manager and the routes load it).
+beforeAll(() => loadFrontmatterParser())
 
 let env: TestEnv
 let cwd: string

@@ -5,7 +5,7 @@ import { isSessionId } from '../store/paths.ts'
 import { createLogger, levelFromEnv } from '../log.ts'
 import { eventLogProblem, startAgentProcess } from './agent-process.ts'
 import { UsageError } from './args.ts'
-import { agentFlag, sessionArgs, sessionFlags, sessionModel } from './session-flags.ts'
+import { readAgentFlag, sessionArgs, sessionFlags, sessionModel } from './session-flags.ts'
 import { chimeraHome } from '../store/paths.ts'
 import { startupMark } from '../startup-trace.ts'
 import { ChimeraError } from '../errors.ts'
@@ -22,7 +22,7 @@ export default defineCommand({
     if (args.session !== undefined && !isSessionId(args.session))
       throw new UsageError(`--session: ${JSON.stringify(args.session)} is not a session id`)
     const logger = createLogger({ level: levelFromEnv(), name: 'rpc' })
-    const agent = agentFlag(args)
+    const agent = await readAgentFlag(args)
     const models = buildModelRegistry(process.env, { model: sessionModel(args, agent), logger })
     const defaults = sessionFlags(args, rawArgs, models, agent)
     const problem = await eventLogProblem(chimeraHome())

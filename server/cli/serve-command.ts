@@ -263,8 +263,8 @@ export async function runServe(
 ): Promise<void> {
   if (!transports.http) refuseHttpFlags(agent, rawArgs)
   if (startsLazily(transports, args, rawArgs)) return serveAcpLazily(agent, args, rawArgs, logger)
-  const { agentFlag, sessionFlags, sessionModel } = await import('./session-flags.ts')
-  const agentDef = agentFlag(args)
+  const { readAgentFlag, sessionFlags, sessionModel } = await import('./session-flags.ts')
+  const agentDef = await readAgentFlag(args)
   const models = buildModelRegistry(process.env, { model: sessionModel(args, agentDef), logger })
   const defaults = sessionFlags(args, rawArgs, models, agentDef)
   const storeUrl = await storeUrlArg(args.store)

@@ -14,6 +14,7 @@ import {
   loadAgentDefinition,
   type AgentDefinition,
 } from '../agents/agent-definitions.ts'
+import { loadFrontmatterParser } from '../commands/frontmatter.ts'
 import type { ManagerOptions } from '../core/manager.ts'
 import { checkToolNames } from '../core/manager.ts'
 import type { ModelRegistry } from '../core/model-registry.ts'
@@ -48,6 +49,15 @@ export function agentFlag(
     if (err instanceof AgentDefinitionError) throw new UsageError(`--agent: ${err.message}`)
     throw err
   }
+}
+
+/** `agentFlag` once the YAML parser an agent file's frontmatter needs is loaded (the commands' way in). */
+export async function readAgentFlag(
+  args: SessionFlagValues,
+  o: { env?: NodeJS.ProcessEnv; userDir?: string } = {},
+): Promise<AgentDefinition | undefined> {
+  if (args.agent !== undefined) await loadFrontmatterParser()
+  return agentFlag(args, o)
 }
 
 /** The model the process runs by default: `--model`, else the agent's. */

@@ -3,6 +3,11 @@
  * (docs/decisions/0140): the static imports of the serve commands, read from esbuild's
  * metafile, reach no validator library, no generated validator, no core and no LSP client.
  * A static import of one of them on that path undoes the lazy start; this names the chain.
+ *
+ * Behind it, the modules every surface loads before its first answer (the session manager, the
+ * ACP and RPC engines, the HTTP app) reach none of the libraries that load on first use
+ * (docs/decisions/0380-start-up-without-yaml-and-tools.md): the YAML parser, the glob, ignore and
+ * diff libraries, the ACP SDK's server and the WebSocket library, the transcript renderers.
  */
 import { build } from 'esbuild'
 import { describe, expect, it } from 'vitest'
@@ -20,6 +25,16 @@ const HEAVY = [
   /server\/acp\/(v1|seed)-dialect\.ts$/,
 ]
 const ALLOWED = [/generated\/acp\/v1-constants\.gen\.ts$/]
+
+const ON_FIRST_USE = [
+  /node_modules\/yaml\//,
+  /node_modules\/picomatch\//,
+  /node_modules\/ignore\//,
+  /node_modules\/diff\//,
+  /node_modules\/ws\//,
+  /node_modules\/@agentclientprotocol\/sdk\//,
+  /server\/share\//,
+]
 
 /** Every module statically reachable from `entry`, each with the chain that reaches it. */
 async function staticClosure(entry: string): Promise<Map<string, string[]>> {
@@ -56,5 +71,19 @@ describe('the ACP start-up path', () => {
       .filter(([p]) => HEAVY.some((h) => h.test(p)) && !ALLOWED.some((a) => a.test(p)))
       .map(([, chain]) => chain.join(' → '))
     expect(heavy).toEqual([])
+  })
+})
+
+describe('the first answer of each surface', () => {
+  it.each([
+    'server/core/manager.ts',
+    'server/acp/v1-dialect.ts',
+    'server/rpc/run-rpc.ts',
+    'server/http/server-app.ts',
+    'server/cli/agent-process.ts',
+  ])('%s statically reaches none of the libraries loaded on first use', async (entry) => {
+    const chains = await staticClosure(entry)
+    const early = [...chains].filter(([p]) => ON_FIRST_USE.some((h) => h.test(p))).map(([, chain]) => chain.join(' → '))
+    expect(early).toEqual([])
   })
 })

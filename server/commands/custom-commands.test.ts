@@ -7,10 +7,14 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { ofType, testEnv, within } from '../core/fixtures/harness.ts'
 import { ChimeraError } from '../errors.ts'
 import { CustomCommands, MAX_FILE_BYTES, customCommands, userCommandsDir } from './custom-commands.ts'
+import { loadFrontmatterParser } from './frontmatter.ts'
+
+// Command and agent files are read synchronously once the YAML parser is loaded (the manager and the routes load it).
+beforeAll(() => loadFrontmatterParser())
 
 let base: string
 let cwd: string

@@ -14,6 +14,7 @@
  * read through definition-file.ts: inside the project (or the user's home), never through a
  * symlink out, never under CHIMERA_HOME (docs/decisions/0022-verified-opens.md).
  */
+import { existsSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import type { components } from '../../generated/http/openapi.gen.d.ts'
@@ -26,7 +27,7 @@ import {
   userScope,
   type DefinitionScope,
 } from './definition-file.ts'
-import { splitFrontmatter } from './frontmatter.ts'
+import { frontmatterParserLoaded, loadFrontmatterParser, splitFrontmatter } from './frontmatter.ts'
 import { argumentString, isArgName, parseArgumentString, renderTemplate, type TemplateArgs } from './template.ts'
 
 export type CommandDescriptor = components['schemas']['CommandDescriptor']
@@ -123,6 +124,23 @@ export class CustomCommands implements CommandRenderer {
       [this.userDir, userScope(this.userDir, env)],
       [this.projectDir, projectScope(o.cwd, env)],
     ])
+  }
+
+  /**
+   * CommandRenderer: before a session takes prompts. The YAML parser the files' frontmatter
+   * needs is loaded now (awaited) when a command directory exists, else in the background: a
+   * session without commands answers without it (docs/decisions/0380-start-up-without-yaml-and-tools.md).
+   */
+  prepare(): Promise<void> | undefined {
+    if (frontmatterParserLoaded()) return undefined
+    if (existsSync(this.projectDir) || existsSync(this.userDir)) return loadFrontmatterParser()
+    loadFrontmatterParser().catch(() => {})
+    return undefined
+  }
+
+  /** Resolves when the command files can be read (`list`, `find`, `render`, `invoke` are synchronous). */
+  ready(): Promise<void> {
+    return loadFrontmatterParser()
   }
 
   /** Every command (project over user, by name) and every skipped file with its reason. */

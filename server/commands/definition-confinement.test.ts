@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createHttpClient } from '../../client/index.ts'
 import { inProcessTarget, type ServerTarget } from '../../conformance/harness/targets.ts'
 import { serveAcp } from '../acp/serve-acp.ts'
@@ -18,6 +18,10 @@ import { AgentDefinitionError, loadAgentDefinition } from '../agents/agent-defin
 import { testEnv, within } from '../core/fixtures/harness.ts'
 import { createLogger } from '../log.ts'
 import { CustomCommands, customCommands } from './custom-commands.ts'
+import { loadFrontmatterParser } from './frontmatter.ts'
+
+// Command and agent files are read synchronously once the YAML parser is loaded (the manager and the routes load it).
+beforeAll(() => loadFrontmatterParser())
 
 const SECRET = 'TOP-SECRET-host-file-contents'
 let base: string

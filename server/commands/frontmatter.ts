@@ -2,8 +2,43 @@
  * The YAML frontmatter of a markdown file (custom commands, agent definitions): an optional
  * `---` block at the top, parsed as YAML (aliases bounded), and the body after it. A file without
  * the block is all body.
+ *
+ * The YAML parser (~110 KiB) is a chunk of its own, off the start-up path: `loadFrontmatterParser()`
+ * loads it, and a block met before it is loaded throws `FrontmatterParserNotLoaded`. The callers
+ * load it first: the session manager when a session starts in a directory that has command files,
+ * or right after otherwise (server/commands/custom-commands.ts `prepare`), the HTTP routes and
+ * `--agent` before they read a file (docs/decisions/0380-start-up-without-yaml-and-tools.md).
  */
-import { parse as parseYaml } from 'yaml'
+import type { parse as YamlParse } from 'yaml'
+
+let parseYaml: typeof YamlParse | undefined
+let loading: Promise<void> | undefined
+
+/** Loads the YAML parser (once); resolves when `splitFrontmatter` can parse a block. */
+export function loadFrontmatterParser(): Promise<void> {
+  loading ??= import('yaml').then(
+    (m) => {
+      // A CommonJS package: bundled, its dynamic import has only `default` (its exports); Node's has both.
+      parseYaml = m.default.parse
+    },
+    (err: unknown) => {
+      loading = undefined
+      throw err
+    },
+  )
+  return loading
+}
+
+/** True once `loadFrontmatterParser()` has resolved. */
+export const frontmatterParserLoaded = (): boolean => parseYaml !== undefined
+
+/** A frontmatter block met before the YAML parser was loaded. */
+export class FrontmatterParserNotLoaded extends Error {
+  override name = 'FrontmatterParserNotLoaded'
+  constructor() {
+    super('the YAML parser is still loading; try again')
+  }
+}
 
 /** The frontmatter mapping (empty when absent) and the body, or why the block is malformed. */
 export function splitFrontmatter(text: string): { front: Record<string, unknown>; body: string } | string {
@@ -14,6 +49,7 @@ export function splitFrontmatter(text: string): { front: Record<string, unknown>
     const rest = body.slice(open[0].length)
     const close = /^---[ \t]*(?:\r?\n|$)/m.exec(rest)
     if (!close) return 'frontmatter is not closed (no second --- line)'
+    if (!parseYaml) throw new FrontmatterParserNotLoaded()
     try {
       front = parseYaml(rest.slice(0, close.index), { maxAliasCount: 50, prettyErrors: false })
     } catch (err) {

@@ -6,7 +6,6 @@
  */
 import { readFile, stat } from 'node:fs/promises'
 import { relative, sep } from 'node:path'
-import { createTwoFilesPatch } from 'diff'
 import type { FileChangeTracker } from '../tools/types.ts'
 import type { FileHistory } from './file-history.ts'
 
@@ -28,9 +27,10 @@ async function readOrNull(abs: string): Promise<Content> {
 
 const isText = (b: Content): boolean => b === null || (b.length <= MAX_DIFF_BYTES && !b.subarray(0, 8192).includes(0))
 
-/** A unified diff of `before` → `after` of the file shown as `name`. */
-export function unifiedDiff(name: string, before: Content, after: Content): string {
+/** A unified diff of `before` → `after` of the file shown as `name` (the diff library loads with the first). */
+export async function unifiedDiff(name: string, before: Content, after: Content): Promise<string> {
   if (!isText(before) || !isText(after)) return `Binary or large file ${name} changed\n`
+  const { createTwoFilesPatch } = await import('diff')
   return createTwoFilesPatch(
     before === null ? '/dev/null' : `a/${name}`,
     after === null ? '/dev/null' : `b/${name}`,
@@ -74,7 +74,7 @@ export class FileTracker implements FileChangeTracker {
       const rel = relative(this.#cwd, abs)
       const name = (rel === '' || rel.startsWith('..') ? abs : rel).split(sep).join('/')
       if (before !== null && after !== null && before.equals(after)) return
-      this.#emit(name, unifiedDiff(name, before, after))
+      this.#emit(name, await unifiedDiff(name, before, after))
     } catch {
       // Tracking never fails a tool call.
     }

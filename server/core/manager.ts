@@ -177,11 +177,13 @@ export class SessionManager {
     }
     const persist = o.persist ?? true
     const store = persist ? this.store : this.memory
-    const session = new Session(meta, this.#deps(store, meta, persist))
+    const deps = this.#deps(store, meta, persist)
+    const session = new Session(meta, deps)
     startupMark('session')
     await store.create(meta, session.summary as SessionSummary)
     startupMark('store')
     this.#sessions.set(meta.session_id, session)
+    await deps.commands?.prepare?.()
     return session
   }
 
@@ -242,14 +244,16 @@ export class SessionManager {
     if (already && !opts.replace) return already
     // Accepted prompts are the owner's business: another instance's copy only reads.
     const owned = this.opts.leases?.holds(id) ?? true
+    const deps = this.#deps(this.store, loaded.meta, true)
     const session = Session.restore(
       loaded.meta,
       loaded.events,
-      this.#deps(this.store, loaded.meta, true),
+      deps,
       owned ? loaded.queued : [],
       owned && opts.closeOpenTurn !== undefined ? { closeOpenTurn: opts.closeOpenTurn } : {},
     )
     this.#sessions.set(id, session)
+    await deps.commands?.prepare?.()
     return session
   }
 

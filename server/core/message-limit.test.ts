@@ -7,7 +7,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createHttpClient } from '../../client/index.ts'
 import { inProcessTarget, type ServerTarget } from '../../conformance/harness/targets.ts'
 import { serveAcp } from '../acp/serve-acp.ts'
@@ -18,6 +18,10 @@ import { createRpcHandlers } from '../rpc/handlers.ts'
 import { testEnv, within, type TestEnv } from './fixtures/harness.ts'
 import { MAX_USER_MESSAGE_BYTES } from './message-limit.ts'
 import { ChimeraError } from '../errors.ts'
+import { loadFrontmatterParser } from '../commands/frontmatter.ts'
+
+// Command and agent files are read synchronously once the YAML parser is loaded (the manager and the routes load it).
+beforeAll(() => loadFrontmatterParser())
 
 const TEMPLATE = `${'$1'.repeat(6000)}\n`
 const ARG = 'a'.repeat(10 * 1024)

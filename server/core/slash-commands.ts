@@ -9,6 +9,11 @@ import { ChimeraError } from '../errors.ts'
 /** Renders custom commands; undefined when there is no command of that name. */
 export interface CommandRenderer {
   render(name: string, args: string): string | undefined
+  /**
+   * Called by the session manager once a session is set up, before it takes prompts: a promise
+   * when rendering needs something loaded first (awaited), undefined when it does not.
+   */
+  prepare?(): Promise<void> | undefined
 }
 
 export type Slash =

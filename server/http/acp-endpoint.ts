@@ -18,14 +18,17 @@
  *   closes one whose client reads nothing for `maxOutputStallMs`; our engine waits meanwhile.
  * A dropped connection leaves its sessions running (nothing is denied for want of a client):
  * `initialize` + `session/load` on a new connection replays the history.
+ *
+ * The SDK's server and the WebSocket library load with the first `/acp` request or upgrade, so
+ * a server that serves none starts without them (docs/decisions/0380-start-up-without-yaml-and-tools.md).
  */
 import type { AcpSeedMethod } from '../../generated/acp/seed.gen.ts'
 import type { AcpV1Method } from '../../generated/acp/v1-methods.gen.ts'
 import type { BridgeStatus } from '../../generated/schemas.gen.ts'
 import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http'
 import type { Duplex } from 'node:stream'
-import { AcpServer } from '@agentclientprotocol/sdk/experimental/server'
-import { WebSocketServer, type WebSocket } from 'ws'
+import type { AcpServer } from '@agentclientprotocol/sdk/experimental/server'
+import type { WebSocket, WebSocketServer } from 'ws'
 import { unauthorized } from '../../client/wire/http/auth.ts'
 import { readJsonBody } from '../../client/wire/http/body.ts'
 import type { SessionManager } from '../core/manager.ts'
@@ -193,7 +196,10 @@ const sdkText = (body: string, status: number): Response =>
 export class AcpEndpoint {
   readonly #o: AcpEndpointOptions
   readonly #limits: AcpLimits
-  readonly #sdk: AcpServer
+  /** The SDK's server, made on first use. */
+  #sdk: Promise<AcpServer> | undefined
+  /** The WebSocket server of the upgrades (`attach`), made on the first one. */
+  #wss: Promise<WebSocketServer> | undefined
   readonly #conns = new Map<string, AcpConn>()
   readonly #stop = new AbortController()
   readonly #reaper: NodeJS.Timeout
@@ -202,14 +208,46 @@ export class AcpEndpoint {
   constructor(o: AcpEndpointOptions) {
     this.#o = o
     this.#limits = roomFor({ ...DEFAULT_ACP_LIMITS, ...o.limits })
-    // The default agent is never used: every connection gets its own, with its principal.
-    this.#sdk = new AcpServer({
-      createAgent: () => this.#connector({ scope: null, ws: false, lastSeen: Date.now(), streams: 0, closed: false }),
-      maxBufferedBytes: this.#limits.maxBufferedBytes,
-      maxOutputStallMs: this.#limits.maxOutputStallMs,
-    })
     this.#reaper = setInterval(() => this.#reap(), Math.max(10, Math.min(30_000, this.#limits.idleMs / 2)))
     this.#reaper.unref()
+  }
+
+  #server(): Promise<AcpServer> {
+    this.#sdk ??= import('@agentclientprotocol/sdk/experimental/server').then(
+      ({ AcpServer }) =>
+        // The default agent is never used: every connection gets its own, with its principal.
+        new AcpServer({
+          createAgent: () =>
+            this.#connector({ scope: null, ws: false, lastSeen: Date.now(), streams: 0, closed: false }),
+          maxBufferedBytes: this.#limits.maxBufferedBytes,
+          maxOutputStallMs: this.#limits.maxOutputStallMs,
+        }),
+      (err: unknown) => {
+        this.#sdk = undefined
+        throw err
+      },
+    )
+    return this.#sdk
+  }
+
+  #wsServer(): Promise<WebSocketServer> {
+    this.#wss ??= import('ws').then(
+      ({ WebSocketServer }) => {
+        const wss = new WebSocketServer({
+          noServer: true,
+          maxPayload: this.#limits.maxMessageBytes,
+          perMessageDeflate: false,
+        })
+        if (this.#stop.signal.aborted) wss.close()
+        else this.#stop.signal.addEventListener('abort', () => wss.close(), { once: true })
+        return wss
+      },
+      (err: unknown) => {
+        this.#wss = undefined
+        throw err
+      },
+    )
+    return this.#wss
   }
 
   /** Open ACP connections. */
@@ -221,7 +259,7 @@ export class AcpEndpoint {
   async close(): Promise<void> {
     clearInterval(this.#reaper)
     this.#stop.abort()
-    await this.#sdk.close().catch(() => undefined)
+    await this.#sdk?.then((sdk) => sdk.close()).catch(() => undefined)
   }
 
   /** The agent side of one connection: our engine over the SDK's message stream. */
@@ -329,6 +367,7 @@ export class AcpEndpoint {
         return withHeaders(sdkText('Unknown Acp-Connection-Id', 404), cors)
       if (conn) conn.lastSeen = Date.now()
       let res: Response
+      const sdk = await this.#server()
       if (req.method === 'POST') {
         const body = await readJsonBody(req, this.#limits.maxMessageBytes)
         if (body === undefined) throw new HttpError('invalid_body', 'an ACP message (one JSON-RPC object) is required')
@@ -340,13 +379,13 @@ export class AcpEndpoint {
         })
         if (id === null && isInitialize(body)) {
           const c = this.#newConn(principal, false)
-          res = await this.#sdk.handleRequest(again, { createAgent: () => this.#connector(c) })
+          res = await sdk.handleRequest(again, { createAgent: () => this.#connector(c) })
           this.#register(c, res.headers.get('acp-connection-id'))
         } else {
-          res = await this.#sdk.handleRequest(again)
+          res = await sdk.handleRequest(again)
         }
       } else if (req.method === 'GET' || req.method === 'DELETE') {
-        res = await this.#sdk.handleRequest(req)
+        res = await sdk.handleRequest(req)
         if (req.method === 'GET' && res.ok && res.body) res = this.#sse(res, conn)
       } else {
         throw new HttpError('method_not_allowed', `${req.method} is not served on ${ACP_PATH}`, {
@@ -412,28 +451,24 @@ export class AcpEndpoint {
       if (c.ws || c.streams > 0 || now - c.lastSeen < this.#limits.idleMs) continue
       this.#conns.delete(id)
       this.#o.logger.info(`ACP connection ${id}: idle for ${this.#limits.idleMs} ms with no stream open; closed`)
-      void this.#sdk.handleRequest(
-        new Request(`http://localhost${ACP_PATH}`, { method: 'DELETE', headers: { 'acp-connection-id': id } }),
+      void this.#server().then((sdk) =>
+        sdk.handleRequest(
+          new Request(`http://localhost${ACP_PATH}`, { method: 'DELETE', headers: { 'acp-connection-id': id } }),
+        ),
       )
     }
   }
 
   /** Serve WebSocket upgrades of `/acp` on `server` (the same guards; one ACP message per text frame). */
   attach(server: Server): void {
-    const wss = new WebSocketServer({
-      noServer: true,
-      maxPayload: this.#limits.maxMessageBytes,
-      perMessageDeflate: false,
-    })
-    server.on(
-      'upgrade',
-      (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.#upgrade(wss, req, socket, head),
-    )
-    this.#stop.signal.addEventListener('abort', () => wss.close(), { once: true })
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.#upgrade(req, socket, head))
   }
 
-  async #upgrade(wss: WebSocketServer, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+  async #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     try {
+      const [wss, sdk] = await Promise.all([this.#wsServer(), this.#server()])
+      // The client went away while they loaded: nothing to answer.
+      if (socket.destroyed) return
       const path = new URL(req.url ?? '/', 'http://localhost').pathname
       if (path !== ACP_PATH) throw new HttpError('not_found', `no WebSocket endpoint at ${path.slice(0, 200)}`)
       if (req.rawHeaders.filter((_, i) => i % 2 === 0 && req.rawHeaders[i]!.toLowerCase() === 'host').length > 1)
@@ -445,7 +480,7 @@ export class AcpEndpoint {
       checkHost(r, this.#o.guard)
       corsHeaders(r, this.#o.guard)
       const c = this.#newConn(this.#principal(r), true)
-      const upgrade = this.#sdk.prepareWebSocketUpgrade({ createAgent: () => this.#connector(c) })
+      const upgrade = sdk.prepareWebSocketUpgrade({ createAgent: () => this.#connector(c) })
       this.#register(c, upgrade.connectionId)
       const onHeaders = (lines: string[], request: IncomingMessage): void => {
         if (request === req) lines.push(`Acp-Connection-Id: ${upgrade.connectionId}`)

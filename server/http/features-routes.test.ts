@@ -7,12 +7,16 @@
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createHttpClient } from '../../client/index.ts'
 import { inProcessTarget, type ServerTarget } from '../../conformance/harness/targets.ts'
 import { CustomCommands } from '../commands/custom-commands.ts'
 import { CSP } from '../share/transcript-html.ts'
 import { eventlogRoot } from '../store/paths.ts'
+import { loadFrontmatterParser } from '../commands/frontmatter.ts'
+
+// Command and agent files are read synchronously once the YAML parser is loaded (the manager and the routes load it).
+beforeAll(() => loadFrontmatterParser())
 
 /** A command palette whose renderer fails (a template engine bug, a file gone mid-render). */
 class FailingCommands extends CustomCommands {

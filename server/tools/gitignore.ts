@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import ignore, { type Ignore } from 'ignore'
+import type { Ignore } from 'ignore'
 
 /** Names never descended into or listed, whatever the .gitignore files say. */
 export const ALWAYS_SKIPPED: ReadonlySet<string> = new Set(['.git', 'node_modules'])
@@ -25,6 +25,8 @@ export async function loadIgnoreLayer(dirAbs: string, dirRel: string): Promise<I
   } catch {
     return undefined
   }
+  // The matcher loads with the first .gitignore read (a file tool's walk), not at start-up.
+  const { default: ignore } = await import('ignore')
   return { base: dirRel, rules: ignore({ ignorecase: false }).add(text) }
 }
 

@@ -11,7 +11,10 @@
  * segments, never one expression over the whole path), so backtracking cannot multiply across
  * segments. Patterns past the caps are rejected with a clear error. See docs/decisions/0021.
  */
-import picomatch from 'picomatch'
+import type Picomatch from 'picomatch'
+
+// picomatch loads with the first glob compiled (a Glob or Grep call), not at start-up.
+let picomatch: typeof Picomatch | undefined
 
 /** Most `*` runs in one path segment (each run can backtrack over the whole segment). */
 export const MAX_STARS_PER_SEGMENT = 3
@@ -162,7 +165,7 @@ function tokens(pattern: string, whole: string): Token[] {
       )
     }
     try {
-      return { globstar: false, re: picomatch.makeRe(source, PICO) }
+      return { globstar: false, re: picomatch!.makeRe(source, PICO) }
     } catch (e) {
       throw new GlobError(`invalid glob "${whole}": ${e instanceof Error ? e.message : String(e)}`)
     }
@@ -193,8 +196,9 @@ function matchTokens(toks: readonly Token[], parts: readonly string[]): boolean 
 }
 
 /** Compile `pattern` (braces expanded); throws a GlobError for a pattern past the caps. */
-export function compileGlob(pattern: string): GlobMatcher {
+export async function compileGlob(pattern: string): Promise<GlobMatcher> {
   if (pattern.length > MAX_GLOB_LENGTH) throw new GlobError(`the glob is longer than ${MAX_GLOB_LENGTH} characters`)
+  picomatch ??= (await import('picomatch')).default
   const alternatives = expandBraces(pattern).map((alt) => tokens(alt, pattern))
   return {
     test(path: string): boolean {

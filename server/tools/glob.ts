@@ -31,7 +31,7 @@ export const globTool: Tool<GlobInput> = {
     }
     let re: GlobMatcher
     try {
-      re = compileGlob(pattern)
+      re = await compileGlob(pattern)
     } catch (e) {
       return fail(e instanceof GlobError ? e.message : `invalid glob "${pattern}": ${errorText(e)}`)
     }

@@ -62,7 +62,7 @@ export const grepTool: Tool<GrepInput> = {
     }
     let globRe: GlobMatcher | undefined
     try {
-      globRe = args.glob ? compileGlob(args.glob) : undefined
+      globRe = args.glob ? await compileGlob(args.glob) : undefined
     } catch (e) {
       return fail(e instanceof GlobError ? e.message : `invalid glob: ${errorText(e)}`)
     }

@@ -20,12 +20,18 @@ export function commandsFor(deps: HttpDeps, cwd: string): CustomCommands {
 
 export function commandsHandlers(deps: HttpDeps): Pick<OperationHandlers, 'commands.list' | 'commands.invoke'> {
   return {
-    'commands.list': () => jsonResponse(200, commandsFor(deps, deps.manager.opts.cwd).list()),
+    'commands.list': async () => {
+      const commands = commandsFor(deps, deps.manager.opts.cwd)
+      await commands.ready()
+      return jsonResponse(200, commands.list())
+    },
     'commands.invoke': async ({ path, body }) => {
       const name = path.name
       // The session's own working directory decides which project commands it sees.
       const cwd = deps.manager.peek(body.session_id)?.meta.cwd ?? deps.manager.opts.cwd
-      const r = commandsFor(deps, cwd).invoke(name, body)
+      const commands = commandsFor(deps, cwd)
+      await commands.ready()
+      const r = commands.invoke(name, body)
       const session = liveSession(deps, r.session_id)
       let submitted
       try {
