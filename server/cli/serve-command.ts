@@ -313,7 +313,7 @@ export async function runServe(
         ...http,
         manager: proc.manager,
         signal: proc.signal,
-        ...(forwarding ? { forwarding } : {}),
+        ...(forwarding ? { forwarding, liveSessions: (ttlMs: number) => redis!.liveSessions(ttlMs) } : {}),
         ...(bridgeStatus ? { bridge: bridgeStatus } : {}),
       }),
     )

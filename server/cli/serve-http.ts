@@ -15,6 +15,7 @@ import type { Server } from 'node:http'
 import { networkInterfaces } from 'node:os'
 import type { SessionManager } from '../core/manager.ts'
 import type { ForwardingOptions } from '../http/forward.ts'
+import type { HttpServerOptions } from '../http/server-app.ts'
 import { isLoopbackName } from '../http/guard.ts'
 import { guardSlowClients, type SlowClientLimits } from '../http/slow-clients.ts'
 import type { SseSettings } from '../http/sse/sse-stream.ts'
@@ -55,6 +56,8 @@ export interface ServeHttpOptions {
   limits?: Partial<SlowClientLimits>
   /** Several instances over one Redis store: session commands go to the session's owner. */
   forwarding?: ForwardingOptions
+  /** Several instances over one store: the live sessions and their tokens, shared (server-app.ts). */
+  liveSessions?: HttpServerOptions['liveSessions']
   /** ferret's cloud bridge (docs/bridge.md), for `bridgeStatus` asked over `/acp`. */
   bridge?: () => BridgeStatus
   /** Called with the bound URL (and the Node server) once listening. */
@@ -194,6 +197,7 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
     sse: o.sse,
     agent: o.agent,
     ...(o.forwarding ? { forwarding: o.forwarding } : {}),
+    ...(o.liveSessions ? { liveSessions: o.liveSessions } : {}),
     ...(o.bridge ? { bridge: o.bridge } : {}),
   })
   let listener: Awaited<ReturnType<typeof listen>>

@@ -26,7 +26,7 @@ export function commandsHandlers(deps: HttpDeps): Pick<OperationHandlers, 'comma
       // The session's own working directory decides which project commands it sees.
       const cwd = deps.manager.peek(body.session_id)?.meta.cwd ?? deps.manager.opts.cwd
       const r = commandsFor(deps, cwd).invoke(name, body)
-      const session = liveSession(deps, r.session_id)
+      const session = await liveSession(deps, r.session_id)
       let submitted
       try {
         submitted = session.promptCommand(r.rendered, { name: r.name, arguments: r.arguments })
