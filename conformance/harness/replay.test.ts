@@ -342,6 +342,19 @@ describe('an HTTP reply and the records of a stream open on another connection',
     await expect(replaySteps(t, racingArm(true), 'sse-socket', new Map(), { waitMs: 500 })).resolves.toBeUndefined()
   })
 
+  it('an unordered reply and record: the reply is taken when it comes, the records in any order', async () => {
+    const u = transcript(
+      'inline/race-unordered.jsonl',
+      { transcript: 1, title: 'a cancel and its stream, unordered', surface: 'sse' },
+      { send: { method: 'POST', path: '/sessions/s/cancel' } },
+      { expectUnordered: [{ event: 'cancelled' }, { status: 204 }] },
+      { expect: { event: 'end' } },
+    )
+    await expect(replaySteps(u, racingArm(true), 'sse-socket', new Map(), { waitMs: 500 })).resolves.toBeUndefined()
+    const err = await rejection(replaySteps(u, racingArm(false), 'sse-socket', new Map(), { waitMs: 500 }))
+    expect(err.message).toMatch(/^inline\/race-unordered\.jsonl:3: received \{"event":"end"/)
+  })
+
   it('without a way to wait for the reply, the record that came first is a mismatch (control)', async () => {
     const err = await rejection(replaySteps(t, racingArm(false), 'sse-socket', new Map(), { waitMs: 500 }))
     expect(err.message).toMatch(/^inline\/race\.jsonl:3: received \{"event":"cancelled"/)

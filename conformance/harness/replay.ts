@@ -149,7 +149,20 @@ async function runStep(t: Transcript, arm: Arm, step: Step, vars: Vars, w: Waits
     }
   }
   if ('expectUnordered' in step) {
-    const left = [...step.expectUnordered]
+    // The HTTP replies among them first (each the next reply, whatever records came before it),
+    // then the rest in any order.
+    const replies = arm.nextReply ? step.expectUnordered.filter(isReplyPattern) : []
+    for (const pattern of replies) {
+      const got = await w.next(arm, w.of(step.within), true)
+      const ms = got === undefined ? [] : match(pattern, got, vars)
+      if (got === undefined || ms.length)
+        throw new ReplayError(
+          got === undefined
+            ? `${where(t, step)}: expected a reply matching ${JSON.stringify(pattern)}, but nothing arrived within ${w.of(step.within)} ms`
+            : `${where(t, step)}: received ${JSON.stringify(got).slice(0, 600)}\n${describeMismatches(ms)}`,
+        )
+    }
+    const left = step.expectUnordered.filter((p) => !replies.includes(p))
     while (left.length) {
       const got = await w.next(arm, w.of(step.within))
       if (got === undefined)
