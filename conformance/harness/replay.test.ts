@@ -2,8 +2,8 @@
  * Self-tests of the replayer and the transcript parser: a replay fails (with the transcript's
  * file and line) when the server's answer is wrong, when nothing arrives, when something arrives
  * that should not, when a stdio peer writes a non-JSON line to stdout, and when the exit code
- * differs. Stdio cases run small fixture peers from ./fixtures, so they test the harness, not
- * Chimera.
+ * differs; an expected HTTP reply is taken even when records of an open stream arrived before
+ * it. Stdio cases run small fixture peers from ./fixtures, so they test the harness, not Chimera.
  */
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
@@ -11,6 +11,8 @@ import { parseTranscript } from './transcript.ts'
 import { rawBytes, replay, replaySteps, ReplayError } from './replay.ts'
 import { StdioArm, type StdioTarget } from './arms/stdio.ts'
 import { AcpSniffer } from './sniffer.ts'
+import { Inbox } from './arms/queue.ts'
+import type { Arm } from './arms/types.ts'
 
 const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url))
 const ECHO: StdioTarget = { command: [process.execPath, fixture('echo-agent.mjs')] }
@@ -305,5 +307,56 @@ describe('rawBytes', () => {
       threw = true
     }
     expect(threw, `produced ${out?.length} bytes for bytes: 4`).toBe(true)
+  })
+})
+
+describe('an HTTP reply and the records of a stream open on another connection', () => {
+  /** An arm whose stream delivers a record before the reply to the request that caused it. */
+  function racingArm(withNextReply: boolean): Arm {
+    const inbox = new Inbox<unknown>()
+    return {
+      name: 'sse-socket',
+      send: () => {
+        inbox.push({ event: 'cancelled', data: {} })
+        inbox.push({ event: 'end', data: {} })
+        inbox.push({ status: 204, headers: {}, body: undefined })
+        return Promise.resolve()
+      },
+      sendRaw: () => Promise.resolve(),
+      next: (ms) => inbox.next(ms),
+      ...(withNextReply ? { nextReply: (ms: number) => inbox.nextWhere((i) => 'status' in (i as object), ms) } : {}),
+      violations: () => [],
+      dispose: () => Promise.resolve(),
+    }
+  }
+  const t = transcript(
+    'inline/race.jsonl',
+    { transcript: 1, title: 'a cancel and its stream', surface: 'sse' },
+    { send: { method: 'POST', path: '/sessions/s/cancel' } },
+    { expect: { status: 204 } },
+    { expect: { event: 'cancelled' } },
+    { expect: { event: 'end' } },
+  )
+
+  it('the expected reply is taken when it comes; the records before it stay for the next expectations', async () => {
+    await expect(replaySteps(t, racingArm(true), 'sse-socket', new Map(), { waitMs: 500 })).resolves.toBeUndefined()
+  })
+
+  it('an unordered reply and record: the reply is taken when it comes, the records in any order', async () => {
+    const u = transcript(
+      'inline/race-unordered.jsonl',
+      { transcript: 1, title: 'a cancel and its stream, unordered', surface: 'sse' },
+      { send: { method: 'POST', path: '/sessions/s/cancel' } },
+      { expectUnordered: [{ event: 'cancelled' }, { status: 204 }] },
+      { expect: { event: 'end' } },
+    )
+    await expect(replaySteps(u, racingArm(true), 'sse-socket', new Map(), { waitMs: 500 })).resolves.toBeUndefined()
+    const err = await rejection(replaySteps(u, racingArm(false), 'sse-socket', new Map(), { waitMs: 500 }))
+    expect(err.message).toMatch(/^inline\/race-unordered\.jsonl:3: received \{"event":"end"/)
+  })
+
+  it('without a way to wait for the reply, the record that came first is a mismatch (control)', async () => {
+    const err = await rejection(replaySteps(t, racingArm(false), 'sse-socket', new Map(), { waitMs: 500 }))
+    expect(err.message).toMatch(/^inline\/race\.jsonl:3: received \{"event":"cancelled"/)
   })
 })

@@ -93,11 +93,17 @@ class Waits {
     return within === undefined ? base : this.#o.waitMs === undefined ? within : Math.max(within, base)
   }
   /** The next item, with the start-up grace added until the peer has answered once. */
-  async next(arm: Arm, ms: number): Promise<unknown> {
-    const got = await arm.next(this.#answered ? ms : ms + (this.#o.startupGraceMs ?? 0))
+  async next(arm: Arm, ms: number, reply = false): Promise<unknown> {
+    const wait = this.#answered ? ms : ms + (this.#o.startupGraceMs ?? 0)
+    const got = await (reply && arm.nextReply ? arm.nextReply(wait) : arm.next(wait))
     if (got !== undefined) this.#answered = true
     return got
   }
+}
+
+/** A pattern of an HTTP reply (it names a `status`), not of a stream record or a frame. */
+function isReplyPattern(p: unknown): boolean {
+  return typeof p === 'object' && p !== null && !Array.isArray(p) && 'status' in p
 }
 
 /** A step's `when`: every named capture matches its pattern (captures in the patterns are kept). */
@@ -121,8 +127,11 @@ async function runStep(t: Transcript, arm: Arm, step: Step, vars: Vars, w: Waits
   if ('expect' in step) {
     const wait = w.of(step.within)
     const deadline = Date.now() + wait
+    // An expected HTTP reply is the send's answer: records of an open stream that beat it over
+    // their own connection are left for the expectations that follow.
+    const reply = isReplyPattern(step.expect) && arm.nextReply !== undefined
     for (let skipped = 0; ; skipped++) {
-      const got = await w.next(arm, Math.max(1, deadline - Date.now()))
+      const got = await w.next(arm, Math.max(1, deadline - Date.now()), reply)
       if (got === undefined)
         throw new ReplayError(
           `${where(t, step)}: expected ${JSON.stringify(step.expect)}, but nothing ${skipped ? 'matching ' : ''}arrived within ${wait} ms${skipped ? ` (${skipped} skipped)` : ''}`,
@@ -140,7 +149,20 @@ async function runStep(t: Transcript, arm: Arm, step: Step, vars: Vars, w: Waits
     }
   }
   if ('expectUnordered' in step) {
-    const left = [...step.expectUnordered]
+    // The HTTP replies among them first (each the next reply, whatever records came before it),
+    // then the rest in any order.
+    const replies = arm.nextReply ? step.expectUnordered.filter(isReplyPattern) : []
+    for (const pattern of replies) {
+      const got = await w.next(arm, w.of(step.within), true)
+      const ms = got === undefined ? [] : match(pattern, got, vars)
+      if (got === undefined || ms.length)
+        throw new ReplayError(
+          got === undefined
+            ? `${where(t, step)}: expected a reply matching ${JSON.stringify(pattern)}, but nothing arrived within ${w.of(step.within)} ms`
+            : `${where(t, step)}: received ${JSON.stringify(got).slice(0, 600)}\n${describeMismatches(ms)}`,
+        )
+    }
+    const left = step.expectUnordered.filter((p) => !replies.includes(p))
     while (left.length) {
       const got = await w.next(arm, w.of(step.within))
       if (got === undefined)

@@ -7,14 +7,13 @@
  * with the scenario's configuration, the balancer on the kit's port); both runs go at once.
  *
  * Each scenario starts its own Redis and three instances (seconds on a loaded 2-core machine), so
- * `CHIMERA_SCALE_KIT=suite` runs the requirements where instances differ most — a session's
- * commands (turns, cancel, permission replies, steering) and its streams and resumes — on both
- * sides, and `CHIMERA_SCALE_KIT=all` the whole HTTP transport.
- *
- * Off unless CHIMERA_SCALE_KIT is set: the kit's HTTP adapter drives every scenario through the
- * singular family, whose stream (`GET /session/{id}/events`) is served only by the instance
- * running the session and whose session tokens live in one instance's memory, so over three
- * instances most scenarios fail (docs/scale-out.md "Not yet"). Turn it on with that fix.
+ * by default the test runs a few requirements that cross instances the most: a session token
+ * issued by one instance used on the others (the singular family), a stream on one instance
+ * ended by a delete on another, a cancel and a permission reply forwarded to the session's owner
+ * while its stream is read elsewhere, a resume from another instance, a request with two Host
+ * headers through the balancer. `CHIMERA_SCALE_KIT=suite` runs more of them (a session's
+ * commands, its streams and resumes: 25 requirements) and `CHIMERA_SCALE_KIT=all` the whole HTTP
+ * transport.
  */
 import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -35,10 +34,15 @@ const MODE = process.env.CHIMERA_SCALE_KIT
 const SELECTION =
   MODE === 'all'
     ? []
-    : [
-        '--only',
-        'core.permission.*,core.cancel.*,core.steer.*,http.sse.resume.*,http.sse.cancel.*,http.session.*,http.sessions.*,http.approve.*',
-      ]
+    : MODE === 'suite'
+      ? [
+          '--only',
+          'core.permission.*,core.cancel.*,core.steer.*,http.sse.resume.*,http.sse.cancel.*,http.session.*,http.sessions.*,http.approve.*',
+        ]
+      : [
+          '--only',
+          'http.session.singular-family,http.sse.session-stream,http.sse.cancel.mid-turn,http.sse.resume.last-event-id,http.approve.pending-request,http.errors.guards,core.permission.allow,core.cancel.mid-turn',
+        ]
 const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href
 
 /** Run the kit; resolves with its exit code, stdout and the JSON report. */
@@ -62,16 +66,40 @@ function kit(args: string[], json: string): Promise<{ code: number | null; out: 
   })
 }
 
+/**
+ * Requirements whose result depends on which instance answers, by nature: left out of the
+ * comparison (the whole transport only), each with the reason.
+ */
+const PER_INSTANCE: Record<string, string> = {
+  'http.health.open':
+    "started_at is the start of the process that answers: /health and /healthz on two instances started in different seconds differ (a balancer's health checks probe each instance)",
+}
+
 /** Requirement ids by status. */
 function byStatus(r: JsonReport): Record<string, string[]> {
   const out: Record<string, string[]> = {}
-  for (const x of r.results) (out[x.status] ??= []).push(x.id)
+  for (const x of r.results) if (!(x.id in PER_INSTANCE)) (out[x.status] ??= []).push(x.id)
   for (const k of Object.keys(out)) out[k]!.sort()
   return out
 }
 
+/**
+ * The shipped expected failures, for instances over Redis: the one scenario that breaks the file
+ * store's event-log root before start fails there too (no instance starts), but at the next step
+ * under that root (an instance records its pidfile there; it keeps no event log on disk).
+ */
+function threeInstanceFailures(shippedFile: string): string {
+  const list = JSON.parse(readFileSync(shippedFile, 'utf8')) as { failures: { id: string; failure: string }[] }
+  for (const f of list.failures)
+    if (f.id === 'http.runs.cost-failed')
+      f.failure = f.failure.replace('cannot hold event logs', '(cannot hold event logs|cannot record itself there)')
+  const file = join(tmp, 'three.expected-failures.json')
+  writeFileSync(file, JSON.stringify(list))
+  return file
+}
+
 describe('the kit over three instances, requests round-robin', () => {
-  it.skipIf(MODE === undefined)(
+  it(
     'gives the same passed, failed, expected and skipped lists as against one server',
     { timeout: SELECTION.length ? 900_000 : 3_600_000 },
     async () => {
@@ -91,7 +119,7 @@ describe('the kit over three instances, requests round-robin', () => {
             command: ['${node}', '--import', tsx, launcher, ...http.command.slice(4)],
           },
         },
-        expectedFailures: join(profilesDir(), shipped.expectedFailures),
+        expectedFailures: threeInstanceFailures(join(profilesDir(), shipped.expectedFailures)),
       }
       const profile = join(tmp, 'three.json')
       writeFileSync(profile, JSON.stringify(three))

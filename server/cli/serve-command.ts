@@ -320,6 +320,7 @@ export async function runServe(
         ...http,
         manager: proc.manager,
         signal: proc.signal,
+        ...(proc.redis ? { liveSessions: (ttlMs: number) => proc.redis!.liveSessions(ttlMs) } : {}),
         ...(bridgeStatus ? { bridge: bridgeStatus } : {}),
       }),
     )

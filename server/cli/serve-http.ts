@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs'
 import type { Server } from 'node:http'
 import { networkInterfaces } from 'node:os'
 import type { SessionManager } from '../core/manager.ts'
+import type { HttpServerOptions } from '../http/server-app.ts'
 import { isLoopbackName } from '../http/guard.ts'
 import { guardSlowClients, type SlowClientLimits } from '../http/slow-clients.ts'
 import type { SseSettings } from '../http/sse/sse-stream.ts'
@@ -52,6 +53,8 @@ export interface ServeHttpOptions {
   signal?: AbortSignal
   /** Connection limits (defaults: the constants below; tests shorten them). */
   limits?: Partial<SlowClientLimits>
+  /** Several instances over one store: the live sessions and their tokens, shared (server-app.ts). */
+  liveSessions?: HttpServerOptions['liveSessions']
   /** ferret's cloud bridge (docs/bridge.md), for `bridgeStatus` asked over `/acp`. */
   bridge?: () => BridgeStatus
   /** Called with the bound URL (and the Node server) once listening. */
@@ -190,6 +193,7 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
     sessionTtlMs: o.sessionTtlMs,
     sse: o.sse,
     agent: o.agent,
+    ...(o.liveSessions ? { liveSessions: o.liveSessions } : {}),
     ...(o.bridge ? { bridge: o.bridge } : {}),
   })
   let listener: Awaited<ReturnType<typeof listen>>

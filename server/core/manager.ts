@@ -175,7 +175,8 @@ export class SessionManager {
       approval: o.approval ?? this.opts.approval ?? 'allow',
       created_at: new Date().toISOString(),
     }
-    const persist = o.persist ?? true
+    // With a shared store every session is kept there: another instance may be asked to serve it.
+    const persist = this.shared || (o.persist ?? true)
     const store = persist ? this.store : this.memory
     const deps = this.#deps(store, meta, persist)
     const session = new Session(meta, deps)

@@ -38,7 +38,7 @@ import { serveAcpChannel } from '../acp/serve-acp-channel.ts'
 import { bearerToken, tokenMatches } from './auth.ts'
 import { HttpError, errorResponse } from './errors.ts'
 import { CORS_MAX_AGE, checkHost, corsHeaders, type GuardOptions } from './guard.ts'
-import type { SessionTokens } from './session-tokens.ts'
+import type { TokenRegistry } from './session-tokens.ts'
 
 export const ACP_PATH = '/acp'
 
@@ -101,7 +101,7 @@ export interface AcpEndpointOptions {
   logger: Logger
   manager: SessionManager
   masterToken?: string
-  tokens: SessionTokens
+  tokens: TokenRegistry
   guard: GuardOptions
   limits?: Partial<AcpLimits>
   /** ferret's cloud bridge (docs/bridge.md), for `bridgeStatus`; absent: none configured. */
@@ -315,12 +315,12 @@ export class AcpEndpoint {
   }
 
   /** Who a request is: null for the master token (or auth off), else the session of its token; 401 otherwise. */
-  #principal(req: Request): string | null {
+  async #principal(req: Request): Promise<string | null> {
     const master = this.#o.masterToken
     if (master === undefined) return null
     const token = bearerToken(req)
     if (tokenMatches(token, master)) return null
-    const session = token === undefined ? undefined : this.#o.tokens.sessionOf(token)
+    const session = token === undefined ? undefined : await this.#o.tokens.sessionOf(token)
     if (session === undefined) throw unauthorized()
     return session
   }
@@ -359,7 +359,7 @@ export class AcpEndpoint {
       }
       cors = corsHeaders(req, this.#o.guard)
       if (cors['access-control-allow-origin']) cors['access-control-expose-headers'] = CORS_ACP_EXPOSE
-      const principal = this.#principal(req)
+      const principal = await this.#principal(req)
       const id = req.headers.get('acp-connection-id')
       const conn = id === null ? undefined : this.#conns.get(id)
       // Another principal's connection (or a WebSocket one) is unknown here, as the SDK says it.
@@ -479,7 +479,10 @@ export class AcpEndpoint {
       const r = new Request(`http://localhost${ACP_PATH}`, { headers })
       checkHost(r, this.#o.guard)
       corsHeaders(r, this.#o.guard)
-      const c = this.#newConn(this.#principal(r), true)
+      const principal = await this.#principal(r)
+      // The client went away while its token was checked: nothing to answer.
+      if (socket.destroyed) return
+      const c = this.#newConn(principal, true)
       const upgrade = sdk.prepareWebSocketUpgrade({ createAgent: () => this.#connector(c) })
       this.#register(c, upgrade.connectionId)
       const onHeaders = (lines: string[], request: IncomingMessage): void => {

@@ -18,8 +18,8 @@ import {
   runOperation,
   type ErasedHandler,
 } from '../../client/wire/http/pipeline.ts'
-import { authorize } from './auth.ts'
-import type { SessionTokens } from './session-tokens.ts'
+import { authorizeTiers, principalOf, tokenCheck, type Principal } from './auth.ts'
+import type { TokenRegistry } from './session-tokens.ts'
 import { HttpError, errorResponse } from './errors.ts'
 import { checkHost, corsHeaders, preflight, type GuardOptions } from './guard.ts'
 import { mountDocs } from './docs.ts'
@@ -38,8 +38,8 @@ export interface HttpAppOptions {
   logger: Logger
   /** Master bearer token; undefined = auth off. */
   masterToken?: string
-  /** Per-session tokens (the `sessionToken` tier). */
-  tokens?: SessionTokens
+  /** Per-session tokens (the `sessionToken` tier): in memory, or shared through the store. */
+  tokens?: TokenRegistry
   /** Runs before every routed request (opportunistic idle eviction). */
   onRequest?: () => void
   /** CORS allow-list and Host check (defaults: no origins, loopback hosts only). */
@@ -48,15 +48,20 @@ export interface HttpAppOptions {
   extraRoutes?: Record<string, (req: Request) => Promise<Response>>
   /**
    * Runs each operation (`run`) or answers it otherwise: with several instances, a session
-   * command goes to the instance that runs the session (forward.ts `CommandRouter.dispatch`).
+   * command goes to the instance that runs the session (forward.ts `CommandRouter.dispatch`),
+   * as `principal` (who the request was authenticated as here; undefined with auth off).
    */
   dispatch?: (
     req: Request,
     operationId: HttpOperationId,
     params: Record<string, string>,
     run: () => Promise<Response>,
+    principal: Principal | undefined,
   ) => Promise<Response>
 }
+
+/** The check of an open operation (`security: []`): nothing to look up. */
+const OPEN = { isMaster: undefined }
 
 /** Adds headers to a response (CORS on every answer to an allowed origin). */
 function withHeaders(res: Response, headers: Record<string, string>): Response {
@@ -80,10 +85,6 @@ export function createHttpApp(opts: HttpAppOptions): H3 {
     },
   })
   const auth = { masterToken: opts.masterToken, tokens: opts.tokens }
-  const pipeline = {
-    authorize: (req: Request, security: readonly string[], id: string | undefined) =>
-      authorize(req, security, id, auth),
-  }
   for (const route of operationsByRoute.keys()) {
     const allow = allowOf(route)
     app.all(route, async (event) => {
@@ -100,11 +101,19 @@ export function createHttpApp(opts: HttpAppOptions): H3 {
         opts.onRequest?.()
         const params = decodeParams(event.context.params ?? {})
         const handler = opts.handlers[op.operationId as HttpOperationId] as ErasedHandler
+        // The token's session is looked up once (in the store, with shared tokens), only when the
+        // operation needs a token at all.
+        const pending = op.security.length === 0 ? OPEN : tokenCheck(req, auth)
+        const check = pending instanceof Promise ? await pending : pending
+        const pipeline = {
+          authorize: (r: Request, security: readonly string[], id: string | undefined) =>
+            authorizeTiers(r, security, id, check),
+        }
         const run = (): Promise<Response> => runOperation(op, handler, req, params, pipeline)
         // Who asks is checked where the request arrives, before it may be routed to another instance.
         if (opts.dispatch) pipeline.authorize(req, op.security, params.id)
         const res = opts.dispatch
-          ? await opts.dispatch(req, op.operationId as HttpOperationId, params, run)
+          ? await opts.dispatch(req, op.operationId as HttpOperationId, params, run, principalOf(req, check))
           : await run()
         return withHeaders(res, cors)
       } catch (err) {

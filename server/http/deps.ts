@@ -4,7 +4,8 @@ import type { Session, Submitted } from '../core/session.ts'
 import { sessionNotFound } from '../errors.ts'
 import type { Logger } from '../log.ts'
 import type { IdleEviction } from './idle-eviction.ts'
-import type { SessionTokens } from './session-tokens.ts'
+import type { LiveSessions } from '../store/types.ts'
+import type { TokenRegistry } from './session-tokens.ts'
 import type { StreamRegistry } from './sse/registry.ts'
 import type { SseSettings } from './sse/sse-stream.ts'
 
@@ -13,7 +14,12 @@ export interface HttpDeps {
   startedAt: Date
   logger: Logger
   manager: SessionManager
-  tokens: SessionTokens
+  tokens: TokenRegistry
+  /**
+   * With several instances over one store: which sessions are live on any of them (the singular
+   * family's sessions, `GET /session`), shared through the store. Absent: this server's memory.
+   */
+  live?: LiveSessions
   /** The master bearer token, when one is configured (it is exempt from the per-caller stream limits). */
   masterToken?: string
   streams: StreamRegistry
@@ -23,19 +29,34 @@ export interface HttpDeps {
   env: NodeJS.ProcessEnv
 }
 
-/** A session of the manager (singular family: live sessions only), touched. */
-export function liveSession(deps: HttpDeps, id: string): Session {
+/**
+ * A session of the manager (singular family: live sessions only), touched. With a shared store:
+ * a session live on any instance (touched within the idle TTL there), loaded here if need be.
+ */
+export async function liveSession(deps: HttpDeps, id: string): Promise<Session> {
+  if (deps.live) {
+    if (deps.manager.deleting(id) || !(await deps.live.touch(id, { ifLive: true }))) throw sessionNotFound(id)
+    const s = await deps.manager.get(id)
+    s.touch()
+    return s
+  }
   const s = deps.manager.peek(id)
   if (!s) throw sessionNotFound(id)
   s.touch()
   return s
 }
 
-/** A live session, or a persisted one loaded into the manager (plural family), touched. */
+/** A live session, or a persisted one loaded into the manager (plural family), touched (live again). */
 export async function anySession(deps: HttpDeps, id: string): Promise<Session> {
   const s = await deps.manager.get(id)
   s.touch()
+  if (deps.live) await deps.live.touch(id)
   return s
+}
+
+/** A session just created is live (on every instance, with a shared store). */
+export async function created(deps: HttpDeps, s: Session): Promise<void> {
+  if (deps.live) await deps.live.touch(s.id)
 }
 
 /** A turn started over HTTP runs in the background; its failures are logged, never thrown. */

@@ -83,6 +83,11 @@ describe('forwarding a command to the instance that runs its session', () => {
     expect(ok.status).toBe(204)
     expect(o.claimed).toEqual(['some-session'])
     expect(o.forwarded).toHaveLength(1)
+    // Who sent it travels, not the token: Redis never holds the client's credentials.
+    const sent = (o.forwarded[0] as { body: { headers: [string, string][]; principal?: unknown } }).body
+    expect(sent.headers.map(([k]) => k)).not.toContain('authorization')
+    expect(JSON.stringify(sent)).not.toContain(MASTER)
+    expect(sent.principal).toEqual({ master: true })
   })
 
   it('refuses a body over the limit where it arrives (413), without forwarding it', async () => {

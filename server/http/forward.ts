@@ -6,8 +6,9 @@
  * holds the session's lease. Where it arrives, the instance claims the lease (a session nobody
  * runs is claimed by the instance that receives the command, which first takes it over: a fresh
  * copy, a turn its dead owner left open closed with an `error`); if another instance holds it,
- * the request itself — method, path, headers (its credentials), body — is forwarded through
- * Redis to that instance, which answers it with its own app, and that answer is returned as is:
+ * the request itself — method, path, headers, body, and who it was authenticated as here (the
+ * master token or a session's token: never the token itself) — is forwarded through Redis to
+ * that instance, which answers it with its own app, and that answer is returned as is:
  * the same status codes and bodies as a local call. Waits are bounded: an owner that dies before
  * taking the request loses it to the next claim (its lease runs out, the request is withdrawn
  * and routed again); one that dies after taking it, or does not answer within
@@ -17,6 +18,7 @@
 import type { HttpOperationId } from '../../generated/http/routes.gen.ts'
 import { ownerFailed, type SessionRouter } from '../core/session-router.ts'
 import { readJsonBody } from '../../client/wire/http/body.ts'
+import { markForwarded, type Principal } from './auth.ts'
 import type { Logger } from '../log.ts'
 
 /** The kind of payload an HTTP request travels as (session-router.ts). */
@@ -50,10 +52,15 @@ interface WireMessage {
   url?: string
   headers: [string, string][]
   body: string
+  /** A request's sender as authenticated where it arrived (its Authorization header stays there). */
+  principal?: Principal
 }
 
-/** A request travels with its JSON body as read within the body limit; an answer with its bytes. */
-async function toWire(msg: Request | Response, json?: unknown): Promise<WireMessage> {
+/**
+ * A request travels with its JSON body as read within the body limit and its principal instead of
+ * its credentials; an answer with its bytes.
+ */
+async function toWire(msg: Request | Response, json?: unknown, principal?: Principal): Promise<WireMessage> {
   const bytes =
     msg instanceof Request
       ? Buffer.from(json === undefined ? '' : JSON.stringify(json))
@@ -62,7 +69,13 @@ async function toWire(msg: Request | Response, json?: unknown): Promise<WireMess
   const headers = [...msg.headers].filter(([k]) => k !== 'content-length' && k !== 'transfer-encoding')
   if (msg instanceof Response) return { status: msg.status, headers, body }
   const u = new URL(msg.url)
-  return { method: msg.method, url: u.pathname + u.search, headers, body }
+  return {
+    method: msg.method,
+    url: u.pathname + u.search,
+    headers: headers.filter(([k]) => k !== 'authorization'),
+    body,
+    ...(principal ? { principal } : {}),
+  }
 }
 
 function isWire(x: unknown): x is WireMessage {
@@ -95,6 +108,7 @@ export class CommandRouter {
     operationId: HttpOperationId,
     params: Record<string, string>,
     run: () => Promise<Response>,
+    principal?: Principal,
   ): Promise<Response> {
     const where = SESSION_COMMANDS[operationId]
     if (!where) return run()
@@ -110,7 +124,7 @@ export class CommandRouter {
     if (id === undefined) return run()
     return this.#router.route(id, {
       local: run,
-      payload: async () => this.#router.envelope(HTTP_KIND, await toWire(req, json)),
+      payload: async () => this.#router.envelope(HTTP_KIND, await toWire(req, json, principal)),
       answer: (reply) => {
         if (!isWire(reply)) throw ownerFailed(`the instance running session ${id} failed to answer; retry`)
         // The owner no longer holds the session: route again.
@@ -130,6 +144,11 @@ export class CommandRouter {
       return { status: 421, headers: [[NOT_OWNER_HEADER, '1']], body: '' }
     const headers = new Headers(payload.headers)
     headers.set(FORWARDED_HEADER, '1')
+    const p = payload.principal
+    const principal = p && (p.master === true || (p.master === false && typeof p.session === 'string')) ? p : undefined
+    // The credentials stayed where the request arrived: a placeholder stands for them, and the
+    // principal it was authenticated as there decides (auth.ts `markForwarded`).
+    if (principal) headers.set('authorization', 'Bearer forwarded')
     const host = headers.get('host') ?? '127.0.0.1'
     const body = bodyOf(payload)
     const req = new Request(`http://${host}${payload.url}`, {
@@ -137,6 +156,7 @@ export class CommandRouter {
       headers,
       ...(body && payload.method !== 'GET' && payload.method !== 'HEAD' ? { body } : {}),
     })
+    if (principal) markForwarded(req, principal)
     try {
       return await toWire(await this.#app.fetch(req))
     } catch (err) {

@@ -26,7 +26,8 @@ import { sessionsHandlers } from './routes/sessions.ts'
 import { transcriptHandlers } from './routes/transcript.ts'
 import { renameHandlers } from './routes/rename.ts'
 import { undoHandlers } from './routes/undo.ts'
-import { SessionTokens } from './session-tokens.ts'
+import { SessionTokens, SharedSessionTokens } from './session-tokens.ts'
+import type { LiveSessions } from '../store/types.ts'
 import { StreamRegistry, type StreamLimits } from './sse/registry.ts'
 import { DEFAULT_SSE_SETTINGS, type SseSettings } from './sse/sse-stream.ts'
 
@@ -47,6 +48,11 @@ export interface HttpServerOptions {
   agent?: AgentName
   /** `/acp` limits (acp-endpoint.ts); default: the `CHIMERA_ACP_*` variables, else DEFAULT_ACP_LIMITS. */
   acpLimits?: Partial<AcpLimits>
+  /**
+   * Several instances over one store: the live sessions and their tokens, shared through it
+   * (given the idle TTL); absent, they are this server's memory.
+   */
+  liveSessions?: (ttlMs: number) => LiveSessions
   /** ferret's cloud bridge (docs/bridge.md), for `bridgeStatus` asked over `/acp`. */
   bridge?: () => BridgeStatus
 }
@@ -61,23 +67,31 @@ export interface HttpServerApp {
 }
 
 export function createHttpServerApp(o: HttpServerOptions): HttpServerApp {
+  const live = o.liveSessions?.(o.sessionTtlMs ?? 0)
   const deps: HttpDeps = {
     version: o.version,
     startedAt: o.startedAt,
     logger: o.logger,
     manager: o.manager,
-    tokens: new SessionTokens(),
+    tokens: live ? new SharedSessionTokens(live) : new SessionTokens(),
+    ...(live ? { live } : {}),
     ...(o.masterToken !== undefined ? { masterToken: o.masterToken } : {}),
     streams: new StreamRegistry(o.streamLimits),
     sse: { ...DEFAULT_SSE_SETTINGS, ...o.sse },
-    eviction: new IdleEviction(o.manager, o.sessionTtlMs, o.logger),
+    eviction: new IdleEviction(o.manager, o.sessionTtlMs, o.logger, live),
     env: o.env ?? process.env,
   }
   // A session leaving the manager (deleted, evicted) takes its token and its streams with it.
-  const unsubscribe = o.manager.onEvict((s) => {
-    deps.tokens.revoke(s.id)
+  // With a shared store only a delete does (everywhere): evicted here, it may be live elsewhere.
+  const unsubscribe = o.manager.onEvict((s, reason) => {
+    const tokens = deps.tokens
+    if (tokens instanceof SessionTokens) tokens.revoke(s.id)
+    else if (reason === 'deleted')
+      void live?.forget(s.id).catch((err: unknown) => o.logger.warn(`session ${s.id}: its token was not dropped`, err))
     deps.streams.end(s.id)
   })
+  // A session deleted on another instance ends its streams here too.
+  const stopForgotten = live?.onForgotten((id) => deps.streams.end(id))
   deps.eviction.start()
   const handlers: OperationHandlers = {
     ...healthHandlers(deps),
@@ -126,6 +140,7 @@ export function createHttpServerApp(o: HttpServerOptions): HttpServerApp {
       void acp.close()
       deps.eviction.stop()
       unsubscribe()
+      stopForgotten?.()
       deps.streams.endAll()
     },
   }

@@ -10,10 +10,13 @@
  * on the digest, which the caller cannot steer towards a secret.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { sessionNotFound } from '../errors.ts'
+import type { LiveSessions } from '../store/types.ts'
 
 export const SESSION_TOKEN_BYTES = 32
 
 const digest = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest()
+const newToken = (): string => randomBytes(SESSION_TOKEN_BYTES).toString('base64url')
 
 export class SessionTokens {
   readonly #bySession = new Map<string, Buffer>()
@@ -22,7 +25,7 @@ export class SessionTokens {
   /** A fresh token for `sessionId`; any previous token of the session stops working. */
   issue(sessionId: string): string {
     this.revoke(sessionId)
-    const token = randomBytes(SESSION_TOKEN_BYTES).toString('base64url')
+    const token = newToken()
     const d = digest(token)
     this.#bySession.set(sessionId, d)
     this.#byDigest.set(d.toString('hex'), sessionId)
@@ -63,3 +66,37 @@ export class SessionTokens {
 }
 
 const UNKNOWN = Buffer.alloc(32)
+
+/**
+ * Session tokens shared by every instance over one store (docs/scale-out.md "Session tokens and
+ * live sessions"): the same tokens, kept as SHA-256 digests in the store (`LiveSessions`), so a
+ * token issued by one instance is valid on all of them; the checks are asynchronous (one store
+ * round trip, looked up by digest). A token is valid while its session is live (touched within
+ * the idle TTL on some instance), until it is rotated or the session deleted.
+ */
+export class SharedSessionTokens {
+  readonly live: LiveSessions
+
+  constructor(live: LiveSessions) {
+    this.live = live
+  }
+
+  /** A fresh token for `sessionId`; any previous token of the session stops working. */
+  async issue(sessionId: string): Promise<string> {
+    const token = newToken()
+    if (!(await this.live.setToken(sessionId, digest(token).toString('hex')))) throw sessionNotFound(sessionId)
+    return token
+  }
+
+  revoke(sessionId: string): Promise<void> {
+    return this.live.dropToken(sessionId)
+  }
+
+  /** The live session a valid token belongs to, if any. */
+  sessionOf(token: string): Promise<string | undefined> {
+    return this.live.sessionOfToken(digest(token).toString('hex'))
+  }
+}
+
+/** The session tokens of a server: in its memory (one server), or shared through the store. */
+export type TokenRegistry = SessionTokens | SharedSessionTokens

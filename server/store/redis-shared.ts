@@ -8,6 +8,10 @@ import { ChimeraError } from '../errors.ts'
 
 export const INDEX = 'chimera:sessions'
 export const AUDIT = 'chimera:audit'
+/** Sorted set: the singular family's live sessions, id scored by its last touch (ms), on any instance. */
+export const LIVE = 'chimera:live'
+/** Prefix of `chimera:token:<hex digest>` → the session whose current bearer token has that SHA-256 digest. */
+export const TOKEN_PREFIX = 'chimera:token:'
 
 export const keys = (id: string) => {
   const base = `chimera:s:{${id}}`
@@ -16,6 +20,8 @@ export const keys = (id: string) => {
     meta: `${base}:meta`,
     summary: `${base}:summary`,
     queued: `${base}:queued`,
+    /** The SHA-256 digest (hex) of the session's current bearer token (redis-live.ts). */
+    token: `${base}:token`,
     /** The lease: the owning instance's id, with a time-to-live (redis-leases.ts). */
     owner: `${base}:owner`,
   }

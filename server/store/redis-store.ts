@@ -32,6 +32,7 @@ import { ChimeraError, sessionNotFound } from '../errors.ts'
 import { streamEvents } from './event-stream.ts'
 import { RedisBus } from './redis-bus.ts'
 import { RedisLeases } from './redis-leases.ts'
+import { RedisLiveSessions } from './redis-live.ts'
 import { ListenerRegistry } from './listeners.ts'
 import { agentAllowed, applyListFilter, pageOf, startedMs } from './listing.ts'
 import { isSessionId } from './paths.ts'
@@ -299,6 +300,11 @@ export class RedisEventStore implements EventStore {
   /** The always/never decisions, kept in the same Redis over the same connection. */
   auditStore(): AuditStore {
     return new RedisAuditStore(this.#client)
+  }
+
+  /** The live sessions and their token digests, shared by the instances (redis-live.ts); `ttlMs`: the idle TTL. */
+  liveSessions(ttlMs: number): RedisLiveSessions {
+    return new RedisLiveSessions(this.#client, ttlMs)
   }
 
   /** Close every connection (pending blocking reads end). */

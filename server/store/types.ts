@@ -238,3 +238,33 @@ export interface SessionLeases {
   /** What the session manager says: is a session idle here (its lease may go), and that a lease was lost. */
   setHooks(hooks: { idle(sessionId: string): boolean; lost(sessionId: string): void }): void
 }
+
+/**
+ * What instances sharing a store know together of the singular family (docs/scale-out.md
+ * "Session tokens and live sessions"): which sessions are live — touched within the idle TTL on
+ * any instance, as a session in one server's memory — and the SHA-256 digest of each one's
+ * bearer token (never the token). A token is valid while its session is live, until it is
+ * rotated or the session deleted.
+ */
+export interface LiveSessions {
+  /**
+   * The stored session was touched now (it becomes live); false when it is not stored (deleted).
+   * With `ifLive`, only a session that is still live is touched: false when it is not (never
+   * made live, or past the TTL).
+   */
+  touch(sessionId: string, opts?: { ifLive?: boolean }): Promise<boolean>
+  /** Touches seen on this instance (id → ms), published so every instance knows them (stored sessions only). */
+  touched(entries: ReadonlyMap<string, number>): Promise<void>
+  /** The live sessions' ids, most recently touched first. */
+  list(): Promise<string[]>
+  /** The session is deleted: no longer live, its token gone; every instance is told. */
+  forget(sessionId: string): Promise<void>
+  /** Call `forgotten` with the id of each session deleted on any instance from now on; returns a stop function. */
+  onForgotten(forgotten: (sessionId: string) => void): () => void
+  /** The session's token now has this digest (hex); any earlier token is dead. False: no such session. */
+  setToken(sessionId: string, digest: string): Promise<boolean>
+  /** The session has no token any more. */
+  dropToken(sessionId: string): Promise<void>
+  /** The live session whose current token has this digest (hex), if any. */
+  sessionOfToken(digest: string): Promise<string | undefined>
+}

@@ -60,6 +60,10 @@ export async function readReply(res: Response): Promise<HttpReply> {
   return { status: res.status, headers, body }
 }
 
+/** An HTTP reply or a stream's response head (`{status, ...}`), not one of its records. */
+const isReply = (item: unknown): boolean =>
+  typeof item === 'object' && item !== null && typeof (item as { status?: unknown }).status === 'number'
+
 export class HttpArm implements Arm {
   readonly name: ArmName
   protected readonly target: HttpTarget
@@ -140,6 +144,10 @@ export class HttpArm implements Arm {
 
   next(ms: number): Promise<unknown> {
     return this.inbox.next(ms)
+  }
+
+  nextReply(ms: number): Promise<unknown> {
+    return this.inbox.nextWhere(isReply, ms)
   }
 
   violations(): Violation[] {

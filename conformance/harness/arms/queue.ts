@@ -18,14 +18,29 @@ export class Inbox<T> {
 
   /** The next item, or undefined when none arrives within `ms` (or the inbox is closed). */
   next(ms: number): Promise<T | undefined> {
-    if (this.#items.length) return Promise.resolve(this.#items.shift())
+    return this.nextWhere(() => true, ms)
+  }
+
+  /**
+   * The first item `wanted` picks, or undefined when none arrives within `ms`: items it passes
+   * over stay queued, in order, for the next reads.
+   */
+  nextWhere(wanted: (item: T) => boolean, ms: number): Promise<T | undefined> {
+    const i = this.#items.findIndex(wanted)
+    if (i >= 0) return Promise.resolve(this.#items.splice(i, 1)[0])
     if (this.#closed) return Promise.resolve(undefined)
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.#waiters = this.#waiters.filter((w) => w !== done)
         resolve(undefined)
       }, ms)
-      const done = (v: T | undefined) => {
+      const done = (v: T | undefined): void => {
+        if (v !== undefined && !wanted(v)) {
+          // Not this one: it is queued for the next read and the wait goes on.
+          this.#items.push(v)
+          this.#waiters.unshift(done)
+          return
+        }
         clearTimeout(timer)
         resolve(v)
       }

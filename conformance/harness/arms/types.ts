@@ -12,6 +12,12 @@ export interface Arm {
   sendRaw(bytes: Buffer, chunks?: number[]): Promise<void>
   /** The next received item (frame, HTTP response, SSE record), or undefined after `ms`. */
   next(ms: number): Promise<unknown>
+  /**
+   * The next HTTP reply (an item with a `status`), or undefined after `ms`: stream records that
+   * arrived before it stay queued, in order (http and sse arms). A reply and the records of a
+   * stream open on another connection race each other; an expectation of the reply waits for it.
+   */
+  nextReply?(ms: number): Promise<unknown>
   /** Open an SSE stream (sse arm). */
   open?(path: string, headers: Record<string, string>): Promise<void>
   /** Close the open SSE stream (sse arm). */

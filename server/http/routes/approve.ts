@@ -11,7 +11,7 @@ export function approveHandlers(deps: HttpDeps): Pick<OperationHandlers, 'tool.a
   return {
     'tool.approve': async ({ body }) => {
       const b = body
-      const session = liveSession(deps, b.session_id)
+      const session = await liveSession(deps, b.session_id)
       const notFound = (): HttpError =>
         new HttpError(
           'request_not_found',

@@ -32,7 +32,7 @@ export function commandsHandlers(deps: HttpDeps): Pick<OperationHandlers, 'comma
       const commands = commandsFor(deps, cwd)
       await commands.ready()
       const r = commands.invoke(name, body)
-      const session = liveSession(deps, r.session_id)
+      const session = await liveSession(deps, r.session_id)
       let submitted
       try {
         submitted = session.promptCommand(r.rendered, { name: r.name, arguments: r.arguments })

@@ -99,8 +99,8 @@ export function eventsHandlers(deps: HttpDeps): Handlers {
       return stream(deps, req, session, after, pluralRecord, pluralStored, pluralEndRule(session))
     },
     'session.streamEvents': async ({ path, req }) => {
-      // With a shared store the session may run on another instance: read it from the store here.
-      const session = deps.manager.shared ? await anySession(deps, path.id) : liveSession(deps, path.id)
+      // With a shared store the session may run on another instance: read from the store here.
+      const session = await liveSession(deps, path.id)
       const after = startCursor(req.headers.get('last-event-id'), false, session.lastSeq)
       return stream(deps, req, session, after, singularRecord, singularStored)
     },

@@ -28,7 +28,7 @@ export function sessionHandlers(deps: HttpDeps): Handlers {
     'session.create': async ({ body }) => {
       const b: Partial<SessionCreateRequest> = body ?? {}
       const session = await deps.manager.create(createOptions(deps, { ...b, cwd: b.working_dir }, 'working_dir'))
-      const token = deps.tokens.issue(session.id)
+      const token = await deps.tokens.issue(session.id)
       return jsonResponse(201, {
         session_id: session.id,
         working_dir: session.meta.cwd,
@@ -36,7 +36,13 @@ export function sessionHandlers(deps: HttpDeps): Handlers {
         session_token: token,
       })
     },
-    'session.list': () => {
+    'session.list': async () => {
+      // With a shared store: the sessions live on any instance, most recently touched first.
+      if (deps.live)
+        return jsonResponse(
+          200,
+          (await deps.live.list()).filter((id) => !deps.manager.deleting(id)),
+        )
       const live = deps.manager.live().sort((a, b) => b.lastTouched - a.lastTouched)
       return jsonResponse(
         200,
@@ -44,7 +50,7 @@ export function sessionHandlers(deps: HttpDeps): Handlers {
       )
     },
     'session.get': async ({ path }) => {
-      const s = liveSession(deps, path.id)
+      const s = await liveSession(deps, path.id)
       await s.flush()
       const snapshot: SessionSnapshot = {
         session_id: s.id,
@@ -63,22 +69,23 @@ export function sessionHandlers(deps: HttpDeps): Handlers {
       const id = path.id
       // Gone everywhere it is listed: memory, the event log, the undo history (chimera.openapi.yaml session.delete).
       if (!(await deps.manager.delete(id, { purge: true }))) throw sessionNotFound(id)
+      await deps.live?.forget(id)
       return jsonResponse(204, null)
     },
     'session.sendMessage': async ({ path, body }) => {
-      const s = liveSession(deps, path.id)
+      const s = await liveSession(deps, path.id)
       const b = body
       const submitted = s.prompt((b.message ?? b.prompt)!)
       await acknowledge(deps, s, submitted)
       return jsonResponse(202, { message_id: submitted.messageId })
     },
-    'session.cancel': ({ path }) => {
-      liveSession(deps, path.id).cancel()
+    'session.cancel': async ({ path }) => {
+      ;(await liveSession(deps, path.id)).cancel()
       return jsonResponse(204, null)
     },
-    'session.rotateToken': ({ path }) => {
-      const s = liveSession(deps, path.id)
-      return jsonResponse(200, { session_token: deps.tokens.issue(s.id) })
+    'session.rotateToken': async ({ path }) => {
+      const s = await liveSession(deps, path.id)
+      return jsonResponse(200, { session_token: await deps.tokens.issue(s.id) })
     },
   }
 }

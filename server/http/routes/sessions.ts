@@ -7,7 +7,7 @@ import { checkUserMessage } from '../../core/message-limit.ts'
 import type { ListFilter } from '../../store/types.ts'
 import { parseSince } from '../../store/since.ts'
 import type { OperationHandlers, OperationInput } from '../app.ts'
-import { acknowledge, anySession, type HttpDeps } from '../deps.ts'
+import { acknowledge, anySession, created, type HttpDeps } from '../deps.ts'
 import { HttpError, jsonResponse } from '../errors.ts'
 import { createOptions } from './create-options.ts'
 import { sessionDetail } from './session-detail.ts'
@@ -47,6 +47,7 @@ export function sessionsHandlers(deps: HttpDeps): Handlers {
       // Checked before the session is made: a prompt over the limit creates nothing (413).
       checkUserMessage(b.prompt)
       const session = await deps.manager.create(createOptions(deps, b))
+      await created(deps, session)
       await acknowledge(deps, session, session.prompt(b.prompt))
       return jsonResponse(201, { session_id: session.id, status: 'running' })
     },

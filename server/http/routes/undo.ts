@@ -42,7 +42,7 @@ export function undoHandlers(deps: HttpDeps): Handlers {
   return {
     'sessions.undo': async ({ path, body }) => rewind(await anySession(deps, path.id), 'undo', body),
     'sessions.redo': async ({ path, body }) => rewind(await anySession(deps, path.id), 'redo', body),
-    'session.undo': ({ path, body }) => rewind(liveSession(deps, path.id), 'undo', body),
-    'session.redo': ({ path, body }) => rewind(liveSession(deps, path.id), 'redo', body),
+    'session.undo': async ({ path, body }) => rewind(await liveSession(deps, path.id), 'undo', body),
+    'session.redo': async ({ path, body }) => rewind(await liveSession(deps, path.id), 'redo', body),
   }
 }
