@@ -229,6 +229,18 @@ function leaseTimes(env: NodeJS.ProcessEnv = process.env): { leaseTtlMs?: number
   return { leaseTtlMs: ms, leaseRenewMs: Math.floor(ms * 0.3) }
 }
 
+/** `CHIMERA_FORWARD_TIMEOUT_MS`: how long a command forwarded to the instance that runs its session waits for its answer (default 30000). */
+function forwardTimeout(env: NodeJS.ProcessEnv = process.env): { timeoutMs?: number } {
+  const v = env.CHIMERA_FORWARD_TIMEOUT_MS
+  if (v === undefined || v === '') return {}
+  const ms = Number(v)
+  if (!Number.isInteger(ms) || ms < 100 || ms > 600_000)
+    throw new UsageError(
+      `CHIMERA_FORWARD_TIMEOUT_MS must be milliseconds between 100 and 600000, got ${JSON.stringify(v)}`,
+    )
+  return { timeoutMs: ms }
+}
+
 /** The HTTP flags given on a command line that serves no HTTP: silently ignoring them would mislead. */
 export function refuseHttpFlags(agent: AgentName, rawArgs: readonly string[]): void {
   const given = Object.keys(HTTP_ARGS).filter((name) =>
@@ -306,6 +318,7 @@ export async function runServe(
     const redis = proc.redis
     const forwarding = redis?.leases && {
       leases: redis.leases,
+      ...forwardTimeout(),
       connect: (handle: (payload: unknown) => Promise<unknown>) => redis.bus(handle),
     }
     running.push(

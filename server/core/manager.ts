@@ -134,6 +134,8 @@ export class SessionManager {
         return !s || (s.status === 'idle' && s.pendingPermissions().length === 0)
       },
       lost: (id) => this.leaseLost(id),
+      // Swept (its owner's lease ran out): closed exactly as a command's claim closes it.
+      expired: (id, length) => this.takeOver(id, length),
     })
   }
 
@@ -247,7 +249,8 @@ export class SessionManager {
    */
   async takeOver(id: string, length: number): Promise<void> {
     const live = this.#sessions.get(id)
-    if (live && live.status === 'idle' && live.lastSeq === length) return
+    // Current, and no turn left open (a read-only copy loaded mid-turn is current but must be closed).
+    if (live && live.status === 'idle' && live.lastSeq === length && !live.turnOpen) return
     // A copy still running here lost the lease earlier: its writes are refused (fenced); stop it.
     if (live && live.status !== 'idle') live.cancel(LEASE_LOST_REASON)
     if (this.#loading.has(id)) await this.#loading.get(id)!.catch(() => {})

@@ -9,9 +9,11 @@
  * Redis to that instance, which answers it with its own app, and that answer is returned as is:
  * the same status codes and bodies as a local call. Waits are bounded: an owner that dies before
  * taking the request loses it to the next claim (its lease runs out, the request is withdrawn
- * and routed again); one that dies after taking it, or does not answer within
- * FORWARD_TIMEOUT_MS, is `503 service_unavailable` with `Retry-After`. Streams and reads are
- * not forwarded: every instance reads the store.
+ * and routed again); one that dies after taking it, or does not answer within the forward
+ * timeout (FORWARD_TIMEOUT_MS, `CHIMERA_FORWARD_TIMEOUT_MS`), is `503 service_unavailable` with
+ * `Retry-After` and a message that says whether the command may have run (taken, unanswered) or
+ * did not run (still in the owner's inbox, withdrawn). Streams and reads are not forwarded:
+ * every instance reads the store.
  */
 import type { HttpOperationId } from '../../generated/http/routes.gen.ts'
 import type { SessionManager } from '../core/manager.ts'
@@ -21,7 +23,7 @@ import type { Logger } from '../log.ts'
 import type { BusRequestOptions, BusResult } from '../store/redis-bus.ts'
 import type { SessionLeases } from '../store/types.ts'
 
-/** How long a forwarded command may wait for its owner's answer. */
+/** How long a forwarded command may wait for its owner's answer by default (`CHIMERA_FORWARD_TIMEOUT_MS`). */
 export const FORWARD_TIMEOUT_MS = 30_000
 /** How often a waiting requester checks that the owner still holds the session. */
 const POLL_MS = 250
@@ -56,6 +58,8 @@ export interface Forwarder {
 
 export interface ForwardingOptions {
   leases: SessionLeases
+  /** How long a forwarded command waits for its owner's answer (ms; default FORWARD_TIMEOUT_MS). */
+  timeoutMs?: number
   /** Open the channel; requests addressed to this instance go to `handle`. */
   connect(handle: (payload: unknown) => Promise<unknown>): Forwarder
 }
@@ -95,12 +99,14 @@ export class CommandRouter {
   readonly #manager: SessionManager
   readonly #logger: Logger
   readonly #forwarder: Forwarder
+  readonly #timeoutMs: number
   #app: { fetch(req: Request): Response | Promise<Response> } | undefined
 
   constructor(o: ForwardingOptions & { manager: SessionManager; logger: Logger }) {
     this.#leases = o.leases
     this.#manager = o.manager
     this.#logger = o.logger
+    this.#timeoutMs = o.timeoutMs ?? FORWARD_TIMEOUT_MS
     this.#forwarder = o.connect((payload) => this.#serve(payload))
   }
 
@@ -146,7 +152,7 @@ export class CommandRouter {
       const owner = claim.owner
       const r = await this.#forwarder.request(owner, payload, {
         ownerAlive: async () => (await this.#leases.owner(id)) === owner,
-        timeoutMs: FORWARD_TIMEOUT_MS,
+        timeoutMs: this.#timeoutMs,
         pollMs: POLL_MS,
       })
       if (r.kind === 'withdrawn') continue
@@ -156,7 +162,7 @@ export class CommandRouter {
         )
       if (r.kind === 'timeout')
         throw ownerFailed(
-          `the instance running session ${id} did not answer within ${FORWARD_TIMEOUT_MS / 1000} s (it may or may not have taken effect); retry`,
+          `the instance running session ${id} did not answer within ${this.#timeoutMs / 1000} s (${r.ran ? 'it had taken the request: it may or may not have taken effect' : 'it had not taken the request, which was withdrawn: it did not take effect'}); retry`,
         )
       if (!isWire(r.payload)) throw ownerFailed(`the instance running session ${id} failed to answer; retry`)
       if (r.payload.headers.some(([k]) => k === NOT_OWNER_HEADER)) continue

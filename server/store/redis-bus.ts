@@ -10,7 +10,8 @@
  * Waits are bounded: the requester polls every `pollMs`; when the owner no longer holds the
  * session (its lease ran out: it died) a request still in the inbox is withdrawn (`withdrawn`:
  * route it again), one already popped is `lost` (its outcome is unknown); past `timeoutMs` the
- * answer is `timeout`. The payload is opaque here (the HTTP layer puts a request in it).
+ * answer is `timeout` (`ran`: the owner had popped it; otherwise it was withdrawn, nothing ran:
+ * routing it to the same live owner again would only wait as long again). The payload is opaque here (the HTTP layer puts a request in it).
  */
 import { randomUUID } from 'node:crypto'
 import type { RedisClientType } from '@redis/client'
@@ -30,7 +31,7 @@ export type BusResult =
   | { kind: 'withdrawn' }
   /** The owner took the request and stopped before answering: it may or may not have run. */
   | { kind: 'lost' }
-  /** No answer within the time allowed (`ran`: the owner had taken it). */
+  /** No answer within the time allowed (`ran`: the owner had taken it; else it was withdrawn and nothing ran). */
   | { kind: 'timeout'; ran: boolean }
 
 export interface BusRequestOptions {
@@ -154,7 +155,7 @@ export class RedisBus {
         if (r) return { kind: 'reply', payload: r.payload }
         if (Date.now() >= deadline) {
           const unsent = await withdraw().catch(() => false)
-          return unsent ? { kind: 'withdrawn' } : { kind: 'timeout', ran: true }
+          return { kind: 'timeout', ran: !unsent }
         }
         let alive = true
         try {

@@ -8,6 +8,8 @@ import { ChimeraError } from '../errors.ts'
 
 export const INDEX = 'chimera:sessions'
 export const AUDIT = 'chimera:audit'
+/** Sorted set: every held session lease, scored by when it runs out (Redis clock, ms): the sweep's work list. */
+export const LEASES = 'chimera:leases'
 
 export const keys = (id: string) => {
   const base = `chimera:s:{${id}}`
