@@ -134,8 +134,13 @@ export class SessionManager {
         return !s || (s.status === 'idle' && s.pendingPermissions().length === 0)
       },
       lost: (id) => this.leaseLost(id),
-      // Swept (its owner's lease ran out): closed exactly as a command's claim closes it.
-      expired: (id, length) => this.takeOver(id, length),
+      // Swept (its owner's lease ran out): closed exactly as a command's claim closes it; a
+      // close the store refused fails the sweep, which is tried again once the lease runs out.
+      expired: async (id, length) => {
+        await this.takeOver(id, length)
+        if (this.#sessions.get(id)?.turnOpen)
+          throw new ChimeraError('store_unavailable', `session ${id}: the interrupted turn could not be closed`)
+      },
     })
   }
 
