@@ -268,6 +268,7 @@ export async function runServe(
   const models = buildModelRegistry(process.env, { model: sessionModel(args, agentDef), logger })
   const defaults = sessionFlags(args, rawArgs, models, agentDef)
   const storeUrl = await storeUrlArg(args.store)
+  const forwardWait = storeUrl !== undefined && transports.http ? forwardTimeout() : {}
   const bridge = agent === 'ferret' ? bridgeConfig(args) : undefined
   const http = transports.http
     ? {
@@ -318,7 +319,7 @@ export async function runServe(
     const redis = proc.redis
     const forwarding = redis?.leases && {
       leases: redis.leases,
-      ...forwardTimeout(),
+      ...forwardWait,
       connect: (handle: (payload: unknown) => Promise<unknown>) => redis.bus(handle),
     }
     running.push(
