@@ -45,6 +45,7 @@ function heldLeases(): SessionLeases & { hooks: LeaseHooks | undefined } {
     claim: () => Promise.reject(new Error('not used')),
     holds: () => true,
     owner: () => Promise.resolve('sweeper'),
+    instanceAlive: () => Promise.resolve(true),
     release: () => Promise.resolve(),
     using: <T>(_id: string, fn: () => Promise<T>) => fn(),
     setHooks(h: LeaseHooks) {

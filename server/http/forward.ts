@@ -152,6 +152,7 @@ export class CommandRouter {
       const owner = claim.owner
       const r = await this.#forwarder.request(owner, payload, {
         ownerAlive: async () => (await this.#leases.owner(id)) === owner,
+        ownerRunning: () => this.#leases.instanceAlive(owner),
         timeoutMs: this.#timeoutMs,
         pollMs: POLL_MS,
       })

@@ -20,7 +20,7 @@
  */
 import type { RedisClientType } from '@redis/client'
 import type { Logger } from '../log.ts'
-import { keys, LEASES, unavailable } from './redis-shared.ts'
+import { instanceKeys, keys, LEASES, unavailable } from './redis-shared.ts'
 import type { LeaseClaim, LeaseHooks, SessionLeases } from './types.ts'
 
 export const LEASE_TTL_MS = 5_000
@@ -134,6 +134,7 @@ export class RedisLeases implements SessionLeases {
   /** Renew held leases every `renewMs`, release idle ones; sweep leases that ran out every `sweepMs`. */
   start(): void {
     if (this.#timer) return
+    void this.#heartbeat()
     this.#timer = setInterval(() => void this.#tick(), this.renewMs)
     this.#timer.unref()
     this.#sweepTimer = setInterval(() => void this.sweep(), this.sweepMs)
@@ -146,7 +147,10 @@ export class RedisLeases implements SessionLeases {
     clearInterval(this.#sweepTimer)
     this.#timer = undefined
     this.#sweepTimer = undefined
-    if (release) await Promise.all([...this.#held.keys()].map((id) => this.release(id).catch(() => {})))
+    if (release) {
+      await Promise.all([...this.#held.keys()].map((id) => this.release(id).catch(() => {})))
+      await this.#client.del(instanceKeys(this.instanceId).alive).catch(() => {})
+    }
     this.#held.clear()
   }
 
@@ -198,6 +202,21 @@ export class RedisLeases implements SessionLeases {
     }
   }
 
+  async instanceAlive(instanceId: string): Promise<boolean> {
+    try {
+      return (await this.#client.exists(instanceKeys(instanceId).alive)) === 1
+    } catch (err) {
+      throw unavailable(err)
+    }
+  }
+
+  /** This instance runs: its liveness key lives one TTL from now (a forwarded command's sender reads it). */
+  async #heartbeat(): Promise<void> {
+    await this.#client
+      .set(instanceKeys(this.instanceId).alive, '1', { PX: this.ttlMs })
+      .catch((err: unknown) => this.#logger.debug('liveness key not set', { error: String(err) }))
+  }
+
   async release(sessionId: string): Promise<void> {
     if (!this.#held.delete(sessionId)) return
     await this.#client.eval(RELEASE, { keys: [keys(sessionId).owner, LEASES], arguments: [this.instanceId, sessionId] })
@@ -221,6 +240,7 @@ export class RedisLeases implements SessionLeases {
     if (this.#ticking) return
     this.#ticking = true
     try {
+      void this.#heartbeat()
       const now = Date.now()
       await Promise.all(
         [...this.#held].map(async ([id, h]) => {

@@ -25,7 +25,8 @@ export const keys = (id: string) => {
 
 export const instanceKeys = (instanceId: string) => {
   const base = `chimera:i:{${instanceId}}`
-  return { inbox: `${base}:inbox`, replies: `${base}:replies` }
+  /** `alive`: set with the lease TTL on every renewal tick while the instance runs (redis-leases.ts). */
+  return { inbox: `${base}:inbox`, replies: `${base}:replies`, alive: `${base}:alive` }
 }
 
 /** Seconds a client is told to wait (HTTP `Retry-After`) while Redis is unreachable. */

@@ -229,6 +229,8 @@ export interface SessionLeases {
   holds(sessionId: string): boolean
   /** The instance holding the lease now, if any (read from the store). */
   owner(sessionId: string): Promise<string | undefined>
+  /** True while that instance runs (it renewed its liveness key within the lease TTL). */
+  instanceAlive(instanceId: string): Promise<boolean>
   /** Give the lease up (if held). */
   release(sessionId: string): Promise<void>
   /** Keep the lease while this runs (never released as idle meanwhile). */
