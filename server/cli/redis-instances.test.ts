@@ -4,8 +4,9 @@
  * B, sent a turn via C, its permission request answered via B and its turn cancelled via A, each
  * answered as if local (the command runs on the instance holding the session's lease, forwarded
  * through Redis). The owner SIGKILLed mid-turn: the next command, sent elsewhere, waits out the
- * lease (at most its TTL), claims the session, closes the interrupted turn with an `error` that
- * says so (seen on an SSE stream of a third instance), then runs. Redis killed and restarted
+ * lease (at most its TTL); the interrupted turn is closed with an `error` that says so (seen on
+ * an SSE stream of a third instance) by whichever claims the session first, that command or a
+ * survivor's sweep of the expired lease (scale-sweep.test.ts); then the command runs. Redis killed and restarted
  * mid-stream: writes meanwhile are 503 with Retry-After, no acknowledged event is lost, the
  * open stream goes on without a gap and a resume on another instance matches it.
  */

@@ -156,7 +156,7 @@ describe('otter serve --store redis://', () => {
     expect(status).toBe(202)
   })
 
-  it('an unreachable Redis at start is one line and exit 1; a bad --store is a usage error', async () => {
+  it('an unreachable Redis at start is one line and exit 1; a bad --store or forward timeout is a usage error', async () => {
     const port = await closedPort()
     const down = launch(['--port', '0', '--store', `redis://127.0.0.1:${port}/0`], { CHIMERA_HOME: home() })
     expect(await down.exit).toBe(1)
@@ -166,5 +166,13 @@ describe('otter serve --store redis://', () => {
     const bad = launch(['--port', '0', '--store', 'http://127.0.0.1:1/'], { CHIMERA_HOME: home() })
     expect(await bad.exit).toBe(2)
     expect(bad.stderr()).toContain('--store must be "file" or redis://host:port/db')
+    const wait = launch(['--port', '0', '--store', `redis://127.0.0.1:${port}/0`], {
+      CHIMERA_HOME: home(),
+      CHIMERA_FORWARD_TIMEOUT_MS: 'soon',
+    })
+    expect(await wait.exit).toBe(2)
+    expect(wait.stderr()).toContain(
+      'CHIMERA_FORWARD_TIMEOUT_MS must be milliseconds between 100 and 600000, got "soon"',
+    )
   })
 })

@@ -104,6 +104,7 @@ describe('200 sessions across three instances', () => {
           events += ids.length
           const expected = ids.map((_, k) => k + 1)
           if (JSON.stringify(ids) !== JSON.stringify(expected)) problems.push(`${run.id}: Redis ids ${ids.join(',')}`)
+          const before = problems.length
           const withIds = (f: Followed): string =>
             JSON.stringify(f.records.filter((r) => r.id !== undefined).map((r) => [r.id, r.event, r.data]))
           run.streams.forEach((f, k) => {
@@ -117,12 +118,22 @@ describe('200 sessions across three instances', () => {
               problems.push(`${where}: ids ${got.join(',')} but Redis holds 1..${expected.length}`)
             if (withIds(f) !== withIds(run.streams[0]!)) problems.push(`${where}: records differ from A's`)
           })
+          // What Redis holds of a session with a problem (its events' types and error messages).
+          if (problems.length > before)
+            problems.push(
+              `${run.id} in Redis: ${stored
+                .map((e) => {
+                  const ev = JSON.parse(String(e.message.e)) as { type: string; data: { message?: string } }
+                  return ev.type === 'error' ? `error(${ev.data.message ?? ''})` : ev.type
+                })
+                .join(' ')}`,
+            )
           if (run.streams[0]!.records.filter((r) => r.event === 'agent_result').length !== 2)
             problems.push(
               `${run.id}: no agent_result: ${JSON.stringify(run.streams[0]!.records.map((r) => [r.id, r.event, r.data.slice(0, 300)]))}`,
             )
         }
-        expect(problems.slice(0, 20)).toEqual([])
+        expect({ problems: problems.slice(0, 20), retried503 }).toEqual({ problems: [], retried503: [] })
         // Each turn writes several events: every stream carried all of them.
         expect(events).toBeGreaterThanOrEqual(SESSIONS * 8)
         // No command that ran was answered 503 (the release race of the lease's handover).

@@ -185,6 +185,7 @@ async function startAgent(
   models: ModelRegistry,
   logger: Logger,
   storeUrl?: string,
+  forwardTimeoutMs?: number,
 ): Promise<AgentProcess & { redis?: RedisEventStore }> {
   const [{ chimeraHome }, { eventLogProblem, startAgentProcess }] = await Promise.all([
     import('../store/paths.ts'),
@@ -217,6 +218,7 @@ async function startAgent(
             leases: redis.leases,
             // Commands for a session another instance runs go there (HTTP and ACP alike).
             forward: (handle: (payload: unknown) => Promise<unknown>) => redis.bus(handle),
+            ...(forwardTimeoutMs !== undefined ? { forwardTimeoutMs } : {}),
           }
         : {}),
     },
@@ -239,6 +241,18 @@ function leaseTimes(env: NodeJS.ProcessEnv = process.env): { leaseTtlMs?: number
   if (!Number.isInteger(ms) || ms < 500 || ms > 600_000)
     throw new UsageError(`CHIMERA_LEASE_TTL_MS must be milliseconds between 500 and 600000, got ${JSON.stringify(v)}`)
   return { leaseTtlMs: ms, leaseRenewMs: Math.floor(ms * 0.3) }
+}
+
+/** `CHIMERA_FORWARD_TIMEOUT_MS`: how long a command forwarded to the instance that runs its session waits for its answer (default 30000). */
+function forwardTimeout(env: NodeJS.ProcessEnv = process.env): { timeoutMs?: number } {
+  const v = env.CHIMERA_FORWARD_TIMEOUT_MS
+  if (v === undefined || v === '') return {}
+  const ms = Number(v)
+  if (!Number.isInteger(ms) || ms < 100 || ms > 600_000)
+    throw new UsageError(
+      `CHIMERA_FORWARD_TIMEOUT_MS must be milliseconds between 100 and 600000, got ${JSON.stringify(v)}`,
+    )
+  return { timeoutMs: ms }
 }
 
 /** The HTTP flags given on a command line that serves no HTTP: silently ignoring them would mislead. */
@@ -268,6 +282,7 @@ export async function runServe(
   const models = buildModelRegistry(process.env, { model: sessionModel(args, agentDef), logger })
   const defaults = sessionFlags(args, rawArgs, models, agentDef)
   const storeUrl = await storeUrlArg(args.store)
+  const forwardWait = storeUrl !== undefined ? forwardTimeout() : {}
   const bridge = agent === 'ferret' ? bridgeConfig(args) : undefined
   const http = transports.http
     ? {
@@ -292,7 +307,7 @@ export async function runServe(
     const problem = await (await import('./agent-process.ts')).eventLogProblem(http.home)
     if (problem) throw new Error(`${problem}; the HTTP server cannot record itself there`)
   }
-  const proc = await startAgent(agent, defaults, models, logger, storeUrl)
+  const proc = await startAgent(agent, defaults, models, logger, storeUrl, forwardWait.timeoutMs)
   const running: Promise<unknown>[] = []
   let bridgeStatus: (() => BridgeStatus) | undefined
   if (bridge) {

@@ -42,7 +42,7 @@ import { isToolPattern } from './tool-patterns.ts'
 import { Session, type SessionDeps } from './session.ts'
 import { SessionRouter, type ForwardConnect } from './session-router.ts'
 import { checkMode } from './modes.ts'
-import { sessionNotFound } from '../errors.ts'
+import { ChimeraError, sessionNotFound } from '../errors.ts'
 import type { CommandRenderer } from './slash-commands.ts'
 import { startupMark } from '../startup-trace.ts'
 
@@ -77,6 +77,8 @@ export interface ManagerOptions {
    * (session-router.ts); absent, a command for a session another instance runs fails with the reason.
    */
   forward?: ForwardConnect
+  /** How long a forwarded command waits for its owner's answer (default FORWARD_TIMEOUT_MS; `CHIMERA_FORWARD_TIMEOUT_MS`). */
+  forwardTimeoutMs?: number
   /** Where always/never decisions live; default CHIMERA_HOME/permissions/audit.jsonl. */
   auditStore?: AuditStore
   /** The file-level undo history of a session (snapshots); none: undo rewinds messages only. */
@@ -142,12 +144,20 @@ export class SessionManager {
         return !s || (s.status === 'idle' && s.pendingPermissions().length === 0)
       },
       lost: (id) => this.leaseLost(id),
+      // Swept (its owner's lease ran out): closed exactly as a command's claim closes it; a
+      // close the store refused fails the sweep, which is tried again once the lease runs out.
+      expired: async (id, length) => {
+        await this.takeOver(id, length)
+        if (this.#sessions.get(id)?.turnOpen)
+          throw new ChimeraError('store_unavailable', `session ${id}: the interrupted turn could not be closed`)
+      },
     })
     this.router = new SessionRouter({
       manager: this,
       logger: this.logger,
       ...(opts.leases ? { leases: opts.leases } : {}),
       ...(opts.forward ? { connect: opts.forward } : {}),
+      ...(opts.forwardTimeoutMs !== undefined ? { timeoutMs: opts.forwardTimeoutMs } : {}),
     })
   }
 
@@ -266,7 +276,8 @@ export class SessionManager {
    */
   async takeOver(id: string, length: number): Promise<void> {
     const live = this.#sessions.get(id)
-    if (live && live.status === 'idle' && live.lastSeq === length) return
+    // Current, and no turn left open (a read-only copy loaded mid-turn is current but must be closed).
+    if (live && live.status === 'idle' && live.lastSeq === length && !live.turnOpen) return
     // A copy still running here lost the lease earlier: its writes are refused (fenced); stop it.
     if (live && live.status !== 'idle') live.cancel(LEASE_LOST_REASON)
     if (this.#loading.has(id)) await this.#loading.get(id)!.catch(() => {})

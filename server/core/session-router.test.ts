@@ -32,6 +32,7 @@ function leases(instanceId: string, ...claims: LeaseClaim[]): SessionLeases {
     claim: () => Promise.resolve(queue.length > 1 ? queue.shift()! : queue[0]!),
     holds: () => claims.every((c) => c.kind === 'mine'),
     owner: () => Promise.resolve('owner'),
+    instanceAlive: () => Promise.resolve(true),
     release: () => Promise.resolve(),
     using: (_id, fn) => fn(),
     setHooks: () => {},

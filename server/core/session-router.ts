@@ -104,9 +104,18 @@ export class SessionRouter {
   readonly #logger: Logger
   readonly #forwarder: Forwarder | undefined
   readonly #handlers = new Map<string, (body: unknown) => Promise<unknown>>()
+  readonly #timeoutMs: number
 
-  constructor(o: { manager: RoutedManager; leases?: SessionLeases; connect?: ForwardConnect; logger: Logger }) {
+  constructor(o: {
+    manager: RoutedManager
+    leases?: SessionLeases
+    connect?: ForwardConnect
+    logger: Logger
+    /** How long a forwarded command waits for its owner's answer (default FORWARD_TIMEOUT_MS). */
+    timeoutMs?: number
+  }) {
     this.#manager = o.manager
+    this.#timeoutMs = o.timeoutMs ?? FORWARD_TIMEOUT_MS
     this.#leases = o.leases
     this.#logger = o.logger
     this.#handlers.set('session', (body) => this.#serveOp(body as SessionOp))
@@ -154,7 +163,8 @@ export class SessionRouter {
       const owner = claim.owner
       const res = await this.#forwarder.request(owner, payload, {
         ownerAlive: async () => (await leases.owner(id)) === owner,
-        timeoutMs: r.unbounded ? Infinity : FORWARD_TIMEOUT_MS,
+        ownerRunning: () => leases.instanceAlive(owner),
+        timeoutMs: r.unbounded ? Infinity : this.#timeoutMs,
         pollMs: POLL_MS,
       })
       if (res.kind === 'withdrawn') continue
@@ -164,7 +174,7 @@ export class SessionRouter {
         )
       if (res.kind === 'timeout')
         throw ownerFailed(
-          `the instance running session ${id} did not answer within ${FORWARD_TIMEOUT_MS / 1000} s (${what} may or may not have taken effect); retry`,
+          `the instance running session ${id} did not answer within ${this.#timeoutMs / 1000} s (${res.ran ? `it had taken ${what}: it may or may not have taken effect` : `it had not taken ${what}, which was withdrawn: it did not take effect`}); retry`,
         )
       const unsupported = (res.payload as { unsupported?: unknown } | null)?.unsupported
       if (typeof unsupported === 'string')

@@ -186,6 +186,10 @@ export class Session implements TurnHost {
   get lastSeq(): number {
     return this.#state.lastSeq
   }
+  /** True while the log has a turn without its end (running here, or left open by a process that stopped). */
+  get turnOpen(): boolean {
+    return this.#state.inTurn
+  }
   get summary() {
     return {
       ...this.#state.summary,

@@ -31,6 +31,7 @@ function otherInstance() {
     claim: (id): Promise<LeaseClaim> => (claimed.push(id), Promise.resolve({ kind: 'other', owner: 'there' })),
     holds: () => false,
     owner: () => Promise.resolve('there'),
+    instanceAlive: () => Promise.resolve(true),
     release: () => Promise.resolve(),
     using: (_id, fn) => fn(),
     setHooks: () => {},

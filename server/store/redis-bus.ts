@@ -8,10 +8,12 @@
  * take back (`LREM`) a request its owner never popped, so a command is run at most once.
  *
  * Waits are bounded: the requester polls every `pollMs`; when the owner no longer holds the
- * session (its lease ran out: it died) a request still in the inbox is withdrawn (`withdrawn`:
- * route it again), one already popped is `lost` (its outcome is unknown); past `timeoutMs` the
- * answer is `timeout`. The payload is opaque here (core/session-router.ts puts an HTTP request or a
- * session operation in it).
+ * session (its lease ran out: it died; or it let the lease go) a request still in the inbox is
+ * withdrawn (`withdrawn`: route it again); one already popped is waited for while the owner's
+ * process runs (its liveness key) and is `lost` once it is gone (its outcome is unknown); past
+ * `timeoutMs` the answer is `timeout` (`ran`: the owner had popped it; otherwise it was withdrawn,
+ * nothing ran: routing it to the same live owner again would only wait as long again). The
+ * payload is opaque here (core/session-router.ts puts an HTTP request or a session operation in it).
  */
 import { randomUUID } from 'node:crypto'
 import type { RedisClientType } from '@redis/client'
@@ -31,12 +33,17 @@ export type BusResult =
   | { kind: 'withdrawn' }
   /** The owner took the request and stopped before answering: it may or may not have run. */
   | { kind: 'lost' }
-  /** No answer within the time allowed (`ran`: the owner had taken it). */
+  /** No answer within the time allowed (`ran`: the owner had taken it; else it was withdrawn and nothing ran). */
   | { kind: 'timeout'; ran: boolean }
 
 export interface BusRequestOptions {
   /** Still the right instance to wait for (it holds the session's lease)? */
   ownerAlive(): Promise<boolean>
+  /**
+   * Does the owner's process still run? Asked once it no longer holds the lease but had taken
+   * the request: a live one (it let the lease go after taking it) answers, a dead one never will.
+   */
+  ownerRunning(): Promise<boolean>
   timeoutMs: number
   pollMs: number
 }
@@ -155,7 +162,7 @@ export class RedisBus {
         if (r) return { kind: 'reply', payload: r.payload }
         if (Date.now() >= deadline) {
           const unsent = await withdraw().catch(() => false)
-          return unsent ? { kind: 'withdrawn' } : { kind: 'timeout', ran: true }
+          return { kind: 'timeout', ran: !unsent }
         }
         let alive = true
         try {
@@ -165,9 +172,17 @@ export class RedisBus {
         }
         if (alive) continue
         if (await withdraw().catch(() => false)) return { kind: 'withdrawn' }
-        // Taken by the owner before it stopped: one more poll for an answer it may have sent.
-        const late = await within(opts.pollMs)
-        return late ? { kind: 'reply', payload: late.payload } : { kind: 'lost' }
+        // Taken by the owner: its answer is waited for while its process runs (bounded by the
+        // deadline); once it is gone, one more poll for an answer it may have sent before.
+        for (;;) {
+          const late = await within(opts.pollMs)
+          if (late) return { kind: 'reply', payload: late.payload }
+          if (Date.now() >= deadline) return { kind: 'timeout', ran: true }
+          const running = await opts.ownerRunning().catch(() => true)
+          if (running) continue
+          const last = await within(opts.pollMs)
+          return last ? { kind: 'reply', payload: last.payload } : { kind: 'lost' }
+        }
       }
     } finally {
       this.#pending.delete(id)

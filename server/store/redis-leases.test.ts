@@ -4,7 +4,10 @@
  * out: simulated by deleting the key, or by an owner that stopped renewing), the other claims it
  * and the old owner's appends and queued prompts are refused (fencing) while the new owner's go
  * through; a held lease is renewed past its time-to-live, released when the manager says the
- * session is idle, and reported lost when another instance holds the key.
+ * session is idle, and reported lost when another instance holds the key. The sweep: a lease
+ * that ran out (its owner stopped renewing) is claimed by exactly one of several racing
+ * instances and handed to its `expired` hook once; a renewed lease, a released one and a removed
+ * session are never swept.
  */
 import { createClient } from '@redis/client'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -118,5 +121,69 @@ describe('session leases', () => {
     await a.leases!.stop(false)
     expect((await b.leases!.claim(id)).kind).toBe('other')
     await eventually(async () => (await b.leases!.claim(id)).kind === 'mine')
+  })
+
+  it('a lease that ran out is swept once, by one of three racing instances; renewed, released and removed ones never', async () => {
+    const redis = await server()
+    const ttl = 600
+    const a = await instance(redis, 'instance-a', ttl)
+    const sweepers = await Promise.all(['b', 'c', 'd'].map((n) => instance(redis, `instance-${n}`, ttl)))
+    const r = await raw(redis)
+    const swept: string[] = []
+    for (const [k, s] of sweepers.entries()) {
+      s.leases!.setHooks({
+        idle: () => true,
+        lost: () => {},
+        expired: async (id, length) => {
+          swept.push(`${id}@${k}:${length}`)
+          // Work under the lease (the manager loads the session and writes the closing events).
+          await new Promise((ok) => setTimeout(ok, 30))
+        },
+      })
+    }
+    a.leases!.setHooks({ idle: () => false, lost: () => {} })
+    const ids: string[] = []
+    for (let i = 0; i < 6; i++) {
+      const meta = sampleMeta('otter')
+      await a.create(meta, sampleSummary(meta))
+      await a.append(sampleEvent(meta.session_id, 1))
+      ids.push(meta.session_id)
+    }
+    // A released lease and a removed session leave the sweep's list.
+    const released = sampleMeta('otter')
+    await a.create(released, sampleSummary(released))
+    await a.leases!.release(released.session_id)
+    const removed = sampleMeta('otter')
+    await a.create(removed, sampleSummary(removed))
+    await a.remove(removed.session_id)
+    expect(await r.zRange('chimera:leases', 0, -1)).toEqual(expect.arrayContaining(ids))
+    expect(await r.zScore('chimera:leases', released.session_id)).toBeNull()
+    expect(await r.zScore('chimera:leases', removed.session_id)).toBeNull()
+    // While A renews, three TTLs of sweeping (and extra sweeps at once) take nothing.
+    const start = Date.now()
+    await eventually(async () => {
+      await Promise.all(sweepers.map((s) => s.leases!.sweep()))
+      return Date.now() - start > 3 * ttl
+    })
+    expect(swept).toEqual([])
+    for (const id of ids) expect(await r.get(`chimera:s:{${id}}:owner`)).toBe('instance-a')
+    // A stops renewing (as if killed): each session is swept once, by one instance, with its length.
+    await a.leases!.stop(false)
+    await eventually(async () => {
+      await Promise.all(sweepers.map((s) => s.leases!.sweep()))
+      return swept.length >= ids.length
+    })
+    // Racing sweeps after the take-over (the sweeper still holds the lease, then releases it) take nothing more.
+    await eventually(async () => {
+      await Promise.all(sweepers.map((s) => s.leases!.sweep()))
+      return (await r.zCard('chimera:leases')) === 0
+    })
+    for (let i = 0; i < 5; i++) await Promise.all(sweepers.map((s) => s.leases!.sweep()))
+    expect(swept.map((x) => x.split('@')[0]).sort()).toEqual([...ids].sort())
+    expect(swept.every((x) => x.endsWith(':1'))).toBe(true)
+    for (const id of ids) expect(await r.exists(`chimera:s:{${id}}:owner`)).toBe(0)
+    console.log(
+      `sweep: ${ids.length} expired leases, swept by ${swept.map((x) => 'bcd'[Number(x.split('@')[1]!.split(':')[0])]).join('')}`,
+    )
   })
 })

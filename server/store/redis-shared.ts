@@ -12,6 +12,8 @@ export const AUDIT = 'chimera:audit'
 export const LIVE = 'chimera:live'
 /** Prefix of `chimera:token:<hex digest>` → the session whose current bearer token has that SHA-256 digest. */
 export const TOKEN_PREFIX = 'chimera:token:'
+/** Sorted set: every held session lease, scored by when it runs out (Redis clock, ms): the sweep's work list. */
+export const LEASES = 'chimera:leases'
 
 export const keys = (id: string) => {
   const base = `chimera:s:{${id}}`
@@ -29,7 +31,8 @@ export const keys = (id: string) => {
 
 export const instanceKeys = (instanceId: string) => {
   const base = `chimera:i:{${instanceId}}`
-  return { inbox: `${base}:inbox`, replies: `${base}:replies` }
+  /** `alive`: set with the lease TTL on every renewal tick while the instance runs (redis-leases.ts). */
+  return { inbox: `${base}:inbox`, replies: `${base}:replies`, alive: `${base}:alive` }
 }
 
 /** Seconds a client is told to wait (HTTP `Retry-After`) while Redis is unreachable. */

@@ -9,6 +9,8 @@
  *   chimera:s:{<id>}:queued   hash, message_id → QueuedPrompt JSON (accepted, not yet started)
  *   chimera:sessions          sorted set, id scored by its start (ms): the listing and runs index
  *   chimera:audit             list of AuditRecord JSON (always/never decisions), oldest first
+ *   chimera:s:{<id>}:owner    string, the session's lease (redis-leases.ts)
+ *   chimera:leases            sorted set, id scored by when its lease runs out: the sweep's list
  *
  * Acknowledged means accepted by Redis: every write resolves only after Redis answered it, and
  * each append is one Lua script that checks the session exists and that `seq` is the next
@@ -31,12 +33,12 @@ import { auditRecords, type AuditRecord, type AuditStore } from './audit-store.t
 import { ChimeraError, sessionNotFound } from '../errors.ts'
 import { streamEvents } from './event-stream.ts'
 import { RedisBus } from './redis-bus.ts'
-import { RedisLeases } from './redis-leases.ts'
+import { LEASE_LUA, RedisLeases } from './redis-leases.ts'
 import { RedisLiveSessions } from './redis-live.ts'
 import { ListenerRegistry } from './listeners.ts'
 import { agentAllowed, applyListFilter, pageOf, startedMs } from './listing.ts'
 import { isSessionId } from './paths.ts'
-import { AUDIT, INDEX, keys, STORE_RETRY_AFTER_S, unavailable } from './redis-shared.ts'
+import { AUDIT, INDEX, keys, LEASES, STORE_RETRY_AFTER_S, unavailable } from './redis-shared.ts'
 import { sortQueued } from './queued-prompts.ts'
 import type {
   AgentPrefix,
@@ -98,11 +100,11 @@ if seq <= len then
 end
 return redis.error_reply('SEQ expected ' .. (len + 1))
 `
-// KEYS: meta, summary, index[, owner]. ARGV: id, meta json, summary json, score[, instance id, lease ms].
+// KEYS: meta, summary, index[, owner, leases]. ARGV: id, meta json, summary json, score[, instance id, lease ms].
 // With an owner key the creating instance takes the session's lease in the same step.
-const CREATE = `
+const CREATE = `${LEASE_LUA}
 if redis.call('EXISTS', KEYS[1]) == 1 then return redis.error_reply('EXISTS the session exists') end
-if KEYS[4] then redis.call('SET', KEYS[4], ARGV[5], 'PX', ARGV[6]) end
+if KEYS[4] then lease_take(KEYS[4], KEYS[5], ARGV[1], ARGV[5], ARGV[6]) end
 redis.call('SET', KEYS[1], ARGV[2])
 redis.call('SET', KEYS[2], ARGV[3])
 redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
@@ -369,7 +371,7 @@ export class RedisEventStore implements EventStore {
     try {
       const lease = this.#leases
       await this.#client.eval(CREATE, {
-        keys: [k.meta, k.summary, INDEX, ...(lease ? [k.owner] : [])],
+        keys: [k.meta, k.summary, INDEX, ...(lease ? [k.owner, LEASES] : [])],
         arguments: [
           id,
           JSON.stringify(meta),
@@ -601,6 +603,7 @@ export class RedisEventStore implements EventStore {
     await this.#run(async () => {
       await this.#client.del([k.meta, k.summary, k.events, k.queued, k.owner])
       await this.#client.zRem(INDEX, sessionId)
+      await this.#client.zRem(LEASES, sessionId)
     })
   }
 

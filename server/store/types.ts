@@ -231,12 +231,28 @@ export interface SessionLeases {
   holds(sessionId: string): boolean
   /** The instance holding the lease now, if any (read from the store). */
   owner(sessionId: string): Promise<string | undefined>
+  /** True while that instance runs (it renewed its liveness key within the lease TTL). */
+  instanceAlive(instanceId: string): Promise<boolean>
   /** Give the lease up (if held). */
   release(sessionId: string): Promise<void>
   /** Keep the lease while this runs (never released as idle meanwhile). */
   using<T>(sessionId: string, fn: () => Promise<T>): Promise<T>
-  /** What the session manager says: is a session idle here (its lease may go), and that a lease was lost. */
-  setHooks(hooks: { idle(sessionId: string): boolean; lost(sessionId: string): void }): void
+  /** What the session manager says and does (see {@link LeaseHooks}). */
+  setHooks(hooks: LeaseHooks): void
+}
+
+/** The session manager's side of the leases. */
+export interface LeaseHooks {
+  /** True when the session runs nothing here (its lease may be released). */
+  idle(sessionId: string): boolean
+  /** The lease was lost (taken over, or not renewed within its TTL): the local copy is stale. */
+  lost(sessionId: string): void
+  /**
+   * The sweep claimed this session because its owner's lease ran out (the owner died, or was
+   * paused past the TTL; `length`: the events stored): close what the owner left open, as the
+   * claim of a command would. Absent: this instance does not sweep.
+   */
+  expired?(sessionId: string, length: number): Promise<void>
 }
 
 /**
