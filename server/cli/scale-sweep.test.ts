@@ -223,7 +223,13 @@ describe('forwarded commands whose owner fails', () => {
   async function take(redis: Awaited<ReturnType<typeof redisClient>>, instanceId: string) {
     const got = await redis.blPop(`chimera:i:{${instanceId}}:inbox`, 20)
     expect(got).not.toBeNull()
-    return JSON.parse(got!.element) as { id: string; from: string; payload: { method: string; url: string } }
+    // The request travels in the session router's envelope (kind `http`).
+    const m = JSON.parse(got!.element) as {
+      id: string
+      from: string
+      payload: { body: { method: string; url: string } }
+    }
+    return { id: m.id, from: m.from, payload: m.payload.body }
   }
 
   it('the owner took the command and died: 503 saying it may or may not have taken effect; an answer it sent first is returned', async () => {
@@ -293,7 +299,7 @@ describe('forwarded commands whose owner fails', () => {
     expect(taken.headers.get('retry-after')).toMatch(/^\d+$/)
     const takenBody = (await taken.json()) as { message: string }
     expect(takenBody.message).toMatch(
-      /did not answer within 1 s \(it had taken the request: it may or may not have taken effect\)/,
+      /did not answer within 1 s \(it had taken this request: it may or may not have taken effect\)/,
     )
 
     const t1 = performance.now()
@@ -302,7 +308,7 @@ describe('forwarded commands whose owner fails', () => {
     expect(untaken.status).toBe(503)
     const untakenBody = (await untaken.json()) as { message: string }
     expect(untakenBody.message).toMatch(
-      /did not answer within 1 s \(it had not taken the request, which was withdrawn: it did not take effect\)/,
+      /did not answer within 1 s \(it had not taken this request, which was withdrawn: it did not take effect\)/,
     )
     // Withdrawn: not left in the owner's inbox to run later.
     expect(await redis.lLen(`chimera:i:{${ownerId}}:inbox`)).toBe(0)
