@@ -3,6 +3,8 @@
 //   1. events/s of one session: a prompt of BENCH_CALLS (default 1,000) `!call Glob` lines, over
 //      JSON-lines RPC (`chimera code --mode rpc`, the bundle) and over HTTP (POST /sessions on a
 //      loopback server), vs writing one small file per event with fs.promises (target >= 5,000/s);
+//      beside each rate the same count per CPU-second (the server's, or this process's), which
+//      swings less with the machine's load than the wall-clock rate;
 //   2. events/s across BENCH_SESSIONS (default 50) sessions at once over HTTP, each a prompt of
 //      BENCH_CALLS / 5 calls, vs the same number of concurrent one-file-per-event writers
 //      (target >= 20,000/s);
@@ -16,7 +18,7 @@
 // Run: node_modules/.bin/tsx bench/events.ts (BENCH_ONLY=one,many,acp,replay runs only those).
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { mkdir, open } from 'node:fs/promises'
 import { createServer, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -40,13 +42,40 @@ const row = (figure: string, value: string, target: string, floor: string, ratio
 }
 const rate = (n: number, ms: number): number => (n * 1000) / ms
 const fmt = (x: number): string => Math.round(x).toLocaleString('en-US')
+/** CPU time (user + system, ms) of this process since `from` (`process.cpuUsage()`). */
+const cpuSince = (from: NodeJS.CpuUsage): number => {
+  const u = process.cpuUsage(from)
+  return (u.user + u.system) / 1000
+}
+/** CPU time (user + system, ms) a child process has used so far (`/proc/<pid>/stat`; 0 where there is none). */
+function childCpu(pid: number | undefined): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100
+  } catch {
+    return 0
+  }
+}
+/** A rate per second of wall time with the same count per CPU-second beside it (load-independent). */
+const rates = (n: number, ms: number, cpuMs: number): string =>
+  `${fmt(rate(n, ms))}/s${cpuMs > 0 ? ` (${fmt(rate(n, cpuMs))}/CPU-s)` : ''}`
 const base = mkdtempSync(join(tmpdir(), 'chimera-bench-events-'))
 const callsPrompt = (n: number): string => Array.from({ length: n }, () => '!call Glob {"pattern":"*.txt"}').join('\n')
 
+/** The load average (1, 5, 15 min), where /proc has it. */
+function readLoad(): string {
+  try {
+    return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
+  } catch {
+    return 'n/a'
+  }
+}
+
 /** The floor: `writers` concurrent writers each creating `files` small files with fs.promises, one after another. */
-async function fileFloor(writers: number, files: number): Promise<number> {
+async function fileFloor(writers: number, files: number): Promise<{ n: number; ms: number; cpuMs: number }> {
   const root = join(base, `floor-${randomUUID()}`)
   const text = `${JSON.stringify({ seq: 1, type: 'tool_result', data: { ok: true, output: 'a.txt\nb.txt' } })}\n`
+  const c0 = process.cpuUsage()
   const t0 = performance.now()
   await Promise.all(
     Array.from({ length: writers }, async (_, w) => {
@@ -60,8 +89,9 @@ async function fileFloor(writers: number, files: number): Promise<number> {
     }),
   )
   const ms = performance.now() - t0
+  const cpuMs = cpuSince(c0)
   rmSync(root, { recursive: true, force: true })
-  return rate(writers * files, ms)
+  return { n: writers * files, ms, cpuMs }
 }
 
 /** A workspace with a few files for Glob to find. */
@@ -72,8 +102,8 @@ function workspace(): string {
   return ws
 }
 
-/** One prompt over `chimera code --mode rpc`: events written per second (counted on disk). */
-async function rpcOne(): Promise<number> {
+/** One prompt over `chimera code --mode rpc`: events written (counted on disk), wall and server CPU ms. */
+async function rpcOne(): Promise<{ n: number; ms: number; cpuMs: number }> {
   const home = join(base, `rpc-home-${randomUUID()}`)
   mkdirSync(home)
   const child = spawn(process.execPath, [CLI, 'code', '--mode', 'rpc', '--cwd', workspace()], {
@@ -96,16 +126,18 @@ async function rpcOne(): Promise<number> {
       child.stdin.write(`${JSON.stringify(cmd)}\n`)
     })
   await send({ type: 'get_state', id: 'warm' })
+  const c0 = childCpu(child.pid)
   const t0 = performance.now()
   const r = await send({ type: 'prompt', id: 'p', message: callsPrompt(CALLS) })
   const ms = performance.now() - t0
+  const cpuMs = childCpu(child.pid) - c0
   child.stdin.end()
   await new Promise((resolve) => child.once('exit', resolve))
   if (r.success !== true) throw new Error(`rpc prompt failed: ${JSON.stringify(r)}`)
   const root = eventlogRoot(home)
   const [id] = readdirSync(root)
   const n = readdirSync(join(root, id!)).filter((f) => f.startsWith('event-')).length
-  return rate(n, ms)
+  return { n, ms, cpuMs }
 }
 
 type Target = Awaited<ReturnType<typeof socketTarget>>
@@ -119,8 +151,13 @@ const postJson = async (t: Target, path: string, body: unknown): Promise<Record<
   return (await res.json()) as Record<string, unknown>
 }
 
-/** `sessions` prompts of `calls` calls at once over HTTP: events written per second in all. */
-async function httpSessions(t: Target, sessions: number, calls: number): Promise<number> {
+/** `sessions` prompts of `calls` calls at once over HTTP: events written in all, wall and CPU ms (this process: server and client). */
+async function httpSessions(
+  t: Target,
+  sessions: number,
+  calls: number,
+): Promise<{ n: number; ms: number; cpuMs: number }> {
+  const c0 = process.cpuUsage()
   const t0 = performance.now()
   const seqs = await Promise.all(
     Array.from({ length: sessions }, async () => {
@@ -131,10 +168,7 @@ async function httpSessions(t: Target, sessions: number, calls: number): Promise
     }),
   )
   const ms = performance.now() - t0
-  return rate(
-    seqs.reduce((a, b) => a + b, 0),
-    ms,
-  )
+  return { n: seqs.reduce((a, b) => a + b, 0), ms, cpuMs: cpuSince(c0) }
 }
 
 /** A raw ACP agent in plain Node: answers initialize, session/new and a prompt (one chunk, then end_turn). */
@@ -262,20 +296,21 @@ try {
     const t = await socketTarget({ workspace: { 'a.txt': 'a\n', 'b.txt': 'b\n' } })
     const http = await httpSessions(t, 1, CALLS)
     await t.close()
-    const f = `fs.promises one file per event, 1 writer: ${fmt(floor)}/s`
+    const f = `fs.promises one file per event, 1 writer: ${rates(floor.n, floor.ms, floor.cpuMs)}`
+    const ratio = (x: { n: number; ms: number }): string => `${(rate(x.n, x.ms) / rate(floor.n, floor.ms)).toFixed(2)}x`
     row(
-      `one session, ${CALLS} \`!call Glob\`, RPC`,
-      `${fmt(rpc)} events/s`,
+      `one session, ${CALLS} \`!call Glob\`, RPC (CPU: the server process)`,
+      `${rates(rpc.n, rpc.ms, rpc.cpuMs)} events`,
       '>= 5,000/s',
       f,
-      `${(rpc / floor).toFixed(2)}x`,
+      ratio(rpc),
     )
     row(
-      `one session, ${CALLS} \`!call Glob\`, HTTP`,
-      `${fmt(http)} events/s`,
+      `one session, ${CALLS} \`!call Glob\`, HTTP (CPU: server and client in one process)`,
+      `${rates(http.n, http.ms, http.cpuMs)} events`,
       '>= 5,000/s',
       f,
-      `${(http / floor).toFixed(2)}x`,
+      ratio(http),
     )
   }
   if (ONLY.has('many')) {
@@ -286,10 +321,10 @@ try {
     await t.close()
     row(
       `${SESSIONS} sessions at once, ${calls} calls each, HTTP`,
-      `${fmt(many)} events/s`,
+      `${rates(many.n, many.ms, many.cpuMs)} events`,
       '>= 20,000/s',
-      `fs.promises one file per event, ${SESSIONS} writers: ${fmt(floor)}/s`,
-      `${(many / floor).toFixed(2)}x`,
+      `fs.promises one file per event, ${SESSIONS} writers: ${rates(floor.n, floor.ms, floor.cpuMs)}`,
+      `${(rate(many.n, many.ms) / rate(floor.n, floor.ms)).toFixed(2)}x`,
     )
   }
   if (ONLY.has('acp')) {
@@ -350,7 +385,7 @@ try {
 } finally {
   rmSync(base, { recursive: true, force: true })
 }
-console.log(`Node ${process.version}`)
+console.log(`Node ${process.version}, load average ${readLoad()}`)
 console.log('| figure | value | target | floor (same run) | ratio |')
 console.log('|---|---:|---|---|---:|')
 for (const r of rows) console.log(r)

@@ -1,10 +1,12 @@
 /**
- * The one write path of a session's events. Every event — awaited by the loop, fired from a
- * tool callback, or coalesced from a stream — goes through one promise chain per session:
- * the next `seq` is taken when the write runs, the store's append must resolve, and only then
- * is the event folded into the session state (so the state never holds what the log does not,
- * and a failed append leaves the counter where it was: the log stays an exact prefix and the
- * next write continues it).
+ * The one write path of a session's events. Every event — awaited by the loop (`emit`),
+ * recorded by it without waiting (`record`), fired from a tool callback (`post`), or coalesced
+ * from a stream — goes through one queue per session, written a group at a time (group commit,
+ * docs/decisions/0385-group-commit.md): the events queued in one tick, and those queued while a
+ * group is being written, go to the store together (`appendMany`). The next `seq` is taken when
+ * a group is written, the store's append must resolve, and only then is an event folded into the
+ * session state (so the state never holds what the log does not, and a failed append leaves the
+ * counter where it was: the log stays an exact prefix and the next write continues it).
  *
  * Streamed text, reasoning and tool progress are coalesced: the first chunk of a stream goes
  * out at once; chunks arriving within FLUSH_MS of the last write of that stream are merged and
@@ -16,11 +18,12 @@
  *
  * A fire-and-forget write that fails is logged and reported once as an `error` event
  * (source `store`) when the store accepts writes again; an awaited write that fails throws
- * `EventLogError` to its caller.
+ * `EventLogError` to its caller; a recorded one that fails throws it from the next `emit` or
+ * `barrier`, and the recorded events queued after it are not written.
  */
 import { randomUUID } from 'node:crypto'
 import type { Logger } from '../log.ts'
-import type { EventStore } from '../store/types.ts'
+import { AppendGroupError, type EventStore } from '../store/types.ts'
 import { checkEventData, type AnyEvent, type EventData, type EventOf, type EventType } from '../events/event-types.ts'
 import { reduce, type SessionState } from './state.ts'
 
@@ -29,6 +32,8 @@ export const FLUSH_BYTES = 16 * 1024
 export const PROGRESS_CAP_BYTES = 1024 * 1024
 /** Writes queued before a coalescing producer is made to wait (backpressure). */
 const MAX_QUEUED = 8
+/** Events written in one group commit at most. */
+const MAX_GROUP = 256
 
 /** The event log refused a write (disk full, read-only home, a failing engine). */
 export class EventLogError extends Error {
@@ -52,31 +57,73 @@ export interface WriterOptions {
   onEvent(e: AnyEvent): void
 }
 
+type Item = {
+  type: EventType
+  data: unknown
+  /**
+   * `awaited` (`emit`: the caller gets the result), `recorded` (`record`: a failure is held for
+   * the next `emit` or `barrier`) or `posted` (`post`, streamed chunks: a failure is reported later).
+   */
+  kind: 'awaited' | 'recorded' | 'posted'
+  resolve(e: AnyEvent): void
+  reject(err: unknown): void
+}
+
 export class EventWriter {
   readonly #o: WriterOptions
-  #chain: Promise<unknown> = Promise.resolve()
+  /** Events waiting for the next group commit, in order. */
+  #items: Item[] = []
+  /** Writes queued and not yet settled (waiting or in the group being written). */
   #queued = 0
+  /** The running drain: resolves when nothing is left to write. */
+  #draining: Promise<void> | undefined
   #pending: Pending | undefined
   #timer: NodeJS.Timeout | undefined
   readonly #lastWrite = new Map<string, number>()
   readonly #progress = new Map<string, { bytes: number; capped: boolean }>()
   /** A fire-and-forget write failed and has not been reported yet. */
   #unreported: EventLogError | undefined
+  /** A recorded (pipelined) write failed: the next `emit` or `barrier` throws it. */
+  #pipelineError: EventLogError | undefined
 
   constructor(o: WriterOptions) {
     this.#o = o
   }
 
-  /** Append one event; resolves with it once persisted (throws EventLogError if not). */
+  /** Append one event; resolves with it once persisted (throws EventLogError if not, or if a recorded event failed). */
   emit<T extends EventType>(type: T, data: EventData<T>): Promise<EventOf<T>> {
     const checked = checkEventData(type, data)
     this.#flushPending()
-    return this.#enqueue(type, checked) as Promise<EventOf<T>>
+    const failed = this.#takePipelineError()
+    if (failed) return Promise.reject(failed)
+    return this.#enqueue(type, checked, 'awaited') as Promise<EventOf<T>>
+  }
+
+  /**
+   * Append one event without waiting for it: it is written with the events around it in one
+   * group commit. If it cannot be written, it and the recorded events after it are not, and the
+   * next `emit` or `barrier` throws the EventLogError.
+   */
+  record<T extends EventType>(type: T, data: EventData<T>): void {
+    const checked = checkEventData(type, data)
+    this.#flushPending()
+    this.#enqueue(type, checked, 'recorded').catch(() => {
+      // Held in #pipelineError by the drain.
+    })
+  }
+
+  /** Resolves once everything queued so far is persisted; throws a recorded event's EventLogError. */
+  async barrier(): Promise<void> {
+    await this.settled()
+    const failed = this.#takePipelineError()
+    if (failed) throw failed
   }
 
   /** Append without waiting: a failure is logged and reported as an `error` event later. */
   post<T extends EventType>(type: T, data: EventData<T>): void {
-    this.emit(type, data).catch((err: unknown) => this.#failed(err))
+    const checked = checkEventData(type, data)
+    this.#flushPending()
+    this.#enqueue(type, checked, 'posted').catch((err: unknown) => this.#failed(err))
   }
 
   /**
@@ -101,10 +148,8 @@ export class EventWriter {
       data.truncated === true ||
       data.signature !== undefined
     ) {
-      return this.#write(item).then(
-        () => undefined,
-        (err: unknown) => this.#failed(err),
-      )
+      this.#write(item).catch((err: unknown) => this.#failed(err))
+      return this.#backpressure()
     }
     this.#pending = item
     this.#timer = setTimeout(() => this.#flushPending(), FLUSH_MS - (Date.now() - last))
@@ -114,7 +159,13 @@ export class EventWriter {
   /** Resolves when every write queued so far has settled. */
   async settled(): Promise<void> {
     this.#flushPending()
-    await this.#chain
+    while (this.#draining) await this.#draining
+  }
+
+  #takePipelineError(): EventLogError | undefined {
+    const e = this.#pipelineError
+    this.#pipelineError = undefined
+    return e
   }
 
   #admitProgress(callId: string, data: Record<string, unknown>): boolean {
@@ -140,44 +191,89 @@ export class EventWriter {
 
   #write(p: Pending): Promise<AnyEvent> {
     this.#lastWrite.set(`${p.type}:${p.key}`, Date.now())
-    return this.#enqueue(p.type, checkEventData(p.type, p.data))
+    return this.#enqueue(p.type, checkEventData(p.type, p.data), 'posted')
   }
 
   #backpressure(): Promise<void> {
-    return this.#queued > MAX_QUEUED ? this.#chain.then(() => undefined) : Promise.resolve()
+    return this.#queued > MAX_QUEUED ? this.settled() : Promise.resolve()
   }
 
-  #enqueue(type: EventType, data: unknown): Promise<AnyEvent> {
-    this.#queued++
-    const run = this.#chain.then(() => this.#append(type, data))
-    const done = (): void => {
-      this.#queued--
-    }
-    this.#chain = run.then(done, done)
-    return run
+  #enqueue(type: EventType, data: unknown, kind: Item['kind']): Promise<AnyEvent> {
+    return new Promise<AnyEvent>((resolve, reject) => {
+      this.#queued++
+      this.#items.push({ type, data, kind, resolve, reject })
+      this.#draining ??= this.#drain()
+    })
   }
 
-  async #append(type: EventType, data: unknown): Promise<AnyEvent> {
+  /**
+   * Write what is queued, a group at a time: the events queued in the same tick, and then those
+   * queued while a group was being written, go to the store together (one group commit).
+   */
+  async #drain(): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve))
+    while (this.#items.length > 0) await this.#commit(this.#items.splice(0, MAX_GROUP))
+    this.#draining = undefined
+  }
+
+  async #commit(group: Item[]): Promise<void> {
     const s = this.#o.state
-    const event = {
-      seq: s.lastSeq + 1,
-      id: `evt-${randomUUID()}`,
-      session_id: this.#o.sessionId,
-      type,
-      // A turn's user_message and turn_start open turn N (= turns so far); later events belong to it.
-      turn: type === 'user_message' || type === 'turn_start' ? s.turns : Math.max(0, s.turns - 1),
-      ts: new Date().toISOString(),
-      data,
-    } as AnyEvent
-    try {
-      await this.#o.store.append(event)
-    } catch (err) {
-      throw err instanceof EventLogError ? err : new EventLogError(type, err)
+    const live: Item[] = []
+    for (const it of group) {
+      // After a recorded event failed, the recorded ones behind it are not written (no gap in a step).
+      if (it.kind === 'recorded' && this.#pipelineError) this.#settle(it, undefined, this.#pipelineError)
+      else live.push(it)
     }
-    reduce(s, event)
-    this.#o.onEvent(event)
-    if (this.#unreported && type !== 'error') this.#report()
-    return event
+    if (live.length === 0) return
+    let turns = s.turns
+    const ts = new Date().toISOString()
+    const events = live.map((it, i) => {
+      const opens = it.type === 'user_message' || it.type === 'turn_start'
+      // A turn's user_message and turn_start open turn N (= turns so far); later events belong to it.
+      const turn = opens ? turns : Math.max(0, turns - 1)
+      if (it.type === 'turn_start') turns = turn + 1
+      return {
+        seq: s.lastSeq + 1 + i,
+        id: `evt-${randomUUID()}`,
+        session_id: this.#o.sessionId,
+        type: it.type,
+        turn,
+        ts,
+        data: it.data,
+      } as AnyEvent
+    })
+    let committed = events.length
+    let cause: unknown
+    try {
+      await appendGroup(this.#o.store, events)
+    } catch (err) {
+      committed = err instanceof AppendGroupError ? err.committed : 0
+      cause = err instanceof AppendGroupError ? err.cause : err
+    }
+    for (let i = 0; i < committed; i++) {
+      const e = events[i]!
+      reduce(s, e)
+      this.#o.onEvent(e)
+      this.#settle(live[i]!, e)
+    }
+    if (committed > 0 && this.#unreported && events[committed - 1]!.type !== 'error') this.#report()
+    if (committed === live.length) return
+    const failed = live[committed]!
+    const err = cause instanceof EventLogError ? cause : new EventLogError(failed.type, cause)
+    // A recorded event's failure waits for its producer; an awaited one's reaches it now (and
+    // ends what the producer was doing, so nothing is held for it any more).
+    if (failed.kind === 'recorded') this.#pipelineError ??= err
+    else if (failed.kind === 'awaited') this.#pipelineError = undefined
+    this.#settle(failed, undefined, err)
+    // The rest were not written: they go first in the next group, after the counter the log kept.
+    const rest = live.slice(committed + 1)
+    this.#items.unshift(...rest)
+  }
+
+  #settle(it: Item, e: AnyEvent | undefined, err?: unknown): void {
+    this.#queued--
+    if (e) it.resolve(e)
+    else it.reject(err)
   }
 
   #failed(err: unknown): void {
@@ -190,11 +286,25 @@ export class EventWriter {
   #report(): void {
     const e = this.#unreported!
     this.#unreported = undefined
-    void this.#enqueue('error', checkEventData('error', { message: e.message, name: e.name, source: 'store' })).catch(
-      () => {
-        this.#unreported ??= e
-      },
-    )
+    void this.#enqueue(
+      'error',
+      checkEventData('error', { message: e.message, name: e.name, source: 'store' }),
+      'posted',
+    ).catch(() => {
+      this.#unreported ??= e
+    })
+  }
+}
+
+/** Persist `events` as one group: `appendMany` where the store has it, else one by one. */
+async function appendGroup(store: EventStore, events: AnyEvent[]): Promise<void> {
+  if (events.length > 1 && store.appendMany) return store.appendMany(events)
+  for (let i = 0; i < events.length; i++) {
+    try {
+      await store.append(events[i]!)
+    } catch (err) {
+      throw new AppendGroupError(i, err)
+    }
   }
 }
 

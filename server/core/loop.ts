@@ -75,6 +75,18 @@ async function previewCall(host: TurnHost, token: TurnToken, call: ToolCall): Pr
   }
 }
 
+/** Built-in tools that only read: they may run before the events ahead of them are on disk. */
+const READS_ONLY: ReadonlySet<string> = new Set([
+  'Read',
+  'Grep',
+  'Glob',
+  'list_files',
+  'lsp_diagnostics',
+  'lsp_completion',
+  'lsp_definition',
+  'lsp_references',
+])
+
 async function runCall(
   host: TurnHost,
   token: TurnToken,
@@ -84,7 +96,7 @@ async function runCall(
 ): Promise<void> {
   const started = Date.now()
   const finish = (o: ToolOutcome) =>
-    host.emit('tool_result', {
+    host.record('tool_result', {
       call_id: call.call_id,
       tool: call.tool,
       ok: o.ok,
@@ -92,21 +104,24 @@ async function runCall(
       ...(o.data !== undefined ? { data: o.data } : {}),
       duration_ms: Date.now() - started,
     })
-  if (refusal !== undefined) return void (await finish({ ok: false, error: refusal }))
+  if (refusal !== undefined) return finish({ ok: false, error: refusal })
   const prepared = prepareCall(host, call)
-  if ('error' in prepared) return void (await finish({ ok: false, error: prepared.error }))
+  if ('error' in prepared) return finish({ ok: false, error: prepared.error })
   const tool = host.tools.get(call.tool)!
   const ctx = host.toolContext(call, token)
   let key: string
   try {
     key = tool.permissionKey(prepared.args, ctx)
   } catch (err) {
-    return void (await finish({ ok: false, error: `${call.tool} failed: ${failText(err)}` }))
+    return finish({ ok: false, error: `${call.tool} failed: ${failText(err)}` })
   }
   const verdict = await gate(host, call, key, preview)
-  if (!verdict.run) return void (await finish({ ok: false, error: verdict.reason }))
-  if (token.cancelled) return void (await finish({ ok: false, error: 'cancelled' }))
-  await host.emit('tool_start', { call_id: call.call_id, tool: call.tool, args: call.args })
+  if (!verdict.run) return finish({ ok: false, error: verdict.reason })
+  if (token.cancelled) return finish({ ok: false, error: 'cancelled' })
+  host.record('tool_start', { call_id: call.call_id, tool: call.tool, args: call.args })
+  // A call that may change something runs only once its record is on disk (a crash never leaves
+  // an effect the log does not mention); one that only reads goes on while the events are written.
+  if (!READS_ONLY.has(call.tool) || !Object.hasOwn(toolSpecs, call.tool)) await host.barrier()
   let outcome: ToolOutcome
   try {
     outcome = await tool.run(prepared.args, ctx)
@@ -115,7 +130,7 @@ async function runCall(
   }
   if (token.cancelled && outcome.ok === false && !/cancel/i.test(outcome.error))
     outcome = { ...outcome, error: `${outcome.error} (cancelled)` }
-  await finish(outcome)
+  finish(outcome)
 }
 
 /** How a model call's finish reason ends the turn when it issued no tool calls. */
@@ -132,8 +147,8 @@ export async function runTurn(
   messageId: string,
   command?: { name: string; arguments: string },
 ): Promise<TurnOutcome> {
-  await host.emit('user_message', { message_id: messageId, text: prompt, ...(command ? { command } : {}) })
-  await host.emit('turn_start', { prompt, model: host.model })
+  host.record('user_message', { message_id: messageId, text: prompt, ...(command ? { command } : {}) })
+  host.record('turn_start', { prompt, model: host.model })
   const maxSteps = host.meta.max_steps ?? DEFAULT_MAX_STEPS
   let step = 0
   let turnText = ''
@@ -142,15 +157,17 @@ export async function runTurn(
   let unanswered: ToolCall[] = []
   try {
     for (;;) {
-      for (const m of await host.takeSteering()) await host.emit('steering', { text: m.text, message_id: m.id })
+      for (const m of await host.takeSteering()) host.record('steering', { text: m.text, message_id: m.id })
       if (token.cancelled) throw token.signal.reason
       if (step >= maxSteps) {
         outcome = { stop_reason: 'max_steps', success: false, output: lastStepText }
         break
       }
       step++
+      // The model sees the history: everything so far persisted and folded into the state.
+      await host.barrier()
       await host.autoCompact()
-      await host.emit('step_start', { step })
+      host.record('step_start', { step })
       const provider: Provider | undefined = host.models.providerFor(host.model)
       if (!provider) throw new Error(`no provider serves model "${host.model}"`)
       const tools: ToolSchema[] = host.availableTools()
@@ -188,7 +205,7 @@ export async function runTurn(
             case 'usage': {
               const { type: _t, ...u } = ev
               const cache = (u.cache_read_tokens ?? 0) + (u.cache_write_tokens ?? 0)
-              await host.emit('usage', {
+              host.record('usage', {
                 usage: { ...u, cache_tokens: cache, total_tokens: u.input_tokens + u.output_tokens + cache },
                 context_window: provider.contextWindow(host.model),
               })
@@ -207,7 +224,7 @@ export async function runTurn(
         }
       } catch (err) {
         if (isCancellation(err, token) || err instanceof EventLogError) throw err
-        await host.emit('step_end', { step, stop_reason: 'error' })
+        host.record('step_end', { step, stop_reason: 'error' })
         host.logger.warn(`provider error in ${host.meta.session_id}`, err)
         outcome = {
           stop_reason: 'error',
@@ -228,7 +245,7 @@ export async function runTurn(
         }
         const preview = refused.has(call.call_id) ? undefined : await previewCall(host, token, call)
         if (preview) previews.set(call.call_id, preview)
-        await host.emit('tool_call', {
+        host.record('tool_call', {
           call_id: call.call_id,
           tool: call.tool,
           args: call.args,
@@ -250,21 +267,21 @@ export async function runTurn(
       }
       if (token.cancelled) throw token.signal.reason
       if (calls.length) {
-        await host.emit('step_end', { step, stop_reason: 'tool_use' })
+        host.record('step_end', { step, stop_reason: 'tool_use' })
         continue
       }
       const stop = FINISH_STOP[finish]
       if (stop) {
-        await host.emit('step_end', { step, stop_reason: stop })
+        host.record('step_end', { step, stop_reason: stop })
         outcome = { stop_reason: stop, success: false, output: lastStepText }
         break
       }
       if (!host.finishTurn()) {
         // A steering message arrived after the model's last call: the model must see it.
-        await host.emit('step_end', { step, stop_reason: 'steering' })
+        host.record('step_end', { step, stop_reason: 'steering' })
         continue
       }
-      await host.emit('step_end', { step, stop_reason: 'end_turn' })
+      host.record('step_end', { step, stop_reason: 'end_turn' })
       outcome = { stop_reason: 'end_turn', success: true, output: lastStepText }
       break
     }
@@ -276,7 +293,7 @@ export async function runTurn(
     } else {
       // Every call the model asked for gets its result, also those that never ran.
       for (const call of unanswered)
-        await host.emit('tool_result', {
+        host.record('tool_result', {
           call_id: call.call_id,
           tool: call.tool,
           ok: false,
@@ -284,7 +301,7 @@ export async function runTurn(
           duration_ms: 0,
         })
       unanswered = []
-      if (step > 0) await host.emit('step_end', { step, stop_reason: 'cancelled' })
+      if (step > 0) host.record('step_end', { step, stop_reason: 'cancelled' })
       outcome = {
         stop_reason: 'cancelled',
         success: false,
@@ -297,9 +314,9 @@ export async function runTurn(
   return outcome
 }
 
-/** turn_end and the terminal event. */
+/** turn_end and the terminal event (awaited: the turn's events are all persisted when it resolves). */
 export async function endTurn(host: TurnHost, outcome: TurnOutcome, steps: number): Promise<void> {
-  await host.emit('turn_end', { stop_reason: outcome.stop_reason, steps })
+  host.record('turn_end', { stop_reason: outcome.stop_reason, steps })
   if (outcome.stop_reason === 'cancelled')
     await host.emit('cancelled', {
       partial_output: outcome.output,

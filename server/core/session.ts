@@ -87,6 +87,8 @@ export class Session implements TurnHost {
   /** The session's language servers: made on the first LSP tool call, shut down with the session. */
   readonly #lsp: { provider: LspProvider; shutdown(): Promise<void> } | undefined
   lastTouched = Date.now()
+  /** The last summary write started, and the event counter it was taken at. */
+  #summaryWrite: { seq: number; done: Promise<void> } | undefined
 
   constructor(meta: SessionMeta, deps: SessionDeps, state?: SessionState) {
     this.meta = meta
@@ -283,6 +285,17 @@ export class Session implements TurnHost {
     return this.#writer.emit(type, data)
   }
 
+  record<T extends EventType>(type: T, data: EventData<T>): void {
+    this.#writer.record(type, data)
+    // Counted when recorded: the turn's result is built before its usage events are on disk
+    // (if one cannot be written, the turn fails and no result carries the sum).
+    if (type === 'usage') this.#turnUsage = addUsage(this.#turnUsage, (data as EventData<'usage'>).usage)
+  }
+
+  barrier(): Promise<void> {
+    return this.#writer.barrier()
+  }
+
   emitChunk(
     type: 'text_delta' | 'reasoning' | 'tool_progress',
     key: string,
@@ -296,17 +309,25 @@ export class Session implements TurnHost {
     // The prompt is in the log now: its queue entry has done its job.
     const logged = loggedMessageId(e)[0]
     if (logged !== undefined && this.#ledger.has(logged)) void this.#ledger.unqueue(logged)
-    if (e.type === 'usage') this.#turnUsage = addUsage(this.#turnUsage, e.data.usage)
     // Keep the on-disk summary current at the points that change what it says.
     if (SUMMARY_POINTS.has(e.type)) void this.#writeSummary()
   }
 
-  async #writeSummary(): Promise<void> {
-    try {
-      await this.#deps.store.writeSummary(this.id, this.#state.summary)
-    } catch (err) {
+  /**
+   * Write `summary.json` (never throws). The summary changes only with events: a write asked for
+   * at the counter of the last one started (the turn's end after its terminal event) joins it.
+   */
+  #writeSummary(): Promise<void> {
+    const seq = this.#state.lastSeq
+    if (this.#summaryWrite?.seq === seq) return this.#summaryWrite.done
+    const write = { seq, done: Promise.resolve() }
+    write.done = this.#deps.store.writeSummary(this.id, this.#state.summary).catch((err: unknown) => {
       this.#deps.logger.error(`session ${this.id}: summary not written`, err)
-    }
+      // Not written: the next request tries again.
+      if (this.#summaryWrite === write) this.#summaryWrite = undefined
+    })
+    this.#summaryWrite = write
+    return write.done
   }
 
   toolContext(call: ToolCall, token: TurnToken): ToolContext {

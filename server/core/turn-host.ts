@@ -27,6 +27,14 @@ export interface TurnHost {
   readonly approval: ApprovalPolicy
   /** Append an event and wait until it is persisted (throws EventLogError when it cannot be). */
   emit<T extends EventType>(type: T, data: EventData<T>): Promise<EventOf<T>>
+  /**
+   * Append an event without waiting for it to be persisted: it goes to disk with the events
+   * around it in one group commit. A failure surfaces as EventLogError from the next `emit` or
+   * `barrier` (and the recorded events after it are not written).
+   */
+  record<T extends EventType>(type: T, data: EventData<T>): void
+  /** Wait until every event so far is persisted and folded into the state (throws a recorded event's EventLogError). */
+  barrier(): Promise<void>
   /** Stream a chunk of text / reasoning (key: the step) or tool progress (key: the call), coalesced. */
   emitChunk(
     type: 'text_delta' | 'reasoning' | 'tool_progress',

@@ -5,6 +5,7 @@
  * can quarantine the tail instead of half-reading it.
  */
 import { randomUUID } from 'node:crypto'
+import fs from 'node:fs'
 import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import type { AnyEvent } from '../events/event-types.ts'
@@ -18,23 +19,42 @@ export function errCode(err: unknown): string | undefined {
     : undefined
 }
 
-/** Create `path` exclusively (`wx`) with `text`; a failed write removes the partial file. */
-export async function writeExclusive(path: string, text: string, fsync = false): Promise<void> {
-  const fh = await open(path, 'wx')
-  try {
-    await fh.writeFile(text, 'utf8')
-    if (fsync) await fh.sync()
-    await fh.close()
-  } catch (err) {
-    await fh.close().catch(() => {})
-    await unlink(path).catch(() => {})
-    throw err
-  }
-  if (fsync) await syncDir(dirname(path))
+/**
+ * Create `path` exclusively (`wx`) with `text`; a failed write removes the partial file. With
+ * `fsync` the file is synced, and its directory too unless `syncParent` is false (the caller
+ * syncs it once for several files).
+ */
+export async function writeExclusive(path: string, text: string, fsync = false, syncParent = true): Promise<void> {
+  await createFile(path, Buffer.from(text, 'utf8'), fsync)
+  if (fsync && syncParent) await syncDir(dirname(path))
+}
+
+/**
+ * `open(wx)`, write all of `bytes`, optionally `fsync`, close — with the callback API, which
+ * costs the event loop much less per file than `fs.promises` (no FileHandle object, no promise
+ * per step): the event store creates a file per event. On a failure the file is removed.
+ */
+function createFile(path: string, bytes: Buffer, fsync: boolean): Promise<void> {
+  return new Promise((resolve, reject) => {
+    fs.open(path, 'wx', (err, fd) => {
+      if (err) return reject(err)
+      const fail = (e: Error): void => fs.close(fd, () => fs.unlink(path, () => reject(e)))
+      const close = (): void => fs.close(fd, (e) => (e ? fs.unlink(path, () => reject(e)) : resolve()))
+      const writeFrom = (at: number): void =>
+        fs.write(fd, bytes, at, bytes.length - at, at, (e, n) => {
+          if (e) return fail(e)
+          if (n === 0) return fail(new Error(`short write to ${path}`))
+          if (at + n < bytes.length) return writeFrom(at + n)
+          if (fsync) fs.fsync(fd, (e2) => (e2 ? fail(e2) : close()))
+          else close()
+        })
+      writeFrom(0)
+    })
+  })
 }
 
 /** Make a directory's new entries durable (a created or renamed file survives power loss). */
-async function syncDir(dir: string): Promise<void> {
+export async function syncDir(dir: string): Promise<void> {
   const fh = await open(dir, 'r').catch(() => undefined)
   if (!fh) return
   try {
@@ -60,9 +80,9 @@ export async function writeJsonAtomic(path: string, value: unknown, fsync = fals
 }
 
 /** Write one event as `event-NNNNNN-<type>.json`: its JSON and a newline, never overwriting; returns the record. */
-export async function writeEventFile(dir: string, event: AnyEvent, fsync = false): Promise<string> {
+export async function writeEventFile(dir: string, event: AnyEvent, fsync = false, syncParent = true): Promise<string> {
   const text = `${JSON.stringify(event)}\n`
-  await writeExclusive(join(dir, eventFileName(event.seq, event.type)), text, fsync)
+  await writeExclusive(join(dir, eventFileName(event.seq, event.type)), text, fsync, syncParent)
   return text
 }
 

@@ -134,6 +134,50 @@ describe('FileEventStore subscribers', () => {
   })
 })
 
+describe('FileEventStore group commit (appendMany)', () => {
+  it('writes a group as its event files and one run of segment lines, notifying in order once all are on disk', async () => {
+    const id = await newSession()
+    await store.append(sampleEvent(id, 1))
+    const heard: number[] = []
+    store.subscribe(id, (e) => {
+      // Every file of the group is on disk before the first of it is heard of.
+      expect(files(id)).toHaveLength(6)
+      heard.push(e.seq)
+    })
+    const group = Array.from({ length: 5 }, (_, i) => sampleEvent(id, i + 2))
+    await store.appendMany(group)
+    expect(heard).toEqual([2, 3, 4, 5, 6])
+    const all = [sampleEvent(id, 1), ...group]
+    expect(files(id)).toEqual(all.map((e) => eventFileName(e.seq, e.type)))
+    expect(readFileSync(join(root, id, 'events.jsonl'), 'utf8')).toBe(all.map((e) => `${JSON.stringify(e)}\n`).join(''))
+    const fresh = new FileEventStore({ root })
+    expect((await fresh.load(id))?.events).toEqual(all)
+    await expect(store.appendMany([sampleEvent(id, 8), sampleEvent(id, 9)])).rejects.toMatchObject({
+      code: 'seq_mismatch',
+    })
+  })
+
+  it('a file that cannot be written ends the group there: the files after it are taken back, the log stays a prefix', async () => {
+    const id = await newSession()
+    const group = Array.from({ length: 5 }, (_, i) => sampleEvent(id, i + 1))
+    // Something already holds the third record's name: its exclusive create fails.
+    const squatter = join(root, id, eventFileName(3, group[2]!.type))
+    writeFileSync(squatter, 'not ours\n')
+    const heard: number[] = []
+    store.subscribe(id, (e) => heard.push(e.seq))
+    await expect(store.appendMany(group)).rejects.toMatchObject({ name: 'AppendGroupError', committed: 2 })
+    expect(heard).toEqual([1, 2])
+    expect(files(id)).toEqual([
+      ...group.slice(0, 2).map((e) => eventFileName(e.seq, e.type)),
+      eventFileName(3, group[2]!.type),
+    ])
+    rmSync(squatter)
+    // The counter continues after the prefix.
+    await store.appendMany(group.slice(2))
+    expect(await new FileEventStore({ root }).read(id)).toEqual(group)
+  })
+})
+
 describe('FileEventStore concurrency', () => {
   it('two sessions appending concurrently keep independent counters', async () => {
     const a = await newSession('otter')

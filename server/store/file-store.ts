@@ -18,7 +18,7 @@
  * and rebuilt from the event files; it is never needed for correctness.
  */
 import { readFile } from 'node:fs'
-import { mkdir, readdir, rm, stat } from 'node:fs/promises'
+import { mkdir, readdir, rm, stat, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { SessionSummary } from '../../generated/schemas.gen.ts'
 import type { AnyEvent } from '../events/event-types.ts'
@@ -32,6 +32,7 @@ import {
   readJsonFile,
   scanEntries,
   scanLog,
+  syncDir,
   writeEventFile,
   writeJsonAtomic,
 } from './file-log.ts'
@@ -41,21 +42,22 @@ import { RecentRing } from './recent-ring.ts'
 import { readSegment, readSegmentLines, readSegmentRecords, rewriteSegmentTail, SegmentWriters } from './segment.ts'
 import type { StoredRecord } from './stored-lines.ts'
 import { agentAllowed, applyListFilter, pageOf } from './listing.ts'
-import { AGENT_PREFIXES, isSessionId, sessionDir } from './paths.ts'
+import { AGENT_PREFIXES, eventFileName, isSessionId, sessionDir } from './paths.ts'
 import { readQueued, removeQueued, writeQueued } from './queued-prompts.ts'
-import type {
-  AgentPrefix,
-  EventListener,
-  EventStore,
-  ListFilter,
-  LoadedSession,
-  PageQuery,
-  QueuedPrompt,
-  SessionMeta,
-  SessionPage,
-  StoredSession,
-  StoredSummary,
-  StreamOptions,
+import {
+  AppendGroupError,
+  type AgentPrefix,
+  type EventListener,
+  type EventStore,
+  type ListFilter,
+  type LoadedSession,
+  type PageQuery,
+  type QueuedPrompt,
+  type SessionMeta,
+  type SessionPage,
+  type StoredSession,
+  type StoredSummary,
+  type StreamOptions,
 } from './types.ts'
 import {
   checkNextSeq,
@@ -80,6 +82,8 @@ export interface FileEventStoreOptions {
 /** A stream's catch-up page: at most this many events and (from the segment) bytes, at least one event. */
 const PAGE_EVENTS = 2048
 const PAGE_MAX_BYTES = 4 * 1024 * 1024
+/** Event files of one group commit written at once. */
+const GROUP_PARALLELISM = 16
 /** Records per page of `readStored` (text is cheap to hold: the byte cap is what bounds it). */
 const STORED_PAGE_EVENTS = 16384
 
@@ -178,7 +182,59 @@ export class FileEventStore implements EventStore {
       this.#lastSeq.set(id, e.seq)
       this.#ring(id).push(e, text.length)
       this.#listeners.notify(e)
-      await this.#appendSegment(id, dir, e.seq, text)
+      await this.#appendSegment(id, dir, e.seq, [text])
+    })
+  }
+
+  /**
+   * Consecutive events of one session as one group commit: their event files are created side by
+   * side (with fsync, one directory sync for the group), then their segment lines in one write;
+   * subscribers hear of them in order once every file of the group is written. On a failure the
+   * files after the first that failed are removed again, so the log stays an exact prefix, and it
+   * rejects with an `AppendGroupError` saying how many of the group are in the log.
+   */
+  async appendMany(events: readonly AnyEvent[]): Promise<void> {
+    if (events.length === 0) return
+    if (events.length === 1) return this.append(events[0]!)
+    const checked = events.map((e) => validateEvent(e))
+    const id = checked[0]!.session_id
+    for (const e of checked)
+      if (e.session_id !== id) throw new RangeError('appendMany: events of more than one session')
+    const dir = sessionDir(this.root, id)
+    return this.#enqueue(id, async () => {
+      const last = await this.#open(id, dir)
+      checked.forEach((e, i) => checkNextSeq(id, e.seq, last + i))
+      // Side by side, a bounded number at once (open descriptors stay few with many sessions).
+      const written = await mapLimit(checked, GROUP_PARALLELISM, (e) =>
+        writeEventFile(dir, e, this.#fsync, false).then(
+          (value): PromiseSettledResult<string> => ({ status: 'fulfilled', value }),
+          (reason: unknown): PromiseSettledResult<string> => ({ status: 'rejected', reason }),
+        ),
+      )
+      let committed = written.findIndex((r) => r.status === 'rejected')
+      if (committed < 0) committed = written.length
+      // Files after the first failure would leave a gap: take them back.
+      const extra = checked.filter((_, i) => i > committed && written[i]!.status === 'fulfilled')
+      await Promise.all(extra.map((e) => unlink(join(dir, eventFileName(e.seq, e.type))).catch(() => {})))
+      if (this.#fsync && committed > 0) await syncDir(dir)
+      const texts: string[] = []
+      for (let i = 0; i < committed; i++) {
+        const e = checked[i]!
+        const text = (written[i] as PromiseFulfilledResult<string>).value
+        texts.push(text)
+        this.#lastSeq.set(id, e.seq)
+        this.#ring(id).push(e, text.length)
+        this.#listeners.notify(e)
+      }
+      if (committed > 0) await this.#appendSegment(id, dir, checked[0]!.seq, texts)
+      if (committed < checked.length) {
+        const cause = (written[committed] as PromiseRejectedResult).reason as unknown
+        if (errCode(cause) === 'ENOENT') {
+          this.#lastSeq.delete(id)
+          throw new AppendGroupError(committed, sessionNotFound(id))
+        }
+        throw new AppendGroupError(committed, cause)
+      }
     })
   }
 
@@ -510,14 +566,15 @@ export class FileEventStore implements EventStore {
     }
   }
 
-  /** Append the record of event `seq` to the segment when it follows the segment's last line. */
-  async #appendSegment(sessionId: string, dir: string, seq: number, text: string): Promise<void> {
+  /** Append the records of events `seq`, `seq + 1`, … to the segment (one write) when they follow its last line. */
+  async #appendSegment(sessionId: string, dir: string, seq: number, texts: readonly string[]): Promise<void> {
     const state = this.#segments.get(sessionId)
     if (!state?.ok || state.lines !== seq - 1) return
     try {
-      await this.#writers.append(dir, text)
-      state.ends.push((state.ends.at(-1) ?? 0) + Buffer.byteLength(text))
-      state.lines = seq
+      await this.#writers.append(dir, texts.length === 1 ? texts[0]! : texts.join(''))
+      let end = state.ends.at(-1) ?? 0
+      for (const t of texts) state.ends.push((end += Buffer.byteLength(t)))
+      state.lines = seq + texts.length - 1
     } catch (err) {
       // The event is on disk; only the shortcut is lost until the session is opened again.
       state.ok = false

@@ -143,6 +143,13 @@ export interface EventStore {
   create(meta: SessionMeta, summary: SessionSummary): Promise<void>
   /** Persist one event (its `seq` must be the session's next), then notify subscribers. */
   append(event: AnyEvent): Promise<void>
+  /**
+   * Persist consecutive events of one session (the first's `seq` the session's next) as one group
+   * commit, then notify subscribers in order; the same guarantee as `append` for each. On a
+   * failure rejects with an {@link AppendGroupError}: its `committed` first events are in the log
+   * (and notified), the others are not. Optional: without it the events are appended one by one.
+   */
+  appendMany?(events: readonly AnyEvent[]): Promise<void>
   /** Events with `seq > afterSeq`, in order. */
   read(sessionId: string, afterSeq?: number): Promise<AnyEvent[]>
   /**
@@ -283,4 +290,14 @@ export interface LiveSessions {
   dropToken(sessionId: string): Promise<void>
   /** The live session whose current token has this digest (hex), if any. */
   sessionOfToken(digest: string): Promise<string | undefined>
+}
+
+/** `appendMany` failed part way: the first `committed` events of the group are in the log, the rest are not. */
+export class AppendGroupError extends Error {
+  override name = 'AppendGroupError'
+  readonly committed: number
+  constructor(committed: number, cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause })
+    this.committed = committed
+  }
 }

@@ -9,7 +9,7 @@ import { isAbsolute, relative } from 'node:path'
 import type { GlobInput } from '../../generated/tools/tools.gen.ts'
 import { compileGlob, GlobError, type GlobMatcher } from './glob-match.ts'
 import { errorText, fail, succeed } from './outcome.ts'
-import { confineDirectory, displayPath, isInside, lexicalPath, realPathList, toFsPath } from './paths.ts'
+import { confineDirectory, displayPath, isInside, lexicalPath, toFsPath } from './paths.ts'
 import type { Tool } from './types.ts'
 import { walk } from './walk.ts'
 
@@ -20,7 +20,8 @@ export const globTool: Tool<GlobInput> = {
   async run(args, ctx) {
     const where = await confineDirectory('Glob', ctx, args.path ?? '.', 'search')
     if (!where.ok) return where.outcome
-    const { root, abs } = where
+    // The walk skips the protected paths the confinement resolved.
+    const { root, abs, protectedPaths: skip } = where
     let pattern = args.pattern
     const fsPattern = toFsPath(pattern)
     if (!fsPattern.ok) return fail(fsPattern.reason)
@@ -38,7 +39,6 @@ export const globTool: Tool<GlobInput> = {
     const max = args.max_results ?? 1000
     const found: string[] = []
     let truncated = false
-    const skip = await realPathList(ctx.protectedPaths)
     for await (const e of walk({ root, start: abs, signal: ctx.signal, skip })) {
       if (e.isDir || !re.test(e.relToStart)) continue
       if (found.length >= max) {

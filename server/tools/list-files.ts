@@ -6,7 +6,7 @@
  */
 import type { list_filesInput } from '../../generated/tools/tools.gen.ts'
 import { fail, succeed } from './outcome.ts'
-import { confineDirectory, displayPath, lexicalPath, realPathList } from './paths.ts'
+import { confineDirectory, displayPath, lexicalPath } from './paths.ts'
 import type { Tool } from './types.ts'
 import { walk } from './walk.ts'
 
@@ -17,11 +17,11 @@ export const listFilesTool: Tool<list_filesInput> = {
   async run(args, ctx) {
     const where = await confineDirectory('list_files', ctx, args.path ?? '.', 'list')
     if (!where.ok) return where.outcome
-    const { root, abs } = where
+    // The walk skips the protected paths the confinement resolved.
+    const { root, abs, protectedPaths: skip } = where
     const max = args.max_entries ?? 1000
     const entries: string[] = []
     let truncated = false
-    const skip = await realPathList(ctx.protectedPaths)
     for await (const e of walk({ root, start: abs, recursive: args.recursive ?? false, signal: ctx.signal, skip })) {
       if (entries.length >= max) {
         truncated = true

@@ -20,7 +20,12 @@ afterEach(() => ws.cleanup())
 
 describe('resolveInWorkspace', () => {
   it('accepts relative, absolute and file:// paths inside the workspace', async () => {
-    expect(await resolveInWorkspace(ws.cwd, 'a.txt')).toEqual({ ok: true, abs: join(ws.cwd, 'a.txt'), root: ws.cwd })
+    expect(await resolveInWorkspace(ws.cwd, 'a.txt')).toEqual({
+      ok: true,
+      abs: join(ws.cwd, 'a.txt'),
+      root: ws.cwd,
+      protectedPaths: [],
+    })
     expect(await resolveInWorkspace(ws.cwd, join(ws.cwd, 'dir/b.txt'))).toMatchObject({
       ok: true,
       abs: join(ws.cwd, 'dir/b.txt'),

@@ -37,7 +37,14 @@ export interface ResolveOptions {
  * workspace, a write in read-only) as opposed to plain bad input (NUL byte, bad URI).
  */
 export type Resolved =
-  { ok: true; abs: string; root: string } | { ok: false; reason: string; violation: boolean; abs?: string }
+  | {
+      ok: true
+      abs: string
+      root: string
+      /** The protected paths as checked (through {@link realPathList}): a walk skips them too. */
+      protectedPaths: string[]
+    }
+  | { ok: false; reason: string; violation: boolean; abs?: string }
 
 const MAX_LINK_DEPTH = 40
 
@@ -102,17 +109,14 @@ export async function realpathLoose(p: string, depth = 0): Promise<string> {
  * rule about a path must hold whichever name reaches it.
  */
 export async function realPathList(paths: readonly string[]): Promise<string[]> {
+  const given = paths.filter((p) => typeof p === 'string' && p !== '' && !p.includes('\0')).map((p) => resolve(p))
+  // Resolved side by side; a loop or an unreadable ancestor leaves the path as given.
+  const real = await Promise.all(given.map((abs) => realpathLoose(abs).catch(() => undefined)))
   const out = new Set<string>()
-  for (const p of paths) {
-    if (typeof p !== 'string' || p === '' || p.includes('\0')) continue
-    const abs = resolve(p)
+  given.forEach((abs, i) => {
     out.add(abs)
-    try {
-      out.add(await realpathLoose(abs))
-    } catch {
-      // A loop or an unreadable ancestor: the path as given still counts.
-    }
-  }
+    if (real[i] !== undefined) out.add(real[i])
+  })
   return [...out]
 }
 
@@ -149,18 +153,22 @@ export async function resolveInWorkspace(cwd: string, p: string, opts: ResolveOp
   const mode = opts.mode ?? 'workspace-write'
   const fsPath = toFsPath(p)
   if (!fsPath.ok) return { ok: false, reason: fsPath.reason, violation: false }
-  let root: string
-  try {
-    root = await realpath(cwd)
-  } catch (e) {
-    return { ok: false, reason: `working directory ${cwd} is not accessible: ${errorText(e)}`, violation: false }
-  }
-  let abs: string
-  try {
-    abs = await realpathLoose(resolve(cwd, fsPath.path))
-  } catch (e) {
-    return { ok: false, reason: `cannot resolve "${p}": ${errorText(e)}`, violation: false }
-  }
+  // The working directory, the path and the rule lists resolve side by side (one round of calls).
+  const [rootR, absR, protectedPaths, readOnlyPaths] = await Promise.all([
+    settle(realpath(cwd)),
+    settle(realpathLoose(resolve(cwd, fsPath.path))),
+    realPathList(opts.protectedPaths ?? []),
+    realPathList(opts.readOnlyPaths ?? []),
+  ])
+  if (!rootR.ok)
+    return {
+      ok: false,
+      reason: `working directory ${cwd} is not accessible: ${errorText(rootR.error)}`,
+      violation: false,
+    }
+  if (!absR.ok) return { ok: false, reason: `cannot resolve "${p}": ${errorText(absR.error)}`, violation: false }
+  const root = rootR.value
+  const abs = absR.value
   if (opts.forWrite && mode === 'read-only') {
     return { ok: false, reason: `the read-only sandbox does not allow writing "${p}"`, violation: true, abs }
   }
@@ -168,13 +176,17 @@ export async function resolveInWorkspace(cwd: string, p: string, opts: ResolveOp
     const via = abs === resolve(cwd, fsPath.path) ? '' : ` (resolves to ${abs})`
     return { ok: false, reason: `path "${p}"${via} is outside the workspace ${root}`, violation: true, abs }
   }
-  const rules = {
-    protectedPaths: await realPathList(opts.protectedPaths ?? []),
-    readOnlyPaths: await realPathList(opts.readOnlyPaths ?? []),
-  }
-  const broken = pathRuleViolation(abs, rules, opts.forWrite ?? false)
+  const broken = pathRuleViolation(abs, { protectedPaths, readOnlyPaths }, opts.forWrite ?? false)
   if (broken !== undefined) return { ok: false, reason: broken, violation: true, abs }
-  return { ok: true, abs, root }
+  return { ok: true, abs, root, protectedPaths }
+}
+
+/** A promise's value or its error, without throwing. */
+function settle<T>(p: Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
+  return p.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  )
 }
 
 /**
@@ -186,7 +198,7 @@ export async function confinePath(
   ctx: ConfineContext,
   p: string,
   opts: { forWrite?: boolean } = {},
-): Promise<{ ok: true; abs: string; root: string } | { ok: false; outcome: ToolOutcome }> {
+): Promise<{ ok: true; abs: string; root: string; protectedPaths: string[] } | { ok: false; outcome: ToolOutcome }> {
   const r = await resolveInWorkspace(ctx.cwd, p, {
     forWrite: opts.forWrite,
     mode: ctx.sandbox,
@@ -221,7 +233,7 @@ export async function confineDirectory(
   ctx: ConfineContext,
   p: string,
   verb: string,
-): Promise<{ ok: true; abs: string; root: string } | { ok: false; outcome: ToolOutcome }> {
+): Promise<{ ok: true; abs: string; root: string; protectedPaths: string[] } | { ok: false; outcome: ToolOutcome }> {
   const where = await confinePath(tool, ctx, p)
   if (!where.ok) return where
   try {

@@ -54,6 +54,14 @@ async function ancestorLayers(root: string, start: string): Promise<IgnoreLayer[
   return layers
 }
 
+/** The entries of `dir` in name order; undefined when it cannot be read. */
+function listSorted(dir: string): Promise<Dirent[] | undefined> {
+  return readdir(dir, { withFileTypes: true }).then(
+    (d) => d.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+    () => undefined,
+  )
+}
+
 /**
  * Walk beneath `opts.start`. When the start directory is itself ignored (the caller named it
  * explicitly), only the .gitignore files inside it apply.
@@ -61,6 +69,8 @@ async function ancestorLayers(root: string, start: string): Promise<IgnoreLayer[
 export async function* walk(opts: WalkOptions): AsyncGenerator<WalkEntry> {
   const root = isInside(opts.root, opts.start) ? opts.root : opts.start
   const startRel = toPosix(relative(root, opts.start))
+  // The start directory is listed while its ignore files are read (one round of calls, not two).
+  const firstListing = listSorted(opts.start)
   let layers = await ancestorLayers(root, opts.start)
   if (
     startRel !== '' &&
@@ -85,14 +95,8 @@ export async function* walk(opts: WalkOptions): AsyncGenerator<WalkEntry> {
       const layer = await loadIgnoreLayer(dirAbs, dirRel)
       if (layer) here = [...inherited, layer]
     }
-    let dirents: Dirent[]
-    try {
-      dirents = (await readdir(dirAbs, { withFileTypes: true })).sort((a, b) =>
-        a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
-      )
-    } catch {
-      return
-    }
+    const dirents = await (isStart ? firstListing : listSorted(dirAbs))
+    if (!dirents) return
     for (const d of dirents) {
       if (opts.signal?.aborted) return
       const name = d.name
