@@ -5,6 +5,7 @@
  * can quarantine the tail instead of half-reading it.
  */
 import { randomUUID } from 'node:crypto'
+import { closeSync, openSync, unlinkSync, writeSync } from 'node:fs'
 import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import type { AnyEvent } from '../events/event-types.ts'
@@ -31,6 +32,33 @@ export async function writeExclusive(path: string, text: string, fsync = false):
     throw err
   }
   if (fsync) await syncDir(dirname(path))
+}
+
+/**
+ * `writeExclusive` without fsync, done at once on the calling thread: three system calls on a
+ * small file, instead of three turns through the thread pool, where they would queue behind
+ * every other session's writes. For the few small files on the path of an answer (a new
+ * session's meta and summary, a queued prompt): docs/decisions/0390-first-record-path.md.
+ */
+export function writeExclusiveNow(path: string, text: string): void {
+  const fd = openSync(path, 'wx')
+  try {
+    const bytes = Buffer.from(text)
+    for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at)
+    closeSync(fd)
+  } catch (err) {
+    try {
+      closeSync(fd)
+    } catch {
+      // already closed
+    }
+    try {
+      unlinkSync(path)
+    } catch {
+      // nothing to remove
+    }
+    throw err
+  }
 }
 
 /** Make a directory's new entries durable (a created or renamed file survives power loss). */

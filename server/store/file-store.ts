@@ -17,7 +17,7 @@
  * (a long replay above all) take one file read instead of one per event. Damage to it is cut
  * and rebuilt from the event files; it is never needed for correctness.
  */
-import { readFile } from 'node:fs'
+import { mkdirSync, readFile } from 'node:fs'
 import { mkdir, readdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { SessionSummary } from '../../generated/schemas.gen.ts'
@@ -33,6 +33,7 @@ import {
   scanEntries,
   scanLog,
   writeEventFile,
+  writeExclusiveNow,
   writeJsonAtomic,
 } from './file-log.ts'
 import { streamEvents } from './event-stream.ts'
@@ -139,20 +140,32 @@ export class FileEventStore implements EventStore {
     const id = meta.session_id
     const dir = sessionDir(this.root, id)
     return this.#enqueue(id, async () => {
+      // Without fsync the first answer of a session waits on these: made at once, not through
+      // the thread pool (behind other sessions' writes), and the two files created in place (the
+      // directory is new and nobody else writes there; a crash mid-write leaves a session that
+      // was never acknowledged, which a load treats as absent).
+      const now = !this.#fsync
+      const mk = async (path: string, recursive = false): Promise<unknown> =>
+        now ? mkdirSync(path, { recursive }) : mkdir(path, { recursive })
       try {
-        await mkdir(dir)
+        await mk(dir)
       } catch (err) {
         if (errCode(err) === 'EEXIST') throw new ChimeraError('session_exists', `session ${id} already exists`)
         if (errCode(err) !== 'ENOENT') throw err
         // The event-log root itself is missing (first session, or removed): make it, then retry.
-        await mkdir(this.root, { recursive: true })
-        await mkdir(dir)
+        await mk(this.root, true)
+        await mk(dir)
       }
-      // Independent files: written side by side (each still atomically).
-      await Promise.all([
-        writeJsonAtomic(join(dir, 'session.json'), meta, this.#fsync),
-        writeJsonAtomic(join(dir, 'summary.json'), summary, this.#fsync),
-      ])
+      if (now) {
+        writeExclusiveNow(join(dir, 'session.json'), `${JSON.stringify(meta, null, 2)}\n`)
+        writeExclusiveNow(join(dir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`)
+      } else {
+        // Independent files: written side by side (each still atomically).
+        await Promise.all([
+          writeJsonAtomic(join(dir, 'session.json'), meta, true),
+          writeJsonAtomic(join(dir, 'summary.json'), summary, true),
+        ])
+      }
       this.#lastSeq.set(id, 0)
       this.#rings.set(id, new RecentRing())
       this.#segments.set(id, { lines: 0, ends: [], ok: true })

@@ -9,7 +9,7 @@
 import { readdir, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Logger } from '../log.ts'
-import { errCode, readJsonFile, writeExclusive } from './file-log.ts'
+import { errCode, readJsonFile, writeExclusive, writeExclusiveNow } from './file-log.ts'
 import type { QueuedPrompt } from './types.ts'
 
 const PREFIX = 'queued-'
@@ -27,7 +27,9 @@ export function sortQueued(list: QueuedPrompt[]): QueuedPrompt[] {
 }
 
 export async function writeQueued(dir: string, p: QueuedPrompt, fsync: boolean): Promise<void> {
-  await writeExclusive(fileOf(dir, p.message_id), `${JSON.stringify(p)}\n`, fsync)
+  // Acknowledging the prompt waits on this file: without fsync it is written at once (file-log.ts).
+  if (fsync) await writeExclusive(fileOf(dir, p.message_id), `${JSON.stringify(p)}\n`, true)
+  else writeExclusiveNow(fileOf(dir, p.message_id), `${JSON.stringify(p)}\n`)
 }
 
 export async function removeQueued(dir: string, messageId: string): Promise<void> {
