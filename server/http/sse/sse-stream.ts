@@ -85,7 +85,45 @@ export interface SseStreamOptions {
   onClose?(): void
 }
 
-const encoder = new TextEncoder()
+/**
+ * Each live event's record encoded once per wire (`record` function) and shared by every stream
+ * that sends it: the event object is the one the store handed to all subscribers, so a fan-out
+ * to many clients serialises and encodes it once, and the same bytes go to every socket.
+ */
+const encodedRecords = new WeakMap<(e: AnyEvent) => SseRecord, WeakMap<AnyEvent, Buffer>>()
+
+function encodedRecord(record: (e: AnyEvent) => SseRecord, e: AnyEvent): Buffer {
+  let byEvent = encodedRecords.get(record)
+  if (!byEvent) encodedRecords.set(record, (byEvent = new WeakMap()))
+  let bytes = byEvent.get(e)
+  if (!bytes) byEvent.set(e, (bytes = Buffer.from(encodeRecord(record(e)))))
+  return bytes
+}
+
+/**
+ * Streams with records pending, flushed together by one `setImmediate` at the end of the loop
+ * turn (not one timer per stream: a fan-out to many clients schedules one). After a flush that
+ * wrote to `FANOUT_STREAMS` streams or more, the next waits `FANOUT_COALESCE_MS`, so the events
+ * of a turn that land meanwhile go out together: one write per client instead of one per event
+ * and client, which is what a large fan-out spends its time on (a socket write each).
+ */
+const FANOUT_STREAMS = 32
+const FANOUT_COALESCE_MS = 4
+const dirty = new Set<() => void>()
+let flushing = false
+let coalesce = false
+const flushAll = (): void => {
+  flushing = false
+  coalesce = dirty.size >= FANOUT_STREAMS
+  for (const flush of dirty) flush()
+  dirty.clear()
+}
+const scheduleFlush = (): void => {
+  if (flushing) return
+  flushing = true
+  if (coalesce) setTimeout(flushAll, FANOUT_COALESCE_MS)
+  else setImmediate(flushAll)
+}
 
 /** The events that open or end a turn: what an end rule follows. */
 const TURN_MARKS: ReadonlySet<EventType> = new Set<EventType>(['user_message', 'turn_start', ...TERMINAL_EVENTS])
@@ -101,36 +139,53 @@ export function sseResponse(o: SseStreamOptions): Response {
   let wake: ((room: boolean) => void) | undefined
   let heartbeat: NodeJS.Timeout | undefined
   let lastWrite = Date.now()
-  let pending = ''
-  let flushTimer: NodeJS.Immediate | undefined
+  /** What waits for the next chunk: encoded records, then text not yet encoded. */
+  let parts: Buffer[] = []
+  let text = ''
+  let pendingBytes = 0
 
   const finish = (): void => {
     if (closed) return
     closed = true
-    pending = ''
-    clearImmediate(flushTimer)
+    parts = []
+    text = ''
+    pendingBytes = 0
+    dirty.delete(flush)
     clearInterval(heartbeat)
     o.stop.removeEventListener('abort', onStop)
     iterating.abort()
     wake?.(true)
     o.onClose?.()
   }
-  /** Send what is pending as one chunk. */
-  const flush = (): void => {
-    clearImmediate(flushTimer)
-    flushTimer = undefined
-    if (closed || pending === '') return
-    const text = pending
-    pending = ''
-    controller.enqueue(encoder.encode(text))
+  /** Send what is pending as one chunk (a lone encoded record as it is, shared). */
+  function flush(): void {
+    dirty.delete(flush)
+    if (closed || pendingBytes === 0) return
+    if (text !== '') parts.push(Buffer.from(text))
+    const chunk = parts.length === 1 ? parts[0]! : Buffer.concat(parts)
+    parts = []
+    text = ''
+    pendingBytes = 0
+    controller.enqueue(chunk)
     lastWrite = Date.now()
   }
-  /** Queue `text`; it goes out at the end of this loop turn, or now when the chunk is full. */
-  const write = (text: string): void => {
+  /** Queue `data`; it goes out at the end of this loop turn, or now when the chunk is full. */
+  const write = (data: string | Buffer): void => {
     if (closed) return
-    pending += text
-    if (pending.length >= CHUNK_BYTES) flush()
-    else flushTimer ??= setImmediate(flush)
+    if (typeof data === 'string') text += data
+    else {
+      if (text !== '') {
+        parts.push(Buffer.from(text))
+        text = ''
+      }
+      parts.push(data)
+    }
+    pendingBytes += data.length
+    if (pendingBytes >= CHUNK_BYTES) flush()
+    else if (!dirty.has(flush)) {
+      dirty.add(flush)
+      scheduleFlush()
+    }
   }
   const end = (payload: SseEnd): void => {
     if (closed) return
@@ -214,7 +269,7 @@ export function sseResponse(o: SseStreamOptions): Response {
           ])
           if (closed) return
         }
-        write(encodeRecord(o.record(r.value)))
+        write(encodedRecord(o.record, r.value))
         const last = o.endAfter?.(r.value)
         // With `ready`: the session settles with nothing after this event (end), or the next
         // event comes first (go on with it).
@@ -253,7 +308,11 @@ export function sseResponse(o: SseStreamOptions): Response {
         flush()
         heartbeat = setInterval(
           () => {
-            if (Date.now() - lastWrite >= settings.heartbeatMs && (controller.desiredSize ?? 0) > 0 && pending === '') {
+            if (
+              Date.now() - lastWrite >= settings.heartbeatMs &&
+              (controller.desiredSize ?? 0) > 0 &&
+              pendingBytes === 0
+            ) {
               write(encodeComment('ping'))
               flush()
             }
