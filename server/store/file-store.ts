@@ -39,8 +39,17 @@ import {
 import { streamEvents } from './event-stream.ts'
 import { ListenerRegistry } from './listeners.ts'
 import { RecentRing } from './recent-ring.ts'
-import { readSegment, readSegmentLines, readSegmentRecords, rewriteSegmentTail, SegmentWriters } from './segment.ts'
-import type { StoredRecord } from './stored-lines.ts'
+import {
+  crc32,
+  readSegment,
+  readSegmentLines,
+  readSegmentRecords,
+  readVouchedSegment,
+  rewriteSegmentTail,
+  SegmentWriters,
+  writeSegmentSum,
+} from './segment.ts'
+import { storedRecords, type StoredRecord } from './stored-lines.ts'
 import { agentAllowed, applyListFilter, pageOf } from './listing.ts'
 import { AGENT_PREFIXES, isSessionId, sessionDir } from './paths.ts'
 import { readQueued, removeQueued, writeQueued } from './queued-prompts.ts'
@@ -57,6 +66,7 @@ import type {
   StoredSession,
   StoredSummary,
   StreamOptions,
+  VouchedRecords,
 } from './types.ts'
 import {
   checkNextSeq,
@@ -109,6 +119,8 @@ interface SegmentState {
   ends: number[]
   /** False after a failed write or read: the rest comes from the event files until reopened. */
   ok: boolean
+  /** CRC-32 of the bytes of those lines (undefined: not known), for the checksum file. */
+  crc?: number
 }
 
 /** The file-backed `EventStore`. */
@@ -168,7 +180,7 @@ export class FileEventStore implements EventStore {
       }
       this.#lastSeq.set(id, 0)
       this.#rings.set(id, new RecentRing())
-      this.#segments.set(id, { lines: 0, ends: [], ok: true })
+      this.#segments.set(id, { lines: 0, ends: [], ok: true, crc: 0 })
     })
   }
 
@@ -265,6 +277,34 @@ export class FileEventStore implements EventStore {
       if (!records) return undefined
       return { records, more: to < last }
     })
+  }
+
+  async readVouched(sessionId: string): Promise<VouchedRecords | undefined> {
+    // Held open here: the verified segment is read as it is (`readStored`).
+    if (!isSessionId(sessionId) || this.#lastSeq.has(sessionId) || this.#queues.has(sessionId)) return undefined
+    const dir = sessionDir(this.root, sessionId)
+    const meta = await readJsonFile(join(dir, 'session.json'))
+    if (
+      meta.kind !== 'ok' ||
+      metaProblem(meta.value) !== undefined ||
+      (meta.value as SessionMeta).session_id !== sessionId
+    )
+      return undefined
+    const seg = await readVouchedSegment(dir)
+    if (!seg) return undefined
+    const { buf, ends } = seg
+    const lines = ends.length
+    return {
+      lines,
+      more: seg.more,
+      page: (afterSeq) => {
+        if (afterSeq >= lines) return undefined
+        const to = pageEnd(ends, afterSeq, Math.min(lines, afterSeq + STORED_PAGE_EVENTS), PAGE_MAX_BYTES)
+        const start = afterSeq === 0 ? 0 : ends[afterSeq - 1]!
+        const records = storedRecords(buf.toString('utf8', start, ends[to - 1]), afterSeq + 1, to - afterSeq, sessionId)
+        return records && { records, more: to < lines }
+      },
+    }
   }
 
   async queuePrompt(sessionId: string, prompt: QueuedPrompt): Promise<void> {
@@ -383,10 +423,23 @@ export class FileEventStore implements EventStore {
   /** Drop what this instance keeps in memory for a session that is no longer live. */
   release(sessionId: string): void {
     if (this.#queues.has(sessionId)) return
+    const seg = this.#segments.get(sessionId)
+    const dir = sessionDir(this.root, sessionId)
+    // What this instance verified or wrote of the segment, for a replay that need not open the
+    // session (readVouched); after everything queued, so a removal that is queued wins.
+    if (seg?.ok && seg.crc !== undefined && seg.lines > 0 && seg.lines === this.#lastSeq.get(sessionId)) {
+      const sum = { lines: seg.lines, bytes: seg.ends.at(-1)!, crc32: seg.crc }
+      void this.#enqueue(sessionId, () =>
+        writeSegmentSum(dir, sum).catch((err: unknown) => {
+          if (errCode(err) !== 'ENOENT')
+            this.#logger.warn('event log: segment checksum not written', { session_id: sessionId, error: String(err) })
+        }),
+      )
+    }
     this.#rings.delete(sessionId)
     this.#lastSeq.delete(sessionId)
     this.#segments.delete(sessionId)
-    void this.#writers.close(sessionDir(this.root, sessionId))
+    void this.#writers.close(dir)
   }
 
   async remove(sessionId: string): Promise<void> {
@@ -483,7 +536,7 @@ export class FileEventStore implements EventStore {
       }
     }
     this.#lastSeq.set(sessionId, events.length)
-    await this.#syncSegment(sessionId, dir, seg.ends, seg.size, rest.texts, seg.reason)
+    await this.#syncSegment(sessionId, dir, seg.ends, seg.size, rest.texts, seg.reason, seg.crc)
     const ring = this.#ring(sessionId)
     ring.clear()
     for (const e of events.slice(-ring.capacity)) ring.push(e, JSON.stringify(e).length + 1)
@@ -499,9 +552,10 @@ export class FileEventStore implements EventStore {
     size: number,
     texts: string[],
     reason: string | undefined,
+    crc: number | undefined,
   ): Promise<void> {
     await this.#writers.close(dir)
-    const state: SegmentState = { lines: ends.length, ends, ok: true }
+    const state: SegmentState = { lines: ends.length, ends, ok: true, ...(crc === undefined ? {} : { crc }) }
     this.#segments.set(sessionId, state)
     const keep = ends.at(-1) ?? 0
     if (size === keep && texts.length === 0) return
@@ -514,6 +568,7 @@ export class FileEventStore implements EventStore {
       const more = await rewriteSegmentTail(dir, keep, texts)
       for (const end of more) ends.push(end)
       state.lines = ends.length
+      for (const t of texts) if (state.crc !== undefined) state.crc = crc32(t, state.crc)
     } catch (err) {
       state.ok = false
       this.#logger.warn('event log: could not rebuild the segment; reading event files', {
@@ -531,6 +586,7 @@ export class FileEventStore implements EventStore {
       await this.#writers.append(dir, text)
       state.ends.push((state.ends.at(-1) ?? 0) + Buffer.byteLength(text))
       state.lines = seq
+      if (state.crc !== undefined) state.crc = crc32(text, state.crc)
     } catch (err) {
       // The event is on disk; only the shortcut is lost until the session is opened again.
       state.ok = false

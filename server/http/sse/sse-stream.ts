@@ -65,6 +65,11 @@ export interface SseStreamOptions {
   stored?: {
     page(afterSeq: number): Promise<{ records: StoredRecord[]; more: boolean } | undefined>
     text(r: Extract<StoredRecord, { kind: 'text' }>): string
+    /**
+     * Whether the stream may end after stored record `seq` (when the end rule says so): the
+     * stored records are all there is. Without it a stream never ends inside the stored part.
+     */
+    final?(seq: number): boolean
   }
   /**
    * A promise to wait for (or the next event, whichever comes first) before sending `e`: a
@@ -232,8 +237,16 @@ export function sseResponse(o: SseStreamOptions): Response {
       for (const r of page.records) {
         if (r.kind === 'text') write(stored.text(r))
         else write(encodeRecord(o.record(r.event)))
-        // The end rule follows turns; records before the last one never end the stream.
-        if (o.endAfter && TURN_MARKS.has(r.type)) o.endAfter(storedEvent(r, o.sessionId))
+        // The end rule follows turns; records before the last one never end the stream, unless
+        // the stored records are all there is (`final`).
+        const final = stored.final?.(r.seq) === true
+        if (o.endAfter && (final || TURN_MARKS.has(r.type))) {
+          const last = o.endAfter(storedEvent(r, o.sessionId))
+          if (last && !last.ready && final) {
+            end(last.end)
+            return undefined
+          }
+        }
         cursor = r.seq
         const r2 = room()
         if (r2 !== true && !(await r2)) return void stall()
