@@ -280,8 +280,14 @@ export class FileEventStore implements EventStore {
   }
 
   async readVouched(sessionId: string): Promise<VouchedRecords | undefined> {
+    if (!isSessionId(sessionId) || this.#lastSeq.has(sessionId)) return undefined
+    // After what is queued (the checksum of a session just released is being written).
+    return this.#enqueue(sessionId, () => this.#vouched(sessionId))
+  }
+
+  async #vouched(sessionId: string): Promise<VouchedRecords | undefined> {
     // Held open here: the verified segment is read as it is (`readStored`).
-    if (!isSessionId(sessionId) || this.#lastSeq.has(sessionId) || this.#queues.has(sessionId)) return undefined
+    if (this.#lastSeq.has(sessionId)) return undefined
     const dir = sessionDir(this.root, sessionId)
     const meta = await readJsonFile(join(dir, 'session.json'))
     if (
