@@ -107,27 +107,19 @@ function encodedRecord(record: (e: AnyEvent) => SseRecord, e: AnyEvent): Buffer 
 
 /**
  * Streams with records pending, flushed together by one `setImmediate` at the end of the loop
- * turn (not one timer per stream: a fan-out to many clients schedules one). After a flush that
- * wrote to `FANOUT_STREAMS` streams or more, the next waits `FANOUT_COALESCE_MS`, so the events
- * of a turn that land meanwhile go out together: one write per client instead of one per event
- * and client, which is what a large fan-out spends its time on (a socket write each).
+ * turn (not one timer per stream: a fan-out to many clients schedules one).
  */
-const FANOUT_STREAMS = 32
-const FANOUT_COALESCE_MS = 4
 const dirty = new Set<() => void>()
 let flushing = false
-let coalesce = false
 const flushAll = (): void => {
   flushing = false
-  coalesce = dirty.size >= FANOUT_STREAMS
   for (const flush of dirty) flush()
   dirty.clear()
 }
 const scheduleFlush = (): void => {
   if (flushing) return
   flushing = true
-  if (coalesce) setTimeout(flushAll, FANOUT_COALESCE_MS)
-  else setImmediate(flushAll)
+  setImmediate(flushAll)
 }
 
 /** The events that open or end a turn: what an end rule follows. */
