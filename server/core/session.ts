@@ -364,6 +364,9 @@ export class Session implements TurnHost {
    * a replay that sends them as they are; undefined when the store cannot (then `stream`).
    */
   storedPage(afterSeq: number, upTo: number): Promise<{ records: StoredRecord[]; more: boolean } | undefined> {
+    // Nothing stored to send before the live part (a stream of a new session): no store call,
+    // which would wait in the session's store queue behind the writes in flight.
+    if (afterSeq >= upTo) return Promise.resolve(undefined)
     return this.#deps.store.readStored?.(this.id, afterSeq, upTo) ?? Promise.resolve(undefined)
   }
 

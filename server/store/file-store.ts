@@ -34,13 +34,23 @@ import {
   scanLog,
   syncDir,
   writeEventFile,
+  writeExclusive,
   writeJsonAtomic,
 } from './file-log.ts'
 import { streamEvents } from './event-stream.ts'
 import { ListenerRegistry } from './listeners.ts'
 import { RecentRing } from './recent-ring.ts'
-import { readSegment, readSegmentLines, readSegmentRecords, rewriteSegmentTail, SegmentWriters } from './segment.ts'
-import type { StoredRecord } from './stored-lines.ts'
+import {
+  crc32,
+  readSegment,
+  readSegmentLines,
+  readSegmentRecords,
+  readVouchedSegment,
+  rewriteSegmentTail,
+  SegmentWriters,
+  writeSegmentSum,
+} from './segment.ts'
+import { storedRecords, type StoredRecord } from './stored-lines.ts'
 import { agentAllowed, applyListFilter, pageOf } from './listing.ts'
 import { AGENT_PREFIXES, eventFileName, isSessionId, sessionDir } from './paths.ts'
 import { readQueued, removeQueued, writeQueued } from './queued-prompts.ts'
@@ -58,6 +68,7 @@ import {
   type StoredSession,
   type StoredSummary,
   type StreamOptions,
+  type VouchedRecords,
 } from './types.ts'
 import {
   checkNextSeq,
@@ -112,6 +123,8 @@ interface SegmentState {
   ends: number[]
   /** False after a failed write or read: the rest comes from the event files until reopened. */
   ok: boolean
+  /** CRC-32 of the bytes of those lines (undefined: not known), for the checksum file. */
+  crc?: number
 }
 
 /** The file-backed `EventStore`. */
@@ -152,14 +165,16 @@ export class FileEventStore implements EventStore {
         await mkdir(this.root, { recursive: true })
         await mkdir(dir)
       }
-      // Independent files: written side by side (each still atomically).
+      // Independent files, written side by side and created in place: the directory is new and
+      // nobody else writes there, and a crash mid-write leaves a session that was never
+      // acknowledged, which a load treats as absent.
       await Promise.all([
-        writeJsonAtomic(join(dir, 'session.json'), meta, this.#fsync),
-        writeJsonAtomic(join(dir, 'summary.json'), summary, this.#fsync),
+        writeExclusive(join(dir, 'session.json'), `${JSON.stringify(meta, null, 2)}\n`, this.#fsync),
+        writeExclusive(join(dir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`, this.#fsync),
       ])
       this.#lastSeq.set(id, 0)
       this.#rings.set(id, new RecentRing())
-      this.#segments.set(id, { lines: 0, ends: [], ok: true })
+      this.#segments.set(id, { lines: 0, ends: [], ok: true, crc: 0 })
     })
   }
 
@@ -310,6 +325,40 @@ export class FileEventStore implements EventStore {
     })
   }
 
+  async readVouched(sessionId: string): Promise<VouchedRecords | undefined> {
+    if (!isSessionId(sessionId) || this.#lastSeq.has(sessionId)) return undefined
+    // After what is queued (the checksum of a session just released is being written).
+    return this.#enqueue(sessionId, () => this.#vouched(sessionId))
+  }
+
+  async #vouched(sessionId: string): Promise<VouchedRecords | undefined> {
+    // Held open here: the verified segment is read as it is (`readStored`).
+    if (this.#lastSeq.has(sessionId)) return undefined
+    const dir = sessionDir(this.root, sessionId)
+    const meta = await readJsonFile(join(dir, 'session.json'))
+    if (
+      meta.kind !== 'ok' ||
+      metaProblem(meta.value) !== undefined ||
+      (meta.value as SessionMeta).session_id !== sessionId
+    )
+      return undefined
+    const seg = await readVouchedSegment(dir)
+    if (!seg) return undefined
+    const { buf, ends } = seg
+    const lines = ends.length
+    return {
+      lines,
+      more: seg.more,
+      page: (afterSeq) => {
+        if (afterSeq >= lines) return undefined
+        const to = pageEnd(ends, afterSeq, Math.min(lines, afterSeq + STORED_PAGE_EVENTS), PAGE_MAX_BYTES)
+        const start = afterSeq === 0 ? 0 : ends[afterSeq - 1]!
+        const records = storedRecords(buf.toString('utf8', start, ends[to - 1]), afterSeq + 1, to - afterSeq, sessionId)
+        return records && { records, more: to < lines }
+      },
+    }
+  }
+
   async queuePrompt(sessionId: string, prompt: QueuedPrompt): Promise<void> {
     const dir = sessionDir(this.root, sessionId)
     return this.#enqueue(sessionId, async () => {
@@ -426,10 +475,23 @@ export class FileEventStore implements EventStore {
   /** Drop what this instance keeps in memory for a session that is no longer live. */
   release(sessionId: string): void {
     if (this.#queues.has(sessionId)) return
+    const seg = this.#segments.get(sessionId)
+    const dir = sessionDir(this.root, sessionId)
+    // What this instance verified or wrote of the segment, for a replay that need not open the
+    // session (readVouched); after everything queued, so a removal that is queued wins.
+    if (seg?.ok && seg.crc !== undefined && seg.lines > 0 && seg.lines === this.#lastSeq.get(sessionId)) {
+      const sum = { lines: seg.lines, bytes: seg.ends.at(-1)!, crc32: seg.crc }
+      void this.#enqueue(sessionId, () =>
+        writeSegmentSum(dir, sum).catch((err: unknown) => {
+          if (errCode(err) !== 'ENOENT')
+            this.#logger.warn('event log: segment checksum not written', { session_id: sessionId, error: String(err) })
+        }),
+      )
+    }
     this.#rings.delete(sessionId)
     this.#lastSeq.delete(sessionId)
     this.#segments.delete(sessionId)
-    void this.#writers.close(sessionDir(this.root, sessionId))
+    void this.#writers.close(dir)
   }
 
   async remove(sessionId: string): Promise<void> {
@@ -526,7 +588,7 @@ export class FileEventStore implements EventStore {
       }
     }
     this.#lastSeq.set(sessionId, events.length)
-    await this.#syncSegment(sessionId, dir, seg.ends, seg.size, rest.texts, seg.reason)
+    await this.#syncSegment(sessionId, dir, seg.ends, seg.size, rest.texts, seg.reason, seg.crc)
     const ring = this.#ring(sessionId)
     ring.clear()
     for (const e of events.slice(-ring.capacity)) ring.push(e, JSON.stringify(e).length + 1)
@@ -542,9 +604,10 @@ export class FileEventStore implements EventStore {
     size: number,
     texts: string[],
     reason: string | undefined,
+    crc: number | undefined,
   ): Promise<void> {
     await this.#writers.close(dir)
-    const state: SegmentState = { lines: ends.length, ends, ok: true }
+    const state: SegmentState = { lines: ends.length, ends, ok: true, ...(crc === undefined ? {} : { crc }) }
     this.#segments.set(sessionId, state)
     const keep = ends.at(-1) ?? 0
     if (size === keep && texts.length === 0) return
@@ -557,6 +620,7 @@ export class FileEventStore implements EventStore {
       const more = await rewriteSegmentTail(dir, keep, texts)
       for (const end of more) ends.push(end)
       state.lines = ends.length
+      for (const t of texts) if (state.crc !== undefined) state.crc = crc32(t, state.crc)
     } catch (err) {
       state.ok = false
       this.#logger.warn('event log: could not rebuild the segment; reading event files', {
@@ -571,10 +635,12 @@ export class FileEventStore implements EventStore {
     const state = this.#segments.get(sessionId)
     if (!state?.ok || state.lines !== seq - 1) return
     try {
-      await this.#writers.append(dir, texts.length === 1 ? texts[0]! : texts.join(''))
+      const text = texts.length === 1 ? texts[0]! : texts.join('')
+      await this.#writers.append(dir, text)
       let end = state.ends.at(-1) ?? 0
       for (const t of texts) state.ends.push((end += Buffer.byteLength(t)))
       state.lines = seq + texts.length - 1
+      if (state.crc !== undefined) state.crc = crc32(text, state.crc)
     } catch (err) {
       // The event is on disk; only the shortcut is lost until the session is opened again.
       state.ok = false

@@ -11,11 +11,24 @@
  */
 import { open, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
+import * as zlib from 'node:zlib'
 import type { AnyEvent } from '../events/event-types.ts'
-import { errCode, type LogEntry } from './file-log.ts'
+import { errCode, readJsonFile, writeJsonAtomic, type LogEntry } from './file-log.ts'
 import { storedRecords, type StoredRecord } from './stored-lines.ts'
 
 export const SEGMENT_FILE = 'events.jsonl'
+/**
+ * The segment's checksum file (docs/decisions/0392-vouched-segment.md): `{"lines","bytes","crc32"}`
+ * of the segment's first `bytes` bytes, written when a session leaves this instance's memory, so
+ * a replay of a session nobody holds open can send those lines without opening it.
+ */
+export const SUM_FILE = 'events.sum'
+
+/** CRC-32 of `data` continuing `crc` (zlib's, Node 20.15 and 22.2 on); undefined on older runtimes. */
+const zlibCrc32 = (zlib as { crc32?: (data: Uint8Array | string, value?: number) => number }).crc32
+export function crc32(data: Uint8Array | string, crc = 0): number | undefined {
+  return zlibCrc32?.(data, crc)
+}
 
 /** The part of a segment that agrees with the event files. */
 export interface SegmentPrefix {
@@ -27,6 +40,8 @@ export interface SegmentPrefix {
   size: number
   /** Why verification stopped before the end of the file. */
   reason?: string
+  /** CRC-32 of the bytes of those lines (undefined when not known). */
+  crc?: number
 }
 
 const NL = 0x0a
@@ -97,6 +112,8 @@ export async function readSegment(
     ends.push(pos)
   }
   const valid = ends.at(-1) ?? 0
+  // Before `parseLines` changes the buffer: the checksum of the lines, if all of them hold.
+  let crc = crc32(buf.subarray(0, valid))
   const parsed = parseLines(buf.subarray(0, valid), ends.length)
   const events: AnyEvent[] = []
   for (let k = 0; k < ends.length; k++) {
@@ -118,8 +135,9 @@ export async function readSegment(
     }
     events.push(value as AnyEvent)
   }
+  if (events.length < ends.length) crc = undefined
   ends.length = events.length
-  return { events, ends, size, reason }
+  return { events, ends, size, reason, ...(crc === undefined ? {} : { crc }) }
 }
 
 /** A file's bytes in one read of its size (`readFile` reads big files in many small pieces). */
@@ -282,4 +300,70 @@ export class SegmentWriters {
 async function closeAfter(h: { fh: Promise<FileHandle>; last: Promise<unknown> }): Promise<void> {
   await h.last
   await h.fh.then((fh) => fh.close()).catch(() => {})
+}
+
+/** What the checksum file vouches for. */
+export interface SegmentSum {
+  lines: number
+  bytes: number
+  crc32: number
+}
+
+/** Write the checksum file of `dir` (replaced atomically; not synced: it is derived too). */
+export async function writeSegmentSum(dir: string, sum: SegmentSum): Promise<void> {
+  await writeJsonAtomic(join(dir, SUM_FILE), sum)
+}
+
+/** Segments larger than this are not held in memory for a vouched replay (they are opened). */
+const VOUCHED_MAX_BYTES = 256 * 1024 * 1024
+
+/**
+ * The lines the checksum file of `dir` vouches for: the segment's first `bytes` bytes, read in
+ * one piece and checked against the checksum (a line changed on disk since, even to the same
+ * length, fails it), then cut at its newlines (exactly `lines` of them). Undefined when there is
+ * no checksum file, the segment is shorter, or anything disagrees.
+ */
+export async function readVouchedSegment(
+  dir: string,
+): Promise<{ buf: Buffer; ends: number[]; more: boolean } | undefined> {
+  const r = await readJsonFile(join(dir, SUM_FILE))
+  if (r.kind !== 'ok') return undefined
+  const sum = r.value as Partial<SegmentSum> | null
+  if (
+    typeof sum !== 'object' ||
+    sum === null ||
+    !Number.isSafeInteger(sum.lines) ||
+    !Number.isSafeInteger(sum.bytes) ||
+    !Number.isSafeInteger(sum.crc32) ||
+    sum.lines! <= 0 ||
+    sum.bytes! <= 0 ||
+    sum.bytes! > VOUCHED_MAX_BYTES
+  )
+    return undefined
+  const bytes = sum.bytes!
+  let buf: Buffer
+  let size: number
+  try {
+    const fh = await open(join(dir, SEGMENT_FILE), 'r')
+    try {
+      size = (await fh.stat()).size
+      if (size < bytes) return undefined
+      buf = Buffer.allocUnsafe(bytes)
+      let got = 0
+      while (got < bytes) {
+        const { bytesRead } = await fh.read(buf, got, bytes - got, got)
+        if (bytesRead === 0) return undefined
+        got += bytesRead
+      }
+    } finally {
+      await fh.close()
+    }
+  } catch {
+    return undefined
+  }
+  if (crc32(buf) !== sum.crc32 || buf[bytes - 1] !== NL) return undefined
+  const ends: number[] = []
+  for (let i = buf.indexOf(NL); i >= 0; i = buf.indexOf(NL, i + 1)) ends.push(i + 1)
+  if (ends.length !== sum.lines) return undefined
+  return { buf, ends, more: size > bytes }
 }

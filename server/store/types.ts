@@ -205,10 +205,26 @@ export interface EventStore {
     afterSeq: number,
     upTo: number,
   ): Promise<{ records: StoredRecord[]; more: boolean } | undefined>
+  /**
+   * The records of a session this instance does not hold open, as far as the store vouches for
+   * them without opening it (a checksum it wrote when it last held the session): for a replay
+   * that need not load the session first. Undefined when it cannot vouch (then the session is
+   * loaded, as for any other request). `more`: the store holds records after `lines`.
+   */
+  readVouched?(sessionId: string): Promise<VouchedRecords | undefined>
   /** Remove a session's stored data. */
   remove(sessionId: string): Promise<void>
   /** Drop what the store keeps in memory for a session that is no longer live (optional). */
   release?(sessionId: string): void
+}
+
+/** What {@link EventStore.readVouched} gives: records 1..`lines`, served a page at a time. */
+export interface VouchedRecords {
+  lines: number
+  /** Records may follow `lines` (the store did not vouch for them). */
+  more: boolean
+  /** The records after `afterSeq` (at most `lines`), a page at a time; `more` until the last. */
+  page(afterSeq: number): { records: StoredRecord[]; more: boolean } | undefined
 }
 
 /** What {@link SessionLeases.claim} found. */

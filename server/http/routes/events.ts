@@ -19,7 +19,7 @@ import type { SseRecord } from '../sse/format.ts'
 import { pluralRecord, pluralStored, singularRecord, singularStored } from '../sse/event-map.ts'
 import type { StoredRecord } from '../../store/stored-lines.ts'
 import { startCursor } from '../sse/resume.ts'
-import { sseResponse } from '../sse/sse-stream.ts'
+import { sseResponse, type SseStreamOptions } from '../sse/sse-stream.ts'
 
 /**
  * The plural stream's end rule: after a terminal event, once the stream has caught up with the
@@ -27,7 +27,7 @@ import { sseResponse } from '../sse/sse-stream.ts'
  * turn ends the stream with its own terminal event).
  */
 export function pluralEndRule(
-  session: Session,
+  session: Pick<Session, 'id' | 'lastSeq' | 'status' | 'idle'>,
 ): (e: AnyEvent) => { end: SseEnd; ready?: Promise<boolean> } | undefined {
   let turnOpen = false
   let terminal: SseEnd | undefined
@@ -53,6 +53,31 @@ function holder(deps: HttpDeps, req: Request): StreamHolder {
   return token === undefined ? { master: false } : { master: false, token }
 }
 
+/** A stream's response, registered under the stream limits (429 past them). */
+function open(
+  deps: HttpDeps,
+  req: Request,
+  o: Omit<SseStreamOptions, 'stop' | 'settings' | 'logger' | 'onClose'>,
+): Response {
+  const reg = deps.streams.register(o.sessionId, holder(deps, req))
+  if ('refused' in reg)
+    throw new HttpError('too_many_streams', `${reg.refused}; close one, or retry later`, {
+      headers: { 'retry-after': '5' },
+    })
+  return sseResponse({ ...o, stop: reg.signal, settings: deps.sse, logger: deps.logger, onClose: reg.release })
+}
+
+/**
+ * Records arrive faster than the turn's last bookkeeping (file snapshot, summary): hold a
+ * terminal record until the session has finished its turn.
+ */
+const settleOf =
+  (session: () => Pick<Session, 'status' | 'idle'> | undefined) =>
+  (e: AnyEvent): Promise<unknown> | undefined => {
+    const s = session()
+    return TERMINAL_EVENTS.has(e.type) && s?.status === 'running' ? s.idle() : undefined
+  }
+
 function stream(
   deps: HttpDeps,
   req: Request,
@@ -62,12 +87,7 @@ function stream(
   storedText: (r: Extract<StoredRecord, { kind: 'text' }>) => string,
   endAfter?: ReturnType<typeof pluralEndRule>,
 ): Response {
-  const reg = deps.streams.register(session.id, holder(deps, req))
-  if ('refused' in reg)
-    throw new HttpError('too_many_streams', `${reg.refused}; close one, or retry later`, {
-      headers: { 'retry-after': '5' },
-    })
-  return sseResponse({
+  return open(deps, req, {
     sessionId: session.id,
     afterSeq,
     events: (after, signal) => session.stream({ afterSeq: after, signal }),
@@ -78,14 +98,58 @@ function stream(
       page: (after) => session.storedPage(after, session.lastSeq - 1),
       text: storedText,
     },
-    // Records arrive faster than the turn's last bookkeeping (file snapshot, summary): hold a
-    // terminal record until the session has finished its turn.
-    settle: (e) => (TERMINAL_EVENTS.has(e.type) && session.status === 'running' ? session.idle() : undefined),
+    settle: settleOf(() => session),
     endAfter,
-    stop: reg.signal,
-    settings: deps.sse,
-    logger: deps.logger,
-    onClose: reg.release,
+  })
+}
+
+/**
+ * The plural stream of a session this instance does not hold (docs/decisions/0392-vouched-segment.md):
+ * the records the store vouches for without opening it go out first, as stored; the session is
+ * loaded only if the stream goes on past them (more records, a turn left open, or the session
+ * came alive meanwhile). A stored session whose last turn ended is replayed and ended without
+ * being loaded. Undefined when the store cannot vouch for the records after the cursor.
+ */
+async function vouchedStream(
+  deps: HttpDeps,
+  req: Request,
+  id: string,
+  fromLive: boolean,
+): Promise<Response | undefined> {
+  const store = deps.manager.store
+  if (!store.readVouched || deps.manager.shared || deps.manager.peek(id)) return undefined
+  const v = await store.readVouched(id)
+  if (!v) return undefined
+  const after = startCursor(req.headers.get('last-event-id'), fromLive, v.lines)
+  if (after >= v.lines) return undefined
+  let live: Session | undefined
+  // The end rule over the stored records, then over the session once it is loaded.
+  const view = {
+    id,
+    get lastSeq(): number {
+      return live?.lastSeq ?? v.lines
+    },
+    get status(): Session['status'] {
+      return live?.status ?? 'idle'
+    },
+    idle: (): Promise<void> => live?.idle() ?? Promise.resolve(),
+  }
+  return open(deps, req, {
+    sessionId: id,
+    afterSeq: after,
+    events: async function* (from, signal) {
+      live = deps.manager.peek(id) ?? (await anySession(deps, id))
+      yield* live.stream({ afterSeq: from, signal })
+    },
+    record: pluralRecord,
+    stored: {
+      page: async (from) => v.page(from),
+      text: pluralStored,
+      // Nothing after the last vouched record, and nobody runs the session here: its end.
+      final: (seq) => seq === v.lines && !v.more && !deps.manager.peek(id),
+    },
+    settle: settleOf(() => live),
+    endAfter: pluralEndRule(view),
   })
 }
 
@@ -94,6 +158,8 @@ type Handlers = Pick<OperationHandlers, 'sessions.streamEvents' | 'session.strea
 export function eventsHandlers(deps: HttpDeps): Handlers {
   return {
     'sessions.streamEvents': async ({ path, query, req }) => {
+      const vouched = await vouchedStream(deps, req, path.id, query.from === 'live')
+      if (vouched) return vouched
       const session = await anySession(deps, path.id)
       const after = startCursor(req.headers.get('last-event-id'), query.from === 'live', session.lastSeq)
       return stream(deps, req, session, after, pluralRecord, pluralStored, pluralEndRule(session))

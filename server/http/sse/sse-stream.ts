@@ -65,6 +65,11 @@ export interface SseStreamOptions {
   stored?: {
     page(afterSeq: number): Promise<{ records: StoredRecord[]; more: boolean } | undefined>
     text(r: Extract<StoredRecord, { kind: 'text' }>): string
+    /**
+     * Whether the stream may end after stored record `seq` (when the end rule says so): the
+     * stored records are all there is. Without it a stream never ends inside the stored part.
+     */
+    final?(seq: number): boolean
   }
   /**
    * A promise to wait for (or the next event, whichever comes first) before sending `e`: a
@@ -85,7 +90,37 @@ export interface SseStreamOptions {
   onClose?(): void
 }
 
-const encoder = new TextEncoder()
+/**
+ * Each live event's record encoded once per wire (`record` function) and shared by every stream
+ * that sends it: the event object is the one the store handed to all subscribers, so a fan-out
+ * to many clients serialises and encodes it once, and the same bytes go to every socket.
+ */
+const encodedRecords = new WeakMap<(e: AnyEvent) => SseRecord, WeakMap<AnyEvent, Buffer>>()
+
+function encodedRecord(record: (e: AnyEvent) => SseRecord, e: AnyEvent): Buffer {
+  let byEvent = encodedRecords.get(record)
+  if (!byEvent) encodedRecords.set(record, (byEvent = new WeakMap()))
+  let bytes = byEvent.get(e)
+  if (!bytes) byEvent.set(e, (bytes = Buffer.from(encodeRecord(record(e)))))
+  return bytes
+}
+
+/**
+ * Streams with records pending, flushed together by one `setImmediate` at the end of the loop
+ * turn (not one timer per stream: a fan-out to many clients schedules one).
+ */
+const dirty = new Set<() => void>()
+let flushing = false
+const flushAll = (): void => {
+  flushing = false
+  for (const flush of dirty) flush()
+  dirty.clear()
+}
+const scheduleFlush = (): void => {
+  if (flushing) return
+  flushing = true
+  setImmediate(flushAll)
+}
 
 /** The events that open or end a turn: what an end rule follows. */
 const TURN_MARKS: ReadonlySet<EventType> = new Set<EventType>(['user_message', 'turn_start', ...TERMINAL_EVENTS])
@@ -101,36 +136,53 @@ export function sseResponse(o: SseStreamOptions): Response {
   let wake: ((room: boolean) => void) | undefined
   let heartbeat: NodeJS.Timeout | undefined
   let lastWrite = Date.now()
-  let pending = ''
-  let flushTimer: NodeJS.Immediate | undefined
+  /** What waits for the next chunk: encoded records, then text not yet encoded. */
+  let parts: Buffer[] = []
+  let text = ''
+  let pendingBytes = 0
 
   const finish = (): void => {
     if (closed) return
     closed = true
-    pending = ''
-    clearImmediate(flushTimer)
+    parts = []
+    text = ''
+    pendingBytes = 0
+    dirty.delete(flush)
     clearInterval(heartbeat)
     o.stop.removeEventListener('abort', onStop)
     iterating.abort()
     wake?.(true)
     o.onClose?.()
   }
-  /** Send what is pending as one chunk. */
-  const flush = (): void => {
-    clearImmediate(flushTimer)
-    flushTimer = undefined
-    if (closed || pending === '') return
-    const text = pending
-    pending = ''
-    controller.enqueue(encoder.encode(text))
+  /** Send what is pending as one chunk (a lone encoded record as it is, shared). */
+  function flush(): void {
+    dirty.delete(flush)
+    if (closed || pendingBytes === 0) return
+    if (text !== '') parts.push(Buffer.from(text))
+    const chunk = parts.length === 1 ? parts[0]! : Buffer.concat(parts)
+    parts = []
+    text = ''
+    pendingBytes = 0
+    controller.enqueue(chunk)
     lastWrite = Date.now()
   }
-  /** Queue `text`; it goes out at the end of this loop turn, or now when the chunk is full. */
-  const write = (text: string): void => {
+  /** Queue `data`; it goes out at the end of this loop turn, or now when the chunk is full. */
+  const write = (data: string | Buffer): void => {
     if (closed) return
-    pending += text
-    if (pending.length >= CHUNK_BYTES) flush()
-    else flushTimer ??= setImmediate(flush)
+    if (typeof data === 'string') text += data
+    else {
+      if (text !== '') {
+        parts.push(Buffer.from(text))
+        text = ''
+      }
+      parts.push(data)
+    }
+    pendingBytes += data.length
+    if (pendingBytes >= CHUNK_BYTES) flush()
+    else if (!dirty.has(flush)) {
+      dirty.add(flush)
+      scheduleFlush()
+    }
   }
   const end = (payload: SseEnd): void => {
     if (closed) return
@@ -177,8 +229,16 @@ export function sseResponse(o: SseStreamOptions): Response {
       for (const r of page.records) {
         if (r.kind === 'text') write(stored.text(r))
         else write(encodeRecord(o.record(r.event)))
-        // The end rule follows turns; records before the last one never end the stream.
-        if (o.endAfter && TURN_MARKS.has(r.type)) o.endAfter(storedEvent(r, o.sessionId))
+        // The end rule follows turns; records before the last one never end the stream, unless
+        // the stored records are all there is (`final`).
+        const final = stored.final?.(r.seq) === true
+        if (o.endAfter && (final || TURN_MARKS.has(r.type))) {
+          const last = o.endAfter(storedEvent(r, o.sessionId))
+          if (last && !last.ready && final) {
+            end(last.end)
+            return undefined
+          }
+        }
         cursor = r.seq
         const r2 = room()
         if (r2 !== true && !(await r2)) return void stall()
@@ -214,7 +274,7 @@ export function sseResponse(o: SseStreamOptions): Response {
           ])
           if (closed) return
         }
-        write(encodeRecord(o.record(r.value)))
+        write(encodedRecord(o.record, r.value))
         const last = o.endAfter?.(r.value)
         // With `ready`: the session settles with nothing after this event (end), or the next
         // event comes first (go on with it).
@@ -253,7 +313,11 @@ export function sseResponse(o: SseStreamOptions): Response {
         flush()
         heartbeat = setInterval(
           () => {
-            if (Date.now() - lastWrite >= settings.heartbeatMs && (controller.desiredSize ?? 0) > 0 && pending === '') {
+            if (
+              Date.now() - lastWrite >= settings.heartbeatMs &&
+              (controller.desiredSize ?? 0) > 0 &&
+              pendingBytes === 0
+            ) {
               write(encodeComment('ping'))
               flush()
             }

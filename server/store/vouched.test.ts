@@ -1,0 +1,99 @@
+/**
+ * The segment's checksum file (docs/decisions/0392-vouched-segment.md): written when a session
+ * leaves the store's memory, it lets `readVouched` serve the segment's lines as stored records
+ * without opening the session; any change to those bytes (a same-length edit too), a shorter
+ * segment or a session held open answers nothing, and the load still repairs from the event files.
+ */
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { tempDirs } from '../../conformance/harness/temp-dirs.ts'
+import type { AnyEvent } from '../events/event-types.ts'
+import { FileEventStore } from './file-store.ts'
+import { sampleEvent, sampleMeta, sampleSummary } from './fixtures/sample.ts'
+import { SEGMENT_FILE, SUM_FILE } from './segment.ts'
+import { storedEvent } from './stored-lines.ts'
+import type { VouchedRecords } from './types.ts'
+
+const temp = tempDirs()
+let root: string
+let id: string
+let sent: AnyEvent[]
+const dir = (): string => join(root, id)
+
+beforeEach(async () => {
+  root = temp.make('vouched-')
+  const store = new FileEventStore({ root })
+  const meta = sampleMeta('otter')
+  id = meta.session_id
+  await store.create(meta, sampleSummary(meta))
+  sent = Array.from({ length: 40 }, (_, i) => sampleEvent(id, i + 1))
+  for (const e of sent) await store.append(e)
+  expect(existsSync(join(dir(), SUM_FILE))).toBe(false)
+  store.release(id)
+  await until(() => existsSync(join(dir(), SUM_FILE)))
+})
+afterEach(() => temp.cleanup())
+
+async function until(ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 5))
+  expect(ok()).toBe(true)
+}
+
+/** Every record the vouched pages give, parsed. */
+function all(v: VouchedRecords): AnyEvent[] {
+  const out: AnyEvent[] = []
+  for (let after = 0; ;) {
+    const page = v.page(after)
+    if (!page) return out
+    for (const r of page.records) out.push(storedEvent(r, id))
+    after = out.length
+    if (!page.more) return out
+  }
+}
+
+describe('a vouched segment', () => {
+  it('serves every line of a released session as stored, without opening it', async () => {
+    const store = new FileEventStore({ root })
+    const v = await store.readVouched(id)
+    expect(v?.lines).toBe(40)
+    expect(v?.more).toBe(false)
+    expect(all(v!)).toEqual(sent)
+    expect(v!.page(40)).toBeUndefined()
+  })
+
+  it('answers nothing for a session this store holds open', async () => {
+    const store = new FileEventStore({ root })
+    await store.load(id)
+    expect(await store.readVouched(id)).toBeUndefined()
+  })
+
+  it('answers nothing once a line is changed in place, even to the same length', async () => {
+    const seg = readFileSync(join(dir(), SEGMENT_FILE), 'utf8')
+    const at = seg.indexOf('"seq":7,"id":"') + '"seq":7,"id":"'.length
+    const edited = `${seg.slice(0, at)}${seg[at] === 'X' ? 'Y' : 'X'}${seg.slice(at + 1)}`
+    expect(edited.length).toBe(seg.length)
+    writeFileSync(join(dir(), SEGMENT_FILE), edited)
+    expect(await new FileEventStore({ root }).readVouched(id)).toBeUndefined()
+  })
+
+  it('answers nothing when the segment is shorter than the checksum says', async () => {
+    const seg = readFileSync(join(dir(), SEGMENT_FILE))
+    writeFileSync(join(dir(), SEGMENT_FILE), seg.subarray(0, seg.length - 10))
+    expect(await new FileEventStore({ root }).readVouched(id)).toBeUndefined()
+  })
+
+  it('vouches only for the lines it summed; records appended since are `more`', async () => {
+    const other = new FileEventStore({ root })
+    await other.append(sampleEvent(id, 41))
+    const v = await new FileEventStore({ root }).readVouched(id)
+    expect(v?.lines).toBe(40)
+    expect(v?.more).toBe(true)
+    expect(all(v!)).toEqual(sent)
+  })
+
+  it('answers nothing for a damaged checksum file', async () => {
+    appendFileSync(join(dir(), SUM_FILE), 'x')
+    expect(await new FileEventStore({ root }).readVouched(id)).toBeUndefined()
+  })
+})
