@@ -14,11 +14,19 @@
  * result keeps the tail). Within one merged progress event stdout and stderr are kept apart,
  * so their relative order inside that window is not recorded.
  *
- * A fire-and-forget write that fails is logged and reported once as an `error` event
- * (source `store`) when the store accepts writes again; an awaited write that fails throws
- * `EventLogError` to its caller.
+ * A fire-and-forget write that fails is logged and reported once as a `notice` (level `error`)
+ * when the store accepts writes again; an awaited write that fails throws `EventLogError` to its
+ * caller. The report is not an `error` event: `error` ends a turn (specs/schemas/events.yaml
+ * `x-turn-ending`), and the turn goes on (decision 0360).
+ *
+ * A failed append may have been kept after all: the store got it and its answer was lost with
+ * the connection (a Redis restart). The next append at that `seq` then meets `seq_mismatch`; if
+ * the event the log holds there is one this writer failed to write, it is taken as written
+ * (folded into the state, its loss not reported) and the append goes on at the next `seq`, so the
+ * session never stays stuck one event behind its own log (decision 0360).
  */
 import { randomUUID } from 'node:crypto'
+import { ChimeraError } from '../errors.ts'
 import type { Logger } from '../log.ts'
 import type { EventStore } from '../store/types.ts'
 import { checkEventData, type AnyEvent, type EventData, type EventOf, type EventType } from '../events/event-types.ts'
@@ -27,6 +35,8 @@ import { reduce, type SessionState } from './state.ts'
 export const FLUSH_MS = 50
 export const FLUSH_BYTES = 16 * 1024
 export const PROGRESS_CAP_BYTES = 1024 * 1024
+/** Failed appends remembered at one `seq` (the first ones: a lost answer comes before the refusals). */
+const MAX_FAILED_IDS = 64
 /** Writes queued before a coalescing producer is made to wait (backpressure). */
 const MAX_QUEUED = 8
 
@@ -62,6 +72,8 @@ export class EventWriter {
   readonly #progress = new Map<string, { bytes: number; capped: boolean }>()
   /** A fire-and-forget write failed and has not been reported yet. */
   #unreported: EventLogError | undefined
+  /** The events that failed to append at `seq` (the next one): the log may hold one of them. */
+  #failedAt: { seq: number; ids: Map<string, EventLogError> } | undefined
 
   constructor(o: WriterOptions) {
     this.#o = o
@@ -172,12 +184,38 @@ export class EventWriter {
     try {
       await this.#o.store.append(event)
     } catch (err) {
-      throw err instanceof EventLogError ? err : new EventLogError(type, err)
+      if (await this.#keptAfterAll(err, event.seq)) return this.#append(type, data)
+      const e = err instanceof EventLogError ? err : new EventLogError(type, err)
+      if (this.#failedAt?.seq !== event.seq) this.#failedAt = { seq: event.seq, ids: new Map() }
+      if (this.#failedAt.ids.size < MAX_FAILED_IDS) this.#failedAt.ids.set(event.id, e)
+      throw e
     }
+    this.#failedAt = undefined
     reduce(s, event)
     this.#o.onEvent(event)
     if (this.#unreported && type !== 'error') this.#report()
     return event
+  }
+
+  /**
+   * After `seq_mismatch` at `seq`: true when the log's event at `seq` is one this writer failed
+   * to write (its answer was lost, not the write), now folded in as written.
+   */
+  async #keptAfterAll(err: unknown, seq: number): Promise<boolean> {
+    const failed = this.#failedAt
+    if (failed?.seq !== seq || !(err instanceof ChimeraError) || err.code !== 'seq_mismatch') return false
+    this.#failedAt = undefined
+    const there = (await this.#o.store.read(this.#o.sessionId, seq - 1).catch(() => []))[0]
+    const lost = there && failed.ids.get(there.id)
+    if (!there || !lost || there.seq !== seq) return false
+    this.#o.logger.info(
+      `session ${this.#o.sessionId}: event ${seq} (${there.type}) was kept although its write failed (${lost.message}); taken as written`,
+    )
+    // Its failure was the only one: nothing was lost after all.
+    if (failed.ids.size === 1 && this.#unreported === lost) this.#unreported = undefined
+    reduce(this.#o.state, there)
+    this.#o.onEvent(there)
+    return true
   }
 
   #failed(err: unknown): void {
@@ -186,15 +224,13 @@ export class EventWriter {
     this.#unreported ??= e
   }
 
-  /** The store accepts writes again: record that something was lost before. */
+  /** The store accepts writes again: record that something was lost before (the turn goes on). */
   #report(): void {
     const e = this.#unreported!
     this.#unreported = undefined
-    void this.#enqueue('error', checkEventData('error', { message: e.message, name: e.name, source: 'store' })).catch(
-      () => {
-        this.#unreported ??= e
-      },
-    )
+    void this.#enqueue('notice', checkEventData('notice', { level: 'error', text: e.message })).catch(() => {
+      this.#unreported ??= e
+    })
   }
 }
 
