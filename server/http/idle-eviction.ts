@@ -1,9 +1,11 @@
 /**
  * TTL eviction of idle sessions (docs/http.md "TTL eviction"): a session untouched for `ttlMs` is
- * evicted — its running turn cancelled, pending permissions released, SSE streams ended with
- * `end` (the manager's evict listeners) — and a persisted one can still be listed and shown
- * from disk. Eviction is opportunistic (every request sweeps first, at most once per
- * `throttleMs`) and a timer sweeps an otherwise quiet server too. `ttlMs` 0 or undefined: never.
+ * evicted — its running turn cancelled, pending permissions released (the manager's evict
+ * listeners) — and a persisted one can still be listed and shown from disk. A session with an
+ * open event stream is not idle: streaming keeps it (`inUse`), so eviction never ends a stream, on
+ * an instance that runs the session or one that only streams it (decision 0361). Eviction is
+ * opportunistic (every request sweeps first, at most once per `throttleMs`) and a timer sweeps
+ * an otherwise quiet server too. `ttlMs` 0 or undefined: never.
  */
 import type { SessionManager } from '../core/manager.ts'
 import type { Logger } from '../log.ts'
@@ -15,12 +17,19 @@ export class IdleEviction {
   readonly #manager: SessionManager
   readonly #logger: Logger
   readonly #throttleMs: number
+  readonly #inUse: (sessionId: string) => boolean
   #last = 0
   #timer: NodeJS.Timeout | undefined
 
-  constructor(manager: SessionManager, ttlMs: number | undefined, logger: Logger) {
+  constructor(
+    manager: SessionManager,
+    ttlMs: number | undefined,
+    logger: Logger,
+    inUse: (sessionId: string) => boolean = () => false,
+  ) {
     this.#manager = manager
     this.#logger = logger
+    this.#inUse = inUse
     this.ttlMs = ttlMs !== undefined && Number.isFinite(ttlMs) && ttlMs > 0 ? ttlMs : 0
     this.#throttleMs = Math.min(1000, Math.max(1, this.ttlMs / 4))
   }
@@ -33,7 +42,7 @@ export class IdleEviction {
   sweep(force = false, now = Date.now()): void {
     if (!this.enabled || (!force && now - this.#last < this.#throttleMs)) return
     this.#last = now
-    for (const s of this.#manager.evictIdle(this.ttlMs, now))
+    for (const s of this.#manager.evictIdle(this.ttlMs, now, this.#inUse))
       this.#logger.info(`session ${s.id} evicted after ${Math.round(this.ttlMs / 1000)} s idle`)
   }
 
