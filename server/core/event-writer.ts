@@ -204,8 +204,13 @@ export class EventWriter {
   async #keptAfterAll(err: unknown, seq: number): Promise<boolean> {
     const failed = this.#failedAt
     if (failed?.seq !== seq || !(err instanceof ChimeraError) || err.code !== 'seq_mismatch') return false
+    let there: AnyEvent | undefined
+    try {
+      there = (await this.#o.store.read(this.#o.sessionId, seq - 1))[0]
+    } catch {
+      return false // unknown still: asked again at the next mismatch
+    }
     this.#failedAt = undefined
-    const there = (await this.#o.store.read(this.#o.sessionId, seq - 1).catch(() => []))[0]
     const lost = there && failed.ids.get(there.id)
     if (!there || !lost || there.seq !== seq) return false
     this.#o.logger.info(
