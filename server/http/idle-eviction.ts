@@ -1,9 +1,10 @@
 /**
  * TTL eviction of idle sessions (docs/http.md "TTL eviction"): a session untouched for `ttlMs` is
  * evicted — its running turn cancelled, pending permissions released (the manager's evict
- * listeners) — and a persisted one can still be listed and shown from disk. A session with an
- * open event stream is not idle: streaming keeps it (`inUse`), so eviction never ends a stream, on
- * an instance that runs the session or one that only streams it (decision 0361). Eviction is
+ * listeners, which end its SSE streams) — and a persisted one can still be listed and shown from
+ * disk. With several instances over one store, a session with an open event stream is not idle:
+ * streaming keeps it (`inUse`), so an instance that only streams a session another instance runs
+ * does not end those streams mid-turn (decision 0361). Eviction is
  * opportunistic (every request sweeps first, at most once per `throttleMs`) and a timer sweeps
  * an otherwise quiet server too. `ttlMs` 0 or undefined: never.
  */

@@ -72,8 +72,14 @@ export function createHttpServerApp(o: HttpServerOptions): HttpServerApp {
     ...(o.masterToken !== undefined ? { masterToken: o.masterToken } : {}),
     streams: new StreamRegistry(o.streamLimits),
     sse: { ...DEFAULT_SSE_SETTINGS, ...o.sse },
-    // A session with an open event stream is in use: streaming keeps it in memory.
-    eviction: new IdleEviction(o.manager, o.sessionTtlMs, o.logger, (id) => deps.streams.count(id) > 0),
+    // With several instances, a session with an open event stream is in use: streaming keeps it
+    // in memory (another instance may run its turns; one server ends the streams it evicts).
+    eviction: new IdleEviction(
+      o.manager,
+      o.sessionTtlMs,
+      o.logger,
+      (id) => o.manager.shared && deps.streams.count(id) > 0,
+    ),
     env: o.env ?? process.env,
   }
   // A session leaving the manager (deleted, evicted) takes its token and its streams with it.
