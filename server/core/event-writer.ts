@@ -16,12 +16,20 @@
  * result keeps the tail). Within one merged progress event stdout and stderr are kept apart,
  * so their relative order inside that window is not recorded.
  *
- * A fire-and-forget write that fails is logged and reported once as an `error` event
- * (source `store`) when the store accepts writes again; an awaited write that fails throws
- * `EventLogError` to its caller; a recorded one that fails throws it from the next `emit` or
- * `barrier`, and the recorded events queued after it are not written.
+ * A fire-and-forget write that fails is logged and reported once as a `notice` (level `error`)
+ * when the store accepts writes again; an awaited write that fails throws `EventLogError` to its
+ * caller; a recorded one that fails throws it from the next `emit` or `barrier`, and the recorded
+ * events queued after it are not written. The report is not an `error` event: `error` ends a turn
+ * (specs/schemas/events.yaml `x-turn-ending`), and the turn goes on (decision 0360).
+ *
+ * A failed append may have been kept after all: the store got it and its answer was lost with
+ * the connection (a Redis restart). The next append at that `seq` then meets `seq_mismatch`; if
+ * the event the log holds there is one this writer failed to write, it is taken as written
+ * (folded into the state, its loss not reported) and the group is written again at the next
+ * `seq`, so the session never stays stuck one event behind its own log (decision 0360).
  */
 import { randomUUID } from 'node:crypto'
+import { ChimeraError } from '../errors.ts'
 import type { Logger } from '../log.ts'
 import { AppendGroupError, type EventStore } from '../store/types.ts'
 import { checkEventData, type AnyEvent, type EventData, type EventOf, type EventType } from '../events/event-types.ts'
@@ -30,6 +38,8 @@ import { reduce, type SessionState } from './state.ts'
 export const FLUSH_MS = 50
 export const FLUSH_BYTES = 16 * 1024
 export const PROGRESS_CAP_BYTES = 1024 * 1024
+/** Failed appends remembered at one `seq` (the first ones: a lost answer comes before the refusals). */
+const MAX_FAILED_IDS = 64
 /** Writes queued before a coalescing producer is made to wait (backpressure). */
 const MAX_QUEUED = 8
 /** Events written in one group commit at most. */
@@ -85,6 +95,8 @@ export class EventWriter {
   #unreported: EventLogError | undefined
   /** A recorded (pipelined) write failed: the next `emit` or `barrier` throws it. */
   #pipelineError: EventLogError | undefined
+  /** The events that failed to append at `seq` (the next one): the log may hold one of them. */
+  #failedAt: { seq: number; ids: Map<string, EventLogError> } | undefined
 
   constructor(o: WriterOptions) {
     this.#o = o
@@ -250,16 +262,25 @@ export class EventWriter {
       committed = err instanceof AppendGroupError ? err.committed : 0
       cause = err instanceof AppendGroupError ? err.cause : err
     }
+    if (committed === 0 && (await this.#keptAfterAll(cause, events[0]!.seq))) {
+      // The log holds our earlier event at this seq: write the group again after it.
+      this.#items.unshift(...live)
+      return
+    }
+    if (committed > 0) this.#failedAt = undefined
     for (let i = 0; i < committed; i++) {
       const e = events[i]!
       reduce(s, e)
       this.#o.onEvent(e)
       this.#settle(live[i]!, e)
     }
-    if (committed > 0 && this.#unreported && events[committed - 1]!.type !== 'error') this.#report()
+    if (committed > 0 && this.#unreported && events[committed - 1]!.type !== 'notice') this.#report()
     if (committed === live.length) return
     const failed = live[committed]!
     const err = cause instanceof EventLogError ? cause : new EventLogError(failed.type, cause)
+    const at = events[committed]!
+    if (this.#failedAt?.seq !== at.seq) this.#failedAt = { seq: at.seq, ids: new Map() }
+    if (this.#failedAt.ids.size < MAX_FAILED_IDS) this.#failedAt.ids.set(at.id, err)
     // A recorded event's failure waits for its producer; an awaited one's reaches it now (and
     // ends what the producer was doing, so nothing is held for it any more).
     if (failed.kind === 'recorded') this.#pipelineError ??= err
@@ -276,21 +297,44 @@ export class EventWriter {
     else it.reject(err)
   }
 
+  /**
+   * After `seq_mismatch` at `seq`: true when the log's event at `seq` is one this writer failed
+   * to write (its answer was lost, not the write), now folded in as written.
+   */
+  async #keptAfterAll(err: unknown, seq: number): Promise<boolean> {
+    const failed = this.#failedAt
+    if (failed?.seq !== seq || !(err instanceof ChimeraError) || err.code !== 'seq_mismatch') return false
+    let there: AnyEvent | undefined
+    try {
+      there = (await this.#o.store.read(this.#o.sessionId, seq - 1))[0]
+    } catch {
+      return false // unknown still: asked again at the next mismatch
+    }
+    this.#failedAt = undefined
+    const lost = there && failed.ids.get(there.id)
+    if (!there || !lost || there.seq !== seq) return false
+    this.#o.logger.info(
+      `session ${this.#o.sessionId}: event ${seq} (${there.type}) was kept although its write failed (${lost.message}); taken as written`,
+    )
+    // Its failure was the only one: nothing was lost after all.
+    if (failed.ids.size === 1 && this.#unreported === lost) this.#unreported = undefined
+    if (this.#pipelineError === lost) this.#pipelineError = undefined
+    reduce(this.#o.state, there)
+    this.#o.onEvent(there)
+    return true
+  }
+
   #failed(err: unknown): void {
     const e = err instanceof EventLogError ? err : new EventLogError('notice', err)
     this.#o.logger.error(`session ${this.#o.sessionId}: ${e.message}`)
     this.#unreported ??= e
   }
 
-  /** The store accepts writes again: record that something was lost before. */
+  /** The store accepts writes again: record that something was lost before (the turn goes on). */
   #report(): void {
     const e = this.#unreported!
     this.#unreported = undefined
-    void this.#enqueue(
-      'error',
-      checkEventData('error', { message: e.message, name: e.name, source: 'store' }),
-      'posted',
-    ).catch(() => {
+    void this.#enqueue('notice', checkEventData('notice', { level: 'error', text: e.message }), 'posted').catch(() => {
       this.#unreported ??= e
     })
   }

@@ -5,7 +5,7 @@
  * again the session goes on with the counter continuing where the log ends.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { AnyEvent } from '../events/event-types.ts'
+import { TERMINAL_EVENTS, type AnyEvent } from '../events/event-types.ts'
 import { MemoryEventStore } from '../store/memory-store.ts'
 import type { EventStore, QueuedPrompt } from '../store/types.ts'
 import { createRpcHandlers } from '../rpc/handlers.ts'
@@ -22,11 +22,14 @@ class FailingStore extends MemoryEventStore {
     if (this.refuseQueue) throw Object.assign(new Error('ENOSPC: no space left on device, open'), { code: 'ENOSPC' })
     return super.queuePrompt(sessionId, p)
   }
+  /** Appends kept but answered with a lost connection while this says so (a Redis restart mid-reply). */
+  losingReply: (e: AnyEvent) => boolean = () => false
   override async append(event: AnyEvent): Promise<void> {
     const n = ++this.appends
     if (this.failing(event, n))
       throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })
-    return super.append(event)
+    await super.append(event)
+    if (this.losingReply(event)) throw new Error('Socket closed unexpectedly')
   }
 }
 
@@ -43,7 +46,7 @@ function contiguous(events: AnyEvent[]): void {
 }
 
 describe('a store that fails', () => {
-  it('one rejected tool_progress append: no crash, the log stays contiguous, an error event reports the loss, the turn goes on', async () => {
+  it('one rejected tool_progress append: no crash, the log stays contiguous, a notice reports the loss, the turn goes on', async () => {
     const store = new FailingStore()
     const s = await env.manager({ store: store as EventStore, sandbox: 'danger-full-access' }).create()
     let failedOnce = false
@@ -62,11 +65,38 @@ describe('a store that fails', () => {
     const events = await s.events()
     contiguous(events)
     expect(s.lastSeq).toBe(events.length)
-    const errors = ofType(events, 'error')
-    expect(errors).toHaveLength(1)
-    expect(errors[0]!.data).toMatchObject({ source: 'store', name: 'EventLogError' })
-    expect(errors[0]!.data.message).toMatch(/event log write failed \(tool_progress not recorded\): ENOSPC/)
+    // Reported as a notice, not as an `error`: that would end the turn (x-turn-ending), which goes on.
+    expect(ofType(events, 'error')).toEqual([])
+    const notices = ofType(events, 'notice')
+    expect(notices).toHaveLength(1)
+    expect(notices[0]!.data.level).toBe('error')
+    expect(notices[0]!.data.text).toMatch(/event log write failed \(tool_progress not recorded\): ENOSPC/)
+    // Inside the turn: before its turn_end, then one turn-ending event, the last.
+    expect(notices[0]!.seq).toBeLessThan(ofType(events, 'turn_end')[0]!.seq)
+    expect(typesOf(events).filter((t) => TERMINAL_EVENTS.has(t))).toEqual(['agent_result'])
     expect(typesOf(events).at(-1)).toBe('agent_result')
+  })
+
+  it('an append kept whose answer was lost: taken as written at the next append (no stuck counter, no loss reported), the turn goes on', async () => {
+    const store = new FailingStore()
+    const s = await env.manager({ store: store as EventStore }).create()
+    let lost: AnyEvent | undefined
+    store.losingReply = (e) => {
+      if (lost || e.type !== 'text_delta') return false
+      lost = e
+      return true
+    }
+    const outcome = await within(s.prompt('!say one\n!sleep 120\n!say two').done, 5000, 'the turn')
+    expect(lost).toBeDefined()
+    expect(outcome).toMatchObject({ success: true })
+    const events = await s.events()
+    contiguous(events)
+    expect(s.lastSeq).toBe(events.length)
+    // The kept event is the log's, once; nothing reported lost; one turn-ending event, the last.
+    expect(events.filter((e) => e.id === lost!.id)).toHaveLength(1)
+    expect(ofType(events, 'notice')).toEqual([])
+    expect(typesOf(events).filter((t) => TERMINAL_EVENTS.has(t))).toEqual(['agent_result'])
+    expect(s.messages().at(-1)?.content).toBe('one\ntwo')
   })
 
   it('every append failing from the Nth on: the turn fails with a clear error, state holds only what is on disk, and after recovery the counter continues', async () => {

@@ -68,6 +68,16 @@ describe('idle eviction', () => {
     expect(again.lastSeq).toBe(events.length)
   })
 
+  it('a session in use (an open event stream, `inUse`) is not evicted however long untouched', async () => {
+    const m = env.manager()
+    const followed = await m.create()
+    const idle = await m.create()
+    const out = m.evictIdle(1, Date.now() + 10, (id) => id === followed.id)
+    expect(out.map((s) => s.id)).toEqual([idle.id])
+    expect(m.peek(followed.id)).toBe(followed)
+    expect(followed.closed).toBe(false)
+  })
+
   it('a TTL of 0 or a non-finite one evicts nothing', async () => {
     const m = env.manager()
     await m.create()

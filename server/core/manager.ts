@@ -358,11 +358,15 @@ export class SessionManager {
     return () => this.#evictListeners.delete(listener)
   }
 
-  /** Evict sessions untouched for `ttlMs` (≤ 0 or non-finite: none); returns the evicted. */
-  evictIdle(ttlMs: number, now = Date.now()): Session[] {
+  /**
+   * Evict sessions untouched for `ttlMs` (≤ 0 or non-finite: none), except those `inUse` says are
+   * still followed (open event streams: an instance that only streams a session another instance
+   * runs sees none of its turns touch it); returns the evicted.
+   */
+  evictIdle(ttlMs: number, now = Date.now(), inUse: (id: string) => boolean = () => false): Session[] {
     if (!Number.isFinite(ttlMs) || ttlMs <= 0) return []
     const out: Session[] = []
-    for (const s of this.#sessions.values()) if (now - s.lastTouched >= ttlMs) out.push(s)
+    for (const s of this.#sessions.values()) if (now - s.lastTouched >= ttlMs && !inUse(s.id)) out.push(s)
     for (const s of out) this.#remove(s, 'idle')
     return out
   }

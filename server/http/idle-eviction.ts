@@ -8,6 +8,9 @@
  * With several instances over one store (`live`), evicting a session here only frees this
  * instance's memory: a session is live while it is touched within the TTL on any instance, so
  * each sweep publishes the touches seen here since the last one (the store's `LiveSessions`).
+ * A session with an open event stream is not idle there: streaming keeps it (`inUse`), so an
+ * instance that only streams a session another instance runs does not end those streams
+ * mid-turn (decision 0361).
  */
 import type { SessionManager } from '../core/manager.ts'
 import type { Logger } from '../log.ts'
@@ -21,15 +24,23 @@ export class IdleEviction {
   readonly #logger: Logger
   readonly #throttleMs: number
   readonly #live: LiveSessions | undefined
+  readonly #inUse: (sessionId: string) => boolean
   /** The last touch of each session published to `live`. */
   readonly #published = new Map<string, number>()
   #last = 0
   #timer: NodeJS.Timeout | undefined
 
-  constructor(manager: SessionManager, ttlMs: number | undefined, logger: Logger, live?: LiveSessions) {
+  constructor(
+    manager: SessionManager,
+    ttlMs: number | undefined,
+    logger: Logger,
+    live?: LiveSessions,
+    inUse: (sessionId: string) => boolean = () => false,
+  ) {
     this.#manager = manager
     this.#logger = logger
     this.#live = live
+    this.#inUse = inUse
     this.ttlMs = ttlMs !== undefined && Number.isFinite(ttlMs) && ttlMs > 0 ? ttlMs : 0
     this.#throttleMs = Math.min(1000, Math.max(1, this.ttlMs / 4 || 1000))
   }
@@ -44,7 +55,7 @@ export class IdleEviction {
     this.#last = now
     if (this.#live) this.#publish(this.#live)
     if (!this.enabled) return
-    for (const s of this.#manager.evictIdle(this.ttlMs, now))
+    for (const s of this.#manager.evictIdle(this.ttlMs, now, this.#inUse))
       this.#logger.info(`session ${s.id} evicted after ${Math.round(this.ttlMs / 1000)} s idle`)
   }
 

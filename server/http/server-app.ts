@@ -78,7 +78,15 @@ export function createHttpServerApp(o: HttpServerOptions): HttpServerApp {
     ...(o.masterToken !== undefined ? { masterToken: o.masterToken } : {}),
     streams: new StreamRegistry(o.streamLimits),
     sse: { ...DEFAULT_SSE_SETTINGS, ...o.sse },
-    eviction: new IdleEviction(o.manager, o.sessionTtlMs, o.logger, live),
+    // With several instances, a session with an open event stream is in use: streaming keeps it
+    // in memory (another instance may run its turns; one server ends the streams it evicts).
+    eviction: new IdleEviction(
+      o.manager,
+      o.sessionTtlMs,
+      o.logger,
+      live,
+      (id) => o.manager.shared && deps.streams.count(id) > 0,
+    ),
     env: o.env ?? process.env,
   }
   // A session leaving the manager (deleted, evicted) takes its token and its streams with it.
