@@ -11,9 +11,10 @@
  * issued by one instance used on the others (the singular family), a stream on one instance
  * ended by a delete on another, a cancel and a permission reply forwarded to the session's owner
  * while its stream is read elsewhere, a resume from another instance, a request with two Host
- * headers through the balancer. `CHIMERA_SCALE_KIT=suite` runs more of them (a session's
- * commands, its streams and resumes: 25 requirements) and `CHIMERA_SCALE_KIT=all` the whole HTTP
- * transport.
+ * headers through the balancer, a rename sent the moment another instance's stream ended the
+ * turn. `CHIMERA_SCALE_KIT=suite` runs more of them (a session's commands, its streams and
+ * resumes: 25 requirements), `CHIMERA_SCALE_KIT=all` the whole HTTP transport, and
+ * `CHIMERA_SCALE_KIT=only:<pattern>` the kit's `--only` selection given.
  */
 import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -34,15 +35,17 @@ const MODE = process.env.CHIMERA_SCALE_KIT
 const SELECTION =
   MODE === 'all'
     ? []
-    : MODE === 'suite'
-      ? [
-          '--only',
-          'core.permission.*,core.cancel.*,core.steer.*,http.sse.resume.*,http.sse.cancel.*,http.session.*,http.sessions.*,http.approve.*',
-        ]
-      : [
-          '--only',
-          'http.session.singular-family,http.sse.session-stream,http.sse.cancel.mid-turn,http.sse.resume.last-event-id,http.approve.pending-request,http.errors.guards,core.permission.allow,core.cancel.mid-turn',
-        ]
+    : MODE?.startsWith('only:')
+      ? ['--only', MODE.slice('only:'.length)]
+      : MODE === 'suite'
+        ? [
+            '--only',
+            'core.permission.*,core.cancel.*,core.steer.*,http.sse.resume.*,http.sse.cancel.*,http.session.*,http.sessions.*,http.approve.*',
+          ]
+        : [
+            '--only',
+            'http.session.singular-family,http.sessions.rename,http.sse.session-stream,http.sse.cancel.mid-turn,http.sse.resume.last-event-id,http.approve.pending-request,http.errors.guards,core.permission.allow,core.cancel.mid-turn',
+          ]
 const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href
 
 /** Run the kit; resolves with its exit code, stdout and the JSON report. */

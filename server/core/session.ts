@@ -18,7 +18,7 @@ import type { QueuedPrompt, SessionMeta, StreamOptions } from '../store/types.ts
 import type { StoredRecord } from '../store/stored-lines.ts'
 import type { SandboxMode, Tool, ToolContext } from '../tools/types.ts'
 import { lazyProvider, type LspProvider } from '../lsp/provider.ts'
-import type { AnyEvent, EventData, EventOf, EventType } from '../events/event-types.ts'
+import { TERMINAL_EVENTS, type AnyEvent, type EventData, type EventOf, type EventType } from '../events/event-types.ts'
 import { TurnToken } from './cancel.ts'
 import { EventLogError, EventWriter } from './event-writer.ts'
 import { FileTracker } from './file-tracker.ts'
@@ -484,7 +484,17 @@ export class Session implements TurnHost {
     return this.#queue.idle()
   }
 
-  /** Inject a message into the running turn before its next model call; false when idle. Throws `message_too_large`. */
+  /**
+   * When the running turn already wrote its terminal event and nothing is queued behind it, it is
+   * only saving (its files, its summary): wait for that, so a client that saw the turn end — on
+   * any instance's stream — does not find the session still running. Returns at once otherwise.
+   */
+  async settleFinishedTurn(): Promise<void> {
+    if (this.status !== 'running' || this.#queue.length > 0) return
+    const [last] = await this.events(Math.max(0, this.lastSeq - 1))
+    if (last && TERMINAL_EVENTS.has(last.type)) await this.idle()
+  }
+
   /**
    * Send a message to the running turn, before its next model call: false (nothing recorded)
    * when no turn is running or it has decided to finish. Resolves true once the message's queue

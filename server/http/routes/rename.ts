@@ -20,6 +20,8 @@ export function renameHandlers(deps: HttpDeps): Pick<OperationHandlers, 'session
         throw new HttpError('invalid_body', `title: ${message}`, { detail: [{ path: 'title', message }] })
       }
       const session = await anySession(deps, path.id)
+      // A turn whose end a client saw (on any instance's stream) answers with the settled summary.
+      await session.settleFinishedTurn()
       await session.rename(title)
       return jsonResponse(200, session.summary as SessionSummary)
     },

@@ -9,17 +9,13 @@
  */
 import type { UndoRequest } from '../../../generated/http/routes.gen.ts'
 import type { Session } from '../../core/session.ts'
-import { TERMINAL_EVENTS } from '../../events/event-types.ts'
 import type { OperationHandlers } from '../app.ts'
 import { anySession, liveSession, type HttpDeps } from '../deps.ts'
 import { HttpError, jsonResponse } from '../errors.ts'
 
 /** True while a turn runs; a turn that already wrote its terminal event is waited for (it is only saving). */
 async function busy(session: Session): Promise<boolean> {
-  if (session.status !== 'running') return false
-  const [last] = await session.events(Math.max(0, session.lastSeq - 1))
-  if (!last || !TERMINAL_EVENTS.has(last.type)) return true
-  await session.idle()
+  await session.settleFinishedTurn()
   return session.status === 'running'
 }
 
