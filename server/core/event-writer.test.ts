@@ -104,4 +104,24 @@ describe('EventWriter group commit', () => {
     await writer.settled()
     expect(await store.read(id)).toEqual([])
   })
+
+  it('an awaited emit queued in the same tick behind a recorded event that fails is not written: it fails with that error, once', async () => {
+    const { store, state, writer, id } = await setup()
+    await writer.emit('user_message', { message_id: 'm1', text: 'hi' })
+    // One refused write (EMFILE on one file of a group), then the store works again.
+    let refused = false
+    store.failAt = (seq) => seq === 2 && !refused && (refused = true)
+    // A turn's end: turn_end recorded, the terminal event awaited, in one tick.
+    writer.record('turn_end', { stop_reason: 'end_turn', steps: 1 })
+    writer.post('text_delta', { step: 1, text: 'late' })
+    await expect(writer.emit('error', { message: 'the terminal event', source: 'internal' })).rejects.toBeInstanceOf(
+      EventLogError,
+    )
+    expect((await store.read(id)).map((e) => e.type)).toEqual(['user_message'])
+    expect(state.lastSeq).toBe(1)
+    // Handed over: the next write is not refused for the old failure, and goes on at seq 2.
+    await writer.barrier()
+    const e = await writer.emit('turn_start', { prompt: 'next', model: 'offline' })
+    expect(e.seq).toBe(2)
+  })
 })

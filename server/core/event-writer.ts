@@ -77,6 +77,8 @@ type Item = {
   kind: 'awaited' | 'recorded' | 'posted'
   resolve(e: AnyEvent): void
   reject(err: unknown): void
+  /** Resolved or rejected already. */
+  settled?: boolean
 }
 
 export class EventWriter {
@@ -224,17 +226,37 @@ export class EventWriter {
    */
   async #drain(): Promise<void> {
     await new Promise<void>((resolve) => setImmediate(resolve))
-    while (this.#items.length > 0) await this.#commit(this.#items.splice(0, MAX_GROUP))
-    this.#draining = undefined
+    try {
+      while (this.#items.length > 0) {
+        const group = this.#items.splice(0, MAX_GROUP)
+        try {
+          await this.#commit(group)
+        } catch (err) {
+          // A bug past the store (a reducer, a listener): the group's producers hear of it and
+          // the writer goes on, rather than every later write waiting forever.
+          this.#o.logger.error(`session ${this.#o.sessionId}: event write failed`, err)
+          this.#items = this.#items.filter((it) => !group.includes(it))
+          for (const it of group) this.#settle(it, undefined, err)
+        }
+      }
+    } finally {
+      this.#draining = undefined
+    }
   }
 
   async #commit(group: Item[]): Promise<void> {
     const s = this.#o.state
     const live: Item[] = []
     for (const it of group) {
-      // After a recorded event failed, the recorded ones behind it are not written (no gap in a step).
-      if (it.kind === 'recorded' && this.#pipelineError) this.#settle(it, undefined, this.#pipelineError)
-      else live.push(it)
+      const failed = this.#pipelineError
+      // After a recorded event failed, nothing queued behind it is written (no gap in a step, no
+      // turn end after a missing event): recorded and posted ones fail with it, and the first
+      // awaited one behind it takes the error to its producer (who ends what it was doing).
+      if (!failed) live.push(it)
+      else {
+        if (it.kind === 'awaited') this.#pipelineError = undefined
+        this.#settle(it, undefined, failed)
+      }
     }
     if (live.length === 0) return
     let turns = s.turns
@@ -292,6 +314,8 @@ export class EventWriter {
   }
 
   #settle(it: Item, e: AnyEvent | undefined, err?: unknown): void {
+    if (it.settled) return
+    it.settled = true
     this.#queued--
     if (e) it.resolve(e)
     else it.reject(err)

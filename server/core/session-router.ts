@@ -24,6 +24,7 @@ import type { BusRequestOptions, BusResult } from '../store/redis-bus.ts'
 import type { SessionLeases } from '../store/types.ts'
 import type { TurnOutcome } from './loop.ts'
 import type { PermissionDecision } from './permissions.ts'
+import { PermissionDecisionSchema } from '../../generated/schemas.gen.ts'
 import type { Session } from './session.ts'
 
 /** How long a forwarded command may wait for its owner's answer (a prompt: see the file comment). */
@@ -76,6 +77,27 @@ type SessionOp =
   | { op: 'cancel'; id: string }
   | { op: 'permission'; id: string; requestId: string; decision: PermissionDecision; source: string }
 
+const str = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.length <= 1 << 20
+/** Message ids the core makes (`msg-<uuid>`): they name queue entries. */
+const MESSAGE_ID = /^[A-Za-z0-9_-]{1,128}$/
+
+/** A forwarded session operation, checked as it arrives (it came through the store). */
+function isSessionOp(v: unknown): v is SessionOp {
+  if (typeof v !== 'object' || v === null) return false
+  const o = v as Record<string, unknown>
+  if (!str(o.id)) return false
+  switch (o.op) {
+    case 'prompt':
+      return typeof o.text === 'string' && typeof o.messageId === 'string' && MESSAGE_ID.test(o.messageId)
+    case 'cancel':
+      return true
+    case 'permission':
+      return str(o.requestId) && str(o.source) && PermissionDecisionSchema.safeParse(o.decision).success
+    default:
+      return false
+  }
+}
+
 /** A prompt's end as its owner saw it: the turn's outcome, and the last event stored by then. */
 export interface PromptDone {
   outcome: TurnOutcome
@@ -118,7 +140,11 @@ export class SessionRouter {
     this.#timeoutMs = o.timeoutMs ?? FORWARD_TIMEOUT_MS
     this.#leases = o.leases
     this.#logger = o.logger
-    this.#handlers.set('session', (body) => this.#serveOp(body as SessionOp))
+    this.#handlers.set('session', (body) =>
+      isSessionOp(body)
+        ? this.#serveOp(body)
+        : Promise.resolve({ error: { message: 'not a session operation' } } satisfies Answer),
+    )
     this.#forwarder = o.leases && o.connect?.((payload) => this.#serve(payload))
   }
 

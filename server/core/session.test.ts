@@ -411,3 +411,21 @@ describe('persist: false', () => {
     expect(await manager.get(session.id)).toBe(session)
   })
 })
+
+describe('steers a turn never took', () => {
+  it('are closed like prompts that never ran when the turn is cancelled, never dropped without a trace', async () => {
+    const session = await env.manager().create()
+    const { done } = session.prompt('!sleep 2000\n!say never')
+    await waitForType(session, 'step_start')
+    expect(await session.steer('!say steered then cancelled')).toBe(true)
+    expect(session.cancel()).toBe(true)
+    await within(done, 5000, 'the cancelled turn')
+    await within(session.idle(), 5000, 'idle')
+    const events = await session.events()
+    const users = ofType(events, 'user_message').map((e) => e.data.text)
+    expect(users).toEqual(['!sleep 2000\n!say never', '!say steered then cancelled'])
+    expect(ofType(events, 'error').map((e) => e.data.message)).toEqual([
+      'not run: the turn ended before this steering message reached the model',
+    ])
+  })
+})

@@ -450,8 +450,14 @@ export class Session implements TurnHost {
       // Closed before the next work with this reason, not as if the process had stopped.
       if (this.#state.inTurn) this.#ledger.interrupted({ message: `the turn was interrupted: ${message}`, source })
     }
-    // Steers the turn never took (it was cancelled or failed) are dropped, their entries retired.
-    for (const m of this.#steering.end()) void m.written.then((ok) => (ok ? this.#ledger.unqueue(m.id) : undefined))
+    // Steers the turn never took (it was cancelled or failed) were acknowledged: each is closed
+    // before the next work like a prompt that never ran, never dropped without a trace.
+    for (const m of this.#steering.end())
+      void m.written.then((ok) => {
+        if (!ok) return
+        this.#ledger.owe(m.entry, STEER_NOT_TAKEN)
+        this.#queue.recover([], []) // written as the next work
+      })
     this.#token = undefined
     await this.#writer.settled()
     await commitFiles(this.#core, this.#tracker.takeChanged())
@@ -511,6 +517,7 @@ export class Session implements TurnHost {
     this.#steering.push({
       id: entry.message_id,
       text,
+      entry,
       written: accepted.then(
         () => true,
         () => false,
@@ -637,6 +644,8 @@ export class Session implements TurnHost {
     return this.#writer.settled()
   }
 }
+
+const STEER_NOT_TAKEN = 'not run: the turn ended before this steering message reached the model'
 
 /** The queue entry an event retires: a prompt's `user_message`, a steer's `steering` event. */
 function loggedMessageId(e: AnyEvent): string[] {

@@ -4,6 +4,7 @@ import { Steering, type SteerMessage } from './steering.ts'
 const message = (id: string, written: Promise<boolean> = Promise.resolve(true)): SteerMessage => ({
   id,
   text: `text ${id}`,
+  entry: { message_id: id, text: `text ${id}`, steer: true, accepted_at: 0, order: 0 },
   written,
 })
 

@@ -8,10 +8,13 @@
  * written, and waits for writes still under way before its next model call.
  */
 
-/** A steering message and its queue entry's write (true once on disk, false when refused). */
+import type { QueuedPrompt } from '../store/types.ts'
+
+/** A steering message, its queue entry and that entry's write (true once on disk, false when refused). */
 export interface SteerMessage {
   readonly id: string
   readonly text: string
+  readonly entry: QueuedPrompt
   readonly written: Promise<boolean>
 }
 

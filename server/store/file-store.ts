@@ -48,6 +48,7 @@ import {
   readVouchedSegment,
   rewriteSegmentTail,
   SegmentWriters,
+  SUM_FILE,
   writeSegmentSum,
 } from './segment.ts'
 import { storedRecords, type StoredRecord } from './stored-lines.ts'
@@ -557,6 +558,10 @@ export class FileEventStore implements EventStore {
       return undefined
     }
     const meta = metaRead.value as SessionMeta
+    // The checksum a release left vouches for the log as it was then: once the session is open
+    // here it may grow past it, or its segment stop following it (a failed segment write, a
+    // repair), so it goes now and is written again when this instance lets the session go.
+    await unlink(join(dir, SUM_FILE)).catch(() => {})
     // The segment's verified prefix stands in for reading those event files; the files after
     // it (and any duplicate or gap) are checked one by one, as without a segment.
     // One directory listing serves the log and the queued prompts.

@@ -55,7 +55,7 @@ redis.call('ZADD', KEYS[3], 'GT', ARGV[3], ARGV[1])
 return 1
 `
 // KEYS: token. ARGV: token prefix. Drops the session's token (both keys).
-const DROP_TOKEN = `
+export const DROP_TOKEN = `
 local old = redis.call('GET', KEYS[1])
 if old then redis.call('DEL', ARGV[1] .. old) end
 redis.call('DEL', KEYS[1])

@@ -34,11 +34,11 @@ import { ChimeraError, sessionNotFound } from '../errors.ts'
 import { streamEvents } from './event-stream.ts'
 import { RedisBus } from './redis-bus.ts'
 import { LEASE_LUA, RedisLeases } from './redis-leases.ts'
-import { RedisLiveSessions } from './redis-live.ts'
+import { DROP_TOKEN, RedisLiveSessions } from './redis-live.ts'
 import { ListenerRegistry } from './listeners.ts'
 import { agentAllowed, applyListFilter, pageOf, startedMs } from './listing.ts'
 import { isSessionId } from './paths.ts'
-import { AUDIT, INDEX, keys, LEASES, STORE_RETRY_AFTER_S, unavailable } from './redis-shared.ts'
+import { AUDIT, INDEX, keys, LEASES, LIVE, STORE_RETRY_AFTER_S, TOKEN_PREFIX, unavailable } from './redis-shared.ts'
 import { sortQueued } from './queued-prompts.ts'
 import type {
   AgentPrefix,
@@ -604,6 +604,9 @@ export class RedisEventStore implements EventStore {
       await this.#client.del([k.meta, k.summary, k.events, k.queued, k.owner])
       await this.#client.zRem(INDEX, sessionId)
       await this.#client.zRem(LEASES, sessionId)
+      // Its bearer token and its place among the live sessions go with it, whoever deletes it.
+      await this.#client.zRem(LIVE, sessionId)
+      await this.#client.eval(DROP_TOKEN, { keys: [k.token], arguments: [TOKEN_PREFIX] })
     })
   }
 

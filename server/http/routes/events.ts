@@ -103,6 +103,9 @@ function stream(
   })
 }
 
+/** Sessions whose segment a vouched stream is reading now. */
+const vouchedReads = new Set<string>()
+
 /**
  * The plural stream of a session this instance does not hold (docs/decisions/0392-vouched-segment.md):
  * the records the store vouches for without opening it go out first, as stored; the session is
@@ -118,7 +121,16 @@ async function vouchedStream(
 ): Promise<Response | undefined> {
   const store = deps.manager.store
   if (!store.readVouched || deps.manager.shared || deps.manager.peek(id)) return undefined
-  const v = await store.readVouched(id)
+  // One vouched read per session at a time: a second stream of it (or a flood) takes the loading
+  // path, which shares the session in memory, instead of holding a copy of the segment each.
+  if (deps.streams.count(id) > 0 || vouchedReads.has(id)) return undefined
+  vouchedReads.add(id)
+  let v: Awaited<ReturnType<NonNullable<typeof store.readVouched>>>
+  try {
+    v = await store.readVouched(id)
+  } finally {
+    vouchedReads.delete(id)
+  }
   if (!v) return undefined
   const after = startCursor(req.headers.get('last-event-id'), fromLive, v.lines)
   if (after >= v.lines) return undefined
