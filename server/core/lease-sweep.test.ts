@@ -8,7 +8,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openEventStore } from '../store/open.ts'
-import type { EventStore, LeaseHooks, SessionLeases } from '../store/types.ts'
+import { AppendGroupError, type EventStore, type LeaseHooks, type SessionLeases } from '../store/types.ts'
 import { TAKEN_OVER } from './manager.ts'
 import { testEnv, waitForType, type TestEnv } from './fixtures/harness.ts'
 
@@ -20,7 +20,7 @@ afterEach(async () => {
   await env.cleanup()
 })
 
-/** `store` with appends that fail while `failing()` says so. */
+/** `store` with appends (one by one or grouped) that fail while `failing()` says so. */
 function failingAppends(store: EventStore, failing: () => boolean): EventStore {
   return new Proxy(store, {
     get(target, prop, receiver) {
@@ -28,6 +28,12 @@ function failingAppends(store: EventStore, failing: () => boolean): EventStore {
         return async (...args: Parameters<EventStore['append']>) => {
           if (failing()) throw new Error('the store refuses this write')
           return target.append(...args)
+        }
+      // Group commits (FileEventStore.appendMany) are refused alike.
+      if (prop === 'appendMany')
+        return async (...args: Parameters<NonNullable<EventStore['appendMany']>>) => {
+          if (failing()) throw new AppendGroupError(0, new Error('the store refuses this write'))
+          return target.appendMany!(...args)
         }
       const v: unknown = Reflect.get(target, prop, receiver)
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v

@@ -70,6 +70,9 @@ describe('live sessions and tokens shared through Redis', () => {
     const s1 = await stored(a)
     const s2 = await stored(a)
     await la.setToken(s1, 'aa'.repeat(32))
+    // A later touch (a later millisecond: two in the same one tie, ordered by id) lists first.
+    const t1 = Date.now()
+    await until(() => Promise.resolve(Date.now() > t1), 1000, 'the next millisecond')
     await lb.touch(s2)
     expect(await la.list()).toEqual([s2, s1])
     await la.touched(new Map([[s1, Date.now() + 1]]))
