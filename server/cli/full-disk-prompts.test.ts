@@ -128,7 +128,10 @@ describe.skipIf(!canMount)('a full disk (root, mount tmpfs)', () => {
     const errors = events.flatMap((e) => (e.type === 'error' ? [e.data.message] : []))
     expect(errors.join('\n')).not.toContain('the process stopped')
     // The long turn could not write its end while the disk was full: closed later with that reason.
-    expect(errors.some((m) => /^the turn was interrupted: event log write failed .*ENOSPC/.test(m))).toBe(true)
+    expect(
+      errors.some((m) => /^the turn was interrupted: event log write failed .*ENOSPC/.test(m)),
+      `errors: ${JSON.stringify(errors)}; events: ${events.map((e) => e.type).join(' ')}`,
+    ).toBe(true)
     process.stdout.write(
       `full disk: ${accepted.length} accepted (all in the log), ${refused.length} refused with 507\n`,
     )

@@ -163,6 +163,25 @@ describe('a store that fails', () => {
     expect((await store.load(s.id))!.queued).toEqual([])
   })
 
+  it("a turn whose turn_end was written but whose terminal event was refused gets that terminal event, with the store's reason, before the next work", async () => {
+    const store = new FailingStore()
+    const s = await env.manager({ store: store as EventStore }).create()
+    let refused = false
+    store.failing = (e) => e.type === 'agent_result' && !refused && (refused = true)
+    const outcome = await within(s.prompt('!say cut at the very end').done, 5000, 'the turn')
+    expect(outcome).toMatchObject({ stop_reason: 'error', source: 'store' })
+    expect(s.turnOpen).toBe(true)
+    await within(s.prompt('!say next').done, 5000, 'the next turn')
+    const types = typesOf(await s.events())
+    const end = types.indexOf('turn_end')
+    expect(types.slice(end, end + 3)).toEqual(['turn_end', 'error', 'user_message'])
+    const closing = ofType(await s.events(), 'error')[0]!
+    expect(closing.data.message).toMatch(
+      /^the turn was interrupted: event log write failed \(agent_result not recorded\)/,
+    )
+    expect(typesOf(await s.events()).at(-1)).toBe('agent_result')
+  })
+
   it('a steer the store cannot record is refused (prompt_not_recorded) and never reaches the model; one it records does', async () => {
     const store = new FailingStore()
     const s = await env.manager({ store: store as EventStore }).create()

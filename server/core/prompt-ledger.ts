@@ -170,8 +170,14 @@ export class PromptLedger {
   /** A turn the process did not finish (it stopped mid-turn): close it before the next one. */
   async #closeInterruptedTurn(): Promise<void> {
     const state = this.#core.state
-    if (!state.inTurn) return
+    if (!state.inTurn && !state.terminalOwed) return
     const why = this.#interruption ?? { message: INTERRUPTED_CRASH, source: 'internal' as const }
+    if (!state.inTurn) {
+      // Its turn_end is in the log, its terminal event is not: only that is owed.
+      await this.#core.emit('error', { message: why.message, source: why.source })
+      this.#interruption = undefined
+      return
+    }
     const callError = `interrupted: ${this.#interruption ? why.message : 'the process stopped before this call finished'}`
     for (const [callId, tool] of state.openCalls) {
       await this.#core.emit('tool_result', { call_id: callId, tool, ok: false, error: callError, duration_ms: 0 })

@@ -159,7 +159,7 @@ export class Session implements TurnHost {
     const session = new Session(meta, deps, state)
     // A turn another instance left open (it stopped mid-turn): closed at once, first in the
     // queue, with this reason on its terminal `error` (docs/scale-out.md "Failures").
-    if (opts.closeOpenTurn !== undefined && state.inTurn) {
+    if (opts.closeOpenTurn !== undefined && (state.inTurn || state.terminalOwed)) {
       session.#ledger.interrupted({ message: opts.closeOpenTurn, source: 'internal' })
       if (!queued.length) session.#queue.recover([], [])
     }
@@ -190,7 +190,7 @@ export class Session implements TurnHost {
   }
   /** True while the log has a turn without its end (running here, or left open by a process that stopped). */
   get turnOpen(): boolean {
-    return this.#state.inTurn
+    return this.#state.inTurn || this.#state.terminalOwed
   }
   get summary() {
     return {
@@ -448,7 +448,8 @@ export class Session implements TurnHost {
       const source = err instanceof EventLogError ? 'store' : 'internal'
       outcome = { stop_reason: 'error', success: false, output: message, source }
       // Closed before the next work with this reason, not as if the process had stopped.
-      if (this.#state.inTurn) this.#ledger.interrupted({ message: `the turn was interrupted: ${message}`, source })
+      if (this.#state.inTurn || this.#state.terminalOwed)
+        this.#ledger.interrupted({ message: `the turn was interrupted: ${message}`, source })
     }
     // Steers the turn never took (it was cancelled or failed) were acknowledged: each is closed
     // before the next work like a prompt that never ran, never dropped without a trace.

@@ -24,6 +24,11 @@ export interface SessionState {
   redo: ChatMessage[][]
   /** A turn has started and not ended (after a crash: the turn to close before the next). */
   inTurn: boolean
+  /**
+   * The last event is a `turn_end`: its terminal event (`agent_result`, `error`, `cancelled`),
+   * written right after it, is missing (a write refused, a crash between the two): owed.
+   */
+  terminalOwed: boolean
   /** Tool calls of the open turn without a result yet (call id → tool). */
   openCalls: Map<string, string>
 }
@@ -80,6 +85,7 @@ export function initialState(init: {
     turnStarts: [],
     redo: [],
     inTurn: false,
+    terminalOwed: false,
     openCalls: new Map(),
     summary: {
       session_id: init.session_id,
@@ -110,6 +116,7 @@ function assistant(s: SessionState): ChatMessage {
 export function reduce(s: SessionState, e: AnyEvent): SessionState {
   s.lastSeq = e.seq
   s.summary.event_count = e.seq
+  s.terminalOwed = e.type === 'turn_end'
   switch (e.type) {
     case 'user_message':
       s.open = undefined
