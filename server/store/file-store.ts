@@ -336,13 +336,7 @@ export class FileEventStore implements EventStore {
     // Held open here: the verified segment is read as it is (`readStored`).
     if (this.#lastSeq.has(sessionId)) return undefined
     const dir = sessionDir(this.root, sessionId)
-    const meta = await readJsonFile(join(dir, 'session.json'))
-    if (
-      meta.kind !== 'ok' ||
-      metaProblem(meta.value) !== undefined ||
-      (meta.value as SessionMeta).session_id !== sessionId
-    )
-      return undefined
+    if (!(await readOwnMeta(dir, sessionId))) return undefined
     const seg = await readVouchedSegment(dir)
     if (!seg) return undefined
     const { buf, ends } = seg
@@ -418,22 +412,17 @@ export class FileEventStore implements EventStore {
   async readSession(sessionId: string): Promise<StoredSession | undefined> {
     if (!isSessionId(sessionId)) return undefined
     const dir = join(this.root, sessionId)
-    const meta = await readJsonFile(join(dir, 'session.json'))
-    if (
-      meta.kind !== 'ok' ||
-      metaProblem(meta.value) !== undefined ||
-      (meta.value as SessionMeta).session_id !== sessionId
-    )
-      return undefined
+    const meta = await readOwnMeta(dir, sessionId)
+    if (!meta) return undefined
     const { events } = await scanLog(dir, sessionId, 0)
     const s = await readJsonFile(join(dir, 'summary.json'))
     let summary: SessionSummary
     try {
       summary = validateSummary(sessionId, s.kind === 'ok' ? s.value : undefined)
     } catch {
-      summary = minimalSummary(meta.value as SessionMeta, events.length)
+      summary = minimalSummary(meta, events.length)
     }
-    return { meta: meta.value as SessionMeta, summary, events }
+    return { meta, summary, events }
   }
 
   /** The entries of the event-log root; none when it does not exist. */
@@ -728,4 +717,12 @@ async function exists(path: string): Promise<boolean> {
   } catch {
     return false
   }
+}
+
+/** The session's `session.json` when it is a valid meta of this very session; else undefined. */
+async function readOwnMeta(dir: string, sessionId: string): Promise<SessionMeta | undefined> {
+  const r = await readJsonFile(join(dir, 'session.json'))
+  if (r.kind !== 'ok' || metaProblem(r.value) !== undefined) return undefined
+  const meta = r.value as SessionMeta
+  return meta.session_id === sessionId ? meta : undefined
 }
