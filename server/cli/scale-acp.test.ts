@@ -4,7 +4,8 @@
  * through Redis (core/session-router.ts) and answered as if local: the client sees the turn's
  * updates (B follows the session's events from Redis), is asked the turn's permission request
  * (its answer goes back to A, where the tool runs) and gets the `stopReason` when A's turn ends;
- * `session/cancel` is forwarded too. Over `/acp` (Streamable HTTP, the official SDK's client),
+ * `session/cancel`, `session/set_config_option`, `session/set_mode` and `_session/steering` are
+ * forwarded too. Over `/acp` (Streamable HTTP, the official SDK's client),
  * over stdio (`otter serve --acp --store redis://…`, the official SDK's client) and on the seed
  * dialect (stdio, plain JSON lines).
  *
@@ -155,6 +156,22 @@ describe('ACP prompts on an instance that does not run the session', () => {
         cwd: c.workspace,
         mcpServers: [],
       })
+      // Settings change on A's copy (B's would be stale, its writes fenced).
+      t.push('--- session/set_config_option mode plan, then session/set_mode build (A runs the session)')
+      const set = await remote.agent.request(acp.methods.agent.session.setConfigOption, {
+        sessionId: s.id,
+        configId: 'mode',
+        value: 'plan',
+      })
+      t.push(`result ${JSON.stringify(set.configOptions.map((o) => [o.id, o.currentValue]))}`)
+      expect(set.configOptions.find((o) => o.id === 'mode')).toMatchObject({ currentValue: 'plan' })
+      const modeOnA = async (): Promise<unknown> =>
+        ((await (await fetch(`${a.url}/session/${s.id}`)).json()) as { mode?: string }).mode
+      expect(await modeOnA()).toBe('plan')
+      await remote.agent.request(acp.methods.agent.session.setMode, { sessionId: s.id, modeId: 'build' })
+      expect(await modeOnA()).toBe('build')
+      expect(await ownerOf(r, s.id)).toBe(s.ownerA)
+
       t.push(`--- session/prompt (A runs the session ${s.ownerA.slice(0, 8)}…)`)
       const prompted = remote.agent.request(acp.methods.agent.session.prompt, {
         sessionId: s.id,
@@ -185,6 +202,19 @@ describe('ACP prompts on an instance that does not run the session', () => {
       const cancelled = await long
       t.push(`result ${JSON.stringify(cancelled)}`)
       expect(cancelled.stopReason).toBe('cancelled')
+
+      // A steer from B reaches A's running turn (its queue entry written on A).
+      await s.hold()
+      t.push('--- _session/steering while A runs a turn of its own')
+      const steered = await remote.agent.request('_session/steering', {
+        sessionId: s.id,
+        prompt: [{ type: 'text', text: 'steered from B' }],
+      })
+      t.push(`result ${JSON.stringify(steered)}`)
+      expect(steered).toEqual({ outcome: 'injected' })
+      expect(await ownerOf(r, s.id)).toBe(s.ownerA)
+      expect(await r.hLen(`chimera:s:{${s.id}}:queued`)).toBe(1)
+      expect((await post(`${a.url}/sessions/${s.id}/cancel`, {})).status).toBe(204)
     } finally {
       console.log(`ACP over /acp on B, session run by A:\n  ${t.lines.join('\n  ')}`)
       remote.close()

@@ -97,6 +97,45 @@ describe('a session command where the session does not run', () => {
     await expect(missing).rejects.toSatisfy((e) => ChimeraError.is(e, 'session_not_found'))
   })
 
+  it("a steer, a compaction and model, mode and approval changes act on the owner's session", async () => {
+    const { owner, receiver, sent } = pair()
+    const s = await owner.create()
+    const local = await receiver.get(s.id)
+    expect(await receiver.router.steer(s.id, 'too early')).toBe(false)
+    const model = s.model
+    expect(await receiver.router.setModel(s.id, model)).toEqual({ model, mode: s.mode })
+    const unknown = await receiver.router.setModel(s.id, 'no-such-model').catch((e: unknown) => e)
+    expect(ChimeraError.is(unknown) && unknown.message).toMatch(/no-such-model/)
+    expect(await receiver.router.setMode(s.id, 'plan')).toEqual({ model, mode: 'plan' })
+    expect(s.mode).toBe('plan')
+    expect((await s.events()).at(-1)).toMatchObject({ type: 'mode_changed', data: { new: 'plan' } })
+    const before = s.approval
+    expect(await receiver.router.setApproval(s.id, 'deny')).toEqual({ old: before, new: 'deny' })
+    expect(s.approval).toBe('deny')
+    // The receiver's own copy was not the one changed.
+    expect(local).not.toBe(s)
+    expect(local.mode).not.toBe('plan')
+    await within(s.prompt('!say one').done, 5000, 'a first turn')
+    const compaction = await receiver.router.compact(s.id)
+    expect(compaction.type).toBe('compaction')
+    expect((await s.events()).at(-1)).toMatchObject({ type: 'compaction', seq: compaction.seq })
+    const long = s.prompt('!say started\n!sleep 600000')
+    await waitForType(s, 'text_delta')
+    expect(await receiver.router.steer(s.id, 'steered from the receiver')).toBe(true)
+    s.cancel()
+    await within(long.done, 5000, 'the cancelled turn')
+    expect(sent.map((x) => (x.payload as { body: { op: string } }).body.op)).toEqual([
+      'steer',
+      'model',
+      'model',
+      'mode',
+      'approval',
+      'compact',
+      'steer',
+    ])
+    await expect(receiver.router.setMode(s.id, 'no-such-mode')).rejects.toSatisfy((e) => ChimeraError.is(e))
+  })
+
   it('an owner that no longer holds the session sends the command back to be routed again (bounded)', async () => {
     const { owner, receiver, sent } = pair([other])
     const s = await owner.create()

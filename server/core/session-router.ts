@@ -8,8 +8,10 @@
  * to that instance through the forwarding channel (Redis lists, store/redis-bus.ts) and its
  * answer returned. Two kinds of payload travel: an HTTP request (the HTTP layer's, run by the
  * owner's own app: http/forward.ts) and the session operations below (`prompt`, `cancel`,
- * `permission`), which ACP connections use, so an ACP prompt on any instance runs where the
- * session runs while the connection follows its events from the shared store.
+ * `permission`, `steer`, `model`, `mode`, `approval`, `compact`), which ACP connections use, so
+ * an ACP prompt on any instance runs where the session runs while the connection follows its
+ * events from the shared store, and a steer, a compaction or a settings change acts on the
+ * owner's copy, not a stale one here.
  *
  * Waits are bounded: an owner that dies before taking the payload loses it to the next claim (its
  * lease runs out, the payload is withdrawn and routed again, here); one that dies after taking it
@@ -23,9 +25,10 @@ import type { Logger } from '../log.ts'
 import type { BusRequestOptions, BusResult } from '../store/redis-bus.ts'
 import type { SessionLeases } from '../store/types.ts'
 import type { TurnOutcome } from './loop.ts'
-import type { PermissionDecision } from './permissions.ts'
+import { isApprovalPolicy, type ApprovalPolicy, type PermissionDecision } from './permissions.ts'
 import { PermissionDecisionSchema } from '../../generated/schemas.gen.ts'
 import type { Session } from './session.ts'
+import type { EventOf } from '../events/event-types.ts'
 
 /** How long a forwarded command may wait for its owner's answer (a prompt: see the file comment). */
 export const FORWARD_TIMEOUT_MS = 30_000
@@ -76,6 +79,17 @@ type SessionOp =
   | { op: 'prompt'; id: string; text: string; messageId: string }
   | { op: 'cancel'; id: string }
   | { op: 'permission'; id: string; requestId: string; decision: PermissionDecision; source: string }
+  | { op: 'steer'; id: string; text: string }
+  | { op: 'model'; id: string; value: string }
+  | { op: 'mode'; id: string; value: string }
+  | { op: 'approval'; id: string; value: ApprovalPolicy }
+  | { op: 'compact'; id: string }
+
+/** A session's model and mode as its owner holds them after a change. */
+export interface Selection {
+  model: string
+  mode: string
+}
 
 const str = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.length <= 1 << 20
 /** Message ids the core makes (`msg-<uuid>`): they name queue entries. */
@@ -90,9 +104,17 @@ function isSessionOp(v: unknown): v is SessionOp {
     case 'prompt':
       return typeof o.text === 'string' && typeof o.messageId === 'string' && MESSAGE_ID.test(o.messageId)
     case 'cancel':
+    case 'compact':
       return true
     case 'permission':
       return str(o.requestId) && str(o.source) && PermissionDecisionSchema.safeParse(o.decision).success
+    case 'steer':
+      return typeof o.text === 'string'
+    case 'model':
+    case 'mode':
+      return typeof o.value === 'string'
+    case 'approval':
+      return isApprovalPolicy(o.value)
     default:
       return false
   }
@@ -234,6 +256,37 @@ export class SessionRouter {
     return this.#op({ op: 'permission', id, requestId, decision, source }, 'this permission reply') as Promise<boolean>
   }
 
+  /**
+   * Send a message to the session's running turn wherever it runs (Session.steer): false when no
+   * turn is running there; true once the owner wrote the steer's queue entry.
+   */
+  steer(id: string, text: string): Promise<boolean> {
+    return this.#op({ op: 'steer', id, text }, 'this steer') as Promise<boolean>
+  }
+
+  /** Set the session's model wherever it runs; its model and mode after the change. */
+  setModel(id: string, model: string): Promise<Selection> {
+    return this.#op({ op: 'model', id, value: model }, 'this model change') as Promise<Selection>
+  }
+
+  /** Set the session's mode wherever it runs; its model and mode after the change. */
+  setMode(id: string, mode: string): Promise<Selection> {
+    return this.#op({ op: 'mode', id, value: mode }, 'this mode change') as Promise<Selection>
+  }
+
+  /** Set the session's approval policy wherever it runs; the policy before and after. */
+  setApproval(id: string, policy: ApprovalPolicy): Promise<{ old: ApprovalPolicy; new: ApprovalPolicy }> {
+    return this.#op({ op: 'approval', id, value: policy }, 'this approval change') as Promise<{
+      old: ApprovalPolicy
+      new: ApprovalPolicy
+    }>
+  }
+
+  /** Compact the session's history wherever it runs (Session.compact): the event that records it. */
+  compact(id: string): Promise<EventOf<'compaction'>> {
+    return this.#op({ op: 'compact', id }, 'this compaction') as Promise<EventOf<'compaction'>>
+  }
+
   #op(op: SessionOp, what: string, unbounded = false, forwarded = false): Promise<unknown> {
     return this.route<Answer | unknown>(op.id, {
       what,
@@ -264,6 +317,19 @@ export class SessionRouter {
         return s.cancel()
       case 'permission':
         return s.replyPermission(op.requestId, op.decision, op.source)
+      case 'steer':
+        return s.steer(op.text)
+      case 'model':
+      case 'mode':
+        await (op.op === 'model' ? s.setModel(op.value) : s.setMode(op.value))
+        return { model: s.model, mode: s.mode } satisfies Selection
+      case 'compact':
+        return s.compact()
+      case 'approval': {
+        const old = s.approval
+        await s.setApproval(op.value)
+        return { old, new: s.approval }
+      }
     }
   }
 

@@ -110,12 +110,13 @@ export class SeedAgent {
         await this.#o.manager.router.cancel(s.id)
         return { ok: true }
       },
+      // Where the session runs, like prompts (another instance's, or a fresh copy here).
       'session/setMode': async (p) => {
-        await (await this.#get(p.sessionId)).setMode(p.mode)
+        await this.#o.manager.router.setMode((await this.#get(p.sessionId)).id, p.mode)
         return { ok: true }
       },
       'session/setModel': async (p) => {
-        await (await this.#get(p.sessionId)).setModel(p.model)
+        await this.#o.manager.router.setModel((await this.#get(p.sessionId)).id, p.model)
         return { ok: true }
       },
       'session/resume': (p) => this.#resume(p.sessionId, p.sinceEventId),
@@ -133,7 +134,7 @@ export class SeedAgent {
         const s = await this.#get(p.sessionId)
         if (!isApprovalPolicy(p.approval))
           throw RpcError.invalidParams([{ path: 'approval', message: `unknown approval preset "${p.approval}"` }])
-        await s.setApproval(p.approval)
+        await this.#o.manager.router.setApproval(s.id, p.approval)
         return { ok: true }
       },
       'session/bridgeStatus': async (p) => {

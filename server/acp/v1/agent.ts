@@ -23,6 +23,7 @@
  */
 import { workingDirProblem } from '../../core/working-dir.ts'
 import type { Session } from '../../core/session.ts'
+import type { Selection } from '../../core/session-router.ts'
 import type { AnyEvent, EventOf } from '../../events/event-types.ts'
 import { RpcError } from '../../../client/wire/jsonrpc/errors.ts'
 import { AUTH_METHOD_ID } from '../initialize.ts'
@@ -112,18 +113,19 @@ export class V1Agent {
       'session/prompt': (p, ctx) =>
         promptTurn(this.#att(p.sessionId), p, ctx.signal, this.#o.manager.router, this.#o.logger, this.#o.detach),
       'session/cancel': (p) => cancelTurn(this.#o.manager.router, this.#att(p.sessionId).session.id, this.#o.logger),
+      // Like prompts, these act where the session runs (another instance's, or a fresh copy here).
       'session/set_mode': async (p) => {
-        await this.#att(p.sessionId).session.setMode(p.modeId)
+        await this.#o.manager.router.setMode(this.#att(p.sessionId).session.id, p.modeId)
         return {}
       },
       'session/set_config_option': (p) => this.#setConfig(p),
       'session/set_model': async (p) => {
-        await this.#att(p.sessionId).session.setModel(p.modelId)
+        await this.#o.manager.router.setModel(this.#att(p.sessionId).session.id, p.modelId)
         return {}
       },
       '_session/steering': async (p) => {
-        const s = this.#att(p.sessionId).session
-        return (await s.steer(promptText(p.prompt)))
+        const id = this.#att(p.sessionId).session.id
+        return (await this.#o.manager.router.steer(id, promptText(p.prompt)))
           ? { outcome: 'injected' }
           : { outcome: 'promptRequired', reason: 'noRunningTurn' }
       },
@@ -140,10 +142,12 @@ export class V1Agent {
         }
       },
       '_chimera/session/compact': async (p) => {
-        const e = await this.#att(p.sessionId).session.compact()
+        const e = await this.#o.manager.router.compact(this.#att(p.sessionId).session.id)
         return { summary: e.data.summary, messagesBefore: e.data.messages_before, messagesAfter: e.data.messages_after }
       },
-      ...(this.#o.agent === 'ferret' ? ferretHandlers((id) => this.#att(id).session, this.#o.bridge) : {}),
+      ...(this.#o.agent === 'ferret'
+        ? ferretHandlers((id) => this.#att(id).session, this.#o.manager.router, this.#o.bridge)
+        : {}),
     }
   }
 
@@ -328,16 +332,18 @@ export class V1Agent {
   }
 
   async #setConfig(p: { sessionId: string; configId: string; value: unknown }) {
-    const s = this.#att(p.sessionId).session
+    const id = this.#att(p.sessionId).session.id
     if (typeof p.value !== 'string')
       throw RpcError.invalidParams([{ path: 'value', message: `${p.configId} takes a string value` }])
-    if (p.configId === 'model') await s.setModel(p.value)
-    else if (p.configId === 'mode') await s.setMode(p.value)
+    const router = this.#o.manager.router
+    let now: Selection
+    if (p.configId === 'model') now = await router.setModel(id, p.value)
+    else if (p.configId === 'mode') now = await router.setMode(id, p.value)
     else
       throw RpcError.invalidParams([
         { path: 'configId', message: `unknown config option "${p.configId}"; available: model, mode` },
       ])
-    return { configOptions: this.#selectors(s).configOptions }
+    return { configOptions: configOptions(this.#o.manager.models.models(), now.model, now.mode) }
   }
 
   /** Updates that follow a session's new/load/resume response (never before it). */

@@ -1,5 +1,6 @@
 /** docs/zed.md's ferret session methods under `_ferret/` (same behaviour as the seed dialect), served to a ferret agent's client. */
 import type { Session } from '../../core/session.ts'
+import type { SessionRouter } from '../../core/session-router.ts'
 import type { HandlersFor } from '../../jsonrpc/dispatcher.ts'
 import type { BridgeStatus } from '../../../generated/schemas.gen.ts'
 import { bridgeStatus } from '../dialect.ts'
@@ -7,10 +8,12 @@ import type { FerretMethods, V1Table } from './agent-types.ts'
 
 /**
  * `session`: the open session of this connection with that id (throws Resource not found);
+ * `router`: runs the approval change where the session runs (core/session-router.ts);
  * `bridge`: the process's cloud bridge (docs/bridge.md), absent when none is configured.
  */
 export function ferretHandlers(
   session: (id: string) => Session,
+  router: Pick<SessionRouter, 'setApproval'>,
   bridge?: () => BridgeStatus,
 ): HandlersFor<V1Table, FerretMethods> {
   return {
@@ -23,12 +26,7 @@ export function ferretHandlers(
         message: `restart required: the sandbox is fixed at launch (--sandbox ${p.mode})`,
       }
     },
-    '_ferret/session/setApproval': async (p) => {
-      const s = session(p.sessionId)
-      const old = s.approval
-      await s.setApproval(p.approval)
-      return { old, new: s.approval }
-    },
+    '_ferret/session/setApproval': (p) => router.setApproval(session(p.sessionId).id, p.approval),
     '_ferret/session/bridgeStatus': (p) => {
       session(p.sessionId)
       return bridgeStatus(bridge)
