@@ -94,7 +94,10 @@ export class SessionTools {
       plan: (entries) => w.post('plan', { call_id: call.call_id, entries }),
       fileOpen: (path, line) => w.post('file_open', { path, ...(line !== undefined ? { line } : {}) }),
       protectedPaths: deps.protectedPaths,
-      readOnlyPaths: [join(realCwd(p.cwd), '.chimera')],
+      // Resolved when a tool asks (a write, Bash): a read never needs it.
+      get readOnlyPaths() {
+        return [join(realCwd(p.cwd), '.chimera')]
+      },
       allowUnconfined: deps.allowUnconfined,
       toolEnv: deps.toolEnv,
       files: p.files,

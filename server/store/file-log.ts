@@ -34,9 +34,10 @@ export async function writeExclusive(path: string, text: string, fsync = false, 
  * costs the event loop much less per file than `fs.promises` (no FileHandle object, no promise
  * per step): the event store creates a file per event. On a failure the file is removed.
  */
-function createFile(path: string, bytes: Buffer, fsync: boolean): Promise<void> {
+function createFile(path: string, bytes: Buffer, fsync: boolean, opened?: (err: Error | null) => void): Promise<void> {
   return new Promise((resolve, reject) => {
     fs.open(path, 'wx', (err, fd) => {
+      opened?.(err)
       if (err) return reject(err)
       const fail = (e: Error): void => fs.close(fd, () => fs.unlink(path, () => reject(e)))
       const close = (): void => fs.close(fd, (e) => (e ? fs.unlink(path, () => reject(e)) : resolve()))
@@ -84,6 +85,48 @@ export async function writeEventFile(dir: string, event: AnyEvent, fsync = false
   const text = `${JSON.stringify(event)}\n`
   await writeExclusive(join(dir, eventFileName(event.seq, event.type)), text, fsync, syncParent)
   return text
+}
+
+/** Event files of one group open (written, synced, not yet closed) at most. */
+const GROUP_IN_FLIGHT = 16
+
+/**
+ * Write a group of events as {@link writeEventFile} does each (the caller syncs the directory):
+ * the files are opened one after another, in order, while those already open are written (and
+ * synced) and closed — creates in one directory take its lock in turn, so opening several at once
+ * only spins on it (measured slower), but one file's write and close overlap the next one's open.
+ * After a failure no further file is opened. Per event: its record, or why it was not written.
+ */
+export async function writeEventFiles(
+  dir: string,
+  events: readonly AnyEvent[],
+  fsync = false,
+): Promise<PromiseSettledResult<string>[]> {
+  let failed = false
+  let turn: Promise<void> = Promise.resolve()
+  return mapLimit(events, GROUP_IN_FLIGHT, async (e): Promise<PromiseSettledResult<string>> => {
+    const mine = turn
+    let release!: () => void
+    turn = new Promise((r) => (release = r))
+    await mine
+    if (failed) {
+      release()
+      return { status: 'rejected', reason: new Error('not written: an earlier event of its group failed') }
+    }
+    const text = `${JSON.stringify(e)}\n`
+    try {
+      await createFile(join(dir, eventFileName(e.seq, e.type)), Buffer.from(text, 'utf8'), fsync, (err) => {
+        // A failed open stops the next one before it starts.
+        if (err) failed = true
+        release()
+      })
+      return { status: 'fulfilled', value: text }
+    } catch (reason) {
+      failed = true
+      release()
+      return { status: 'rejected', reason }
+    }
+  })
 }
 
 export type JsonRead = { kind: 'ok'; value: unknown } | { kind: 'missing' } | { kind: 'bad'; reason: string }

@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { AnyEvent } from '../events/event-types.ts'
 import { createLogger } from '../log.ts'
+import { writeEventFiles } from './file-log.ts'
 import { FileEventStore } from './file-store.ts'
 import { sampleEvent, sampleMeta, sampleSummary } from './fixtures/sample.ts'
 import { eventFileName } from './paths.ts'
@@ -175,6 +176,22 @@ describe('FileEventStore group commit (appendMany)', () => {
     // The counter continues after the prefix.
     await store.appendMany(group.slice(2))
     expect(await new FileEventStore({ root }).read(id)).toEqual(group)
+  })
+
+  it('a group opens its files one after another, in order: after a failed open no later file is tried', async () => {
+    const id = await newSession()
+    const dir = join(root, id)
+    const group = Array.from({ length: 40 }, (_, i) => sampleEvent(id, i + 1))
+    writeFileSync(join(dir, eventFileName(3, group[2]!.type)), 'not ours\n')
+    const written = await writeEventFiles(dir, group)
+    expect(written.map((r) => r.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      ...Array.from({ length: 38 }, () => 'rejected'),
+    ])
+    expect((written[2] as PromiseRejectedResult).reason).toMatchObject({ code: 'EEXIST' })
+    expect(files(id)).toEqual(group.slice(0, 3).map((e) => eventFileName(e.seq, e.type)))
+    expect(written[0]).toEqual({ status: 'fulfilled', value: `${JSON.stringify(group[0])}\n` })
   })
 })
 

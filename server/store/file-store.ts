@@ -34,6 +34,7 @@ import {
   scanLog,
   syncDir,
   writeEventFile,
+  writeEventFiles,
   writeExclusive,
   writeJsonAtomic,
 } from './file-log.ts'
@@ -94,8 +95,6 @@ export interface FileEventStoreOptions {
 /** A stream's catch-up page: at most this many events and (from the segment) bytes, at least one event. */
 const PAGE_EVENTS = 2048
 const PAGE_MAX_BYTES = 4 * 1024 * 1024
-/** Event files of one group commit written at once. */
-const GROUP_PARALLELISM = 16
 /** Records per page of `readStored` (text is cheap to hold: the byte cap is what bounds it). */
 const STORED_PAGE_EVENTS = 16384
 
@@ -203,8 +202,9 @@ export class FileEventStore implements EventStore {
   }
 
   /**
-   * Consecutive events of one session as one group commit: their event files are created side by
-   * side (with fsync, one directory sync for the group), then their segment lines in one write;
+   * Consecutive events of one session as one group commit: their event files are created
+   * (`writeEventFiles`: opened in turn, written and closed side by side; with fsync, one directory
+   * sync for the group), then their segment lines in one write;
    * subscribers hear of them in order once every file of the group is written. On a failure the
    * files after the first that failed are removed again, so the log stays an exact prefix, and it
    * rejects with an `AppendGroupError` saying how many of the group are in the log.
@@ -220,13 +220,7 @@ export class FileEventStore implements EventStore {
     return this.#enqueue(id, async () => {
       const last = await this.#open(id, dir)
       checked.forEach((e, i) => checkNextSeq(id, e.seq, last + i))
-      // Side by side, a bounded number at once (open descriptors stay few with many sessions).
-      const written = await mapLimit(checked, GROUP_PARALLELISM, (e) =>
-        writeEventFile(dir, e, this.#fsync, false).then(
-          (value): PromiseSettledResult<string> => ({ status: 'fulfilled', value }),
-          (reason: unknown): PromiseSettledResult<string> => ({ status: 'rejected', reason }),
-        ),
-      )
+      const written = await writeEventFiles(dir, checked, this.#fsync)
       let committed = written.findIndex((r) => r.status === 'rejected')
       if (committed < 0) committed = written.length
       // Files after the first failure would leave a gap: take them back.

@@ -153,12 +153,16 @@ export async function resolveInWorkspace(cwd: string, p: string, opts: ResolveOp
   const mode = opts.mode ?? 'workspace-write'
   const fsPath = toFsPath(p)
   if (!fsPath.ok) return { ok: false, reason: fsPath.reason, violation: false }
-  // The working directory, the path and the rule lists resolve side by side (one round of calls).
+  // The working directory, the path and the rule lists resolve side by side (one round of calls):
+  // each once (the path is often the working directory itself), and the read-only list only for
+  // a write, the one case it decides.
+  const target = resolve(cwd, fsPath.path)
+  const rootP = settle(realpath(cwd))
   const [rootR, absR, protectedPaths, readOnlyPaths] = await Promise.all([
-    settle(realpath(cwd)),
-    settle(realpathLoose(resolve(cwd, fsPath.path))),
+    rootP,
+    target === resolve(cwd) ? rootP : settle(realpathLoose(target)),
     realPathList(opts.protectedPaths ?? []),
-    realPathList(opts.readOnlyPaths ?? []),
+    opts.forWrite ? realPathList(opts.readOnlyPaths ?? []) : [],
   ])
   if (!rootR.ok)
     return {
@@ -173,7 +177,7 @@ export async function resolveInWorkspace(cwd: string, p: string, opts: ResolveOp
     return { ok: false, reason: `the read-only sandbox does not allow writing "${p}"`, violation: true, abs }
   }
   if (mode !== 'danger-full-access' && !isInside(root, abs)) {
-    const via = abs === resolve(cwd, fsPath.path) ? '' : ` (resolves to ${abs})`
+    const via = abs === target ? '' : ` (resolves to ${abs})`
     return { ok: false, reason: `path "${p}"${via} is outside the workspace ${root}`, violation: true, abs }
   }
   const broken = pathRuleViolation(abs, { protectedPaths, readOnlyPaths }, opts.forWrite ?? false)
@@ -203,7 +207,7 @@ export async function confinePath(
     forWrite: opts.forWrite,
     mode: ctx.sandbox,
     protectedPaths: ctx.protectedPaths,
-    readOnlyPaths: ctx.readOnlyPaths,
+    ...(opts.forWrite ? { readOnlyPaths: ctx.readOnlyPaths } : {}),
   })
   if (r.ok) return r
   if (r.violation) return { ok: false, outcome: violation(tool, ctx, r.abs ?? p, r.reason) }

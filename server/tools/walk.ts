@@ -41,17 +41,25 @@ export interface WalkOptions {
 
 const toPosix = (p: string): string => (sep === '/' ? p : p.split(sep).join('/'))
 
-/** The ignore layers of `root` and each directory down to `start` (inclusive). */
+/** The ignore layers of `root` and each directory down to `start`, exclusive. */
 async function ancestorLayers(root: string, start: string): Promise<IgnoreLayer[]> {
   const layers: IgnoreLayer[] = []
   const rel = toPosix(relative(root, start))
   const parts = rel === '' ? [] : rel.split('/')
-  for (let i = 0; i <= parts.length; i++) {
+  for (let i = 0; i < parts.length; i++) {
     const dirRel = parts.slice(0, i).join('/')
     const layer = await loadIgnoreLayer(join(root, ...parts.slice(0, i)), dirRel)
     if (layer) layers.push(layer)
   }
   return layers
+}
+
+/**
+ * The ignore layer of a directory just listed: its .gitignore is read only when the listing has
+ * one (no failed open per directory walked, the common case).
+ */
+function listedLayer(dirAbs: string, dirRel: string, dirents: readonly Dirent[]): Promise<IgnoreLayer | undefined> {
+  return dirents.some((d) => d.name === '.gitignore') ? loadIgnoreLayer(dirAbs, dirRel) : Promise.resolve(undefined)
 }
 
 /** The entries of `dir` in name order; undefined when it cannot be read. */
@@ -69,9 +77,10 @@ function listSorted(dir: string): Promise<Dirent[] | undefined> {
 export async function* walk(opts: WalkOptions): AsyncGenerator<WalkEntry> {
   const root = isInside(opts.root, opts.start) ? opts.root : opts.start
   const startRel = toPosix(relative(root, opts.start))
-  // The start directory is listed while its ignore files are read (one round of calls, not two).
-  const firstListing = listSorted(opts.start)
-  let layers = await ancestorLayers(root, opts.start)
+  // The start directory is listed while its ancestors' ignore files are read.
+  const [firstListing, above] = await Promise.all([listSorted(opts.start), ancestorLayers(root, opts.start)])
+  const own = firstListing && (await listedLayer(opts.start, startRel, firstListing))
+  let layers = own ? [...above, own] : above
   if (
     startRel !== '' &&
     isIgnored(
@@ -91,12 +100,12 @@ export async function* walk(opts: WalkOptions): AsyncGenerator<WalkEntry> {
     isStart: boolean,
   ): AsyncGenerator<WalkEntry> {
     let here = inherited
+    const dirents = isStart ? firstListing : await listSorted(dirAbs)
+    if (!dirents) return
     if (!isStart) {
-      const layer = await loadIgnoreLayer(dirAbs, dirRel)
+      const layer = await listedLayer(dirAbs, dirRel, dirents)
       if (layer) here = [...inherited, layer]
     }
-    const dirents = await (isStart ? firstListing : listSorted(dirAbs))
-    if (!dirents) return
     for (const d of dirents) {
       if (opts.signal?.aborted) return
       const name = d.name
