@@ -221,22 +221,27 @@ rl.on('line', async (line) => {
 const rawPeer = (script: string, ...args: string[]): Peer =>
   peerOf(spawn(process.execPath, [script, ...args], { stdio: ['pipe', 'pipe', 'ignore'] }))
 
-/** Prompt round trips (ms, sorted) of an ACP agent: `!say hi`, PROMPTS times after one warm-up. */
-async function acpRoundTrip(peer: Peer): Promise<number[]> {
+/**
+ * Prompt round trips (ms, sorted) of an ACP agent: `!say hi`, PROMPTS times after one warm-up,
+ * and the agent's CPU time per prompt meanwhile (ms; /proc, in clock ticks: use a few hundred prompts).
+ */
+async function acpRoundTrip(peer: Peer): Promise<{ times: number[]; cpu: number }> {
   await peer.call('initialize', { protocolVersion: 1, clientCapabilities: {} })
   const { result } = await peer.call('session/new', { cwd: workspace(), mcpServers: [] })
   const sessionId = (result as { sessionId: string }).sessionId
   const prompt = () => peer.call('session/prompt', { sessionId, prompt: [{ type: 'text', text: '!say hi' }] })
   await prompt()
   const times: number[] = []
+  const cpu0 = childCpu(peer.child.pid)
   for (let i = 0; i < PROMPTS; i++) {
     const t0 = process.hrtime.bigint()
     const r = await prompt()
     times.push(since(t0))
     if (!r.result) throw new Error(`prompt failed: ${JSON.stringify(r)}`)
   }
+  const cpu = (childCpu(peer.child.pid) - cpu0) / PROMPTS
   await peer.close()
-  return times.sort((a, b) => a - b)
+  return { times: times.sort((a, b) => a - b), cpu }
 }
 const p90 = (sorted: number[]): number => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.9))]!
 
@@ -373,10 +378,13 @@ try {
     writeFileSync(durable, RAW_DURABLE_AGENT)
     const files = join(base, 'raw-durable-files')
     mkdirSync(files)
-    const rawMs = median(await acpRoundTrip(rawPeer(raw)))
-    const floor = await acpRoundTrip(rawPeer(durable, files))
+    const rawRun = await acpRoundTrip(rawPeer(raw))
+    const rawMs = median(rawRun.times)
+    const floorRun = await acpRoundTrip(rawPeer(durable, files))
+    const floor = floorRun.times
     // BENCH_CLI: another build's dist/chimera.mjs (an A/B run against the same floors).
-    const oursAll = await acpRoundTrip(spawnAgent(['ferret', 'serve'], process.env.BENCH_CLI))
+    const run = await acpRoundTrip(spawnAgent(['ferret', 'serve'], process.env.BENCH_CLI))
+    const oursAll = run.times
     const ours = median(oursAll)
     row(
       `ACP prompt round trip (\`!say hi\`, median of ${PROMPTS}; p90 ${p90(oursAll).toFixed(2)} ms)`,
@@ -391,6 +399,13 @@ try {
       '(context)',
       `the raw agent writing one small fresh file per prompt: ${median(floor).toFixed(2)} ms (p90 ${p90(floor).toFixed(2)})`,
       `${(ours / median(floor)).toFixed(2)}x`,
+    )
+    row(
+      'the agent process CPU per prompt (user + system, /proc)',
+      `${run.cpu.toFixed(2)} ms`,
+      '(context)',
+      `raw agent ${rawRun.cpu.toFixed(2)} ms; durable raw agent ${floorRun.cpu.toFixed(2)} ms`,
+      `${(run.cpu / Math.max(floorRun.cpu, 0.01)).toFixed(2)}x the durable floor`,
     )
   }
   if (ONLY.has('replay')) {
