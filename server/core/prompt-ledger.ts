@@ -3,9 +3,10 @@
  * queue entry) before it is queued, and retired once its `user_message` (or its closing record)
  * is in the log. A prompt that starts at once (nothing running, queued or owed) needs no queue
  * entry: its turn writes its `user_message` first, and that record is its acceptance
- * (docs/decisions/0405-direct-prompt-acceptance.md). A prompt that will not run — the process stopped, the session closed, the store
- * refused a write — is owed a closing record: its `user_message` and a turn ending in `error`,
- * written in order before the next work (after the interrupted turn, if any, is closed).
+ * (docs/decisions/0405-direct-prompt-acceptance.md). A prompt that will not run — the process
+ * stopped, the session closed, the store refused a write — is owed a closing record: its
+ * `user_message` and a turn ending in `error`, written in order before the next work (after the
+ * interrupted turn, if any, is closed).
  */
 import type { QueuedPrompt } from '../store/types.ts'
 import { endTurn, type TurnOutcome } from './loop.ts'

@@ -103,7 +103,7 @@ export class SessionQueue {
         ? () => ledger.dropDirect(messageId, new ChimeraError('session_closed', 'the session was closed'))
         : undefined,
     )
-    // Busy from acceptance: the turn starts once its entry is on disk.
+    // Busy from acceptance: the turn starts once its entry is on disk (a direct one at once).
     this.status = 'running'
     // A prompt that could not be recorded fails now, not when its place in the queue comes.
     return {
