@@ -16,10 +16,10 @@ export interface Peer {
   close(): Promise<void>
 }
 
-export function spawnAgent(args: string[]): Peer {
+export function spawnAgent(args: string[], cli = CLI): Peer {
   const home = mkdtempSync(join(tmpdir(), 'chimera-bench-'))
   return peerOf(
-    spawn(process.execPath, [CLI, ...args], {
+    spawn(process.execPath, [cli, ...args], {
       env: { ...process.env, CHIMERA_HOME: home },
       stdio: ['pipe', 'pipe', 'ignore'],
     }),

@@ -8,8 +8,10 @@
 //   2. events/s across BENCH_SESSIONS (default 50) sessions at once over HTTP, each a prompt of
 //      BENCH_CALLS / 5 calls, vs the same number of concurrent one-file-per-event writers
 //      (target >= 20,000/s);
-//   3. the ACP prompt round trip (`!say hi`, median of BENCH_PROMPTS) of `chimera ferret serve`
-//      vs a raw 20-line Node ACP agent (target <= 3x);
+//   3. the ACP prompt round trip (`!say hi`, median and p90 of BENCH_PROMPTS) of `chimera ferret
+//      serve` vs a raw 20-line Node ACP agent (target <= 3x), and beside it the ratio to a durable
+//      floor: the same raw agent writing one small fresh file (fs.promises writeFile) before it
+//      answers (a durable agent cannot answer before its disk does);
 //   4. Last-Event-ID: 0 replay of a BENCH_REPLAY-event session (default 100,000) over
 //      GET /sessions/{id}/events, cold (the session written to disk by another process, so the
 //      server opens it for the request) and warm (again, live), vs a node:http server sending
@@ -199,27 +201,57 @@ rl.on('line', (line) => {
 })
 `
 
-/** The raw agent as a Peer (JSON-RPC over its stdio). */
-const rawPeer = (script: string): Peer =>
-  peerOf(spawn(process.execPath, [script], { stdio: ['pipe', 'pipe', 'ignore'] }))
+/**
+ * The durable floor: the raw agent, but a prompt is answered only after one small fresh file
+ * (the prompt's line, `fs.promises.writeFile` into argv[2]) is written.
+ */
+const RAW_DURABLE_AGENT = `
+const rl = require('node:readline').createInterface({ input: process.stdin })
+const { writeFile } = require('node:fs/promises')
+const { join } = require('node:path')
+const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\\n')
+let n = 0
+rl.on('line', async (line) => {
+  const m = JSON.parse(line)
+  if (m.method === 'initialize') send({ id: m.id, result: { protocolVersion: 1, agentCapabilities: {} } })
+  else if (m.method === 'session/new') send({ id: m.id, result: { sessionId: 'raw-' + ++n } })
+  else if (m.method === 'session/prompt') {
+    await writeFile(join(process.argv[2], 'prompt-' + ++n + '.json'), line + '\\n')
+    const text = m.params.prompt.map((b) => b.text ?? '').join('')
+    send({ method: 'session/update', params: { sessionId: m.params.sessionId,
+      update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } } } })
+    send({ id: m.id, result: { stopReason: 'end_turn' } })
+  } else if (m.id !== undefined) send({ id: m.id, error: { code: -32601, message: 'Method not found' } })
+})
+`
 
-/** Median prompt round trip (ms) of an ACP agent: `!say hi`, PROMPTS times after one warm-up. */
-async function acpRoundTrip(peer: Peer): Promise<number> {
+/** The raw agent as a Peer (JSON-RPC over its stdio). */
+const rawPeer = (script: string, ...args: string[]): Peer =>
+  peerOf(spawn(process.execPath, [script, ...args], { stdio: ['pipe', 'pipe', 'ignore'] }))
+
+/**
+ * Prompt round trips (ms, sorted) of an ACP agent: `!say hi`, PROMPTS times after one warm-up,
+ * and the agent's CPU time per prompt meanwhile (ms; /proc, in clock ticks: use a few hundred prompts).
+ */
+async function acpRoundTrip(peer: Peer): Promise<{ times: number[]; cpu: number }> {
   await peer.call('initialize', { protocolVersion: 1, clientCapabilities: {} })
   const { result } = await peer.call('session/new', { cwd: workspace(), mcpServers: [] })
   const sessionId = (result as { sessionId: string }).sessionId
   const prompt = () => peer.call('session/prompt', { sessionId, prompt: [{ type: 'text', text: '!say hi' }] })
   await prompt()
   const times: number[] = []
+  const cpu0 = childCpu(peer.child.pid)
   for (let i = 0; i < PROMPTS; i++) {
     const t0 = process.hrtime.bigint()
     const r = await prompt()
     times.push(since(t0))
     if (!r.result) throw new Error(`prompt failed: ${JSON.stringify(r)}`)
   }
+  const cpu = (childCpu(peer.child.pid) - cpu0) / PROMPTS
   await peer.close()
-  return median(times)
+  return { times: times.sort((a, b) => a - b), cpu }
 }
+const p90 = (sorted: number[]): number => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.9))]!
 
 /**
  * GET `url` with Last-Event-ID: 0 until the server ends it: [ms, records, bytes, CPU ms of this
@@ -350,14 +382,38 @@ try {
   if (ONLY.has('acp')) {
     const raw = join(base, 'raw-agent.cjs')
     writeFileSync(raw, RAW_AGENT)
-    const rawMs = await acpRoundTrip(rawPeer(raw))
-    const ours = await acpRoundTrip(spawnAgent(['ferret', 'serve']))
+    const durable = join(base, 'raw-durable-agent.cjs')
+    writeFileSync(durable, RAW_DURABLE_AGENT)
+    const files = join(base, 'raw-durable-files')
+    mkdirSync(files)
+    const rawRun = await acpRoundTrip(rawPeer(raw))
+    const rawMs = median(rawRun.times)
+    const floorRun = await acpRoundTrip(rawPeer(durable, files))
+    const floor = floorRun.times
+    // BENCH_CLI: another build's dist/chimera.mjs (an A/B run against the same floors).
+    const run = await acpRoundTrip(spawnAgent(['ferret', 'serve'], process.env.BENCH_CLI))
+    const oursAll = run.times
+    const ours = median(oursAll)
     row(
-      `ACP prompt round trip (\`!say hi\`, median of ${PROMPTS})`,
+      `ACP prompt round trip (\`!say hi\`, median of ${PROMPTS}; p90 ${p90(oursAll).toFixed(2)} ms)`,
       `${ours.toFixed(2)} ms`,
       '<= 3x',
       `raw Node ACP agent ${rawMs.toFixed(2)} ms`,
       `${(ours / rawMs).toFixed(2)}x`,
+    )
+    row(
+      'the same, against a durable floor',
+      `${ours.toFixed(2)} ms`,
+      '(context)',
+      `the raw agent writing one small fresh file per prompt: ${median(floor).toFixed(2)} ms (p90 ${p90(floor).toFixed(2)})`,
+      `${(ours / median(floor)).toFixed(2)}x`,
+    )
+    row(
+      'the agent process CPU per prompt (user + system, /proc)',
+      `${run.cpu.toFixed(2)} ms`,
+      '(context)',
+      `raw agent ${rawRun.cpu.toFixed(2)} ms; durable raw agent ${floorRun.cpu.toFixed(2)} ms`,
+      `${(run.cpu / Math.max(floorRun.cpu, 0.01)).toFixed(2)}x the durable floor`,
     )
   }
   if (ONLY.has('replay')) {

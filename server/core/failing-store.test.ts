@@ -219,22 +219,62 @@ describe('a store that fails', () => {
   it('a prompt recorded but whose turn the store then refused: closed with the store\'s reason once writes work again, never "the process stopped"', async () => {
     const store = new FailingStore()
     const s = await env.manager({ store: store as EventStore }).create()
-    let down = true
-    store.failing = () => down
+    // Queued behind a running turn, so its queue entry is written (a prompt that starts at once
+    // has none: its user_message is its record).
+    const first = s.prompt('!sleep 300\n!say first')
+    await first.accepted
+    let down = false
     const p = s.prompt('!say lost turn')
+    store.failing = (e) => {
+      if (e.type === 'user_message' && e.data.message_id === p.messageId) down = true
+      return down
+    }
     await p.accepted // the queue entry is on disk; the events are not
+    await within(first.done, 5000, 'the first turn')
     const outcome = await within(p.done, 5000, 'the failing turn')
     expect(outcome).toMatchObject({ stop_reason: 'error', source: 'store' })
-    expect(await s.events()).toEqual([])
+    expect(ofType(await s.events(), 'user_message').map((e) => e.data.message_id)).toEqual([first.messageId])
     expect((await store.load(s.id))!.queued.map((q) => q.message_id)).toEqual([p.messageId])
     down = false
+    store.failing = () => false
     await within(s.prompt('!say next').done, 5000, 'the next turn')
     const evs = await s.events()
     const users = ofType(evs, 'user_message')
-    expect(users.map((e) => e.data.message_id)).toEqual([p.messageId, expect.any(String)])
+    expect(users.map((e) => e.data.message_id)).toEqual([first.messageId, p.messageId, expect.any(String)])
     const closing = ofType(evs, 'error').map((e) => e.data.message)
     expect(closing[0]).toMatch(/^not run: event log write failed \(user_message not recorded\): ENOSPC/)
     expect(JSON.stringify(evs)).not.toContain('the process stopped')
+    expect((await store.load(s.id))!.queued).toEqual([])
+  })
+
+  it('a prompt to an idle session writes no queue entry: accepted once its user_message is in the log, refused (prompt_not_recorded, nothing owed) when the store refuses that', async () => {
+    const store = new FailingStore()
+    let entries = 0
+    const queuePrompt = store.queuePrompt.bind(store)
+    store.queuePrompt = (id, q) => (entries++, queuePrompt(id, q))
+    const s = await env.manager({ store: store as EventStore }).create()
+    const ok = s.prompt('!say at once')
+    await ok.accepted
+    expect(ofType(await s.events(), 'user_message').map((e) => e.data.message_id)).toEqual([ok.messageId])
+    await within(ok.done, 5000, 'the first turn')
+    expect(entries).toBe(0)
+    store.failing = (e) => e.type === 'user_message'
+    const refused = s.prompt('!say refused')
+    await expect(refused.accepted).rejects.toEqual(
+      expect.objectContaining({ name: 'ChimeraError', code: 'prompt_not_recorded' }),
+    )
+    await expect(refused.accepted).rejects.toThrow(/prompt not recorded.*ENOSPC/)
+    expect(await within(refused.done, 5000, 'the refused turn')).toMatchObject({
+      stop_reason: 'error',
+      source: 'store',
+    })
+    store.failing = () => false
+    await within(s.prompt('!say later').done, 5000, 'the later turn')
+    const evs = await s.events()
+    // Nothing of the refused prompt: it was never acknowledged, so it is owed no closing record.
+    expect(ofType(evs, 'user_message').map((e) => e.data.text)).toEqual(['!say at once', '!say later'])
+    expect(ofType(evs, 'error')).toEqual([])
+    expect(entries).toBe(0)
     expect((await store.load(s.id))!.queued).toEqual([])
   })
 

@@ -1,9 +1,12 @@
 /**
  * The accepted prompts of a session, as the store keeps them: every prompt is recorded (its
  * queue entry) before it is queued, and retired once its `user_message` (or its closing record)
- * is in the log. A prompt that will not run — the process stopped, the session closed, the store
- * refused a write — is owed a closing record: its `user_message` and a turn ending in `error`,
- * written in order before the next work (after the interrupted turn, if any, is closed).
+ * is in the log. A prompt that starts at once (nothing running, queued or owed) needs no queue
+ * entry: its turn writes its `user_message` first, and that record is its acceptance
+ * (docs/decisions/0405-direct-prompt-acceptance.md). A prompt that will not run — the process
+ * stopped, the session closed, the store refused a write — is owed a closing record: its
+ * `user_message` and a turn ending in `error`, written in order before the next work (after the
+ * interrupted turn, if any, is closed).
  */
 import type { QueuedPrompt } from '../store/types.ts'
 import { endTurn, type TurnOutcome } from './loop.ts'
@@ -29,6 +32,8 @@ export class PromptLedger {
   /** Why the open turn stopped, when this process knows (a store that refused its writes). */
   #interruption: { message: string; source: 'store' | 'internal' } | undefined
   #order = 0
+  /** Prompts accepted directly (no queue entry), waiting for their `user_message` to reach the log. */
+  readonly #direct = new Map<string, { resolve(): void; reject(err: unknown): void }>()
 
   constructor(core: SessionCore, host: TurnHost) {
     this.#core = core
@@ -43,6 +48,24 @@ export class PromptLedger {
   /** Prompts are owed a closing record. */
   get owing(): boolean {
     return this.#owed.length > 0
+  }
+
+  /** Nothing is owed to the log: no prompt, no interrupted turn, no terminal event (new work writes first). */
+  get clear(): boolean {
+    const s = this.#core.state
+    return this.#owed.length === 0 && !s.inTurn && !s.terminalOwed && this.#interruption === undefined
+  }
+
+  /**
+   * A prompt's `user_message` (or closing record) is in the log: its queue entry is retired, or
+   * its direct acceptance resolves.
+   */
+  logged(messageId: string): void {
+    const direct = this.#direct.get(messageId)
+    if (direct) {
+      this.#direct.delete(messageId)
+      direct.resolve()
+    } else if (this.#queuedIds.has(messageId)) void this.unqueue(messageId)
   }
 
   /** `entry` will not run (`why`): its closing record is written before the next work. */
@@ -94,6 +117,29 @@ export class PromptLedger {
   }
 
   /**
+   * Accept a prompt that starts at once without a queue entry: resolves once its `user_message`
+   * is in the log (written by its turn before anything else); rejects with `prompt_not_recorded`
+   * when the turn ends without it (the store refused the write).
+   */
+  acceptDirect(messageId: string): Promise<void> {
+    const accepted = new Promise<void>((resolve, reject) => this.#direct.set(messageId, { resolve, reject }))
+    accepted.catch(() => {})
+    return accepted
+  }
+
+  /** A direct acceptance whose `user_message` never reached the log fails with `why`. */
+  #notRecorded(messageId: string, why: unknown): void {
+    const direct = this.#direct.get(messageId)
+    if (!direct) return
+    this.#direct.delete(messageId)
+    if (ChimeraError.is(why, 'session_not_found', 'store_unavailable', 'session_closed')) return direct.reject(why)
+    const text = why instanceof Error ? why.message : String(why)
+    direct.reject(
+      new ChimeraError('prompt_not_recorded', `event log write failed (prompt not recorded): ${text}`, { cause: why }),
+    )
+  }
+
+  /**
    * The queued work of an accepted prompt: once its entry is on disk and what is owed is written,
    * `fn` runs. `turn`: the work writes the prompt's `user_message`, which retires the entry;
    * other work (slash commands) retires it here when it has recorded its result.
@@ -105,6 +151,7 @@ export class PromptLedger {
     turn: boolean,
   ): Promise<TurnOutcome> {
     const messageId = entry.message_id
+    if (this.#direct.has(messageId)) return this.#runDirect(messageId, fn)
     try {
       await accepted
     } catch (err) {
@@ -129,6 +176,24 @@ export class PromptLedger {
       this.#owed.push({ entry, why: `not run: ${outcome.output}` }) // its user_message never reached the log
     else await this.unqueue(messageId)
     return outcome
+  }
+
+  /** A directly accepted prompt's turn: its acceptance fails when it ends without its `user_message` in the log. */
+  async #runDirect(messageId: string, fn: () => Promise<TurnOutcome>): Promise<TurnOutcome> {
+    let outcome: TurnOutcome
+    try {
+      outcome = await fn()
+    } catch (err) {
+      this.#notRecorded(messageId, err)
+      throw err
+    }
+    this.#notRecorded(messageId, outcome.output)
+    return outcome
+  }
+
+  /** The work of a direct acceptance was dropped before it ran: nothing was recorded. */
+  dropDirect(messageId: string, why: unknown): void {
+    this.#notRecorded(messageId, why)
   }
 
   /** Retire a queue entry (its prompt is in the log, or closed). */

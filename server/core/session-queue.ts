@@ -18,6 +18,8 @@ export interface SessionQueueDeps {
   logger: Logger
   /** Runs before the queue's first work (work-queue.ts `before`). */
   before(): Promise<void> | undefined
+  /** `before` has nothing (more) to do: work pushed to an idle queue starts at once. */
+  ready(): boolean
 }
 
 export class SessionQueue {
@@ -89,13 +91,19 @@ export class SessionQueue {
       }
     const { ledger } = this.#deps
     const entry = ledger.entry(messageId, text, command)
-    const accepted = ledger.accept(entry)
+    // A turn that starts at once writes its user_message before anything else: that record is
+    // its acceptance, with no queue entry to write and remove (prompt-ledger.ts).
+    const direct = turn && !this.#queue.busy && this.#deps.ready() && ledger.clear
+    const accepted = direct ? ledger.acceptDirect(messageId) : ledger.accept(entry)
     const done = this.enqueue(
       () => ledger.run(entry, accepted, fn, turn),
       failedOutcome(turn ? '' : 'the session was closed'),
-      { entry, accepted },
+      direct ? undefined : { entry, accepted },
+      direct
+        ? () => ledger.dropDirect(messageId, new ChimeraError('session_closed', 'the session was closed'))
+        : undefined,
     )
-    // Busy from acceptance: the turn starts once its entry is on disk.
+    // Busy from acceptance: the turn starts once its entry is on disk (a direct one at once).
     this.status = 'running'
     // A prompt that could not be recorded fails now, not when its place in the queue comes.
     return {
@@ -119,7 +127,7 @@ export class SessionQueue {
   }
 
   /** Queue work behind the running turn; `onClose` answers it if the session closes first. */
-  enqueue<T>(fn: () => Promise<T>, onClose: T | undefined, prompt?: Work['prompt']): Promise<T> {
+  enqueue<T>(fn: () => Promise<T>, onClose: T | undefined, prompt?: Work['prompt'], onCancel?: () => void): Promise<T> {
     const closed = (resolve: (v: T) => void, reject: (e: unknown) => void): void =>
       onClose === undefined
         ? reject(new ChimeraError('session_closed', `session ${this.#deps.id} was closed`))
@@ -134,7 +142,10 @@ export class SessionQueue {
             reject(err)
           }
         },
-        cancelQueued: () => closed(resolve, reject),
+        cancelQueued: () => {
+          onCancel?.()
+          closed(resolve, reject)
+        },
         ...(prompt ? { prompt } : {}),
       })
     })

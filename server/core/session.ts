@@ -118,6 +118,7 @@ export class Session implements TurnHost {
       ledger: this.#ledger,
       logger: deps.logger,
       before: () => this.#beforeFirstWork(),
+      ready: () => this.#aligned || !this.#deps.history?.align,
     })
     this.#tools = new SessionTools(deps.tools)
     this.#lsp = deps.lsp ? lazyProvider(deps.lsp, () => this.meta.cwd) : undefined
@@ -308,7 +309,7 @@ export class Session implements TurnHost {
     this.lastTouched = Date.now()
     // The prompt is in the log now: its queue entry has done its job.
     const logged = loggedMessageId(e)[0]
-    if (logged !== undefined && this.#ledger.has(logged)) void this.#ledger.unqueue(logged)
+    if (logged !== undefined) this.#ledger.logged(logged)
     // Keep the on-disk summary current at the points that change what it says.
     if (SUMMARY_POINTS.has(e.type)) void this.#writeSummary()
   }

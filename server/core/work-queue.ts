@@ -34,6 +34,11 @@ export class WorkQueue {
     return this.#queue.length
   }
 
+  /** Work is running or waiting: work pushed now would not start at once. */
+  get busy(): boolean {
+    return this.#pumping || this.#queue.length > 0
+  }
+
   /** Add work behind what is queued; starts the pump when it is not running. */
   push(work: Work): void {
     this.#queue.push(work)

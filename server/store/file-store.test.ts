@@ -273,6 +273,30 @@ describe('FileEventStore summary', () => {
     expect(readdirSync(join(root, id)).filter((n) => n.includes('.tmp'))).toEqual([])
     await expect(store.writeSummary(id, { session_id: 'otter-x' })).rejects.toMatchObject({ code: 'invalid_summary' })
   })
+
+  it('summary writes sent together beside appends land in the order sent; a removal amid them leaves nothing behind', async () => {
+    const id = await newSession()
+    const writes: Promise<void>[] = []
+    for (let n = 1; n <= 20; n++) {
+      writes.push(store.append(sampleEvent(id, n)))
+      writes.push(store.writeSummary(id, { session_id: id, model: 'offline-echo', prompt: `p${n}` }))
+    }
+    await Promise.all(writes)
+    expect(JSON.parse(readFileSync(join(root, id, 'summary.json'), 'utf8')).prompt).toBe('p20')
+    expect(files(id)).toHaveLength(20)
+    // A session not opened by this instance: its summary write opens it first (through its queue).
+    const other = new FileEventStore({ root })
+    await other.writeSummary(id, { session_id: id, model: 'offline-echo', prompt: 'other' })
+    expect(JSON.parse(readFileSync(join(root, id, 'summary.json'), 'utf8')).prompt).toBe('other')
+    const late = Array.from({ length: 5 }, (_, i) =>
+      other.writeSummary(id, { session_id: id, model: 'offline-echo', prompt: `late${i}` }),
+    )
+    const settled = Promise.allSettled(late)
+    await other.remove(id)
+    for (const r of await settled)
+      if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'session_not_found' })
+    expect(existsSync(join(root, id))).toBe(false)
+  })
 })
 
 describe('FileEventStore hostile ids', () => {

@@ -137,6 +137,13 @@ export class FileEventStore implements EventStore {
   /** Last persisted seq of each session this instance has opened. */
   readonly #lastSeq = new Map<string, number>()
   readonly #queues = new Map<string, Promise<unknown>>()
+  /**
+   * Summary writes of each session, one after another: beside its appends for a session this
+   * instance has open (summary.json is its own file, replaced atomically), not behind them.
+   */
+  readonly #summaryWrites = new Map<string, Promise<unknown>>()
+  /** Sessions whose removal was asked for: a summary write not started yet finds the session gone. */
+  readonly #removing = new Set<string>()
   /** Recent events of each session this instance has opened (resume without a directory read). */
   readonly #rings = new Map<string, RecentRing>()
   readonly #segments = new Map<string, SegmentState>()
@@ -364,10 +371,25 @@ export class FileEventStore implements EventStore {
   async writeSummary(sessionId: string, summary: SessionSummary): Promise<void> {
     const dir = sessionDir(this.root, sessionId)
     validateSummary(sessionId, summary)
-    return this.#enqueue(sessionId, async () => {
-      await this.#open(sessionId, dir)
-      await writeJsonAtomic(join(dir, 'summary.json'), summary, this.#fsync)
-    })
+    const write = (): Promise<void> => writeJsonAtomic(join(dir, 'summary.json'), summary, this.#fsync)
+    // In order with the session's other summary writes; a session this instance has not opened
+    // goes through its queue, which opens (and repairs) it first.
+    const prev = this.#summaryWrites.get(sessionId) ?? Promise.resolve()
+    const step = (): Promise<void> => {
+      if (this.#removing.has(sessionId)) return Promise.reject(sessionNotFound(sessionId))
+      if (this.#lastSeq.has(sessionId)) return write()
+      return this.#enqueue(sessionId, async () => {
+        await this.#open(sessionId, dir)
+        await write()
+      })
+    }
+    const run = prev.then(step, step)
+    this.#summaryWrites.set(sessionId, run)
+    const done = (): void => {
+      if (this.#summaryWrites.get(sessionId) === run) this.#summaryWrites.delete(sessionId)
+    }
+    run.then(done, done)
+    return run
   }
 
   async load(sessionId: string): Promise<LoadedSession | undefined> {
@@ -458,7 +480,7 @@ export class FileEventStore implements EventStore {
 
   /** Drop what this instance keeps in memory for a session that is no longer live. */
   release(sessionId: string): void {
-    if (this.#queues.has(sessionId)) return
+    if (this.#queues.has(sessionId) || this.#summaryWrites.has(sessionId)) return
     const seg = this.#segments.get(sessionId)
     const dir = sessionDir(this.root, sessionId)
     // What this instance verified or wrote of the segment, for a replay that need not open the
@@ -480,12 +502,19 @@ export class FileEventStore implements EventStore {
 
   async remove(sessionId: string): Promise<void> {
     const dir = sessionDir(this.root, sessionId)
+    // Summary writes not started yet find the session gone; those under way end before the removal.
+    this.#removing.add(sessionId)
     return this.#enqueue(sessionId, async () => {
-      await this.#writers.close(dir)
-      await rm(dir, { recursive: true, force: true })
-      this.#lastSeq.delete(sessionId)
-      this.#rings.delete(sessionId)
-      this.#segments.delete(sessionId)
+      try {
+        await this.#summaryWrites.get(sessionId)?.catch(() => {})
+        await this.#writers.close(dir)
+        await rm(dir, { recursive: true, force: true })
+        this.#lastSeq.delete(sessionId)
+        this.#rings.delete(sessionId)
+        this.#segments.delete(sessionId)
+      } finally {
+        this.#removing.delete(sessionId)
+      }
     })
   }
 

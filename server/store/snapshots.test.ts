@@ -60,7 +60,18 @@ describe('the snapshot store', () => {
     await turn(s, { 'a.txt': 'two' })
     await s.commitTurn([]) // a turn that changed nothing is still a turn
     expect(await s.counts()).toEqual({ undoable: 3, redoable: 0 })
-    expect(snaps()).toEqual(['snap-000001', 'snap-000002', 'snap-000003'])
+    // The turn that changed nothing has no directory and, on top of the history, writes nothing:
+    // a store opened afresh finds it again from the messages' turn count (align).
+    expect(snaps()).toEqual(['snap-000001', 'snap-000002'])
+    expect(json(join(root, sid, 'state.json'))).toMatchObject({ snaps: ['snap-000001', 'snap-000002'], head: 2 })
+    const reopened = store()
+    await reopened.align({ undoable: 3, redoable: 0, turns: 3 })
+    expect(await reopened.counts()).toEqual({ undoable: 3, redoable: 0 })
+    expect(json(join(root, sid, 'state.json'))).toMatchObject({
+      snaps: ['snap-000001', 'snap-000002', 'snap-000003'],
+      head: 3,
+      empty: ['snap-000003'],
+    })
     const dir = join(root, sid, 'snaps')
     expect(json(join(dir, 'snap-000001', 'manifest.json'))).toEqual({
       [p('a.txt')]: sha('one'),
@@ -68,10 +79,46 @@ describe('the snapshot store', () => {
     })
     expect(json(join(dir, 'snap-000001', 'before.json'))).toEqual({ [p('a.txt')]: null, [p('b.txt')]: null })
     expect(json(join(dir, 'snap-000002', 'manifest.json'))).toEqual({ [p('a.txt')]: sha('two') })
-    expect(json(join(dir, 'snap-000003', 'manifest.json'))).toEqual({})
     // "one" is stored once for two files and two turns.
     expect(blobs()).toEqual([sha('one'), sha('two')].sort())
     expect(readFileSync(join(root, sid, 'blobs', sha('two')), 'utf8')).toBe('two')
+  })
+
+  it('undoes and redoes across turns that changed nothing, also after a restart, and forgets them with the redo branch', async () => {
+    const s = store()
+    await turn(s, { 'a.txt': 'one' })
+    await s.commitTurn([])
+    await turn(s, { 'a.txt': 'two' })
+    await s.commitTurn([])
+    expect(snaps()).toEqual(['snap-000001', 'snap-000003'])
+    expect(json(join(root, sid, 'state.json'))).toMatchObject({ head: 3, empty: ['snap-000002'] })
+    // Undo two turns (an empty one and the second edit) in a store opened afresh, lined up with
+    // the four turns the messages count (the last, empty, was never written).
+    const again = store()
+    await again.align({ undoable: 4, redoable: 0, turns: 4 })
+    expect(await again.undo(2)).toMatchObject({ turns: 2, files: [p('a.txt')] })
+    expect(read('a.txt')).toBe('one')
+    // The empty turn displaced nothing and has no directory to record it in.
+    expect(existsSync(join(root, sid, 'snaps', 'snap-000004'))).toBe(false)
+    expect(await again.redo(1)).toMatchObject({ turns: 1, files: [p('a.txt')] })
+    expect(read('a.txt')).toBe('two')
+    // A new turn drops the redo branch (the empty turn 4) from the state.
+    await again.commitTurn([])
+    expect(json(join(root, sid, 'state.json'))).toMatchObject({
+      snaps: ['snap-000001', 'snap-000002', 'snap-000003', 'snap-000005'],
+      head: 4,
+      empty: ['snap-000002', 'snap-000005'],
+    })
+    expect(await store().counts()).toEqual({ undoable: 4, redoable: 0 })
+    expect(await store().undo(4)).toMatchObject({ turns: 4, files: [p('a.txt')] })
+    expect(read('a.txt')).toBe(null)
+  })
+
+  it('does not make up empty turns for a history that was never written (a lost snapshot directory)', async () => {
+    const s = store()
+    await s.align({ undoable: 3, redoable: 0, turns: 3 })
+    expect(await s.counts()).toEqual({ undoable: 0, redoable: 0 })
+    expect(existsSync(join(root, sid, 'state.json'))).toBe(false)
   })
 
   it('keeps the first pre-image of a turn when a file is changed twice in it', async () => {

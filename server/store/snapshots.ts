@@ -3,7 +3,8 @@
  * store of one session, the core's `FileHistory`. Layout under `<root>/<session-id>/`:
  *
  *   state.json                      committed turns (snap ids, oldest first), `head` (how many are
- *                                   applied: the undo position) and an operation in progress
+ *                                   applied: the undo position), an operation in progress and
+ *                                   `empty`: the snaps of turns that changed no file (no directory)
  *   pending.json                    pre-images the running turn captured (survives a crash)
  *   blobs/<sha256>                  file contents, deduplicated across turns
  *   snaps/<snap-id>/manifest.json   {abs_path: sha256 | null}: the files the turn changed, after it
@@ -73,6 +74,8 @@ interface State {
   snaps: string[]
   head: number
   op?: Op
+  /** Snaps of turns that changed no file: they have no directory (a commit of one writes only state.json). */
+  empty?: string[]
 }
 
 interface Snap {
@@ -94,6 +97,12 @@ export interface RewindFiles {
 
 const SNAP_RE = /^snap-\d{6,}$/
 const freshState = (): State => ({ version: 1, next: 1, snaps: [], head: 0 })
+/** `st` with these snaps and head; `empty` keeps only the ids still listed (none: no field). */
+function withSnaps(st: State, snaps: string[], head: number, extra: string[] = []): State {
+  const listed = new Set(snaps)
+  const empty = [...(st.empty ?? []), ...extra].filter((id) => listed.has(id))
+  return { version: 1, next: st.next, snaps, head, ...(empty.length > 0 ? { empty } : {}) }
+}
 const snapId = (n: number): string => `snap-${String(n).padStart(6, '0')}`
 
 /** `{path: sha | null}` plus the paths whose null means "not recorded", from entries. */
@@ -138,6 +147,13 @@ function parseState(v: unknown): State {
   if (!Number.isSafeInteger(head) || (head as number) < 0 || (head as number) > snaps.length)
     throw new Error('state.json: bad head')
   const st: State = { version: 1, next: next as number, snaps: snaps as string[], head: head as number }
+  const { empty } = v
+  if (empty !== undefined) {
+    const known = new Set(st.snaps)
+    if (!Array.isArray(empty) || !empty.every((s) => typeof s === 'string' && known.has(s)))
+      throw new Error('state.json: bad empty')
+    if (empty.length > 0) st.empty = [...new Set(empty as string[])]
+  }
   if (op !== undefined) {
     const o = op as Partial<Op>
     const inRange = (n: unknown): boolean =>
@@ -172,6 +188,12 @@ export class FileSnapshotStore implements FileHistory {
   #pending = new Map<string, Entry>()
   readonly #snaps = new Map<string, Snap>()
   #queue: Promise<unknown> = Promise.resolve()
+  /** The session's directory was made by this store (no mkdir before each state write). */
+  #dirMade = false
+  /** pending.json may exist on disk (a commit removes it only then). */
+  #pendingOnDisk = true
+  /** state.json was read or written by this store (a history that was never written is not padded by `align`). */
+  #stateOnDisk = false
 
   constructor(o: FileSnapshotStoreOptions) {
     this.dir = sessionDir(o.root, o.sessionId)
@@ -246,13 +268,28 @@ export class FileSnapshotStore implements FileHistory {
     return this.#run(async () => {
       let st = await this.#open()
       const { undoable: u, redoable: r, turns } = messages
-      if (turns === st.next) {
-        this.#logger.warn('undo snapshots: committing the turn the process ended before its snapshot', {
-          dir: this.dir,
-          files: this.#pending.size,
-        })
-        await this.#commit(st, [...this.#pending.keys()])
-        st = this.#state!
+      if (turns >= st.next) {
+        // The newest turns that changed no file were committed in memory only (`#commit`): they
+        // are empty snaps; the last turn the messages count is committed with the pre-images it
+        // captured (a turn that changed files writes state.json, so only the last can have any).
+        const empty = turns - st.next
+        if (this.#pending.size > 0)
+          this.#logger.warn('undo snapshots: committing the turn the process ended before its snapshot', {
+            dir: this.dir,
+            files: this.#pending.size,
+          })
+        if (empty > 0 && st.head === st.snaps.length && this.#stateOnDisk) {
+          const ids = Array.from({ length: empty }, (_, i) => snapId(st.next + i))
+          await this.#saveState({
+            ...withSnaps(st, [...st.snaps, ...ids], st.head + empty, ids),
+            next: st.next + empty,
+          })
+          st = this.#state!
+        }
+        if (turns === st.next) {
+          await this.#commit(st, [...this.#pending.keys()], true)
+          st = this.#state!
+        }
       }
       if (u + r === st.snaps.length && u !== st.head) {
         this.#logger.warn('undo snapshots: moving files to the position the session recorded', {
@@ -271,6 +308,9 @@ export class FileSnapshotStore implements FileHistory {
       this.#state = freshState()
       this.#pending.clear()
       this.#snaps.clear()
+      this.#dirMade = false
+      this.#pendingOnDisk = false
+      this.#stateOnDisk = false
     })
   }
 
@@ -282,6 +322,7 @@ export class FileSnapshotStore implements FileHistory {
     if (r.kind === 'ok') {
       try {
         st = parseState(r.value)
+        this.#stateOnDisk = true
       } catch (err) {
         await this.#setAside(`damaged state: ${(err as Error).message}`)
       }
@@ -317,6 +358,7 @@ export class FileSnapshotStore implements FileHistory {
   async #loadPending(): Promise<void> {
     this.#pending.clear()
     const r = await readJsonFile(join(this.dir, 'pending.json'))
+    this.#pendingOnDisk = r.kind !== 'missing'
     if (r.kind !== 'ok') return
     try {
       const v = r.value as { files?: unknown; unrecorded?: unknown }
@@ -331,14 +373,23 @@ export class FileSnapshotStore implements FileHistory {
   }
 
   async #savePending(): Promise<void> {
-    await mkdir(this.dir, { recursive: true })
+    await this.#makeDir()
+    this.#pendingOnDisk = true
     await writeJsonAtomic(join(this.dir, 'pending.json'), toRecord(this.#pending))
   }
 
   async #saveState(st: State): Promise<void> {
-    await mkdir(this.dir, { recursive: true })
+    await this.#makeDir()
     await writeJsonAtomic(join(this.dir, 'state.json'), st)
     this.#state = st
+    this.#stateOnDisk = true
+  }
+
+  /** The session's directory, made once by this store (a rewrite that finds it gone makes it again). */
+  async #makeDir(): Promise<void> {
+    if (this.#dirMade) return
+    await mkdir(this.dir, { recursive: true })
+    this.#dirMade = true
   }
 
   #snapDir(id: string): string {
@@ -351,6 +402,11 @@ export class FileSnapshotStore implements FileHistory {
     const cached = this.#snaps.get(id)
     if (cached) return cached
     const dir = this.#snapDir(id)
+    if (this.#state?.empty?.includes(id)) {
+      const snap = { id, before: new Map<string, Entry>(), after: new Map<string, Entry>() }
+      this.#snaps.set(id, snap)
+      return snap
+    }
     const read = async (name: string) => {
       const r = await readJsonFile(join(dir, name))
       if (r.kind === 'ok') return r.value
@@ -390,7 +446,12 @@ export class FileSnapshotStore implements FileHistory {
     return { kind: 'unrecorded', why: 'changed without a recorded prior state' }
   }
 
-  async #commit(st: State, paths: string[]): Promise<void> {
+  /**
+   * Commit the running turn's snap. `save`: write state.json even for a turn that changed no file
+   * (otherwise such a turn on top of the history is kept in memory and listed by the next write;
+   * after a restart `align` adds it back from the messages' turn count).
+   */
+  async #commit(st: State, paths: string[], save = false): Promise<void> {
     const files = [...new Set(paths)].sort()
     const before = new Map<string, Entry>()
     const after = new Map<string, Entry>()
@@ -399,29 +460,40 @@ export class FileSnapshotStore implements FileHistory {
       after.set(f, await capture(f, this.#blobs, this.#max))
     }
     const id = snapId(st.next)
-    const b = toRecord(before)
-    const a = toRecord(after)
-    // The snap directory appears whole (written aside, then renamed into place).
-    const snapsDir = join(this.dir, 'snaps')
-    const tmp = join(snapsDir, `.tmp-${id}-${randomUUID().slice(0, 8)}`)
-    await mkdir(tmp, { recursive: true })
-    await writeJsonAtomic(join(tmp, 'before.json'), b.files)
-    await writeJsonAtomic(join(tmp, 'manifest.json'), a.files)
-    await writeJsonAtomic(join(tmp, 'meta.json'), {
-      created_at: new Date().toISOString(),
-      unrecorded: { before: b.unrecorded, after: a.unrecorded },
-    })
-    await rename(tmp, this.#snapDir(id))
+    // A turn that changed no file is only listed in state.json (`empty`): no directory, and no
+    // write of its own when it lands on top of the history (the next write lists it).
+    const empty = files.length === 0
+    if (!empty) {
+      const b = toRecord(before)
+      const a = toRecord(after)
+      // The snap directory appears whole (written aside, then renamed into place).
+      const snapsDir = join(this.dir, 'snaps')
+      const tmp = join(snapsDir, `.tmp-${id}-${randomUUID().slice(0, 8)}`)
+      await mkdir(tmp, { recursive: true })
+      await writeJsonAtomic(join(tmp, 'before.json'), b.files)
+      await writeJsonAtomic(join(tmp, 'manifest.json'), a.files)
+      await writeJsonAtomic(join(tmp, 'meta.json'), {
+        created_at: new Date().toISOString(),
+        unrecorded: { before: b.unrecorded, after: a.unrecorded },
+      })
+      await rename(tmp, this.#snapDir(id))
+    }
     this.#snaps.set(id, { id, before, after })
     const dropped = st.snaps.slice(st.head)
+    if (empty && !save && dropped.length === 0 && !this.#pendingOnDisk && this.#stateOnDisk) {
+      this.#state = { ...withSnaps(st, [...st.snaps, id], st.head + 1, [id]), next: st.next + 1 }
+      this.#pending.clear()
+      return
+    }
     await this.#saveState({
-      version: 1,
+      ...withSnaps(st, [...st.snaps.slice(0, st.head), id], st.head + 1, empty ? [id] : []),
       next: st.next + 1,
-      snaps: [...st.snaps.slice(0, st.head), id],
-      head: st.head + 1,
     })
     this.#pending.clear()
-    await rm(join(this.dir, 'pending.json'), { force: true })
+    if (this.#pendingOnDisk) {
+      await rm(join(this.dir, 'pending.json'), { force: true })
+      this.#pendingOnDisk = false
+    }
     if (dropped.length > 0) {
       for (const d of dropped) await this.#removeSnap(d)
       await this.#collectBlobs()
@@ -461,10 +533,12 @@ export class FileSnapshotStore implements FileHistory {
           displaced = new Map<string, Entry>()
           for (const p of snap.before.keys()) displaced.set(p, await capture(p, this.#blobs, this.#max))
           snap.displaced = { nonce: op.nonce, files: displaced }
-          await writeJsonAtomic(join(this.#snapDir(snap.id), 'displaced.json'), {
-            nonce: op.nonce,
-            ...toRecord(displaced),
-          })
+          // A turn that changed no file displaces nothing (and has no directory to record it in).
+          if (!st.empty?.includes(snap.id))
+            await writeJsonAtomic(join(this.#snapDir(snap.id), 'displaced.json'), {
+              nonce: op.nonce,
+              ...toRecord(displaced),
+            })
         }
         for (const [p, target] of snap.before) {
           const now = displaced.get(p)
@@ -480,7 +554,7 @@ export class FileSnapshotStore implements FileHistory {
         for (const [p, target] of snap.after) await put(p, snap.displaced?.files.get(p) ?? target)
       }
     }
-    await this.#saveState({ version: 1, next: st.next, snaps: st.snaps, head: to })
+    await this.#saveState(withSnaps(st, st.snaps, to))
     if (kind === 'redo') {
       for (let i = from; i < to; i++) {
         const snap = await this.#snap(st.snaps[i]!)
