@@ -27,7 +27,12 @@ import {
   userScope,
   type DefinitionScope,
 } from './definition-file.ts'
-import { frontmatterParserLoaded, loadFrontmatterParser, loadFrontmatterParserSoon, splitFrontmatter } from './frontmatter.ts'
+import {
+  frontmatterParserLoaded,
+  loadFrontmatterParser,
+  loadFrontmatterParserSoon,
+  splitFrontmatter,
+} from './frontmatter.ts'
 import { argumentString, isArgName, parseArgumentString, renderTemplate, type TemplateArgs } from './template.ts'
 
 export type CommandDescriptor = components['schemas']['CommandDescriptor']
