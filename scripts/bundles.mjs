@@ -2,7 +2,8 @@
 // into dist/ at the root: what bin/ and the tests run) and the packages' builds
 // (scripts/build-package.mjs, into client/dist, conformance/dist and server/dist at `npm pack`).
 import { build } from 'esbuild'
-import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -50,27 +51,134 @@ const thirdPartyZod = {
  * Node programs: every dependency bundled (code splitting keeps `chimera --help` from loading the
  * transports it does not run). What stays outside is resolved at run time from the bundle's
  * location: ripgrep's platform binary, the language servers (server/lsp/servers.ts).
+ *
+ * A build of the CLI is then re-chunked for start-up (`mergeStartUpChunks`).
  */
-export const buildNode = (entryPoints, outdir, { plugins = [], ...extra } = {}) =>
-  build({
-    entryPoints,
-    outdir,
-    absWorkingDir: root,
-    bundle: true,
-    splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    minify: true,
-    legalComments: 'linked',
-    chunkNames: 'chunks/[name]-[hash]',
-    outExtension: { '.js': '.mjs' },
-    // CommonJS dependencies bundled into ESM need a `require` in scope.
-    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-    plugins: [...plugins, thirdPartyZod],
-    logLevel: 'warning',
-    ...extra,
+export async function buildNode(entryPoints, outdir, { plugins = [], ...extra } = {}) {
+  const merge = Object.values(entryPoints).includes(CLI_ENTRY.chimera)
+  const esbuildDir = merge ? mkdtempSync(join(tmpdir(), 'chimera-esbuild-')) : outdir
+  try {
+    const result = await build({
+      entryPoints,
+      outdir: esbuildDir,
+      absWorkingDir: root,
+      bundle: true,
+      splitting: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      minify: true,
+      legalComments: 'linked',
+      chunkNames: 'chunks/[name]-[hash]',
+      outExtension: { '.js': '.mjs' },
+      // CommonJS dependencies bundled into ESM need a `require` in scope.
+      banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+      plugins: [...plugins, thirdPartyZod],
+      logLevel: 'warning',
+      metafile: merge,
+      ...extra,
+    })
+    if (merge) await mergeStartUpChunks(entryPoints, result.metafile, esbuildDir, outdir)
+    return result
+  } finally {
+    if (merge) rmSync(esbuildDir, { recursive: true, force: true })
+  }
+}
+
+/**
+ * What each surface loads before its first answer: the command's module and the modules it
+ * imports dynamically on the way (docs/decisions/0411-start-up-chunks.md). A stale list costs
+ * start-up time, not correctness; a source that is no longer a dynamic entry fails the build.
+ */
+export const START_UP_PATHS = {
+  help: ['server/cli/main.ts'],
+  'acp-initialize': ['server/cli/main.ts', 'server/cli/ferret.ts'],
+  'acp-session': [
+    'server/cli/main.ts',
+    'server/cli/ferret.ts',
+    'server/cli/session-flags.ts',
+    'server/store/paths.ts',
+    'server/cli/agent-process.ts',
+    'server/acp/v1-dialect.ts',
+  ],
+  rpc: ['server/cli/main.ts', 'server/cli/code.ts', 'server/rpc/run-rpc.ts'],
+  http: [
+    'server/cli/main.ts',
+    'server/cli/otter.ts',
+    'server/cli/session-flags.ts',
+    'server/store/paths.ts',
+    'server/cli/agent-process.ts',
+    'server/cli/serve-http.ts',
+    'server/http/server-app.ts',
+    'server/http/listen.ts',
+    'server/http/node-handler.ts',
+  ],
+}
+
+/**
+ * esbuild splits a bundle into one chunk per set of entries (the program's entries and every
+ * dynamic `import()`) that reach the same code: ~60 files before `session/new` is answered, ~75
+ * before the HTTP server's first 200, and each costs Node ~0.3 ms to resolve, read, compile and
+ * link. This puts the chunks of the esbuild output in `from` together by the start-up paths that
+ * load them (two chunks that every path of START_UP_PATHS loads or skips alike become one
+ * file: no path loads a byte more) and writes the result, by rollup, to `outdir`. Chunks no
+ * start-up path loads (what loads on first use: the YAML parser, the ACP SDK, the renderers, ...)
+ * keep rollup's own split, which follows the same dynamic imports as esbuild's.
+ */
+async function mergeStartUpChunks(entryPoints, metafile, from, outdir) {
+  const { rollup } = await import('rollup')
+  const outputs = Object.entries(metafile.outputs).filter(([f]) => f.endsWith('.mjs'))
+  const byEntry = new Map(outputs.filter(([, o]) => o.entryPoint).map(([f, o]) => [o.entryPoint, resolve(root, f)]))
+  const imports = new Map(
+    outputs.map(([f, o]) => [
+      resolve(root, f),
+      o.imports.filter((i) => i.kind === 'import-statement' && !i.external).map((i) => resolve(root, i.path)),
+    ]),
+  )
+  const reach = (file, seen) => {
+    if (seen.has(file)) return
+    seen.add(file)
+    for (const i of imports.get(file) ?? []) reach(i, seen)
+  }
+  /** Output file → the start-up paths that load it. */
+  const paths = new Map()
+  for (const [name, sources] of Object.entries(START_UP_PATHS)) {
+    const seen = new Set()
+    for (const src of sources) {
+      const file = byEntry.get(src)
+      if (!file) throw new Error(`START_UP_PATHS.${name}: ${src} is no entry of this build (a dynamic import moved?)`)
+      reach(file, seen)
+    }
+    for (const file of seen) paths.set(file, [...(paths.get(file) ?? []), name])
+  }
+  const entries = new Set(Object.values(entryPoints).map((src) => byEntry.get(src)))
+  const bundle = await rollup({
+    input: Object.fromEntries(Object.keys(entryPoints).map((name) => [name, join(from, `${name}.mjs`)])),
+    treeshake: false,
+    external: (id) => !id.startsWith('.') && !id.startsWith('/'),
+    onwarn: (w, warn) => {
+      // esbuild's chunks import each other in cycles, and keep imports of names the minifier dropped.
+      if (w.code !== 'CIRCULAR_DEPENDENCY' && w.code !== 'UNUSED_EXTERNAL_IMPORT') warn(w)
+    },
   })
+  try {
+    await bundle.write({
+      dir: outdir,
+      format: 'es',
+      entryFileNames: '[name].mjs',
+      chunkFileNames: 'chunks/[name]-[hash].mjs',
+      compact: true,
+      manualChunks: (id) => (entries.has(id) || !paths.has(id) ? undefined : `start-${paths.get(id).join('+')}`),
+    })
+  } finally {
+    await bundle.close()
+  }
+  // The licence texts the chunks' closing comments point at, beside them as before.
+  for (const dir of ['', 'chunks']) {
+    for (const f of readdirSync(join(from, dir)).filter((n) => n.endsWith('.LEGAL.txt')))
+      copyFileSync(join(from, dir, f), join(outdir, dir, f))
+  }
+}
 
 export const CLI_ENTRY = { chimera: 'server/cli/main.ts' }
 export const KIT_ENTRY = { 'chimera-conformance': 'conformance/kit/cli/main.ts' }

@@ -25,11 +25,15 @@ export default defineCommand({
     const agent = await readAgentFlag(args)
     const models = buildModelRegistry(process.env, { model: sessionModel(args, agent), logger })
     const defaults = sessionFlags(args, rawArgs, models, agent)
-    const problem = await eventLogProblem(chimeraHome())
+    // The RPC engine loads while the write probe's file system calls run.
+    const probing = eventLogProblem(chimeraHome())
+    const engine = import('../rpc/run-rpc.ts')
+    engine.catch(() => {})
+    const problem = await probing
     if (problem) throw new Error(problem)
     const proc = await startAgentProcess('otter', { ...defaults, models }, logger)
     startupMark('store')
-    const { runRpc } = await import('../rpc/run-rpc.ts')
+    const { runRpc } = await engine
     startupMark('modules')
     let session
     try {

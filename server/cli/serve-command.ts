@@ -186,6 +186,7 @@ async function startAgent(
   logger: Logger,
   storeUrl?: string,
   forwardTimeoutMs?: number,
+  homeChecked = false,
 ): Promise<AgentProcess & { redis?: RedisEventStore }> {
   const [{ chimeraHome }, { eventLogProblem, startAgentProcess }] = await Promise.all([
     import('../store/paths.ts'),
@@ -202,10 +203,10 @@ async function startAgent(
     redis = new RedisEventStore({ url: storeUrl, logger, instanceId: randomUUID(), ...leaseTimes() })
     await redis.connect()
     logger.info(`sessions live in the Redis store at ${shownUrl(storeUrl)}`)
-  } else {
-    const problem = await eventLogProblem(chimeraHome())
-    if (problem) logger.warn(`${problem}: sessions cannot be saved until this is fixed`)
   }
+  // The write probe's file system calls run while the manager is set up (an HTTP server checked
+  // its home already, and refuses to start when it cannot write there).
+  const probing = redis || homeChecked ? undefined : eventLogProblem(chimeraHome())
   const proc = await startAgentProcess(
     agent,
     {
@@ -225,6 +226,8 @@ async function startAgent(
     logger,
   )
   if (redis) proc.onShutdown(() => redis.close())
+  const problem = await probing
+  if (problem) logger.warn(`${problem}: sessions cannot be saved until this is fixed`)
   startupMark('store')
   proc.announce()
   return Object.assign(proc, redis ? { redis } : {})
@@ -307,7 +310,7 @@ export async function runServe(
     const problem = await (await import('./agent-process.ts')).eventLogProblem(http.home)
     if (problem) throw new Error(`${problem}; the HTTP server cannot record itself there`)
   }
-  const proc = await startAgent(agent, defaults, models, logger, storeUrl, forwardWait.timeoutMs)
+  const proc = await startAgent(agent, defaults, models, logger, storeUrl, forwardWait.timeoutMs, http !== undefined)
   const running: Promise<unknown>[] = []
   let bridgeStatus: (() => BridgeStatus) | undefined
   if (bridge) {

@@ -27,7 +27,12 @@ import {
   userScope,
   type DefinitionScope,
 } from './definition-file.ts'
-import { frontmatterParserLoaded, loadFrontmatterParser, splitFrontmatter } from './frontmatter.ts'
+import {
+  frontmatterParserLoaded,
+  loadFrontmatterParser,
+  loadFrontmatterParserSoon,
+  splitFrontmatter,
+} from './frontmatter.ts'
 import { argumentString, isArgName, parseArgumentString, renderTemplate, type TemplateArgs } from './template.ts'
 
 export type CommandDescriptor = components['schemas']['CommandDescriptor']
@@ -134,7 +139,7 @@ export class CustomCommands implements CommandRenderer {
   prepare(): Promise<void> | undefined {
     if (frontmatterParserLoaded()) return undefined
     if (existsSync(this.projectDir) || existsSync(this.userDir)) return loadFrontmatterParser()
-    loadFrontmatterParser().catch(() => {})
+    loadFrontmatterParserSoon()
     return undefined
   }
 

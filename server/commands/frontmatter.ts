@@ -29,6 +29,22 @@ export function loadFrontmatterParser(): Promise<void> {
   return loading
 }
 
+let soon: ReturnType<typeof setTimeout> | undefined
+/** How long `loadFrontmatterParserSoon` waits. */
+const LOAD_SOON_MS = 20
+
+/**
+ * Loads the YAML parser in the background once the work in hand has had its turn: after a
+ * timer, not at once, because on Node 22+ a module import can finish within the same
+ * turn of the event loop and its evaluation (~4 ms) then runs before the answer it was
+ * meant to follow (the `session/new` or `get_state` this session was created for).
+ */
+export function loadFrontmatterParserSoon(): void {
+  if (parseYaml !== undefined || loading !== undefined || soon !== undefined) return
+  soon = setTimeout(() => void loadFrontmatterParser().catch(() => {}), LOAD_SOON_MS)
+  soon.unref()
+}
+
 /** True once `loadFrontmatterParser()` has resolved. */
 export const frontmatterParserLoaded = (): boolean => parseYaml !== undefined
 
