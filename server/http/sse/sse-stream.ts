@@ -147,6 +147,8 @@ export function sseResponse(o: SseStreamOptions): Response {
   let fill: Buffer | undefined
   let fillFrom = 0
   let fillAt = 0
+  /** Chunks sent so far. */
+  let chunks = 0
 
   const finish = (): void => {
     if (closed) return
@@ -184,6 +186,7 @@ export function sseResponse(o: SseStreamOptions): Response {
     parts = []
     pendingBytes = 0
     controller.enqueue(chunk)
+    chunks++
     lastWrite = Date.now()
   }
   /** After `n` bytes were queued: out at the end of this loop turn, or now when the chunk is full. */
@@ -261,6 +264,7 @@ export function sseResponse(o: SseStreamOptions): Response {
   /** Send stored records from the cursor while the store has them; the cursor after them. */
   const replay = async (stored: NonNullable<SseStreamOptions['stored']>): Promise<number | undefined> => {
     let cursor = o.afterSeq
+    let checked = chunks
     for (;;) {
       const page = await stored.page(cursor)
       if (!page || closed) return cursor
@@ -278,8 +282,12 @@ export function sseResponse(o: SseStreamOptions): Response {
           }
         }
         cursor = r.seq
-        const r2 = room()
-        if (r2 !== true && !(await r2)) return void stall()
+        // Room only shrinks when a chunk goes out: look again only after one did.
+        if (chunks !== checked) {
+          checked = chunks
+          const r2 = room()
+          if (r2 !== true && !(await r2)) return void stall()
+        }
         if (closed) return undefined
       }
       if (!page.more) return cursor
