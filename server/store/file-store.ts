@@ -349,7 +349,7 @@ export class FileEventStore implements EventStore {
         if (afterSeq >= lines) return undefined
         const to = pageEnd(ends, afterSeq, Math.min(lines, afterSeq + STORED_PAGE_EVENTS), PAGE_MAX_BYTES)
         const start = afterSeq === 0 ? 0 : ends[afterSeq - 1]!
-        const records = storedRecords(buf.toString('utf8', start, ends[to - 1]), afterSeq + 1, to - afterSeq, sessionId)
+        const records = storedRecords(buf.subarray(start, ends[to - 1]), afterSeq + 1, to - afterSeq, sessionId)
         return records && { records, more: to < lines }
       },
     }

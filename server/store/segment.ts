@@ -211,7 +211,7 @@ export async function readSegmentRecords(
   to: number,
 ): Promise<StoredRecord[] | undefined> {
   const buf = await readSegmentBytes(dir, ends, from, to)
-  return buf && storedRecords(buf.toString('utf8'), from, to - from + 1, sessionId)
+  return buf && storedRecords(buf, from, to - from + 1, sessionId)
 }
 
 /** Cut the segment to `keep` bytes and append `texts` (event records, each ending in a newline). */

@@ -6,12 +6,15 @@
 import { describe, expect, it } from 'vitest'
 import type { AnyEvent } from '../events/event-types.ts'
 import { sampleEvent } from './fixtures/sample.ts'
-import { storedEvent, storedRecords } from './stored-lines.ts'
+import { storedEvent, storedPart, storedRecords as fromBytes } from './stored-lines.ts'
 
 const ID = 'otter-20260425T120000Z-0f8fad5b-d9cb-469f-a165-70867728950e'
 /** The event in the writer's key order (event-writer.ts), as the store writes it. */
 const writerForm = (e: AnyEvent): AnyEvent =>
   ({ seq: e.seq, id: e.id, session_id: e.session_id, type: e.type, turn: e.turn, ts: e.ts, data: e.data }) as AnyEvent
+/** `storedRecords` of a page given as text. */
+const storedRecords = (text: string, first: number, count: number, id: string) =>
+  fromBytes(Buffer.from(text), first, count, id)
 const lines = (es: AnyEvent[]): string => es.map((e) => `${JSON.stringify(e)}\n`).join('')
 const events = (from: number, n: number): AnyEvent[] =>
   Array.from({ length: n }, (_, i) => writerForm(sampleEvent(ID, from + i)))
@@ -23,14 +26,9 @@ describe('storedRecords', () => {
     expect(got.map((r) => r.kind)).toEqual(Array(7).fill('text'))
     for (const [k, r] of got.entries()) {
       const e = es[k]!
-      expect(r.kind === 'text' && [r.seq, r.type, r.turn, r.id, r.ts, r.data]).toEqual([
-        e.seq,
-        e.type,
-        e.turn,
-        JSON.stringify(e.id),
-        JSON.stringify(e.ts),
-        JSON.stringify(e.data),
-      ])
+      expect(
+        r.kind === 'text' && [r.seq, r.type, r.turn, storedPart(r, 'id'), storedPart(r, 'ts'), storedPart(r, 'data')],
+      ).toEqual([e.seq, e.type, e.turn, JSON.stringify(e.id), JSON.stringify(e.ts), JSON.stringify(e.data)])
       expect(storedEvent(r, ID)).toEqual(e)
     }
   })

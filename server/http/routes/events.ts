@@ -16,8 +16,7 @@ import { anySession, liveSession, type HttpDeps } from '../deps.ts'
 import { HttpError } from '../errors.ts'
 import type { StreamHolder } from '../sse/registry.ts'
 import type { SseRecord } from '../sse/format.ts'
-import { pluralRecord, pluralStored, singularRecord, singularStored } from '../sse/event-map.ts'
-import type { StoredRecord } from '../../store/stored-lines.ts'
+import { pluralRecord, pluralStored, singularRecord, singularStored, type StoredEncoder } from '../sse/event-map.ts'
 import { startCursor } from '../sse/resume.ts'
 import { sseResponse, type SseStreamOptions } from '../sse/sse-stream.ts'
 
@@ -84,7 +83,7 @@ function stream(
   session: Session,
   afterSeq: number,
   record: (e: AnyEvent) => SseRecord,
-  storedText: (r: Extract<StoredRecord, { kind: 'text' }>) => string,
+  encodeStored: StoredEncoder,
   endAfter?: ReturnType<typeof pluralEndRule>,
 ): Response {
   return open(deps, req, {
@@ -96,7 +95,7 @@ function stream(
     // events, so the end rule and `settle` see the turn that is finishing.
     stored: {
       page: (after) => session.storedPage(after, session.lastSeq - 1),
-      text: storedText,
+      encode: encodeStored,
     },
     settle: settleOf(() => session),
     endAfter,
@@ -156,7 +155,7 @@ async function vouchedStream(
     record: pluralRecord,
     stored: {
       page: async (from) => v.page(from),
-      text: pluralStored,
+      encode: pluralStored,
       // Nothing after the last vouched record, and nobody runs the session here: its end.
       final: (seq) => seq === v.lines && !v.more && !deps.manager.peek(id),
     },

@@ -13,7 +13,7 @@
  */
 import type { LoopEventEnvelope, SseEnd, SseEnvelope } from '../../../generated/schemas.gen.ts'
 import type { AnyEvent, EventType } from '../../events/event-types.ts'
-import type { StoredRecord } from '../../store/stored-lines.ts'
+import { storedPart, type StoredText } from '../../store/stored-lines.ts'
 import type { SseRecord } from './format.ts'
 
 type SingularName = 'loop_event' | 'user_message' | 'result'
@@ -70,21 +70,74 @@ export function singularRecord(e: AnyEvent): SseRecord {
   return { id: String(e.seq), event: SINGULAR_EVENT_NAMES[e.type], data: JSON.stringify(data), json: true }
 }
 
-/** A stored record kept as its JSON parts (stored-lines.ts). */
-type StoredText = Extract<StoredRecord, { kind: 'text' }>
+/**
+ * Writes the encoded record of a stored record kept as its JSON parts (stored-lines.ts) into
+ * `out` at `at`: the offset after it, or minus the bytes it needs when `out` has less room left.
+ */
+export type StoredEncoder = (r: StoredText, out: Buffer, at: number) => number
+
+const ascii = (s: string): Buffer => Buffer.from(s, 'latin1')
+const ID_FIELD = ascii('id: ')
+const TS_KEY = ascii(',"ts":')
+const RECORD_END = ascii('}\n\n')
+/** Per event type, the bytes between the counter and the event id, and between the id and `data`. */
+const PLURAL_HEAD = new Map<EventType, Buffer>()
+const PLURAL_MID = new Map<EventType, Buffer>()
+for (const type of Object.keys(SINGULAR_EVENT_NAMES) as EventType[]) {
+  PLURAL_HEAD.set(type, ascii(`\nevent: ${type}\ndata: {"id":`))
+  PLURAL_MID.set(type, ascii(`,"type":"${type}","metadata":`))
+}
+const PLURAL_FIXED = ID_FIELD.length + TS_KEY.length + RECORD_END.length
+
+/** Copy `src[from..to)` into `out` at `at` (short runs byte by byte: cheaper than a call into C++). */
+function put(out: Buffer, at: number, src: Buffer, from = 0, to = src.length): number {
+  const n = to - from
+  if (n > 64) src.copy(out, at, from, to)
+  else for (let i = 0; i < n; i++) out[at + i] = src[from + i]!
+  return at + n
+}
+
+const digitCount = (n: number): number => (n < 10 ? 1 : Math.floor(Math.log10(n)) + 1)
+
+/** Write the decimal digits of the non-negative integer `n` (`d` of them) into `out` at `at`. */
+function putDigits(out: Buffer, at: number, n: number, d: number): number {
+  for (let i = at + d - 1; i >= at; i--) {
+    out[i] = 0x30 + (n % 10)
+    n = Math.floor(n / 10)
+  }
+  return at + d
+}
 
 /**
  * The encoded record of `/sessions/{id}/events` for a stored record, spliced from its stored
- * parts: the same bytes as `encodeRecord(pluralRecord(e))` (event-map.test.ts holds them equal).
+ * bytes without making a string: the same bytes as `encodeRecord(pluralRecord(e))`
+ * (stored-records.test.ts holds them equal).
  */
-export function pluralStored(r: StoredText): string {
-  return `id: ${r.seq}\nevent: ${r.type}\ndata: {"id":${r.id},"type":"${r.type}","metadata":${r.data},"ts":${r.ts}}\n\n`
+export const pluralStored: StoredEncoder = (r, out, at) => {
+  const head = PLURAL_HEAD.get(r.type)!
+  const mid = PLURAL_MID.get(r.type)!
+  const d = digitCount(r.seq)
+  const need =
+    PLURAL_FIXED + d + head.length + mid.length + (r.idEnd - r.idAt) + (r.dataEnd - r.dataAt) + (r.tsEnd - r.tsAt)
+  if (out.length - at < need) return -need
+  let p = put(out, at, ID_FIELD)
+  p = putDigits(out, p, r.seq, d)
+  p = put(out, p, head)
+  p = put(out, p, r.page, r.idAt, r.idEnd)
+  p = put(out, p, mid)
+  p = put(out, p, r.page, r.dataAt, r.dataEnd)
+  p = put(out, p, TS_KEY)
+  p = put(out, p, r.page, r.tsAt, r.tsEnd)
+  return put(out, p, RECORD_END)
 }
 
-/** The encoded record of `/session/{id}/events` for a stored record, as `pluralStored`. */
-export function singularStored(r: StoredText): string {
-  const timestamp = JSON.stringify(Date.parse(r.ts.slice(1, -1)))
-  return `id: ${r.seq}\nevent: ${SINGULAR_EVENT_NAMES[r.type]}\ndata: {"message_id":${r.id},"type":"${r.type}","data":${r.data},"turn":${r.turn},"timestamp":${timestamp}}\n\n`
+/** The encoded record of `/session/{id}/events` for a stored record, as `pluralStored` (through a string). */
+export const singularStored: StoredEncoder = (r, out, at) => {
+  const timestamp = JSON.stringify(Date.parse(storedPart(r, 'ts').slice(1, -1)))
+  const text = `id: ${r.seq}\nevent: ${SINGULAR_EVENT_NAMES[r.type]}\ndata: {"message_id":${storedPart(r, 'id')},"type":"${r.type}","data":${storedPart(r, 'data')},"turn":${r.turn},"timestamp":${timestamp}}\n\n`
+  const need = Buffer.byteLength(text)
+  if (out.length - at < need) return -need
+  return at + out.write(text, at)
 }
 
 /** The closing record of either stream. */

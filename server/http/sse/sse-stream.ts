@@ -21,7 +21,7 @@ import { TERMINAL_EVENTS, type AnyEvent, type EventType } from '../../events/eve
 import type { Logger } from '../../log.ts'
 import { storedEvent, type StoredRecord } from '../../store/stored-lines.ts'
 import { encodeComment, encodeRecord, type SseRecord } from './format.ts'
-import { endRecord } from './event-map.ts'
+import { endRecord, type StoredEncoder } from './event-map.ts'
 
 export interface SseSettings {
   /** `retry:` sent when a stream opens (ms a client waits before reconnecting). */
@@ -58,13 +58,14 @@ export interface SseStreamOptions {
   record(e: AnyEvent): SseRecord
   /**
    * Stored records sent as they are before `events` takes over (a replay): pages after a cursor
-   * (undefined: none left to send so), and the encoded record of one kept as text (the same
-   * bytes `record` gives its event). Only records of turns already written come this way, so no
-   * `settle` applies to them, and `endAfter` sees only their turns' opening and ending events.
+   * (undefined: none left to send so), and the encoder of one kept as text (the same bytes
+   * `record` gives its event), which writes it straight into the chunk being filled. Only
+   * records of turns already written come this way, so no `settle` applies to them, and
+   * `endAfter` sees only their turns' opening and ending events.
    */
   stored?: {
     page(afterSeq: number): Promise<{ records: StoredRecord[]; more: boolean } | undefined>
-    text(r: Extract<StoredRecord, { kind: 'text' }>): string
+    encode: StoredEncoder
     /**
      * Whether the stream may end after stored record `seq` (when the end rule says so): the
      * stored records are all there is. Without it a stream never ends inside the stored part.
@@ -127,6 +128,8 @@ const TURN_MARKS: ReadonlySet<EventType> = new Set<EventType>(['user_message', '
 
 /** A pending chunk is flushed at this size even before the loop turn ends. */
 const CHUNK_BYTES = 64 * 1024
+/** Stored records are encoded into a buffer of this size (a chunk and most of a record more). */
+const FILL_BYTES = CHUNK_BYTES + 16 * 1024
 
 export function sseResponse(o: SseStreamOptions): Response {
   const { settings } = o
@@ -140,6 +143,12 @@ export function sseResponse(o: SseStreamOptions): Response {
   let parts: Buffer[] = []
   let text = ''
   let pendingBytes = 0
+  /** Where stored records are encoded: `fill[fillFrom..fillAt)` waits, after `parts` and `text`. */
+  let fill: Buffer | undefined
+  let fillFrom = 0
+  let fillAt = 0
+  /** Chunks sent so far. */
+  let chunks = 0
 
   const finish = (): void => {
     if (closed) return
@@ -147,6 +156,7 @@ export function sseResponse(o: SseStreamOptions): Response {
     parts = []
     text = ''
     pendingBytes = 0
+    fill = undefined
     dirty.delete(flush)
     clearInterval(heartbeat)
     o.stop.removeEventListener('abort', onStop)
@@ -154,35 +164,66 @@ export function sseResponse(o: SseStreamOptions): Response {
     wake?.(true)
     o.onClose?.()
   }
+  /** Move what waits in `fill` behind `parts` (the bytes written into it stay as they are). */
+  const sealFill = (): void => {
+    if (fill && fillAt > fillFrom) parts.push(fill.subarray(fillFrom, fillAt))
+    fillFrom = fillAt
+  }
+  const sealText = (): void => {
+    if (text === '') return
+    parts.push(Buffer.from(text))
+    text = ''
+  }
   /** Send what is pending as one chunk (a lone encoded record as it is, shared). */
   function flush(): void {
     dirty.delete(flush)
     if (closed || pendingBytes === 0) return
-    if (text !== '') parts.push(Buffer.from(text))
+    sealText()
+    sealFill()
+    // The bytes sent are the reader's now: the next stored record goes into a new buffer.
+    fill = undefined
     const chunk = parts.length === 1 ? parts[0]! : Buffer.concat(parts)
     parts = []
-    text = ''
     pendingBytes = 0
     controller.enqueue(chunk)
+    chunks++
     lastWrite = Date.now()
   }
-  /** Queue `data`; it goes out at the end of this loop turn, or now when the chunk is full. */
-  const write = (data: string | Buffer): void => {
-    if (closed) return
-    if (typeof data === 'string') text += data
-    else {
-      if (text !== '') {
-        parts.push(Buffer.from(text))
-        text = ''
-      }
-      parts.push(data)
-    }
-    pendingBytes += data.length
+  /** After `n` bytes were queued: out at the end of this loop turn, or now when the chunk is full. */
+  const queued = (n: number): void => {
+    pendingBytes += n
     if (pendingBytes >= CHUNK_BYTES) flush()
     else if (!dirty.has(flush)) {
       dirty.add(flush)
       scheduleFlush()
     }
+  }
+  /** Queue `data`; it goes out at the end of this loop turn, or now when the chunk is full. */
+  const write = (data: string | Buffer): void => {
+    if (closed) return
+    sealFill()
+    if (typeof data === 'string') text += data
+    else {
+      sealText()
+      parts.push(data)
+    }
+    queued(data.length)
+  }
+  /** Queue a stored record, encoded straight into the buffer being filled. */
+  const writeStored = (encode: StoredEncoder, r: Extract<StoredRecord, { kind: 'text' }>): void => {
+    if (closed) return
+    sealText()
+    let at = fill ? encode(r, fill, fillAt) : -1
+    // No room left: what waits goes with the pending chunk, the record into a new buffer.
+    while (at < 0) {
+      sealFill()
+      fill = Buffer.allocUnsafe(Math.max(FILL_BYTES, -at))
+      fillFrom = fillAt = 0
+      at = encode(r, fill, 0)
+    }
+    const n = at - fillAt
+    fillAt = at
+    queued(n)
   }
   const end = (payload: SseEnd): void => {
     if (closed) return
@@ -223,11 +264,12 @@ export function sseResponse(o: SseStreamOptions): Response {
   /** Send stored records from the cursor while the store has them; the cursor after them. */
   const replay = async (stored: NonNullable<SseStreamOptions['stored']>): Promise<number | undefined> => {
     let cursor = o.afterSeq
+    let checked = chunks
     for (;;) {
       const page = await stored.page(cursor)
       if (!page || closed) return cursor
       for (const r of page.records) {
-        if (r.kind === 'text') write(stored.text(r))
+        if (r.kind === 'text') writeStored(stored.encode, r)
         else write(encodeRecord(o.record(r.event)))
         // The end rule follows turns; records before the last one never end the stream, unless
         // the stored records are all there is (`final`).
@@ -240,8 +282,12 @@ export function sseResponse(o: SseStreamOptions): Response {
           }
         }
         cursor = r.seq
-        const r2 = room()
-        if (r2 !== true && !(await r2)) return void stall()
+        // Room only shrinks when a chunk goes out: look again only after one did.
+        if (chunks !== checked) {
+          checked = chunks
+          const r2 = room()
+          if (r2 !== true && !(await r2)) return void stall()
+        }
         if (closed) return undefined
       }
       if (!page.more) return cursor
