@@ -6,6 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { TERMINAL_EVENTS, type AnyEvent } from '../events/event-types.ts'
+import { ChimeraError } from '../errors.ts'
 import { MemoryEventStore } from '../store/memory-store.ts'
 import type { EventStore, QueuedPrompt } from '../store/types.ts'
 import { createRpcHandlers } from '../rpc/handlers.ts'
@@ -24,10 +25,11 @@ class FailingStore extends MemoryEventStore {
   }
   /** Appends kept but answered with a lost connection while this says so (a Redis restart mid-reply). */
   losingReply: (e: AnyEvent) => boolean = () => false
+  /** What a failing append throws (default: a full disk). */
+  refusal: () => unknown = () => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })
   override async append(event: AnyEvent): Promise<void> {
     const n = ++this.appends
-    if (this.failing(event, n))
-      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })
+    if (this.failing(event, n)) throw this.refusal()
     await super.append(event)
     if (this.losingReply(event)) throw new Error('Socket closed unexpectedly')
   }
@@ -268,10 +270,16 @@ describe('a store that fails', () => {
       stop_reason: 'error',
       source: 'store',
     })
+    // A store that is unavailable (Redis down, a lease lost: fenced) or a deleted session is
+    // reported as such, as a refused queue entry is: the client retries or is told it is gone.
+    store.refusal = () => new ChimeraError('store_unavailable', 'the Redis store is unavailable')
+    const unavailable = s.prompt('!say unavailable')
+    await expect(unavailable.accepted).rejects.toSatisfy((e) => ChimeraError.is(e, 'store_unavailable'))
+    await within(unavailable.done, 5000, 'the refused turn')
     store.failing = () => false
     await within(s.prompt('!say later').done, 5000, 'the later turn')
     const evs = await s.events()
-    // Nothing of the refused prompt: it was never acknowledged, so it is owed no closing record.
+    // Nothing of the refused prompts: never acknowledged, so owed no closing record.
     expect(ofType(evs, 'user_message').map((e) => e.data.text)).toEqual(['!say at once', '!say later'])
     expect(ofType(evs, 'error')).toEqual([])
     expect(entries).toBe(0)

@@ -10,6 +10,8 @@
  */
 import type { QueuedPrompt } from '../store/types.ts'
 import { endTurn, type TurnOutcome } from './loop.ts'
+import { commitFiles } from './session-rewind.ts'
+import { EventLogError } from './event-writer.ts'
 import { ChimeraError } from '../errors.ts'
 import { errorText, type Command, type SessionCore } from './session-types.ts'
 import type { TurnHost } from './turn-host.ts'
@@ -132,10 +134,13 @@ export class PromptLedger {
     const direct = this.#direct.get(messageId)
     if (!direct) return
     this.#direct.delete(messageId)
-    if (ChimeraError.is(why, 'session_not_found', 'store_unavailable', 'session_closed')) return direct.reject(why)
-    const text = why instanceof Error ? why.message : String(why)
+    // The store's own refusal, as a refused queue entry reports it (`accept`): a lost lease or an
+    // unavailable store stays `store_unavailable` (retry), a deleted session `session_not_found`.
+    const cause = why instanceof EventLogError ? why.cause : why
+    if (ChimeraError.is(cause, 'session_not_found', 'store_unavailable', 'session_closed')) return direct.reject(cause)
+    const text = cause instanceof Error ? cause.message : String(cause)
     direct.reject(
-      new ChimeraError('prompt_not_recorded', `event log write failed (prompt not recorded): ${text}`, { cause: why }),
+      new ChimeraError('prompt_not_recorded', `event log write failed (prompt not recorded): ${text}`, { cause }),
     )
   }
 
@@ -191,7 +196,10 @@ export class PromptLedger {
     return outcome
   }
 
-  /** The work of a direct acceptance was dropped before it ran: nothing was recorded. */
+  /**
+   * The work of a direct acceptance was dropped before it ran, or its turn failed on a store
+   * error (`why`, which the acceptance reports) before its `user_message` was recorded.
+   */
   dropDirect(messageId: string, why: unknown): void {
     this.#notRecorded(messageId, why)
   }
@@ -229,6 +237,9 @@ export class PromptLedger {
     })
     await this.#core.emit('turn_start', { prompt: p.text, model: this.#core.state.model })
     await endTurn(this.#host, { stop_reason: 'error', success: false, output: why, source: 'internal' }, 0)
+    // A turn in the messages is an undo step: this one changed nothing (the history keeps
+    // counting every turn, so a restart lines it up with the messages).
+    await commitFiles(this.#core, [])
     await this.unqueue(p.message_id)
   }
 

@@ -445,6 +445,8 @@ export class Session implements TurnHost {
     } catch (err) {
       // Only a failing event store gets here; the turn cannot be recorded.
       this.#deps.logger.error(`session ${this.id}: turn aborted`, err)
+      // A prompt accepted by its user_message that never got there is refused with the store's error.
+      this.#ledger.dropDirect(messageId, err)
       const message = errorText(err)
       const source = err instanceof EventLogError ? 'store' : 'internal'
       outcome = { stop_reason: 'error', success: false, output: message, source }

@@ -136,6 +136,27 @@ describe('file-level undo and redo through the core', () => {
     expect(files('f', 'g')).toEqual({ f: null, g: null })
   })
 
+  it.each([1, 2])(
+    'steers a cancelled turn never took (%i, closed like prompts that never ran) are undo steps: undo after a restart rewinds the last real turn',
+    async (steers) => {
+      const m1 = manager()
+      const s1 = await m1.create()
+      await send(s1, write('f', 'one'))
+      const slow = s1.prompt('!sleep 600000')
+      await slow.accepted
+      for (let i = 0; i < steers; i++) expect(await s1.steer(`steer ${i}`)).toBe(true)
+      s1.cancel()
+      await within(slow.done, 10_000, 'the cancelled turn')
+      await send(s1, edit('f', 'one', 'two'))
+      expect(await s1.rewindCounts()).toEqual({ undoable: 3 + steers, redoable: 0 })
+      await m1.shutdown()
+      const s2 = await manager().get(s1.id)
+      expect(await s2.rewindCounts()).toEqual({ undoable: 3 + steers, redoable: 0 })
+      expect(await send(s2, '/undo')).toMatch(/rewound 1 turn, 1 file restored/)
+      expect(file('f')).toBe('one')
+    },
+  )
+
   it('after a crash between a turn and its snapshot, the restart commits that turn so undo stays aligned', async () => {
     const real = snapshotHistory({ home: env.home, env: {} })
     let crash = false

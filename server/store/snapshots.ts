@@ -192,8 +192,6 @@ export class FileSnapshotStore implements FileHistory {
   #dirMade = false
   /** pending.json may exist on disk (a commit removes it only then). */
   #pendingOnDisk = true
-  /** state.json was read or written by this store (a history that was never written is not padded by `align`). */
-  #stateOnDisk = false
 
   constructor(o: FileSnapshotStoreOptions) {
     this.dir = sessionDir(o.root, o.sessionId)
@@ -268,28 +266,13 @@ export class FileSnapshotStore implements FileHistory {
     return this.#run(async () => {
       let st = await this.#open()
       const { undoable: u, redoable: r, turns } = messages
-      if (turns >= st.next) {
-        // The newest turns that changed no file were committed in memory only (`#commit`): they
-        // are empty snaps; the last turn the messages count is committed with the pre-images it
-        // captured (a turn that changed files writes state.json, so only the last can have any).
-        const empty = turns - st.next
-        if (this.#pending.size > 0)
-          this.#logger.warn('undo snapshots: committing the turn the process ended before its snapshot', {
-            dir: this.dir,
-            files: this.#pending.size,
-          })
-        if (empty > 0 && st.head === st.snaps.length && this.#stateOnDisk) {
-          const ids = Array.from({ length: empty }, (_, i) => snapId(st.next + i))
-          await this.#saveState({
-            ...withSnaps(st, [...st.snaps, ...ids], st.head + empty, ids),
-            next: st.next + empty,
-          })
-          st = this.#state!
-        }
-        if (turns === st.next) {
-          await this.#commit(st, [...this.#pending.keys()], true)
-          st = this.#state!
-        }
+      if (turns === st.next) {
+        this.#logger.warn('undo snapshots: committing the turn the process ended before its snapshot', {
+          dir: this.dir,
+          files: this.#pending.size,
+        })
+        await this.#commit(st, [...this.#pending.keys()])
+        st = this.#state!
       }
       if (u + r === st.snaps.length && u !== st.head) {
         this.#logger.warn('undo snapshots: moving files to the position the session recorded', {
@@ -310,7 +293,6 @@ export class FileSnapshotStore implements FileHistory {
       this.#snaps.clear()
       this.#dirMade = false
       this.#pendingOnDisk = false
-      this.#stateOnDisk = false
     })
   }
 
@@ -322,7 +304,6 @@ export class FileSnapshotStore implements FileHistory {
     if (r.kind === 'ok') {
       try {
         st = parseState(r.value)
-        this.#stateOnDisk = true
       } catch (err) {
         await this.#setAside(`damaged state: ${(err as Error).message}`)
       }
@@ -382,7 +363,6 @@ export class FileSnapshotStore implements FileHistory {
     await this.#makeDir()
     await writeJsonAtomic(join(this.dir, 'state.json'), st)
     this.#state = st
-    this.#stateOnDisk = true
   }
 
   /** The session's directory, made once by this store (a rewrite that finds it gone makes it again). */
@@ -446,12 +426,8 @@ export class FileSnapshotStore implements FileHistory {
     return { kind: 'unrecorded', why: 'changed without a recorded prior state' }
   }
 
-  /**
-   * Commit the running turn's snap. `save`: write state.json even for a turn that changed no file
-   * (otherwise such a turn on top of the history is kept in memory and listed by the next write;
-   * after a restart `align` adds it back from the messages' turn count).
-   */
-  async #commit(st: State, paths: string[], save = false): Promise<void> {
+  /** Commit the running turn's snap (state.json lists it; a turn that changed files also has a directory). */
+  async #commit(st: State, paths: string[]): Promise<void> {
     const files = [...new Set(paths)].sort()
     const before = new Map<string, Entry>()
     const after = new Map<string, Entry>()
@@ -460,8 +436,10 @@ export class FileSnapshotStore implements FileHistory {
       after.set(f, await capture(f, this.#blobs, this.#max))
     }
     const id = snapId(st.next)
-    // A turn that changed no file is only listed in state.json (`empty`): no directory, and no
-    // write of its own when it lands on top of the history (the next write lists it).
+    // A turn that changed no file is only listed in state.json (`empty`): no directory. Its
+    // state.json write is kept: the history must count every turn the messages count, and a turn
+    // closed without running (a prompt that never ran) has no snap, so the count alone cannot
+    // say which turns were empty after a restart.
     const empty = files.length === 0
     if (!empty) {
       const b = toRecord(before)
@@ -480,11 +458,6 @@ export class FileSnapshotStore implements FileHistory {
     }
     this.#snaps.set(id, { id, before, after })
     const dropped = st.snaps.slice(st.head)
-    if (empty && !save && dropped.length === 0 && !this.#pendingOnDisk && this.#stateOnDisk) {
-      this.#state = { ...withSnaps(st, [...st.snaps, id], st.head + 1, [id]), next: st.next + 1 }
-      this.#pending.clear()
-      return
-    }
     await this.#saveState({
       ...withSnaps(st, [...st.snaps.slice(0, st.head), id], st.head + 1, empty ? [id] : []),
       next: st.next + 1,
