@@ -84,6 +84,8 @@ export class Session implements TurnHost {
   #turnUsage: Usage = zeroUsage()
   /** The file history was lined up with the messages (once, before the first queued work). */
   #aligned: boolean
+  /** The message id of the last `user_message` in the log (a turn whose prompt got there is an undo step). */
+  #lastPrompt: string | undefined
   /** The session's language servers: made on the first LSP tool call, shut down with the session. */
   readonly #lsp: { provider: LspProvider; shutdown(): Promise<void> } | undefined
   lastTouched = Date.now()
@@ -310,6 +312,7 @@ export class Session implements TurnHost {
     // The prompt is in the log now: its queue entry has done its job.
     const logged = loggedMessageId(e)[0]
     if (logged !== undefined) this.#ledger.logged(logged)
+    if (e.type === 'user_message') this.#lastPrompt = e.data.message_id
     // Keep the on-disk summary current at the points that change what it says.
     if (SUMMARY_POINTS.has(e.type)) void this.#writeSummary()
   }
@@ -464,7 +467,10 @@ export class Session implements TurnHost {
       })
     this.#token = undefined
     await this.#writer.settled()
-    await commitFiles(this.#core, this.#tracker.takeChanged())
+    // An undo step per turn in the messages: a turn whose user_message never reached the log is
+    // none (it changed nothing; if it was acknowledged, its closing record commits one later).
+    const changed = this.#tracker.takeChanged()
+    if (this.#lastPrompt === messageId || changed.length > 0) await commitFiles(this.#core, changed)
     await this.#writeSummary()
     // Idle only when nothing is queued: a prompt sent while this turn was finishing runs next.
     if (this.#queue.length === 0) this.#queue.status = 'idle'

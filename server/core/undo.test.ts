@@ -9,6 +9,9 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { snapshotHistory } from '../store/snapshots.ts'
+import { MemoryEventStore } from '../store/memory-store.ts'
+import type { EventStore } from '../store/types.ts'
+import type { AnyEvent } from '../events/event-types.ts'
 import type { SessionManager } from './manager.ts'
 import type { Session } from './session.ts'
 import { ofType, testEnv, within, type TestEnv } from './fixtures/harness.ts'
@@ -22,8 +25,9 @@ afterEach(async () => {
   await env.cleanup()
 })
 
-const manager = (maxFileBytes?: number): SessionManager =>
+const manager = (maxFileBytes?: number, store?: EventStore): SessionManager =>
   env.manager({
+    ...(store ? { store } : {}),
     tools: trackedTools(),
     history: snapshotHistory({ home: env.home, env: {}, ...(maxFileBytes ? { maxFileBytes } : {}) }),
   })
@@ -156,6 +160,34 @@ describe('file-level undo and redo through the core', () => {
       expect(file('f')).toBe('one')
     },
   )
+
+  it('a queued prompt whose user_message the store refused is one undo step, once closed: undo of every turn reaches the first', async () => {
+    const store = new (class extends MemoryEventStore {
+      refuse = false
+      override async append(e: AnyEvent): Promise<void> {
+        if (this.refuse && e.type === 'user_message')
+          throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })
+        return super.append(e)
+      }
+    })()
+    const s = await manager(undefined, store).create()
+    await send(s, write('f', 'one'))
+    const slow = s.prompt('!sleep 600000')
+    await slow.accepted
+    const queued = s.prompt('!say refused')
+    await queued.accepted
+    store.refuse = true
+    s.cancel()
+    await within(slow.done, 10_000, 'the cancelled turn')
+    expect(await within(queued.done, 10_000, 'the refused turn')).toMatchObject({ stop_reason: 'error' })
+    store.refuse = false
+    await send(s, edit('f', 'one', 'two'))
+    // write, the cancelled sleep, the refused prompt (closed with an error), the edit.
+    expect(userTexts(s)).toHaveLength(4)
+    expect(await s.rewindCounts()).toEqual({ undoable: 4, redoable: 0 })
+    expect(await send(s, '/undo 4')).toMatch(/rewound 4 turns/)
+    expect(file('f')).toBe(null)
+  })
 
   it('after a crash between a turn and its snapshot, the restart commits that turn so undo stays aligned', async () => {
     const real = snapshotHistory({ home: env.home, env: {} })
