@@ -41,7 +41,10 @@ const LOAD_SOON_MS = 20
  */
 export function loadFrontmatterParserSoon(): void {
   if (parseYaml !== undefined || loading !== undefined || soon !== undefined) return
-  soon = setTimeout(() => void loadFrontmatterParser().catch(() => {}), LOAD_SOON_MS)
+  soon = setTimeout(() => {
+    // A failed load is tried again by the next call (as the explicit loaders do).
+    void loadFrontmatterParser().catch(() => (soon = undefined))
+  }, LOAD_SOON_MS)
   soon.unref()
 }
 
