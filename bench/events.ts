@@ -427,7 +427,10 @@ try {
       `${run.cpu.toFixed(2)} ms`,
       '(context)',
       `raw agent ${rawRun.cpu.toFixed(2)} ms; durable raw agent ${floorRun.cpu.toFixed(2)} ms`,
-      `${(run.cpu / Math.max(floorRun.cpu, 0.01)).toFixed(2)}x the durable floor`,
+      // /proc counts 10 ms ticks: a floor under 3 ticks in all is no base for a ratio.
+      floorRun.cpu * PROMPTS >= 30
+        ? `${(run.cpu / floorRun.cpu).toFixed(2)}x the durable floor`
+        : `- (the floor used under 3 clock ticks: BENCH_PROMPTS=300 for a ratio)`,
     )
   }
   if (ONLY.has('replay')) {
