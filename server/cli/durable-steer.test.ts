@@ -7,7 +7,7 @@
  * its message id, and leaves no queue entry behind.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { readdirSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { CLI_BUNDLE } from '../../conformance/harness/targets.ts'
@@ -101,11 +101,30 @@ function stored(home: string): { id: string; store: FileEventStore; dir: string 
   return { id: id!, store: new FileEventStore({ root }), dir: join(root, id!) }
 }
 
+/**
+ * The session's event files as they are, read without a store: a store opened on a live session
+ * repairs its log, and would set aside an event file the server has created but not yet written.
+ */
+function liveEvents(home: string): AnyEvent[] {
+  const root = join(home, 'eventlog')
+  const [id] = readdirSync(root).filter((n) => n.startsWith('otter-'))
+  if (!id) return []
+  const out: AnyEvent[] = []
+  for (const name of readdirSync(join(root, id))) {
+    if (!/^event-\d+-[a-z_]+\.json$/.test(name)) continue
+    try {
+      out.push(JSON.parse(readFileSync(join(root, id, name), 'utf8')) as AnyEvent)
+    } catch {
+      // being written
+    }
+  }
+  return out
+}
+
 async function waitForEvent(home: string, pred: (e: AnyEvent) => boolean): Promise<void> {
   for (let i = 0; i < 400; i++) {
     try {
-      const { id, store } = stored(home)
-      if ((await store.read(id)).some(pred)) return
+      if (liveEvents(home).some(pred)) return
     } catch {
       // not created yet
     }

@@ -508,7 +508,9 @@ export class FileEventStore implements EventStore {
       try {
         await this.#summaryWrites.get(sessionId)?.catch(() => {})
         await this.#writers.close(dir)
-        await rm(dir, { recursive: true, force: true })
+        // Retried (ENOTEMPTY): a file created in the directory while it is being emptied (a write
+        // that reached the session just before its removal) is removed on the next pass.
+        await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 10 })
         this.#lastSeq.delete(sessionId)
         this.#rings.delete(sessionId)
         this.#segments.delete(sessionId)
