@@ -3,7 +3,17 @@
  * concurrent sessions, list filters and order, atomic summaries, hostile ids. Torn-tail repair
  * is in file-store-repair.test.ts; crash safety in crash.test.ts.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -25,7 +35,10 @@ beforeEach(() => {
   logLines.length = 0
   store = new FileEventStore({ root, logger: createLogger({ level: 'debug', sink: (l) => logLines.push(l) }) })
 })
-afterEach(() => rmSync(tmp, { recursive: true, force: true }))
+afterEach(async () => {
+  await store.close()
+  rmSync(tmp, { recursive: true, force: true })
+})
 
 async function newSession(
   agent: AgentPrefix = 'otter',
@@ -40,6 +53,34 @@ const files = (id: string): string[] =>
   readdirSync(join(root, id))
     .filter((n) => n.startsWith('event-'))
     .sort()
+
+/** The descriptors of this process open on a file under `dir` (Linux: /proc/self/fd). */
+function fdsUnder(dir: string): string[] {
+  const held: string[] = []
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`)
+      if (target.startsWith(`${dir}/`)) held.push(target)
+    } catch {
+      // closed meanwhile (the descriptor readdir itself used)
+    }
+  }
+  return held
+}
+
+describe.runIf(existsSync('/proc/self/fd'))('FileEventStore descriptors', () => {
+  it('close() closes the segment append handles (none left for garbage collection)', async () => {
+    const ids = [await newSession(), await newSession('otter', new Date('2026-04-25T12:04:00Z'))]
+    for (const id of ids) for (let seq = 1; seq <= 3; seq++) await store.append(sampleEvent(id, seq))
+    expect(fdsUnder(root).length).toBe(2)
+    await store.close()
+    expect(fdsUnder(root)).toEqual([])
+    // Still usable: the next append opens its segment again, and the events are all there.
+    await store.append(sampleEvent(ids[0]!, 4))
+    expect(fdsUnder(root).length).toBe(1)
+    expect((await store.read(ids[0]!)).map((e) => e.seq)).toEqual([1, 2, 3, 4])
+  })
+})
 
 describe('FileEventStore round trip', () => {
   it('loads exactly what was appended and reads after a counter', async () => {
