@@ -22,21 +22,23 @@ import { createLogger } from '../log.ts'
 import { writeEventFiles } from './file-log.ts'
 import { FileEventStore } from './file-store.ts'
 import { sampleEvent, sampleMeta, sampleSummary } from './fixtures/sample.ts'
+import { openedStores } from './fixtures/stores.ts'
 import { eventFileName } from './paths.ts'
 import type { AgentPrefix } from './types.ts'
 
 let tmp: string
 let root: string
 let store: FileEventStore
+const fileStores = openedStores()
 const logLines: string[] = []
 beforeEach(() => {
   tmp = mkdtempSync(join(tmpdir(), 'chimera-fstore-'))
   root = join(tmp, 'eventlog')
   logLines.length = 0
-  store = new FileEventStore({ root, logger: createLogger({ level: 'debug', sink: (l) => logLines.push(l) }) })
+  store = fileStores.open({ root, logger: createLogger({ level: 'debug', sink: (l) => logLines.push(l) }) })
 })
 afterEach(async () => {
-  await store.close()
+  await fileStores.closeAll()
   rmSync(tmp, { recursive: true, force: true })
 })
 
@@ -87,7 +89,7 @@ describe('FileEventStore round trip', () => {
     const id = await newSession()
     const sent = Array.from({ length: 12 }, (_, i) => sampleEvent(id, i + 1))
     for (const e of sent) await store.append(e)
-    const fresh = new FileEventStore({ root })
+    const fresh = fileStores.open({ root })
     const loaded = await fresh.load(id)
     expect(loaded?.repaired).toBe(false)
     expect(loaded?.events).toEqual(sent)
@@ -192,7 +194,7 @@ describe('FileEventStore group commit (appendMany)', () => {
     const all = [sampleEvent(id, 1), ...group]
     expect(files(id)).toEqual(all.map((e) => eventFileName(e.seq, e.type)))
     expect(readFileSync(join(root, id, 'events.jsonl'), 'utf8')).toBe(all.map((e) => `${JSON.stringify(e)}\n`).join(''))
-    const fresh = new FileEventStore({ root })
+    const fresh = fileStores.open({ root })
     expect((await fresh.load(id))?.events).toEqual(all)
     await expect(store.appendMany([sampleEvent(id, 8), sampleEvent(id, 9)])).rejects.toMatchObject({
       code: 'seq_mismatch',
@@ -216,7 +218,7 @@ describe('FileEventStore group commit (appendMany)', () => {
     rmSync(squatter)
     // The counter continues after the prefix.
     await store.appendMany(group.slice(2))
-    expect(await new FileEventStore({ root }).read(id)).toEqual(group)
+    expect(await fileStores.open({ root }).read(id)).toEqual(group)
   })
 
   it('a group opens its files one after another, in order: after a failed open no later file is tried', async () => {
@@ -248,7 +250,7 @@ describe('FileEventStore concurrency', () => {
       ]).flat(),
     )
     for (const id of [a, b]) {
-      const loaded = await new FileEventStore({ root }).load(id)
+      const loaded = await fileStores.open({ root }).load(id)
       expect(loaded?.events.map((e) => e.seq)).toEqual(Array.from({ length: n }, (_, i) => i + 1))
       expect(loaded?.events.every((e) => e.session_id === id)).toBe(true)
     }
@@ -326,7 +328,7 @@ describe('FileEventStore summary', () => {
     expect(JSON.parse(readFileSync(join(root, id, 'summary.json'), 'utf8')).prompt).toBe('p20')
     expect(files(id)).toHaveLength(20)
     // A session not opened by this instance: its summary write opens it first (through its queue).
-    const other = new FileEventStore({ root })
+    const other = fileStores.open({ root })
     await other.writeSummary(id, { session_id: id, model: 'offline-echo', prompt: 'other' })
     expect(JSON.parse(readFileSync(join(root, id, 'summary.json'), 'utf8')).prompt).toBe('other')
     const late = Array.from({ length: 5 }, (_, i) =>
