@@ -8,10 +8,23 @@ import { ModelRegistry } from './model-registry.ts'
 
 const temp = tempDirs()
 const tmp = (prefix: string) => temp.make(prefix)
-afterEach(() => temp.cleanup())
+const managers: SessionManager[] = []
+afterEach(async () => {
+  // Shut down: each closes the store it opened (its segment append handles).
+  await Promise.all(managers.splice(0).map((m) => m.shutdown(5000)))
+  temp.cleanup()
+})
 
-const manager = (home: string, cwd: string, contextWindow: number) =>
-  new SessionManager({ agent: 'otter', cwd, home, models: new ModelRegistry([new OfflineProvider({ contextWindow })]) })
+const manager = (home: string, cwd: string, contextWindow: number): SessionManager => {
+  const m = new SessionManager({
+    agent: 'otter',
+    cwd,
+    home,
+    models: new ModelRegistry([new OfflineProvider({ contextWindow })]),
+  })
+  managers.push(m)
+  return m
+}
 
 describe('automatic compaction', () => {
   it('summarises earlier turns before a model call once the history passes 80% of the context window', async () => {

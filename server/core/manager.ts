@@ -429,7 +429,8 @@ export class SessionManager {
 
   /**
    * Cancel every turn (`cancelled` says `server shutdown`; accepted prompts that will not run
-   * are closed in the log), then wait (at most `ms`) for each to write its last events.
+   * are closed in the log), then wait (at most `ms`) for each to write its last events, then close
+   * the store it opened (its open append handles).
    */
   async shutdown(ms = 10_000): Promise<void> {
     this.closeAll(SHUTDOWN_REASON)
@@ -448,6 +449,8 @@ export class SessionManager {
       }),
     ])
     clearTimeout(timer)
+    // The store this manager opened itself (a store passed in is its owner's to close).
+    if (this.opts.store === undefined) await this.store.close?.()
   }
 }
 

@@ -10,9 +10,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { FileEventStore } from './file-store.ts'
 import { crashEvent } from './fixtures/crash-payload.ts'
 import { eventFileName, newSessionId } from './paths.ts'
+import { openedStores } from './fixtures/stores.ts'
+
+const fileStores = openedStores()
+afterEach(() => fileStores.closeAll())
 
 const repo = fileURLToPath(new URL('../..', import.meta.url))
 const writer = fileURLToPath(new URL('./fixtures/crash-writer.ts', import.meta.url))
@@ -80,7 +83,7 @@ describe.each([
     expect(signal).toBe('SIGKILL')
     expect(reported).toEqual(Array.from({ length: reported.length }, (_, i) => i + 1))
 
-    const store = new FileEventStore({ root })
+    const store = fileStores.open({ root })
     const loaded = await store.load(id)
     expect(loaded).toBeDefined()
     const seqs = loaded!.events.map((e) => e.seq)
@@ -105,7 +108,7 @@ describe.each([
     expect(dropped.length).toBeLessThanOrEqual(group)
 
     await store.append(crashEvent(id, k + 1))
-    expect((await new FileEventStore({ root }).read(id, k)).map((e) => e.seq)).toEqual([k + 1])
+    expect((await fileStores.open({ root }).read(id, k)).map((e) => e.seq)).toEqual([k + 1])
   })
 })
 

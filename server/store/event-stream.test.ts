@@ -16,6 +16,10 @@ import { RING_MAX_EVENTS } from './recent-ring.ts'
 import { redisStoreForTest } from './fixtures/redis-server.ts'
 import { RedisEventStore } from './redis-store.ts'
 import type { EventStore } from './types.ts'
+import { openedStores } from './fixtures/stores.ts'
+
+const fileStores = openedStores()
+afterEach(() => fileStores.closeAll())
 
 const temp = tempDirs()
 const stops: (() => Promise<void>)[] = []
@@ -26,7 +30,7 @@ afterEach(async () => {
 
 type Make = () => EventStore | Promise<EventStore>
 const stores: [string, Make][] = [
-  ['file store', () => new FileEventStore({ root: temp.make('stream-') })],
+  ['file store', () => fileStores.open({ root: temp.make('stream-') })],
   ['memory store', () => new MemoryEventStore()],
   // Small pages, so the catch-up reads of these tests take several.
   ['Redis store', () => redisStoreForTest(stops, { pageEvents: 64 })],
@@ -153,7 +157,7 @@ describe.each(stores)('%s stream', (_name, make) => {
 describe('file store ring', () => {
   it('a resume from inside the ring reads nothing from disk; from before it, the directory is read', async () => {
     const root = temp.make('ring-')
-    const store = new FileEventStore({ root })
+    const store = fileStores.open({ root })
     const id = await session(store)
     const total = RING_MAX_EVENTS + 100
     await appendN(store, id, 1, total)

@@ -7,16 +7,19 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createLogger } from '../log.ts'
-import { FileEventStore } from './file-store.ts'
 import { sampleEvent, sampleMeta, sampleSummary } from './fixtures/sample.ts'
 import { eventFileName } from './paths.ts'
 import { SEGMENT_FILE } from './segment.ts'
+import { openedStores } from './fixtures/stores.ts'
+
+const fileStores = openedStores()
+afterEach(() => fileStores.closeAll())
 
 let tmp: string
 let root: string
 let id: string
 const logLines: string[] = []
-const fresh = () => new FileEventStore({ root, logger: createLogger({ sink: (l) => logLines.push(l) }) })
+const fresh = () => fileStores.open({ root, logger: createLogger({ sink: (l) => logLines.push(l) }) })
 const write = (name: string, text: string) => writeFileSync(join(root, id, name), text)
 const jsonOf = (seq: number) => `${JSON.stringify(sampleEvent(id, seq, 'text_delta'))}\n`
 const nameOf = (seq: number, type: 'text_delta' | 'usage' = 'text_delta') => eventFileName(seq, type)

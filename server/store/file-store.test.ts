@@ -3,7 +3,17 @@
  * concurrent sessions, list filters and order, atomic summaries, hostile ids. Torn-tail repair
  * is in file-store-repair.test.ts; crash safety in crash.test.ts.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -12,20 +22,25 @@ import { createLogger } from '../log.ts'
 import { writeEventFiles } from './file-log.ts'
 import { FileEventStore } from './file-store.ts'
 import { sampleEvent, sampleMeta, sampleSummary } from './fixtures/sample.ts'
+import { openedStores } from './fixtures/stores.ts'
 import { eventFileName } from './paths.ts'
 import type { AgentPrefix } from './types.ts'
 
 let tmp: string
 let root: string
 let store: FileEventStore
+const fileStores = openedStores()
 const logLines: string[] = []
 beforeEach(() => {
   tmp = mkdtempSync(join(tmpdir(), 'chimera-fstore-'))
   root = join(tmp, 'eventlog')
   logLines.length = 0
-  store = new FileEventStore({ root, logger: createLogger({ level: 'debug', sink: (l) => logLines.push(l) }) })
+  store = fileStores.open({ root, logger: createLogger({ level: 'debug', sink: (l) => logLines.push(l) }) })
 })
-afterEach(() => rmSync(tmp, { recursive: true, force: true }))
+afterEach(async () => {
+  await fileStores.closeAll()
+  rmSync(tmp, { recursive: true, force: true })
+})
 
 async function newSession(
   agent: AgentPrefix = 'otter',
@@ -41,12 +56,40 @@ const files = (id: string): string[] =>
     .filter((n) => n.startsWith('event-'))
     .sort()
 
+/** The descriptors of this process open on a file under `dir` (Linux: /proc/self/fd). */
+function fdsUnder(dir: string): string[] {
+  const held: string[] = []
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`)
+      if (target.startsWith(`${dir}/`)) held.push(target)
+    } catch {
+      // closed meanwhile (the descriptor readdir itself used)
+    }
+  }
+  return held
+}
+
+describe.runIf(existsSync('/proc/self/fd'))('FileEventStore descriptors', () => {
+  it('close() closes the segment append handles (none left for garbage collection)', async () => {
+    const ids = [await newSession(), await newSession('otter', new Date('2026-04-25T12:04:00Z'))]
+    for (const id of ids) for (let seq = 1; seq <= 3; seq++) await store.append(sampleEvent(id, seq))
+    expect(fdsUnder(root).length).toBe(2)
+    await store.close()
+    expect(fdsUnder(root)).toEqual([])
+    // Still usable: the next append opens its segment again, and the events are all there.
+    await store.append(sampleEvent(ids[0]!, 4))
+    expect(fdsUnder(root).length).toBe(1)
+    expect((await store.read(ids[0]!)).map((e) => e.seq)).toEqual([1, 2, 3, 4])
+  })
+})
+
 describe('FileEventStore round trip', () => {
   it('loads exactly what was appended and reads after a counter', async () => {
     const id = await newSession()
     const sent = Array.from({ length: 12 }, (_, i) => sampleEvent(id, i + 1))
     for (const e of sent) await store.append(e)
-    const fresh = new FileEventStore({ root })
+    const fresh = fileStores.open({ root })
     const loaded = await fresh.load(id)
     expect(loaded?.repaired).toBe(false)
     expect(loaded?.events).toEqual(sent)
@@ -151,7 +194,7 @@ describe('FileEventStore group commit (appendMany)', () => {
     const all = [sampleEvent(id, 1), ...group]
     expect(files(id)).toEqual(all.map((e) => eventFileName(e.seq, e.type)))
     expect(readFileSync(join(root, id, 'events.jsonl'), 'utf8')).toBe(all.map((e) => `${JSON.stringify(e)}\n`).join(''))
-    const fresh = new FileEventStore({ root })
+    const fresh = fileStores.open({ root })
     expect((await fresh.load(id))?.events).toEqual(all)
     await expect(store.appendMany([sampleEvent(id, 8), sampleEvent(id, 9)])).rejects.toMatchObject({
       code: 'seq_mismatch',
@@ -175,7 +218,7 @@ describe('FileEventStore group commit (appendMany)', () => {
     rmSync(squatter)
     // The counter continues after the prefix.
     await store.appendMany(group.slice(2))
-    expect(await new FileEventStore({ root }).read(id)).toEqual(group)
+    expect(await fileStores.open({ root }).read(id)).toEqual(group)
   })
 
   it('a group opens its files one after another, in order: after a failed open no later file is tried', async () => {
@@ -207,7 +250,7 @@ describe('FileEventStore concurrency', () => {
       ]).flat(),
     )
     for (const id of [a, b]) {
-      const loaded = await new FileEventStore({ root }).load(id)
+      const loaded = await fileStores.open({ root }).load(id)
       expect(loaded?.events.map((e) => e.seq)).toEqual(Array.from({ length: n }, (_, i) => i + 1))
       expect(loaded?.events.every((e) => e.session_id === id)).toBe(true)
     }
@@ -285,7 +328,7 @@ describe('FileEventStore summary', () => {
     expect(JSON.parse(readFileSync(join(root, id, 'summary.json'), 'utf8')).prompt).toBe('p20')
     expect(files(id)).toHaveLength(20)
     // A session not opened by this instance: its summary write opens it first (through its queue).
-    const other = new FileEventStore({ root })
+    const other = fileStores.open({ root })
     await other.writeSummary(id, { session_id: id, model: 'offline-echo', prompt: 'other' })
     expect(JSON.parse(readFileSync(join(root, id, 'summary.json'), 'utf8')).prompt).toBe('other')
     const late = Array.from({ length: 5 }, (_, i) =>

@@ -500,6 +500,15 @@ export class FileEventStore implements EventStore {
     void this.#writers.close(dir)
   }
 
+  /**
+   * Close the segment append handles this instance holds (at most 64, one per session appended to
+   * lately), each after its pending write. The store stays usable: a later append opens its
+   * segment again. For an owner that drops the store (a manager shutting down, a test).
+   */
+  async close(): Promise<void> {
+    await this.#writers.closeAll()
+  }
+
   async remove(sessionId: string): Promise<void> {
     const dir = sessionDir(this.root, sessionId)
     // Summary writes not started yet find the session gone; those under way end before the removal.

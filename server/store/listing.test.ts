@@ -12,12 +12,15 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { SessionSummary } from '../../generated/schemas.gen.ts'
-import { FileEventStore } from './file-store.ts'
 import { sampleEvent, sampleMeta, sampleSummary } from './fixtures/sample.ts'
 import { redisStoreForTest } from './fixtures/redis-server.ts'
 import { decodeCursor, listSessions } from './listing.ts'
 import { MemoryEventStore } from './memory-store.ts'
 import type { AgentPrefix, EventStore, PageQuery, StoredSummary } from './types.ts'
+import { openedStores } from './fixtures/stores.ts'
+
+const fileStores = openedStores()
+afterEach(() => fileStores.closeAll())
 
 const tmps: string[] = []
 const stops: (() => Promise<void>)[] = []
@@ -66,7 +69,7 @@ async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
 }
 
 const stores: [string, () => EventStore | Promise<EventStore>][] = [
-  ['file', () => new FileEventStore({ root: fileRoot() })],
+  ['file', () => fileStores.open({ root: fileRoot() })],
   ['memory', () => new MemoryEventStore()],
   ['Redis', () => redisStoreForTest(stops)],
 ]
@@ -145,7 +148,7 @@ describe.each(stores)('%s store: scanSummaries and readSession', (_name, make) =
 describe('file store specifics', () => {
   it('scanSummaries reports damaged and loosely named directories as they are (the rollups count them)', async () => {
     const root = fileRoot()
-    const store = new FileEventStore({ root })
+    const store = fileStores.open({ root })
     const good = await add(store, 'otter', 1)
     const loose = join(root, 'mink-run-1')
     const { mkdirSync } = await import('node:fs')
@@ -162,13 +165,13 @@ describe('file store specifics', () => {
 
   it('readSession leaves a torn tail where it is (load would quarantine it)', async () => {
     const root = fileRoot()
-    const store = new FileEventStore({ root })
+    const store = fileStores.open({ root })
     const s = await add(store, 'otter', 1)
     await store.append(sampleEvent(s.session_id, 1))
     const torn = 'event-000002-turn_start.json'
     writeFileSync(join(root, s.session_id, torn), '{"seq":2,')
     const before = readdirSync(join(root, s.session_id)).sort()
-    const fresh = new FileEventStore({ root })
+    const fresh = fileStores.open({ root })
     expect((await fresh.readSession(s.session_id))?.events).toHaveLength(1)
     expect(readdirSync(join(root, s.session_id)).sort()).toEqual(before)
   })

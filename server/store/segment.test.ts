@@ -26,6 +26,10 @@ import { eventFileName } from './paths.ts'
 import { RING_MAX_EVENTS } from './recent-ring.ts'
 import { SEGMENT_FILE } from './segment.ts'
 import { storedEvent } from './stored-lines.ts'
+import { openedStores } from './fixtures/stores.ts'
+
+const fileStores = openedStores()
+afterEach(() => fileStores.closeAll())
 
 const temp = tempDirs()
 let root: string
@@ -54,13 +58,13 @@ async function newSession(store: FileEventStore, n: number): Promise<void> {
 
 beforeEach(async () => {
   root = temp.make('segment-')
-  await newSession(new FileEventStore({ root }), 8)
+  await newSession(fileStores.open({ root }), 8)
 })
 afterEach(() => temp.cleanup())
 
 /** A fresh store loads exactly `want` (unrepaired), and the segment equals the event files. */
 async function expectLoadsAndHeals(want: AnyEvent[]): Promise<FileEventStore> {
-  const store = new FileEventStore({ root })
+  const store = fileStores.open({ root })
   const loaded = await store.load(id)
   expect(loaded?.repaired).toBe(false)
   expect(loaded?.events).toEqual(want)
@@ -76,7 +80,7 @@ describe('segment contents', () => {
   })
 
   it('a session with no events has no segment until its first append', async () => {
-    const store = new FileEventStore({ root })
+    const store = fileStores.open({ root })
     const meta = sampleMeta('ferret')
     await store.create(meta, sampleSummary(meta))
     expect(readdirSync(join(root, meta.session_id))).not.toContain(SEGMENT_FILE)
@@ -137,27 +141,27 @@ describe('segment verified on open', () => {
     const store = await expectLoadsAndHeals(sent)
     await store.append(sampleEvent(id, 9))
     expect(segment()).toBe(fromFiles())
-    expect(seqs((await new FileEventStore({ root }).load(id))!.events)).toEqual(range(1, 9))
+    expect(seqs((await fileStores.open({ root }).load(id))!.events)).toEqual(range(1, 9))
   })
 })
 
 describe('segment and repair', () => {
   it('a torn event file after the segment is quarantined; the segment stays the valid prefix and grows on', async () => {
     writeFileSync(join(dir(), eventFileName(9, 'text_delta')), '{"seq":9,')
-    const store = new FileEventStore({ root })
+    const store = fileStores.open({ root })
     const loaded = await store.load(id)
     expect(loaded?.repaired).toBe(true)
     expect(loaded?.events).toEqual(sent)
     expect(segment()).toBe(fromFiles())
     await store.append(sampleEvent(id, 9, 'usage'))
     expect(segment()).toBe(fromFiles())
-    expect(seqs(await new FileEventStore({ root }).read(id))).toEqual(range(1, 9))
+    expect(seqs(await fileStores.open({ root }).read(id))).toEqual(range(1, 9))
   })
 
   it('a gap in the event files ends the log there; the segment is cut with it', async () => {
     // Event 5 moved away by hand: 6..8 follow a gap and are quarantined.
     renameSync(join(dir(), eventFileName(5, sent[4]!.type)), join(root, 'away.json'))
-    const loaded = await new FileEventStore({ root }).load(id)
+    const loaded = await fileStores.open({ root }).load(id)
     expect(loaded?.repaired).toBe(true)
     expect(seqs(loaded!.events)).toEqual(range(1, 4))
     expect(segment()).toBe(fromFiles())
@@ -166,21 +170,21 @@ describe('segment and repair', () => {
 
 describe('segment failures cost speed, not events', () => {
   it('a segment that cannot be written: appends still persist; reads come from the event files', async () => {
-    const store = new FileEventStore({ root })
+    const store = fileStores.open({ root })
     const meta = sampleMeta('mink')
     await store.create(meta, sampleSummary(meta))
     mkdirSync(join(root, meta.session_id, SEGMENT_FILE))
     const events = Array.from({ length: 5 }, (_, i) => sampleEvent(meta.session_id, i + 1))
     for (const e of events) await store.append(e)
     expect(await store.read(meta.session_id, 2)).toEqual(events.slice(2))
-    const fresh = new FileEventStore({ root })
+    const fresh = fileStores.open({ root })
     expect((await fresh.load(meta.session_id))?.events).toEqual(events)
     await fresh.append(sampleEvent(meta.session_id, 6))
     expect(seqs(await fresh.read(meta.session_id))).toEqual(range(1, 6))
   })
 
   it('a segment removed under an open session: reads fall back to the event files', async () => {
-    const store = new FileEventStore({ root })
+    const store = fileStores.open({ root })
     await store.load(id)
     rmSync(join(dir(), SEGMENT_FILE))
     expect(await store.read(id, 3)).toEqual(sent.slice(3))
@@ -189,8 +193,8 @@ describe('segment failures cost speed, not events', () => {
   })
 
   it('an event appended by another store instance is read from its file', async () => {
-    const a = new FileEventStore({ root })
-    const b = new FileEventStore({ root })
+    const a = fileStores.open({ root })
+    const b = fileStores.open({ root })
     await a.load(id)
     await b.append(sampleEvent(id, 9))
     expect(seqs(await a.read(id, 7))).toEqual([8, 9])
@@ -199,7 +203,7 @@ describe('segment failures cost speed, not events', () => {
 
 describe('stored records for a replay', () => {
   it('come from the verified segment, a page at a time, never past the bound', async () => {
-    const store = new FileEventStore({ root })
+    const store = fileStores.open({ root })
     await store.load(id)
     const page = await store.readStored(id, 2, 6)
     expect(page?.more).toBe(false)
@@ -209,7 +213,7 @@ describe('stored records for a replay', () => {
   })
 
   it('a segment changed under an open session is not sent; the events come from their files', async () => {
-    const store = new FileEventStore({ root })
+    const store = fileStores.open({ root })
     await store.load(id)
     const text = segment()
     const nl = text.indexOf('\n', text.indexOf('\n') + 1)
@@ -221,7 +225,7 @@ describe('stored records for a replay', () => {
 
 describe('a new session', () => {
   it('streams its first events live, without reading storage', async () => {
-    const store = new FileEventStore({ root })
+    const store = fileStores.open({ root })
     const meta = sampleMeta('ferret')
     await store.create(meta, sampleSummary(meta))
     const pages: number[] = []
@@ -245,9 +249,9 @@ describe('a new session', () => {
 
 describe('paged reads', () => {
   it('pages bounded by count, `more` until the end, then empty; every event once, in order', async () => {
-    const store = new FileEventStore({ root })
+    const store = fileStores.open({ root })
     await newSession(store, 300)
-    const fresh = new FileEventStore({ root })
+    const fresh = fileStores.open({ root })
     await fresh.load(id)
     const got: AnyEvent[] = []
     const sizes: number[] = []
@@ -266,8 +270,8 @@ describe('paged reads', () => {
 
   it('a stream from 0 over many pages, with appends landing meanwhile, sees each event exactly once', async () => {
     // More events than the recent ring holds, so the catch-up starts with pages from disk.
-    await newSession(new FileEventStore({ root }), RING_MAX_EVENTS + 200)
-    const store = new FileEventStore({ root, pageEvents: 32 })
+    await newSession(fileStores.open({ root }), RING_MAX_EVENTS + 200)
+    const store = fileStores.open({ root, pageEvents: 32 })
     const pages: number[] = []
     const readPage = store.readPage.bind(store)
     store.readPage = async (sid: string, after: number, limit?: number) => {

@@ -295,6 +295,13 @@ export class SegmentWriters {
     this.#handles.delete(dir)
     await closeAfter(h)
   }
+
+  /** Close every open handle, each after its pending write (an append afterwards opens its file again). */
+  async closeAll(): Promise<void> {
+    const all = [...this.#handles.values()]
+    this.#handles.clear()
+    await Promise.all(all.map(closeAfter))
+  }
 }
 
 async function closeAfter(h: { fh: Promise<FileHandle>; last: Promise<unknown> }): Promise<void> {

@@ -216,6 +216,11 @@ export interface EventStore {
   remove(sessionId: string): Promise<void>
   /** Drop what the store keeps in memory for a session that is no longer live (optional). */
   release?(sessionId: string): void
+  /**
+   * Let go of what the store holds open (file descriptors, connections) once its owner is done
+   * with it (optional).
+   */
+  close?(): Promise<void>
 }
 
 /** What {@link EventStore.readVouched} gives: records 1..`lines`, served a page at a time. */

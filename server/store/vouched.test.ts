@@ -9,11 +9,14 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { tempDirs } from '../../conformance/harness/temp-dirs.ts'
 import type { AnyEvent } from '../events/event-types.ts'
-import { FileEventStore } from './file-store.ts'
 import { sampleEvent, sampleMeta, sampleSummary } from './fixtures/sample.ts'
 import { SEGMENT_FILE, SUM_FILE } from './segment.ts'
 import { storedEvent } from './stored-lines.ts'
 import type { VouchedRecords } from './types.ts'
+import { openedStores } from './fixtures/stores.ts'
+
+const fileStores = openedStores()
+afterEach(() => fileStores.closeAll())
 
 const temp = tempDirs()
 let root: string
@@ -23,7 +26,7 @@ const dir = (): string => join(root, id)
 
 beforeEach(async () => {
   root = temp.make('vouched-')
-  const store = new FileEventStore({ root })
+  const store = fileStores.open({ root })
   const meta = sampleMeta('otter')
   id = meta.session_id
   await store.create(meta, sampleSummary(meta))
@@ -54,7 +57,7 @@ function all(v: VouchedRecords): AnyEvent[] {
 
 describe('a vouched segment', () => {
   it('serves every line of a released session as stored, without opening it', async () => {
-    const store = new FileEventStore({ root })
+    const store = fileStores.open({ root })
     const v = await store.readVouched(id)
     expect(v?.lines).toBe(40)
     expect(v?.more).toBe(false)
@@ -63,7 +66,7 @@ describe('a vouched segment', () => {
   })
 
   it('answers nothing for a session this store holds open', async () => {
-    const store = new FileEventStore({ root })
+    const store = fileStores.open({ root })
     await store.load(id)
     expect(await store.readVouched(id)).toBeUndefined()
   })
@@ -74,24 +77,24 @@ describe('a vouched segment', () => {
     const edited = `${seg.slice(0, at)}${seg[at] === 'X' ? 'Y' : 'X'}${seg.slice(at + 1)}`
     expect(edited.length).toBe(seg.length)
     writeFileSync(join(dir(), SEGMENT_FILE), edited)
-    expect(await new FileEventStore({ root }).readVouched(id)).toBeUndefined()
+    expect(await fileStores.open({ root }).readVouched(id)).toBeUndefined()
   })
 
   it('answers nothing when the segment is shorter than the checksum says', async () => {
     const seg = readFileSync(join(dir(), SEGMENT_FILE))
     writeFileSync(join(dir(), SEGMENT_FILE), seg.subarray(0, seg.length - 10))
-    expect(await new FileEventStore({ root }).readVouched(id)).toBeUndefined()
+    expect(await fileStores.open({ root }).readVouched(id)).toBeUndefined()
   })
 
   it('a store that opens the session (to append, or to repair it) drops the checksum: nothing stale is vouched for', async () => {
-    const other = new FileEventStore({ root })
+    const other = fileStores.open({ root })
     await other.append(sampleEvent(id, 41))
     expect(existsSync(join(dir(), SUM_FILE))).toBe(false)
-    expect(await new FileEventStore({ root }).readVouched(id)).toBeUndefined()
+    expect(await fileStores.open({ root }).readVouched(id)).toBeUndefined()
   })
 
   it('answers nothing for a damaged checksum file', async () => {
     appendFileSync(join(dir(), SUM_FILE), 'x')
-    expect(await new FileEventStore({ root }).readVouched(id)).toBeUndefined()
+    expect(await fileStores.open({ root }).readVouched(id)).toBeUndefined()
   })
 })
