@@ -374,22 +374,14 @@ export class FileEventStore implements EventStore {
     const write = (): Promise<void> => writeJsonAtomic(join(dir, 'summary.json'), summary, this.#fsync)
     // In order with the session's other summary writes; a session this instance has not opened
     // goes through its queue, which opens (and repairs) it first.
-    const prev = this.#summaryWrites.get(sessionId) ?? Promise.resolve()
-    const step = (): Promise<void> => {
+    return chain(this.#summaryWrites, sessionId, () => {
       if (this.#removing.has(sessionId)) return Promise.reject(sessionNotFound(sessionId))
       if (this.#lastSeq.has(sessionId)) return write()
       return this.#enqueue(sessionId, async () => {
         await this.#open(sessionId, dir)
         await write()
       })
-    }
-    const run = prev.then(step, step)
-    this.#summaryWrites.set(sessionId, run)
-    const done = (): void => {
-      if (this.#summaryWrites.get(sessionId) === run) this.#summaryWrites.delete(sessionId)
-    }
-    run.then(done, done)
-    return run
+    })
   }
 
   async load(sessionId: string): Promise<LoadedSession | undefined> {
@@ -537,14 +529,7 @@ export class FileEventStore implements EventStore {
 
   /** Run `fn` after everything already queued for `sessionId`. */
   #enqueue<T>(sessionId: string, fn: () => Promise<T>): Promise<T> {
-    const prev = this.#queues.get(sessionId) ?? Promise.resolve()
-    const run = prev.then(fn, fn)
-    this.#queues.set(sessionId, run)
-    const done = (): void => {
-      if (this.#queues.get(sessionId) === run) this.#queues.delete(sessionId)
-    }
-    run.then(done, done)
-    return run
+    return chain(this.#queues, sessionId, fn)
   }
 
   /** The last seq of a session, scanning (and repairing) its log the first time. */
@@ -759,4 +744,19 @@ async function readOwnMeta(dir: string, sessionId: string): Promise<SessionMeta 
   if (r.kind !== 'ok' || metaProblem(r.value) !== undefined) return undefined
   const meta = r.value as SessionMeta
   return meta.session_id === sessionId ? meta : undefined
+}
+
+/**
+ * Run `fn` after what `chains` holds for `key` (settled either way), and hold its run there until
+ * it settles (the entry is dropped then, unless a later run took its place).
+ */
+function chain<T>(chains: Map<string, Promise<unknown>>, key: string, fn: () => Promise<T>): Promise<T> {
+  const prev = chains.get(key) ?? Promise.resolve()
+  const run = prev.then(fn, fn)
+  chains.set(key, run)
+  const done = (): void => {
+    if (chains.get(key) === run) chains.delete(key)
+  }
+  run.then(done, done)
+  return run
 }
