@@ -5,7 +5,7 @@
  * updates (B follows the session's events from Redis), is asked the turn's permission request
  * (its answer goes back to A, where the tool runs) and gets the `stopReason` when A's turn ends;
  * `session/cancel`, `session/set_config_option`, `session/set_mode` and `_session/steering` are
- * forwarded too. Over `/acp` (Streamable HTTP, the official SDK's client),
+ * forwarded too, and `_chimera/session/state` reads A's copy. Over `/acp` (Streamable HTTP, the official SDK's client),
  * over stdio (`otter serve --acp --store redis://…`, the official SDK's client) and on the seed
  * dialect (stdio, plain JSON lines).
  *
@@ -186,6 +186,24 @@ describe('ACP prompts on an instance that does not run the session', () => {
       expect(t.lines.some((l) => l.startsWith('request session/request_permission') && l.includes('ran-on'))).toBe(true)
       expect(t.lines.some((l) => l.includes('tool_call_update completed') && l.includes('ran-on-the-owner'))).toBe(true)
 
+      // A read on B answers A's copy: the turn A ran is in the history, the last event is A's.
+      await s.hold()
+      t.push('--- _chimera/session/state while A runs a turn of its own')
+      const state = (await remote.agent.request('_chimera/session/state', { sessionId: s.id })) as {
+        status: string
+        mode: string
+        messages: unknown[]
+        lastEventId: number
+      }
+      t.push(`result status ${state.status}, mode ${state.mode}, ${state.messages.length} messages`)
+      expect(state).toMatchObject({ status: 'running', mode: 'build' })
+      expect(JSON.stringify(state.messages)).toContain('ran-on-the-owner')
+      // The turn just started on A is there too (B's own copy has seen none of it).
+      expect(JSON.stringify(state.messages).split('!sleep 600000').length - 1).toBe(2)
+      expect(state.lastEventId).toBeGreaterThan(0)
+      expect(await ownerOf(r, s.id)).toBe(s.ownerA)
+      expect((await post(`${a.url}/sessions/${s.id}/cancel`, {})).status).toBe(204)
+
       // A forwarded cancel: B's prompt runs on A, B cancels it.
       await s.hold()
       t.push('--- session/prompt, then session/cancel')
@@ -301,6 +319,12 @@ describe('ACP prompts on an instance that does not run the session', () => {
     await s.release()
     const answered = await message
     expect(answered).toMatchObject({ stopReason: 'end_turn', message: { content: { text: 'hello from the owner' } } })
+    // session/get reads A's copy while A runs a turn of its own.
+    await s.hold()
+    const got = (await call('session/get', { sessionId: s.id })) as { status: string; summary: { status: string } }
+    expect(got).toMatchObject({ status: 'running', summary: { session_id: s.id, status: 'running' } })
+    expect(await ownerOf(r, s.id)).toBe(s.ownerA)
+    expect((await post(`${a.url}/sessions/${s.id}/cancel`, {})).status).toBe(204)
     seed.stdin.end()
     const updates = out.filter((l) => l.includes('"session/update"'))
     expect(updates.some((l) => l.includes(' from the owner'))).toBe(true)

@@ -136,6 +136,37 @@ describe('a session command where the session does not run', () => {
     await expect(receiver.router.setMode(s.id, 'no-such-mode')).rejects.toSatisfy((e) => ChimeraError.is(e))
   })
 
+  it("a read answers the owner's copy (status, history, last seq, summary), not the receiver's stale one", async () => {
+    const { owner, receiver, sent } = pair()
+    const s = await owner.create()
+    const local = await receiver.get(s.id)
+    await within(s.prompt('!say said on the owner').done, 5000, 'a turn on the owner')
+    const long = s.prompt('!say started\n!sleep 600000')
+    await waitForType(s, 'text_delta')
+    const r = await receiver.router.read(s.id, true)
+    expect(r.status).toBe('running')
+    expect(r.lastSeq).toBe(s.lastSeq)
+    expect(r.model).toBe(s.model)
+    expect(r.summary).toMatchObject({ session_id: s.id, status: 'running' })
+    expect(JSON.stringify(r.messages)).toContain('said on the owner')
+    expect(r.messages).toEqual(JSON.parse(JSON.stringify(s.messages())))
+    // The receiver's own copy had not seen the owner's turns.
+    expect(local.lastSeq).toBeLessThan(s.lastSeq)
+    expect(JSON.stringify(local.messages())).not.toContain('said on the owner')
+    // Without the history: nothing of it travels.
+    const bare = await receiver.router.read(s.id, false)
+    expect(bare.messages).toBeUndefined()
+    expect(bare.status).toBe('running')
+    s.cancel()
+    await within(long.done, 5000, 'the cancelled turn')
+    expect(sent.map((x) => (x.payload as { body: { op: string } }).body)).toEqual([
+      { op: 'state', id: s.id, messages: true },
+      { op: 'state', id: s.id, messages: false },
+    ])
+    const missing = receiver.router.read('otter-00000000000000000000000000', false)
+    await expect(missing).rejects.toSatisfy((e) => ChimeraError.is(e, 'session_not_found'))
+  })
+
   it('an owner that no longer holds the session sends the command back to be routed again (bounded)', async () => {
     const { owner, receiver, sent } = pair([other])
     const s = await owner.create()

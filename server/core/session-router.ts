@@ -84,6 +84,18 @@ type SessionOp =
   | { op: 'mode'; id: string; value: string }
   | { op: 'approval'; id: string; value: ApprovalPolicy }
   | { op: 'compact'; id: string }
+  | { op: 'state'; id: string; messages: boolean }
+
+/** A session as its owner holds it: what `_chimera/session/state` and the seed `session/get` answer. */
+export interface SessionReading {
+  model: string
+  mode: string
+  status: Session['status']
+  lastSeq: number
+  summary: Session['summary']
+  /** The history, when asked for. */
+  messages?: ReturnType<Session['messages']>
+}
 
 /** A session's model and mode as its owner holds them after a change. */
 export interface Selection {
@@ -115,6 +127,8 @@ function isSessionOp(v: unknown): v is SessionOp {
       return typeof o.value === 'string'
     case 'approval':
       return isApprovalPolicy(o.value)
+    case 'state':
+      return typeof o.messages === 'boolean'
     default:
       return false
   }
@@ -287,6 +301,14 @@ export class SessionRouter {
     return this.#op({ op: 'compact', id }, 'this compaction') as Promise<EventOf<'compaction'>>
   }
 
+  /**
+   * Read the session where it runs: its owner's copy (another instance's, or a fresh copy here),
+   * not a copy this instance loaded earlier and has not kept up with; `messages` adds the history.
+   */
+  read(id: string, messages: boolean): Promise<SessionReading> {
+    return this.#op({ op: 'state', id, messages }, 'this read') as Promise<SessionReading>
+  }
+
   #op(op: SessionOp, what: string, unbounded = false, forwarded = false): Promise<unknown> {
     return this.route<Answer | unknown>(op.id, {
       what,
@@ -330,6 +352,15 @@ export class SessionRouter {
         await s.setApproval(op.value)
         return { old, new: s.approval }
       }
+      case 'state':
+        return {
+          model: s.model,
+          mode: s.mode,
+          status: s.status,
+          lastSeq: s.lastSeq,
+          summary: s.summary,
+          ...(op.messages ? { messages: s.messages() } : {}),
+        } satisfies SessionReading
     }
   }
 

@@ -102,8 +102,9 @@ export class SeedAgent {
       'session/message': message,
       'session/turn': message,
       'session/get': async (p) => {
-        const s = await this.#get(p.sessionId)
-        return { sessionId: s.id, status: s.status, summary: s.summary }
+        const id = (await this.#get(p.sessionId)).id
+        const r = await this.#o.manager.router.read(id, false)
+        return { sessionId: id, status: r.status, summary: r.summary }
       },
       'session/cancel': async (p) => {
         const s = await this.#get(p.sessionId)

@@ -130,15 +130,17 @@ export class V1Agent {
           : { outcome: 'promptRequired', reason: 'noRunningTurn' }
       },
       '_chimera/session/replay': (p) => this.#replay(p),
-      '_chimera/session/state': (p) => {
-        const s = this.#att(p.sessionId).session
+      // Read where the session runs: this instance's copy is current only while it runs it.
+      '_chimera/session/state': async (p) => {
+        const id = this.#att(p.sessionId).session.id
+        const r = await this.#o.manager.router.read(id, true)
         return {
-          sessionId: s.id,
-          model: s.model,
-          mode: s.mode,
-          status: s.status,
-          messages: s.messages(),
-          lastEventId: s.lastSeq,
+          sessionId: id,
+          model: r.model,
+          mode: r.mode,
+          status: r.status,
+          messages: r.messages ?? [],
+          lastEventId: r.lastSeq,
         }
       },
       '_chimera/session/compact': async (p) => {
