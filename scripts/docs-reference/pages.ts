@@ -41,6 +41,12 @@ export const PAGES: PageDef[] = [
     spec: 'specs/asyncapi/rpc.asyncapi.yaml',
   },
   {
+    file: 'bridge.html',
+    title: 'Cloud bridge relay: `chimera relay serve` (AsyncAPI)',
+    tool: 'asyncapi',
+    spec: 'specs/asyncapi/bridge.asyncapi.yaml',
+  },
+  {
     file: 'acp-v1.html',
     title: 'ACP v1 over stdio (OpenRPC)',
     tool: 'openrpc',

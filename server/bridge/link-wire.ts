@@ -1,23 +1,22 @@
 /**
- * What the relay (relay.ts) and the editor's ferret (link.ts) say to each other besides ACP
- * (docs/bridge.md, docs/decisions/0328-cloud-bridge-relay.md): the paths, the one control message,
- * the close codes, and how a bridge URL is shown. The ACP messages themselves travel unchanged,
- * one JSON-RPC message per WebSocket text frame, on a channel socket of their own per remote client.
+ * What the relay (relay.ts) and the editor's ferret (link.ts) say to each other besides ACP, as
+ * specs/asyncapi/bridge.asyncapi.yaml describes it (docs/bridge.md,
+ * docs/decisions/0328-cloud-bridge-relay.md): the paths, the one control message and the close
+ * codes (generated from that spec), the bearer tokens, and how a bridge URL is shown. The ACP
+ * messages themselves travel unchanged, one JSON-RPC message per WebSocket text frame, on a
+ * channel socket of their own per remote client.
  */
+import { RELAY_CLOSE_CODES, relayAddresses, relayControl, type OpenChannel } from '../../generated/bridge/relay.gen.ts'
 import { tokenMatches } from '../http/auth.ts'
 
 /** The editor's control link. */
-export const BRIDGE_PATH = '/bridge'
+export const BRIDGE_PATH = relayAddresses.control
 /** A channel socket the editor dials for one remote client: `<bridge path>/channels/<id>`. */
-export const CHANNELS = '/channels/'
+export const CHANNELS = relayAddresses.channel.slice(BRIDGE_PATH.length, -'{channel}'.length)
 /** Where remote ACP clients connect. */
-export const CLIENT_PATH = '/acp'
+export const CLIENT_PATH = relayAddresses.client
 
-/** relay → ferret on the control link: a remote client is waiting; dial `<bridge URL>/channels/<channel>`. */
-export interface OpenChannel {
-  type: 'open'
-  channel: string
-}
+export type { OpenChannel }
 
 /** The control message, or undefined for anything else (ignored: a newer relay may say more). */
 export function parseOpenChannel(text: string): OpenChannel | undefined {
@@ -27,24 +26,12 @@ export function parseOpenChannel(text: string): OpenChannel | undefined {
   } catch {
     return undefined
   }
-  if (typeof v !== 'object' || v === null) return undefined
-  const { type, channel } = v as { type?: unknown; channel?: unknown }
-  return type === 'open' && typeof channel === 'string' && /^[A-Za-z0-9-]{1,64}$/.test(channel)
-    ? { type, channel }
-    : undefined
+  const r = relayControl.open.schema.safeParse(v)
+  return r.success ? { type: r.data.type, channel: r.data.channel } : undefined
 }
 
-/** Close codes of the relay (4000-4999: the application's range). */
-export const CLOSE = {
-  /** A newer control link with the same token replaced this one. */
-  replaced: 4000,
-  /** The editor's link went away: reconnect, `initialize`, `session/load`. */
-  editorDetached: 4001,
-  /** No message either way for the idle timeout. */
-  idle: 4002,
-  /** The other end of the channel closed abnormally. */
-  peerGone: 4003,
-} as const
+/** The relay's close codes (4000-4999: the application's range; what each means: the bridge spec). */
+export const CLOSE = RELAY_CLOSE_CODES
 
 /** The bearer token of an upgrade request's `Authorization` header, if any. */
 export function bearer(header: string | undefined): string | undefined {

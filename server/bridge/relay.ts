@@ -19,7 +19,7 @@ import { WebSocket, WebSocketServer, type RawData } from 'ws'
 import type { ErrorCode } from '../../generated/schemas.gen.ts'
 import { listen } from '../http/listen.ts'
 import type { Logger } from '../log.ts'
-import { BRIDGE_PATH, CHANNELS, CLIENT_PATH, CLOSE, anyTokenMatches, bearer } from './link-wire.ts'
+import { BRIDGE_PATH, CHANNELS, CLIENT_PATH, CLOSE, anyTokenMatches, bearer, type OpenChannel } from './link-wire.ts'
 
 export interface RelayOptions {
   host: string
@@ -170,7 +170,7 @@ export async function startRelay(o: RelayOptions): Promise<Relay> {
       clearTimeout(timer)
       waiting.delete(id)
     })
-    editor.ws.send(JSON.stringify({ type: 'open', channel: id }))
+    editor.ws.send(JSON.stringify({ type: 'open', channel: id } satisfies OpenChannel))
   }
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {

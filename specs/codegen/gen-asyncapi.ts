@@ -1,5 +1,7 @@
 /**
  * AsyncAPI 3 documents → zod validators and message tables.
+ * - specs/asyncapi/bridge.asyncapi.yaml → generated/bridge/relay.gen.ts: the relay's addresses,
+ *   the control link's messages and the close codes of the cloud bridge.
  * - specs/asyncapi/sse.asyncapi.yaml → generated/sse/events.gen.ts: per channel, SSE event name
  *   (`event:`) → payload (`data:`) and frame-header (`id:`/`retry:`) validators.
  * - specs/asyncapi/rpc.asyncapi.yaml → generated/rpc/jsonl.gen.ts: command `type` → validator
@@ -12,6 +14,7 @@ import { schemaIdent, schemasToZod } from './lib/zod.ts'
 
 export const SSE_SPEC = 'specs/asyncapi/sse.asyncapi.yaml'
 export const RPC_SPEC = 'specs/asyncapi/rpc.asyncapi.yaml'
+export const BRIDGE_SPEC = 'specs/asyncapi/bridge.asyncapi.yaml'
 
 interface Msg {
   name: string
@@ -99,4 +102,33 @@ export function generateRpc(): GeneratedFile {
     '',
   ]
   return tsModule(out, [RPC_SPEC], zod, lines.join('\n'))
+}
+
+export function generateBridge(): GeneratedFile {
+  const doc = readSpec(BRIDGE_SPEC)
+  const out = 'generated/bridge/relay.gen.ts'
+  const schemas: Record<string, unknown> = { ...doc.components.schemas }
+  const control = channelMessages(doc, 'control', schemas)
+  const zod = schemasToZod(schemas, makeResolver(BRIDGE_SPEC, out, '#/components/schemas/'))
+  const address = (key: string): string => JSON.stringify(doc.channels[key].address)
+  const lines = [
+    `/** The relay's WebSocket addresses (${BRIDGE_SPEC}); a channel's is \`<control address>/channels/<id>\`. */`,
+    'export const relayAddresses = {',
+    `  control: ${address('control')},`,
+    `  channel: ${address('channel')},`,
+    `  client: ${address('client')},`,
+    '} as const',
+    '',
+    '/** Messages the relay sends the editor on the control link: name → validator and its `type`. */',
+    'export const relayControl = {',
+    ...control.map(
+      (m) => `  ${JSON.stringify(m.name)}: { schema: ${m.payload}, type: ${JSON.stringify(m.typeConst ?? null)} },`,
+    ),
+    '} as const',
+    '',
+    "/** The relay's close codes (`info.x-close-codes`). */",
+    `export const RELAY_CLOSE_CODES = ${JSON.stringify(doc.info['x-close-codes'])} as const`,
+    '',
+  ]
+  return tsModule(out, [BRIDGE_SPEC], zod, lines.join('\n'))
 }

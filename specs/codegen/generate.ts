@@ -11,7 +11,7 @@ import type { GeneratedFile } from './lib/module.ts'
 import { generateEventFacts, generateShared, sharedFiles } from './gen-shared.ts'
 import { generateAcpV1 } from './gen-acp-v1.ts'
 import { generateAcpSeed, ACP_SEED_OPENRPC } from './gen-acp-seed.ts'
-import { generateSse, generateRpc, SSE_SPEC, RPC_SPEC } from './gen-asyncapi.ts'
+import { generateBridge, generateSse, generateRpc, BRIDGE_SPEC, SSE_SPEC, RPC_SPEC } from './gen-asyncapi.ts'
 import { generateHttpRoutes, generateHttpTypes, generateOpenApiBundle, OPENAPI_SPEC } from './gen-http.ts'
 import { ACP_VENDOR } from './lib/refs.ts'
 import { generateTools, TOOLS_SPEC } from './gen-tools.ts'
@@ -30,6 +30,7 @@ export async function renderAll(): Promise<GeneratedFile[]> {
     generateAcpSeed(),
     generateSse(),
     generateRpc(),
+    generateBridge(),
     generateTools(),
     generateHttpRoutes(),
     await generateHttpTypes(),
@@ -43,6 +44,7 @@ export async function renderAll(): Promise<GeneratedFile[]> {
     ACP_SEED_OPENRPC,
     SSE_SPEC,
     RPC_SPEC,
+    BRIDGE_SPEC,
     OPENAPI_SPEC,
     TOOLS_SPEC,
   ]

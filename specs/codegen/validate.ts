@@ -20,7 +20,11 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 /** The five specs `make lint-specs` checks, repo-relative, with the validator each one takes. */
 export const SPECS = {
   openapi: ['specs/openapi/chimera.openapi.yaml'],
-  asyncapi: ['specs/asyncapi/sse.asyncapi.yaml', 'specs/asyncapi/rpc.asyncapi.yaml'],
+  asyncapi: [
+    'specs/asyncapi/sse.asyncapi.yaml',
+    'specs/asyncapi/rpc.asyncapi.yaml',
+    'specs/asyncapi/bridge.asyncapi.yaml',
+  ],
   openrpc: ['specs/openrpc/acp-v1.openrpc.json', 'specs/openrpc/acp-seed.openrpc.yaml'],
 } as const
 
