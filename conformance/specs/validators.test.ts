@@ -30,6 +30,7 @@ const OPENAPI = 'specs/openapi/chimera.openapi.yaml'
 const SSE = 'specs/asyncapi/sse.asyncapi.yaml'
 const RPC = 'specs/asyncapi/rpc.asyncapi.yaml'
 const BRIDGE = 'specs/asyncapi/bridge.asyncapi.yaml'
+const INSTANCES = 'specs/asyncapi/instances.asyncapi.yaml'
 const ACP_V1 = 'specs/openrpc/acp-v1.openrpc.json'
 const ACP_SEED = 'specs/openrpc/acp-seed.openrpc.yaml'
 
@@ -89,7 +90,7 @@ describe('every spec passes its ecosystem validator', () => {
       cwd: ROOT,
       encoding: 'utf8',
     })
-    expect(r.stderr).toContain('all 6 specs valid')
+    expect(r.stderr).toContain('all 7 specs valid')
     expect(r.status).toBe(0)
   })
 })
@@ -202,7 +203,7 @@ describe('each validator reports a deliberately broken copy', () => {
 
   it('validateAll (the lint-specs run) collects problems from a broken tree', async () => {
     const root = mirror()
-    for (const rel of [OPENAPI, RPC, BRIDGE, ACP_V1, ACP_SEED]) copySpec(root, rel)
+    for (const rel of [OPENAPI, RPC, BRIDGE, INSTANCES, ACP_V1, ACP_SEED]) copySpec(root, rel)
     copySpec(root, SSE, (doc) => {
       doc.operations.receiveSessionEvents.action = 'listen'
     })
@@ -233,6 +234,7 @@ const GENERATED_SOURCES: Record<string, string[]> = {
   'generated/sse/events.gen.ts': ['specs/asyncapi/sse.asyncapi.yaml'],
   'generated/rpc/jsonl.gen.ts': ['specs/asyncapi/rpc.asyncapi.yaml'],
   'generated/bridge/relay.gen.ts': ['specs/asyncapi/bridge.asyncapi.yaml'],
+  'generated/instances/forward.gen.ts': ['specs/asyncapi/instances.asyncapi.yaml'],
   'generated/http/routes.gen.ts': ['specs/openapi/chimera.openapi.yaml'],
   'generated/http/openapi.gen.d.ts': ['specs/openapi/chimera.openapi.yaml'],
   'generated/tools/tools.gen.ts': ['specs/tools/tools.yaml'],

@@ -47,6 +47,12 @@ export const PAGES: PageDef[] = [
     spec: 'specs/asyncapi/bridge.asyncapi.yaml',
   },
   {
+    file: 'instances.html',
+    title: 'Commands forwarded between instances over Redis (AsyncAPI)',
+    tool: 'asyncapi',
+    spec: 'specs/asyncapi/instances.asyncapi.yaml',
+  },
+  {
     file: 'acp-v1.html',
     title: 'ACP v1 over stdio (OpenRPC)',
     tool: 'openrpc',

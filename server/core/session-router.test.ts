@@ -13,6 +13,8 @@ import type { LeaseClaim, SessionLeases } from '../store/types.ts'
 import { testEnv, waitForType, within, type TestEnv } from './fixtures/harness.ts'
 import type { SessionManager } from './manager.ts'
 import type { Forwarder } from './session-router.ts'
+import { SessionOpSchema } from '../../generated/instances/forward.gen.ts'
+import { APPROVAL_POLICIES } from './approval-policies.ts'
 
 let env: TestEnv
 beforeEach(() => {
@@ -165,6 +167,12 @@ describe('a session command where the session does not run', () => {
     ])
     const missing = receiver.router.read('otter-00000000000000000000000000', false)
     await expect(missing).rejects.toSatisfy((e) => ChimeraError.is(e, 'session_not_found'))
+  })
+
+  it("an approval change travels with any of the core's policies and nothing else", () => {
+    for (const value of APPROVAL_POLICIES)
+      expect(SessionOpSchema.safeParse({ op: 'approval', id: 'otter-1', value }).success, value).toBe(true)
+    expect(SessionOpSchema.safeParse({ op: 'approval', id: 'otter-1', value: 'sometimes' }).success).toBe(false)
   })
 
   it('an owner that no longer holds the session sends the command back to be routed again (bounded)', async () => {

@@ -20,13 +20,23 @@
  * waits as long as the owner holds the session (a turn may wait on a person for a permission).
  */
 import { randomUUID } from 'node:crypto'
-import { ChimeraError, type DomainErrorCode } from '../errors.ts'
+import { ChimeraError } from '../errors.ts'
 import type { Logger } from '../log.ts'
 import type { BusRequestOptions, BusResult } from '../store/redis-bus.ts'
 import type { SessionLeases } from '../store/types.ts'
 import type { TurnOutcome } from './loop.ts'
-import { isApprovalPolicy, type ApprovalPolicy, type PermissionDecision } from './permissions.ts'
-import { PermissionDecisionSchema } from '../../generated/schemas.gen.ts'
+import type { ApprovalPolicy, PermissionDecision } from './permissions.ts'
+import {
+  RoutedCommandSchema,
+  SessionAnswerSchema,
+  SessionOpSchema,
+  UnsupportedSchema,
+  type ForwardedError,
+  type RoutedCommand,
+  type SessionAnswer,
+  type SessionOp,
+  type Unsupported,
+} from '../../generated/instances/forward.gen.ts'
 import type { Session } from './session.ts'
 import type { EventOf } from '../events/event-types.ts'
 
@@ -39,7 +49,7 @@ const ROUNDS = 4
 
 /** The forwarding channel (redis-bus.ts `RedisBus`). */
 export interface Forwarder {
-  request(target: string, payload: unknown, opts: BusRequestOptions): Promise<BusResult>
+  request(target: string, payload: RoutedCommand, opts: BusRequestOptions): Promise<BusResult>
 }
 
 /** Opens the channel; payloads addressed to this instance go to `handle`. */
@@ -51,40 +61,12 @@ export interface RoutedManager {
   takeOver(id: string, length: number): Promise<void>
 }
 
-/** A payload as it travels: which handler on the owner runs it. */
-interface Envelope {
-  kind: string
-  body: unknown
-}
-
-/** The answers of the router's own envelope kinds. */
-type Answer =
-  | { ok: unknown }
-  | { error: WireError }
-  /** The instance no longer holds the session: route again. */
-  | { notOwner: true }
-  /** The instance serves no handler of this kind (an ACP-only instance asked an HTTP request). */
-  | { unsupported: string }
-
-/** An error as it travels: a ChimeraError's code, message, detail and resource; no code: another error. */
-interface WireError {
-  code?: DomainErrorCode
-  message: string
-  detail?: unknown
-  resource?: string
-}
-
-/** A session operation forwarded to its owner. */
-type SessionOp =
-  | { op: 'prompt'; id: string; text: string; messageId: string }
-  | { op: 'cancel'; id: string }
-  | { op: 'permission'; id: string; requestId: string; decision: PermissionDecision; source: string }
-  | { op: 'steer'; id: string; text: string }
-  | { op: 'model'; id: string; value: string }
-  | { op: 'mode'; id: string; value: string }
-  | { op: 'approval'; id: string; value: ApprovalPolicy }
-  | { op: 'compact'; id: string }
-  | { op: 'state'; id: string; messages: boolean }
+/**
+ * What travels between instances is specs/asyncapi/instances.asyncapi.yaml: a routed command
+ * (`kind`: which handler on the owner runs it), a session operation (`SessionOp`) and its answer
+ * (`SessionAnswer`), or `Unsupported` when the owner serves no handler of the kind.
+ */
+type Answer = SessionAnswer | Unsupported
 
 /** A session as its owner holds it: what `_chimera/session/state` and the seed `session/get` answer. */
 export interface SessionReading {
@@ -103,37 +85,6 @@ export interface Selection {
   mode: string
 }
 
-const str = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.length <= 1 << 20
-/** Message ids the core makes (`msg-<uuid>`): they name queue entries. */
-const MESSAGE_ID = /^[A-Za-z0-9_-]{1,128}$/
-
-/** A forwarded session operation, checked as it arrives (it came through the store). */
-function isSessionOp(v: unknown): v is SessionOp {
-  if (typeof v !== 'object' || v === null) return false
-  const o = v as Record<string, unknown>
-  if (!str(o.id)) return false
-  switch (o.op) {
-    case 'prompt':
-      return typeof o.text === 'string' && typeof o.messageId === 'string' && MESSAGE_ID.test(o.messageId)
-    case 'cancel':
-    case 'compact':
-      return true
-    case 'permission':
-      return str(o.requestId) && str(o.source) && PermissionDecisionSchema.safeParse(o.decision).success
-    case 'steer':
-      return typeof o.text === 'string'
-    case 'model':
-    case 'mode':
-      return typeof o.value === 'string'
-    case 'approval':
-      return isApprovalPolicy(o.value)
-    case 'state':
-      return typeof o.messages === 'boolean'
-    default:
-      return false
-  }
-}
-
 /** A prompt's end as its owner saw it: the turn's outcome, and the last event stored by then. */
 export interface PromptDone {
   outcome: TurnOutcome
@@ -145,7 +96,7 @@ export interface Route<T> {
   /** Run it here: this instance holds the session's lease (or there are no leases). */
   local(): Promise<T>
   /** What travels to the owner (built once, on the first forward). */
-  payload(): unknown
+  payload(): RoutedCommand | Promise<RoutedCommand>
   /** The owner's answer; undefined: the owner no longer holds the session (route again). */
   answer(reply: unknown): T | undefined
   /** It arrived forwarded from another instance: never forwarded again, `notOwner` answers instead. */
@@ -176,11 +127,12 @@ export class SessionRouter {
     this.#timeoutMs = o.timeoutMs ?? FORWARD_TIMEOUT_MS
     this.#leases = o.leases
     this.#logger = o.logger
-    this.#handlers.set('session', (body) =>
-      isSessionOp(body)
-        ? this.#serveOp(body)
-        : Promise.resolve({ error: { message: 'not a session operation' } } satisfies Answer),
-    )
+    this.#handlers.set('session', (body) => {
+      const op = SessionOpSchema.safeParse(body)
+      return op.success
+        ? this.#serveOp(op.data)
+        : Promise.resolve({ error: { message: 'not a session operation' } } satisfies Answer)
+    })
     this.#forwarder = o.leases && o.connect?.((payload) => this.#serve(payload))
   }
 
@@ -195,8 +147,8 @@ export class SessionRouter {
   }
 
   /** A payload of `kind` as it travels to the owner. */
-  envelope(kind: string, body: unknown): unknown {
-    return { kind, body } satisfies Envelope
+  envelope(kind: string, body: unknown): RoutedCommand {
+    return { kind, body } satisfies RoutedCommand
   }
 
   /**
@@ -207,7 +159,7 @@ export class SessionRouter {
     const leases = this.#leases
     if (!leases) return r.local()
     const what = r.what ?? 'this request'
-    let payload: unknown
+    let payload: RoutedCommand | undefined
     for (let round = 0; round < ROUNDS; round++) {
       const claim = await leases.claim(id)
       if (claim.kind === 'none') return r.local()
@@ -238,10 +190,10 @@ export class SessionRouter {
         throw ownerFailed(
           `the instance running session ${id} did not answer within ${this.#timeoutMs / 1000} s (${res.ran ? `it had taken ${what}: it may or may not have taken effect` : `it had not taken ${what}, which was withdrawn: it did not take effect`}); retry`,
         )
-      const unsupported = (res.payload as { unsupported?: unknown } | null)?.unsupported
-      if (typeof unsupported === 'string')
+      const unsupported = UnsupportedSchema.safeParse(res.payload)
+      if (unsupported.success)
         throw ownerFailed(
-          `session ${id} is running on an instance that does not serve ${unsupported} commands; retry once its turn has ended`,
+          `session ${id} is running on an instance that does not serve ${unsupported.data.unsupported} commands; retry once its turn has ended`,
         )
       const a = r.answer(res.payload)
       if (a !== undefined) return a
@@ -316,11 +268,12 @@ export class SessionRouter {
       local: () => this.#run(op),
       payload: () => this.envelope('session', op),
       answer: (reply) => {
-        const a = reply as Answer
-        if (typeof a !== 'object' || a === null || 'notOwner' in a) return undefined
+        const r = SessionAnswerSchema.safeParse(reply)
+        if (!r.success) throw ownerFailed(`the instance running session ${op.id} failed to answer; retry`)
+        const a = r.data
+        if ('notOwner' in a) return undefined
         if ('error' in a) throw toError(a.error)
-        if ('ok' in a) return a.ok
-        throw ownerFailed(`the instance running session ${op.id} failed to answer; retry`)
+        return a.ok as unknown
       },
       ...(forwarded ? { notOwner: (): Answer => ({ notOwner: true }) } : {}),
     })
@@ -386,15 +339,16 @@ export class SessionRouter {
 
   /** A payload another instance forwarded here. */
   async #serve(payload: unknown): Promise<unknown> {
-    const env = payload as Envelope
-    const handle = typeof env === 'object' && env !== null ? this.#handlers.get(env.kind) : undefined
-    if (!handle) return { unsupported: typeof env?.kind === 'string' ? env.kind : 'these' } satisfies Answer
-    return handle(env.body)
+    const env = RoutedCommandSchema.safeParse(payload)
+    if (!env.success) return { unsupported: 'these' } satisfies Answer
+    const handle = this.#handlers.get(env.data.kind)
+    if (!handle) return { unsupported: env.data.kind } satisfies Answer
+    return handle(env.data.body as unknown)
   }
 }
 
 /** The error an owner answered with, raised here as it was raised there (the same code and message). */
-function toError(e: WireError): Error {
+function toError(e: ForwardedError): Error {
   if (e.code === undefined) return new Error(e.message)
   return new ChimeraError(e.code, e.message, {
     ...(e.detail !== undefined ? { detail: e.detail } : {}),

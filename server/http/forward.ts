@@ -18,6 +18,12 @@
 import type { HttpOperationId } from '../../generated/http/routes.gen.ts'
 import { ownerFailed, type SessionRouter } from '../core/session-router.ts'
 import { readJsonBody } from '../../client/wire/http/body.ts'
+import {
+  HttpAnswerSchema,
+  HttpRequestSchema,
+  type HttpAnswer,
+  type HttpRequest,
+} from '../../generated/instances/forward.gen.ts'
 import { markForwarded, type Principal } from './auth.ts'
 import type { Logger } from '../log.ts'
 
@@ -45,22 +51,17 @@ const SESSION_COMMANDS: Partial<Record<HttpOperationId, 'path' | 'body'>> = {
   'commands.invoke': 'body',
 }
 
-/** A request or an answer as it travels through Redis. */
-interface WireMessage {
-  status?: number
-  method?: string
-  url?: string
-  headers: [string, string][]
-  body: string
-  /** A request's sender as authenticated where it arrived (its Authorization header stays there). */
-  principal?: Principal
-}
-
 /**
  * A request travels with its JSON body as read within the body limit and its principal instead of
  * its credentials; an answer with its bytes.
  */
-async function toWire(msg: Request | Response, json?: unknown, principal?: Principal): Promise<WireMessage> {
+async function toWire(msg: Request, json: unknown, principal?: Principal): Promise<HttpRequest>
+async function toWire(msg: Response): Promise<HttpAnswer>
+async function toWire(
+  msg: Request | Response,
+  json?: unknown,
+  principal?: Principal,
+): Promise<HttpRequest | HttpAnswer> {
   const bytes =
     msg instanceof Request
       ? Buffer.from(json === undefined ? '' : JSON.stringify(json))
@@ -78,12 +79,11 @@ async function toWire(msg: Request | Response, json?: unknown, principal?: Princ
   }
 }
 
-function isWire(x: unknown): x is WireMessage {
-  return typeof x === 'object' && x !== null && Array.isArray((x as WireMessage).headers)
-}
-
-const bodyOf = (w: WireMessage): Uint8Array<ArrayBuffer> | undefined =>
+const bodyOf = (w: HttpRequest | HttpAnswer): Uint8Array<ArrayBuffer> | undefined =>
   w.body ? new Uint8Array(Buffer.from(w.body, 'base64')) : undefined
+
+/** A header list as `Headers` takes it (each entry is a name and a value: the spec's `HeaderList`). */
+const headerPairs = (h: HttpRequest['headers']): [string, string][] => h.map(([k, v]) => [k ?? '', v ?? ''])
 
 /** Routes session commands to their owner; answers requests forwarded to this instance. */
 export class CommandRouter {
@@ -126,10 +126,12 @@ export class CommandRouter {
       local: run,
       payload: async () => this.#router.envelope(HTTP_KIND, await toWire(req, json, principal)),
       answer: (reply) => {
-        if (!isWire(reply)) throw ownerFailed(`the instance running session ${id} failed to answer; retry`)
+        const r = HttpAnswerSchema.safeParse(reply)
+        if (!r.success) throw ownerFailed(`the instance running session ${id} failed to answer; retry`)
+        const a = r.data
         // The owner no longer holds the session: route again.
-        if (reply.headers.some(([k]) => k === NOT_OWNER_HEADER)) return undefined
-        return new Response(bodyOf(reply), { status: reply.status ?? 500, headers: reply.headers })
+        if (a.headers.some(([k]) => k === NOT_OWNER_HEADER)) return undefined
+        return new Response(bodyOf(a), { status: a.status, headers: headerPairs(a.headers) })
       },
       // Forwarded here, but the lease moved on: the sender routes it again.
       ...(req.headers.get(FORWARDED_HEADER) !== null
@@ -139,13 +141,13 @@ export class CommandRouter {
   }
 
   /** A request another instance forwarded here: answered by this instance's own app. */
-  async #serve(payload: unknown): Promise<WireMessage> {
-    if (!isWire(payload) || !this.#app || !payload.method || !payload.url)
-      return { status: 421, headers: [[NOT_OWNER_HEADER, '1']], body: '' }
-    const headers = new Headers(payload.headers)
+  async #serve(forwarded: unknown): Promise<HttpAnswer> {
+    const r = HttpRequestSchema.safeParse(forwarded)
+    if (!r.success || !this.#app) return { status: 421, headers: [[NOT_OWNER_HEADER, '1']], body: '' }
+    const payload = r.data
+    const headers = new Headers(headerPairs(payload.headers))
     headers.set(FORWARDED_HEADER, '1')
-    const p = payload.principal
-    const principal = p && (p.master === true || (p.master === false && typeof p.session === 'string')) ? p : undefined
+    const principal = payload.principal
     // The credentials stayed where the request arrived: a placeholder stands for them, and the
     // principal it was authenticated as there decides (auth.ts `markForwarded`).
     if (principal) headers.set('authorization', 'Bearer forwarded')

@@ -18,6 +18,13 @@
 import { randomUUID } from 'node:crypto'
 import type { RedisClientType } from '@redis/client'
 import type { Logger } from '../log.ts'
+import {
+  BusReplySchema,
+  BusRequestSchema,
+  type BusReply,
+  type BusRequest,
+  type RoutedCommand,
+} from '../../generated/instances/forward.gen.ts'
 import { instanceKeys, unavailable } from './redis-shared.ts'
 
 type Client = RedisClientType
@@ -46,13 +53,6 @@ export interface BusRequestOptions {
   ownerRunning(): Promise<boolean>
   timeoutMs: number
   pollMs: number
-}
-
-interface Envelope {
-  t: 'req' | 'rep'
-  id: string
-  from: string
-  payload: unknown
 }
 
 export interface RedisBusOptions {
@@ -106,21 +106,28 @@ export class RedisBus {
   }
 
   #receive(text: string): void {
-    let env: Envelope
+    let v: unknown
     try {
-      env = JSON.parse(text) as Envelope
+      v = JSON.parse(text)
     } catch {
+      v = undefined
+    }
+    const rep = BusReplySchema.safeParse(v)
+    if (rep.success) {
+      this.#pending.get(rep.data.id)?.(rep.data.payload as unknown)
       return
     }
-    if (env.t === 'rep') {
-      this.#pending.get(env.id)?.(env.payload)
+    const req = BusRequestSchema.safeParse(v)
+    if (!req.success) {
+      this.#o.logger.warn('forwarding: dropped a message that is not a request or a reply', { bytes: text.length })
       return
     }
+    const env = req.data
     void this.#o
       .handle(env.payload)
       .catch((err: unknown) => ({ error: String(err) }))
       .then(async (payload) => {
-        const reply: Envelope = { t: 'rep', id: env.id, from: this.#o.instanceId, payload }
+        const reply: BusReply = { t: 'rep', id: env.id, from: this.#o.instanceId, payload }
         const key = instanceKeys(env.from).replies
         await this.#o.client.rPush(key, JSON.stringify(reply))
         await this.#o.client.pExpire(key, REPLY_TTL_MS)
@@ -129,9 +136,9 @@ export class RedisBus {
   }
 
   /** Send `payload` to `target`'s inbox and wait for its answer (bounded; see the file comment). */
-  async request(target: string, payload: unknown, opts: BusRequestOptions): Promise<BusResult> {
+  async request(target: string, payload: RoutedCommand, opts: BusRequestOptions): Promise<BusResult> {
     const id = randomUUID()
-    const text = JSON.stringify({ t: 'req', id, from: this.#o.instanceId, payload } satisfies Envelope)
+    const text = JSON.stringify({ t: 'req', id, from: this.#o.instanceId, payload } satisfies BusRequest)
     const inbox = instanceKeys(target).inbox
     let answer: ((payload: unknown) => void) | undefined
     const replied = new Promise<unknown>((resolve) => (answer = resolve))

@@ -4,6 +4,7 @@
  * braces, so they share a hash slot; an instance's keys (its inbox of forwarded commands and its
  * replies, redis-bus.ts) carry the instance id the same way.
  */
+import { instanceLists } from '../../generated/instances/forward.gen.ts'
 import { ChimeraError } from '../errors.ts'
 
 export const INDEX = 'chimera:sessions'
@@ -30,9 +31,14 @@ export const keys = (id: string) => {
 }
 
 export const instanceKeys = (instanceId: string) => {
-  const base = `chimera:i:{${instanceId}}`
+  // The forwarding lists as specs/asyncapi/instances.asyncapi.yaml names them; the braces stay (a hash tag).
+  const key = (template: string): string => template.replace('{instance}', `{${instanceId}}`)
   /** `alive`: set with the lease TTL on every renewal tick while the instance runs (redis-leases.ts). */
-  return { inbox: `${base}:inbox`, replies: `${base}:replies`, alive: `${base}:alive` }
+  return {
+    inbox: key(instanceLists.inbox),
+    replies: key(instanceLists.replies),
+    alive: `chimera:i:{${instanceId}}:alive`,
+  }
 }
 
 /** Seconds a client is told to wait (HTTP `Retry-After`) while Redis is unreachable. */

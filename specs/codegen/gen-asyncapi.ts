@@ -2,6 +2,8 @@
  * AsyncAPI 3 documents → zod validators and message tables.
  * - specs/asyncapi/bridge.asyncapi.yaml → generated/bridge/relay.gen.ts: the relay's addresses,
  *   the control link's messages and the close codes of the cloud bridge.
+ * - specs/asyncapi/instances.asyncapi.yaml → generated/instances/forward.gen.ts: what instances
+ *   forward to each other through Redis (requests, replies, session operations, HTTP requests).
  * - specs/asyncapi/sse.asyncapi.yaml → generated/sse/events.gen.ts: per channel, SSE event name
  *   (`event:`) → payload (`data:`) and frame-header (`id:`/`retry:`) validators.
  * - specs/asyncapi/rpc.asyncapi.yaml → generated/rpc/jsonl.gen.ts: command `type` → validator
@@ -15,6 +17,7 @@ import { schemaIdent, schemasToZod } from './lib/zod.ts'
 export const SSE_SPEC = 'specs/asyncapi/sse.asyncapi.yaml'
 export const RPC_SPEC = 'specs/asyncapi/rpc.asyncapi.yaml'
 export const BRIDGE_SPEC = 'specs/asyncapi/bridge.asyncapi.yaml'
+export const INSTANCES_SPEC = 'specs/asyncapi/instances.asyncapi.yaml'
 
 interface Msg {
   name: string
@@ -131,4 +134,19 @@ export function generateBridge(): GeneratedFile {
     '',
   ]
   return tsModule(out, [BRIDGE_SPEC], zod, lines.join('\n'))
+}
+
+export function generateInstances(): GeneratedFile {
+  const doc = readSpec(INSTANCES_SPEC)
+  const out = 'generated/instances/forward.gen.ts'
+  const schemas: Record<string, unknown> = { ...doc.components.schemas }
+  const zod = schemasToZod(schemas, makeResolver(INSTANCES_SPEC, out, '#/components/schemas/'))
+  const lines = [
+    `/** The Redis lists of ${INSTANCES_SPEC}, by channel (\`{instance}\`: the instance id). */`,
+    'export const instanceLists = {',
+    ...Object.keys(doc.channels).map((k) => `  ${k}: ${JSON.stringify(doc.channels[k].address)},`),
+    '} as const',
+    '',
+  ]
+  return tsModule(out, [INSTANCES_SPEC], zod, lines.join('\n'))
 }

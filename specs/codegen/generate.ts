@@ -11,7 +11,16 @@ import type { GeneratedFile } from './lib/module.ts'
 import { generateEventFacts, generateShared, sharedFiles } from './gen-shared.ts'
 import { generateAcpV1 } from './gen-acp-v1.ts'
 import { generateAcpSeed, ACP_SEED_OPENRPC } from './gen-acp-seed.ts'
-import { generateBridge, generateSse, generateRpc, BRIDGE_SPEC, SSE_SPEC, RPC_SPEC } from './gen-asyncapi.ts'
+import {
+  generateBridge,
+  generateInstances,
+  generateSse,
+  generateRpc,
+  BRIDGE_SPEC,
+  INSTANCES_SPEC,
+  SSE_SPEC,
+  RPC_SPEC,
+} from './gen-asyncapi.ts'
 import { generateHttpRoutes, generateHttpTypes, generateOpenApiBundle, OPENAPI_SPEC } from './gen-http.ts'
 import { ACP_VENDOR } from './lib/refs.ts'
 import { generateTools, TOOLS_SPEC } from './gen-tools.ts'
@@ -31,6 +40,7 @@ export async function renderAll(): Promise<GeneratedFile[]> {
     generateSse(),
     generateRpc(),
     generateBridge(),
+    generateInstances(),
     generateTools(),
     generateHttpRoutes(),
     await generateHttpTypes(),
@@ -45,6 +55,7 @@ export async function renderAll(): Promise<GeneratedFile[]> {
     SSE_SPEC,
     RPC_SPEC,
     BRIDGE_SPEC,
+    INSTANCES_SPEC,
     OPENAPI_SPEC,
     TOOLS_SPEC,
   ]
