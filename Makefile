@@ -1,6 +1,6 @@
 # Chimera — every entry point for people and CI. `make help` lists the targets.
 # Two commands set up a fresh machine (Node 20.19+ and npm only):
-#   make serve   the serving install, build, run `chimera otter serve` on 127.0.0.1:5173 (offline model;
+#   make serve   the serving install (build, then prune), run `chimera otter serve` on 127.0.0.1:5173 (offline model;
 #                `make serve PORT=8080 HOST=0.0.0.0` elsewhere)
 #   make test    the full toolchain, then every check, the packages' check and the whole suite on Node 20 and 24
 # The serving install (build with the server workspace's tools, then keep in node_modules only what
@@ -42,7 +42,7 @@ node_modules/.build-stamp: $(WORKSPACE_MANIFESTS)
 # build (changed sources) installs the build tools again, and the next `make install` prunes again.
 # ($(MAKE) on a line of its own: `make -n` runs such lines, and must not prune.)
 node_modules/.serve-stamp: dist/chimera.mjs
-	@[ -f node_modules/.install-stamp ] || $(MAKE) --no-print-directory node_modules/.build-stamp
+	@[ -f node_modules/.install-stamp ] || $(MAKE) -s --no-print-directory node_modules/.build-stamp
 	@[ -f node_modules/.install-stamp ] || { node scripts/prune-serve.mjs && rm -f node_modules/.build-stamp; }
 	@touch $@
 
