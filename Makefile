@@ -33,14 +33,14 @@ WORKSPACE_MANIFESTS := package.json package-lock.json client/package.json confor
 # What the build needs: the server workspace's build tools and the libraries it bundles (its
 # devDependencies, `npm ci -w server`), or the full toolchain when that is installed.
 node_modules/.build-stamp: $(WORKSPACE_MANIFESTS)
-	@if [ -f node_modules/.install-stamp ]; then $(MAKE) --no-print-directory node_modules/.install-stamp; \
-	else npm ci -w server --no-audit --no-fund; fi
+	@[ ! -f node_modules/.install-stamp ] || $(MAKE) --no-print-directory node_modules/.install-stamp
+	@[ -f node_modules/.install-stamp ] || npm ci -w server --no-audit --no-fund
 	@touch $@
 
 # The serving install: built, then node_modules pruned to what the build loads at run time (ripgrep,
 # the language servers; scripts/prune-serve.mjs). The full toolchain is never pruned. A later
 # build (changed sources) installs the build tools again, and the next `make install` prunes again.
-# ($(MAKE) on a line of its own: `make -n` runs such lines, and must not prune.)
+# ($(MAKE) on lines of its own: `make -n` runs such lines, and must not install or prune.)
 node_modules/.serve-stamp: dist/chimera.mjs
 	@[ -f node_modules/.install-stamp ] || $(MAKE) -s --no-print-directory node_modules/.build-stamp
 	@[ -f node_modules/.install-stamp ] || { node scripts/prune-serve.mjs && rm -f node_modules/.build-stamp; }
