@@ -51,10 +51,11 @@ function runTimeClosure() {
   return keep
 }
 
+/** Bytes on disk (as `du` counts them). */
 function size(path) {
   const st = lstatSync(path)
-  if (!st.isDirectory()) return st.size
-  let total = 0
+  let total = st.blocks * 512
+  if (!st.isDirectory()) return total
   for (const entry of readdirSync(path)) total += size(join(path, entry))
   return total
 }
@@ -106,7 +107,7 @@ if (!dryRun) {
     }
   rmSync(join(modules, '.package-lock.json'), { force: true })
 }
-const mb = (n) => (n / 1e6).toFixed(1)
+const mb = (n) => (n / 2 ** 20).toFixed(1) // MiB, as `du -m` counts
 process.stdout.write(
   `${dryRun ? 'would remove' : 'removed'} ${removed} packages (${mb(removedBytes)} MB) the build needed; ` +
     `node_modules keeps ${kept.join(', ')} (${mb(size(modules) - (dryRun ? removedBytes : 0))} MB)\n`,
