@@ -1,10 +1,11 @@
 # Chimera — every entry point for people and CI. `make help` lists the targets.
 # Two commands set up a fresh machine (Node 20.19+ and npm only):
-#   make serve   the serving install, build, run `chimera otter serve` on 127.0.0.1:5173 (offline model;
+#   make serve   the serving install (build, then prune), run `chimera otter serve` on 127.0.0.1:5173 (offline model;
 #                `make serve PORT=8080 HOST=0.0.0.0` elsewhere)
 #   make test    the full toolchain, then every check, the packages' check and the whole suite on Node 20 and 24
-# The serving install (`npm ci -w server`: what building and running the server needs) is kept
-# apart from the toolchain (`npm ci`: tests, codegen, spec validators, type declarations).
+# The serving install (build with the server workspace's tools, then keep in node_modules only what
+# the built server loads at run time) is kept apart from the toolchain (`npm ci`: tests, codegen,
+# spec validators, type declarations). docs/decisions/0425-build-then-prune.md
 .DEFAULT_GOAL := help
 # A failed build leaves no target behind (dist/chimera.mjs is written before the console bundle).
 .DELETE_ON_ERROR:
@@ -29,18 +30,27 @@ help: ## list targets
 
 WORKSPACE_MANIFESTS := package.json package-lock.json client/package.json conformance/package.json server/package.json
 
-# The serving install: the server workspace's dependencies and build tools only. After the full
-# install it does nothing (that one holds everything this one does).
-node_modules/.serve-stamp: $(WORKSPACE_MANIFESTS)
-	@if [ -f node_modules/.install-stamp ]; then $(MAKE) --no-print-directory node_modules/.install-stamp; \
-	else npm ci -w server --no-audit --no-fund; fi
+# What the build needs: the server workspace's build tools and the libraries it bundles (its
+# devDependencies, `npm ci -w server`), or the full toolchain when that is installed.
+node_modules/.build-stamp: $(WORKSPACE_MANIFESTS)
+	@[ ! -f node_modules/.install-stamp ] || $(MAKE) --no-print-directory node_modules/.install-stamp
+	@[ -f node_modules/.install-stamp ] || npm ci -w server --no-audit --no-fund
+	@touch $@
+
+# The serving install: built, then node_modules pruned to what the build loads at run time (ripgrep,
+# the language servers; scripts/prune-serve.mjs). The full toolchain is never pruned. A later
+# build (changed sources) installs the build tools again, and the next `make install` prunes again.
+# ($(MAKE) on lines of its own: `make -n` runs such lines, and must not install or prune.)
+node_modules/.serve-stamp: dist/chimera.mjs
+	@[ -f node_modules/.install-stamp ] || $(MAKE) -s --no-print-directory node_modules/.build-stamp
+	@[ -f node_modules/.install-stamp ] || { node scripts/prune-serve.mjs && rm -f node_modules/.build-stamp; }
 	@touch $@
 
 node_modules/.install-stamp: $(WORKSPACE_MANIFESTS)
 	npm ci --no-audit --no-fund
-	@touch $@ node_modules/.serve-stamp
+	@touch $@ node_modules/.build-stamp
 
-install: node_modules/.serve-stamp system-deps ## the serving install (npm ci -w server: what building and serving needs; bubblewrap where possible)
+install: node_modules/.serve-stamp system-deps ## the serving install: build, then keep only what serving loads (ripgrep, the language servers); bubblewrap where possible
 
 install-dev: node_modules/.install-stamp system-deps ## the full toolchain (npm ci: tests, codegen, spec validators, declarations)
 
@@ -61,7 +71,8 @@ test-deps: ## install chromium (the /ui browser test) and redis-server (the Redi
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server) >/dev/null 2>&1 || echo "note: could not install redis-server; the Redis store's tests fail without it (or set CHIMERA_REDIS_SERVER)"; \
 	  else echo "note: redis-server is not installed; the Redis store's tests need it (install Debian's redis-server package, or set CHIMERA_REDIS_SERVER)"; fi; }
 
-dist/chimera.mjs: node_modules/.serve-stamp $(shell find server generated client conformance -path '*/dist' -prune -o \( -name '*.ts' -o -name '*.json' -o -name '*.html' -o -name '*.css' -o -name '*.svg' \) -print 2>/dev/null) $(WORKSPACE_MANIFESTS) scripts/build.mjs scripts/bundles.mjs scripts/build-package.mjs
+dist/chimera.mjs: $(shell find server generated client conformance -path '*/dist' -prune -o \( -name '*.ts' -o -name '*.json' -o -name '*.html' -o -name '*.css' -o -name '*.svg' \) -print 2>/dev/null) $(WORKSPACE_MANIFESTS) scripts/build.mjs scripts/bundles.mjs scripts/build-package.mjs
+	@$(MAKE) --no-print-directory node_modules/.build-stamp
 	node scripts/build.mjs
 
 build: dist/chimera.mjs ## bundle the CLI, kit, client and /ui into dist/ and the packages' dist/ (esbuild)
@@ -128,7 +139,7 @@ test: install-dev test-deps build check-generated check-docs lint-specs typechec
 # the machine's name, which would turn a loopback server into a LAN one).
 cli_var = $(if $(filter command line,$(origin $(1))),$($(1)),$(2))
 
-serve: install build ## run `chimera otter serve` with the offline model on HOST:PORT (default 127.0.0.1:5173: make serve PORT=8080 HOST=0.0.0.0)
+serve: install ## run `chimera otter serve` with the offline model on HOST:PORT (default 127.0.0.1:5173: make serve PORT=8080 HOST=0.0.0.0)
 	node bin/chimera.mjs otter serve --port $(call cli_var,PORT,5173) --host $(call cli_var,HOST,127.0.0.1)
 
 bench: install-dev build $(NODE24) ## print the figures of bench/ (start-up phases on Node 20 and 24, run rollups, tool patterns, ACP, LSP calls, event log, Redis store, three instances)
