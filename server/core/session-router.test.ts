@@ -169,6 +169,27 @@ describe('a session command where the session does not run', () => {
     await expect(missing).rejects.toSatisfy((e) => ChimeraError.is(e, 'session_not_found'))
   })
 
+  it('a read claims no lease: with no holder it answers from this instance, with one it is forwarded', async () => {
+    const claims: string[] = []
+    const free: SessionLeases = {
+      ...leases('reader', mine),
+      holds: () => false,
+      owner: () => Promise.resolve(undefined),
+      claim: (id) => (claims.push(id), Promise.resolve(mine)),
+    }
+    const reader = env.manager({ leases: free, forward: () => ({ request: () => Promise.reject(new Error('no')) }) })
+    const s = await reader.create()
+    claims.length = 0
+    const r = await reader.router.read(s.id, false)
+    expect(r).toMatchObject({ status: 'idle', lastSeq: s.lastSeq, model: s.model })
+    expect(claims).toEqual([])
+    // Held elsewhere: forwarded, still no claim (the pair's receiver claims nothing either way).
+    const { owner, receiver, sent } = pair()
+    const held = await owner.create()
+    expect((await receiver.router.read(held.id, false)).status).toBe('idle')
+    expect(sent).toHaveLength(1)
+  })
+
   it("an approval change travels with any of the core's policies and nothing else", () => {
     for (const value of APPROVAL_POLICIES)
       expect(SessionOpSchema.safeParse({ op: 'approval', id: 'otter-1', value }).success, value).toBe(true)

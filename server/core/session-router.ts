@@ -23,7 +23,7 @@ import { randomUUID } from 'node:crypto'
 import { ChimeraError } from '../errors.ts'
 import type { Logger } from '../log.ts'
 import type { BusRequestOptions, BusResult } from '../store/redis-bus.ts'
-import type { SessionLeases } from '../store/types.ts'
+import type { LeaseClaim, SessionLeases } from '../store/types.ts'
 import type { TurnOutcome } from './loop.ts'
 import type { ApprovalPolicy, PermissionDecision } from './permissions.ts'
 import {
@@ -105,6 +105,11 @@ export interface Route<T> {
   what?: string
   /** Wait for the owner's answer as long as it holds the session (a prompt: its turn). */
   unbounded?: boolean
+  /**
+   * A read: never takes the lease. Forwarded to the instance that holds it, else run here on this
+   * instance's copy (which the manager reloads from the store when another instance ran turns).
+   */
+  read?: boolean
 }
 
 export class SessionRouter {
@@ -161,7 +166,7 @@ export class SessionRouter {
     const what = r.what ?? 'this request'
     let payload: RoutedCommand | undefined
     for (let round = 0; round < ROUNDS; round++) {
-      const claim = await leases.claim(id)
+      const claim = r.read ? await this.#readClaim(id, leases) : await leases.claim(id)
       if (claim.kind === 'none') return r.local()
       if (claim.kind === 'mine')
         // In use from the claim on: the idle release cannot slip in before the command runs.
@@ -199,6 +204,12 @@ export class SessionRouter {
       if (a !== undefined) return a
     }
     throw ownerFailed(`session ${id} changed hands ${ROUNDS} times while ${what} was routed; retry`)
+  }
+
+  /** Where a read goes: to the lease's holder when that is another instance, else here (`none`: nothing claimed). */
+  async #readClaim(id: string, leases: SessionLeases): Promise<LeaseClaim> {
+    const owner = leases.holds(id) ? leases.instanceId : await leases.owner(id)
+    return owner && owner !== leases.instanceId ? { kind: 'other', owner } : { kind: 'none' }
   }
 
   /**
@@ -258,13 +269,14 @@ export class SessionRouter {
    * not a copy this instance loaded earlier and has not kept up with; `messages` adds the history.
    */
   read(id: string, messages: boolean): Promise<SessionReading> {
-    return this.#op({ op: 'state', id, messages }, 'this read') as Promise<SessionReading>
+    return this.#op({ op: 'state', id, messages }, 'this read', false, false, true) as Promise<SessionReading>
   }
 
-  #op(op: SessionOp, what: string, unbounded = false, forwarded = false): Promise<unknown> {
+  #op(op: SessionOp, what: string, unbounded = false, forwarded = false, read = false): Promise<unknown> {
     return this.route<Answer | unknown>(op.id, {
       what,
       unbounded,
+      read,
       local: () => this.#run(op),
       payload: () => this.envelope('session', op),
       answer: (reply) => {
@@ -320,7 +332,7 @@ export class SessionRouter {
   /** A session operation another instance forwarded here: run if this instance still holds the session. */
   async #serveOp(op: SessionOp): Promise<Answer> {
     try {
-      const r = await this.#op(op, 'this request', false, true)
+      const r = await this.#op(op, 'this request', false, true, op.op === 'state')
       return typeof r === 'object' && r !== null && 'notOwner' in r ? (r as Answer) : { ok: r }
     } catch (err) {
       if (ChimeraError.is(err))

@@ -32,7 +32,7 @@ export const keys = (id: string) => {
 
 export const instanceKeys = (instanceId: string) => {
   // The forwarding lists as specs/asyncapi/instances.asyncapi.yaml names them; the braces stay (a hash tag).
-  const key = (template: string): string => template.replace('{instance}', `{${instanceId}}`)
+  const key = (template: string): string => template.replace('{instance}', () => `{${instanceId}}`)
   /** `alive`: set with the lease TTL on every renewal tick while the instance runs (redis-leases.ts). */
   return {
     inbox: key(instanceLists.inbox),

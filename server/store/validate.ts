@@ -93,9 +93,9 @@ export function validateMeta(meta: unknown): SessionMeta {
 
 /**
  * The summary itself when valid for `sessionId`; otherwise a `ChimeraError` (`invalid_summary`).
- * Checked without zod's compiled fast path: a summary is checked once per session creation and
- * turn, and compiling that path cost more than the checks it would speed up (1.5–2 ms before
- * a new session is answered; docs/decisions/0430-summary-check-uncompiled.md).
+ * Checked without zod's compiled fast path: compiling it cost 1.5–2 ms before each surface's first
+ * answer, more than it saves where summaries are checked (a creation, a turn's end, a listing or
+ * load: 3.8 µs a summary instead of 2.0; docs/decisions/0430-summary-check-uncompiled.md).
  */
 export function validateSummary(sessionId: string, summary: unknown): SessionSummary {
   const r = SessionSummarySchema.safeParse(summary, { jitless: true })
