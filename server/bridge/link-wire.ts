@@ -27,7 +27,7 @@ export function parseOpenChannel(text: string): OpenChannel | undefined {
     return undefined
   }
   const r = relayControl.open.schema.safeParse(v)
-  return r.success ? { type: r.data.type, channel: r.data.channel } : undefined
+  return r.success ? r.data : undefined
 }
 
 /** The relay's close codes (4000-4999: the application's range; what each means: the bridge spec). */

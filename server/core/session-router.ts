@@ -269,14 +269,14 @@ export class SessionRouter {
    * not a copy this instance loaded earlier and has not kept up with; `messages` adds the history.
    */
   read(id: string, messages: boolean): Promise<SessionReading> {
-    return this.#op({ op: 'state', id, messages }, 'this read', false, false, true) as Promise<SessionReading>
+    return this.#op({ op: 'state', id, messages }, 'this read') as Promise<SessionReading>
   }
 
-  #op(op: SessionOp, what: string, unbounded = false, forwarded = false, read = false): Promise<unknown> {
+  #op(op: SessionOp, what: string, unbounded = false, forwarded = false): Promise<unknown> {
     return this.route<Answer | unknown>(op.id, {
       what,
       unbounded,
-      read,
+      read: op.op === 'state',
       local: () => this.#run(op),
       payload: () => this.envelope('session', op),
       answer: (reply) => {
@@ -332,7 +332,7 @@ export class SessionRouter {
   /** A session operation another instance forwarded here: run if this instance still holds the session. */
   async #serveOp(op: SessionOp): Promise<Answer> {
     try {
-      const r = await this.#op(op, 'this request', false, true, op.op === 'state')
+      const r = await this.#op(op, 'this request', false, true)
       return typeof r === 'object' && r !== null && 'notOwner' in r ? (r as Answer) : { ok: r }
     } catch (err) {
       if (ChimeraError.is(err))

@@ -10,6 +10,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { bearerToken, type TokenCheck } from '../../client/wire/http/auth.ts'
 import { SessionTokens, type TokenRegistry } from './session-tokens.ts'
+import type { Principal } from '../../generated/instances/forward.gen.ts'
 
 export { authorizeTiers, bearerToken } from '../../client/wire/http/auth.ts'
 
@@ -25,8 +26,11 @@ export interface AuthContext {
   tokens?: TokenRegistry
 }
 
-/** Who an authenticated request is: the master token, or a session's token. */
-export type Principal = { master: true } | { master: false; session: string }
+/**
+ * Who an authenticated request is: the master token, or a session's token. The same shape
+ * travels with a request forwarded to another instance (specs/asyncapi/instances.asyncapi.yaml).
+ */
+export type { Principal }
 
 /** Requests forwarded by another instance, with who they were authenticated as there. */
 const forwardedAs = new WeakMap<Request, Principal>()

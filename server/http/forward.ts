@@ -82,9 +82,6 @@ async function toWire(
 const bodyOf = (w: HttpRequest | HttpAnswer): Uint8Array<ArrayBuffer> | undefined =>
   w.body ? new Uint8Array(Buffer.from(w.body, 'base64')) : undefined
 
-/** A header list as `Headers` takes it (each entry is a name and a value: the spec's `HeaderList`). */
-const headerPairs = (h: HttpRequest['headers']): [string, string][] => h.map(([k, v]) => [k ?? '', v ?? ''])
-
 /** Routes session commands to their owner; answers requests forwarded to this instance. */
 export class CommandRouter {
   readonly #router: SessionRouter
@@ -131,7 +128,7 @@ export class CommandRouter {
         const a = r.data
         // The owner no longer holds the session: route again.
         if (a.headers.some(([k]) => k === NOT_OWNER_HEADER)) return undefined
-        return new Response(bodyOf(a), { status: a.status, headers: headerPairs(a.headers) })
+        return new Response(bodyOf(a), { status: a.status, headers: a.headers })
       },
       // Forwarded here, but the lease moved on: the sender routes it again.
       ...(req.headers.get(FORWARDED_HEADER) !== null
@@ -145,7 +142,7 @@ export class CommandRouter {
     const r = HttpRequestSchema.safeParse(forwarded)
     if (!r.success || !this.#app) return { status: 421, headers: [[NOT_OWNER_HEADER, '1']], body: '' }
     const payload = r.data
-    const headers = new Headers(headerPairs(payload.headers))
+    const headers = new Headers(payload.headers)
     headers.set(FORWARDED_HEADER, '1')
     const principal = payload.principal
     // The credentials stayed where the request arrived: a placeholder stands for them, and the

@@ -107,21 +107,29 @@ export function generateRpc(): GeneratedFile {
   return tsModule(out, [RPC_SPEC], zod, lines.join('\n'))
 }
 
+/** `export const <name> = { <channel>: <address>, ... } as const`: a document's channel addresses. */
+function addressTable(doc: any, name: string, comment: string): string[] {
+  return [
+    `/** ${comment} */`,
+    `export const ${name} = {`,
+    ...Object.keys(doc.channels).map((k) => `  ${k}: ${JSON.stringify(doc.channels[k].address)},`),
+    '} as const',
+    '',
+  ]
+}
+
 export function generateBridge(): GeneratedFile {
   const doc = readSpec(BRIDGE_SPEC)
   const out = 'generated/bridge/relay.gen.ts'
   const schemas: Record<string, unknown> = { ...doc.components.schemas }
   const control = channelMessages(doc, 'control', schemas)
   const zod = schemasToZod(schemas, makeResolver(BRIDGE_SPEC, out, '#/components/schemas/'))
-  const address = (key: string): string => JSON.stringify(doc.channels[key].address)
   const lines = [
-    `/** The relay's WebSocket addresses (${BRIDGE_SPEC}); a channel's is \`<control address>/channels/<id>\`. */`,
-    'export const relayAddresses = {',
-    `  control: ${address('control')},`,
-    `  channel: ${address('channel')},`,
-    `  client: ${address('client')},`,
-    '} as const',
-    '',
+    ...addressTable(
+      doc,
+      'relayAddresses',
+      `The relay's WebSocket addresses (${BRIDGE_SPEC}); a channel's is \`<control address>/channels/<id>\`.`,
+    ),
     '/** Messages the relay sends the editor on the control link: name → validator and its `type`. */',
     'export const relayControl = {',
     ...control.map(
@@ -141,12 +149,10 @@ export function generateInstances(): GeneratedFile {
   const out = 'generated/instances/forward.gen.ts'
   const schemas: Record<string, unknown> = { ...doc.components.schemas }
   const zod = schemasToZod(schemas, makeResolver(INSTANCES_SPEC, out, '#/components/schemas/'))
-  const lines = [
-    `/** The Redis lists of ${INSTANCES_SPEC}, by channel (\`{instance}\`: the instance id). */`,
-    'export const instanceLists = {',
-    ...Object.keys(doc.channels).map((k) => `  ${k}: ${JSON.stringify(doc.channels[k].address)},`),
-    '} as const',
-    '',
-  ]
+  const lines = addressTable(
+    doc,
+    'instanceLists',
+    `The Redis lists of ${INSTANCES_SPEC}, by channel (\`{instance}\`: the instance id).`,
+  )
   return tsModule(out, [INSTANCES_SPEC], zod, lines.join('\n'))
 }
