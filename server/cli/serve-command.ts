@@ -462,6 +462,7 @@ async function serveHttpFirst(
   http: Omit<ServeHttpOptions, 'sessions'>,
   logger: Logger,
 ): Promise<void> {
+  const [{ serveHttp }, { ioTurn }] = await Promise.all([import('./serve-http.ts'), import('../http/start-gate.ts')])
   const stop = new AbortController()
   let reason: string | undefined
   let proc: AgentProcess | undefined
@@ -474,6 +475,7 @@ async function serveHttpFirst(
   const start = async (): Promise<ServedSessions> => {
     try {
       const { sessionFlags } = await import('./session-flags.ts')
+      await ioTurn()
       proc = await startAgent(agent, sessionFlags(args, rawArgs, models), models, logger, undefined, undefined, true)
     } finally {
       for (const sig of signals) process.off(sig, early)
@@ -483,7 +485,6 @@ async function serveHttpFirst(
     if (reason !== undefined) void p.shutdown(reason)
     return { manager: p.manager }
   }
-  const { serveHttp } = await import('./serve-http.ts')
   await serveHttp({ ...http, sessions: start, signal: stop.signal })
   await proc?.done
 }

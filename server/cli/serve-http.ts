@@ -15,7 +15,7 @@ import type { Server } from 'node:http'
 import { networkInterfaces } from 'node:os'
 import type { SessionManager } from '../core/manager.ts'
 import type { HttpServerApp, HttpServerOptions } from '../http/server-app.ts'
-import { StartGate } from '../http/start-gate.ts'
+import { StartGate, ioTurn } from '../http/start-gate.ts'
 import { isLoopbackName } from '../http/host-names.ts'
 import { guardSlowClients, type SlowClientLimits } from '../http/slow-clients.ts'
 import type { SseSettings } from '../http/sse/sse-stream.ts'
@@ -240,12 +240,15 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
   let sessions: ServedSessions
   let http: HttpServerApp
   try {
-    const [served, { nodeHandler }, { createHttpServerApp }] = await Promise.all([
-      typeof o.sessions === 'function' ? o.sessions() : o.sessions,
+    // One load at a time, with a turn of the event loop before each, so that a liveness probe is
+    // answered between them (start-gate.ts `ioTurn`).
+    await ioTurn()
+    sessions = typeof o.sessions === 'function' ? await o.sessions() : o.sessions
+    await ioTurn()
+    const [{ nodeHandler }, { createHttpServerApp }] = await Promise.all([
       import('../http/node-handler.ts'),
       import('../http/server-app.ts'),
     ])
-    sessions = served
     http = createHttpServerApp({
       version: o.version,
       startedAt,

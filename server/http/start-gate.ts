@@ -23,6 +23,13 @@ export interface GatedApp {
   upgrade: UpgradeListener
 }
 
+/**
+ * Resolves after a whole turn of the event loop, an I/O poll included. Node 22 and later load an
+ * `import()`'s module graph synchronously, so nothing is answered while one loads: awaited
+ * between the loads of a start, it lets the gate answer a probe that arrived meanwhile.
+ */
+export const ioTurn = (): Promise<void> => new Promise((resolve) => setImmediate(() => setImmediate(resolve)))
+
 const LIVENESS_PATHS = new Set(['/health', '/healthz'])
 
 /** A JSON answer with the headers the app's JSON answers carry (server/http/errors.ts `jsonResponse`). */
