@@ -58,6 +58,27 @@ const heldBy = (instanceId: string, owner: string): SessionLeases => ({
   setHooks: () => {},
 })
 
+/** The router of instance `instanceId` over a real bus, every session held by `owner`. */
+function routerOn(
+  url: string,
+  client: RedisClientType,
+  instanceId: string,
+  owner: string,
+  logger: Logger,
+): SessionRouter {
+  return new SessionRouter({
+    manager: { get: () => Promise.reject(new Error('not here')), takeOver: () => Promise.resolve() },
+    leases: heldBy(instanceId, owner),
+    logger,
+    connect: (handle) => {
+      const bus = new RedisBus({ instanceId, logger, client, reader: () => createClient({ url }), handle })
+      bus.start()
+      stops.push(() => bus.close())
+      return bus
+    },
+  })
+}
+
 describe('forwarding through Redis', () => {
   it('runs a request on the owner and answers it; drops what is not a message of the link', async () => {
     const redis = await startRedis()
@@ -184,23 +205,7 @@ describe('forwarding through Redis', () => {
     // The other way round: this instance's request refused by an owner of a later version is an
     // error for the client naming the owner and both versions; nothing ran.
     const senderLog = recordingLogger()
-    const router = new SessionRouter({
-      manager: { get: () => Promise.reject(new Error('not here')), takeOver: () => Promise.resolve() },
-      leases: heldBy('sender-2', 'later-1'),
-      logger: senderLog,
-      connect: (handle) => {
-        const bus = new RedisBus({
-          instanceId: 'sender-2',
-          logger: senderLog,
-          client: raw,
-          reader: () => createClient({ url: redis.url }),
-          handle,
-        })
-        bus.start()
-        stops.push(() => bus.close())
-        return bus
-      },
-    })
+    const router = routerOn(redis.url, raw, 'sender-2', 'later-1', senderLog)
     const later = (async () => {
       const got = await raw
         .duplicate()
@@ -227,23 +232,7 @@ describe('forwarding through Redis', () => {
     const redis = await privateRedis()
     const raw = await redis.connect()
     const log = recordingLogger()
-    const router = new SessionRouter({
-      manager: { get: () => Promise.reject(new Error('not here')), takeOver: () => Promise.resolve() },
-      leases: heldBy('sender-3', 'owner-3'),
-      logger: log,
-      connect: (handle) => {
-        const bus = new RedisBus({
-          instanceId: 'sender-3',
-          logger: log,
-          client: raw,
-          reader: () => createClient({ url: redis.url }),
-          handle,
-        })
-        bus.start()
-        stops.push(() => bus.close())
-        return bus
-      },
-    })
+    const router = routerOn(redis.url, raw, 'sender-3', 'owner-3', log)
     // A fake owner on the real lists: answers each request with the next `ok`.
     const answers: unknown[] = [
       { model: 'm', mode: 'build' },
