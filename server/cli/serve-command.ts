@@ -451,8 +451,9 @@ async function httpOptions(
 /**
  * HTTP only, bound before the session manager exists (docs/decisions/0445): the port is taken and
  * a liveness probe answered while the agent core loads; every other request waits for it. A
- * termination signal before the core is up shuts down once it is (the turns it would cancel do
- * not exist yet); after that the agent process's own handlers take over.
+ * termination signal before the core is up ends the server once the core has loaded, without
+ * serving: what waited is answered 503 and runs nothing. After that the agent process's own
+ * handlers take over.
  */
 async function serveHttpFirst(
   agent: AgentName,
@@ -472,7 +473,7 @@ async function serveHttpFirst(
   }
   const signals = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const
   for (const sig of signals) process.on(sig, early)
-  const start = async (): Promise<ServedSessions> => {
+  const start = async (): Promise<ServedSessions | undefined> => {
     try {
       const { sessionFlags } = await import('./session-flags.ts')
       await ioTurn()
@@ -481,10 +482,20 @@ async function serveHttpFirst(
       for (const sig of signals) process.off(sig, early)
     }
     const p = proc
+    if (reason !== undefined || p.signal.aborted) {
+      // Stopped while the core loaded: the agent process ends, and nothing that waited is run.
+      await p.shutdown(reason ?? 'stopped')
+      return undefined
+    }
     p.signal.addEventListener('abort', () => stop.abort(p.signal.reason), { once: true })
-    if (reason !== undefined) void p.shutdown(reason)
     return { manager: p.manager }
   }
-  await serveHttp({ ...http, sessions: start, signal: stop.signal })
+  try {
+    await serveHttp({ ...http, sessions: start, signal: stop.signal })
+  } catch (err) {
+    // The app could not be built once the core had started: the agent process ends with it.
+    await proc?.shutdown('the HTTP server could not start')
+    throw err
+  }
   await proc?.done
 }

@@ -51,9 +51,10 @@ export interface ServeHttpOptions {
   logger: Logger
   /**
    * The sessions served, or how to start them: called once the port is bound (the agent core
-   * loads while a liveness probe is already answered: server/http/start-gate.ts).
+   * loads while a liveness probe is already answered: server/http/start-gate.ts); undefined when
+   * the server was stopped meanwhile (it closes without serving).
    */
-  sessions: ServedSessions | (() => Promise<ServedSessions>)
+  sessions: ServedSessions | (() => Promise<ServedSessions | undefined>)
   /** Shutdown: close the listener and open connections. */
   signal?: AbortSignal
   /** Connection limits (defaults: the constants below; tests shorten them). */
@@ -190,9 +191,16 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
     allowedHosts: isLoopback(o.host) ? [] : undefined,
     servedHosts: servedHosts(o.host),
   }
+  const limits: SlowClientLimits = {
+    headersMs: HEADERS_TIMEOUT_MS,
+    bodyMs: REQUEST_TIMEOUT_MS,
+    maxConnections: MAX_CONNECTIONS,
+    ...o.limits,
+  }
   const startedAt = new Date()
-  // Until the app is built: a liveness probe answered, everything else waiting for the app.
-  const gate = new StartGate({ version: o.version, startedAt, rule: guard })
+  // Until the app is built: a liveness probe answered, everything else waiting for the app (as
+  // many as the server takes connections).
+  const gate = new StartGate({ version: o.version, startedAt, rule: guard, maxWaiting: limits.maxConnections })
   let listener: Awaited<ReturnType<typeof listen>>
   try {
     listener = await listen(gate.request, { host: o.host, port: o.port, https })
@@ -218,12 +226,6 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
     if (pidfile) releasePidfile(pidfile.path, pidfile.record)
   }
   process.once('exit', release)
-  const limits: SlowClientLimits = {
-    headersMs: HEADERS_TIMEOUT_MS,
-    bodyMs: REQUEST_TIMEOUT_MS,
-    maxConnections: MAX_CONNECTIONS,
-    ...o.limits,
-  }
   // Node's own timers as a backstop (checked every 30 s; `requestTimeout` counts only until the
   // request is received, never a streaming response); `server.timeout` stays 0: no socket is cut
   // for being quiet, an SSE stream between heartbeats included.
@@ -243,7 +245,16 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
     // One load at a time, with a turn of the event loop before each, so that a liveness probe is
     // answered between them (start-gate.ts `ioTurn`).
     await ioTurn()
-    sessions = typeof o.sessions === 'function' ? await o.sessions() : o.sessions
+    const served = typeof o.sessions === 'function' ? await o.sessions() : o.sessions
+    if (!served) {
+      // Stopped before it served (a signal while the core loaded): what waited is told so.
+      gate.fail('the server is shutting down')
+      await listener.close()
+      release()
+      o.logger.info('HTTP server stopped')
+      return
+    }
+    sessions = served
     await ioTurn()
     const [{ nodeHandler }, { createHttpServerApp }] = await Promise.all([
       import('../http/node-handler.ts'),

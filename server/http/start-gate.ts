@@ -10,6 +10,7 @@
  * cannot be built, the waiting requests get 503 `service_unavailable` and upgrades are closed.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { HttpError, errorBody } from '../../client/wire/http/errors.ts'
 import { healthBody } from './health-body.ts'
@@ -33,45 +34,71 @@ export const ioTurn = (): Promise<void> => new Promise((resolve) => setImmediate
 const LIVENESS_PATHS = new Set(['/health', '/healthz'])
 
 /** A JSON answer with the headers the app's JSON answers carry (server/http/errors.ts `jsonResponse`). */
-function writeJson(res: ServerResponse, status: number, text: string): void {
+function writeJson(res: ServerResponse, status: number, text: string, extra: Record<string, string> = {}): void {
   res.writeHead(status, '', {
     'content-type': 'application/json',
     'x-content-type-options': 'nosniff',
     'content-length': Buffer.byteLength(text),
+    ...extra,
   })
   res.end(text)
 }
 
+/** A 503 `service_unavailable` that closes its connection (the server is not serving it). */
+function unavailable(res: ServerResponse, message: string, retry = false): void {
+  const body = JSON.stringify(errorBody(new HttpError('service_unavailable', message)))
+  writeJson(res, 503, body, { connection: 'close', ...(retry ? { 'retry-after': '1' } : {}) })
+}
+
+/** How many requests and upgrades may wait for the app at most, by default (the server's connection cap). */
+export const MAX_WAITING = 1024
+/** How many requests one connection may have waiting (a client pipelining before the app is there). */
+export const MAX_WAITING_PER_SOCKET = 16
+
 export class StartGate {
   readonly #health: string
   readonly #rule: HostRule
+  readonly #max: number
   #app: GatedApp | undefined
   #settled = false
+  #why = 'the server failed to start'
   #waiting: (() => void)[] = []
+  /** Sockets not read while requests of theirs wait, and how many wait. */
+  readonly #paused = new Map<Socket, number>()
 
-  constructor(o: { version: string; startedAt: Date; rule: HostRule }) {
+  constructor(o: { version: string; startedAt: Date; rule: HostRule; maxWaiting?: number }) {
     this.#health = JSON.stringify(healthBody(o))
     this.#rule = o.rule
+    this.#max = o.maxWaiting ?? MAX_WAITING
   }
 
   /** The server's request listener: the app's once built, the liveness answer or a wait before. */
   readonly request: RequestListener = (req, res) => {
     if (this.#app) return this.#app.request(req, res)
     if (this.#liveness(req, res)) return
+    const socket = req.socket
+    if (socket.destroyed) return
+    const held = this.#paused.get(socket) ?? 0
+    if (held >= MAX_WAITING_PER_SOCKET || this.#waiting.length >= this.#max) {
+      // A flood while the app loads. A new connection is answered now; one with requests waiting
+      // cannot be answered before them, so it is dropped (its requests are not held).
+      if (held > 0) return void socket.destroy()
+      return unavailable(res, 'the server is starting; retry', true)
+    }
+    // Nothing is written back while a request waits, so Node would go on reading and parsing what
+    // a client pipelines behind it: its socket is not read until the app takes over.
+    if (held === 0) socket.pause()
+    this.#paused.set(socket, held + 1)
     this.#wait(() => {
       if (this.#app) this.#app.request(req, res)
-      else
-        writeJson(
-          res,
-          503,
-          JSON.stringify(errorBody(new HttpError('service_unavailable', 'the server failed to start'))),
-        )
+      else unavailable(res, this.#why)
     })
   }
 
-  /** The server's `upgrade` listener (WebSocket `/acp`): the app's once built, a wait before. */
+  /** The server's `upgrade` listener (WebSocket `/acp`): the app's once built, a wait before (within the cap). */
   readonly upgrade: UpgradeListener = (req, socket, head) => {
     if (this.#app) return this.#app.upgrade(req, socket, head)
+    if (this.#waiting.length >= this.#max) return void socket.destroy()
     this.#wait(() => {
       if (this.#app) this.#app.upgrade(req, socket, head)
       else socket.destroy()
@@ -84,8 +111,12 @@ export class StartGate {
     this.#release()
   }
 
-  /** The app could not be built: what waited is answered 503 (upgrades closed). */
-  fail(): void {
+  /**
+   * The app will not be built (its start failed, or the server is stopping): what waited is
+   * answered 503 with `message`, and upgrades are closed.
+   */
+  fail(message = this.#why): void {
+    this.#why = message
     this.#release()
   }
 
@@ -99,8 +130,9 @@ export class StartGate {
     const waiting = this.#waiting
     this.#waiting = []
     for (const go of waiting) go()
+    for (const socket of this.#paused.keys()) if (!socket.destroyed) socket.resume()
+    this.#paused.clear()
   }
-
   /** Answers a plain liveness probe; false when the request is anything else. */
   #liveness(req: IncomingMessage, res: ServerResponse): boolean {
     if (req.method !== 'GET' || !LIVENESS_PATHS.has(req.url ?? '') || req.headers.origin !== undefined) return false
