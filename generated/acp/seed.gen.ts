@@ -3,196 +3,196 @@
 // Change the spec, then run `make generate`.
 /* eslint-disable */
 import * as z from 'zod'
-import { built, lazySchema } from '../lazy-schema.gen.ts'
+import { built, lazySchema, type PlainNode } from '../lazy-schema.gen.ts'
 import * as schemas from '../schemas.gen.ts'
 
-export const EventIdSchema = lazySchema(() => z.number().int().gte(1))
+export const EventIdSchema = lazySchema(() => z.number().int().gte(1), (): PlainNode => ['number', [['safeint'], ['gt', 1, true]]])
 export type EventId = z.infer<typeof EventIdSchema>
-export const SeedProtocolVersionRequestSchema = lazySchema(() => z.union([z.string(), z.any().refine((value) => !z.literal(1).safeParse(value).success, "Invalid input: Should NOT be valid against schema")]))
+export const SeedProtocolVersionRequestSchema = lazySchema(() => z.union([z.string(), z.any().refine((value) => !z.literal(1).safeParse(value).success, "Invalid input: Should NOT be valid against schema")]), (): PlainNode => ['union', [['string', []], 0]])
 export type SeedProtocolVersionRequest = z.infer<typeof SeedProtocolVersionRequestSchema>
-export const SandboxModeSchema = lazySchema(() => z.enum(["read-only","workspace-write","danger-full-access"]))
+export const SandboxModeSchema = lazySchema(() => z.enum(["read-only","workspace-write","danger-full-access"]), (): PlainNode => ['values', ["read-only", "workspace-write", "danger-full-access"]])
 export type SandboxMode = z.infer<typeof SandboxModeSchema>
-export const PermissionRiskSchema = lazySchema(() => z.enum(["low","medium","high"]))
+export const PermissionRiskSchema = lazySchema(() => z.enum(["low","medium","high"]), (): PlainNode => ['values', ["low", "medium", "high"]])
 export type PermissionRisk = z.infer<typeof PermissionRiskSchema>
-export const NoticeLevelSchema = lazySchema(() => z.enum(["info","warning","error"]))
+export const NoticeLevelSchema = lazySchema(() => z.enum(["info","warning","error"]), (): PlainNode => ['values', ["info", "warning", "error"]])
 export type NoticeLevel = z.infer<typeof NoticeLevelSchema>
-export const StopReasonSchema = lazySchema(() => z.enum(["end_turn","max_steps","cancelled","error"]))
+export const StopReasonSchema = lazySchema(() => z.enum(["end_turn","max_steps","cancelled","error"]), (): PlainNode => ['values', ["end_turn", "max_steps", "cancelled", "error"]])
 export type StopReason = z.infer<typeof StopReasonSchema>
-export const FerretIdSchema = lazySchema(() => z.union([z.string(), z.number().int()]))
+export const FerretIdSchema = lazySchema(() => z.union([z.string(), z.number().int()]), (): PlainNode => ['union', [['string', []], ['number', [['safeint']]]]])
 export type FerretId = z.infer<typeof FerretIdSchema>
-export const ResumeCursorSchema = lazySchema(() => z.any().default(0))
+export const ResumeCursorSchema = lazySchema(() => z.any().default(0), (): PlainNode => ['default', 1, () => (0)])
 export type ResumeCursor = z.infer<typeof ResumeCursorSchema>
-export const FileEditDiffSchema = lazySchema(() => z.union([z.string(), z.record(z.string(), z.any())]))
+export const FileEditDiffSchema = lazySchema(() => z.union([z.string(), z.record(z.string(), z.any())]), (): PlainNode => ['union', [['string', []], ['record', 1]]])
 export type FileEditDiff = z.infer<typeof FileEditDiffSchema>
-export const TextContentBlockSchema = lazySchema(() => z.object({ "type": z.literal("text"), "text": z.string() }).strict())
+export const TextContentBlockSchema = lazySchema(() => z.object({ "type": z.literal("text"), "text": z.string() }).strict(), (): PlainNode => ['object', {"type": [['values', ["text"]], 0, 0], "text": [['string', []], 0, 0]}, [['never'], 0, 0]])
 export type TextContentBlock = z.infer<typeof TextContentBlockSchema>
-export const AgentMessageContentSchema = lazySchema(() => z.union([built(TextContentBlockSchema), z.array(built(TextContentBlockSchema))]))
+export const AgentMessageContentSchema = lazySchema(() => z.union([built(TextContentBlockSchema), z.array(built(TextContentBlockSchema))]), (): PlainNode => ['union', [['ref', TextContentBlockSchema], ['array', ['ref', TextContentBlockSchema], []]]])
 export type AgentMessageContent = z.infer<typeof AgentMessageContentSchema>
-export const PromptSchema = lazySchema(() => z.union([z.string(), z.array(built(TextContentBlockSchema)).min(1)]))
+export const PromptSchema = lazySchema(() => z.union([z.string(), z.array(built(TextContentBlockSchema)).min(1)]), (): PlainNode => ['union', [['string', []], ['array', ['ref', TextContentBlockSchema], [['min', 1]]]]])
 export type Prompt = z.infer<typeof PromptSchema>
-export const ServerInfoSchema = lazySchema(() => z.object({ "name": z.string(), "version": z.string() }).strict())
+export const ServerInfoSchema = lazySchema(() => z.object({ "name": z.string(), "version": z.string() }).strict(), (): PlainNode => ['object', {"name": [['string', []], 0, 0], "version": [['string', []], 0, 0]}, [['never'], 0, 0]])
 export type ServerInfo = z.infer<typeof ServerInfoSchema>
-export const OtterCapabilitiesSchema = lazySchema(() => z.object({ "sessionFork": z.boolean().optional(), "sessionList": z.boolean().optional(), "permissionRequest": z.boolean().optional(), "thinking": z.boolean().optional(), "vision": z.boolean().optional() }).strict())
+export const OtterCapabilitiesSchema = lazySchema(() => z.object({ "sessionFork": z.boolean().optional(), "sessionList": z.boolean().optional(), "permissionRequest": z.boolean().optional(), "thinking": z.boolean().optional(), "vision": z.boolean().optional() }).strict(), (): PlainNode => ['object', {"sessionFork": [['optional', ['boolean'], 0], 1, 1], "sessionList": [['optional', ['boolean'], 0], 1, 1], "permissionRequest": [['optional', ['boolean'], 0], 1, 1], "thinking": [['optional', ['boolean'], 0], 1, 1], "vision": [['optional', ['boolean'], 0], 1, 1]}, [['never'], 0, 0]])
 export type OtterCapabilities = z.infer<typeof OtterCapabilitiesSchema>
-export const AgentCapabilitiesSchema = lazySchema(() => z.object({ "promptCapabilities": z.object({ "text": z.boolean().optional() }).strict().optional(), "sessionCapabilities": z.object({ "cancel": z.boolean().optional(), "resume": z.boolean().optional() }).strict().optional(), "toolApproval": z.boolean().optional(), "eventIds": z.boolean().optional() }).strict())
+export const AgentCapabilitiesSchema = lazySchema(() => z.object({ "promptCapabilities": z.object({ "text": z.boolean().optional() }).strict().optional(), "sessionCapabilities": z.object({ "cancel": z.boolean().optional(), "resume": z.boolean().optional() }).strict().optional(), "toolApproval": z.boolean().optional(), "eventIds": z.boolean().optional() }).strict(), (): PlainNode => ['object', {"promptCapabilities": [['optional', ['object', {"text": [['optional', ['boolean'], 0], 1, 1]}, [['never'], 0, 0]], 0], 1, 1], "sessionCapabilities": [['optional', ['object', {"cancel": [['optional', ['boolean'], 0], 1, 1], "resume": [['optional', ['boolean'], 0], 1, 1]}, [['never'], 0, 0]], 0], 1, 1], "toolApproval": [['optional', ['boolean'], 0], 1, 1], "eventIds": [['optional', ['boolean'], 0], 1, 1]}, [['never'], 0, 0]])
 export type AgentCapabilities = z.infer<typeof AgentCapabilitiesSchema>
-export const OtterInitializeResultSchema = lazySchema(() => z.object({ "protocolVersion": z.union([z.literal("0.1"), z.literal(2)]), "serverInfo": built(ServerInfoSchema).optional(), "capabilities": built(OtterCapabilitiesSchema), "agentCapabilities": built(AgentCapabilitiesSchema).optional() }).strict())
+export const OtterInitializeResultSchema = lazySchema(() => z.object({ "protocolVersion": z.union([z.literal("0.1"), z.literal(2)]), "serverInfo": built(ServerInfoSchema).optional(), "capabilities": built(OtterCapabilitiesSchema), "agentCapabilities": built(AgentCapabilitiesSchema).optional() }).strict(), (): PlainNode => ['object', {"protocolVersion": [['union', [['values', ["0.1"]], ['values', [2]]]], 0, 0], "serverInfo": [['optional', ['ref', ServerInfoSchema], 0], 1, 1], "capabilities": [['ref', OtterCapabilitiesSchema], 0, 0], "agentCapabilities": [['optional', ['ref', AgentCapabilitiesSchema], 0], 1, 1]}, [['never'], 0, 0]])
 export type OtterInitializeResult = z.infer<typeof OtterInitializeResultSchema>
-export const FerretCapabilitiesSchema = lazySchema(() => z.object({ "sandbox": z.boolean().optional(), "approval": z.boolean().optional(), "streaming": z.boolean().optional(), "cancellation": z.boolean().optional(), "bridge": z.boolean().optional(), "sessionFork": z.boolean().optional(), "sessionList": z.boolean().optional(), "permissionRequest": z.boolean().optional(), "thinking": z.boolean().optional(), "vision": z.boolean().optional() }).strict())
+export const FerretCapabilitiesSchema = lazySchema(() => z.object({ "sandbox": z.boolean().optional(), "approval": z.boolean().optional(), "streaming": z.boolean().optional(), "cancellation": z.boolean().optional(), "bridge": z.boolean().optional(), "sessionFork": z.boolean().optional(), "sessionList": z.boolean().optional(), "permissionRequest": z.boolean().optional(), "thinking": z.boolean().optional(), "vision": z.boolean().optional() }).strict(), (): PlainNode => ['object', {"sandbox": [['optional', ['boolean'], 0], 1, 1], "approval": [['optional', ['boolean'], 0], 1, 1], "streaming": [['optional', ['boolean'], 0], 1, 1], "cancellation": [['optional', ['boolean'], 0], 1, 1], "bridge": [['optional', ['boolean'], 0], 1, 1], "sessionFork": [['optional', ['boolean'], 0], 1, 1], "sessionList": [['optional', ['boolean'], 0], 1, 1], "permissionRequest": [['optional', ['boolean'], 0], 1, 1], "thinking": [['optional', ['boolean'], 0], 1, 1], "vision": [['optional', ['boolean'], 0], 1, 1]}, [['never'], 0, 0]])
 export type FerretCapabilities = z.infer<typeof FerretCapabilitiesSchema>
-export const FerretInitializeResultSchema = lazySchema(() => z.object({ "protocolVersion": z.literal("0.2"), "serverInfo": built(ServerInfoSchema).optional(), "capabilities": built(FerretCapabilitiesSchema), "agentCapabilities": built(AgentCapabilitiesSchema).optional() }).strict())
+export const FerretInitializeResultSchema = lazySchema(() => z.object({ "protocolVersion": z.literal("0.2"), "serverInfo": built(ServerInfoSchema).optional(), "capabilities": built(FerretCapabilitiesSchema), "agentCapabilities": built(AgentCapabilitiesSchema).optional() }).strict(), (): PlainNode => ['object', {"protocolVersion": [['values', ["0.2"]], 0, 0], "serverInfo": [['optional', ['ref', ServerInfoSchema], 0], 1, 1], "capabilities": [['ref', FerretCapabilitiesSchema], 0, 0], "agentCapabilities": [['optional', ['ref', AgentCapabilitiesSchema], 0], 1, 1]}, [['never'], 0, 0]])
 export type FerretInitializeResult = z.infer<typeof FerretInitializeResultSchema>
-export const InitializeResultSchema = lazySchema(() => z.union([built(OtterInitializeResultSchema), built(FerretInitializeResultSchema)]))
+export const InitializeResultSchema = lazySchema(() => z.union([built(OtterInitializeResultSchema), built(FerretInitializeResultSchema)]), (): PlainNode => ['union', [['ref', OtterInitializeResultSchema], ['ref', FerretInitializeResultSchema]]])
 export type InitializeResult = z.infer<typeof InitializeResultSchema>
-export const SessionNewResultSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema) }).strict())
+export const SessionNewResultSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema) }).strict(), (): PlainNode => ['object', {"sessionId": [['ref', schemas.SessionIdSchema], 0, 0]}, [['never'], 0, 0]])
 export type SessionNewResult = z.infer<typeof SessionNewResultSchema>
-export const SessionLoadResultSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema) }).strict())
+export const SessionLoadResultSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema) }).strict(), (): PlainNode => ['object', {"sessionId": [['ref', schemas.SessionIdSchema], 0, 0]}, [['never'], 0, 0]])
 export type SessionLoadResult = z.infer<typeof SessionLoadResultSchema>
-export const SessionListResultSchema = lazySchema(() => z.object({ "sessions": z.array(built(schemas.SessionSummarySchema)) }).strict())
+export const SessionListResultSchema = lazySchema(() => z.object({ "sessions": z.array(built(schemas.SessionSummarySchema)) }).strict(), (): PlainNode => ['object', {"sessions": [['array', ['ref', schemas.SessionSummarySchema], []], 0, 0]}, [['never'], 0, 0]])
 export type SessionListResult = z.infer<typeof SessionListResultSchema>
-export const OtterUpdateAgentMessageChunkSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("agent_message_chunk"), "content": built(AgentMessageContentSchema) }).strict())
+export const OtterUpdateAgentMessageChunkSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("agent_message_chunk"), "content": built(AgentMessageContentSchema) }).strict(), (): PlainNode => ['object', {"sessionUpdate": [['values', ["agent_message_chunk"]], 0, 0], "content": [['ref', AgentMessageContentSchema], 0, 0]}, [['never'], 0, 0]])
 export type OtterUpdateAgentMessageChunk = z.infer<typeof OtterUpdateAgentMessageChunkSchema>
-export const FinalAssistantMessageSchema = lazySchema(() => z.union([built(OtterUpdateAgentMessageChunkSchema), z.string()]))
+export const FinalAssistantMessageSchema = lazySchema(() => z.union([built(OtterUpdateAgentMessageChunkSchema), z.string()]), (): PlainNode => ['union', [['ref', OtterUpdateAgentMessageChunkSchema], ['string', []]]])
 export type FinalAssistantMessage = z.infer<typeof FinalAssistantMessageSchema>
-export const SessionMessageResultSchema = lazySchema(() => z.object({ "stopReason": built(StopReasonSchema), "message": built(FinalAssistantMessageSchema).optional(), "cancelled": z.boolean().optional() }).strict())
+export const SessionMessageResultSchema = lazySchema(() => z.object({ "stopReason": built(StopReasonSchema), "message": built(FinalAssistantMessageSchema).optional(), "cancelled": z.boolean().optional() }).strict(), (): PlainNode => ['object', {"stopReason": [['ref', StopReasonSchema], 0, 0], "message": [['optional', ['ref', FinalAssistantMessageSchema], 0], 1, 1], "cancelled": [['optional', ['boolean'], 0], 1, 1]}, [['never'], 0, 0]])
 export type SessionMessageResult = z.infer<typeof SessionMessageResultSchema>
-export const SessionGetResultSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "status": built(schemas.SessionStatusSchema), "summary": built(schemas.SessionSummarySchema).optional(), "events": z.array(built(schemas.ChimeraEventSchema)).optional() }).strict())
+export const SessionGetResultSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "status": built(schemas.SessionStatusSchema), "summary": built(schemas.SessionSummarySchema).optional(), "events": z.array(built(schemas.ChimeraEventSchema)).optional() }).strict(), (): PlainNode => ['object', {"sessionId": [['ref', schemas.SessionIdSchema], 0, 0], "status": [['ref', schemas.SessionStatusSchema], 0, 0], "summary": [['optional', ['ref', schemas.SessionSummarySchema], 0], 1, 1], "events": [['optional', ['array', ['ref', schemas.ChimeraEventSchema], []], 0], 1, 1]}, [['never'], 0, 0]])
 export type SessionGetResult = z.infer<typeof SessionGetResultSchema>
-export const SessionResumeResultSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "replayed": z.number().int().gte(0), "lastEventId": z.number().int().gte(0), "truncated": z.boolean() }).strict())
+export const SessionResumeResultSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "replayed": z.number().int().gte(0), "lastEventId": z.number().int().gte(0), "truncated": z.boolean() }).strict(), (): PlainNode => ['object', {"sessionId": [['ref', schemas.SessionIdSchema], 0, 0], "replayed": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "lastEventId": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "truncated": [['boolean'], 0, 0]}, [['never'], 0, 0]])
 export type SessionResumeResult = z.infer<typeof SessionResumeResultSchema>
-export const OkResultSchema = lazySchema(() => z.object({ "ok": z.boolean() }).strict())
+export const OkResultSchema = lazySchema(() => z.object({ "ok": z.boolean() }).strict(), (): PlainNode => ['object', {"ok": [['boolean'], 0, 0]}, [['never'], 0, 0]])
 export type OkResult = z.infer<typeof OkResultSchema>
-export const SetSandboxResultSchema = lazySchema(() => z.object({ "mode": built(SandboxModeSchema), "restartRequired": z.boolean().optional(), "message": z.string().optional() }).strict())
+export const SetSandboxResultSchema = lazySchema(() => z.object({ "mode": built(SandboxModeSchema), "restartRequired": z.boolean().optional(), "message": z.string().optional() }).strict(), (): PlainNode => ['object', {"mode": [['ref', SandboxModeSchema], 0, 0], "restartRequired": [['optional', ['boolean'], 0], 1, 1], "message": [['optional', ['string', []], 0], 1, 1]}, [['never'], 0, 0]])
 export type SetSandboxResult = z.infer<typeof SetSandboxResultSchema>
-export const BridgeStatusResultSchema = lazySchema(() => built(schemas.BridgeStatusSchema))
+export const BridgeStatusResultSchema = lazySchema(() => built(schemas.BridgeStatusSchema), (): PlainNode => ['ref', schemas.BridgeStatusSchema])
 export type BridgeStatusResult = z.infer<typeof BridgeStatusResultSchema>
-export const OtterPermissionRespondParamsSchema = lazySchema(() => z.object({ "requestId": z.string(), "reply": built(schemas.PermissionDecisionSchema) }).strict())
+export const OtterPermissionRespondParamsSchema = lazySchema(() => z.object({ "requestId": z.string(), "reply": built(schemas.PermissionDecisionSchema) }).strict(), (): PlainNode => ['object', {"requestId": [['string', []], 0, 0], "reply": [['ref', schemas.PermissionDecisionSchema], 0, 0]}, [['never'], 0, 0]])
 export type OtterPermissionRespondParams = z.infer<typeof OtterPermissionRespondParamsSchema>
-export const FerretPermissionRespondParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "id": z.string(), "decision": built(schemas.PermissionDecisionSchema) }).strict())
+export const FerretPermissionRespondParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "id": z.string(), "decision": built(schemas.PermissionDecisionSchema) }).strict(), (): PlainNode => ['object', {"sessionId": [['ref', schemas.SessionIdSchema], 0, 0], "id": [['string', []], 0, 0], "decision": [['ref', schemas.PermissionDecisionSchema], 0, 0]}, [['never'], 0, 0]])
 export type FerretPermissionRespondParams = z.infer<typeof FerretPermissionRespondParamsSchema>
-export const PermissionRespondParamsSchema = lazySchema(() => z.union([built(OtterPermissionRespondParamsSchema), built(FerretPermissionRespondParamsSchema)]))
+export const PermissionRespondParamsSchema = lazySchema(() => z.union([built(OtterPermissionRespondParamsSchema), built(FerretPermissionRespondParamsSchema)]), (): PlainNode => ['union', [['ref', OtterPermissionRespondParamsSchema], ['ref', FerretPermissionRespondParamsSchema]]])
 export type PermissionRespondParams = z.infer<typeof PermissionRespondParamsSchema>
-export const ApplicationErrorDataSchema = lazySchema(() => z.object({ "name": z.string(), "message": z.string(), "stack": z.string().optional() }).strict())
+export const ApplicationErrorDataSchema = lazySchema(() => z.object({ "name": z.string(), "message": z.string(), "stack": z.string().optional() }).strict(), (): PlainNode => ['object', {"name": [['string', []], 0, 0], "message": [['string', []], 0, 0], "stack": [['optional', ['string', []], 0], 1, 1]}, [['never'], 0, 0]])
 export type ApplicationErrorData = z.infer<typeof ApplicationErrorDataSchema>
-export const SessionNotFoundErrorDataSchema = lazySchema(() => z.object({ "name": z.literal("SessionNotFound"), "message": z.string(), "stack": z.string().optional() }).strict())
+export const SessionNotFoundErrorDataSchema = lazySchema(() => z.object({ "name": z.literal("SessionNotFound"), "message": z.string(), "stack": z.string().optional() }).strict(), (): PlainNode => ['object', {"name": [['values', ["SessionNotFound"]], 0, 0], "message": [['string', []], 0, 0], "stack": [['optional', ['string', []], 0], 1, 1]}, [['never'], 0, 0]])
 export type SessionNotFoundErrorData = z.infer<typeof SessionNotFoundErrorDataSchema>
-export const OtterUpdateToolCallSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("tool_call"), "tool": z.string(), "input": z.record(z.string(), z.any()), "callId": z.string() }).strict())
+export const OtterUpdateToolCallSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("tool_call"), "tool": z.string(), "input": z.record(z.string(), z.any()), "callId": z.string() }).strict(), (): PlainNode => ['object', {"sessionUpdate": [['values', ["tool_call"]], 0, 0], "tool": [['string', []], 0, 0], "input": [['record', 1], 0, 0], "callId": [['string', []], 0, 0]}, [['never'], 0, 0]])
 export type OtterUpdateToolCall = z.infer<typeof OtterUpdateToolCallSchema>
-export const OtterUpdateToolResultSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("tool_result"), "callId": z.string(), "success": z.boolean().optional(), "error": z.string().optional(), "output": z.string().optional() }).strict().and(z.union([z.any(), z.any()])))
+export const OtterUpdateToolResultSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("tool_result"), "callId": z.string(), "success": z.boolean().optional(), "error": z.string().optional(), "output": z.string().optional() }).strict().and(z.union([z.any(), z.any()])), (): PlainNode => ['and', ['object', {"sessionUpdate": [['values', ["tool_result"]], 0, 0], "callId": [['string', []], 0, 0], "success": [['optional', ['boolean'], 0], 1, 1], "error": [['optional', ['string', []], 0], 1, 1], "output": [['optional', ['string', []], 0], 1, 1]}, [['never'], 0, 0]], ['union', [1, 1]]])
 export type OtterUpdateToolResult = z.infer<typeof OtterUpdateToolResultSchema>
-export const OtterUpdateUsageUpdateSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("usage_update"), "usage": built(schemas.UsageSchema) }).strict())
+export const OtterUpdateUsageUpdateSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("usage_update"), "usage": built(schemas.UsageSchema) }).strict(), (): PlainNode => ['object', {"sessionUpdate": [['values', ["usage_update"]], 0, 0], "usage": [['ref', schemas.UsageSchema], 0, 0]}, [['never'], 0, 0]])
 export type OtterUpdateUsageUpdate = z.infer<typeof OtterUpdateUsageUpdateSchema>
-export const OtterUpdatePermissionRequestSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("permission_request"), "requestId": z.string(), "tool": z.string(), "input": z.record(z.string(), z.any()), "options": z.array(built(schemas.PermissionDecisionSchema)) }).strict())
+export const OtterUpdatePermissionRequestSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("permission_request"), "requestId": z.string(), "tool": z.string(), "input": z.record(z.string(), z.any()), "options": z.array(built(schemas.PermissionDecisionSchema)) }).strict(), (): PlainNode => ['object', {"sessionUpdate": [['values', ["permission_request"]], 0, 0], "requestId": [['string', []], 0, 0], "tool": [['string', []], 0, 0], "input": [['record', 1], 0, 0], "options": [['array', ['ref', schemas.PermissionDecisionSchema], []], 0, 0]}, [['never'], 0, 0]])
 export type OtterUpdatePermissionRequest = z.infer<typeof OtterUpdatePermissionRequestSchema>
-export const OtterUpdateTextDeltaSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("textDelta"), "event": built(schemas.SseEnvelopeSchema) }).strict())
+export const OtterUpdateTextDeltaSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("textDelta"), "event": built(schemas.SseEnvelopeSchema) }).strict(), (): PlainNode => ['object', {"sessionUpdate": [['values', ["textDelta"]], 0, 0], "event": [['ref', schemas.SseEnvelopeSchema], 0, 0]}, [['never'], 0, 0]])
 export type OtterUpdateTextDelta = z.infer<typeof OtterUpdateTextDeltaSchema>
-export const OtterUpdateSseToolCallSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("toolCall"), "event": built(schemas.SseEnvelopeSchema) }).strict())
+export const OtterUpdateSseToolCallSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("toolCall"), "event": built(schemas.SseEnvelopeSchema) }).strict(), (): PlainNode => ['object', {"sessionUpdate": [['values', ["toolCall"]], 0, 0], "event": [['ref', schemas.SseEnvelopeSchema], 0, 0]}, [['never'], 0, 0]])
 export type OtterUpdateSseToolCall = z.infer<typeof OtterUpdateSseToolCallSchema>
-export const OtterUpdateSseToolResultSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("toolResult"), "event": built(schemas.SseEnvelopeSchema) }).strict())
+export const OtterUpdateSseToolResultSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("toolResult"), "event": built(schemas.SseEnvelopeSchema) }).strict(), (): PlainNode => ['object', {"sessionUpdate": [['values', ["toolResult"]], 0, 0], "event": [['ref', schemas.SseEnvelopeSchema], 0, 0]}, [['never'], 0, 0]])
 export type OtterUpdateSseToolResult = z.infer<typeof OtterUpdateSseToolResultSchema>
-export const OtterUpdateStepStartSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("stepStart"), "event": built(schemas.SseEnvelopeSchema) }).strict())
+export const OtterUpdateStepStartSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("stepStart"), "event": built(schemas.SseEnvelopeSchema) }).strict(), (): PlainNode => ['object', {"sessionUpdate": [['values', ["stepStart"]], 0, 0], "event": [['ref', schemas.SseEnvelopeSchema], 0, 0]}, [['never'], 0, 0]])
 export type OtterUpdateStepStart = z.infer<typeof OtterUpdateStepStartSchema>
-export const OtterUpdateStepEndSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("stepEnd"), "event": built(schemas.SseEnvelopeSchema) }).strict())
+export const OtterUpdateStepEndSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("stepEnd"), "event": built(schemas.SseEnvelopeSchema) }).strict(), (): PlainNode => ['object', {"sessionUpdate": [['values', ["stepEnd"]], 0, 0], "event": [['ref', schemas.SseEnvelopeSchema], 0, 0]}, [['never'], 0, 0]])
 export type OtterUpdateStepEnd = z.infer<typeof OtterUpdateStepEndSchema>
-export const OtterUpdateTurnEndSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("turnEnd"), "event": built(schemas.SseEnvelopeSchema) }).strict())
+export const OtterUpdateTurnEndSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("turnEnd"), "event": built(schemas.SseEnvelopeSchema) }).strict(), (): PlainNode => ['object', {"sessionUpdate": [['values', ["turnEnd"]], 0, 0], "event": [['ref', schemas.SseEnvelopeSchema], 0, 0]}, [['never'], 0, 0]])
 export type OtterUpdateTurnEnd = z.infer<typeof OtterUpdateTurnEndSchema>
-export const OtterUpdateErrorSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("error"), "event": built(schemas.SseEnvelopeSchema) }).strict())
+export const OtterUpdateErrorSchema = lazySchema(() => z.object({ "sessionUpdate": z.literal("error"), "event": built(schemas.SseEnvelopeSchema) }).strict(), (): PlainNode => ['object', {"sessionUpdate": [['values', ["error"]], 0, 0], "event": [['ref', schemas.SseEnvelopeSchema], 0, 0]}, [['never'], 0, 0]])
 export type OtterUpdateError = z.infer<typeof OtterUpdateErrorSchema>
-export const OtterUpdateSchema = lazySchema(() => z.union([built(OtterUpdateAgentMessageChunkSchema), built(OtterUpdateToolCallSchema), built(OtterUpdateToolResultSchema), built(OtterUpdateUsageUpdateSchema), built(OtterUpdatePermissionRequestSchema), built(OtterUpdateTextDeltaSchema), built(OtterUpdateSseToolCallSchema), built(OtterUpdateSseToolResultSchema), built(OtterUpdateStepStartSchema), built(OtterUpdateStepEndSchema), built(OtterUpdateTurnEndSchema), built(OtterUpdateErrorSchema)]))
+export const OtterUpdateSchema = lazySchema(() => z.union([built(OtterUpdateAgentMessageChunkSchema), built(OtterUpdateToolCallSchema), built(OtterUpdateToolResultSchema), built(OtterUpdateUsageUpdateSchema), built(OtterUpdatePermissionRequestSchema), built(OtterUpdateTextDeltaSchema), built(OtterUpdateSseToolCallSchema), built(OtterUpdateSseToolResultSchema), built(OtterUpdateStepStartSchema), built(OtterUpdateStepEndSchema), built(OtterUpdateTurnEndSchema), built(OtterUpdateErrorSchema)]), (): PlainNode => ['union', [['ref', OtterUpdateAgentMessageChunkSchema], ['ref', OtterUpdateToolCallSchema], ['ref', OtterUpdateToolResultSchema], ['ref', OtterUpdateUsageUpdateSchema], ['ref', OtterUpdatePermissionRequestSchema], ['ref', OtterUpdateTextDeltaSchema], ['ref', OtterUpdateSseToolCallSchema], ['ref', OtterUpdateSseToolResultSchema], ['ref', OtterUpdateStepStartSchema], ['ref', OtterUpdateStepEndSchema], ['ref', OtterUpdateTurnEndSchema], ['ref', OtterUpdateErrorSchema]]])
 export type OtterUpdate = z.infer<typeof OtterUpdateSchema>
-export const OtterSessionUpdateParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "update": built(OtterUpdateSchema) }).strict())
+export const OtterSessionUpdateParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "update": built(OtterUpdateSchema) }).strict(), (): PlainNode => ['object', {"sessionId": [['ref', schemas.SessionIdSchema], 0, 0], "eventId": [['ref', EventIdSchema], 0, 0], "update": [['ref', OtterUpdateSchema], 0, 0]}, [['never'], 0, 0]])
 export type OtterSessionUpdateParams = z.infer<typeof OtterSessionUpdateParamsSchema>
-export const FerretUpdateAgentMessageChunkSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("agent_message_chunk"), "text": z.string() }).strict())
+export const FerretUpdateAgentMessageChunkSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("agent_message_chunk"), "text": z.string() }).strict(), (): PlainNode => ['object', {"sessionId": [['ref', schemas.SessionIdSchema], 0, 0], "eventId": [['ref', EventIdSchema], 0, 0], "kind": [['values', ["agent_message_chunk"]], 0, 0], "text": [['string', []], 0, 0]}, [['never'], 0, 0]])
 export type FerretUpdateAgentMessageChunk = z.infer<typeof FerretUpdateAgentMessageChunkSchema>
-export const FerretUpdateToolCallStartSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("tool_call_start"), "id": z.string(), "tool": z.string(), "args": z.record(z.string(), z.any()) }).strict())
+export const FerretUpdateToolCallStartSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("tool_call_start"), "id": z.string(), "tool": z.string(), "args": z.record(z.string(), z.any()) }).strict(), (): PlainNode => ['object', {"sessionId": [['ref', schemas.SessionIdSchema], 0, 0], "eventId": [['ref', EventIdSchema], 0, 0], "kind": [['values', ["tool_call_start"]], 0, 0], "id": [['string', []], 0, 0], "tool": [['string', []], 0, 0], "args": [['record', 1], 0, 0]}, [['never'], 0, 0]])
 export type FerretUpdateToolCallStart = z.infer<typeof FerretUpdateToolCallStartSchema>
-export const FerretUpdateToolCallProgressSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("tool_call_progress"), "id": z.string(), "stdout": z.string().optional(), "stderr": z.string().optional() }).strict().and(z.union([z.any(), z.any()])))
+export const FerretUpdateToolCallProgressSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("tool_call_progress"), "id": z.string(), "stdout": z.string().optional(), "stderr": z.string().optional() }).strict().and(z.union([z.any(), z.any()])), (): PlainNode => ['and', ['object', {"sessionId": [['ref', schemas.SessionIdSchema], 0, 0], "eventId": [['ref', EventIdSchema], 0, 0], "kind": [['values', ["tool_call_progress"]], 0, 0], "id": [['string', []], 0, 0], "stdout": [['optional', ['string', []], 0], 1, 1], "stderr": [['optional', ['string', []], 0], 1, 1]}, [['never'], 0, 0]], ['union', [1, 1]]])
 export type FerretUpdateToolCallProgress = z.infer<typeof FerretUpdateToolCallProgressSchema>
-export const FerretUpdateToolCallEndSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("tool_call_end"), "id": z.string(), "result": z.any(), "duration_ms": z.number().gte(0) }).strict())
+export const FerretUpdateToolCallEndSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("tool_call_end"), "id": z.string(), "result": z.any(), "duration_ms": z.number().gte(0) }).strict(), (): PlainNode => ['object', {"sessionId": [['ref', schemas.SessionIdSchema], 0, 0], "eventId": [['ref', EventIdSchema], 0, 0], "kind": [['values', ["tool_call_end"]], 0, 0], "id": [['string', []], 0, 0], "result": [1, 0, 0], "duration_ms": [['number', [['gt', 0, true]]], 0, 0]}, [['never'], 0, 0]])
 export type FerretUpdateToolCallEnd = z.infer<typeof FerretUpdateToolCallEndSchema>
-export const FerretUpdatePermissionRequestSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("permission_request"), "id": z.string(), "tool": z.string(), "args": z.record(z.string(), z.any()), "risk": built(PermissionRiskSchema) }).strict())
+export const FerretUpdatePermissionRequestSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("permission_request"), "id": z.string(), "tool": z.string(), "args": z.record(z.string(), z.any()), "risk": built(PermissionRiskSchema) }).strict(), (): PlainNode => ['object', {"sessionId": [['ref', schemas.SessionIdSchema], 0, 0], "eventId": [['ref', EventIdSchema], 0, 0], "kind": [['values', ["permission_request"]], 0, 0], "id": [['string', []], 0, 0], "tool": [['string', []], 0, 0], "args": [['record', 1], 0, 0], "risk": [['ref', PermissionRiskSchema], 0, 0]}, [['never'], 0, 0]])
 export type FerretUpdatePermissionRequest = z.infer<typeof FerretUpdatePermissionRequestSchema>
-export const FerretUpdateSandboxViolationSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("sandbox_violation"), "tool": z.string(), "path": z.string(), "mode": built(SandboxModeSchema) }).strict())
+export const FerretUpdateSandboxViolationSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("sandbox_violation"), "tool": z.string(), "path": z.string(), "mode": built(SandboxModeSchema) }).strict(), (): PlainNode => ['object', {"sessionId": [['ref', schemas.SessionIdSchema], 0, 0], "eventId": [['ref', EventIdSchema], 0, 0], "kind": [['values', ["sandbox_violation"]], 0, 0], "tool": [['string', []], 0, 0], "path": [['string', []], 0, 0], "mode": [['ref', SandboxModeSchema], 0, 0]}, [['never'], 0, 0]])
 export type FerretUpdateSandboxViolation = z.infer<typeof FerretUpdateSandboxViolationSchema>
-export const FerretUpdateApprovalChangedSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("approval_changed"), "old": z.string(), "new": z.string() }).strict())
+export const FerretUpdateApprovalChangedSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("approval_changed"), "old": z.string(), "new": z.string() }).strict(), (): PlainNode => ['object', {"sessionId": [['ref', schemas.SessionIdSchema], 0, 0], "eventId": [['ref', EventIdSchema], 0, 0], "kind": [['values', ["approval_changed"]], 0, 0], "old": [['string', []], 0, 0], "new": [['string', []], 0, 0]}, [['never'], 0, 0]])
 export type FerretUpdateApprovalChanged = z.infer<typeof FerretUpdateApprovalChangedSchema>
-export const FerretUpdateCostUpdateSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("cost_update"), "input": z.number().int().gte(0), "output": z.number().int().gte(0), "cache": z.number().int().gte(0), "reasoning": z.number().int().gte(0), "total_usd": z.number().gte(0) }).strict())
+export const FerretUpdateCostUpdateSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("cost_update"), "input": z.number().int().gte(0), "output": z.number().int().gte(0), "cache": z.number().int().gte(0), "reasoning": z.number().int().gte(0), "total_usd": z.number().gte(0) }).strict(), (): PlainNode => ['object', {"sessionId": [['ref', schemas.SessionIdSchema], 0, 0], "eventId": [['ref', EventIdSchema], 0, 0], "kind": [['values', ["cost_update"]], 0, 0], "input": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "output": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "cache": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "reasoning": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "total_usd": [['number', [['gt', 0, true]]], 0, 0]}, [['never'], 0, 0]])
 export type FerretUpdateCostUpdate = z.infer<typeof FerretUpdateCostUpdateSchema>
-export const FerretUpdateFileEditSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("file_edit"), "path": z.string(), "diff": built(FileEditDiffSchema) }).strict())
+export const FerretUpdateFileEditSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("file_edit"), "path": z.string(), "diff": built(FileEditDiffSchema) }).strict(), (): PlainNode => ['object', {"sessionId": [['ref', schemas.SessionIdSchema], 0, 0], "eventId": [['ref', EventIdSchema], 0, 0], "kind": [['values', ["file_edit"]], 0, 0], "path": [['string', []], 0, 0], "diff": [['ref', FileEditDiffSchema], 0, 0]}, [['never'], 0, 0]])
 export type FerretUpdateFileEdit = z.infer<typeof FerretUpdateFileEditSchema>
-export const FerretUpdateFileOpenSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("file_open"), "path": z.string(), "line": z.number().int().gte(1).optional() }).strict())
+export const FerretUpdateFileOpenSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("file_open"), "path": z.string(), "line": z.number().int().gte(1).optional() }).strict(), (): PlainNode => ['object', {"sessionId": [['ref', schemas.SessionIdSchema], 0, 0], "eventId": [['ref', EventIdSchema], 0, 0], "kind": [['values', ["file_open"]], 0, 0], "path": [['string', []], 0, 0], "line": [['optional', ['number', [['safeint'], ['gt', 1, true]]], 0], 1, 1]}, [['never'], 0, 0]])
 export type FerretUpdateFileOpen = z.infer<typeof FerretUpdateFileOpenSchema>
-export const FerretUpdateNoticeSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("notice"), "level": built(NoticeLevelSchema), "text": z.string() }).strict())
+export const FerretUpdateNoticeSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("notice"), "level": built(NoticeLevelSchema), "text": z.string() }).strict(), (): PlainNode => ['object', {"sessionId": [['ref', schemas.SessionIdSchema], 0, 0], "eventId": [['ref', EventIdSchema], 0, 0], "kind": [['values', ["notice"]], 0, 0], "level": [['ref', NoticeLevelSchema], 0, 0], "text": [['string', []], 0, 0]}, [['never'], 0, 0]])
 export type FerretUpdateNotice = z.infer<typeof FerretUpdateNoticeSchema>
-export const FerretUpdateTurnEndSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("turn_end"), "id": built(FerretIdSchema), "stop_reason": built(StopReasonSchema) }).strict())
+export const FerretUpdateTurnEndSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "eventId": built(EventIdSchema), "kind": z.literal("turn_end"), "id": built(FerretIdSchema), "stop_reason": built(StopReasonSchema) }).strict(), (): PlainNode => ['object', {"sessionId": [['ref', schemas.SessionIdSchema], 0, 0], "eventId": [['ref', EventIdSchema], 0, 0], "kind": [['values', ["turn_end"]], 0, 0], "id": [['ref', FerretIdSchema], 0, 0], "stop_reason": [['ref', StopReasonSchema], 0, 0]}, [['never'], 0, 0]])
 export type FerretUpdateTurnEnd = z.infer<typeof FerretUpdateTurnEndSchema>
-export const FerretSessionUpdateSchema = lazySchema(() => z.union([built(FerretUpdateAgentMessageChunkSchema), built(FerretUpdateToolCallStartSchema), built(FerretUpdateToolCallProgressSchema), built(FerretUpdateToolCallEndSchema), built(FerretUpdatePermissionRequestSchema), built(FerretUpdateSandboxViolationSchema), built(FerretUpdateApprovalChangedSchema), built(FerretUpdateCostUpdateSchema), built(FerretUpdateFileEditSchema), built(FerretUpdateFileOpenSchema), built(FerretUpdateNoticeSchema), built(FerretUpdateTurnEndSchema)]))
+export const FerretSessionUpdateSchema = lazySchema(() => z.union([built(FerretUpdateAgentMessageChunkSchema), built(FerretUpdateToolCallStartSchema), built(FerretUpdateToolCallProgressSchema), built(FerretUpdateToolCallEndSchema), built(FerretUpdatePermissionRequestSchema), built(FerretUpdateSandboxViolationSchema), built(FerretUpdateApprovalChangedSchema), built(FerretUpdateCostUpdateSchema), built(FerretUpdateFileEditSchema), built(FerretUpdateFileOpenSchema), built(FerretUpdateNoticeSchema), built(FerretUpdateTurnEndSchema)]), (): PlainNode => ['union', [['ref', FerretUpdateAgentMessageChunkSchema], ['ref', FerretUpdateToolCallStartSchema], ['ref', FerretUpdateToolCallProgressSchema], ['ref', FerretUpdateToolCallEndSchema], ['ref', FerretUpdatePermissionRequestSchema], ['ref', FerretUpdateSandboxViolationSchema], ['ref', FerretUpdateApprovalChangedSchema], ['ref', FerretUpdateCostUpdateSchema], ['ref', FerretUpdateFileEditSchema], ['ref', FerretUpdateFileOpenSchema], ['ref', FerretUpdateNoticeSchema], ['ref', FerretUpdateTurnEndSchema]]])
 export type FerretSessionUpdate = z.infer<typeof FerretSessionUpdateSchema>
-export const SessionUpdateParamsSchema = lazySchema(() => z.union([built(OtterSessionUpdateParamsSchema), built(FerretSessionUpdateSchema)]))
+export const SessionUpdateParamsSchema = lazySchema(() => z.union([built(OtterSessionUpdateParamsSchema), built(FerretSessionUpdateSchema)]), (): PlainNode => ['union', [['ref', OtterSessionUpdateParamsSchema], ['ref', FerretSessionUpdateSchema]]])
 export type SessionUpdateParams = z.infer<typeof SessionUpdateParamsSchema>
-export const FerretUpdateKindSchema = lazySchema(() => z.enum(["agent_message_chunk","tool_call_start","tool_call_progress","tool_call_end","permission_request","sandbox_violation","approval_changed","cost_update","file_edit","file_open","notice","turn_end"]))
+export const FerretUpdateKindSchema = lazySchema(() => z.enum(["agent_message_chunk","tool_call_start","tool_call_progress","tool_call_end","permission_request","sandbox_violation","approval_changed","cost_update","file_edit","file_open","notice","turn_end"]), (): PlainNode => ['values', ["agent_message_chunk", "tool_call_start", "tool_call_progress", "tool_call_end", "permission_request", "sandbox_violation", "approval_changed", "cost_update", "file_edit", "file_open", "notice", "turn_end"]])
 export type FerretUpdateKind = z.infer<typeof FerretUpdateKindSchema>
-export const InitializeParamsSchema = lazySchema(() => z.object({ "protocolVersion": built(SeedProtocolVersionRequestSchema).optional(), "clientCapabilities": z.record(z.string(), z.any()).optional(), "clientInfo": z.record(z.string(), z.any()).optional() }).catchall(z.any()))
+export const InitializeParamsSchema = lazySchema(() => z.object({ "protocolVersion": built(SeedProtocolVersionRequestSchema).optional(), "clientCapabilities": z.record(z.string(), z.any()).optional(), "clientInfo": z.record(z.string(), z.any()).optional() }).catchall(z.any()), (): PlainNode => ['object', {"protocolVersion": [['optional', ['ref', SeedProtocolVersionRequestSchema], 0], 1, 1], "clientCapabilities": [['optional', ['record', 1], 0], 1, 1], "clientInfo": [['optional', ['record', 1], 0], 1, 1]}, [1, 0, 0]])
 export type InitializeParams = z.infer<typeof InitializeParamsSchema>
-export const InitializeMethodResultSchema = lazySchema(() => built(InitializeResultSchema))
+export const InitializeMethodResultSchema = lazySchema(() => built(InitializeResultSchema), (): PlainNode => ['ref', InitializeResultSchema])
 export type InitializeMethodResult = z.infer<typeof InitializeMethodResultSchema>
-export const SessionNewParamsSchema = lazySchema(() => z.object({ "cwd": z.string().optional(), "mcpServers": z.array(z.record(z.string(), z.any())).optional() }).catchall(z.any()))
+export const SessionNewParamsSchema = lazySchema(() => z.object({ "cwd": z.string().optional(), "mcpServers": z.array(z.record(z.string(), z.any())).optional() }).catchall(z.any()), (): PlainNode => ['object', {"cwd": [['optional', ['string', []], 0], 1, 1], "mcpServers": [['optional', ['array', ['record', 1], []], 0], 1, 1]}, [1, 0, 0]])
 export type SessionNewParams = z.infer<typeof SessionNewParamsSchema>
-export const SessionNewMethodResultSchema = lazySchema(() => built(SessionNewResultSchema))
+export const SessionNewMethodResultSchema = lazySchema(() => built(SessionNewResultSchema), (): PlainNode => ['ref', SessionNewResultSchema])
 export type SessionNewMethodResult = z.infer<typeof SessionNewMethodResultSchema>
-export const SessionLoadParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "cwd": z.string().optional(), "mcpServers": z.array(z.record(z.string(), z.any())).optional() }).catchall(z.any()))
+export const SessionLoadParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "cwd": z.string().optional(), "mcpServers": z.array(z.record(z.string(), z.any())).optional() }).catchall(z.any()), (): PlainNode => ['object', {"sessionId": [['ref', schemas.SessionIdSchema], 0, 0], "cwd": [['optional', ['string', []], 0], 1, 1], "mcpServers": [['optional', ['array', ['record', 1], []], 0], 1, 1]}, [1, 0, 0]])
 export type SessionLoadParams = z.infer<typeof SessionLoadParamsSchema>
-export const SessionLoadMethodResultSchema = lazySchema(() => built(SessionLoadResultSchema))
+export const SessionLoadMethodResultSchema = lazySchema(() => built(SessionLoadResultSchema), (): PlainNode => ['ref', SessionLoadResultSchema])
 export type SessionLoadMethodResult = z.infer<typeof SessionLoadMethodResultSchema>
-export const SessionListParamsSchema = lazySchema(() => z.object({}).catchall(z.any()))
+export const SessionListParamsSchema = lazySchema(() => z.object({}).catchall(z.any()), (): PlainNode => ['object', {}, [1, 0, 0]])
 export type SessionListParams = z.infer<typeof SessionListParamsSchema>
-export const SessionListMethodResultSchema = lazySchema(() => built(SessionListResultSchema))
+export const SessionListMethodResultSchema = lazySchema(() => built(SessionListResultSchema), (): PlainNode => ['ref', SessionListResultSchema])
 export type SessionListMethodResult = z.infer<typeof SessionListMethodResultSchema>
-export const SessionMessageParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "prompt": built(PromptSchema) }).strict())
+export const SessionMessageParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "prompt": built(PromptSchema) }).strict(), (): PlainNode => ['object', {"sessionId": [['ref', schemas.SessionIdSchema], 0, 0], "prompt": [['ref', PromptSchema], 0, 0]}, [['never'], 0, 0]])
 export type SessionMessageParams = z.infer<typeof SessionMessageParamsSchema>
-export const SessionMessageMethodResultSchema = lazySchema(() => built(SessionMessageResultSchema))
+export const SessionMessageMethodResultSchema = lazySchema(() => built(SessionMessageResultSchema), (): PlainNode => ['ref', SessionMessageResultSchema])
 export type SessionMessageMethodResult = z.infer<typeof SessionMessageMethodResultSchema>
-export const SessionTurnParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "prompt": built(PromptSchema) }).strict())
+export const SessionTurnParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "prompt": built(PromptSchema) }).strict(), (): PlainNode => ['object', {"sessionId": [['ref', schemas.SessionIdSchema], 0, 0], "prompt": [['ref', PromptSchema], 0, 0]}, [['never'], 0, 0]])
 export type SessionTurnParams = z.infer<typeof SessionTurnParamsSchema>
-export const SessionTurnResultSchema = lazySchema(() => built(SessionMessageResultSchema))
+export const SessionTurnResultSchema = lazySchema(() => built(SessionMessageResultSchema), (): PlainNode => ['ref', SessionMessageResultSchema])
 export type SessionTurnResult = z.infer<typeof SessionTurnResultSchema>
-export const SessionGetParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema) }).catchall(z.any()))
+export const SessionGetParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema) }).catchall(z.any()), (): PlainNode => ['object', {"sessionId": [['ref', schemas.SessionIdSchema], 0, 0]}, [1, 0, 0]])
 export type SessionGetParams = z.infer<typeof SessionGetParamsSchema>
-export const SessionGetMethodResultSchema = lazySchema(() => built(SessionGetResultSchema))
+export const SessionGetMethodResultSchema = lazySchema(() => built(SessionGetResultSchema), (): PlainNode => ['ref', SessionGetResultSchema])
 export type SessionGetMethodResult = z.infer<typeof SessionGetMethodResultSchema>
-export const SessionCancelParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema) }).catchall(z.any()))
+export const SessionCancelParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema) }).catchall(z.any()), (): PlainNode => ['object', {"sessionId": [['ref', schemas.SessionIdSchema], 0, 0]}, [1, 0, 0]])
 export type SessionCancelParams = z.infer<typeof SessionCancelParamsSchema>
-export const SessionCancelResultSchema = lazySchema(() => built(OkResultSchema))
+export const SessionCancelResultSchema = lazySchema(() => built(OkResultSchema), (): PlainNode => ['ref', OkResultSchema])
 export type SessionCancelResult = z.infer<typeof SessionCancelResultSchema>
-export const SessionSetModeParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "mode": z.string().min(1) }).catchall(z.any()))
+export const SessionSetModeParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "mode": z.string().min(1) }).catchall(z.any()), (): PlainNode => ['object', {"sessionId": [['ref', schemas.SessionIdSchema], 0, 0], "mode": [['string', [['min', 1]]], 0, 0]}, [1, 0, 0]])
 export type SessionSetModeParams = z.infer<typeof SessionSetModeParamsSchema>
-export const SessionSetModeResultSchema = lazySchema(() => built(OkResultSchema))
+export const SessionSetModeResultSchema = lazySchema(() => built(OkResultSchema), (): PlainNode => ['ref', OkResultSchema])
 export type SessionSetModeResult = z.infer<typeof SessionSetModeResultSchema>
-export const SessionSetModelParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "model": z.string().min(1) }).catchall(z.any()))
+export const SessionSetModelParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "model": z.string().min(1) }).catchall(z.any()), (): PlainNode => ['object', {"sessionId": [['ref', schemas.SessionIdSchema], 0, 0], "model": [['string', [['min', 1]]], 0, 0]}, [1, 0, 0]])
 export type SessionSetModelParams = z.infer<typeof SessionSetModelParamsSchema>
-export const SessionSetModelResultSchema = lazySchema(() => built(OkResultSchema))
+export const SessionSetModelResultSchema = lazySchema(() => built(OkResultSchema), (): PlainNode => ['ref', OkResultSchema])
 export type SessionSetModelResult = z.infer<typeof SessionSetModelResultSchema>
-export const SessionResumeParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "sinceEventId": built(ResumeCursorSchema).optional() }).catchall(z.any()))
+export const SessionResumeParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "sinceEventId": built(ResumeCursorSchema).optional() }).catchall(z.any()), (): PlainNode => ['object', {"sessionId": [['ref', schemas.SessionIdSchema], 0, 0], "sinceEventId": [['optional', ['ref', ResumeCursorSchema], 2], 2, 1]}, [1, 0, 0]])
 export type SessionResumeParams = z.infer<typeof SessionResumeParamsSchema>
-export const SessionResumeMethodResultSchema = lazySchema(() => built(SessionResumeResultSchema))
+export const SessionResumeMethodResultSchema = lazySchema(() => built(SessionResumeResultSchema), (): PlainNode => ['ref', SessionResumeResultSchema])
 export type SessionResumeMethodResult = z.infer<typeof SessionResumeMethodResultSchema>
-export const PermissionRespondMethodParamsSchema = lazySchema(() => built(PermissionRespondParamsSchema))
+export const PermissionRespondMethodParamsSchema = lazySchema(() => built(PermissionRespondParamsSchema), (): PlainNode => ['ref', PermissionRespondParamsSchema])
 export type PermissionRespondMethodParams = z.infer<typeof PermissionRespondMethodParamsSchema>
-export const PermissionRespondResultSchema = lazySchema(() => built(OkResultSchema))
+export const PermissionRespondResultSchema = lazySchema(() => built(OkResultSchema), (): PlainNode => ['ref', OkResultSchema])
 export type PermissionRespondResult = z.infer<typeof PermissionRespondResultSchema>
-export const SessionSetSandboxParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "sandbox": built(SandboxModeSchema).optional() }).strict())
+export const SessionSetSandboxParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "sandbox": built(SandboxModeSchema).optional() }).strict(), (): PlainNode => ['object', {"sessionId": [['ref', schemas.SessionIdSchema], 0, 0], "sandbox": [['optional', ['ref', SandboxModeSchema], 0], 1, 1]}, [['never'], 0, 0]])
 export type SessionSetSandboxParams = z.infer<typeof SessionSetSandboxParamsSchema>
-export const SessionSetSandboxResultSchema = lazySchema(() => built(SetSandboxResultSchema))
+export const SessionSetSandboxResultSchema = lazySchema(() => built(SetSandboxResultSchema), (): PlainNode => ['ref', SetSandboxResultSchema])
 export type SessionSetSandboxResult = z.infer<typeof SessionSetSandboxResultSchema>
-export const SessionSetApprovalParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "approval": z.string().min(1) }).strict())
+export const SessionSetApprovalParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema), "approval": z.string().min(1) }).strict(), (): PlainNode => ['object', {"sessionId": [['ref', schemas.SessionIdSchema], 0, 0], "approval": [['string', [['min', 1]]], 0, 0]}, [['never'], 0, 0]])
 export type SessionSetApprovalParams = z.infer<typeof SessionSetApprovalParamsSchema>
-export const SessionSetApprovalResultSchema = lazySchema(() => built(OkResultSchema))
+export const SessionSetApprovalResultSchema = lazySchema(() => built(OkResultSchema), (): PlainNode => ['ref', OkResultSchema])
 export type SessionSetApprovalResult = z.infer<typeof SessionSetApprovalResultSchema>
-export const SessionBridgeStatusParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema).optional() }).strict())
+export const SessionBridgeStatusParamsSchema = lazySchema(() => z.object({ "sessionId": built(schemas.SessionIdSchema).optional() }).strict(), (): PlainNode => ['object', {"sessionId": [['optional', ['ref', schemas.SessionIdSchema], 0], 1, 1]}, [['never'], 0, 0]])
 export type SessionBridgeStatusParams = z.infer<typeof SessionBridgeStatusParamsSchema>
-export const SessionBridgeStatusResultSchema = lazySchema(() => built(BridgeStatusResultSchema))
+export const SessionBridgeStatusResultSchema = lazySchema(() => built(BridgeStatusResultSchema), (): PlainNode => ['ref', schemas.BridgeStatusSchema])
 export type SessionBridgeStatusResult = z.infer<typeof SessionBridgeStatusResultSchema>
-export const SessionUpdateMethodParamsSchema = lazySchema(() => built(SessionUpdateParamsSchema))
+export const SessionUpdateMethodParamsSchema = lazySchema(() => built(SessionUpdateParamsSchema), (): PlainNode => ['ref', SessionUpdateParamsSchema])
 export type SessionUpdateMethodParams = z.infer<typeof SessionUpdateMethodParamsSchema>
 
 /** Every method of specs/openrpc/acp-seed.openrpc.yaml: direction, kind, validators and error codes. */

@@ -45,6 +45,7 @@ import {
   type SessionResultByOp,
   type Unsupported,
 } from '../../generated/instances/forward.gen.ts'
+import { shapeMember } from '../../generated/lazy-schema.gen.ts'
 import { formatIssues } from '../../client/wire/issues.ts'
 import type { Session } from './session.ts'
 
@@ -288,7 +289,7 @@ export class SessionRouter {
         const a = r.data
         if ('notOwner' in a) return undefined
         if ('error' in a) throw toError(a.error)
-        const ok = SessionResultByOpSchema.shape[op.op].safeParse(a.ok)
+        const ok = shapeMember(SessionResultByOpSchema, op.op).safeParse(a.ok)
         if (ok.success) return ok.data as ResultOf<O>
         this.#logger.warn(
           `forwarding: instance ${owner} answered ${what} on session ${op.id} with a result that is not a ${op.op} result`,

@@ -6,6 +6,7 @@
 import type { z } from 'zod'
 import { EventDataByTypeSchema, type ChimeraEvent, type EventType } from '../../generated/schemas.gen.ts'
 import { EVENT_TYPE_NAMES, TURN_ENDING_EVENTS } from '../../generated/event-facts.gen.ts'
+import { shapeMember } from '../../generated/lazy-schema.gen.ts'
 
 export type { EventType }
 export type EventDataByType = z.infer<typeof EventDataByTypeSchema>
@@ -20,7 +21,7 @@ export const EVENT_TYPES: readonly EventType[] = EVENT_TYPE_NAMES
 
 /** Validate `data` for `type` against the spec (throws a ZodError on mismatch). */
 export function checkEventData<T extends EventType>(type: T, data: unknown): EventDataByType[T] {
-  return EventDataByTypeSchema.shape[type].parse(data) as EventDataByType[T]
+  return shapeMember(EventDataByTypeSchema, type).parse(data) as EventDataByType[T]
 }
 
 /** Events that end a turn (the spec's `x-turn-ending`); on the plural SSE stream `end` follows one. */

@@ -4,7 +4,6 @@
  * summaries against `SessionSummarySchema`, and session meta by hand (it is not a wire shape).
  */
 import * as z from 'zod'
-import type { ZodType } from 'zod'
 import { formatIssues } from '../../client/wire/issues.ts'
 import {
   ChimeraEventSchema,
@@ -13,6 +12,7 @@ import {
   SessionSummarySchema,
   type SessionSummary,
 } from '../../generated/schemas.gen.ts'
+import { lazySchema, plainWithAnyMember, shapeMember } from '../../generated/lazy-schema.gen.ts'
 import type { AnyEvent } from '../events/event-types.ts'
 import { ChimeraError, shownId } from '../errors.ts'
 import { AGENT_PREFIXES, isSessionId } from './paths.ts'
@@ -28,8 +28,10 @@ export function checkSessionId(id: unknown): asserts id is string {
  * union tries the event types' schemas one by one, which cost about 30 times the rest of the
  * check on every append.
  */
-let envelopeSchema: ZodType | undefined
-const envelope = (): ZodType => (envelopeSchema ??= ChimeraEventSchema.extend({ data: z.unknown() }))
+const envelope = lazySchema(
+  () => ChimeraEventSchema.extend({ data: z.unknown() }),
+  () => plainWithAnyMember(ChimeraEventSchema, 'data'),
+)
 
 /** Why `event` is not a valid stored event, or undefined when it is. */
 export function eventProblem(event: unknown): string | undefined {
@@ -38,11 +40,11 @@ export function eventProblem(event: unknown): string | undefined {
     typeof event === 'object' && event !== null ? (event as { type?: unknown }).type : undefined,
   )
   if (type.success) {
-    const data = EventDataByTypeSchema.shape[type.data].safeParse((event as { data?: unknown }).data)
+    const data = shapeMember(EventDataByTypeSchema, type.data).safeParse((event as { data?: unknown }).data)
     if (!data.success) return `data of a ${type.data} event: ${formatIssues(data.error)}`
   }
   // With the data valid for its (valid) type, the union would accept it: check the rest only.
-  const env = (type.success ? envelope() : ChimeraEventSchema).safeParse(event)
+  const env = (type.success ? envelope : ChimeraEventSchema).safeParse(event)
   return env.success ? undefined : formatIssues(env.error)
 }
 
@@ -93,12 +95,11 @@ export function validateMeta(meta: unknown): SessionMeta {
 
 /**
  * The summary itself when valid for `sessionId`; otherwise a `ChimeraError` (`invalid_summary`).
- * Checked without zod's compiled fast path: compiling it cost 1.5–2 ms before each surface's first
- * answer, more than it saves where summaries are checked (a creation, a turn's end, a listing or
- * load: 3.8 µs a summary instead of 2.0; docs/decisions/0430-summary-check-uncompiled.md).
+ * A valid summary is accepted by the schema's plain check, which builds no zod schema
+ * (docs/decisions/0450-plain-checks-before-zod.md).
  */
 export function validateSummary(sessionId: string, summary: unknown): SessionSummary {
-  const r = SessionSummarySchema.safeParse(summary, { jitless: true })
+  const r = SessionSummarySchema.safeParse(summary)
   if (!r.success) throw new ChimeraError('invalid_summary', `invalid session summary: ${formatIssues(r.error)}`)
   if (r.data.session_id !== sessionId) {
     throw new ChimeraError(

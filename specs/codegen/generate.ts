@@ -27,11 +27,12 @@ import { generateTools, TOOLS_SPEC } from './gen-tools.ts'
 import { ACP_V1_OPENRPC } from './acp-v1-openrpc.ts'
 import { generateBundles } from './gen-bundles.ts'
 import { generateLazySchema } from './lib/zod.ts'
+import { withPlainChecks } from './lib/plain-checks.ts'
 
 const OUT = 'generated'
 
 export async function renderAll(): Promise<GeneratedFile[]> {
-  const files: GeneratedFile[] = [
+  const rendered: GeneratedFile[] = [
     generateLazySchema(),
     generateShared(),
     generateEventFacts(),
@@ -47,6 +48,7 @@ export async function renderAll(): Promise<GeneratedFile[]> {
     await generateOpenApiBundle(),
     ...generateBundles(),
   ]
+  const files = await withPlainChecks(rendered)
   const inputs = [
     ...sharedFiles(),
     ACP_VENDOR,
@@ -58,6 +60,7 @@ export async function renderAll(): Promise<GeneratedFile[]> {
     INSTANCES_SPEC,
     OPENAPI_SPEC,
     TOOLS_SPEC,
+    'specs/codegen/runtime/lazy-schema.ts',
   ]
   // The generators' versions as installed (the lockfile covers the workspace root and its packages).
   const lock = JSON.parse(readFileSync(abs('package-lock.json'), 'utf8')) as {

@@ -5,10 +5,12 @@
  * or a namespaced import from another generated module. `oneOf` is emitted as a union
  * (json-schema-to-zod would otherwise produce an untyped `z.any().superRefine`).
  */
+import { readFileSync } from 'node:fs'
 import { dirname, relative } from 'node:path'
 import { jsonSchemaToZod, parseSchema } from 'json-schema-to-zod'
 import { byKey } from './order.ts'
-import { header } from './files.ts'
+import { abs, header } from './files.ts'
+import { plainMarker } from './plain-checks.ts'
 
 /** Where a `$ref` points: a schema name in this module, or in an imported one. */
 export type RefTarget = { module: 'local' } | { module: string; importFrom: string }
@@ -120,7 +122,8 @@ export function schemasToZod(
       } as never,
     )
     // Built on first use (lazySchema): a process builds the validators it uses, when it uses them.
-    body += `export const ${schemaIdent(name)} = lazySchema(() => ${code.trim().replace(/;$/, '')})\n`
+    // The marker becomes the schema's plain check (plain-checks.ts), once the module can be built.
+    body += `export const ${schemaIdent(name)} = lazySchema(() => ${code.trim().replace(/;$/, '')}${plainMarker(schemaIdent(name))})\n`
     if (opts.exportTypes !== false) body += `export type ${ident(name)} = z.infer<typeof ${schemaIdent(name)}>\n`
     emitted.add(name)
   }
@@ -138,7 +141,7 @@ export const LAZY_MODULE = 'generated/lazy-schema.gen.ts'
 export function renderImports(path: string, imports: Map<string, string>): string {
   let lazy = relative(dirname(path), LAZY_MODULE).split('\\').join('/')
   if (!lazy.startsWith('.')) lazy = `./${lazy}`
-  const lines = ["import * as z from 'zod'", `import { built, lazySchema } from '${lazy}'`]
+  const lines = ["import * as z from 'zod'", `import { built, lazySchema, type PlainNode } from '${lazy}'`]
   for (const [alias, from] of [...imports].sort(byKey)) {
     lines.push(`import * as ${alias} from '${from}'`)
   }
@@ -146,57 +149,13 @@ export function renderImports(path: string, imports: Map<string, string>): strin
 }
 
 /**
- * generated/lazy-schema.gen.ts: `lazySchema(build)` stands for the schema `build()` returns and
- * builds it on first use (any property read: `parse`, `shape`, `_zod`), once. Building every
- * validator of a module when it loads cost start-up more than any other phase; a process now
- * builds only those it touches. The time spent building is summed under a global symbol for the
- * start-up profile (server/startup-trace.ts).
+ * generated/lazy-schema.gen.ts: `lazySchema(build, plain)` stands for the schema `build()`
+ * returns and builds it on first use (any property read: `parse`, `shape`, `_zod`), once; its
+ * `parse` and `safeParse` run the schema's plain check first (plain-checks.ts). The module is the
+ * runtime in specs/codegen/runtime/lazy-schema.ts, copied: generated code imports nothing
+ * outside generated/.
  */
 export function generateLazySchema(): { path: string; text: string } {
-  const text = `${header([])}/**
- * A generated validator built on first use: \`lazySchema(build)\` stands for the schema \`build()\`
- * returns (same type, same behaviour) and builds it the first time any of its properties is read.
- */
-const BUILD_MS = Symbol.for('chimera.validatorBuildMs')
-const timing = globalThis as { [BUILD_MS]?: number }
-const REAL = Symbol('lazySchema.built')
-let depth = 0
-
-/**
- * The schema a \`lazySchema\` stands for, built now (any other value as it is): a schema that
- * embeds another holds the built one, so checking it goes through no stand-in.
- */
-export function built<T>(schema: T): T {
-  return (schema as { [REAL]?: T })[REAL] ?? schema
-}
-
-export function lazySchema<T extends object>(build: () => T): T {
-  let value: T | undefined
-  const real = (): T => {
-    if (value) return value
-    const t0 = depth++ === 0 ? performance.now() : 0
-    try {
-      value = build()
-    } finally {
-      if (--depth === 0) timing[BUILD_MS] = (timing[BUILD_MS] ?? 0) + performance.now() - t0
-    }
-    return value
-  }
-  return new Proxy({} as T, {
-    get: (_t, key) => (key === REAL ? real() : Reflect.get(real(), key)),
-    has: (_t, key) => Reflect.has(real(), key),
-    ownKeys: () => Reflect.ownKeys(real()),
-    // Reported configurable: the stand-in itself has none of the schema's own properties.
-    getOwnPropertyDescriptor: (_t, key) => {
-      const d = Reflect.getOwnPropertyDescriptor(real(), key)
-      return d && { ...d, configurable: true }
-    },
-    getPrototypeOf: () => Reflect.getPrototypeOf(real()),
-    set: (_t, key, value) => Reflect.set(real(), key, value),
-    defineProperty: (_t, key, d) => Reflect.defineProperty(real(), key, d),
-    deleteProperty: (_t, key) => Reflect.deleteProperty(real(), key),
-  })
-}
-`
-  return { path: LAZY_MODULE, text }
+  const source = 'specs/codegen/runtime/lazy-schema.ts'
+  return { path: LAZY_MODULE, text: `${header([source])}${readFileSync(abs(source), 'utf8')}` }
 }
