@@ -4,167 +4,170 @@
 // Change the spec, then run `make generate`.
 /* eslint-disable */
 import * as z from 'zod'
-import { built, lazySchema, type PlainNode } from '../lazy-schema.gen.ts'
+import { built, lazySchema, plainModule } from '../lazy-schema.gen.ts'
+import * as own from './v1-methods.gen.ts'
 import * as schemas from '../schemas.gen.ts'
 import * as v1_schema from './v1-schema.gen.ts'
 
-export const SessionRefSchema = lazySchema(() => z.object({ "sessionId": built(v1_schema.SessionIdSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).strict(), (): PlainNode => ['object', {"sessionId": [['ref', v1_schema.SessionIdSchema], 0, 0], "_meta": [['optional', ['union', [['record', 1], ['values', [null]]]], 0], 1, 1]}, [['never'], 0, 0]])
+const plain = plainModule(own, { schemas, v1_schema })
+
+export const SessionRefSchema = lazySchema(() => z.object({ "sessionId": built(v1_schema.SessionIdSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).strict(), () => plain('["object",{"sessionId":[["ref","v1_schema.SessionIdSchema"],0,0],"_meta":[["optional",["union",[["record",1],["values",[null]]]],0],1,1]},[["never"],0,0]]'))
 export type SessionRef = z.infer<typeof SessionRefSchema>
-export const SteeringParamsSchema = lazySchema(() => z.object({ "sessionId": built(v1_schema.SessionIdSchema), "prompt": z.array(built(v1_schema.ContentBlockSchema)), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).strict(), (): PlainNode => ['object', {"sessionId": [['ref', v1_schema.SessionIdSchema], 0, 0], "prompt": [['array', ['ref', v1_schema.ContentBlockSchema], []], 0, 0], "_meta": [['optional', ['union', [['record', 1], ['values', [null]]]], 0], 1, 1]}, [['never'], 0, 0]])
+export const SteeringParamsSchema = lazySchema(() => z.object({ "sessionId": built(v1_schema.SessionIdSchema), "prompt": z.array(built(v1_schema.ContentBlockSchema)), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).strict(), () => plain('["object",{"sessionId":[["ref","v1_schema.SessionIdSchema"],0,0],"prompt":[["array",["ref","v1_schema.ContentBlockSchema"],[]],0,0],"_meta":[["optional",["union",[["record",1],["values",[null]]]],0],1,1]},[["never"],0,0]]'))
 export type SteeringParams = z.infer<typeof SteeringParamsSchema>
-export const SteeringResultSchema = lazySchema(() => z.object({ "outcome": z.enum(["injected","startedNewTurn","promptRequired","failed"]), "reason": z.string().optional() }).strict(), (): PlainNode => ['object', {"outcome": [['values', ["injected", "startedNewTurn", "promptRequired", "failed"]], 0, 0], "reason": [['optional', ['string', []], 0], 1, 1]}, [['never'], 0, 0]])
+export const SteeringResultSchema = lazySchema(() => z.object({ "outcome": z.enum(["injected","startedNewTurn","promptRequired","failed"]), "reason": z.string().optional() }).strict(), () => plain('["object",{"outcome":[["values",["injected","startedNewTurn","promptRequired","failed"]],0,0],"reason":[["optional",["string",[]],0],1,1]},[["never"],0,0]]'))
 export type SteeringResult = z.infer<typeof SteeringResultSchema>
-export const ReplayParamsSchema = lazySchema(() => z.object({ "sessionId": built(v1_schema.SessionIdSchema), "sinceEventId": z.number().int().optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).strict(), (): PlainNode => ['object', {"sessionId": [['ref', v1_schema.SessionIdSchema], 0, 0], "sinceEventId": [['optional', ['number', [['safeint']]], 0], 1, 1], "_meta": [['optional', ['union', [['record', 1], ['values', [null]]]], 0], 1, 1]}, [['never'], 0, 0]])
+export const ReplayParamsSchema = lazySchema(() => z.object({ "sessionId": built(v1_schema.SessionIdSchema), "sinceEventId": z.number().int().optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).strict(), () => plain('["object",{"sessionId":[["ref","v1_schema.SessionIdSchema"],0,0],"sinceEventId":[["optional",["number",[["safeint"]]],0],1,1],"_meta":[["optional",["union",[["record",1],["values",[null]]]],0],1,1]},[["never"],0,0]]'))
 export type ReplayParams = z.infer<typeof ReplayParamsSchema>
-export const ReplayResultSchema = lazySchema(() => z.object({ "sessionId": z.string(), "replayed": z.number().int().gte(0), "lastEventId": z.number().int().gte(0), "truncated": z.boolean() }).strict(), (): PlainNode => ['object', {"sessionId": [['string', []], 0, 0], "replayed": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "lastEventId": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "truncated": [['boolean'], 0, 0]}, [['never'], 0, 0]])
+export const ReplayResultSchema = lazySchema(() => z.object({ "sessionId": z.string(), "replayed": z.number().int().gte(0), "lastEventId": z.number().int().gte(0), "truncated": z.boolean() }).strict(), () => plain('["object",{"sessionId":[["string",[]],0,0],"replayed":[["number",[["safeint"],["gt",0,true]]],0,0],"lastEventId":[["number",[["safeint"],["gt",0,true]]],0,0],"truncated":[["boolean"],0,0]},[["never"],0,0]]'))
 export type ReplayResult = z.infer<typeof ReplayResultSchema>
-export const SessionStateSchema = lazySchema(() => z.object({ "sessionId": z.string(), "model": z.string(), "mode": z.string(), "status": built(schemas.SessionStatusSchema), "messages": z.array(built(schemas.ChatMessageSchema)), "lastEventId": z.number().int().gte(0).optional() }).strict(), (): PlainNode => ['object', {"sessionId": [['string', []], 0, 0], "model": [['string', []], 0, 0], "mode": [['string', []], 0, 0], "status": [['ref', schemas.SessionStatusSchema], 0, 0], "messages": [['array', ['ref', schemas.ChatMessageSchema], []], 0, 0], "lastEventId": [['optional', ['number', [['safeint'], ['gt', 0, true]]], 0], 1, 1]}, [['never'], 0, 0]])
+export const SessionStateSchema = lazySchema(() => z.object({ "sessionId": z.string(), "model": z.string(), "mode": z.string(), "status": built(schemas.SessionStatusSchema), "messages": z.array(built(schemas.ChatMessageSchema)), "lastEventId": z.number().int().gte(0).optional() }).strict(), () => plain('["object",{"sessionId":[["string",[]],0,0],"model":[["string",[]],0,0],"mode":[["string",[]],0,0],"status":[["ref","schemas.SessionStatusSchema"],0,0],"messages":[["array",["ref","schemas.ChatMessageSchema"],[]],0,0],"lastEventId":[["optional",["number",[["safeint"],["gt",0,true]]],0],1,1]},[["never"],0,0]]'))
 export type SessionState = z.infer<typeof SessionStateSchema>
-export const CompactResultSchema = lazySchema(() => z.object({ "summary": z.string(), "messagesBefore": z.number().int().gte(0), "messagesAfter": z.number().int().gte(0) }).strict(), (): PlainNode => ['object', {"summary": [['string', []], 0, 0], "messagesBefore": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "messagesAfter": [['number', [['safeint'], ['gt', 0, true]]], 0, 0]}, [['never'], 0, 0]])
+export const CompactResultSchema = lazySchema(() => z.object({ "summary": z.string(), "messagesBefore": z.number().int().gte(0), "messagesAfter": z.number().int().gte(0) }).strict(), () => plain('["object",{"summary":[["string",[]],0,0],"messagesBefore":[["number",[["safeint"],["gt",0,true]]],0,0],"messagesAfter":[["number",[["safeint"],["gt",0,true]]],0,0]},[["never"],0,0]]'))
 export type CompactResult = z.infer<typeof CompactResultSchema>
-export const LegacySetModelParamsSchema = lazySchema(() => z.object({ "sessionId": built(v1_schema.SessionIdSchema), "modelId": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).strict(), (): PlainNode => ['object', {"sessionId": [['ref', v1_schema.SessionIdSchema], 0, 0], "modelId": [['string', []], 0, 0], "_meta": [['optional', ['union', [['record', 1], ['values', [null]]]], 0], 1, 1]}, [['never'], 0, 0]])
+export const LegacySetModelParamsSchema = lazySchema(() => z.object({ "sessionId": built(v1_schema.SessionIdSchema), "modelId": z.string(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).strict(), () => plain('["object",{"sessionId":[["ref","v1_schema.SessionIdSchema"],0,0],"modelId":[["string",[]],0,0],"_meta":[["optional",["union",[["record",1],["values",[null]]]],0],1,1]},[["never"],0,0]]'))
 export type LegacySetModelParams = z.infer<typeof LegacySetModelParamsSchema>
-export const SandboxModeSchema = lazySchema(() => z.enum(["read-only","workspace-write","danger-full-access"]), (): PlainNode => ['values', ["read-only", "workspace-write", "danger-full-access"]])
+export const SandboxModeSchema = lazySchema(() => z.enum(["read-only","workspace-write","danger-full-access"]), () => plain('["values",["read-only","workspace-write","danger-full-access"]]'))
 export type SandboxMode = z.infer<typeof SandboxModeSchema>
-export const ApprovalPresetSchema = lazySchema(() => z.enum(["auto","ask","allow","deny","read-only"]), (): PlainNode => ['values', ["auto", "ask", "allow", "deny", "read-only"]])
+export const ApprovalPresetSchema = lazySchema(() => z.enum(["auto","ask","allow","deny","read-only"]), () => plain('["values",["auto","ask","allow","deny","read-only"]]'))
 export type ApprovalPreset = z.infer<typeof ApprovalPresetSchema>
-export const SetSandboxParamsSchema = lazySchema(() => z.object({ "sessionId": built(v1_schema.SessionIdSchema), "mode": built(SandboxModeSchema).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).strict(), (): PlainNode => ['object', {"sessionId": [['ref', v1_schema.SessionIdSchema], 0, 0], "mode": [['optional', ['ref', SandboxModeSchema], 0], 1, 1], "_meta": [['optional', ['union', [['record', 1], ['values', [null]]]], 0], 1, 1]}, [['never'], 0, 0]])
+export const SetSandboxParamsSchema = lazySchema(() => z.object({ "sessionId": built(v1_schema.SessionIdSchema), "mode": built(SandboxModeSchema).optional(), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).strict(), () => plain('["object",{"sessionId":[["ref","v1_schema.SessionIdSchema"],0,0],"mode":[["optional",["ref","SandboxModeSchema"],0],1,1],"_meta":[["optional",["union",[["record",1],["values",[null]]]],0],1,1]},[["never"],0,0]]'))
 export type SetSandboxParams = z.infer<typeof SetSandboxParamsSchema>
-export const SandboxResultSchema = lazySchema(() => z.object({ "mode": built(SandboxModeSchema), "restartRequired": z.boolean(), "message": z.string().optional() }).strict(), (): PlainNode => ['object', {"mode": [['ref', SandboxModeSchema], 0, 0], "restartRequired": [['boolean'], 0, 0], "message": [['optional', ['string', []], 0], 1, 1]}, [['never'], 0, 0]])
+export const SandboxResultSchema = lazySchema(() => z.object({ "mode": built(SandboxModeSchema), "restartRequired": z.boolean(), "message": z.string().optional() }).strict(), () => plain('["object",{"mode":[["ref","SandboxModeSchema"],0,0],"restartRequired":[["boolean"],0,0],"message":[["optional",["string",[]],0],1,1]},[["never"],0,0]]'))
 export type SandboxResult = z.infer<typeof SandboxResultSchema>
-export const SetApprovalParamsSchema = lazySchema(() => z.object({ "sessionId": built(v1_schema.SessionIdSchema), "approval": built(ApprovalPresetSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).strict(), (): PlainNode => ['object', {"sessionId": [['ref', v1_schema.SessionIdSchema], 0, 0], "approval": [['ref', ApprovalPresetSchema], 0, 0], "_meta": [['optional', ['union', [['record', 1], ['values', [null]]]], 0], 1, 1]}, [['never'], 0, 0]])
+export const SetApprovalParamsSchema = lazySchema(() => z.object({ "sessionId": built(v1_schema.SessionIdSchema), "approval": built(ApprovalPresetSchema), "_meta": z.union([z.record(z.string(), z.any()), z.null()]).optional() }).strict(), () => plain('["object",{"sessionId":[["ref","v1_schema.SessionIdSchema"],0,0],"approval":[["ref","ApprovalPresetSchema"],0,0],"_meta":[["optional",["union",[["record",1],["values",[null]]]],0],1,1]},[["never"],0,0]]'))
 export type SetApprovalParams = z.infer<typeof SetApprovalParamsSchema>
-export const ApprovalResultSchema = lazySchema(() => z.object({ "old": built(ApprovalPresetSchema), "new": built(ApprovalPresetSchema) }).strict(), (): PlainNode => ['object', {"old": [['ref', ApprovalPresetSchema], 0, 0], "new": [['ref', ApprovalPresetSchema], 0, 0]}, [['never'], 0, 0]])
+export const ApprovalResultSchema = lazySchema(() => z.object({ "old": built(ApprovalPresetSchema), "new": built(ApprovalPresetSchema) }).strict(), () => plain('["object",{"old":[["ref","ApprovalPresetSchema"],0,0],"new":[["ref","ApprovalPresetSchema"],0,0]},[["never"],0,0]]'))
 export type ApprovalResult = z.infer<typeof ApprovalResultSchema>
-export const BridgeStatusSchema = lazySchema(() => built(schemas.BridgeStatusSchema), (): PlainNode => ['ref', schemas.BridgeStatusSchema])
+export const BridgeStatusSchema = lazySchema(() => built(schemas.BridgeStatusSchema), () => plain('["ref","schemas.BridgeStatusSchema"]'))
 export type BridgeStatus = z.infer<typeof BridgeStatusSchema>
-export const FerretUpdateParamsSchema = lazySchema(() => z.object({ "sessionId": built(v1_schema.SessionIdSchema), "eventId": z.number().int().gte(1), "kind": z.enum(["sandbox_violation","approval_changed","file_edit","file_open","notice"]), "data": built(schemas.EventDataSchema) }).strict(), (): PlainNode => ['object', {"sessionId": [['ref', v1_schema.SessionIdSchema], 0, 0], "eventId": [['number', [['safeint'], ['gt', 1, true]]], 0, 0], "kind": [['values', ["sandbox_violation", "approval_changed", "file_edit", "file_open", "notice"]], 0, 0], "data": [['ref', schemas.EventDataSchema], 0, 0]}, [['never'], 0, 0]])
+export const FerretUpdateParamsSchema = lazySchema(() => z.object({ "sessionId": built(v1_schema.SessionIdSchema), "eventId": z.number().int().gte(1), "kind": z.enum(["sandbox_violation","approval_changed","file_edit","file_open","notice"]), "data": built(schemas.EventDataSchema) }).strict(), () => plain('["object",{"sessionId":[["ref","v1_schema.SessionIdSchema"],0,0],"eventId":[["number",[["safeint"],["gt",1,true]]],0,0],"kind":[["values",["sandbox_violation","approval_changed","file_edit","file_open","notice"]],0,0],"data":[["ref","schemas.EventDataSchema"],0,0]},[["never"],0,0]]'))
 export type FerretUpdateParams = z.infer<typeof FerretUpdateParamsSchema>
-export const CancelRequestParamsSchema = lazySchema(() => built(v1_schema.CancelRequestNotificationSchema), (): PlainNode => ['ref', v1_schema.CancelRequestNotificationSchema])
+export const CancelRequestParamsSchema = lazySchema(() => built(v1_schema.CancelRequestNotificationSchema), () => plain('["ref","v1_schema.CancelRequestNotificationSchema"]'))
 export type CancelRequestParams = z.infer<typeof CancelRequestParamsSchema>
-export const AuthenticateParamsSchema = lazySchema(() => built(v1_schema.AuthenticateRequestSchema), (): PlainNode => ['ref', v1_schema.AuthenticateRequestSchema])
+export const AuthenticateParamsSchema = lazySchema(() => built(v1_schema.AuthenticateRequestSchema), () => plain('["ref","v1_schema.AuthenticateRequestSchema"]'))
 export type AuthenticateParams = z.infer<typeof AuthenticateParamsSchema>
-export const AuthenticateResultSchema = lazySchema(() => built(v1_schema.AuthenticateResponseSchema), (): PlainNode => ['ref', v1_schema.AuthenticateResponseSchema])
+export const AuthenticateResultSchema = lazySchema(() => built(v1_schema.AuthenticateResponseSchema), () => plain('["ref","v1_schema.AuthenticateResponseSchema"]'))
 export type AuthenticateResult = z.infer<typeof AuthenticateResultSchema>
-export const ElicitationCompleteParamsSchema = lazySchema(() => built(v1_schema.CompleteElicitationNotificationSchema), (): PlainNode => ['ref', v1_schema.CompleteElicitationNotificationSchema])
+export const ElicitationCompleteParamsSchema = lazySchema(() => built(v1_schema.CompleteElicitationNotificationSchema), () => plain('["ref","v1_schema.CompleteElicitationNotificationSchema"]'))
 export type ElicitationCompleteParams = z.infer<typeof ElicitationCompleteParamsSchema>
-export const ElicitationCreateParamsSchema = lazySchema(() => built(v1_schema.CreateElicitationRequestSchema), (): PlainNode => ['ref', v1_schema.CreateElicitationRequestSchema])
+export const ElicitationCreateParamsSchema = lazySchema(() => built(v1_schema.CreateElicitationRequestSchema), () => plain('["ref","v1_schema.CreateElicitationRequestSchema"]'))
 export type ElicitationCreateParams = z.infer<typeof ElicitationCreateParamsSchema>
-export const ElicitationCreateResultSchema = lazySchema(() => built(v1_schema.CreateElicitationResponseSchema), (): PlainNode => ['ref', v1_schema.CreateElicitationResponseSchema])
+export const ElicitationCreateResultSchema = lazySchema(() => built(v1_schema.CreateElicitationResponseSchema), () => plain('["ref","v1_schema.CreateElicitationResponseSchema"]'))
 export type ElicitationCreateResult = z.infer<typeof ElicitationCreateResultSchema>
-export const FsReadTextFileParamsSchema = lazySchema(() => built(v1_schema.ReadTextFileRequestSchema), (): PlainNode => ['ref', v1_schema.ReadTextFileRequestSchema])
+export const FsReadTextFileParamsSchema = lazySchema(() => built(v1_schema.ReadTextFileRequestSchema), () => plain('["ref","v1_schema.ReadTextFileRequestSchema"]'))
 export type FsReadTextFileParams = z.infer<typeof FsReadTextFileParamsSchema>
-export const FsReadTextFileResultSchema = lazySchema(() => built(v1_schema.ReadTextFileResponseSchema), (): PlainNode => ['ref', v1_schema.ReadTextFileResponseSchema])
+export const FsReadTextFileResultSchema = lazySchema(() => built(v1_schema.ReadTextFileResponseSchema), () => plain('["ref","v1_schema.ReadTextFileResponseSchema"]'))
 export type FsReadTextFileResult = z.infer<typeof FsReadTextFileResultSchema>
-export const FsWriteTextFileParamsSchema = lazySchema(() => built(v1_schema.WriteTextFileRequestSchema), (): PlainNode => ['ref', v1_schema.WriteTextFileRequestSchema])
+export const FsWriteTextFileParamsSchema = lazySchema(() => built(v1_schema.WriteTextFileRequestSchema), () => plain('["ref","v1_schema.WriteTextFileRequestSchema"]'))
 export type FsWriteTextFileParams = z.infer<typeof FsWriteTextFileParamsSchema>
-export const FsWriteTextFileResultSchema = lazySchema(() => built(v1_schema.WriteTextFileResponseSchema), (): PlainNode => ['ref', v1_schema.WriteTextFileResponseSchema])
+export const FsWriteTextFileResultSchema = lazySchema(() => built(v1_schema.WriteTextFileResponseSchema), () => plain('["ref","v1_schema.WriteTextFileResponseSchema"]'))
 export type FsWriteTextFileResult = z.infer<typeof FsWriteTextFileResultSchema>
-export const InitializeParamsSchema = lazySchema(() => built(v1_schema.InitializeRequestSchema), (): PlainNode => ['ref', v1_schema.InitializeRequestSchema])
+export const InitializeParamsSchema = lazySchema(() => built(v1_schema.InitializeRequestSchema), () => plain('["ref","v1_schema.InitializeRequestSchema"]'))
 export type InitializeParams = z.infer<typeof InitializeParamsSchema>
-export const InitializeResultSchema = lazySchema(() => built(v1_schema.InitializeResponseSchema), (): PlainNode => ['ref', v1_schema.InitializeResponseSchema])
+export const InitializeResultSchema = lazySchema(() => built(v1_schema.InitializeResponseSchema), () => plain('["ref","v1_schema.InitializeResponseSchema"]'))
 export type InitializeResult = z.infer<typeof InitializeResultSchema>
-export const LogoutParamsSchema = lazySchema(() => built(v1_schema.LogoutRequestSchema), (): PlainNode => ['ref', v1_schema.LogoutRequestSchema])
+export const LogoutParamsSchema = lazySchema(() => built(v1_schema.LogoutRequestSchema), () => plain('["ref","v1_schema.LogoutRequestSchema"]'))
 export type LogoutParams = z.infer<typeof LogoutParamsSchema>
-export const LogoutResultSchema = lazySchema(() => built(v1_schema.LogoutResponseSchema), (): PlainNode => ['ref', v1_schema.LogoutResponseSchema])
+export const LogoutResultSchema = lazySchema(() => built(v1_schema.LogoutResponseSchema), () => plain('["ref","v1_schema.LogoutResponseSchema"]'))
 export type LogoutResult = z.infer<typeof LogoutResultSchema>
-export const SessionCancelParamsSchema = lazySchema(() => built(v1_schema.CancelNotificationSchema), (): PlainNode => ['ref', v1_schema.CancelNotificationSchema])
+export const SessionCancelParamsSchema = lazySchema(() => built(v1_schema.CancelNotificationSchema), () => plain('["ref","v1_schema.CancelNotificationSchema"]'))
 export type SessionCancelParams = z.infer<typeof SessionCancelParamsSchema>
-export const SessionCloseParamsSchema = lazySchema(() => built(v1_schema.CloseSessionRequestSchema), (): PlainNode => ['ref', v1_schema.CloseSessionRequestSchema])
+export const SessionCloseParamsSchema = lazySchema(() => built(v1_schema.CloseSessionRequestSchema), () => plain('["ref","v1_schema.CloseSessionRequestSchema"]'))
 export type SessionCloseParams = z.infer<typeof SessionCloseParamsSchema>
-export const SessionCloseResultSchema = lazySchema(() => built(v1_schema.CloseSessionResponseSchema), (): PlainNode => ['ref', v1_schema.CloseSessionResponseSchema])
+export const SessionCloseResultSchema = lazySchema(() => built(v1_schema.CloseSessionResponseSchema), () => plain('["ref","v1_schema.CloseSessionResponseSchema"]'))
 export type SessionCloseResult = z.infer<typeof SessionCloseResultSchema>
-export const SessionDeleteParamsSchema = lazySchema(() => built(v1_schema.DeleteSessionRequestSchema), (): PlainNode => ['ref', v1_schema.DeleteSessionRequestSchema])
+export const SessionDeleteParamsSchema = lazySchema(() => built(v1_schema.DeleteSessionRequestSchema), () => plain('["ref","v1_schema.DeleteSessionRequestSchema"]'))
 export type SessionDeleteParams = z.infer<typeof SessionDeleteParamsSchema>
-export const SessionDeleteResultSchema = lazySchema(() => built(v1_schema.DeleteSessionResponseSchema), (): PlainNode => ['ref', v1_schema.DeleteSessionResponseSchema])
+export const SessionDeleteResultSchema = lazySchema(() => built(v1_schema.DeleteSessionResponseSchema), () => plain('["ref","v1_schema.DeleteSessionResponseSchema"]'))
 export type SessionDeleteResult = z.infer<typeof SessionDeleteResultSchema>
-export const SessionListParamsSchema = lazySchema(() => built(v1_schema.ListSessionsRequestSchema), (): PlainNode => ['ref', v1_schema.ListSessionsRequestSchema])
+export const SessionListParamsSchema = lazySchema(() => built(v1_schema.ListSessionsRequestSchema), () => plain('["ref","v1_schema.ListSessionsRequestSchema"]'))
 export type SessionListParams = z.infer<typeof SessionListParamsSchema>
-export const SessionListResultSchema = lazySchema(() => built(v1_schema.ListSessionsResponseSchema), (): PlainNode => ['ref', v1_schema.ListSessionsResponseSchema])
+export const SessionListResultSchema = lazySchema(() => built(v1_schema.ListSessionsResponseSchema), () => plain('["ref","v1_schema.ListSessionsResponseSchema"]'))
 export type SessionListResult = z.infer<typeof SessionListResultSchema>
-export const SessionLoadParamsSchema = lazySchema(() => built(v1_schema.LoadSessionRequestSchema), (): PlainNode => ['ref', v1_schema.LoadSessionRequestSchema])
+export const SessionLoadParamsSchema = lazySchema(() => built(v1_schema.LoadSessionRequestSchema), () => plain('["ref","v1_schema.LoadSessionRequestSchema"]'))
 export type SessionLoadParams = z.infer<typeof SessionLoadParamsSchema>
-export const SessionLoadResultSchema = lazySchema(() => built(v1_schema.LoadSessionResponseSchema), (): PlainNode => ['ref', v1_schema.LoadSessionResponseSchema])
+export const SessionLoadResultSchema = lazySchema(() => built(v1_schema.LoadSessionResponseSchema), () => plain('["ref","v1_schema.LoadSessionResponseSchema"]'))
 export type SessionLoadResult = z.infer<typeof SessionLoadResultSchema>
-export const SessionNewParamsSchema = lazySchema(() => built(v1_schema.NewSessionRequestSchema), (): PlainNode => ['ref', v1_schema.NewSessionRequestSchema])
+export const SessionNewParamsSchema = lazySchema(() => built(v1_schema.NewSessionRequestSchema), () => plain('["ref","v1_schema.NewSessionRequestSchema"]'))
 export type SessionNewParams = z.infer<typeof SessionNewParamsSchema>
-export const SessionNewResultSchema = lazySchema(() => built(v1_schema.NewSessionResponseSchema), (): PlainNode => ['ref', v1_schema.NewSessionResponseSchema])
+export const SessionNewResultSchema = lazySchema(() => built(v1_schema.NewSessionResponseSchema), () => plain('["ref","v1_schema.NewSessionResponseSchema"]'))
 export type SessionNewResult = z.infer<typeof SessionNewResultSchema>
-export const SessionPromptParamsSchema = lazySchema(() => built(v1_schema.PromptRequestSchema), (): PlainNode => ['ref', v1_schema.PromptRequestSchema])
+export const SessionPromptParamsSchema = lazySchema(() => built(v1_schema.PromptRequestSchema), () => plain('["ref","v1_schema.PromptRequestSchema"]'))
 export type SessionPromptParams = z.infer<typeof SessionPromptParamsSchema>
-export const SessionPromptResultSchema = lazySchema(() => built(v1_schema.PromptResponseSchema), (): PlainNode => ['ref', v1_schema.PromptResponseSchema])
+export const SessionPromptResultSchema = lazySchema(() => built(v1_schema.PromptResponseSchema), () => plain('["ref","v1_schema.PromptResponseSchema"]'))
 export type SessionPromptResult = z.infer<typeof SessionPromptResultSchema>
-export const SessionRequestPermissionParamsSchema = lazySchema(() => built(v1_schema.RequestPermissionRequestSchema), (): PlainNode => ['ref', v1_schema.RequestPermissionRequestSchema])
+export const SessionRequestPermissionParamsSchema = lazySchema(() => built(v1_schema.RequestPermissionRequestSchema), () => plain('["ref","v1_schema.RequestPermissionRequestSchema"]'))
 export type SessionRequestPermissionParams = z.infer<typeof SessionRequestPermissionParamsSchema>
-export const SessionRequestPermissionResultSchema = lazySchema(() => built(v1_schema.RequestPermissionResponseSchema), (): PlainNode => ['ref', v1_schema.RequestPermissionResponseSchema])
+export const SessionRequestPermissionResultSchema = lazySchema(() => built(v1_schema.RequestPermissionResponseSchema), () => plain('["ref","v1_schema.RequestPermissionResponseSchema"]'))
 export type SessionRequestPermissionResult = z.infer<typeof SessionRequestPermissionResultSchema>
-export const SessionResumeParamsSchema = lazySchema(() => built(v1_schema.ResumeSessionRequestSchema), (): PlainNode => ['ref', v1_schema.ResumeSessionRequestSchema])
+export const SessionResumeParamsSchema = lazySchema(() => built(v1_schema.ResumeSessionRequestSchema), () => plain('["ref","v1_schema.ResumeSessionRequestSchema"]'))
 export type SessionResumeParams = z.infer<typeof SessionResumeParamsSchema>
-export const SessionResumeResultSchema = lazySchema(() => built(v1_schema.ResumeSessionResponseSchema), (): PlainNode => ['ref', v1_schema.ResumeSessionResponseSchema])
+export const SessionResumeResultSchema = lazySchema(() => built(v1_schema.ResumeSessionResponseSchema), () => plain('["ref","v1_schema.ResumeSessionResponseSchema"]'))
 export type SessionResumeResult = z.infer<typeof SessionResumeResultSchema>
-export const SessionSetConfigOptionParamsSchema = lazySchema(() => built(v1_schema.SetSessionConfigOptionRequestSchema), (): PlainNode => ['ref', v1_schema.SetSessionConfigOptionRequestSchema])
+export const SessionSetConfigOptionParamsSchema = lazySchema(() => built(v1_schema.SetSessionConfigOptionRequestSchema), () => plain('["ref","v1_schema.SetSessionConfigOptionRequestSchema"]'))
 export type SessionSetConfigOptionParams = z.infer<typeof SessionSetConfigOptionParamsSchema>
-export const SessionSetConfigOptionResultSchema = lazySchema(() => built(v1_schema.SetSessionConfigOptionResponseSchema), (): PlainNode => ['ref', v1_schema.SetSessionConfigOptionResponseSchema])
+export const SessionSetConfigOptionResultSchema = lazySchema(() => built(v1_schema.SetSessionConfigOptionResponseSchema), () => plain('["ref","v1_schema.SetSessionConfigOptionResponseSchema"]'))
 export type SessionSetConfigOptionResult = z.infer<typeof SessionSetConfigOptionResultSchema>
-export const SessionSetModeParamsSchema = lazySchema(() => built(v1_schema.SetSessionModeRequestSchema), (): PlainNode => ['ref', v1_schema.SetSessionModeRequestSchema])
+export const SessionSetModeParamsSchema = lazySchema(() => built(v1_schema.SetSessionModeRequestSchema), () => plain('["ref","v1_schema.SetSessionModeRequestSchema"]'))
 export type SessionSetModeParams = z.infer<typeof SessionSetModeParamsSchema>
-export const SessionSetModeResultSchema = lazySchema(() => built(v1_schema.SetSessionModeResponseSchema), (): PlainNode => ['ref', v1_schema.SetSessionModeResponseSchema])
+export const SessionSetModeResultSchema = lazySchema(() => built(v1_schema.SetSessionModeResponseSchema), () => plain('["ref","v1_schema.SetSessionModeResponseSchema"]'))
 export type SessionSetModeResult = z.infer<typeof SessionSetModeResultSchema>
-export const SessionUpdateParamsSchema = lazySchema(() => built(v1_schema.SessionNotificationSchema), (): PlainNode => ['ref', v1_schema.SessionNotificationSchema])
+export const SessionUpdateParamsSchema = lazySchema(() => built(v1_schema.SessionNotificationSchema), () => plain('["ref","v1_schema.SessionNotificationSchema"]'))
 export type SessionUpdateParams = z.infer<typeof SessionUpdateParamsSchema>
-export const TerminalCreateParamsSchema = lazySchema(() => built(v1_schema.CreateTerminalRequestSchema), (): PlainNode => ['ref', v1_schema.CreateTerminalRequestSchema])
+export const TerminalCreateParamsSchema = lazySchema(() => built(v1_schema.CreateTerminalRequestSchema), () => plain('["ref","v1_schema.CreateTerminalRequestSchema"]'))
 export type TerminalCreateParams = z.infer<typeof TerminalCreateParamsSchema>
-export const TerminalCreateResultSchema = lazySchema(() => built(v1_schema.CreateTerminalResponseSchema), (): PlainNode => ['ref', v1_schema.CreateTerminalResponseSchema])
+export const TerminalCreateResultSchema = lazySchema(() => built(v1_schema.CreateTerminalResponseSchema), () => plain('["ref","v1_schema.CreateTerminalResponseSchema"]'))
 export type TerminalCreateResult = z.infer<typeof TerminalCreateResultSchema>
-export const TerminalKillParamsSchema = lazySchema(() => built(v1_schema.KillTerminalRequestSchema), (): PlainNode => ['ref', v1_schema.KillTerminalRequestSchema])
+export const TerminalKillParamsSchema = lazySchema(() => built(v1_schema.KillTerminalRequestSchema), () => plain('["ref","v1_schema.KillTerminalRequestSchema"]'))
 export type TerminalKillParams = z.infer<typeof TerminalKillParamsSchema>
-export const TerminalKillResultSchema = lazySchema(() => built(v1_schema.KillTerminalResponseSchema), (): PlainNode => ['ref', v1_schema.KillTerminalResponseSchema])
+export const TerminalKillResultSchema = lazySchema(() => built(v1_schema.KillTerminalResponseSchema), () => plain('["ref","v1_schema.KillTerminalResponseSchema"]'))
 export type TerminalKillResult = z.infer<typeof TerminalKillResultSchema>
-export const TerminalOutputParamsSchema = lazySchema(() => built(v1_schema.TerminalOutputRequestSchema), (): PlainNode => ['ref', v1_schema.TerminalOutputRequestSchema])
+export const TerminalOutputParamsSchema = lazySchema(() => built(v1_schema.TerminalOutputRequestSchema), () => plain('["ref","v1_schema.TerminalOutputRequestSchema"]'))
 export type TerminalOutputParams = z.infer<typeof TerminalOutputParamsSchema>
-export const TerminalOutputResultSchema = lazySchema(() => built(v1_schema.TerminalOutputResponseSchema), (): PlainNode => ['ref', v1_schema.TerminalOutputResponseSchema])
+export const TerminalOutputResultSchema = lazySchema(() => built(v1_schema.TerminalOutputResponseSchema), () => plain('["ref","v1_schema.TerminalOutputResponseSchema"]'))
 export type TerminalOutputResult = z.infer<typeof TerminalOutputResultSchema>
-export const TerminalReleaseParamsSchema = lazySchema(() => built(v1_schema.ReleaseTerminalRequestSchema), (): PlainNode => ['ref', v1_schema.ReleaseTerminalRequestSchema])
+export const TerminalReleaseParamsSchema = lazySchema(() => built(v1_schema.ReleaseTerminalRequestSchema), () => plain('["ref","v1_schema.ReleaseTerminalRequestSchema"]'))
 export type TerminalReleaseParams = z.infer<typeof TerminalReleaseParamsSchema>
-export const TerminalReleaseResultSchema = lazySchema(() => built(v1_schema.ReleaseTerminalResponseSchema), (): PlainNode => ['ref', v1_schema.ReleaseTerminalResponseSchema])
+export const TerminalReleaseResultSchema = lazySchema(() => built(v1_schema.ReleaseTerminalResponseSchema), () => plain('["ref","v1_schema.ReleaseTerminalResponseSchema"]'))
 export type TerminalReleaseResult = z.infer<typeof TerminalReleaseResultSchema>
-export const TerminalWaitForExitParamsSchema = lazySchema(() => built(v1_schema.WaitForTerminalExitRequestSchema), (): PlainNode => ['ref', v1_schema.WaitForTerminalExitRequestSchema])
+export const TerminalWaitForExitParamsSchema = lazySchema(() => built(v1_schema.WaitForTerminalExitRequestSchema), () => plain('["ref","v1_schema.WaitForTerminalExitRequestSchema"]'))
 export type TerminalWaitForExitParams = z.infer<typeof TerminalWaitForExitParamsSchema>
-export const TerminalWaitForExitResultSchema = lazySchema(() => built(v1_schema.WaitForTerminalExitResponseSchema), (): PlainNode => ['ref', v1_schema.WaitForTerminalExitResponseSchema])
+export const TerminalWaitForExitResultSchema = lazySchema(() => built(v1_schema.WaitForTerminalExitResponseSchema), () => plain('["ref","v1_schema.WaitForTerminalExitResponseSchema"]'))
 export type TerminalWaitForExitResult = z.infer<typeof TerminalWaitForExitResultSchema>
-export const SessionSteeringParamsSchema = lazySchema(() => built(SteeringParamsSchema), (): PlainNode => ['ref', SteeringParamsSchema])
+export const SessionSteeringParamsSchema = lazySchema(() => built(SteeringParamsSchema), () => plain('["ref","SteeringParamsSchema"]'))
 export type SessionSteeringParams = z.infer<typeof SessionSteeringParamsSchema>
-export const SessionSteeringResultSchema = lazySchema(() => built(SteeringResultSchema), (): PlainNode => ['ref', SteeringResultSchema])
+export const SessionSteeringResultSchema = lazySchema(() => built(SteeringResultSchema), () => plain('["ref","SteeringResultSchema"]'))
 export type SessionSteeringResult = z.infer<typeof SessionSteeringResultSchema>
-export const ChimeraSessionReplayParamsSchema = lazySchema(() => built(ReplayParamsSchema), (): PlainNode => ['ref', ReplayParamsSchema])
+export const ChimeraSessionReplayParamsSchema = lazySchema(() => built(ReplayParamsSchema), () => plain('["ref","ReplayParamsSchema"]'))
 export type ChimeraSessionReplayParams = z.infer<typeof ChimeraSessionReplayParamsSchema>
-export const ChimeraSessionReplayResultSchema = lazySchema(() => built(ReplayResultSchema), (): PlainNode => ['ref', ReplayResultSchema])
+export const ChimeraSessionReplayResultSchema = lazySchema(() => built(ReplayResultSchema), () => plain('["ref","ReplayResultSchema"]'))
 export type ChimeraSessionReplayResult = z.infer<typeof ChimeraSessionReplayResultSchema>
-export const ChimeraSessionStateParamsSchema = lazySchema(() => built(SessionRefSchema), (): PlainNode => ['ref', SessionRefSchema])
+export const ChimeraSessionStateParamsSchema = lazySchema(() => built(SessionRefSchema), () => plain('["ref","SessionRefSchema"]'))
 export type ChimeraSessionStateParams = z.infer<typeof ChimeraSessionStateParamsSchema>
-export const ChimeraSessionStateResultSchema = lazySchema(() => built(SessionStateSchema), (): PlainNode => ['ref', SessionStateSchema])
+export const ChimeraSessionStateResultSchema = lazySchema(() => built(SessionStateSchema), () => plain('["ref","SessionStateSchema"]'))
 export type ChimeraSessionStateResult = z.infer<typeof ChimeraSessionStateResultSchema>
-export const ChimeraSessionCompactParamsSchema = lazySchema(() => built(SessionRefSchema), (): PlainNode => ['ref', SessionRefSchema])
+export const ChimeraSessionCompactParamsSchema = lazySchema(() => built(SessionRefSchema), () => plain('["ref","SessionRefSchema"]'))
 export type ChimeraSessionCompactParams = z.infer<typeof ChimeraSessionCompactParamsSchema>
-export const ChimeraSessionCompactResultSchema = lazySchema(() => built(CompactResultSchema), (): PlainNode => ['ref', CompactResultSchema])
+export const ChimeraSessionCompactResultSchema = lazySchema(() => built(CompactResultSchema), () => plain('["ref","CompactResultSchema"]'))
 export type ChimeraSessionCompactResult = z.infer<typeof ChimeraSessionCompactResultSchema>
-export const SessionSetModelParamsSchema = lazySchema(() => built(LegacySetModelParamsSchema), (): PlainNode => ['ref', LegacySetModelParamsSchema])
+export const SessionSetModelParamsSchema = lazySchema(() => built(LegacySetModelParamsSchema), () => plain('["ref","LegacySetModelParamsSchema"]'))
 export type SessionSetModelParams = z.infer<typeof SessionSetModelParamsSchema>
-export const SessionSetModelResultSchema = lazySchema(() => z.record(z.string(), z.any()), (): PlainNode => ['record', 1])
+export const SessionSetModelResultSchema = lazySchema(() => z.record(z.string(), z.any()), () => plain('["record",1]'))
 export type SessionSetModelResult = z.infer<typeof SessionSetModelResultSchema>
-export const FerretSessionSetSandboxParamsSchema = lazySchema(() => built(SetSandboxParamsSchema), (): PlainNode => ['ref', SetSandboxParamsSchema])
+export const FerretSessionSetSandboxParamsSchema = lazySchema(() => built(SetSandboxParamsSchema), () => plain('["ref","SetSandboxParamsSchema"]'))
 export type FerretSessionSetSandboxParams = z.infer<typeof FerretSessionSetSandboxParamsSchema>
-export const FerretSessionSetSandboxResultSchema = lazySchema(() => built(SandboxResultSchema), (): PlainNode => ['ref', SandboxResultSchema])
+export const FerretSessionSetSandboxResultSchema = lazySchema(() => built(SandboxResultSchema), () => plain('["ref","SandboxResultSchema"]'))
 export type FerretSessionSetSandboxResult = z.infer<typeof FerretSessionSetSandboxResultSchema>
-export const FerretSessionSetApprovalParamsSchema = lazySchema(() => built(SetApprovalParamsSchema), (): PlainNode => ['ref', SetApprovalParamsSchema])
+export const FerretSessionSetApprovalParamsSchema = lazySchema(() => built(SetApprovalParamsSchema), () => plain('["ref","SetApprovalParamsSchema"]'))
 export type FerretSessionSetApprovalParams = z.infer<typeof FerretSessionSetApprovalParamsSchema>
-export const FerretSessionSetApprovalResultSchema = lazySchema(() => built(ApprovalResultSchema), (): PlainNode => ['ref', ApprovalResultSchema])
+export const FerretSessionSetApprovalResultSchema = lazySchema(() => built(ApprovalResultSchema), () => plain('["ref","ApprovalResultSchema"]'))
 export type FerretSessionSetApprovalResult = z.infer<typeof FerretSessionSetApprovalResultSchema>
-export const FerretSessionBridgeStatusParamsSchema = lazySchema(() => built(SessionRefSchema), (): PlainNode => ['ref', SessionRefSchema])
+export const FerretSessionBridgeStatusParamsSchema = lazySchema(() => built(SessionRefSchema), () => plain('["ref","SessionRefSchema"]'))
 export type FerretSessionBridgeStatusParams = z.infer<typeof FerretSessionBridgeStatusParamsSchema>
-export const FerretSessionBridgeStatusResultSchema = lazySchema(() => built(BridgeStatusSchema), (): PlainNode => ['ref', schemas.BridgeStatusSchema])
+export const FerretSessionBridgeStatusResultSchema = lazySchema(() => built(BridgeStatusSchema), () => plain('["ref","schemas.BridgeStatusSchema"]'))
 export type FerretSessionBridgeStatusResult = z.infer<typeof FerretSessionBridgeStatusResultSchema>
-export const FerretSessionUpdateParamsSchema = lazySchema(() => built(FerretUpdateParamsSchema), (): PlainNode => ['ref', FerretUpdateParamsSchema])
+export const FerretSessionUpdateParamsSchema = lazySchema(() => built(FerretUpdateParamsSchema), () => plain('["ref","FerretUpdateParamsSchema"]'))
 export type FerretSessionUpdateParams = z.infer<typeof FerretSessionUpdateParamsSchema>
 
 /** Every method of specs/openrpc/acp-v1.openrpc.json: direction, kind, validators and error codes. */

@@ -3,13 +3,16 @@
 // Change the spec, then run `make generate`.
 /* eslint-disable */
 import * as z from 'zod'
-import { built, lazySchema, type PlainNode } from '../lazy-schema.gen.ts'
+import { built, lazySchema, plainModule } from '../lazy-schema.gen.ts'
+import * as own from './relay.gen.ts'
 
-export const OpenChannelSchema = lazySchema(() => z.object({ "type": z.literal("open"), "channel": z.string().regex(new RegExp("^[A-Za-z0-9-]{1,64}$")) }), (): PlainNode => ['object', {"type": [['values', ["open"]], 0, 0], "channel": [['string', [['regex', new RegExp("^[A-Za-z0-9-]{1,64}$", "")]]], 0, 0]}, null])
+const plain = plainModule(own, {  })
+
+export const OpenChannelSchema = lazySchema(() => z.object({ "type": z.literal("open"), "channel": z.string().regex(new RegExp("^[A-Za-z0-9-]{1,64}$")) }), () => plain('["object",{"type":[["values",["open"]],0,0],"channel":[["string",[["regex","^[A-Za-z0-9-]{1,64}$",""]]],0,0]},null]'))
 export type OpenChannel = z.infer<typeof OpenChannelSchema>
-export const AcpFrameSchema = lazySchema(() => z.object({ "jsonrpc": z.literal("2.0") }), (): PlainNode => ['object', {"jsonrpc": [['values', ["2.0"]], 0, 0]}, null])
+export const AcpFrameSchema = lazySchema(() => z.object({ "jsonrpc": z.literal("2.0") }), () => plain('["object",{"jsonrpc":[["values",["2.0"]],0,0]},null]'))
 export type AcpFrame = z.infer<typeof AcpFrameSchema>
-export const ControlOpenPayloadSchema = lazySchema(() => built(OpenChannelSchema), (): PlainNode => ['ref', OpenChannelSchema])
+export const ControlOpenPayloadSchema = lazySchema(() => built(OpenChannelSchema), () => plain('["ref","OpenChannelSchema"]'))
 export type ControlOpenPayload = z.infer<typeof ControlOpenPayloadSchema>
 
 /** The relay's WebSocket addresses (specs/asyncapi/bridge.asyncapi.yaml); a channel's is `<control address>/channels/<id>`. */

@@ -3,604 +3,607 @@
 // Change the spec, then run `make generate`.
 /* eslint-disable */
 import * as z from 'zod'
-import { built, lazySchema, type PlainNode } from '../lazy-schema.gen.ts'
+import { built, lazySchema, plainModule } from '../lazy-schema.gen.ts'
+import * as own from './routes.gen.ts'
 import * as schemas from '../schemas.gen.ts'
 
-export const HealthResponseSchema = lazySchema(() => z.object({ "status": z.literal("ok"), "version": z.string(), "started_at": built(schemas.TimestampSchema) }).strict(), (): PlainNode => ['object', {"status": [['values', ["ok"]], 0, 0], "version": [['string', []], 0, 0], "started_at": [['ref', schemas.TimestampSchema], 0, 0]}, [['never'], 0, 0]])
+const plain = plainModule(own, { schemas })
+
+export const HealthResponseSchema = lazySchema(() => z.object({ "status": z.literal("ok"), "version": z.string(), "started_at": built(schemas.TimestampSchema) }).strict(), () => plain('["object",{"status":[["values",["ok"]],0,0],"version":[["string",[]],0,0],"started_at":[["ref","schemas.TimestampSchema"],0,0]},[["never"],0,0]]'))
 export type HealthResponse = z.infer<typeof HealthResponseSchema>
-export const InfoResponseSchema = lazySchema(() => z.object({ "version": z.string(), "model": z.string(), "provider": z.string(), "tools": z.array(z.string()), "cwd": z.string() }).strict(), (): PlainNode => ['object', {"version": [['string', []], 0, 0], "model": [['string', []], 0, 0], "provider": [['string', []], 0, 0], "tools": [['array', ['string', []], []], 0, 0], "cwd": [['string', []], 0, 0]}, [['never'], 0, 0]])
+export const InfoResponseSchema = lazySchema(() => z.object({ "version": z.string(), "model": z.string(), "provider": z.string(), "tools": z.array(z.string()), "cwd": z.string() }).strict(), () => plain('["object",{"version":[["string",[]],0,0],"model":[["string",[]],0,0],"provider":[["string",[]],0,0],"tools":[["array",["string",[]],[]],0,0],"cwd":[["string",[]],0,0]},[["never"],0,0]]'))
 export type InfoResponse = z.infer<typeof InfoResponseSchema>
-export const ActiveProviderSchema = lazySchema(() => z.object({ "provider": z.string(), "model": z.string() }).strict(), (): PlainNode => ['object', {"provider": [['string', []], 0, 0], "model": [['string', []], 0, 0]}, [['never'], 0, 0]])
+export const ActiveProviderSchema = lazySchema(() => z.object({ "provider": z.string(), "model": z.string() }).strict(), () => plain('["object",{"provider":[["string",[]],0,0],"model":[["string",[]],0,0]},[["never"],0,0]]'))
 export type ActiveProvider = z.infer<typeof ActiveProviderSchema>
-export const ProviderEntrySchema = lazySchema(() => z.object({ "name": z.string(), "configured": z.boolean() }).strict(), (): PlainNode => ['object', {"name": [['string', []], 0, 0], "configured": [['boolean'], 0, 0]}, [['never'], 0, 0]])
+export const ProviderEntrySchema = lazySchema(() => z.object({ "name": z.string(), "configured": z.boolean() }).strict(), () => plain('["object",{"name":[["string",[]],0,0],"configured":[["boolean"],0,0]},[["never"],0,0]]'))
 export type ProviderEntry = z.infer<typeof ProviderEntrySchema>
-export const ProvidersResponseSchema = lazySchema(() => z.object({ "active": built(ActiveProviderSchema), "available": z.array(built(ProviderEntrySchema)) }).strict(), (): PlainNode => ['object', {"active": [['ref', ActiveProviderSchema], 0, 0], "available": [['array', ['ref', ProviderEntrySchema], []], 0, 0]}, [['never'], 0, 0]])
+export const ProvidersResponseSchema = lazySchema(() => z.object({ "active": built(ActiveProviderSchema), "available": z.array(built(ProviderEntrySchema)) }).strict(), () => plain('["object",{"active":[["ref","ActiveProviderSchema"],0,0],"available":[["array",["ref","ProviderEntrySchema"],[]],0,0]},[["never"],0,0]]'))
 export type ProvidersResponse = z.infer<typeof ProvidersResponseSchema>
-export const ToolsResponseSchema = lazySchema(() => z.object({ "tools": z.array(built(schemas.ToolDescriptorSchema)) }).strict(), (): PlainNode => ['object', {"tools": [['array', ['ref', schemas.ToolDescriptorSchema], []], 0, 0]}, [['never'], 0, 0]])
+export const ToolsResponseSchema = lazySchema(() => z.object({ "tools": z.array(built(schemas.ToolDescriptorSchema)) }).strict(), () => plain('["object",{"tools":[["array",["ref","schemas.ToolDescriptorSchema"],[]],0,0]},[["never"],0,0]]'))
 export type ToolsResponse = z.infer<typeof ToolsResponseSchema>
-export const OpenApiDocumentSchema = lazySchema(() => z.record(z.string(), z.any()), (): PlainNode => ['record', 1])
+export const OpenApiDocumentSchema = lazySchema(() => z.record(z.string(), z.any()), () => plain('["record",1]'))
 export type OpenApiDocument = z.infer<typeof OpenApiDocumentSchema>
-export const AsyncApiDocumentSchema = lazySchema(() => z.object({ "asyncapi": z.string() }).catchall(z.any()), (): PlainNode => ['object', {"asyncapi": [['string', []], 0, 0]}, [1, 0, 0]])
+export const AsyncApiDocumentSchema = lazySchema(() => z.object({ "asyncapi": z.string() }).catchall(z.any()), () => plain('["object",{"asyncapi":[["string",[]],0,0]},[1,0,0]]'))
 export type AsyncApiDocument = z.infer<typeof AsyncApiDocumentSchema>
-export const OpenRpcDocumentSchema = lazySchema(() => z.object({ "openrpc": z.string(), "methods": z.array(z.any()) }).catchall(z.any()), (): PlainNode => ['object', {"openrpc": [['string', []], 0, 0], "methods": [['array', 1, []], 0, 0]}, [1, 0, 0]])
+export const OpenRpcDocumentSchema = lazySchema(() => z.object({ "openrpc": z.string(), "methods": z.array(z.any()) }).catchall(z.any()), () => plain('["object",{"openrpc":[["string",[]],0,0],"methods":[["array",1,[]],0,0]},[1,0,0]]'))
 export type OpenRpcDocument = z.infer<typeof OpenRpcDocumentSchema>
-export const SinceFilterSchema = lazySchema(() => z.string().regex(new RegExp("^([0-9]+[dhm]|[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?)$"), "expected 7d, 24h or 30m (days, hours or minutes back from now), or an ISO-8601 date or date-time such as 2026-04-25 or 2026-04-25T09:00:00Z"), (): PlainNode => ['string', [['regex', new RegExp("^([0-9]+[dhm]|[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?)$", "")]]])
+export const SinceFilterSchema = lazySchema(() => z.string().regex(new RegExp("^([0-9]+[dhm]|[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?)$"), "expected 7d, 24h or 30m (days, hours or minutes back from now), or an ISO-8601 date or date-time such as 2026-04-25 or 2026-04-25T09:00:00Z"), () => plain('["string",[["regex","^([0-9]+[dhm]|[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\\\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?)$",""]]]'))
 export type SinceFilter = z.infer<typeof SinceFilterSchema>
-export const SessionsListResponseSchema = lazySchema(() => z.object({ "sessions": z.array(built(schemas.SessionSummarySchema)) }).strict(), (): PlainNode => ['object', {"sessions": [['array', ['ref', schemas.SessionSummarySchema], []], 0, 0]}, [['never'], 0, 0]])
+export const SessionsListResponseSchema = lazySchema(() => z.object({ "sessions": z.array(built(schemas.SessionSummarySchema)) }).strict(), () => plain('["object",{"sessions":[["array",["ref","schemas.SessionSummarySchema"],[]],0,0]},[["never"],0,0]]'))
 export type SessionsListResponse = z.infer<typeof SessionsListResponseSchema>
-export const SessionsCreateRequestSchema = lazySchema(() => z.object({ "prompt": z.string().min(1), "model": z.string().optional(), "max_steps": z.number().int().gte(1).optional(), "cwd": z.string().optional(), "allowed_tools": z.array(z.string()).optional(), "persist": z.boolean().default(true) }).strict(), (): PlainNode => ['object', {"prompt": [['string', [['min', 1]]], 0, 0], "model": [['optional', ['string', []], 0], 1, 1], "max_steps": [['optional', ['number', [['safeint'], ['gt', 1, true]]], 0], 1, 1], "cwd": [['optional', ['string', []], 0], 1, 1], "allowed_tools": [['optional', ['array', ['string', []], []], 0], 1, 1], "persist": [['default', ['boolean'], () => (true)], 2, 0]}, [['never'], 0, 0]])
+export const SessionsCreateRequestSchema = lazySchema(() => z.object({ "prompt": z.string().min(1), "model": z.string().optional(), "max_steps": z.number().int().gte(1).optional(), "cwd": z.string().optional(), "allowed_tools": z.array(z.string()).optional(), "persist": z.boolean().default(true) }).strict(), () => plain('["object",{"prompt":[["string",[["min",1]]],0,0],"model":[["optional",["string",[]],0],1,1],"max_steps":[["optional",["number",[["safeint"],["gt",1,true]]],0],1,1],"cwd":[["optional",["string",[]],0],1,1],"allowed_tools":[["optional",["array",["string",[]],[]],0],1,1],"persist":[["default",["boolean"],true],2,0]},[["never"],0,0]]'))
 export type SessionsCreateRequest = z.infer<typeof SessionsCreateRequestSchema>
-export const SessionRenameRequestSchema = lazySchema(() => z.object({ "title": z.union([z.string().max(1000), z.null()]) }).strict(), (): PlainNode => ['object', {"title": [['union', [['string', [['max', 1000]]], ['values', [null]]]], 0, 0]}, [['never'], 0, 0]])
+export const SessionRenameRequestSchema = lazySchema(() => z.object({ "title": z.union([z.string().max(1000), z.null()]) }).strict(), () => plain('["object",{"title":[["union",[["string",[["max",1000]]],["values",[null]]]],0,0]},[["never"],0,0]]'))
 export type SessionRenameRequest = z.infer<typeof SessionRenameRequestSchema>
-export const SessionsTurnRequestSchema = lazySchema(() => z.object({ "prompt": z.string().min(1) }).strict(), (): PlainNode => ['object', {"prompt": [['string', [['min', 1]]], 0, 0]}, [['never'], 0, 0]])
+export const SessionsTurnRequestSchema = lazySchema(() => z.object({ "prompt": z.string().min(1) }).strict(), () => plain('["object",{"prompt":[["string",[["min",1]]],0,0]},[["never"],0,0]]'))
 export type SessionsTurnRequest = z.infer<typeof SessionsTurnRequestSchema>
-export const SessionRunStartedSchema = lazySchema(() => z.object({ "session_id": built(schemas.SessionIdSchema), "status": z.literal("running") }).strict(), (): PlainNode => ['object', {"session_id": [['ref', schemas.SessionIdSchema], 0, 0], "status": [['values', ["running"]], 0, 0]}, [['never'], 0, 0]])
+export const SessionRunStartedSchema = lazySchema(() => z.object({ "session_id": built(schemas.SessionIdSchema), "status": z.literal("running") }).strict(), () => plain('["object",{"session_id":[["ref","schemas.SessionIdSchema"],0,0],"status":[["values",["running"]],0,0]},[["never"],0,0]]'))
 export type SessionRunStarted = z.infer<typeof SessionRunStartedSchema>
-export const SessionDetailSchema = lazySchema(() => z.object({ "session_id": built(schemas.SessionIdSchema), "summary": built(schemas.SessionSummarySchema), "events": z.array(built(schemas.ChimeraEventSchema)) }).strict(), (): PlainNode => ['object', {"session_id": [['ref', schemas.SessionIdSchema], 0, 0], "summary": [['ref', schemas.SessionSummarySchema], 0, 0], "events": [['array', ['ref', schemas.ChimeraEventSchema], []], 0, 0]}, [['never'], 0, 0]])
+export const SessionDetailSchema = lazySchema(() => z.object({ "session_id": built(schemas.SessionIdSchema), "summary": built(schemas.SessionSummarySchema), "events": z.array(built(schemas.ChimeraEventSchema)) }).strict(), () => plain('["object",{"session_id":[["ref","schemas.SessionIdSchema"],0,0],"summary":[["ref","schemas.SessionSummarySchema"],0,0],"events":[["array",["ref","schemas.ChimeraEventSchema"],[]],0,0]},[["never"],0,0]]'))
 export type SessionDetail = z.infer<typeof SessionDetailSchema>
-export const TranscriptFormatSchema = lazySchema(() => z.enum(["html","md","json"]).default("html"), (): PlainNode => ['default', ['values', ["html", "md", "json"]], () => ("html")])
+export const TranscriptFormatSchema = lazySchema(() => z.enum(["html","md","json"]).default("html"), () => plain('["default",["values",["html","md","json"]],"html"]'))
 export type TranscriptFormat = z.infer<typeof TranscriptFormatSchema>
-export const TranscriptJsonSchema = lazySchema(() => z.record(z.string(), z.any()), (): PlainNode => ['record', 1])
+export const TranscriptJsonSchema = lazySchema(() => z.record(z.string(), z.any()), () => plain('["record",1]'))
 export type TranscriptJson = z.infer<typeof TranscriptJsonSchema>
-export const ShareRequestSchema = lazySchema(() => z.object({ "sink": z.enum(["file","http","stdout"]), "format": built(TranscriptFormatSchema).optional(), "url": z.string().url().optional() }).strict(), (): PlainNode => ['object', {"sink": [['values', ["file", "http", "stdout"]], 0, 0], "format": [['optional', ['ref', TranscriptFormatSchema], 2], 2, 1], "url": [['optional', 0, 0], 1, 1]}, [['never'], 0, 0]])
+export const ShareRequestSchema = lazySchema(() => z.object({ "sink": z.enum(["file","http","stdout"]), "format": built(TranscriptFormatSchema).optional(), "url": z.string().url().optional() }).strict(), () => plain('["object",{"sink":[["values",["file","http","stdout"]],0,0],"format":[["optional",["ref","TranscriptFormatSchema"],2],2,1],"url":[["optional",0,0],1,1]},[["never"],0,0]]'))
 export type ShareRequest = z.infer<typeof ShareRequestSchema>
-export const ShareResultSchema = lazySchema(() => z.object({ "sink": z.enum(["file","http","stdout"]), "format": built(TranscriptFormatSchema), "path": z.string().optional(), "url": z.string().optional(), "status_code": z.number().int().optional(), "reply": z.any().optional(), "body": z.string().optional() }).strict(), (): PlainNode => ['object', {"sink": [['values', ["file", "http", "stdout"]], 0, 0], "format": [['ref', TranscriptFormatSchema], 2, 0], "path": [['optional', ['string', []], 0], 1, 1], "url": [['optional', ['string', []], 0], 1, 1], "status_code": [['optional', ['number', [['safeint']]], 0], 1, 1], "reply": [['optional', 1, 0], 1, 1], "body": [['optional', ['string', []], 0], 1, 1]}, [['never'], 0, 0]])
+export const ShareResultSchema = lazySchema(() => z.object({ "sink": z.enum(["file","http","stdout"]), "format": built(TranscriptFormatSchema), "path": z.string().optional(), "url": z.string().optional(), "status_code": z.number().int().optional(), "reply": z.any().optional(), "body": z.string().optional() }).strict(), () => plain('["object",{"sink":[["values",["file","http","stdout"]],0,0],"format":[["ref","TranscriptFormatSchema"],2,0],"path":[["optional",["string",[]],0],1,1],"url":[["optional",["string",[]],0],1,1],"status_code":[["optional",["number",[["safeint"]]],0],1,1],"reply":[["optional",1,0],1,1],"body":[["optional",["string",[]],0],1,1]},[["never"],0,0]]'))
 export type ShareResult = z.infer<typeof ShareResultSchema>
-export const UndoRequestSchema = lazySchema(() => z.object({ "steps": z.number().int().gte(1).default(1) }).strict(), (): PlainNode => ['object', {"steps": [['default', ['number', [['safeint'], ['gt', 1, true]]], () => (1)], 2, 0]}, [['never'], 0, 0]])
+export const UndoRequestSchema = lazySchema(() => z.object({ "steps": z.number().int().gte(1).default(1) }).strict(), () => plain('["object",{"steps":[["default",["number",[["safeint"],["gt",1,true]]],1],2,0]},[["never"],0,0]]'))
 export type UndoRequest = z.infer<typeof UndoRequestSchema>
-export const UndoResultSchema = lazySchema(() => z.object({ "message": z.string(), "turns": z.number().int().gte(0), "files_restored": z.number().int().gte(0), "remaining": z.number().int().gte(0) }).strict(), (): PlainNode => ['object', {"message": [['string', []], 0, 0], "turns": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "files_restored": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "remaining": [['number', [['safeint'], ['gt', 0, true]]], 0, 0]}, [['never'], 0, 0]])
+export const UndoResultSchema = lazySchema(() => z.object({ "message": z.string(), "turns": z.number().int().gte(0), "files_restored": z.number().int().gte(0), "remaining": z.number().int().gte(0) }).strict(), () => plain('["object",{"message":[["string",[]],0,0],"turns":[["number",[["safeint"],["gt",0,true]]],0,0],"files_restored":[["number",[["safeint"],["gt",0,true]]],0,0],"remaining":[["number",[["safeint"],["gt",0,true]]],0,0]},[["never"],0,0]]'))
 export type UndoResult = z.infer<typeof UndoResultSchema>
-export const SessionCreateRequestSchema = lazySchema(() => z.object({ "working_dir": z.string().optional(), "model": z.string().optional(), "mode": z.string().optional(), "allowed_tools": z.array(z.string()).optional(), "persist": z.boolean().default(true) }).strict(), (): PlainNode => ['object', {"working_dir": [['optional', ['string', []], 0], 1, 1], "model": [['optional', ['string', []], 0], 1, 1], "mode": [['optional', ['string', []], 0], 1, 1], "allowed_tools": [['optional', ['array', ['string', []], []], 0], 1, 1], "persist": [['default', ['boolean'], () => (true)], 2, 0]}, [['never'], 0, 0]])
+export const SessionCreateRequestSchema = lazySchema(() => z.object({ "working_dir": z.string().optional(), "model": z.string().optional(), "mode": z.string().optional(), "allowed_tools": z.array(z.string()).optional(), "persist": z.boolean().default(true) }).strict(), () => plain('["object",{"working_dir":[["optional",["string",[]],0],1,1],"model":[["optional",["string",[]],0],1,1],"mode":[["optional",["string",[]],0],1,1],"allowed_tools":[["optional",["array",["string",[]],[]],0],1,1],"persist":[["default",["boolean"],true],2,0]},[["never"],0,0]]'))
 export type SessionCreateRequest = z.infer<typeof SessionCreateRequestSchema>
-export const SessionCreatedSchema = lazySchema(() => z.object({ "session_id": built(schemas.SessionIdSchema), "working_dir": z.string(), "created_at": built(schemas.EpochSecondsSchema), "session_token": z.string() }).strict(), (): PlainNode => ['object', {"session_id": [['ref', schemas.SessionIdSchema], 0, 0], "working_dir": [['string', []], 0, 0], "created_at": [['ref', schemas.EpochSecondsSchema], 0, 0], "session_token": [['string', []], 0, 0]}, [['never'], 0, 0]])
+export const SessionCreatedSchema = lazySchema(() => z.object({ "session_id": built(schemas.SessionIdSchema), "working_dir": z.string(), "created_at": built(schemas.EpochSecondsSchema), "session_token": z.string() }).strict(), () => plain('["object",{"session_id":[["ref","schemas.SessionIdSchema"],0,0],"working_dir":[["string",[]],0,0],"created_at":[["ref","schemas.EpochSecondsSchema"],0,0],"session_token":[["string",[]],0,0]},[["never"],0,0]]'))
 export type SessionCreated = z.infer<typeof SessionCreatedSchema>
-export const SessionIdListSchema = lazySchema(() => z.array(built(schemas.SessionIdSchema)), (): PlainNode => ['array', ['ref', schemas.SessionIdSchema], []])
+export const SessionIdListSchema = lazySchema(() => z.array(built(schemas.SessionIdSchema)), () => plain('["array",["ref","schemas.SessionIdSchema"],[]]'))
 export type SessionIdList = z.infer<typeof SessionIdListSchema>
-export const SessionSnapshotSchema = lazySchema(() => z.object({ "session_id": built(schemas.SessionIdSchema), "working_dir": z.string(), "created_at": built(schemas.EpochSecondsSchema), "last_touched": built(schemas.EpochSecondsSchema), "event_count": z.number().int().gte(0), "status": built(schemas.SessionStatusSchema), "model": z.string().optional(), "mode": z.string().optional(), "messages": z.array(built(schemas.ChatMessageSchema)) }).strict(), (): PlainNode => ['object', {"session_id": [['ref', schemas.SessionIdSchema], 0, 0], "working_dir": [['string', []], 0, 0], "created_at": [['ref', schemas.EpochSecondsSchema], 0, 0], "last_touched": [['ref', schemas.EpochSecondsSchema], 0, 0], "event_count": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "status": [['ref', schemas.SessionStatusSchema], 0, 0], "model": [['optional', ['string', []], 0], 1, 1], "mode": [['optional', ['string', []], 0], 1, 1], "messages": [['array', ['ref', schemas.ChatMessageSchema], []], 0, 0]}, [['never'], 0, 0]])
+export const SessionSnapshotSchema = lazySchema(() => z.object({ "session_id": built(schemas.SessionIdSchema), "working_dir": z.string(), "created_at": built(schemas.EpochSecondsSchema), "last_touched": built(schemas.EpochSecondsSchema), "event_count": z.number().int().gte(0), "status": built(schemas.SessionStatusSchema), "model": z.string().optional(), "mode": z.string().optional(), "messages": z.array(built(schemas.ChatMessageSchema)) }).strict(), () => plain('["object",{"session_id":[["ref","schemas.SessionIdSchema"],0,0],"working_dir":[["string",[]],0,0],"created_at":[["ref","schemas.EpochSecondsSchema"],0,0],"last_touched":[["ref","schemas.EpochSecondsSchema"],0,0],"event_count":[["number",[["safeint"],["gt",0,true]]],0,0],"status":[["ref","schemas.SessionStatusSchema"],0,0],"model":[["optional",["string",[]],0],1,1],"mode":[["optional",["string",[]],0],1,1],"messages":[["array",["ref","schemas.ChatMessageSchema"],[]],0,0]},[["never"],0,0]]'))
 export type SessionSnapshot = z.infer<typeof SessionSnapshotSchema>
-export const SessionMessageRequestSchema = lazySchema(() => z.union([z.object({ "message": z.string().min(1), "prompt": z.string().min(1).optional() }).strict(), z.object({ "message": z.string().min(1).optional(), "prompt": z.string().min(1) }).strict()]), (): PlainNode => ['union', [['object', {"message": [['string', [['min', 1]]], 0, 0], "prompt": [['optional', ['string', [['min', 1]]], 0], 1, 1]}, [['never'], 0, 0]], ['object', {"message": [['optional', ['string', [['min', 1]]], 0], 1, 1], "prompt": [['string', [['min', 1]]], 0, 0]}, [['never'], 0, 0]]]])
+export const SessionMessageRequestSchema = lazySchema(() => z.union([z.object({ "message": z.string().min(1), "prompt": z.string().min(1).optional() }).strict(), z.object({ "message": z.string().min(1).optional(), "prompt": z.string().min(1) }).strict()]), () => plain('["union",[["object",{"message":[["string",[["min",1]]],0,0],"prompt":[["optional",["string",[["min",1]]],0],1,1]},[["never"],0,0]],["object",{"message":[["optional",["string",[["min",1]]],0],1,1],"prompt":[["string",[["min",1]]],0,0]},[["never"],0,0]]]]'))
 export type SessionMessageRequest = z.infer<typeof SessionMessageRequestSchema>
-export const MessageAcceptedSchema = lazySchema(() => z.object({ "message_id": z.string() }).strict(), (): PlainNode => ['object', {"message_id": [['string', []], 0, 0]}, [['never'], 0, 0]])
+export const MessageAcceptedSchema = lazySchema(() => z.object({ "message_id": z.string() }).strict(), () => plain('["object",{"message_id":[["string",[]],0,0]},[["never"],0,0]]'))
 export type MessageAccepted = z.infer<typeof MessageAcceptedSchema>
-export const RotateTokenResponseSchema = lazySchema(() => z.object({ "session_token": z.string() }).strict(), (): PlainNode => ['object', {"session_token": [['string', []], 0, 0]}, [['never'], 0, 0]])
+export const RotateTokenResponseSchema = lazySchema(() => z.object({ "session_token": z.string() }).strict(), () => plain('["object",{"session_token":[["string",[]],0,0]},[["never"],0,0]]'))
 export type RotateTokenResponse = z.infer<typeof RotateTokenResponseSchema>
-export const ToolApproveRequestSchema = lazySchema(() => z.object({ "session_id": built(schemas.SessionIdSchema), "request_id": z.string(), "decision": built(schemas.PermissionDecisionSchema) }).strict(), (): PlainNode => ['object', {"session_id": [['ref', schemas.SessionIdSchema], 0, 0], "request_id": [['string', []], 0, 0], "decision": [['ref', schemas.PermissionDecisionSchema], 0, 0]}, [['never'], 0, 0]])
+export const ToolApproveRequestSchema = lazySchema(() => z.object({ "session_id": built(schemas.SessionIdSchema), "request_id": z.string(), "decision": built(schemas.PermissionDecisionSchema) }).strict(), () => plain('["object",{"session_id":[["ref","schemas.SessionIdSchema"],0,0],"request_id":[["string",[]],0,0],"decision":[["ref","schemas.PermissionDecisionSchema"],0,0]},[["never"],0,0]]'))
 export type ToolApproveRequest = z.infer<typeof ToolApproveRequestSchema>
-export const ToolApproveResponseSchema = lazySchema(() => z.object({ "ok": z.literal(true) }).strict(), (): PlainNode => ['object', {"ok": [['values', [true]], 0, 0]}, [['never'], 0, 0]])
+export const ToolApproveResponseSchema = lazySchema(() => z.object({ "ok": z.literal(true) }).strict(), () => plain('["object",{"ok":[["values",[true]],0,0]},[["never"],0,0]]'))
 export type ToolApproveResponse = z.infer<typeof ToolApproveResponseSchema>
-export const CommandArgSchema = lazySchema(() => z.object({ "name": z.string(), "description": z.string() }).strict(), (): PlainNode => ['object', {"name": [['string', []], 0, 0], "description": [['string', []], 0, 0]}, [['never'], 0, 0]])
+export const CommandArgSchema = lazySchema(() => z.object({ "name": z.string(), "description": z.string() }).strict(), () => plain('["object",{"name":[["string",[]],0,0],"description":[["string",[]],0,0]},[["never"],0,0]]'))
 export type CommandArg = z.infer<typeof CommandArgSchema>
-export const CommandDescriptorSchema = lazySchema(() => z.object({ "name": z.string(), "description": z.string(), "args": z.array(built(CommandArgSchema)), "source": z.string() }).strict(), (): PlainNode => ['object', {"name": [['string', []], 0, 0], "description": [['string', []], 0, 0], "args": [['array', ['ref', CommandArgSchema], []], 0, 0], "source": [['string', []], 0, 0]}, [['never'], 0, 0]])
+export const CommandDescriptorSchema = lazySchema(() => z.object({ "name": z.string(), "description": z.string(), "args": z.array(built(CommandArgSchema)), "source": z.string() }).strict(), () => plain('["object",{"name":[["string",[]],0,0],"description":[["string",[]],0,0],"args":[["array",["ref","CommandArgSchema"],[]],0,0],"source":[["string",[]],0,0]},[["never"],0,0]]'))
 export type CommandDescriptor = z.infer<typeof CommandDescriptorSchema>
-export const CommandProblemSchema = lazySchema(() => z.object({ "source": z.string(), "error": z.string() }).strict(), (): PlainNode => ['object', {"source": [['string', []], 0, 0], "error": [['string', []], 0, 0]}, [['never'], 0, 0]])
+export const CommandProblemSchema = lazySchema(() => z.object({ "source": z.string(), "error": z.string() }).strict(), () => plain('["object",{"source":[["string",[]],0,0],"error":[["string",[]],0,0]},[["never"],0,0]]'))
 export type CommandProblem = z.infer<typeof CommandProblemSchema>
-export const CommandsListResponseSchema = lazySchema(() => z.object({ "commands": z.array(built(CommandDescriptorSchema)), "problems": z.array(built(CommandProblemSchema)).optional() }).strict(), (): PlainNode => ['object', {"commands": [['array', ['ref', CommandDescriptorSchema], []], 0, 0], "problems": [['optional', ['array', ['ref', CommandProblemSchema], []], 0], 1, 1]}, [['never'], 0, 0]])
+export const CommandsListResponseSchema = lazySchema(() => z.object({ "commands": z.array(built(CommandDescriptorSchema)), "problems": z.array(built(CommandProblemSchema)).optional() }).strict(), () => plain('["object",{"commands":[["array",["ref","CommandDescriptorSchema"],[]],0,0],"problems":[["optional",["array",["ref","CommandProblemSchema"],[]],0],1,1]},[["never"],0,0]]'))
 export type CommandsListResponse = z.infer<typeof CommandsListResponseSchema>
-export const CommandInvokeRequestSchema = lazySchema(() => z.object({ "session_id": built(schemas.SessionIdSchema), "args": z.array(z.string()).optional(), "kwargs": z.record(z.string(), z.string()).optional() }).strict(), (): PlainNode => ['object', {"session_id": [['ref', schemas.SessionIdSchema], 0, 0], "args": [['optional', ['array', ['string', []], []], 0], 1, 1], "kwargs": [['optional', ['record', ['string', []]], 0], 1, 1]}, [['never'], 0, 0]])
+export const CommandInvokeRequestSchema = lazySchema(() => z.object({ "session_id": built(schemas.SessionIdSchema), "args": z.array(z.string()).optional(), "kwargs": z.record(z.string(), z.string()).optional() }).strict(), () => plain('["object",{"session_id":[["ref","schemas.SessionIdSchema"],0,0],"args":[["optional",["array",["string",[]],[]],0],1,1],"kwargs":[["optional",["record",["string",[]]],0],1,1]},[["never"],0,0]]'))
 export type CommandInvokeRequest = z.infer<typeof CommandInvokeRequestSchema>
-export const CommandInvokeAcceptedSchema = lazySchema(() => z.object({ "message_id": z.string(), "name": z.string(), "rendered": z.string() }).strict(), (): PlainNode => ['object', {"message_id": [['string', []], 0, 0], "name": [['string', []], 0, 0], "rendered": [['string', []], 0, 0]}, [['never'], 0, 0]])
+export const CommandInvokeAcceptedSchema = lazySchema(() => z.object({ "message_id": z.string(), "name": z.string(), "rendered": z.string() }).strict(), () => plain('["object",{"message_id":[["string",[]],0,0],"name":[["string",[]],0,0],"rendered":[["string",[]],0,0]},[["never"],0,0]]'))
 export type CommandInvokeAccepted = z.infer<typeof CommandInvokeAcceptedSchema>
-export const RunsSkippedDirsSchema = lazySchema(() => z.number().int().gte(0), (): PlainNode => ['number', [['safeint'], ['gt', 0, true]]])
+export const RunsSkippedDirsSchema = lazySchema(() => z.number().int().gte(0), () => plain('["number",[["safeint"],["gt",0,true]]]'))
 export type RunsSkippedDirs = z.infer<typeof RunsSkippedDirsSchema>
-export const RunSourceSchema = lazySchema(() => z.enum(["otter","mink","ferret"]), (): PlainNode => ['values', ["otter", "mink", "ferret"]])
+export const RunSourceSchema = lazySchema(() => z.enum(["otter","mink","ferret"]), () => plain('["values",["otter","mink","ferret"]]'))
 export type RunSource = z.infer<typeof RunSourceSchema>
-export const RunRowSchema = lazySchema(() => z.object({ "run_id": built(schemas.SessionIdSchema), "started_at": built(schemas.TimestampSchema), "ended_at": z.union([built(schemas.TimestampSchema), z.null()]), "model": z.string(), "prompt": z.string(), "success": z.union([z.boolean(), z.null()]), "cost_usd": z.number().gte(0), "steps": z.number().int().gte(0), "tool_calls": z.number().int().gte(0), "source": built(RunSourceSchema) }).strict(), (): PlainNode => ['object', {"run_id": [['ref', schemas.SessionIdSchema], 0, 0], "started_at": [['ref', schemas.TimestampSchema], 0, 0], "ended_at": [['union', [['ref', schemas.TimestampSchema], ['values', [null]]]], 0, 0], "model": [['string', []], 0, 0], "prompt": [['string', []], 0, 0], "success": [['union', [['boolean'], ['values', [null]]]], 0, 0], "cost_usd": [['number', [['gt', 0, true]]], 0, 0], "steps": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "tool_calls": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "source": [['ref', RunSourceSchema], 0, 0]}, [['never'], 0, 0]])
+export const RunRowSchema = lazySchema(() => z.object({ "run_id": built(schemas.SessionIdSchema), "started_at": built(schemas.TimestampSchema), "ended_at": z.union([built(schemas.TimestampSchema), z.null()]), "model": z.string(), "prompt": z.string(), "success": z.union([z.boolean(), z.null()]), "cost_usd": z.number().gte(0), "steps": z.number().int().gte(0), "tool_calls": z.number().int().gte(0), "source": built(RunSourceSchema) }).strict(), () => plain('["object",{"run_id":[["ref","schemas.SessionIdSchema"],0,0],"started_at":[["ref","schemas.TimestampSchema"],0,0],"ended_at":[["union",[["ref","schemas.TimestampSchema"],["values",[null]]]],0,0],"model":[["string",[]],0,0],"prompt":[["string",[]],0,0],"success":[["union",[["boolean"],["values",[null]]]],0,0],"cost_usd":[["number",[["gt",0,true]]],0,0],"steps":[["number",[["safeint"],["gt",0,true]]],0,0],"tool_calls":[["number",[["safeint"],["gt",0,true]]],0,0],"source":[["ref","RunSourceSchema"],0,0]},[["never"],0,0]]'))
 export type RunRow = z.infer<typeof RunRowSchema>
-export const RunsListResponseSchema = lazySchema(() => z.object({ "total_runs": z.number().int().gte(0), "skipped_dirs": built(RunsSkippedDirsSchema).optional(), "runs": z.array(built(RunRowSchema)) }).strict(), (): PlainNode => ['object', {"total_runs": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "skipped_dirs": [['optional', ['ref', RunsSkippedDirsSchema], 0], 1, 1], "runs": [['array', ['ref', RunRowSchema], []], 0, 0]}, [['never'], 0, 0]])
+export const RunsListResponseSchema = lazySchema(() => z.object({ "total_runs": z.number().int().gte(0), "skipped_dirs": built(RunsSkippedDirsSchema).optional(), "runs": z.array(built(RunRowSchema)) }).strict(), () => plain('["object",{"total_runs":[["number",[["safeint"],["gt",0,true]]],0,0],"skipped_dirs":[["optional",["ref","RunsSkippedDirsSchema"],0],1,1],"runs":[["array",["ref","RunRowSchema"],[]],0,0]},[["never"],0,0]]'))
 export type RunsListResponse = z.infer<typeof RunsListResponseSchema>
-export const ModelCostRollupSchema = lazySchema(() => z.object({ "runs": z.number().int().gte(0), "cost_usd": z.number().gte(0), "tokens": z.number().int().gte(0) }).strict(), (): PlainNode => ['object', {"runs": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "cost_usd": [['number', [['gt', 0, true]]], 0, 0], "tokens": [['number', [['safeint'], ['gt', 0, true]]], 0, 0]}, [['never'], 0, 0]])
+export const ModelCostRollupSchema = lazySchema(() => z.object({ "runs": z.number().int().gte(0), "cost_usd": z.number().gte(0), "tokens": z.number().int().gte(0) }).strict(), () => plain('["object",{"runs":[["number",[["safeint"],["gt",0,true]]],0,0],"cost_usd":[["number",[["gt",0,true]]],0,0],"tokens":[["number",[["safeint"],["gt",0,true]]],0,0]},[["never"],0,0]]'))
 export type ModelCostRollup = z.infer<typeof ModelCostRollupSchema>
-export const RunCostRowSchema = lazySchema(() => z.object({ "run_id": built(schemas.SessionIdSchema), "started_at": built(schemas.TimestampSchema), "model": z.string(), "cost_usd": z.number().gte(0), "total_tokens": z.number().int().gte(0), "input_tokens": z.number().int().gte(0), "output_tokens": z.number().int().gte(0), "cache_tokens": z.number().int().gte(0), "success": z.union([z.boolean(), z.null()]), "steps": z.number().int().gte(0), "source": built(RunSourceSchema) }).strict(), (): PlainNode => ['object', {"run_id": [['ref', schemas.SessionIdSchema], 0, 0], "started_at": [['ref', schemas.TimestampSchema], 0, 0], "model": [['string', []], 0, 0], "cost_usd": [['number', [['gt', 0, true]]], 0, 0], "total_tokens": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "input_tokens": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "output_tokens": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "cache_tokens": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "success": [['union', [['boolean'], ['values', [null]]]], 0, 0], "steps": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "source": [['ref', RunSourceSchema], 0, 0]}, [['never'], 0, 0]])
+export const RunCostRowSchema = lazySchema(() => z.object({ "run_id": built(schemas.SessionIdSchema), "started_at": built(schemas.TimestampSchema), "model": z.string(), "cost_usd": z.number().gte(0), "total_tokens": z.number().int().gte(0), "input_tokens": z.number().int().gte(0), "output_tokens": z.number().int().gte(0), "cache_tokens": z.number().int().gte(0), "success": z.union([z.boolean(), z.null()]), "steps": z.number().int().gte(0), "source": built(RunSourceSchema) }).strict(), () => plain('["object",{"run_id":[["ref","schemas.SessionIdSchema"],0,0],"started_at":[["ref","schemas.TimestampSchema"],0,0],"model":[["string",[]],0,0],"cost_usd":[["number",[["gt",0,true]]],0,0],"total_tokens":[["number",[["safeint"],["gt",0,true]]],0,0],"input_tokens":[["number",[["safeint"],["gt",0,true]]],0,0],"output_tokens":[["number",[["safeint"],["gt",0,true]]],0,0],"cache_tokens":[["number",[["safeint"],["gt",0,true]]],0,0],"success":[["union",[["boolean"],["values",[null]]]],0,0],"steps":[["number",[["safeint"],["gt",0,true]]],0,0],"source":[["ref","RunSourceSchema"],0,0]},[["never"],0,0]]'))
 export type RunCostRow = z.infer<typeof RunCostRowSchema>
-export const RunsCostTotalsSchema = lazySchema(() => z.object({ "runs": z.number().int().gte(0), "successful_runs": z.number().int().gte(0), "failed_runs": z.number().int().gte(0), "cost_usd": z.number().gte(0), "tokens": z.number().int().gte(0), "input_tokens": z.number().int().gte(0), "output_tokens": z.number().int().gte(0), "cache_tokens": z.number().int().gte(0), "avg_cost_usd": z.number().gte(0), "p50_cost_usd": z.number().gte(0), "p95_cost_usd": z.number().gte(0) }).strict(), (): PlainNode => ['object', {"runs": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "successful_runs": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "failed_runs": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "cost_usd": [['number', [['gt', 0, true]]], 0, 0], "tokens": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "input_tokens": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "output_tokens": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "cache_tokens": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "avg_cost_usd": [['number', [['gt', 0, true]]], 0, 0], "p50_cost_usd": [['number', [['gt', 0, true]]], 0, 0], "p95_cost_usd": [['number', [['gt', 0, true]]], 0, 0]}, [['never'], 0, 0]])
+export const RunsCostTotalsSchema = lazySchema(() => z.object({ "runs": z.number().int().gte(0), "successful_runs": z.number().int().gte(0), "failed_runs": z.number().int().gte(0), "cost_usd": z.number().gte(0), "tokens": z.number().int().gte(0), "input_tokens": z.number().int().gte(0), "output_tokens": z.number().int().gte(0), "cache_tokens": z.number().int().gte(0), "avg_cost_usd": z.number().gte(0), "p50_cost_usd": z.number().gte(0), "p95_cost_usd": z.number().gte(0) }).strict(), () => plain('["object",{"runs":[["number",[["safeint"],["gt",0,true]]],0,0],"successful_runs":[["number",[["safeint"],["gt",0,true]]],0,0],"failed_runs":[["number",[["safeint"],["gt",0,true]]],0,0],"cost_usd":[["number",[["gt",0,true]]],0,0],"tokens":[["number",[["safeint"],["gt",0,true]]],0,0],"input_tokens":[["number",[["safeint"],["gt",0,true]]],0,0],"output_tokens":[["number",[["safeint"],["gt",0,true]]],0,0],"cache_tokens":[["number",[["safeint"],["gt",0,true]]],0,0],"avg_cost_usd":[["number",[["gt",0,true]]],0,0],"p50_cost_usd":[["number",[["gt",0,true]]],0,0],"p95_cost_usd":[["number",[["gt",0,true]]],0,0]},[["never"],0,0]]'))
 export type RunsCostTotals = z.infer<typeof RunsCostTotalsSchema>
-export const RunsCostFiltersSchema = lazySchema(() => z.object({ "since": z.union([z.string(), z.null()]), "model": z.union([z.string(), z.null()]) }).strict(), (): PlainNode => ['object', {"since": [['union', [['string', []], ['values', [null]]]], 0, 0], "model": [['union', [['string', []], ['values', [null]]]], 0, 0]}, [['never'], 0, 0]])
+export const RunsCostFiltersSchema = lazySchema(() => z.object({ "since": z.union([z.string(), z.null()]), "model": z.union([z.string(), z.null()]) }).strict(), () => plain('["object",{"since":[["union",[["string",[]],["values",[null]]]],0,0],"model":[["union",[["string",[]],["values",[null]]]],0,0]},[["never"],0,0]]'))
 export type RunsCostFilters = z.infer<typeof RunsCostFiltersSchema>
-export const RunsCostResponseSchema = lazySchema(() => z.object({ "total_runs": z.number().int().gte(0), "skipped_dirs": built(RunsSkippedDirsSchema).optional(), "total_cost": z.number().gte(0), "total_tokens": z.number().int().gte(0), "by_model": z.record(z.string(), built(ModelCostRollupSchema)), "by_run": z.array(built(RunCostRowSchema)), "totals": built(RunsCostTotalsSchema), "filters": built(RunsCostFiltersSchema) }).strict(), (): PlainNode => ['object', {"total_runs": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "skipped_dirs": [['optional', ['ref', RunsSkippedDirsSchema], 0], 1, 1], "total_cost": [['number', [['gt', 0, true]]], 0, 0], "total_tokens": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "by_model": [['record', ['ref', ModelCostRollupSchema]], 0, 0], "by_run": [['array', ['ref', RunCostRowSchema], []], 0, 0], "totals": [['ref', RunsCostTotalsSchema], 0, 0], "filters": [['ref', RunsCostFiltersSchema], 0, 0]}, [['never'], 0, 0]])
+export const RunsCostResponseSchema = lazySchema(() => z.object({ "total_runs": z.number().int().gte(0), "skipped_dirs": built(RunsSkippedDirsSchema).optional(), "total_cost": z.number().gte(0), "total_tokens": z.number().int().gte(0), "by_model": z.record(z.string(), built(ModelCostRollupSchema)), "by_run": z.array(built(RunCostRowSchema)), "totals": built(RunsCostTotalsSchema), "filters": built(RunsCostFiltersSchema) }).strict(), () => plain('["object",{"total_runs":[["number",[["safeint"],["gt",0,true]]],0,0],"skipped_dirs":[["optional",["ref","RunsSkippedDirsSchema"],0],1,1],"total_cost":[["number",[["gt",0,true]]],0,0],"total_tokens":[["number",[["safeint"],["gt",0,true]]],0,0],"by_model":[["record",["ref","ModelCostRollupSchema"]],0,0],"by_run":[["array",["ref","RunCostRowSchema"],[]],0,0],"totals":[["ref","RunsCostTotalsSchema"],0,0],"filters":[["ref","RunsCostFiltersSchema"],0,0]},[["never"],0,0]]'))
 export type RunsCostResponse = z.infer<typeof RunsCostResponseSchema>
-export const HealthGetResponse200Schema = lazySchema(() => built(HealthResponseSchema), (): PlainNode => ['ref', HealthResponseSchema])
+export const HealthGetResponse200Schema = lazySchema(() => built(HealthResponseSchema), () => plain('["ref","HealthResponseSchema"]'))
 export type HealthGetResponse200 = z.infer<typeof HealthGetResponse200Schema>
-export const HealthGetResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const HealthGetResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type HealthGetResponsedefault = z.infer<typeof HealthGetResponsedefaultSchema>
-export const HealthzGetResponse200Schema = lazySchema(() => built(HealthResponseSchema), (): PlainNode => ['ref', HealthResponseSchema])
+export const HealthzGetResponse200Schema = lazySchema(() => built(HealthResponseSchema), () => plain('["ref","HealthResponseSchema"]'))
 export type HealthzGetResponse200 = z.infer<typeof HealthzGetResponse200Schema>
-export const HealthzGetResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const HealthzGetResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type HealthzGetResponsedefault = z.infer<typeof HealthzGetResponsedefaultSchema>
-export const InfoGetResponse200Schema = lazySchema(() => built(InfoResponseSchema), (): PlainNode => ['ref', InfoResponseSchema])
+export const InfoGetResponse200Schema = lazySchema(() => built(InfoResponseSchema), () => plain('["ref","InfoResponseSchema"]'))
 export type InfoGetResponse200 = z.infer<typeof InfoGetResponse200Schema>
-export const InfoGetResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const InfoGetResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type InfoGetResponse401 = z.infer<typeof InfoGetResponse401Schema>
-export const InfoGetResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const InfoGetResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type InfoGetResponse403 = z.infer<typeof InfoGetResponse403Schema>
-export const InfoGetResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const InfoGetResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type InfoGetResponsedefault = z.infer<typeof InfoGetResponsedefaultSchema>
-export const ProvidersListResponse200Schema = lazySchema(() => built(ProvidersResponseSchema), (): PlainNode => ['ref', ProvidersResponseSchema])
+export const ProvidersListResponse200Schema = lazySchema(() => built(ProvidersResponseSchema), () => plain('["ref","ProvidersResponseSchema"]'))
 export type ProvidersListResponse200 = z.infer<typeof ProvidersListResponse200Schema>
-export const ProvidersListResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const ProvidersListResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type ProvidersListResponse401 = z.infer<typeof ProvidersListResponse401Schema>
-export const ProvidersListResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const ProvidersListResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type ProvidersListResponse403 = z.infer<typeof ProvidersListResponse403Schema>
-export const ProvidersListResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const ProvidersListResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type ProvidersListResponsedefault = z.infer<typeof ProvidersListResponsedefaultSchema>
-export const ToolsListResponse200Schema = lazySchema(() => built(ToolsResponseSchema), (): PlainNode => ['ref', ToolsResponseSchema])
+export const ToolsListResponse200Schema = lazySchema(() => built(ToolsResponseSchema), () => plain('["ref","ToolsResponseSchema"]'))
 export type ToolsListResponse200 = z.infer<typeof ToolsListResponse200Schema>
-export const ToolsListResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const ToolsListResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type ToolsListResponse401 = z.infer<typeof ToolsListResponse401Schema>
-export const ToolsListResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const ToolsListResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type ToolsListResponse403 = z.infer<typeof ToolsListResponse403Schema>
-export const ToolsListResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const ToolsListResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type ToolsListResponsedefault = z.infer<typeof ToolsListResponsedefaultSchema>
-export const OpenapiGetResponse200Schema = lazySchema(() => built(OpenApiDocumentSchema), (): PlainNode => ['ref', OpenApiDocumentSchema])
+export const OpenapiGetResponse200Schema = lazySchema(() => built(OpenApiDocumentSchema), () => plain('["ref","OpenApiDocumentSchema"]'))
 export type OpenapiGetResponse200 = z.infer<typeof OpenapiGetResponse200Schema>
-export const OpenapiGetResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const OpenapiGetResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type OpenapiGetResponse401 = z.infer<typeof OpenapiGetResponse401Schema>
-export const OpenapiGetResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const OpenapiGetResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type OpenapiGetResponse403 = z.infer<typeof OpenapiGetResponse403Schema>
-export const OpenapiGetResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const OpenapiGetResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type OpenapiGetResponsedefault = z.infer<typeof OpenapiGetResponsedefaultSchema>
-export const AsyncapiGetResponse200Schema = lazySchema(() => built(AsyncApiDocumentSchema), (): PlainNode => ['ref', AsyncApiDocumentSchema])
+export const AsyncapiGetResponse200Schema = lazySchema(() => built(AsyncApiDocumentSchema), () => plain('["ref","AsyncApiDocumentSchema"]'))
 export type AsyncapiGetResponse200 = z.infer<typeof AsyncapiGetResponse200Schema>
-export const AsyncapiGetResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const AsyncapiGetResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type AsyncapiGetResponse401 = z.infer<typeof AsyncapiGetResponse401Schema>
-export const AsyncapiGetResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const AsyncapiGetResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type AsyncapiGetResponse403 = z.infer<typeof AsyncapiGetResponse403Schema>
-export const AsyncapiGetResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const AsyncapiGetResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type AsyncapiGetResponsedefault = z.infer<typeof AsyncapiGetResponsedefaultSchema>
-export const OpenrpcGetQuerySchema = lazySchema(() => z.object({ "dialect": z.enum(["v1","seed"]).default("v1") }).catchall(z.any()), (): PlainNode => ['object', {"dialect": [['default', ['values', ["v1", "seed"]], () => ("v1")], 2, 0]}, [1, 0, 0]])
+export const OpenrpcGetQuerySchema = lazySchema(() => z.object({ "dialect": z.enum(["v1","seed"]).default("v1") }).catchall(z.any()), () => plain('["object",{"dialect":[["default",["values",["v1","seed"]],"v1"],2,0]},[1,0,0]]'))
 export type OpenrpcGetQuery = z.infer<typeof OpenrpcGetQuerySchema>
-export const OpenrpcGetResponse200Schema = lazySchema(() => built(OpenRpcDocumentSchema), (): PlainNode => ['ref', OpenRpcDocumentSchema])
+export const OpenrpcGetResponse200Schema = lazySchema(() => built(OpenRpcDocumentSchema), () => plain('["ref","OpenRpcDocumentSchema"]'))
 export type OpenrpcGetResponse200 = z.infer<typeof OpenrpcGetResponse200Schema>
-export const OpenrpcGetResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const OpenrpcGetResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type OpenrpcGetResponse400 = z.infer<typeof OpenrpcGetResponse400Schema>
-export const OpenrpcGetResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const OpenrpcGetResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type OpenrpcGetResponse401 = z.infer<typeof OpenrpcGetResponse401Schema>
-export const OpenrpcGetResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const OpenrpcGetResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type OpenrpcGetResponse403 = z.infer<typeof OpenrpcGetResponse403Schema>
-export const OpenrpcGetResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const OpenrpcGetResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type OpenrpcGetResponsedefault = z.infer<typeof OpenrpcGetResponsedefaultSchema>
-export const SessionsListQuerySchema = lazySchema(() => z.object({ "limit": z.number().int().gte(1).default(20), "since": built(SinceFilterSchema).optional(), "model": z.string().optional() }).catchall(z.any()), (): PlainNode => ['object', {"limit": [['default', ['number', [['safeint'], ['gt', 1, true]]], () => (20)], 2, 0], "since": [['optional', ['ref', SinceFilterSchema], 0], 1, 1], "model": [['optional', ['string', []], 0], 1, 1]}, [1, 0, 0]])
+export const SessionsListQuerySchema = lazySchema(() => z.object({ "limit": z.number().int().gte(1).default(20), "since": built(SinceFilterSchema).optional(), "model": z.string().optional() }).catchall(z.any()), () => plain('["object",{"limit":[["default",["number",[["safeint"],["gt",1,true]]],20],2,0],"since":[["optional",["ref","SinceFilterSchema"],0],1,1],"model":[["optional",["string",[]],0],1,1]},[1,0,0]]'))
 export type SessionsListQuery = z.infer<typeof SessionsListQuerySchema>
-export const SessionsListResponse200Schema = lazySchema(() => built(SessionsListResponseSchema), (): PlainNode => ['ref', SessionsListResponseSchema])
+export const SessionsListResponse200Schema = lazySchema(() => built(SessionsListResponseSchema), () => plain('["ref","SessionsListResponseSchema"]'))
 export type SessionsListResponse200 = z.infer<typeof SessionsListResponse200Schema>
-export const SessionsListResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsListResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsListResponse400 = z.infer<typeof SessionsListResponse400Schema>
-export const SessionsListResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsListResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsListResponse401 = z.infer<typeof SessionsListResponse401Schema>
-export const SessionsListResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsListResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsListResponse403 = z.infer<typeof SessionsListResponse403Schema>
-export const SessionsListResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsListResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsListResponse503 = z.infer<typeof SessionsListResponse503Schema>
-export const SessionsListResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsListResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsListResponsedefault = z.infer<typeof SessionsListResponsedefaultSchema>
-export const SessionsCreateBodySchema = lazySchema(() => built(SessionsCreateRequestSchema), (): PlainNode => ['ref', SessionsCreateRequestSchema])
+export const SessionsCreateBodySchema = lazySchema(() => built(SessionsCreateRequestSchema), () => plain('["ref","SessionsCreateRequestSchema"]'))
 export type SessionsCreateBody = z.infer<typeof SessionsCreateBodySchema>
-export const SessionsCreateResponse201Schema = lazySchema(() => built(SessionRunStartedSchema), (): PlainNode => ['ref', SessionRunStartedSchema])
+export const SessionsCreateResponse201Schema = lazySchema(() => built(SessionRunStartedSchema), () => plain('["ref","SessionRunStartedSchema"]'))
 export type SessionsCreateResponse201 = z.infer<typeof SessionsCreateResponse201Schema>
-export const SessionsCreateResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsCreateResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsCreateResponse400 = z.infer<typeof SessionsCreateResponse400Schema>
-export const SessionsCreateResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsCreateResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsCreateResponse401 = z.infer<typeof SessionsCreateResponse401Schema>
-export const SessionsCreateResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsCreateResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsCreateResponse403 = z.infer<typeof SessionsCreateResponse403Schema>
-export const SessionsCreateResponse413Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsCreateResponse413Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsCreateResponse413 = z.infer<typeof SessionsCreateResponse413Schema>
-export const SessionsCreateResponse415Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsCreateResponse415Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsCreateResponse415 = z.infer<typeof SessionsCreateResponse415Schema>
-export const SessionsCreateResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsCreateResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsCreateResponse503 = z.infer<typeof SessionsCreateResponse503Schema>
-export const SessionsCreateResponse507Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsCreateResponse507Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsCreateResponse507 = z.infer<typeof SessionsCreateResponse507Schema>
-export const SessionsCreateResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsCreateResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsCreateResponsedefault = z.infer<typeof SessionsCreateResponsedefaultSchema>
-export const SessionsGetPathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), (): PlainNode => ['object', {"id": [['ref', schemas.SessionIdSchema], 0, 0]}, [['never'], 0, 0]])
+export const SessionsGetPathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), () => plain('["object",{"id":[["ref","schemas.SessionIdSchema"],0,0]},[["never"],0,0]]'))
 export type SessionsGetPath = z.infer<typeof SessionsGetPathSchema>
-export const SessionsGetResponse200Schema = lazySchema(() => built(SessionDetailSchema), (): PlainNode => ['ref', SessionDetailSchema])
+export const SessionsGetResponse200Schema = lazySchema(() => built(SessionDetailSchema), () => plain('["ref","SessionDetailSchema"]'))
 export type SessionsGetResponse200 = z.infer<typeof SessionsGetResponse200Schema>
-export const SessionsGetResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsGetResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsGetResponse401 = z.infer<typeof SessionsGetResponse401Schema>
-export const SessionsGetResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsGetResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsGetResponse403 = z.infer<typeof SessionsGetResponse403Schema>
-export const SessionsGetResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsGetResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsGetResponse404 = z.infer<typeof SessionsGetResponse404Schema>
-export const SessionsGetResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsGetResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsGetResponse503 = z.infer<typeof SessionsGetResponse503Schema>
-export const SessionsGetResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsGetResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsGetResponsedefault = z.infer<typeof SessionsGetResponsedefaultSchema>
-export const SessionsRenamePathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), (): PlainNode => ['object', {"id": [['ref', schemas.SessionIdSchema], 0, 0]}, [['never'], 0, 0]])
+export const SessionsRenamePathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), () => plain('["object",{"id":[["ref","schemas.SessionIdSchema"],0,0]},[["never"],0,0]]'))
 export type SessionsRenamePath = z.infer<typeof SessionsRenamePathSchema>
-export const SessionsRenameBodySchema = lazySchema(() => built(SessionRenameRequestSchema), (): PlainNode => ['ref', SessionRenameRequestSchema])
+export const SessionsRenameBodySchema = lazySchema(() => built(SessionRenameRequestSchema), () => plain('["ref","SessionRenameRequestSchema"]'))
 export type SessionsRenameBody = z.infer<typeof SessionsRenameBodySchema>
-export const SessionsRenameResponse200Schema = lazySchema(() => built(schemas.SessionSummarySchema), (): PlainNode => ['ref', schemas.SessionSummarySchema])
+export const SessionsRenameResponse200Schema = lazySchema(() => built(schemas.SessionSummarySchema), () => plain('["ref","schemas.SessionSummarySchema"]'))
 export type SessionsRenameResponse200 = z.infer<typeof SessionsRenameResponse200Schema>
-export const SessionsRenameResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsRenameResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsRenameResponse400 = z.infer<typeof SessionsRenameResponse400Schema>
-export const SessionsRenameResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsRenameResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsRenameResponse401 = z.infer<typeof SessionsRenameResponse401Schema>
-export const SessionsRenameResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsRenameResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsRenameResponse403 = z.infer<typeof SessionsRenameResponse403Schema>
-export const SessionsRenameResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsRenameResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsRenameResponse404 = z.infer<typeof SessionsRenameResponse404Schema>
-export const SessionsRenameResponse413Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsRenameResponse413Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsRenameResponse413 = z.infer<typeof SessionsRenameResponse413Schema>
-export const SessionsRenameResponse415Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsRenameResponse415Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsRenameResponse415 = z.infer<typeof SessionsRenameResponse415Schema>
-export const SessionsRenameResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsRenameResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsRenameResponse503 = z.infer<typeof SessionsRenameResponse503Schema>
-export const SessionsRenameResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsRenameResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsRenameResponsedefault = z.infer<typeof SessionsRenameResponsedefaultSchema>
-export const SessionsAddTurnPathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), (): PlainNode => ['object', {"id": [['ref', schemas.SessionIdSchema], 0, 0]}, [['never'], 0, 0]])
+export const SessionsAddTurnPathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), () => plain('["object",{"id":[["ref","schemas.SessionIdSchema"],0,0]},[["never"],0,0]]'))
 export type SessionsAddTurnPath = z.infer<typeof SessionsAddTurnPathSchema>
-export const SessionsAddTurnBodySchema = lazySchema(() => built(SessionsTurnRequestSchema), (): PlainNode => ['ref', SessionsTurnRequestSchema])
+export const SessionsAddTurnBodySchema = lazySchema(() => built(SessionsTurnRequestSchema), () => plain('["ref","SessionsTurnRequestSchema"]'))
 export type SessionsAddTurnBody = z.infer<typeof SessionsAddTurnBodySchema>
-export const SessionsAddTurnResponse202Schema = lazySchema(() => built(SessionRunStartedSchema), (): PlainNode => ['ref', SessionRunStartedSchema])
+export const SessionsAddTurnResponse202Schema = lazySchema(() => built(SessionRunStartedSchema), () => plain('["ref","SessionRunStartedSchema"]'))
 export type SessionsAddTurnResponse202 = z.infer<typeof SessionsAddTurnResponse202Schema>
-export const SessionsAddTurnResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsAddTurnResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsAddTurnResponse400 = z.infer<typeof SessionsAddTurnResponse400Schema>
-export const SessionsAddTurnResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsAddTurnResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsAddTurnResponse401 = z.infer<typeof SessionsAddTurnResponse401Schema>
-export const SessionsAddTurnResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsAddTurnResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsAddTurnResponse403 = z.infer<typeof SessionsAddTurnResponse403Schema>
-export const SessionsAddTurnResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsAddTurnResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsAddTurnResponse404 = z.infer<typeof SessionsAddTurnResponse404Schema>
-export const SessionsAddTurnResponse413Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsAddTurnResponse413Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsAddTurnResponse413 = z.infer<typeof SessionsAddTurnResponse413Schema>
-export const SessionsAddTurnResponse415Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsAddTurnResponse415Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsAddTurnResponse415 = z.infer<typeof SessionsAddTurnResponse415Schema>
-export const SessionsAddTurnResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsAddTurnResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsAddTurnResponse503 = z.infer<typeof SessionsAddTurnResponse503Schema>
-export const SessionsAddTurnResponse507Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsAddTurnResponse507Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsAddTurnResponse507 = z.infer<typeof SessionsAddTurnResponse507Schema>
-export const SessionsAddTurnResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsAddTurnResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsAddTurnResponsedefault = z.infer<typeof SessionsAddTurnResponsedefaultSchema>
-export const SessionsCancelPathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), (): PlainNode => ['object', {"id": [['ref', schemas.SessionIdSchema], 0, 0]}, [['never'], 0, 0]])
+export const SessionsCancelPathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), () => plain('["object",{"id":[["ref","schemas.SessionIdSchema"],0,0]},[["never"],0,0]]'))
 export type SessionsCancelPath = z.infer<typeof SessionsCancelPathSchema>
-export const SessionsCancelResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsCancelResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsCancelResponse401 = z.infer<typeof SessionsCancelResponse401Schema>
-export const SessionsCancelResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsCancelResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsCancelResponse403 = z.infer<typeof SessionsCancelResponse403Schema>
-export const SessionsCancelResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsCancelResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsCancelResponse404 = z.infer<typeof SessionsCancelResponse404Schema>
-export const SessionsCancelResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsCancelResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsCancelResponse503 = z.infer<typeof SessionsCancelResponse503Schema>
-export const SessionsCancelResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsCancelResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsCancelResponsedefault = z.infer<typeof SessionsCancelResponsedefaultSchema>
-export const SessionsStreamEventsPathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), (): PlainNode => ['object', {"id": [['ref', schemas.SessionIdSchema], 0, 0]}, [['never'], 0, 0]])
+export const SessionsStreamEventsPathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), () => plain('["object",{"id":[["ref","schemas.SessionIdSchema"],0,0]},[["never"],0,0]]'))
 export type SessionsStreamEventsPath = z.infer<typeof SessionsStreamEventsPathSchema>
-export const SessionsStreamEventsQuerySchema = lazySchema(() => z.object({ "from": z.literal("live").optional() }).catchall(z.any()), (): PlainNode => ['object', {"from": [['optional', ['values', ["live"]], 0], 1, 1]}, [1, 0, 0]])
+export const SessionsStreamEventsQuerySchema = lazySchema(() => z.object({ "from": z.literal("live").optional() }).catchall(z.any()), () => plain('["object",{"from":[["optional",["values",["live"]],0],1,1]},[1,0,0]]'))
 export type SessionsStreamEventsQuery = z.infer<typeof SessionsStreamEventsQuerySchema>
-export const SessionsStreamEventsResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsStreamEventsResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsStreamEventsResponse401 = z.infer<typeof SessionsStreamEventsResponse401Schema>
-export const SessionsStreamEventsResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsStreamEventsResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsStreamEventsResponse403 = z.infer<typeof SessionsStreamEventsResponse403Schema>
-export const SessionsStreamEventsResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsStreamEventsResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsStreamEventsResponse404 = z.infer<typeof SessionsStreamEventsResponse404Schema>
-export const SessionsStreamEventsResponse429Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsStreamEventsResponse429Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsStreamEventsResponse429 = z.infer<typeof SessionsStreamEventsResponse429Schema>
-export const SessionsStreamEventsResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsStreamEventsResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsStreamEventsResponse503 = z.infer<typeof SessionsStreamEventsResponse503Schema>
-export const SessionsStreamEventsResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsStreamEventsResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsStreamEventsResponsedefault = z.infer<typeof SessionsStreamEventsResponsedefaultSchema>
-export const SessionsGetTranscriptPathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), (): PlainNode => ['object', {"id": [['ref', schemas.SessionIdSchema], 0, 0]}, [['never'], 0, 0]])
+export const SessionsGetTranscriptPathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), () => plain('["object",{"id":[["ref","schemas.SessionIdSchema"],0,0]},[["never"],0,0]]'))
 export type SessionsGetTranscriptPath = z.infer<typeof SessionsGetTranscriptPathSchema>
-export const SessionsGetTranscriptQuerySchema = lazySchema(() => z.object({ "format": built(TranscriptFormatSchema).optional() }).catchall(z.any()), (): PlainNode => ['object', {"format": [['optional', ['ref', TranscriptFormatSchema], 2], 2, 1]}, [1, 0, 0]])
+export const SessionsGetTranscriptQuerySchema = lazySchema(() => z.object({ "format": built(TranscriptFormatSchema).optional() }).catchall(z.any()), () => plain('["object",{"format":[["optional",["ref","TranscriptFormatSchema"],2],2,1]},[1,0,0]]'))
 export type SessionsGetTranscriptQuery = z.infer<typeof SessionsGetTranscriptQuerySchema>
-export const SessionsGetTranscriptResponse200Schema = lazySchema(() => built(TranscriptJsonSchema), (): PlainNode => ['ref', TranscriptJsonSchema])
+export const SessionsGetTranscriptResponse200Schema = lazySchema(() => built(TranscriptJsonSchema), () => plain('["ref","TranscriptJsonSchema"]'))
 export type SessionsGetTranscriptResponse200 = z.infer<typeof SessionsGetTranscriptResponse200Schema>
-export const SessionsGetTranscriptResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsGetTranscriptResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsGetTranscriptResponse400 = z.infer<typeof SessionsGetTranscriptResponse400Schema>
-export const SessionsGetTranscriptResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsGetTranscriptResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsGetTranscriptResponse401 = z.infer<typeof SessionsGetTranscriptResponse401Schema>
-export const SessionsGetTranscriptResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsGetTranscriptResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsGetTranscriptResponse403 = z.infer<typeof SessionsGetTranscriptResponse403Schema>
-export const SessionsGetTranscriptResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsGetTranscriptResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsGetTranscriptResponse404 = z.infer<typeof SessionsGetTranscriptResponse404Schema>
-export const SessionsGetTranscriptResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsGetTranscriptResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsGetTranscriptResponse503 = z.infer<typeof SessionsGetTranscriptResponse503Schema>
-export const SessionsGetTranscriptResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsGetTranscriptResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsGetTranscriptResponsedefault = z.infer<typeof SessionsGetTranscriptResponsedefaultSchema>
-export const SessionsSharePathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), (): PlainNode => ['object', {"id": [['ref', schemas.SessionIdSchema], 0, 0]}, [['never'], 0, 0]])
+export const SessionsSharePathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), () => plain('["object",{"id":[["ref","schemas.SessionIdSchema"],0,0]},[["never"],0,0]]'))
 export type SessionsSharePath = z.infer<typeof SessionsSharePathSchema>
-export const SessionsShareBodySchema = lazySchema(() => built(ShareRequestSchema), (): PlainNode => ['ref', ShareRequestSchema])
+export const SessionsShareBodySchema = lazySchema(() => built(ShareRequestSchema), () => plain('["ref","ShareRequestSchema"]'))
 export type SessionsShareBody = z.infer<typeof SessionsShareBodySchema>
-export const SessionsShareResponse200Schema = lazySchema(() => built(ShareResultSchema), (): PlainNode => ['ref', ShareResultSchema])
+export const SessionsShareResponse200Schema = lazySchema(() => built(ShareResultSchema), () => plain('["ref","ShareResultSchema"]'))
 export type SessionsShareResponse200 = z.infer<typeof SessionsShareResponse200Schema>
-export const SessionsShareResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsShareResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsShareResponse400 = z.infer<typeof SessionsShareResponse400Schema>
-export const SessionsShareResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsShareResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsShareResponse401 = z.infer<typeof SessionsShareResponse401Schema>
-export const SessionsShareResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsShareResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsShareResponse403 = z.infer<typeof SessionsShareResponse403Schema>
-export const SessionsShareResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsShareResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsShareResponse404 = z.infer<typeof SessionsShareResponse404Schema>
-export const SessionsShareResponse413Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsShareResponse413Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsShareResponse413 = z.infer<typeof SessionsShareResponse413Schema>
-export const SessionsShareResponse415Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsShareResponse415Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsShareResponse415 = z.infer<typeof SessionsShareResponse415Schema>
-export const SessionsShareResponse502Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsShareResponse502Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsShareResponse502 = z.infer<typeof SessionsShareResponse502Schema>
-export const SessionsShareResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsShareResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsShareResponse503 = z.infer<typeof SessionsShareResponse503Schema>
-export const SessionsShareResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsShareResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsShareResponsedefault = z.infer<typeof SessionsShareResponsedefaultSchema>
-export const SessionsUndoPathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), (): PlainNode => ['object', {"id": [['ref', schemas.SessionIdSchema], 0, 0]}, [['never'], 0, 0]])
+export const SessionsUndoPathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), () => plain('["object",{"id":[["ref","schemas.SessionIdSchema"],0,0]},[["never"],0,0]]'))
 export type SessionsUndoPath = z.infer<typeof SessionsUndoPathSchema>
-export const SessionsUndoBodySchema = lazySchema(() => built(UndoRequestSchema), (): PlainNode => ['ref', UndoRequestSchema])
+export const SessionsUndoBodySchema = lazySchema(() => built(UndoRequestSchema), () => plain('["ref","UndoRequestSchema"]'))
 export type SessionsUndoBody = z.infer<typeof SessionsUndoBodySchema>
-export const SessionsUndoResponse200Schema = lazySchema(() => built(UndoResultSchema), (): PlainNode => ['ref', UndoResultSchema])
+export const SessionsUndoResponse200Schema = lazySchema(() => built(UndoResultSchema), () => plain('["ref","UndoResultSchema"]'))
 export type SessionsUndoResponse200 = z.infer<typeof SessionsUndoResponse200Schema>
-export const SessionsUndoResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsUndoResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsUndoResponse400 = z.infer<typeof SessionsUndoResponse400Schema>
-export const SessionsUndoResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsUndoResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsUndoResponse401 = z.infer<typeof SessionsUndoResponse401Schema>
-export const SessionsUndoResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsUndoResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsUndoResponse403 = z.infer<typeof SessionsUndoResponse403Schema>
-export const SessionsUndoResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsUndoResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsUndoResponse404 = z.infer<typeof SessionsUndoResponse404Schema>
-export const SessionsUndoResponse409Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsUndoResponse409Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsUndoResponse409 = z.infer<typeof SessionsUndoResponse409Schema>
-export const SessionsUndoResponse413Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsUndoResponse413Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsUndoResponse413 = z.infer<typeof SessionsUndoResponse413Schema>
-export const SessionsUndoResponse415Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsUndoResponse415Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsUndoResponse415 = z.infer<typeof SessionsUndoResponse415Schema>
-export const SessionsUndoResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsUndoResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsUndoResponse503 = z.infer<typeof SessionsUndoResponse503Schema>
-export const SessionsUndoResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsUndoResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsUndoResponsedefault = z.infer<typeof SessionsUndoResponsedefaultSchema>
-export const SessionsRedoPathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), (): PlainNode => ['object', {"id": [['ref', schemas.SessionIdSchema], 0, 0]}, [['never'], 0, 0]])
+export const SessionsRedoPathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), () => plain('["object",{"id":[["ref","schemas.SessionIdSchema"],0,0]},[["never"],0,0]]'))
 export type SessionsRedoPath = z.infer<typeof SessionsRedoPathSchema>
-export const SessionsRedoBodySchema = lazySchema(() => built(UndoRequestSchema), (): PlainNode => ['ref', UndoRequestSchema])
+export const SessionsRedoBodySchema = lazySchema(() => built(UndoRequestSchema), () => plain('["ref","UndoRequestSchema"]'))
 export type SessionsRedoBody = z.infer<typeof SessionsRedoBodySchema>
-export const SessionsRedoResponse200Schema = lazySchema(() => built(UndoResultSchema), (): PlainNode => ['ref', UndoResultSchema])
+export const SessionsRedoResponse200Schema = lazySchema(() => built(UndoResultSchema), () => plain('["ref","UndoResultSchema"]'))
 export type SessionsRedoResponse200 = z.infer<typeof SessionsRedoResponse200Schema>
-export const SessionsRedoResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsRedoResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsRedoResponse400 = z.infer<typeof SessionsRedoResponse400Schema>
-export const SessionsRedoResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsRedoResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsRedoResponse401 = z.infer<typeof SessionsRedoResponse401Schema>
-export const SessionsRedoResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsRedoResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsRedoResponse403 = z.infer<typeof SessionsRedoResponse403Schema>
-export const SessionsRedoResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsRedoResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsRedoResponse404 = z.infer<typeof SessionsRedoResponse404Schema>
-export const SessionsRedoResponse409Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsRedoResponse409Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsRedoResponse409 = z.infer<typeof SessionsRedoResponse409Schema>
-export const SessionsRedoResponse413Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsRedoResponse413Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsRedoResponse413 = z.infer<typeof SessionsRedoResponse413Schema>
-export const SessionsRedoResponse415Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsRedoResponse415Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsRedoResponse415 = z.infer<typeof SessionsRedoResponse415Schema>
-export const SessionsRedoResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsRedoResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsRedoResponse503 = z.infer<typeof SessionsRedoResponse503Schema>
-export const SessionsRedoResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionsRedoResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionsRedoResponsedefault = z.infer<typeof SessionsRedoResponsedefaultSchema>
-export const SessionListResponse200Schema = lazySchema(() => built(SessionIdListSchema), (): PlainNode => ['ref', SessionIdListSchema])
+export const SessionListResponse200Schema = lazySchema(() => built(SessionIdListSchema), () => plain('["ref","SessionIdListSchema"]'))
 export type SessionListResponse200 = z.infer<typeof SessionListResponse200Schema>
-export const SessionListResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionListResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionListResponse401 = z.infer<typeof SessionListResponse401Schema>
-export const SessionListResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionListResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionListResponse403 = z.infer<typeof SessionListResponse403Schema>
-export const SessionListResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionListResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionListResponsedefault = z.infer<typeof SessionListResponsedefaultSchema>
-export const SessionCreateBodySchema = lazySchema(() => built(SessionCreateRequestSchema), (): PlainNode => ['ref', SessionCreateRequestSchema])
+export const SessionCreateBodySchema = lazySchema(() => built(SessionCreateRequestSchema), () => plain('["ref","SessionCreateRequestSchema"]'))
 export type SessionCreateBody = z.infer<typeof SessionCreateBodySchema>
-export const SessionCreateResponse201Schema = lazySchema(() => built(SessionCreatedSchema), (): PlainNode => ['ref', SessionCreatedSchema])
+export const SessionCreateResponse201Schema = lazySchema(() => built(SessionCreatedSchema), () => plain('["ref","SessionCreatedSchema"]'))
 export type SessionCreateResponse201 = z.infer<typeof SessionCreateResponse201Schema>
-export const SessionCreateResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionCreateResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionCreateResponse400 = z.infer<typeof SessionCreateResponse400Schema>
-export const SessionCreateResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionCreateResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionCreateResponse401 = z.infer<typeof SessionCreateResponse401Schema>
-export const SessionCreateResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionCreateResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionCreateResponse403 = z.infer<typeof SessionCreateResponse403Schema>
-export const SessionCreateResponse413Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionCreateResponse413Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionCreateResponse413 = z.infer<typeof SessionCreateResponse413Schema>
-export const SessionCreateResponse415Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionCreateResponse415Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionCreateResponse415 = z.infer<typeof SessionCreateResponse415Schema>
-export const SessionCreateResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionCreateResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionCreateResponse503 = z.infer<typeof SessionCreateResponse503Schema>
-export const SessionCreateResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionCreateResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionCreateResponsedefault = z.infer<typeof SessionCreateResponsedefaultSchema>
-export const SessionGetPathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), (): PlainNode => ['object', {"id": [['ref', schemas.SessionIdSchema], 0, 0]}, [['never'], 0, 0]])
+export const SessionGetPathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), () => plain('["object",{"id":[["ref","schemas.SessionIdSchema"],0,0]},[["never"],0,0]]'))
 export type SessionGetPath = z.infer<typeof SessionGetPathSchema>
-export const SessionGetResponse200Schema = lazySchema(() => built(SessionSnapshotSchema), (): PlainNode => ['ref', SessionSnapshotSchema])
+export const SessionGetResponse200Schema = lazySchema(() => built(SessionSnapshotSchema), () => plain('["ref","SessionSnapshotSchema"]'))
 export type SessionGetResponse200 = z.infer<typeof SessionGetResponse200Schema>
-export const SessionGetResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionGetResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionGetResponse401 = z.infer<typeof SessionGetResponse401Schema>
-export const SessionGetResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionGetResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionGetResponse404 = z.infer<typeof SessionGetResponse404Schema>
-export const SessionGetResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionGetResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionGetResponse503 = z.infer<typeof SessionGetResponse503Schema>
-export const SessionGetResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionGetResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionGetResponsedefault = z.infer<typeof SessionGetResponsedefaultSchema>
-export const SessionDeletePathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), (): PlainNode => ['object', {"id": [['ref', schemas.SessionIdSchema], 0, 0]}, [['never'], 0, 0]])
+export const SessionDeletePathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), () => plain('["object",{"id":[["ref","schemas.SessionIdSchema"],0,0]},[["never"],0,0]]'))
 export type SessionDeletePath = z.infer<typeof SessionDeletePathSchema>
-export const SessionDeleteResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionDeleteResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionDeleteResponse401 = z.infer<typeof SessionDeleteResponse401Schema>
-export const SessionDeleteResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionDeleteResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionDeleteResponse404 = z.infer<typeof SessionDeleteResponse404Schema>
-export const SessionDeleteResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionDeleteResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionDeleteResponse503 = z.infer<typeof SessionDeleteResponse503Schema>
-export const SessionDeleteResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionDeleteResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionDeleteResponsedefault = z.infer<typeof SessionDeleteResponsedefaultSchema>
-export const SessionSendMessagePathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), (): PlainNode => ['object', {"id": [['ref', schemas.SessionIdSchema], 0, 0]}, [['never'], 0, 0]])
+export const SessionSendMessagePathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), () => plain('["object",{"id":[["ref","schemas.SessionIdSchema"],0,0]},[["never"],0,0]]'))
 export type SessionSendMessagePath = z.infer<typeof SessionSendMessagePathSchema>
-export const SessionSendMessageBodySchema = lazySchema(() => built(SessionMessageRequestSchema), (): PlainNode => ['ref', SessionMessageRequestSchema])
+export const SessionSendMessageBodySchema = lazySchema(() => built(SessionMessageRequestSchema), () => plain('["ref","SessionMessageRequestSchema"]'))
 export type SessionSendMessageBody = z.infer<typeof SessionSendMessageBodySchema>
-export const SessionSendMessageResponse202Schema = lazySchema(() => built(MessageAcceptedSchema), (): PlainNode => ['ref', MessageAcceptedSchema])
+export const SessionSendMessageResponse202Schema = lazySchema(() => built(MessageAcceptedSchema), () => plain('["ref","MessageAcceptedSchema"]'))
 export type SessionSendMessageResponse202 = z.infer<typeof SessionSendMessageResponse202Schema>
-export const SessionSendMessageResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionSendMessageResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionSendMessageResponse400 = z.infer<typeof SessionSendMessageResponse400Schema>
-export const SessionSendMessageResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionSendMessageResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionSendMessageResponse401 = z.infer<typeof SessionSendMessageResponse401Schema>
-export const SessionSendMessageResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionSendMessageResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionSendMessageResponse404 = z.infer<typeof SessionSendMessageResponse404Schema>
-export const SessionSendMessageResponse413Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionSendMessageResponse413Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionSendMessageResponse413 = z.infer<typeof SessionSendMessageResponse413Schema>
-export const SessionSendMessageResponse415Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionSendMessageResponse415Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionSendMessageResponse415 = z.infer<typeof SessionSendMessageResponse415Schema>
-export const SessionSendMessageResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionSendMessageResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionSendMessageResponse503 = z.infer<typeof SessionSendMessageResponse503Schema>
-export const SessionSendMessageResponse507Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionSendMessageResponse507Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionSendMessageResponse507 = z.infer<typeof SessionSendMessageResponse507Schema>
-export const SessionSendMessageResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionSendMessageResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionSendMessageResponsedefault = z.infer<typeof SessionSendMessageResponsedefaultSchema>
-export const SessionCancelPathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), (): PlainNode => ['object', {"id": [['ref', schemas.SessionIdSchema], 0, 0]}, [['never'], 0, 0]])
+export const SessionCancelPathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), () => plain('["object",{"id":[["ref","schemas.SessionIdSchema"],0,0]},[["never"],0,0]]'))
 export type SessionCancelPath = z.infer<typeof SessionCancelPathSchema>
-export const SessionCancelResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionCancelResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionCancelResponse401 = z.infer<typeof SessionCancelResponse401Schema>
-export const SessionCancelResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionCancelResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionCancelResponse404 = z.infer<typeof SessionCancelResponse404Schema>
-export const SessionCancelResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionCancelResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionCancelResponse503 = z.infer<typeof SessionCancelResponse503Schema>
-export const SessionCancelResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionCancelResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionCancelResponsedefault = z.infer<typeof SessionCancelResponsedefaultSchema>
-export const SessionStreamEventsPathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), (): PlainNode => ['object', {"id": [['ref', schemas.SessionIdSchema], 0, 0]}, [['never'], 0, 0]])
+export const SessionStreamEventsPathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), () => plain('["object",{"id":[["ref","schemas.SessionIdSchema"],0,0]},[["never"],0,0]]'))
 export type SessionStreamEventsPath = z.infer<typeof SessionStreamEventsPathSchema>
-export const SessionStreamEventsResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionStreamEventsResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionStreamEventsResponse401 = z.infer<typeof SessionStreamEventsResponse401Schema>
-export const SessionStreamEventsResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionStreamEventsResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionStreamEventsResponse404 = z.infer<typeof SessionStreamEventsResponse404Schema>
-export const SessionStreamEventsResponse429Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionStreamEventsResponse429Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionStreamEventsResponse429 = z.infer<typeof SessionStreamEventsResponse429Schema>
-export const SessionStreamEventsResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionStreamEventsResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionStreamEventsResponse503 = z.infer<typeof SessionStreamEventsResponse503Schema>
-export const SessionStreamEventsResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionStreamEventsResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionStreamEventsResponsedefault = z.infer<typeof SessionStreamEventsResponsedefaultSchema>
-export const SessionRotateTokenPathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), (): PlainNode => ['object', {"id": [['ref', schemas.SessionIdSchema], 0, 0]}, [['never'], 0, 0]])
+export const SessionRotateTokenPathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), () => plain('["object",{"id":[["ref","schemas.SessionIdSchema"],0,0]},[["never"],0,0]]'))
 export type SessionRotateTokenPath = z.infer<typeof SessionRotateTokenPathSchema>
-export const SessionRotateTokenResponse200Schema = lazySchema(() => built(RotateTokenResponseSchema), (): PlainNode => ['ref', RotateTokenResponseSchema])
+export const SessionRotateTokenResponse200Schema = lazySchema(() => built(RotateTokenResponseSchema), () => plain('["ref","RotateTokenResponseSchema"]'))
 export type SessionRotateTokenResponse200 = z.infer<typeof SessionRotateTokenResponse200Schema>
-export const SessionRotateTokenResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionRotateTokenResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionRotateTokenResponse401 = z.infer<typeof SessionRotateTokenResponse401Schema>
-export const SessionRotateTokenResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionRotateTokenResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionRotateTokenResponse403 = z.infer<typeof SessionRotateTokenResponse403Schema>
-export const SessionRotateTokenResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionRotateTokenResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionRotateTokenResponse404 = z.infer<typeof SessionRotateTokenResponse404Schema>
-export const SessionRotateTokenResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionRotateTokenResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionRotateTokenResponsedefault = z.infer<typeof SessionRotateTokenResponsedefaultSchema>
-export const SessionUndoPathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), (): PlainNode => ['object', {"id": [['ref', schemas.SessionIdSchema], 0, 0]}, [['never'], 0, 0]])
+export const SessionUndoPathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), () => plain('["object",{"id":[["ref","schemas.SessionIdSchema"],0,0]},[["never"],0,0]]'))
 export type SessionUndoPath = z.infer<typeof SessionUndoPathSchema>
-export const SessionUndoBodySchema = lazySchema(() => built(UndoRequestSchema), (): PlainNode => ['ref', UndoRequestSchema])
+export const SessionUndoBodySchema = lazySchema(() => built(UndoRequestSchema), () => plain('["ref","UndoRequestSchema"]'))
 export type SessionUndoBody = z.infer<typeof SessionUndoBodySchema>
-export const SessionUndoResponse200Schema = lazySchema(() => built(UndoResultSchema), (): PlainNode => ['ref', UndoResultSchema])
+export const SessionUndoResponse200Schema = lazySchema(() => built(UndoResultSchema), () => plain('["ref","UndoResultSchema"]'))
 export type SessionUndoResponse200 = z.infer<typeof SessionUndoResponse200Schema>
-export const SessionUndoResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionUndoResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionUndoResponse400 = z.infer<typeof SessionUndoResponse400Schema>
-export const SessionUndoResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionUndoResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionUndoResponse401 = z.infer<typeof SessionUndoResponse401Schema>
-export const SessionUndoResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionUndoResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionUndoResponse404 = z.infer<typeof SessionUndoResponse404Schema>
-export const SessionUndoResponse409Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionUndoResponse409Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionUndoResponse409 = z.infer<typeof SessionUndoResponse409Schema>
-export const SessionUndoResponse413Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionUndoResponse413Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionUndoResponse413 = z.infer<typeof SessionUndoResponse413Schema>
-export const SessionUndoResponse415Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionUndoResponse415Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionUndoResponse415 = z.infer<typeof SessionUndoResponse415Schema>
-export const SessionUndoResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionUndoResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionUndoResponse503 = z.infer<typeof SessionUndoResponse503Schema>
-export const SessionUndoResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionUndoResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionUndoResponsedefault = z.infer<typeof SessionUndoResponsedefaultSchema>
-export const SessionRedoPathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), (): PlainNode => ['object', {"id": [['ref', schemas.SessionIdSchema], 0, 0]}, [['never'], 0, 0]])
+export const SessionRedoPathSchema = lazySchema(() => z.object({ "id": built(schemas.SessionIdSchema) }).strict(), () => plain('["object",{"id":[["ref","schemas.SessionIdSchema"],0,0]},[["never"],0,0]]'))
 export type SessionRedoPath = z.infer<typeof SessionRedoPathSchema>
-export const SessionRedoBodySchema = lazySchema(() => built(UndoRequestSchema), (): PlainNode => ['ref', UndoRequestSchema])
+export const SessionRedoBodySchema = lazySchema(() => built(UndoRequestSchema), () => plain('["ref","UndoRequestSchema"]'))
 export type SessionRedoBody = z.infer<typeof SessionRedoBodySchema>
-export const SessionRedoResponse200Schema = lazySchema(() => built(UndoResultSchema), (): PlainNode => ['ref', UndoResultSchema])
+export const SessionRedoResponse200Schema = lazySchema(() => built(UndoResultSchema), () => plain('["ref","UndoResultSchema"]'))
 export type SessionRedoResponse200 = z.infer<typeof SessionRedoResponse200Schema>
-export const SessionRedoResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionRedoResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionRedoResponse400 = z.infer<typeof SessionRedoResponse400Schema>
-export const SessionRedoResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionRedoResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionRedoResponse401 = z.infer<typeof SessionRedoResponse401Schema>
-export const SessionRedoResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionRedoResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionRedoResponse404 = z.infer<typeof SessionRedoResponse404Schema>
-export const SessionRedoResponse409Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionRedoResponse409Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionRedoResponse409 = z.infer<typeof SessionRedoResponse409Schema>
-export const SessionRedoResponse413Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionRedoResponse413Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionRedoResponse413 = z.infer<typeof SessionRedoResponse413Schema>
-export const SessionRedoResponse415Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionRedoResponse415Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionRedoResponse415 = z.infer<typeof SessionRedoResponse415Schema>
-export const SessionRedoResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionRedoResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionRedoResponse503 = z.infer<typeof SessionRedoResponse503Schema>
-export const SessionRedoResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const SessionRedoResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type SessionRedoResponsedefault = z.infer<typeof SessionRedoResponsedefaultSchema>
-export const ToolApproveBodySchema = lazySchema(() => built(ToolApproveRequestSchema), (): PlainNode => ['ref', ToolApproveRequestSchema])
+export const ToolApproveBodySchema = lazySchema(() => built(ToolApproveRequestSchema), () => plain('["ref","ToolApproveRequestSchema"]'))
 export type ToolApproveBody = z.infer<typeof ToolApproveBodySchema>
-export const ToolApproveResponse200Schema = lazySchema(() => built(ToolApproveResponseSchema), (): PlainNode => ['ref', ToolApproveResponseSchema])
+export const ToolApproveResponse200Schema = lazySchema(() => built(ToolApproveResponseSchema), () => plain('["ref","ToolApproveResponseSchema"]'))
 export type ToolApproveResponse200 = z.infer<typeof ToolApproveResponse200Schema>
-export const ToolApproveResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const ToolApproveResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type ToolApproveResponse400 = z.infer<typeof ToolApproveResponse400Schema>
-export const ToolApproveResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const ToolApproveResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type ToolApproveResponse401 = z.infer<typeof ToolApproveResponse401Schema>
-export const ToolApproveResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const ToolApproveResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type ToolApproveResponse403 = z.infer<typeof ToolApproveResponse403Schema>
-export const ToolApproveResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const ToolApproveResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type ToolApproveResponse404 = z.infer<typeof ToolApproveResponse404Schema>
-export const ToolApproveResponse413Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const ToolApproveResponse413Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type ToolApproveResponse413 = z.infer<typeof ToolApproveResponse413Schema>
-export const ToolApproveResponse415Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const ToolApproveResponse415Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type ToolApproveResponse415 = z.infer<typeof ToolApproveResponse415Schema>
-export const ToolApproveResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const ToolApproveResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type ToolApproveResponse503 = z.infer<typeof ToolApproveResponse503Schema>
-export const ToolApproveResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const ToolApproveResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type ToolApproveResponsedefault = z.infer<typeof ToolApproveResponsedefaultSchema>
-export const CommandsListResponse200Schema = lazySchema(() => built(CommandsListResponseSchema), (): PlainNode => ['ref', CommandsListResponseSchema])
+export const CommandsListResponse200Schema = lazySchema(() => built(CommandsListResponseSchema), () => plain('["ref","CommandsListResponseSchema"]'))
 export type CommandsListResponse200 = z.infer<typeof CommandsListResponse200Schema>
-export const CommandsListResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const CommandsListResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type CommandsListResponse401 = z.infer<typeof CommandsListResponse401Schema>
-export const CommandsListResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const CommandsListResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type CommandsListResponse403 = z.infer<typeof CommandsListResponse403Schema>
-export const CommandsListResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const CommandsListResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type CommandsListResponsedefault = z.infer<typeof CommandsListResponsedefaultSchema>
-export const CommandsInvokePathSchema = lazySchema(() => z.object({ "name": z.string() }).strict(), (): PlainNode => ['object', {"name": [['string', []], 0, 0]}, [['never'], 0, 0]])
+export const CommandsInvokePathSchema = lazySchema(() => z.object({ "name": z.string() }).strict(), () => plain('["object",{"name":[["string",[]],0,0]},[["never"],0,0]]'))
 export type CommandsInvokePath = z.infer<typeof CommandsInvokePathSchema>
-export const CommandsInvokeBodySchema = lazySchema(() => built(CommandInvokeRequestSchema), (): PlainNode => ['ref', CommandInvokeRequestSchema])
+export const CommandsInvokeBodySchema = lazySchema(() => built(CommandInvokeRequestSchema), () => plain('["ref","CommandInvokeRequestSchema"]'))
 export type CommandsInvokeBody = z.infer<typeof CommandsInvokeBodySchema>
-export const CommandsInvokeResponse202Schema = lazySchema(() => built(CommandInvokeAcceptedSchema), (): PlainNode => ['ref', CommandInvokeAcceptedSchema])
+export const CommandsInvokeResponse202Schema = lazySchema(() => built(CommandInvokeAcceptedSchema), () => plain('["ref","CommandInvokeAcceptedSchema"]'))
 export type CommandsInvokeResponse202 = z.infer<typeof CommandsInvokeResponse202Schema>
-export const CommandsInvokeResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const CommandsInvokeResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type CommandsInvokeResponse400 = z.infer<typeof CommandsInvokeResponse400Schema>
-export const CommandsInvokeResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const CommandsInvokeResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type CommandsInvokeResponse401 = z.infer<typeof CommandsInvokeResponse401Schema>
-export const CommandsInvokeResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const CommandsInvokeResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type CommandsInvokeResponse403 = z.infer<typeof CommandsInvokeResponse403Schema>
-export const CommandsInvokeResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const CommandsInvokeResponse404Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type CommandsInvokeResponse404 = z.infer<typeof CommandsInvokeResponse404Schema>
-export const CommandsInvokeResponse413Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const CommandsInvokeResponse413Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type CommandsInvokeResponse413 = z.infer<typeof CommandsInvokeResponse413Schema>
-export const CommandsInvokeResponse415Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const CommandsInvokeResponse415Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type CommandsInvokeResponse415 = z.infer<typeof CommandsInvokeResponse415Schema>
-export const CommandsInvokeResponse500Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const CommandsInvokeResponse500Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type CommandsInvokeResponse500 = z.infer<typeof CommandsInvokeResponse500Schema>
-export const CommandsInvokeResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const CommandsInvokeResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type CommandsInvokeResponse503 = z.infer<typeof CommandsInvokeResponse503Schema>
-export const CommandsInvokeResponse507Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const CommandsInvokeResponse507Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type CommandsInvokeResponse507 = z.infer<typeof CommandsInvokeResponse507Schema>
-export const CommandsInvokeResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const CommandsInvokeResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type CommandsInvokeResponsedefault = z.infer<typeof CommandsInvokeResponsedefaultSchema>
-export const RunsListQuerySchema = lazySchema(() => z.object({ "since": built(SinceFilterSchema).optional(), "model": z.string().optional(), "limit": z.number().int().gte(1).optional() }).catchall(z.any()), (): PlainNode => ['object', {"since": [['optional', ['ref', SinceFilterSchema], 0], 1, 1], "model": [['optional', ['string', []], 0], 1, 1], "limit": [['optional', ['number', [['safeint'], ['gt', 1, true]]], 0], 1, 1]}, [1, 0, 0]])
+export const RunsListQuerySchema = lazySchema(() => z.object({ "since": built(SinceFilterSchema).optional(), "model": z.string().optional(), "limit": z.number().int().gte(1).optional() }).catchall(z.any()), () => plain('["object",{"since":[["optional",["ref","SinceFilterSchema"],0],1,1],"model":[["optional",["string",[]],0],1,1],"limit":[["optional",["number",[["safeint"],["gt",1,true]]],0],1,1]},[1,0,0]]'))
 export type RunsListQuery = z.infer<typeof RunsListQuerySchema>
-export const RunsListResponse200Schema = lazySchema(() => built(RunsListResponseSchema), (): PlainNode => ['ref', RunsListResponseSchema])
+export const RunsListResponse200Schema = lazySchema(() => built(RunsListResponseSchema), () => plain('["ref","RunsListResponseSchema"]'))
 export type RunsListResponse200 = z.infer<typeof RunsListResponse200Schema>
-export const RunsListResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const RunsListResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type RunsListResponse400 = z.infer<typeof RunsListResponse400Schema>
-export const RunsListResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const RunsListResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type RunsListResponse401 = z.infer<typeof RunsListResponse401Schema>
-export const RunsListResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const RunsListResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type RunsListResponse403 = z.infer<typeof RunsListResponse403Schema>
-export const RunsListResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const RunsListResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type RunsListResponse503 = z.infer<typeof RunsListResponse503Schema>
-export const RunsListResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const RunsListResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type RunsListResponsedefault = z.infer<typeof RunsListResponsedefaultSchema>
-export const RunsCostQuerySchema = lazySchema(() => z.object({ "since": built(SinceFilterSchema).optional(), "model": z.string().optional(), "limit": z.number().int().gte(1).optional() }).catchall(z.any()), (): PlainNode => ['object', {"since": [['optional', ['ref', SinceFilterSchema], 0], 1, 1], "model": [['optional', ['string', []], 0], 1, 1], "limit": [['optional', ['number', [['safeint'], ['gt', 1, true]]], 0], 1, 1]}, [1, 0, 0]])
+export const RunsCostQuerySchema = lazySchema(() => z.object({ "since": built(SinceFilterSchema).optional(), "model": z.string().optional(), "limit": z.number().int().gte(1).optional() }).catchall(z.any()), () => plain('["object",{"since":[["optional",["ref","SinceFilterSchema"],0],1,1],"model":[["optional",["string",[]],0],1,1],"limit":[["optional",["number",[["safeint"],["gt",1,true]]],0],1,1]},[1,0,0]]'))
 export type RunsCostQuery = z.infer<typeof RunsCostQuerySchema>
-export const RunsCostResponse200Schema = lazySchema(() => built(RunsCostResponseSchema), (): PlainNode => ['ref', RunsCostResponseSchema])
+export const RunsCostResponse200Schema = lazySchema(() => built(RunsCostResponseSchema), () => plain('["ref","RunsCostResponseSchema"]'))
 export type RunsCostResponse200 = z.infer<typeof RunsCostResponse200Schema>
-export const RunsCostResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const RunsCostResponse400Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type RunsCostResponse400 = z.infer<typeof RunsCostResponse400Schema>
-export const RunsCostResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const RunsCostResponse401Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type RunsCostResponse401 = z.infer<typeof RunsCostResponse401Schema>
-export const RunsCostResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const RunsCostResponse403Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type RunsCostResponse403 = z.infer<typeof RunsCostResponse403Schema>
-export const RunsCostResponse500Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const RunsCostResponse500Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type RunsCostResponse500 = z.infer<typeof RunsCostResponse500Schema>
-export const RunsCostResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const RunsCostResponse503Schema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type RunsCostResponse503 = z.infer<typeof RunsCostResponse503Schema>
-export const RunsCostResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), (): PlainNode => ['ref', schemas.ErrorBodySchema])
+export const RunsCostResponsedefaultSchema = lazySchema(() => built(schemas.ErrorBodySchema), () => plain('["ref","schemas.ErrorBodySchema"]'))
 export type RunsCostResponsedefault = z.infer<typeof RunsCostResponsedefaultSchema>
 
 /** Every operation of specs/openapi/chimera.openapi.yaml, by operationId. `security` lists the bearer tiers that may call it ([] = open). */

@@ -3,78 +3,81 @@
 // Change the spec, then run `make generate`.
 /* eslint-disable */
 import * as z from 'zod'
-import { built, lazySchema, type PlainNode } from '../lazy-schema.gen.ts'
+import { built, lazySchema, plainModule } from '../lazy-schema.gen.ts'
+import * as own from './jsonl.gen.ts'
 import * as schemas from '../schemas.gen.ts'
 
-export const CommandIdSchema = lazySchema(() => z.union([z.string(), z.number()]), (): PlainNode => ['union', [['string', []], ['number', []]]])
+const plain = plainModule(own, { schemas })
+
+export const CommandIdSchema = lazySchema(() => z.union([z.string(), z.number()]), () => plain('["union",[["string",[]],["number",[]]]]'))
 export type CommandId = z.infer<typeof CommandIdSchema>
-export const PromptCommandSchema = lazySchema(() => z.object({ "type": z.literal("prompt"), "id": built(CommandIdSchema).optional(), "message": z.string() }).strict(), (): PlainNode => ['object', {"type": [['values', ["prompt"]], 0, 0], "id": [['optional', ['ref', CommandIdSchema], 0], 1, 1], "message": [['string', []], 0, 0]}, [['never'], 0, 0]])
+export const PromptCommandSchema = lazySchema(() => z.object({ "type": z.literal("prompt"), "id": built(CommandIdSchema).optional(), "message": z.string() }).strict(), () => plain('["object",{"type":[["values",["prompt"]],0,0],"id":[["optional",["ref","CommandIdSchema"],0],1,1],"message":[["string",[]],0,0]},[["never"],0,0]]'))
 export type PromptCommand = z.infer<typeof PromptCommandSchema>
-export const SteerCommandSchema = lazySchema(() => z.object({ "type": z.literal("steer"), "id": built(CommandIdSchema).optional(), "message": z.string() }).strict(), (): PlainNode => ['object', {"type": [['values', ["steer"]], 0, 0], "id": [['optional', ['ref', CommandIdSchema], 0], 1, 1], "message": [['string', []], 0, 0]}, [['never'], 0, 0]])
+export const SteerCommandSchema = lazySchema(() => z.object({ "type": z.literal("steer"), "id": built(CommandIdSchema).optional(), "message": z.string() }).strict(), () => plain('["object",{"type":[["values",["steer"]],0,0],"id":[["optional",["ref","CommandIdSchema"],0],1,1],"message":[["string",[]],0,0]},[["never"],0,0]]'))
 export type SteerCommand = z.infer<typeof SteerCommandSchema>
-export const CancelCommandSchema = lazySchema(() => z.object({ "type": z.literal("cancel"), "id": built(CommandIdSchema).optional() }).strict(), (): PlainNode => ['object', {"type": [['values', ["cancel"]], 0, 0], "id": [['optional', ['ref', CommandIdSchema], 0], 1, 1]}, [['never'], 0, 0]])
+export const CancelCommandSchema = lazySchema(() => z.object({ "type": z.literal("cancel"), "id": built(CommandIdSchema).optional() }).strict(), () => plain('["object",{"type":[["values",["cancel"]],0,0],"id":[["optional",["ref","CommandIdSchema"],0],1,1]},[["never"],0,0]]'))
 export type CancelCommand = z.infer<typeof CancelCommandSchema>
-export const GetStateCommandSchema = lazySchema(() => z.object({ "type": z.literal("get_state"), "id": built(CommandIdSchema).optional() }).strict(), (): PlainNode => ['object', {"type": [['values', ["get_state"]], 0, 0], "id": [['optional', ['ref', CommandIdSchema], 0], 1, 1]}, [['never'], 0, 0]])
+export const GetStateCommandSchema = lazySchema(() => z.object({ "type": z.literal("get_state"), "id": built(CommandIdSchema).optional() }).strict(), () => plain('["object",{"type":[["values",["get_state"]],0,0],"id":[["optional",["ref","CommandIdSchema"],0],1,1]},[["never"],0,0]]'))
 export type GetStateCommand = z.infer<typeof GetStateCommandSchema>
-export const CompactCommandSchema = lazySchema(() => z.object({ "type": z.literal("compact"), "id": built(CommandIdSchema).optional() }).strict(), (): PlainNode => ['object', {"type": [['values', ["compact"]], 0, 0], "id": [['optional', ['ref', CommandIdSchema], 0], 1, 1]}, [['never'], 0, 0]])
+export const CompactCommandSchema = lazySchema(() => z.object({ "type": z.literal("compact"), "id": built(CommandIdSchema).optional() }).strict(), () => plain('["object",{"type":[["values",["compact"]],0,0],"id":[["optional",["ref","CommandIdSchema"],0],1,1]},[["never"],0,0]]'))
 export type CompactCommand = z.infer<typeof CompactCommandSchema>
-export const SetModelCommandSchema = lazySchema(() => z.object({ "type": z.literal("set_model"), "id": built(CommandIdSchema).optional(), "model": z.string().min(1) }).strict(), (): PlainNode => ['object', {"type": [['values', ["set_model"]], 0, 0], "id": [['optional', ['ref', CommandIdSchema], 0], 1, 1], "model": [['string', [['min', 1]]], 0, 0]}, [['never'], 0, 0]])
+export const SetModelCommandSchema = lazySchema(() => z.object({ "type": z.literal("set_model"), "id": built(CommandIdSchema).optional(), "model": z.string().min(1) }).strict(), () => plain('["object",{"type":[["values",["set_model"]],0,0],"id":[["optional",["ref","CommandIdSchema"],0],1,1],"model":[["string",[["min",1]]],0,0]},[["never"],0,0]]'))
 export type SetModelCommand = z.infer<typeof SetModelCommandSchema>
-export const PermissionReplyCommandSchema = lazySchema(() => z.object({ "type": z.literal("permission_reply"), "id": built(CommandIdSchema).optional(), "request_id": z.string(), "decision": built(schemas.PermissionDecisionSchema) }).strict(), (): PlainNode => ['object', {"type": [['values', ["permission_reply"]], 0, 0], "id": [['optional', ['ref', CommandIdSchema], 0], 1, 1], "request_id": [['string', []], 0, 0], "decision": [['ref', schemas.PermissionDecisionSchema], 0, 0]}, [['never'], 0, 0]])
+export const PermissionReplyCommandSchema = lazySchema(() => z.object({ "type": z.literal("permission_reply"), "id": built(CommandIdSchema).optional(), "request_id": z.string(), "decision": built(schemas.PermissionDecisionSchema) }).strict(), () => plain('["object",{"type":[["values",["permission_reply"]],0,0],"id":[["optional",["ref","CommandIdSchema"],0],1,1],"request_id":[["string",[]],0,0],"decision":[["ref","schemas.PermissionDecisionSchema"],0,0]},[["never"],0,0]]'))
 export type PermissionReplyCommand = z.infer<typeof PermissionReplyCommandSchema>
-export const RpcResponseSchema = lazySchema(() => z.object({ "type": z.literal("response").optional(), "command": z.string(), "id": z.union([built(CommandIdSchema), z.null()]), "success": z.boolean(), "error": z.string() }).strict(), (): PlainNode => ['object', {"type": [['optional', ['values', ["response"]], 0], 1, 1], "command": [['string', []], 0, 0], "id": [['union', [['ref', CommandIdSchema], ['values', [null]]]], 0, 0], "success": [['boolean'], 0, 0], "error": [['string', []], 0, 0]}, [['never'], 0, 0]])
+export const RpcResponseSchema = lazySchema(() => z.object({ "type": z.literal("response").optional(), "command": z.string(), "id": z.union([built(CommandIdSchema), z.null()]), "success": z.boolean(), "error": z.string() }).strict(), () => plain('["object",{"type":[["optional",["values",["response"]],0],1,1],"command":[["string",[]],0,0],"id":[["union",[["ref","CommandIdSchema"],["values",[null]]]],0,0],"success":[["boolean"],0,0],"error":[["string",[]],0,0]},[["never"],0,0]]'))
 export type RpcResponse = z.infer<typeof RpcResponseSchema>
-export const StateResponseSchema = lazySchema(() => z.object({ "type": z.literal("state").optional(), "id": z.union([built(CommandIdSchema), z.null()]), "messages": z.array(built(schemas.ChatMessageSchema)), "model": z.string() }).strict(), (): PlainNode => ['object', {"type": [['optional', ['values', ["state"]], 0], 1, 1], "id": [['union', [['ref', CommandIdSchema], ['values', [null]]]], 0, 0], "messages": [['array', ['ref', schemas.ChatMessageSchema], []], 0, 0], "model": [['string', []], 0, 0]}, [['never'], 0, 0]])
+export const StateResponseSchema = lazySchema(() => z.object({ "type": z.literal("state").optional(), "id": z.union([built(CommandIdSchema), z.null()]), "messages": z.array(built(schemas.ChatMessageSchema)), "model": z.string() }).strict(), () => plain('["object",{"type":[["optional",["values",["state"]],0],1,1],"id":[["union",[["ref","CommandIdSchema"],["values",[null]]]],0,0],"messages":[["array",["ref","schemas.ChatMessageSchema"],[]],0,0],"model":[["string",[]],0,0]},[["never"],0,0]]'))
 export type StateResponse = z.infer<typeof StateResponseSchema>
-export const MessageEventSchema = lazySchema(() => z.object({ "type": z.literal("message"), "role": z.enum(["assistant","user","system"]), "content": z.string(), "done": z.boolean() }).strict(), (): PlainNode => ['object', {"type": [['values', ["message"]], 0, 0], "role": [['values', ["assistant", "user", "system"]], 0, 0], "content": [['string', []], 0, 0], "done": [['boolean'], 0, 0]}, [['never'], 0, 0]])
+export const MessageEventSchema = lazySchema(() => z.object({ "type": z.literal("message"), "role": z.enum(["assistant","user","system"]), "content": z.string(), "done": z.boolean() }).strict(), () => plain('["object",{"type":[["values",["message"]],0,0],"role":[["values",["assistant","user","system"]],0,0],"content":[["string",[]],0,0],"done":[["boolean"],0,0]},[["never"],0,0]]'))
 export type MessageEvent = z.infer<typeof MessageEventSchema>
-export const ToolExecutionEventSchema = lazySchema(() => z.object({ "type": z.literal("tool_execution"), "call_id": z.string().optional(), "tool_name": z.string(), "tool_args": z.record(z.string(), z.any()).optional(), "status": z.enum(["started","progress","completed","failed"]), "result": z.any().optional() }).strict(), (): PlainNode => ['object', {"type": [['values', ["tool_execution"]], 0, 0], "call_id": [['optional', ['string', []], 0], 1, 1], "tool_name": [['string', []], 0, 0], "tool_args": [['optional', ['record', 1], 0], 1, 1], "status": [['values', ["started", "progress", "completed", "failed"]], 0, 0], "result": [['optional', 1, 0], 1, 1]}, [['never'], 0, 0]])
+export const ToolExecutionEventSchema = lazySchema(() => z.object({ "type": z.literal("tool_execution"), "call_id": z.string().optional(), "tool_name": z.string(), "tool_args": z.record(z.string(), z.any()).optional(), "status": z.enum(["started","progress","completed","failed"]), "result": z.any().optional() }).strict(), () => plain('["object",{"type":[["values",["tool_execution"]],0,0],"call_id":[["optional",["string",[]],0],1,1],"tool_name":[["string",[]],0,0],"tool_args":[["optional",["record",1],0],1,1],"status":[["values",["started","progress","completed","failed"]],0,0],"result":[["optional",1,0],1,1]},[["never"],0,0]]'))
 export type ToolExecutionEvent = z.infer<typeof ToolExecutionEventSchema>
-export const ErrorEventSchema = lazySchema(() => z.object({ "type": z.literal("error"), "message": z.string() }).strict(), (): PlainNode => ['object', {"type": [['values', ["error"]], 0, 0], "message": [['string', []], 0, 0]}, [['never'], 0, 0]])
+export const ErrorEventSchema = lazySchema(() => z.object({ "type": z.literal("error"), "message": z.string() }).strict(), () => plain('["object",{"type":[["values",["error"]],0,0],"message":[["string",[]],0,0]},[["never"],0,0]]'))
 export type ErrorEvent = z.infer<typeof ErrorEventSchema>
-export const PermissionRequestEventSchema = lazySchema(() => z.object({ "type": z.literal("permission_request"), "request_id": z.string(), "call_id": z.string().optional(), "tool_name": z.string(), "tool_args": z.record(z.string(), z.any()), "options": z.array(built(schemas.PermissionDecisionSchema)) }).strict(), (): PlainNode => ['object', {"type": [['values', ["permission_request"]], 0, 0], "request_id": [['string', []], 0, 0], "call_id": [['optional', ['string', []], 0], 1, 1], "tool_name": [['string', []], 0, 0], "tool_args": [['record', 1], 0, 0], "options": [['array', ['ref', schemas.PermissionDecisionSchema], []], 0, 0]}, [['never'], 0, 0]])
+export const PermissionRequestEventSchema = lazySchema(() => z.object({ "type": z.literal("permission_request"), "request_id": z.string(), "call_id": z.string().optional(), "tool_name": z.string(), "tool_args": z.record(z.string(), z.any()), "options": z.array(built(schemas.PermissionDecisionSchema)) }).strict(), () => plain('["object",{"type":[["values",["permission_request"]],0,0],"request_id":[["string",[]],0,0],"call_id":[["optional",["string",[]],0],1,1],"tool_name":[["string",[]],0,0],"tool_args":[["record",1],0,0],"options":[["array",["ref","schemas.PermissionDecisionSchema"],[]],0,0]},[["never"],0,0]]'))
 export type PermissionRequestEvent = z.infer<typeof PermissionRequestEventSchema>
-export const CompactionEventSchema = lazySchema(() => z.object({ "type": z.literal("compaction"), "summary": z.string(), "messages_before": z.number().int().gte(0), "messages_after": z.number().int().gte(0) }).strict(), (): PlainNode => ['object', {"type": [['values', ["compaction"]], 0, 0], "summary": [['string', []], 0, 0], "messages_before": [['number', [['safeint'], ['gt', 0, true]]], 0, 0], "messages_after": [['number', [['safeint'], ['gt', 0, true]]], 0, 0]}, [['never'], 0, 0]])
+export const CompactionEventSchema = lazySchema(() => z.object({ "type": z.literal("compaction"), "summary": z.string(), "messages_before": z.number().int().gte(0), "messages_after": z.number().int().gte(0) }).strict(), () => plain('["object",{"type":[["values",["compaction"]],0,0],"summary":[["string",[]],0,0],"messages_before":[["number",[["safeint"],["gt",0,true]]],0,0],"messages_after":[["number",[["safeint"],["gt",0,true]]],0,0]},[["never"],0,0]]'))
 export type CompactionEvent = z.infer<typeof CompactionEventSchema>
-export const ReasoningEventSchema = lazySchema(() => z.object({ "type": z.literal("reasoning"), "content": z.string() }).strict(), (): PlainNode => ['object', {"type": [['values', ["reasoning"]], 0, 0], "content": [['string', []], 0, 0]}, [['never'], 0, 0]])
+export const ReasoningEventSchema = lazySchema(() => z.object({ "type": z.literal("reasoning"), "content": z.string() }).strict(), () => plain('["object",{"type":[["values",["reasoning"]],0,0],"content":[["string",[]],0,0]},[["never"],0,0]]'))
 export type ReasoningEvent = z.infer<typeof ReasoningEventSchema>
-export const NoticeEventSchema = lazySchema(() => z.object({ "type": z.literal("notice"), "level": z.enum(["info","warning","error"]), "text": z.string() }).strict(), (): PlainNode => ['object', {"type": [['values', ["notice"]], 0, 0], "level": [['values', ["info", "warning", "error"]], 0, 0], "text": [['string', []], 0, 0]}, [['never'], 0, 0]])
+export const NoticeEventSchema = lazySchema(() => z.object({ "type": z.literal("notice"), "level": z.enum(["info","warning","error"]), "text": z.string() }).strict(), () => plain('["object",{"type":[["values",["notice"]],0,0],"level":[["values",["info","warning","error"]],0,0],"text":[["string",[]],0,0]},[["never"],0,0]]'))
 export type NoticeEvent = z.infer<typeof NoticeEventSchema>
-export const PlanEventSchema = lazySchema(() => z.object({ "type": z.literal("plan"), "entries": z.array(built(schemas.PlanEntrySchema)) }).strict(), (): PlainNode => ['object', {"type": [['values', ["plan"]], 0, 0], "entries": [['array', ['ref', schemas.PlanEntrySchema], []], 0, 0]}, [['never'], 0, 0]])
+export const PlanEventSchema = lazySchema(() => z.object({ "type": z.literal("plan"), "entries": z.array(built(schemas.PlanEntrySchema)) }).strict(), () => plain('["object",{"type":[["values",["plan"]],0,0],"entries":[["array",["ref","schemas.PlanEntrySchema"],[]],0,0]},[["never"],0,0]]'))
 export type PlanEvent = z.infer<typeof PlanEventSchema>
-export const StdinPromptPayloadSchema = lazySchema(() => built(PromptCommandSchema), (): PlainNode => ['ref', PromptCommandSchema])
+export const StdinPromptPayloadSchema = lazySchema(() => built(PromptCommandSchema), () => plain('["ref","PromptCommandSchema"]'))
 export type StdinPromptPayload = z.infer<typeof StdinPromptPayloadSchema>
-export const StdinSteerPayloadSchema = lazySchema(() => built(SteerCommandSchema), (): PlainNode => ['ref', SteerCommandSchema])
+export const StdinSteerPayloadSchema = lazySchema(() => built(SteerCommandSchema), () => plain('["ref","SteerCommandSchema"]'))
 export type StdinSteerPayload = z.infer<typeof StdinSteerPayloadSchema>
-export const StdinCancelPayloadSchema = lazySchema(() => built(CancelCommandSchema), (): PlainNode => ['ref', CancelCommandSchema])
+export const StdinCancelPayloadSchema = lazySchema(() => built(CancelCommandSchema), () => plain('["ref","CancelCommandSchema"]'))
 export type StdinCancelPayload = z.infer<typeof StdinCancelPayloadSchema>
-export const StdinGetStatePayloadSchema = lazySchema(() => built(GetStateCommandSchema), (): PlainNode => ['ref', GetStateCommandSchema])
+export const StdinGetStatePayloadSchema = lazySchema(() => built(GetStateCommandSchema), () => plain('["ref","GetStateCommandSchema"]'))
 export type StdinGetStatePayload = z.infer<typeof StdinGetStatePayloadSchema>
-export const StdinCompactPayloadSchema = lazySchema(() => built(CompactCommandSchema), (): PlainNode => ['ref', CompactCommandSchema])
+export const StdinCompactPayloadSchema = lazySchema(() => built(CompactCommandSchema), () => plain('["ref","CompactCommandSchema"]'))
 export type StdinCompactPayload = z.infer<typeof StdinCompactPayloadSchema>
-export const StdinSetModelPayloadSchema = lazySchema(() => built(SetModelCommandSchema), (): PlainNode => ['ref', SetModelCommandSchema])
+export const StdinSetModelPayloadSchema = lazySchema(() => built(SetModelCommandSchema), () => plain('["ref","SetModelCommandSchema"]'))
 export type StdinSetModelPayload = z.infer<typeof StdinSetModelPayloadSchema>
-export const StdinPermissionReplyPayloadSchema = lazySchema(() => built(PermissionReplyCommandSchema), (): PlainNode => ['ref', PermissionReplyCommandSchema])
+export const StdinPermissionReplyPayloadSchema = lazySchema(() => built(PermissionReplyCommandSchema), () => plain('["ref","PermissionReplyCommandSchema"]'))
 export type StdinPermissionReplyPayload = z.infer<typeof StdinPermissionReplyPayloadSchema>
-export const StdoutRpcResponsePayloadSchema = lazySchema(() => built(RpcResponseSchema), (): PlainNode => ['ref', RpcResponseSchema])
+export const StdoutRpcResponsePayloadSchema = lazySchema(() => built(RpcResponseSchema), () => plain('["ref","RpcResponseSchema"]'))
 export type StdoutRpcResponsePayload = z.infer<typeof StdoutRpcResponsePayloadSchema>
-export const StdoutStateResponsePayloadSchema = lazySchema(() => built(StateResponseSchema), (): PlainNode => ['ref', StateResponseSchema])
+export const StdoutStateResponsePayloadSchema = lazySchema(() => built(StateResponseSchema), () => plain('["ref","StateResponseSchema"]'))
 export type StdoutStateResponsePayload = z.infer<typeof StdoutStateResponsePayloadSchema>
-export const StdoutMessageEventPayloadSchema = lazySchema(() => built(MessageEventSchema), (): PlainNode => ['ref', MessageEventSchema])
+export const StdoutMessageEventPayloadSchema = lazySchema(() => built(MessageEventSchema), () => plain('["ref","MessageEventSchema"]'))
 export type StdoutMessageEventPayload = z.infer<typeof StdoutMessageEventPayloadSchema>
-export const StdoutToolExecutionEventPayloadSchema = lazySchema(() => built(ToolExecutionEventSchema), (): PlainNode => ['ref', ToolExecutionEventSchema])
+export const StdoutToolExecutionEventPayloadSchema = lazySchema(() => built(ToolExecutionEventSchema), () => plain('["ref","ToolExecutionEventSchema"]'))
 export type StdoutToolExecutionEventPayload = z.infer<typeof StdoutToolExecutionEventPayloadSchema>
-export const StdoutErrorEventPayloadSchema = lazySchema(() => built(ErrorEventSchema), (): PlainNode => ['ref', ErrorEventSchema])
+export const StdoutErrorEventPayloadSchema = lazySchema(() => built(ErrorEventSchema), () => plain('["ref","ErrorEventSchema"]'))
 export type StdoutErrorEventPayload = z.infer<typeof StdoutErrorEventPayloadSchema>
-export const StdoutPermissionRequestEventPayloadSchema = lazySchema(() => built(PermissionRequestEventSchema), (): PlainNode => ['ref', PermissionRequestEventSchema])
+export const StdoutPermissionRequestEventPayloadSchema = lazySchema(() => built(PermissionRequestEventSchema), () => plain('["ref","PermissionRequestEventSchema"]'))
 export type StdoutPermissionRequestEventPayload = z.infer<typeof StdoutPermissionRequestEventPayloadSchema>
-export const StdoutCompactionEventPayloadSchema = lazySchema(() => built(CompactionEventSchema), (): PlainNode => ['ref', CompactionEventSchema])
+export const StdoutCompactionEventPayloadSchema = lazySchema(() => built(CompactionEventSchema), () => plain('["ref","CompactionEventSchema"]'))
 export type StdoutCompactionEventPayload = z.infer<typeof StdoutCompactionEventPayloadSchema>
-export const StdoutReasoningEventPayloadSchema = lazySchema(() => built(ReasoningEventSchema), (): PlainNode => ['ref', ReasoningEventSchema])
+export const StdoutReasoningEventPayloadSchema = lazySchema(() => built(ReasoningEventSchema), () => plain('["ref","ReasoningEventSchema"]'))
 export type StdoutReasoningEventPayload = z.infer<typeof StdoutReasoningEventPayloadSchema>
-export const StdoutNoticeEventPayloadSchema = lazySchema(() => built(NoticeEventSchema), (): PlainNode => ['ref', NoticeEventSchema])
+export const StdoutNoticeEventPayloadSchema = lazySchema(() => built(NoticeEventSchema), () => plain('["ref","NoticeEventSchema"]'))
 export type StdoutNoticeEventPayload = z.infer<typeof StdoutNoticeEventPayloadSchema>
-export const StdoutPlanEventPayloadSchema = lazySchema(() => built(PlanEventSchema), (): PlainNode => ['ref', PlanEventSchema])
+export const StdoutPlanEventPayloadSchema = lazySchema(() => built(PlanEventSchema), () => plain('["ref","PlanEventSchema"]'))
 export type StdoutPlanEventPayload = z.infer<typeof StdoutPlanEventPayloadSchema>
 
 /** Commands read from stdin (specs/asyncapi/rpc.asyncapi.yaml): `type` → validator. */

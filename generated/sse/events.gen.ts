@@ -3,152 +3,155 @@
 // Change the spec, then run `make generate`.
 /* eslint-disable */
 import * as z from 'zod'
-import { built, lazySchema, type PlainNode } from '../lazy-schema.gen.ts'
+import { built, lazySchema, plainModule } from '../lazy-schema.gen.ts'
+import * as own from './events.gen.ts'
 import * as schemas from '../schemas.gen.ts'
 
-export const SseFrameSchema = lazySchema(() => z.object({ "id": z.string().regex(new RegExp("^[1-9][0-9]*$")).optional(), "retry": z.string().regex(new RegExp("^[0-9]+$")).optional() }).strict(), (): PlainNode => ['object', {"id": [['optional', ['string', [['regex', new RegExp("^[1-9][0-9]*$", "")]]], 0], 1, 1], "retry": [['optional', ['string', [['regex', new RegExp("^[0-9]+$", "")]]], 0], 1, 1]}, [['never'], 0, 0]])
+const plain = plainModule(own, { schemas })
+
+export const SseFrameSchema = lazySchema(() => z.object({ "id": z.string().regex(new RegExp("^[1-9][0-9]*$")).optional(), "retry": z.string().regex(new RegExp("^[0-9]+$")).optional() }).strict(), () => plain('["object",{"id":[["optional",["string",[["regex","^[1-9][0-9]*$",""]]],0],1,1],"retry":[["optional",["string",[["regex","^[0-9]+$",""]]],0],1,1]},[["never"],0,0]]'))
 export type SseFrame = z.infer<typeof SseFrameSchema>
-export const SseEndFrameSchema = lazySchema(() => z.object({ "retry": z.string().regex(new RegExp("^[0-9]+$")).optional() }).strict(), (): PlainNode => ['object', {"retry": [['optional', ['string', [['regex', new RegExp("^[0-9]+$", "")]]], 0], 1, 1]}, [['never'], 0, 0]])
+export const SseEndFrameSchema = lazySchema(() => z.object({ "retry": z.string().regex(new RegExp("^[0-9]+$")).optional() }).strict(), () => plain('["object",{"retry":[["optional",["string",[["regex","^[0-9]+$",""]]],0],1,1]},[["never"],0,0]]'))
 export type SseEndFrame = z.infer<typeof SseEndFrameSchema>
-export const SessionsEventsUserMessagePayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsUserMessagePayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsUserMessagePayload = z.infer<typeof SessionsEventsUserMessagePayloadSchema>
-export const SessionsEventsUserMessageHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsUserMessageHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsUserMessageHeaders = z.infer<typeof SessionsEventsUserMessageHeadersSchema>
-export const SessionsEventsTurnStartPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsTurnStartPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsTurnStartPayload = z.infer<typeof SessionsEventsTurnStartPayloadSchema>
-export const SessionsEventsTurnStartHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsTurnStartHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsTurnStartHeaders = z.infer<typeof SessionsEventsTurnStartHeadersSchema>
-export const SessionsEventsStepStartPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsStepStartPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsStepStartPayload = z.infer<typeof SessionsEventsStepStartPayloadSchema>
-export const SessionsEventsStepStartHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsStepStartHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsStepStartHeaders = z.infer<typeof SessionsEventsStepStartHeadersSchema>
-export const SessionsEventsTextDeltaPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsTextDeltaPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsTextDeltaPayload = z.infer<typeof SessionsEventsTextDeltaPayloadSchema>
-export const SessionsEventsTextDeltaHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsTextDeltaHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsTextDeltaHeaders = z.infer<typeof SessionsEventsTextDeltaHeadersSchema>
-export const SessionsEventsReasoningPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsReasoningPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsReasoningPayload = z.infer<typeof SessionsEventsReasoningPayloadSchema>
-export const SessionsEventsReasoningHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsReasoningHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsReasoningHeaders = z.infer<typeof SessionsEventsReasoningHeadersSchema>
-export const SessionsEventsToolCallPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsToolCallPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsToolCallPayload = z.infer<typeof SessionsEventsToolCallPayloadSchema>
-export const SessionsEventsToolCallHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsToolCallHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsToolCallHeaders = z.infer<typeof SessionsEventsToolCallHeadersSchema>
-export const SessionsEventsToolStartPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsToolStartPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsToolStartPayload = z.infer<typeof SessionsEventsToolStartPayloadSchema>
-export const SessionsEventsToolStartHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsToolStartHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsToolStartHeaders = z.infer<typeof SessionsEventsToolStartHeadersSchema>
-export const SessionsEventsToolProgressPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsToolProgressPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsToolProgressPayload = z.infer<typeof SessionsEventsToolProgressPayloadSchema>
-export const SessionsEventsToolProgressHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsToolProgressHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsToolProgressHeaders = z.infer<typeof SessionsEventsToolProgressHeadersSchema>
-export const SessionsEventsToolResultPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsToolResultPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsToolResultPayload = z.infer<typeof SessionsEventsToolResultPayloadSchema>
-export const SessionsEventsToolResultHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsToolResultHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsToolResultHeaders = z.infer<typeof SessionsEventsToolResultHeadersSchema>
-export const SessionsEventsPermissionRequestPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsPermissionRequestPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsPermissionRequestPayload = z.infer<typeof SessionsEventsPermissionRequestPayloadSchema>
-export const SessionsEventsPermissionRequestHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsPermissionRequestHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsPermissionRequestHeaders = z.infer<typeof SessionsEventsPermissionRequestHeadersSchema>
-export const SessionsEventsPermissionReplyPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsPermissionReplyPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsPermissionReplyPayload = z.infer<typeof SessionsEventsPermissionReplyPayloadSchema>
-export const SessionsEventsPermissionReplyHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsPermissionReplyHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsPermissionReplyHeaders = z.infer<typeof SessionsEventsPermissionReplyHeadersSchema>
-export const SessionsEventsSandboxViolationPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsSandboxViolationPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsSandboxViolationPayload = z.infer<typeof SessionsEventsSandboxViolationPayloadSchema>
-export const SessionsEventsSandboxViolationHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsSandboxViolationHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsSandboxViolationHeaders = z.infer<typeof SessionsEventsSandboxViolationHeadersSchema>
-export const SessionsEventsUsagePayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsUsagePayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsUsagePayload = z.infer<typeof SessionsEventsUsagePayloadSchema>
-export const SessionsEventsUsageHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsUsageHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsUsageHeaders = z.infer<typeof SessionsEventsUsageHeadersSchema>
-export const SessionsEventsStepEndPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsStepEndPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsStepEndPayload = z.infer<typeof SessionsEventsStepEndPayloadSchema>
-export const SessionsEventsStepEndHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsStepEndHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsStepEndHeaders = z.infer<typeof SessionsEventsStepEndHeadersSchema>
-export const SessionsEventsTurnEndPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsTurnEndPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsTurnEndPayload = z.infer<typeof SessionsEventsTurnEndPayloadSchema>
-export const SessionsEventsTurnEndHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsTurnEndHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsTurnEndHeaders = z.infer<typeof SessionsEventsTurnEndHeadersSchema>
-export const SessionsEventsAgentResultPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsAgentResultPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsAgentResultPayload = z.infer<typeof SessionsEventsAgentResultPayloadSchema>
-export const SessionsEventsAgentResultHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsAgentResultHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsAgentResultHeaders = z.infer<typeof SessionsEventsAgentResultHeadersSchema>
-export const SessionsEventsErrorPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsErrorPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsErrorPayload = z.infer<typeof SessionsEventsErrorPayloadSchema>
-export const SessionsEventsErrorHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsErrorHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsErrorHeaders = z.infer<typeof SessionsEventsErrorHeadersSchema>
-export const SessionsEventsCancelledPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsCancelledPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsCancelledPayload = z.infer<typeof SessionsEventsCancelledPayloadSchema>
-export const SessionsEventsCancelledHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsCancelledHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsCancelledHeaders = z.infer<typeof SessionsEventsCancelledHeadersSchema>
-export const SessionsEventsCompactionPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsCompactionPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsCompactionPayload = z.infer<typeof SessionsEventsCompactionPayloadSchema>
-export const SessionsEventsCompactionHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsCompactionHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsCompactionHeaders = z.infer<typeof SessionsEventsCompactionHeadersSchema>
-export const SessionsEventsSteeringPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsSteeringPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsSteeringPayload = z.infer<typeof SessionsEventsSteeringPayloadSchema>
-export const SessionsEventsSteeringHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsSteeringHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsSteeringHeaders = z.infer<typeof SessionsEventsSteeringHeadersSchema>
-export const SessionsEventsModelChangedPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsModelChangedPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsModelChangedPayload = z.infer<typeof SessionsEventsModelChangedPayloadSchema>
-export const SessionsEventsModelChangedHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsModelChangedHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsModelChangedHeaders = z.infer<typeof SessionsEventsModelChangedHeadersSchema>
-export const SessionsEventsModeChangedPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsModeChangedPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsModeChangedPayload = z.infer<typeof SessionsEventsModeChangedPayloadSchema>
-export const SessionsEventsModeChangedHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsModeChangedHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsModeChangedHeaders = z.infer<typeof SessionsEventsModeChangedHeadersSchema>
-export const SessionsEventsApprovalChangedPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsApprovalChangedPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsApprovalChangedPayload = z.infer<typeof SessionsEventsApprovalChangedPayloadSchema>
-export const SessionsEventsApprovalChangedHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsApprovalChangedHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsApprovalChangedHeaders = z.infer<typeof SessionsEventsApprovalChangedHeadersSchema>
-export const SessionsEventsNoticePayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsNoticePayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsNoticePayload = z.infer<typeof SessionsEventsNoticePayloadSchema>
-export const SessionsEventsNoticeHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsNoticeHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsNoticeHeaders = z.infer<typeof SessionsEventsNoticeHeadersSchema>
-export const SessionsEventsFileEditPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsFileEditPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsFileEditPayload = z.infer<typeof SessionsEventsFileEditPayloadSchema>
-export const SessionsEventsFileEditHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsFileEditHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsFileEditHeaders = z.infer<typeof SessionsEventsFileEditHeadersSchema>
-export const SessionsEventsFileOpenPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsFileOpenPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsFileOpenPayload = z.infer<typeof SessionsEventsFileOpenPayloadSchema>
-export const SessionsEventsFileOpenHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsFileOpenHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsFileOpenHeaders = z.infer<typeof SessionsEventsFileOpenHeadersSchema>
-export const SessionsEventsUndoPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsUndoPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsUndoPayload = z.infer<typeof SessionsEventsUndoPayloadSchema>
-export const SessionsEventsUndoHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsUndoHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsUndoHeaders = z.infer<typeof SessionsEventsUndoHeadersSchema>
-export const SessionsEventsRedoPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsRedoPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsRedoPayload = z.infer<typeof SessionsEventsRedoPayloadSchema>
-export const SessionsEventsRedoHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsRedoHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsRedoHeaders = z.infer<typeof SessionsEventsRedoHeadersSchema>
-export const SessionsEventsPlanPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsPlanPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsPlanPayload = z.infer<typeof SessionsEventsPlanPayloadSchema>
-export const SessionsEventsPlanHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsPlanHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsPlanHeaders = z.infer<typeof SessionsEventsPlanHeadersSchema>
-export const SessionsEventsSessionRenamedPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), (): PlainNode => ['ref', schemas.SseEnvelopeSchema])
+export const SessionsEventsSessionRenamedPayloadSchema = lazySchema(() => built(schemas.SseEnvelopeSchema), () => plain('["ref","schemas.SseEnvelopeSchema"]'))
 export type SessionsEventsSessionRenamedPayload = z.infer<typeof SessionsEventsSessionRenamedPayloadSchema>
-export const SessionsEventsSessionRenamedHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionsEventsSessionRenamedHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionsEventsSessionRenamedHeaders = z.infer<typeof SessionsEventsSessionRenamedHeadersSchema>
-export const SessionsEventsEndPayloadSchema = lazySchema(() => built(schemas.SseEndSchema), (): PlainNode => ['ref', schemas.SseEndSchema])
+export const SessionsEventsEndPayloadSchema = lazySchema(() => built(schemas.SseEndSchema), () => plain('["ref","schemas.SseEndSchema"]'))
 export type SessionsEventsEndPayload = z.infer<typeof SessionsEventsEndPayloadSchema>
-export const SessionsEventsEndHeadersSchema = lazySchema(() => built(SseEndFrameSchema), (): PlainNode => ['ref', SseEndFrameSchema])
+export const SessionsEventsEndHeadersSchema = lazySchema(() => built(SseEndFrameSchema), () => plain('["ref","SseEndFrameSchema"]'))
 export type SessionsEventsEndHeaders = z.infer<typeof SessionsEventsEndHeadersSchema>
-export const SessionEventsLoopEventPayloadSchema = lazySchema(() => built(schemas.LoopEventEnvelopeSchema), (): PlainNode => ['ref', schemas.LoopEventEnvelopeSchema])
+export const SessionEventsLoopEventPayloadSchema = lazySchema(() => built(schemas.LoopEventEnvelopeSchema), () => plain('["ref","schemas.LoopEventEnvelopeSchema"]'))
 export type SessionEventsLoopEventPayload = z.infer<typeof SessionEventsLoopEventPayloadSchema>
-export const SessionEventsLoopEventHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionEventsLoopEventHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionEventsLoopEventHeaders = z.infer<typeof SessionEventsLoopEventHeadersSchema>
-export const SessionEventsUserMessagePayloadSchema = lazySchema(() => built(schemas.LoopEventEnvelopeSchema), (): PlainNode => ['ref', schemas.LoopEventEnvelopeSchema])
+export const SessionEventsUserMessagePayloadSchema = lazySchema(() => built(schemas.LoopEventEnvelopeSchema), () => plain('["ref","schemas.LoopEventEnvelopeSchema"]'))
 export type SessionEventsUserMessagePayload = z.infer<typeof SessionEventsUserMessagePayloadSchema>
-export const SessionEventsUserMessageHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionEventsUserMessageHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionEventsUserMessageHeaders = z.infer<typeof SessionEventsUserMessageHeadersSchema>
-export const SessionEventsResultPayloadSchema = lazySchema(() => built(schemas.LoopEventEnvelopeSchema), (): PlainNode => ['ref', schemas.LoopEventEnvelopeSchema])
+export const SessionEventsResultPayloadSchema = lazySchema(() => built(schemas.LoopEventEnvelopeSchema), () => plain('["ref","schemas.LoopEventEnvelopeSchema"]'))
 export type SessionEventsResultPayload = z.infer<typeof SessionEventsResultPayloadSchema>
-export const SessionEventsResultHeadersSchema = lazySchema(() => built(SseFrameSchema), (): PlainNode => ['ref', SseFrameSchema])
+export const SessionEventsResultHeadersSchema = lazySchema(() => built(SseFrameSchema), () => plain('["ref","SseFrameSchema"]'))
 export type SessionEventsResultHeaders = z.infer<typeof SessionEventsResultHeadersSchema>
-export const SessionEventsEndPayloadSchema = lazySchema(() => built(schemas.SseEndSchema), (): PlainNode => ['ref', schemas.SseEndSchema])
+export const SessionEventsEndPayloadSchema = lazySchema(() => built(schemas.SseEndSchema), () => plain('["ref","schemas.SseEndSchema"]'))
 export type SessionEventsEndPayload = z.infer<typeof SessionEventsEndPayloadSchema>
-export const SessionEventsEndHeadersSchema = lazySchema(() => built(SseEndFrameSchema), (): PlainNode => ['ref', SseEndFrameSchema])
+export const SessionEventsEndHeadersSchema = lazySchema(() => built(SseEndFrameSchema), () => plain('["ref","SseEndFrameSchema"]'))
 export type SessionEventsEndHeaders = z.infer<typeof SessionEventsEndHeadersSchema>
 
 /** SSE channels of specs/asyncapi/sse.asyncapi.yaml: address and, per `event:` name, the `data:` and frame validators. */

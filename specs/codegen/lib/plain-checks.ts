@@ -28,16 +28,12 @@ type Inst = any
 const absence = (v: unknown): 0 | 1 | 2 => (v === 'defaulted' ? 2 : v === 'optional' ? 1 : 0)
 const optout = (v: unknown): 0 | 1 => (v === 'optional' ? 1 : 0)
 
-/** A value printed as a JS literal, or undefined when it is not a plain JSON-like primitive. */
-function literal(v: unknown): string | undefined {
-  if (v === undefined) return 'undefined'
-  if (v === null || typeof v === 'string' || typeof v === 'boolean') return JSON.stringify(v)
-  if (typeof v === 'number' && Number.isFinite(v)) return Object.is(v, -0) ? '-0' : String(v)
-  return undefined
-}
+/** A literal value as JSON carries it (`undefined` is flagged apart); false when it cannot. */
+const jsonable = (v: unknown): boolean =>
+  v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v))
 
-/** A value that survives JSON unchanged (a default), printed; undefined otherwise. */
-function jsonValue(v: unknown): string | undefined {
+/** A value that survives JSON unchanged (a default), or undefined. */
+function jsonValue(v: unknown): unknown {
   if (v === undefined || typeof v === 'function') return undefined
   const text = JSON.stringify(v)
   if (text === undefined) return undefined
@@ -50,39 +46,42 @@ function jsonValue(v: unknown): string | undefined {
       Array.isArray(a) === Array.isArray(b) &&
       Object.keys(a).length === Object.keys(b).length &&
       Object.keys(a).every((k) => same((a as any)[k], (b as any)[k])))
-  return same(JSON.parse(text), v) && !text.includes('__proto__') ? text : undefined
+  return same(JSON.parse(text), v) && !text.includes('__proto__') ? v : undefined
 }
 
-/** The checks of a schema as plain-check source, or undefined when one is not covered. */
-function checks(inst: Inst, allowed: readonly string[]): string[] | undefined {
+/** A node of the JSON form (`PlainWire`, specs/codegen/runtime/lazy-schema.ts). */
+type Wire = unknown
+
+/** The checks of a schema in the JSON form, or undefined when one is not covered. */
+function checks(inst: Inst, allowed: readonly string[]): Wire[] | undefined {
   const all: Inst[] = [...(inst._zod.traits?.has('$ZodCheck') ? [inst] : []), ...(inst._zod.def.checks ?? [])]
-  const out: string[] = []
+  const out: Wire[] = []
   for (const c of all) {
     const d = c._zod.def
     if (!allowed.includes(d.check)) return undefined
     switch (d.check) {
       case 'min_length':
-        out.push(`['min', ${d.minimum}]`)
+        out.push(['min', d.minimum])
         break
       case 'max_length':
-        out.push(`['max', ${d.maximum}]`)
+        out.push(['max', d.maximum])
         break
       case 'length_equals':
-        out.push(`['len', ${d.length}]`)
+        out.push(['len', d.length])
         break
       case 'string_format':
         // Formats zod checks by their pattern alone (a URL or an e-mail address has more to it).
         if (!PATTERN_FORMATS.includes(d.format) || !(d.pattern instanceof RegExp)) return undefined
-        out.push(`['regex', new RegExp(${JSON.stringify(d.pattern.source)}, ${JSON.stringify(d.pattern.flags)})]`)
+        out.push(['regex', d.pattern.source, d.pattern.flags])
         break
       case 'greater_than':
       case 'less_than':
-        if (typeof d.value !== 'number') return undefined
-        out.push(`['${d.check === 'greater_than' ? 'gt' : 'lt'}', ${d.value}, ${d.inclusive === true}]`)
+        if (typeof d.value !== 'number' || !Number.isFinite(d.value)) return undefined
+        out.push([d.check === 'greater_than' ? 'gt' : 'lt', d.value, d.inclusive === true])
         break
       case 'number_format':
         if (d.format !== 'safeint') return undefined
-        out.push(`['safeint']`)
+        out.push(['safeint'])
         break
       default:
         return undefined
@@ -96,17 +95,17 @@ const PATTERN_FORMATS: readonly string[] = ['regex', 'datetime']
 const LENGTHS = ['min_length', 'max_length', 'length_equals']
 
 /**
- * The description of `root` as JS source. `refOf` names a schema the module can reach (its own
- * stand-in or an imported module's), printed as a reference instead of walked again.
+ * The description of `root` in its JSON form. `refOf` names a schema the module can reach (its
+ * own stand-in, or an imported module's as `alias.Name`), referred to instead of walked again.
  */
-export function plainSource(root: Inst, refOf: (inst: Inst) => string | undefined): string {
+export function plainWire(root: Inst, refOf: (inst: Inst) => string | undefined): Wire {
   const walking = new Set<Inst>()
-  const node = (inst: Inst, isRoot = false): string => {
+  const node = (inst: Inst, isRoot = false): Wire => {
     if (!isRoot) {
       const ref = refOf(inst)
-      if (ref) return `['ref', ${ref}]`
+      if (ref) return ['ref', ref]
     }
-    if (walking.has(inst)) return '0'
+    if (walking.has(inst)) return 0
     walking.add(inst)
     try {
       return describe(inst)
@@ -114,97 +113,96 @@ export function plainSource(root: Inst, refOf: (inst: Inst) => string | undefine
       walking.delete(inst)
     }
   }
-  const describe = (inst: Inst): string => {
+  const prop = (el: Inst): Wire => [node(el), absence(el._zod.optin), optout(el._zod.optout)]
+  const describe = (inst: Inst): Wire => {
     const d = inst._zod.def
-    const typeChecks = (allowed: readonly string[]): string | undefined => {
-      const c = checks(inst, allowed)
-      return c && `[${c.join(', ')}]`
-    }
     // Only strings, numbers and arrays carry checks here.
-    if (!['string', 'number', 'array'].includes(d.type) && typeChecks(NO_CHECKS) === undefined) return '0'
+    if (!['string', 'number', 'array'].includes(d.type) && checks(inst, NO_CHECKS) === undefined) return 0
     switch (d.type) {
       case 'any':
       case 'unknown':
-        return '1'
+        return 1
       case 'never':
-        return "['never']"
+        return ['never']
       case 'string': {
-        const c = typeChecks([...LENGTHS, 'string_format'])
-        return d.coerce || c === undefined ? '0' : `['string', ${c}]`
+        const c = checks(inst, [...LENGTHS, 'string_format'])
+        return d.coerce || c === undefined ? 0 : ['string', c]
       }
       case 'number': {
-        const c = typeChecks(['greater_than', 'less_than', 'number_format'])
-        return d.coerce || c === undefined ? '0' : `['number', ${c}]`
+        const c = checks(inst, ['greater_than', 'less_than', 'number_format'])
+        return d.coerce || c === undefined ? 0 : ['number', c]
       }
       case 'boolean':
-        return d.coerce ? '0' : "['boolean']"
+        return d.coerce ? 0 : ['boolean']
       case 'null':
       case 'literal':
       case 'enum': {
-        const values = [...(inst._zod.values ?? [])].map(literal)
-        return values.length && values.every((v) => v !== undefined) ? `['values', [${values.join(', ')}]]` : '0'
+        const values = [...(inst._zod.values ?? [])]
+        const defined = values.filter((v) => v !== undefined)
+        if (!values.length || !defined.every(jsonable)) return 0
+        return defined.length === values.length ? ['values', defined] : ['values', defined, 1]
       }
       case 'array': {
-        const c = typeChecks(LENGTHS)
-        return c === undefined ? '0' : `['array', ${node(d.element)}, ${c}]`
+        const c = checks(inst, LENGTHS)
+        return c === undefined ? 0 : ['array', node(d.element), c]
       }
       case 'object': {
-        const props: string[] = []
-        for (const key of Object.keys(d.shape)) {
-          if (key === '__proto__') return '0'
-          const el = d.shape[key]
-          props.push(`${JSON.stringify(key)}: [${node(el)}, ${absence(el._zod.optin)}, ${optout(el._zod.optout)}]`)
-        }
-        if (Object.getOwnPropertySymbols(d.shape).length) return '0'
-        const c = d.catchall
-        const rest = c ? `[${node(c)}, ${absence(c._zod.optin)}, ${optout(c._zod.optout)}]` : 'null'
-        return `['object', {${props.join(', ')}}, ${rest}]`
+        if (Object.getOwnPropertySymbols(d.shape).length || Object.hasOwn(d.shape, '__proto__')) return 0
+        const props = Object.fromEntries(Object.keys(d.shape).map((key) => [key, prop(d.shape[key])]))
+        return ['object', props, d.catchall ? prop(d.catchall) : null]
       }
       case 'optional':
-        return `['optional', ${node(d.innerType)}, ${absence(d.innerType._zod.optin)}]`
+        return ['optional', node(d.innerType), absence(d.innerType._zod.optin)]
       case 'nullable':
-        return `['nullable', ${node(d.innerType)}]`
+        return ['nullable', node(d.innerType)]
       case 'default': {
         const v = jsonValue(d.defaultValue)
-        return v === undefined ? '0' : `['default', ${node(d.innerType)}, () => (${v})]`
+        return v === undefined ? 0 : ['default', node(d.innerType), v]
       }
       case 'union': {
         if (typeof d.discriminator === 'string') {
-          if (d.unionFallback) return '0'
+          if (d.unionFallback) return 0
           // zod's discriminatorMap: each value of the tag names its option; `undefined` named twice names none.
           const map = new Map<unknown, Inst | null>()
           for (const option of d.options) {
             const values: Set<unknown> | undefined = option._zod.propValues?.[d.discriminator]
-            if (!values?.size) return '0'
+            if (!values?.size) return 0
             for (const v of values) map.set(v, map.has(v) ? null : option)
           }
-          const entries: string[] = []
+          const entries: Wire[] = []
+          let absent: Wire[] | undefined
           for (const [v, option] of map) {
-            const key = literal(v)
-            if (key === undefined) return '0'
-            entries.push(`[${key}, ${option === null ? 'null' : node(option)}]`)
+            const target = option === null ? null : node(option)
+            if (v === undefined) absent = [target]
+            else if (jsonable(v)) entries.push([v, target])
+            else return 0
           }
-          return `['discriminated', ${JSON.stringify(d.discriminator)}, new Map<unknown, PlainNode | null>([${entries.join(', ')}])]`
+          return absent
+            ? ['discriminated', d.discriminator, entries, absent]
+            : ['discriminated', d.discriminator, entries]
         }
-        if (d.inclusive === false) return '0'
-        return `['union', [${d.options.map((o: Inst) => node(o)).join(', ')}]]`
+        if (d.inclusive === false) return 0
+        return ['union', d.options.map((o: Inst) => node(o))]
       }
       case 'intersection':
-        return `['and', ${node(d.left)}, ${node(d.right)}]`
+        return ['and', node(d.left), node(d.right)]
       case 'lazy':
         return node(inst._zod.innerType)
       case 'record': {
         const k = d.keyType
         const plainKey =
           k._zod.def.type === 'string' && !k._zod.def.coerce && !k._zod.values && checks(k, NO_CHECKS) !== undefined
-        return plainKey && !d.mode && !d.partial ? `['record', ${node(d.valueType)}]` : '0'
+        return plainKey && !d.mode && !d.partial ? ['record', node(d.valueType)] : 0
       }
       default:
-        return '0'
+        return 0
     }
   }
   return node(root, true)
 }
+
+/** `text` as a single-quoted JS string (JSON's own double quotes then need no escape). */
+const quoted = (text: string): string => `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`
 
 /** The import aliases of a generated module (`import * as alias from './x.gen.ts'`), by module path. */
 function importAliases(file: GeneratedFile): Map<string, string> {
@@ -215,7 +213,9 @@ function importAliases(file: GeneratedFile): Map<string, string> {
 }
 
 /**
- * Replace each marker of the rendered `files` by its schema's plain description. The generated
+ * Replace each marker of the rendered `files` by its schema's plain description, in its JSON
+ * form (a string literal costs the parser far less than the same data as code; the runtime
+ * decodes one schema's on its first check). The generated
  * TypeScript modules are written to a temporary directory (their `zod` resolved from this
  * checkout's node_modules), imported and walked.
  */
@@ -255,14 +255,35 @@ export async function withPlainChecks(files: GeneratedFile[]): Promise<Generated
         const alias = aliases.get(o.path)
         return alias && `${alias}.${o.name}`
       }
-      const text = f.text.replace(MARKER, (_all, name: string) => {
+      const used = new Set<string>()
+      const refOfUsed = (inst: Inst): string | undefined => {
+        const r = refOf(inst)
+        if (r?.includes('.')) used.add(r.slice(0, r.indexOf('.')))
+        return r
+      }
+      let described = 0
+      const replaced = f.text.replace(MARKER, (_all, name: string) => {
         const inst = built(m[name])
         // A schema that is another one under a second name refers to it.
         const o = owner.get(inst)
-        const alias = o && (o.path !== f.path || o.name !== name) ? refOf(inst) : undefined
-        const src = alias ? `['ref', ${alias}]` : plainSource(inst, refOf)
-        return src === '0' ? ')' : `, (): PlainNode => ${src})`
+        const alias = o && (o.path !== f.path || o.name !== name) ? refOfUsed(inst) : undefined
+        const wire = alias ? ['ref', alias] : plainWire(inst, refOfUsed)
+        if (wire === 0) return ')'
+        described++
+        return `, () => plain(${quoted(JSON.stringify(wire))}))`
       })
+      // The module's decoder: its own stand-ins (a namespace import of itself) and the imported ones.
+      const text = described
+        ? replaced
+            .replace(
+              /^(import \{ built, lazySchema) (\} from '[^']+'\n)/m,
+              `$1, plainModule $2import * as own from './${posix.basename(f.path)}'\n`,
+            )
+            .replace(
+              /\n\n(export const )/,
+              `\n\nconst plain = plainModule(own, { ${[...used].sort().join(', ')} })\n\n$1`,
+            )
+        : replaced
       return { ...f, text }
     })
   } finally {

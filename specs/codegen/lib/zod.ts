@@ -141,7 +141,7 @@ export const LAZY_MODULE = 'generated/lazy-schema.gen.ts'
 export function renderImports(path: string, imports: Map<string, string>): string {
   let lazy = relative(dirname(path), LAZY_MODULE).split('\\').join('/')
   if (!lazy.startsWith('.')) lazy = `./${lazy}`
-  const lines = ["import * as z from 'zod'", `import { built, lazySchema, type PlainNode } from '${lazy}'`]
+  const lines = ["import * as z from 'zod'", `import { built, lazySchema } from '${lazy}'`]
   for (const [alias, from] of [...imports].sort(byKey)) {
     lines.push(`import * as ${alias} from '${from}'`)
   }

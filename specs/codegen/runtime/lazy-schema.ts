@@ -110,6 +110,85 @@ export function plainResult(
   return r === FAIL ? { ok: false, covered: true } : r === BAIL ? { ok: false, covered: false } : { ok: true, value: r }
 }
 
+/**
+ * A plain description as the generated modules carry it: JSON, in a string (which costs the
+ * parser far less than the same data as code). Like `PlainNode`, with a pattern as its source and
+ * flags, a default as its value, `undefined` among literal values or discriminator values flagged
+ * apart, and a reference as the name of a generated schema (`alias.Name` for an imported module's).
+ */
+type PlainWire = 0 | 1 | readonly [string, ...unknown[]]
+
+/**
+ * The decoder of one generated module's descriptions: `own` is the module's namespace (its
+ * stand-ins), `imported` the namespaces of the generated modules it imports, by alias.
+ */
+export function plainModule(own: object, imported: Record<string, object>): (json: string) => PlainNode {
+  const ref = (name: string): object => {
+    const dot = name.indexOf('.')
+    const target = (dot < 0 ? own : imported[name.slice(0, dot)]) as Record<string, object> | undefined
+    const schema = target?.[dot < 0 ? name : name.slice(dot + 1)]
+    if (!schema) throw new Error(`plain check: no generated schema ${name}`)
+    return schema
+  }
+  return (json) => decode(JSON.parse(json) as PlainWire, ref)
+}
+
+function decode(w: PlainWire, ref: (name: string) => object): PlainNode {
+  if (w === 0 || w === 1) return w
+  const node = (x: unknown): PlainNode => decode(x as PlainWire, ref)
+  const checks = (cs: unknown): PlainCheck[] =>
+    (cs as unknown[][]).map((c) =>
+      c[0] === 'regex'
+        ? (['regex', new RegExp(c[1] as string, c[2] as string)] as const)
+        : (c as unknown as PlainCheck),
+    )
+  const prop = (p: unknown): PlainProp => {
+    const [n, optin, optout] = p as [unknown, 0 | 1 | 2, 0 | 1]
+    return [node(n), optin, optout]
+  }
+  switch (w[0]) {
+    case 'never':
+    case 'boolean':
+      return [w[0]]
+    case 'string':
+    case 'number':
+      return [w[0], checks(w[1])]
+    case 'values':
+      return ['values', w[2] ? [...(w[1] as unknown[]), undefined] : (w[1] as unknown[])]
+    case 'array':
+      return ['array', node(w[1]), checks(w[2])]
+    case 'object': {
+      const shape: Record<string, PlainProp> = {}
+      for (const [k, p] of Object.entries(w[1] as Record<string, unknown>)) shape[k] = prop(p)
+      return ['object', shape, w[2] === null ? null : prop(w[2])]
+    }
+    case 'optional':
+      return ['optional', node(w[1]), w[2] as 0 | 1 | 2]
+    case 'nullable':
+      return ['nullable', node(w[1])]
+    case 'default': {
+      const value = w[2]
+      return ['default', node(w[1]), () => value]
+    }
+    case 'union':
+      return ['union', (w[1] as unknown[]).map(node)]
+    case 'discriminated': {
+      const map = new Map<unknown, PlainNode | null>()
+      for (const [v, n] of w[2] as [unknown, unknown][]) map.set(v, n === null ? null : node(n))
+      const absent = w[3] as [unknown] | undefined
+      if (absent) map.set(undefined, absent[0] === null ? null : node(absent[0]))
+      return ['discriminated', w[1] as string, map]
+    }
+    case 'record':
+      return ['record', node(w[1])]
+    case 'and':
+      return ['and', node(w[1]), node(w[2])]
+    case 'ref':
+      return ['ref', ref(w[1] as string)]
+  }
+  throw new Error(`plain check: unknown node ${JSON.stringify(w[0])}`)
+}
+
 interface SafeResult {
   success: boolean
   data?: unknown
