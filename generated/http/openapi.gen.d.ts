@@ -1006,6 +1006,7 @@ export interface components {
             name?: string;
         };
         /**
+         * Timestamp
          * Format: date-time
          * @description UTC ISO-8601 date-time.
          */
@@ -1063,6 +1064,7 @@ export interface components {
          * @enum {string}
          */
         EventType: "user_message" | "turn_start" | "step_start" | "text_delta" | "reasoning" | "tool_call" | "tool_start" | "tool_progress" | "tool_result" | "permission_request" | "permission_reply" | "sandbox_violation" | "usage" | "step_end" | "turn_end" | "agent_result" | "error" | "cancelled" | "compaction" | "steering" | "model_changed" | "mode_changed" | "approval_changed" | "notice" | "file_edit" | "file_open" | "undo" | "redo" | "plan" | "session_renamed";
+        /** UserMessageData */
         UserMessageData: {
             message_id: string;
             /** @description The message the model sees (for a custom slash command, the rendered template). */
@@ -1074,27 +1076,34 @@ export interface components {
                 arguments: string;
             };
         };
+        /** TurnStartData */
         TurnStartData: {
             prompt: string;
             model?: string;
         };
-        /** @description Payload of `step_start` and `step_end`. */
+        /**
+         * StepData
+         * @description Payload of `step_start` and `step_end`.
+         */
         StepData: {
             step: number;
             /** @description On `step_end`: `tool_use`, `end_turn`, `max_tokens`, `refusal`, `steering`, `cancelled`, `error`. */
             stop_reason?: string;
         };
+        /** TextDeltaData */
         TextDeltaData: {
             text: string;
             message_id?: string;
             step?: number;
         };
+        /** ReasoningData */
         ReasoningData: {
             text: string;
             step?: number;
             /** @description Provider signature that closes a reasoning block (Anthropic); kept in history. */
             signature?: string;
         };
+        /** ToolCallData */
         ToolCallData: {
             call_id: string;
             tool: string;
@@ -1105,7 +1114,10 @@ export interface components {
             /** @description Write only: the text of the file the call would replace, read when the call was made (null: no such file yet), so a client can show the whole change. Absent when not known (another tool, unreadable, binary, or over 1 MiB like `file_edit` diffs). */
             old_text?: string | null;
         };
-        /** @description A tool call passed the permission gate and starts running (after `tool_call` and any permission round-trip). A call refused by the gate, by validation or by a cancel gets no `tool_start`, only its `tool_result`. */
+        /**
+         * ToolStartData
+         * @description A tool call passed the permission gate and starts running (after `tool_call` and any permission round-trip). A call refused by the gate, by validation or by a cancel gets no `tool_start`, only its `tool_result`.
+         */
         ToolStartData: {
             call_id: string;
             tool: string;
@@ -1113,7 +1125,10 @@ export interface components {
                 [key: string]: unknown;
             };
         };
-        /** @description Streamed output of a running tool, coalesced (at most one event per 50 ms or 16 KiB per call). `truncated` marks the last progress event a call persists: later output is not logged (the tool result keeps the tail). */
+        /**
+         * ToolProgressData
+         * @description Streamed output of a running tool, coalesced (at most one event per 50 ms or 16 KiB per call). `truncated` marks the last progress event a call persists: later output is not logged (the tool result keeps the tail).
+         */
         ToolProgressData: {
             call_id: string;
             tool: string;
@@ -1121,6 +1136,7 @@ export interface components {
             stderr?: string;
             truncated?: boolean;
         };
+        /** ToolResultData */
         ToolResultData: {
             call_id: string;
             tool: string;
@@ -1131,10 +1147,12 @@ export interface components {
             duration_ms?: number;
         };
         /**
+         * PermissionDecision
          * @description A reply to a pending permission request.
          * @enum {string}
          */
         PermissionDecision: "allow" | "deny" | "always" | "never";
+        /** PermissionRequestData */
         PermissionRequestData: {
             request_id: string;
             call_id: string;
@@ -1148,27 +1166,32 @@ export interface components {
             /** @description Write only: as on `tool_call`, the text of the file the call would replace, read when the call was made (null: no such file yet), so a client can show the whole change. Absent when not known (another tool, unreadable, binary, or over 1 MiB like `file_edit` diffs). */
             old_text?: string | null;
         };
+        /** PermissionReplyData */
         PermissionReplyData: {
             request_id: string;
             decision: components["schemas"]["PermissionDecision"] | "cancelled";
             /** @description Who answered: a transport name, `rule`, or `audit-log`. */
             source?: string;
         };
+        /** SandboxViolationData */
         SandboxViolationData: {
             tool: string;
             path: string;
             /** @enum {string} */
             mode: "read-only" | "workspace-write" | "danger-full-access";
         };
+        /** UsageData */
         UsageData: {
             usage: components["schemas"]["Usage"];
             context_window?: number;
         };
+        /** TurnEndData */
         TurnEndData: {
             /** @enum {string} */
             stop_reason: "end_turn" | "max_steps" | "max_tokens" | "refusal" | "cancelled" | "error";
             steps?: number;
         };
+        /** AgentResultData */
         AgentResultData: {
             success: boolean;
             /** @description The final assistant message of the turn. */
@@ -1176,53 +1199,66 @@ export interface components {
             usage?: components["schemas"]["Usage"];
             steps?: number;
         };
+        /** ErrorData */
         ErrorData: {
             message: string;
             name?: string;
             /** @description `provider`, `tool`, `store`, `transport`, `internal`. */
             source?: string;
         };
+        /** CancelledData */
         CancelledData: {
             partial_output: string;
             reason?: string;
         };
+        /** CompactionData */
         CompactionData: {
             summary: string;
             messages_before: number;
             messages_after: number;
         };
+        /** SteeringData */
         SteeringData: {
             text: string;
             /** @description The id the steering message was accepted under (its queue entry, on disk before the steer was acknowledged); absent in logs written before steers were recorded. */
             message_id?: string;
         };
+        /** ModelChangedData */
         ModelChangedData: {
             old: string;
             new: string;
         };
+        /** ModeChangedData */
         ModeChangedData: {
             old: string;
             new: string;
         };
+        /** ApprovalChangedData */
         ApprovalChangedData: {
             old: string;
             new: string;
         };
+        /** NoticeData */
         NoticeData: {
             /** @enum {string} */
             level: "info" | "warning" | "error";
             text: string;
         };
+        /** FileEditData */
         FileEditData: {
             path: string;
             /** @description Unified diff of the change. */
             diff: string;
         };
+        /** FileOpenData */
         FileOpenData: {
             path: string;
             line?: number;
         };
-        /** @description Payload of `undo` and `redo` (the `/undo` and `/redo` slash commands and endpoints): turns rewound or replayed, messages and files together. `output` is the reply line (`/undo: rewound 1 turn, 2 files restored (0 remaining)`); `remaining` counts the turns left to undo (for `undo`) or to redo (for `redo`). */
+        /**
+         * HistoryRewindData
+         * @description Payload of `undo` and `redo` (the `/undo` and `/redo` slash commands and endpoints): turns rewound or replayed, messages and files together. `output` is the reply line (`/undo: rewound 1 turn, 2 files restored (0 remaining)`); `remaining` counts the turns left to undo (for `undo`) or to redo (for `redo`).
+         */
         HistoryRewindData: {
             turns: number;
             files_restored: number;
@@ -1239,18 +1275,27 @@ export interface components {
             /** @enum {string} */
             status: "pending" | "in_progress" | "completed";
         };
-        /** @description Payload of `plan`: the model replaced its plan (the `update_plan` tool). `entries` is the complete list, in order; a client replaces what it showed. `call_id` is the tool call that set it. */
+        /**
+         * PlanData
+         * @description Payload of `plan`: the model replaced its plan (the `update_plan` tool). `entries` is the complete list, in order; a client replaces what it showed. `call_id` is the tool call that set it.
+         */
         PlanData: {
             call_id?: string;
             entries: components["schemas"]["PlanEntry"][];
         };
-        /** @description Payload of `session_renamed`: a client set the session's title (`PATCH /sessions/{id}`). `title` is the new title (one line, trimmed), or `null` when it was cleared (clients then derive a title from the first prompt). The latest `session_renamed` of a session decides its `SessionSummary.title`. */
+        /**
+         * SessionRenamedData
+         * @description Payload of `session_renamed`: a client set the session's title (`PATCH /sessions/{id}`). `title` is the new title (one line, trimmed), or `null` when it was cleared (clients then derive a title from the first prompt). The latest `session_renamed` of a session decides its `SessionSummary.title`.
+         */
         SessionRenamedData: {
             title: string | null;
         };
         /** @description Type-specific payload of an event (one of the `*Data` shapes below). */
         EventData: components["schemas"]["UserMessageData"] | components["schemas"]["TurnStartData"] | components["schemas"]["StepData"] | components["schemas"]["TextDeltaData"] | components["schemas"]["ReasoningData"] | components["schemas"]["ToolCallData"] | components["schemas"]["ToolStartData"] | components["schemas"]["ToolProgressData"] | components["schemas"]["ToolResultData"] | components["schemas"]["PermissionRequestData"] | components["schemas"]["PermissionReplyData"] | components["schemas"]["SandboxViolationData"] | components["schemas"]["UsageData"] | components["schemas"]["TurnEndData"] | components["schemas"]["AgentResultData"] | components["schemas"]["ErrorData"] | components["schemas"]["CancelledData"] | components["schemas"]["CompactionData"] | components["schemas"]["SteeringData"] | components["schemas"]["ModelChangedData"] | components["schemas"]["ModeChangedData"] | components["schemas"]["ApprovalChangedData"] | components["schemas"]["NoticeData"] | components["schemas"]["FileEditData"] | components["schemas"]["FileOpenData"] | components["schemas"]["HistoryRewindData"] | components["schemas"]["PlanData"] | components["schemas"]["SessionRenamedData"];
-        /** @description One event of a session's stream, as written to the event log. */
+        /**
+         * ChimeraEvent
+         * @description One event of a session's stream, as written to the event log.
+         */
         ChimeraEvent: {
             /** @description Per-session 1-based monotonic counter. */
             seq: number;

@@ -364,6 +364,30 @@ export async function runServe(
 }
 
 /**
+ * The termination signals that arrive while a lazy start has no agent process yet (the process's
+ * own handlers take over once it exists: `end()` then). The first is kept as the reason
+ * (`received SIGTERM`) and `onFirst` runs once; later ones change nothing.
+ */
+function earlySignals(onFirst: () => void = () => {}): { readonly reason: string | undefined; end(): void } {
+  const signals = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const
+  let reason: string | undefined
+  const on = (sig: NodeJS.Signals): void => {
+    if (reason !== undefined) return
+    reason = `received ${sig}`
+    onFirst()
+  }
+  for (const sig of signals) process.on(sig, on)
+  return {
+    get reason() {
+      return reason
+    },
+    end() {
+      for (const sig of signals) process.off(sig, on)
+    },
+  }
+}
+
+/**
  * ACP on stdio with the session manager built when the first dialect opens, right after a
  * plain `initialize` was answered. A termination signal before then ends the connection like
  * the end of input (exit 0); after it, the agent process's own handlers take over.
@@ -376,21 +400,14 @@ async function serveAcpLazily(
 ): Promise<void> {
   const models = lazyModels(args, logger)
   const stop = new AbortController()
-  let reason = 'input ended'
-  let proc: AgentProcess | undefined
   let started: Promise<AgentProcess> | undefined
-  const early = (sig: NodeJS.Signals): void => {
-    if (proc || stop.signal.aborted) return
-    reason = `received ${sig}`
-    stop.abort()
-  }
-  const signals = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const
-  for (const sig of signals) process.on(sig, early)
+  // A signal before the agent process exists ends the connection like the end of input.
+  const early = earlySignals(() => stop.abort())
   const start = (): Promise<AgentProcess> =>
     (started ??= import('./session-flags.ts')
       .then(({ sessionFlags }) => startAgent(agent, sessionFlags(args, rawArgs, models), models, logger))
       .then((p) => {
-        proc = p
+        early.end()
         p.signal.addEventListener('abort', () => stop.abort(), { once: true })
         return p
       }))
@@ -403,7 +420,8 @@ async function serveAcpLazily(
     manager: async () => (await start()).manager,
     signal: stop.signal,
   })
-  for (const sig of signals) process.off(sig, early)
+  early.end()
+  const reason = early.reason ?? 'input ended'
   if (!started) {
     logger.info(`${reason}: shutting down`)
     return
@@ -424,8 +442,7 @@ async function httpOptions(
   rawArgs: readonly string[],
   logger: Logger,
 ): Promise<Omit<ServeHttpOptions, 'sessions'>> {
-  const http = {
-    agent,
+  const flags = {
     host: args.host,
     port: parsePort(args.port, 5173),
     token: masterToken(agent, args['auth-token']),
@@ -435,17 +452,17 @@ async function httpOptions(
     cors: repeatable(rawArgs, '--cors'),
     sessionTtlMs: parseSessionTtl(args['session-ttl']),
     home: (await import('../store/paths.ts')).chimeraHome(),
-    version: VERSION,
-    logger,
   }
   const [{ checkServeOptions }, { eventLogProblem }] = await Promise.all([
     import('./serve-http.ts'),
     import('../store/home-probe.ts'),
   ])
-  checkServeOptions(http)
-  const problem = await eventLogProblem(http.home)
+  // The certificate and key are read here, once: serveHttp serves what this returns.
+  const https = checkServeOptions(flags)
+  const problem = await eventLogProblem(flags.home)
   if (problem) throw new Error(`${problem}; the HTTP server cannot record itself there`)
-  return http
+  const { tlsCert: _cert, tlsKey: _key, insecure: _insecure, ...http } = flags
+  return { agent, ...http, ...(https ? { https } : {}), version: VERSION, logger }
 }
 
 /**
@@ -465,26 +482,21 @@ async function serveHttpFirst(
 ): Promise<void> {
   const [{ serveHttp }, { ioTurn }] = await Promise.all([import('./serve-http.ts'), import('../http/start-gate.ts')])
   const stop = new AbortController()
-  let reason: string | undefined
   let proc: AgentProcess | undefined
-  const early = (sig: NodeJS.Signals): void => {
-    if (proc || reason !== undefined) return
-    reason = `received ${sig}`
-  }
-  const signals = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const
-  for (const sig of signals) process.on(sig, early)
+  // A signal before the agent process exists is acted on once the core has loaded.
+  const early = earlySignals()
   const start = async (): Promise<ServedSessions | undefined> => {
     try {
       const { sessionFlags } = await import('./session-flags.ts')
       await ioTurn()
       proc = await startAgent(agent, sessionFlags(args, rawArgs, models), models, logger, undefined, undefined, true)
     } finally {
-      for (const sig of signals) process.off(sig, early)
+      early.end()
     }
     const p = proc
-    if (reason !== undefined || p.signal.aborted) {
+    if (early.reason !== undefined || p.signal.aborted) {
       // Stopped while the core loaded: the agent process ends, and nothing that waited is run.
-      await p.shutdown(reason ?? 'stopped')
+      await p.shutdown(early.reason ?? 'stopped')
       return undefined
     }
     p.signal.addEventListener('abort', () => stop.abort(p.signal.reason), { once: true })

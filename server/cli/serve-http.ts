@@ -1,7 +1,8 @@
 /**
  * Serve the HTTP surface on host:port (node:http or node:https, server/http/listen.ts) until the process shuts down. Usage errors
- * (exit 2, before binding): a TLS flag alone, an unreadable certificate or key, a non-loopback
- * bind without a token. A port that is taken is one line naming it (and the PID a pidfile
+ * (exit 2, before binding; `checkServeOptions`, run once by the serve command before it loads
+ * anything): a TLS flag alone, an unreadable certificate or key, a non-loopback bind without a
+ * token. A port that is taken is one line naming it (and the PID a pidfile
  * names), exit 1. The pidfile (CHIMERA_HOME/run/<agent>-<port>.pid) is taken before binding a
  * fixed port, after binding port 0, and removed on shutdown, after the turns were cancelled and
  * their events written and every SSE stream got its final `end`. The Node server gets header,
@@ -37,9 +38,8 @@ export interface ServeHttpOptions {
   host: string
   port: number
   token?: string
-  tlsCert?: string
-  tlsKey?: string
-  insecure?: boolean
+  /** HTTPS with this certificate and key, as `checkServeOptions` read and checked them (else plain HTTP). */
+  https?: { cert: string; key: string }
   /** Browser origins allowed by CORS (`--cors`, repeatable). */
   cors?: string[]
   /** Idle sessions are evicted after this long (0: never). */
@@ -58,7 +58,7 @@ export interface ServeHttpOptions {
   /** Shutdown: close the listener and open connections. */
   signal?: AbortSignal
   /** Connection limits (defaults: the constants below; tests shorten them). */
-  limits?: Partial<SlowClientLimits>
+  limits?: Partial<ServeLimits>
   /** Called with the bound URL (and the Node server) once listening. */
   onListening?(url: string, server: Server): void
 }
@@ -83,6 +83,9 @@ export const KEEP_ALIVE_TIMEOUT_MS = 5_000
 export const MAX_CONNECTIONS = 1024
 /** Open connections get this long to finish after the streams ended, then they are cut. */
 export const CLOSE_GRACE_MS = 3000
+
+/** The limits a server runs with: the connection cap always set (the start gate bounds what waits by it). */
+export type ServeLimits = SlowClientLimits & { maxConnections: number }
 
 /** True for a loopback bind address or name (`--host`; parsed IP literals, not prefixes). */
 export const isLoopback = (host: string): boolean =>
@@ -139,9 +142,20 @@ export function tlsMaterial(certPath: string, keyPath: string): { cert: string; 
   return { cert: pem(cert), key: pem(key) }
 }
 
-export function checkServeOptions(
-  o: Pick<ServeHttpOptions, 'host' | 'token' | 'tlsCert' | 'tlsKey' | 'insecure'>,
-): { cert: string; key: string } | undefined {
+/** The flags `checkServeOptions` checks before anything binds. */
+export interface ServeFlags {
+  host: string
+  token?: string
+  tlsCert?: string
+  tlsKey?: string
+  insecure?: boolean
+}
+
+/**
+ * Usage errors before anything binds (one TLS flag alone, a non-loopback bind without a token),
+ * then the certificate and key read and checked: `ServeHttpOptions.https`.
+ */
+export function checkServeOptions(o: ServeFlags): { cert: string; key: string } | undefined {
   if (Boolean(o.tlsCert) !== Boolean(o.tlsKey)) throw new UsageError('--tls-cert and --tls-key must be given together')
   if (!isLoopback(o.host) && !o.token && !o.insecure) {
     throw new UsageError(
@@ -160,7 +174,7 @@ function inUse(o: ServeHttpOptions): Error {
 }
 
 export async function serveHttp(o: ServeHttpOptions): Promise<void> {
-  const https = checkServeOptions(o)
+  const https = o.https
   // Node's http (or https) only: the app and what it serves load once the port is bound.
   const { listen } = await import('../http/listen.ts')
   startupMark('modules')
@@ -191,7 +205,7 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
     allowedHosts: isLoopback(o.host) ? [] : undefined,
     servedHosts: servedHosts(o.host),
   }
-  const limits: SlowClientLimits = {
+  const limits: ServeLimits = {
     headersMs: HEADERS_TIMEOUT_MS,
     bodyMs: REQUEST_TIMEOUT_MS,
     maxConnections: MAX_CONNECTIONS,

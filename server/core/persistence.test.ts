@@ -196,6 +196,43 @@ describe('summary and list()', () => {
     })
   })
 
+  it('flush waits for the summary writes its events started: the closing records of a prompt a stopped process accepted (what a shutdown or a delete then removes has nothing still writing)', async () => {
+    const root = eventlogRoot(env.home)
+    const first = new FileEventStore({ root })
+    const s1 = await env.manager({ store: first }).create()
+    // Accepted, never run: the process stopped (its queue entry is all that is left).
+    await first.queuePrompt(s1.id, { message_id: 'msg-left', text: 'left behind', accepted_at: Date.now(), order: 0 })
+    await first.close()
+
+    // The restart closes it in the log at once (user_message, turn_start, turn_end, error), work
+    // that waits for no summary write; each summary write waits here until the gate opens.
+    let open!: () => void
+    const gate = new Promise<void>((r) => (open = r))
+    let held = 0
+    const store = new (class extends FileEventStore {
+      override async writeSummary(id: string, summary: SessionSummary): Promise<void> {
+        held++
+        await gate
+        return super.writeSummary(id, summary)
+      }
+    })({ root })
+    const s = await env.manager({ store }).get(s1.id)
+    await within(s.idle(), 5000, 'the closing records')
+    expect((await s.events()).map((e) => e.type)).toEqual(['user_message', 'turn_start', 'turn_end', 'error'])
+    expect(held).toBeGreaterThan(0)
+
+    let flushed = false
+    const flush = s.flush().then(() => (flushed = true))
+    // Every promise already settled has run its reactions by the next macrotask.
+    await new Promise((r) => setImmediate(r))
+    expect(flushed).toBe(false)
+    open()
+    await within(flush, 5000, 'flush')
+    const summary = JSON.parse(readFileSync(join(root, s.id, 'summary.json'), 'utf8')) as SessionSummary
+    expect(summary).toMatchObject({ event_count: 4, success: false })
+    await store.close()
+  })
+
   it('filters by model, since and limit, newest first', async () => {
     const models = twoModels()
     const m = env.manager({ models })

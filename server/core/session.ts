@@ -90,6 +90,8 @@ export class Session implements TurnHost {
   lastTouched = Date.now()
   /** The last summary write started, and the event counter it was taken at. */
   #summaryWrite: { seq: number; done: Promise<void> } | undefined
+  /** Summary writes under way (`flush` waits for them). */
+  readonly #summaryWrites = new Set<Promise<void>>()
 
   constructor(meta: SessionMeta, deps: SessionDeps, state?: SessionState) {
     this.meta = meta
@@ -324,12 +326,16 @@ export class Session implements TurnHost {
     const seq = this.#state.lastSeq
     if (this.#summaryWrite?.seq === seq) return this.#summaryWrite.done
     const write = { seq, done: Promise.resolve() }
-    write.done = this.#deps.store.writeSummary(this.id, this.#state.summary).catch((err: unknown) => {
-      this.#deps.logger.error(`session ${this.id}: summary not written`, err)
-      // Not written: the next request tries again.
-      if (this.#summaryWrite === write) this.#summaryWrite = undefined
-    })
+    write.done = this.#deps.store
+      .writeSummary(this.id, this.#state.summary)
+      .catch((err: unknown) => {
+        this.#deps.logger.error(`session ${this.id}: summary not written`, err)
+        // Not written: the next request tries again.
+        if (this.#summaryWrite === write) this.#summaryWrite = undefined
+      })
+      .finally(() => this.#summaryWrites.delete(write.done))
     this.#summaryWrite = write
+    this.#summaryWrites.add(write.done)
     return write.done
   }
 
@@ -648,9 +654,15 @@ export class Session implements TurnHost {
     }
   }
 
-  /** Resolves when every event written so far has settled (persisted or failed). */
-  flush(): Promise<void> {
-    return this.#writer.settled()
+  /**
+   * Resolves when every event written so far has settled (persisted or failed), and the summary
+   * writes they started: `#onEvent` starts one without waiting (the closing records of prompts
+   * that never ran wait for none), so a delete or a shutdown that follows finds nothing still
+   * writing in the session's directory.
+   */
+  async flush(): Promise<void> {
+    await this.#writer.settled()
+    await Promise.all(this.#summaryWrites)
   }
 }
 

@@ -132,6 +132,18 @@ describe('the API reference at /docs', () => {
           throw new Error(`${link} drew no heading; errors so far: ${errors.join('\n')}\n${err.message}`)
         })
       await page.waitForTimeout(300)
+      // A schema with no title is drawn under the parser's made-up name (`Adheres to
+      // <anonymous-schema-50>:`, collapsed or not): every branch of an allOf/anyOf/oneOf in
+      // specs/ carries a `title` (a shared schema: its own name).
+      const anonymous = await page.evaluate(() => {
+        const found: string[] = []
+        const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT)
+        for (let n = walk.nextNode(); n; n = walk.nextNode())
+          if (/<anonymous-schema-/.test(n.textContent ?? '') && !n.parentElement?.closest('script, style'))
+            found.push(n.textContent!.trim())
+        return found
+      })
+      expect(anonymous, `${link} draws schemas with no title`).toEqual([])
       const shot = join(
         shots,
         `docs-${link

@@ -12,6 +12,7 @@ import type { ErrorCode } from '../../generated/schemas.gen.ts'
 import { HttpError, errorBody } from '../../client/wire/http/errors.ts'
 import { ChimeraError, type DomainErrorCode } from '../errors.ts'
 import type { Logger } from '../log.ts'
+import { JSON_HEADERS } from './json-headers.ts'
 
 export { HttpError }
 
@@ -61,10 +62,7 @@ export const DOMAIN_HTTP: Record<DomainErrorCode, HttpErrorMapping> = {
 export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return new FastResponse(status === 204 ? null : JSON.stringify(body), {
     status,
-    headers:
-      status === 204
-        ? headers
-        : { 'content-type': 'application/json', 'x-content-type-options': 'nosniff', ...headers },
+    headers: status === 204 ? headers : { ...JSON_HEADERS, ...headers },
   })
 }
 

@@ -15,6 +15,7 @@ import type { Duplex } from 'node:stream'
 import { HttpError, errorBody } from '../../client/wire/http/errors.ts'
 import { healthBody } from './health-body.ts'
 import { hostAllowed, type HostRule } from './host-names.ts'
+import { JSON_HEADERS } from './json-headers.ts'
 
 export type UpgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffer) => void
 
@@ -35,12 +36,7 @@ const LIVENESS_PATHS = new Set(['/health', '/healthz'])
 
 /** A JSON answer with the headers the app's JSON answers carry (server/http/errors.ts `jsonResponse`). */
 function writeJson(res: ServerResponse, status: number, text: string, extra: Record<string, string> = {}): void {
-  res.writeHead(status, '', {
-    'content-type': 'application/json',
-    'x-content-type-options': 'nosniff',
-    'content-length': Buffer.byteLength(text),
-    ...extra,
-  })
+  res.writeHead(status, '', { ...JSON_HEADERS, 'content-length': Buffer.byteLength(text), ...extra })
   res.end(text)
 }
 
@@ -50,8 +46,6 @@ function unavailable(res: ServerResponse, message: string, retry = false): void 
   writeJson(res, 503, body, { connection: 'close', ...(retry ? { 'retry-after': '1' } : {}) })
 }
 
-/** How many requests and upgrades may wait for the app at most, by default (the server's connection cap). */
-export const MAX_WAITING = 1024
 /** How many requests one connection may have waiting (a client pipelining before the app is there). */
 export const MAX_WAITING_PER_SOCKET = 16
 
@@ -66,10 +60,11 @@ export class StartGate {
   /** Sockets not read while requests of theirs wait, and how many wait. */
   readonly #paused = new Map<Socket, number>()
 
-  constructor(o: { version: string; startedAt: Date; rule: HostRule; maxWaiting?: number }) {
+  /** `maxWaiting`: how many requests and upgrades may wait for the app at most (the server's connection cap). */
+  constructor(o: { version: string; startedAt: Date; rule: HostRule; maxWaiting: number }) {
     this.#health = JSON.stringify(healthBody(o))
     this.#rule = o.rule
-    this.#max = o.maxWaiting ?? MAX_WAITING
+    this.#max = o.maxWaiting
   }
 
   /** The server's request listener: the app's once built, the liveness answer or a wait before. */

@@ -507,9 +507,9 @@ export class FileEventStore implements EventStore {
       try {
         await this.#summaryWrites.get(sessionId)?.catch(() => {})
         await this.#writers.close(dir)
-        // Retried (ENOTEMPTY): a file created in the directory while it is being emptied (a write
-        // that reached the session just before its removal) is removed on the next pass.
-        await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 10 })
+        // Nothing of this store writes here any more: its writes of the session are queued before
+        // this one (or find it gone), and its summary writes are awaited above.
+        await rm(dir, { recursive: true, force: true })
         this.#lastSeq.delete(sessionId)
         this.#rings.delete(sessionId)
         this.#segments.delete(sessionId)
