@@ -13,7 +13,7 @@ import * as z from 'zod'
 import { acpV1Methods } from '../../generated/acp/v1-methods.gen.ts'
 import { ContentBlockSchema, InitializeRequestSchema } from '../../generated/acp/v1-schema.gen.ts'
 import { BusRequestSchema } from '../../generated/instances/forward.gen.ts'
-import { built, lazySchema, plainResult } from '../../generated/lazy-schema.gen.ts'
+import { built, lazySchema, plainResult, verifyPlainChecks } from '../../generated/lazy-schema.gen.ts'
 import { ChimeraEventSchema, SessionSummarySchema } from '../../generated/schemas.gen.ts'
 import { abs } from '../../specs/codegen/lib/files.ts'
 
@@ -93,6 +93,7 @@ function mutate(v: unknown, rnd: () => number): unknown {
 describe('plain checks', () => {
   afterEach(() => {
     process.env.CHIMERA_PLAIN_CHECK_VERIFY = '1'
+    verifyPlainChecks(true)
     vi.resetModules()
   })
 
@@ -257,7 +258,7 @@ describe('plain checks', () => {
     )
     expect(wrong.parse({ a: 'x' })).toEqual({ a: 'x' })
     expect(() => wrong.parse({ a: 'x', b: 1 })).toThrow(/plain check differs from zod/)
-    delete process.env.CHIMERA_PLAIN_CHECK_VERIFY
+    verifyPlainChecks(false)
     expect(wrong.parse({ a: 'x', b: 1 })).toEqual({ a: 'x', b: 1 })
   })
 })

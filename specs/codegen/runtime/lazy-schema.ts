@@ -198,9 +198,15 @@ interface Parser {
   safeParse(value: unknown, params?: unknown): SafeResult
 }
 
-const verifying = (): boolean =>
+/** Read once, when this module loads (an environment variable costs a native call per read). */
+let verifying =
   (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env
     ?.CHIMERA_PLAIN_CHECK_VERIFY === '1'
+
+/** Turn the verification on or off in this process (tests; CHIMERA_PLAIN_CHECK_VERIFY=1 sets it at start). */
+export function verifyPlainChecks(on: boolean): void {
+  verifying = on
+}
 
 export function lazySchema<T extends object>(build: () => T, plain?: () => PlainNode): T {
   let value: T | undefined
@@ -221,7 +227,7 @@ export function lazySchema<T extends object>(build: () => T, plain?: () => Plain
     // Parse options (a custom error map, async checks) are zod's business.
     if (params !== undefined) return BAIL
     const out = run(described(), input)
-    if (out !== FAIL && out !== BAIL && verifying()) verify(real() as unknown as Parser, input, out)
+    if (out !== FAIL && out !== BAIL && verifying) verify(real() as unknown as Parser, input, out)
     return out
   }
   const parse = (input: unknown, params?: unknown): unknown => {
