@@ -6,8 +6,9 @@
  * The generated modules are first rendered with a marker after each schema's builder; they are
  * written to a temporary directory, imported, and every schema is built and walked; the marker is
  * then replaced by the schema's description (or dropped where the root itself is not covered).
- * A construct the plain check does not cover (intersections, transforms, refinements, string
- * formats other than a pattern, coercion, ...) becomes `0` there: zod decides.
+ * A construct the plain check does not cover (transforms, refinements, string formats other than
+ * a pattern, coercion, `exactOptional`, defaults given as functions, checks with conditions of
+ * their own, ...) becomes `0` there: zod decides.
  */
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -59,6 +60,8 @@ function checks(inst: Inst, allowed: readonly string[]): Wire[] | undefined {
   for (const c of all) {
     const d = c._zod.def
     if (!allowed.includes(d.check)) return undefined
+    // A condition of its own on when the check runs (a length check's default one aside).
+    if (d.when && !(LENGTHS.includes(d.check) && d.when.name === '_whenHasLength')) return undefined
     switch (d.check) {
       case 'min_length':
         out.push(['min', d.minimum])
@@ -152,12 +155,16 @@ export function plainWire(root: Inst, refOf: (inst: Inst) => string | undefined)
         return ['object', props, d.catchall ? prop(d.catchall) : null]
       }
       case 'optional':
+        // `exactOptional` shares the type and refuses an explicit undefined.
+        if (!inst._zod.traits?.has('$ZodOptional') || inst._zod.traits.has('$ZodExactOptional')) return 0
         return ['optional', node(d.innerType), absence(d.innerType._zod.optin)]
       case 'nullable':
         return ['nullable', node(d.innerType)]
       case 'default': {
+        // A default given as a function gives a new value each time: zod decides.
         const v = jsonValue(d.defaultValue)
-        return v === undefined ? 0 : ['default', node(d.innerType), v]
+        const again = jsonValue(d.defaultValue)
+        return v === undefined || JSON.stringify(v) !== JSON.stringify(again) ? 0 : ['default', node(d.innerType), v]
       }
       case 'union': {
         if (typeof d.discriminator === 'string') {
@@ -167,7 +174,11 @@ export function plainWire(root: Inst, refOf: (inst: Inst) => string | undefined)
           for (const option of d.options) {
             const values: Set<unknown> | undefined = option._zod.propValues?.[d.discriminator]
             if (!values?.size) return 0
-            for (const v of values) map.set(v, map.has(v) ? null : option)
+            for (const v of values) {
+              // zod throws on a value two options name (undefined aside): it decides.
+              if (map.has(v) && v !== undefined) return 0
+              map.set(v, map.has(v) ? null : option)
+            }
           }
           const entries: Wire[] = []
           let absent: Wire[] | undefined

@@ -7,8 +7,10 @@
  * built zod schema itself by specs/codegen/lib/plain-checks.ts): `parse` and `safeParse` first
  * run that description over the input, and return what it produced when it accepted the input.
  * Anything else (an input it refuses, a construct it does not cover) goes to zod, so every
- * refusal and its issues are zod's own. The description only ever accepts what zod accepts, with
- * the value zod would return: a process that checks valid input builds no zod schema at all.
+ * refusal and its issues are zod's own. The description accepts only what zod accepts, with the
+ * value zod would return (one exception, in `intersection`: where zod throws, the plain check
+ * refuses): a process that checks valid input builds no zod schema at all. A schema checked more
+ * than HOT times goes to zod from then on, whose compiled check is faster once built.
  *
  * With CHIMERA_PLAIN_CHECK_VERIFY=1 every value the plain check accepts is parsed by zod as
  * well, and a difference throws (the test suite runs so).
@@ -98,6 +100,11 @@ export function plainWithAnyMember(schema: object, key: string): PlainNode {
   return ['object', { ...shape, [key]: [1, 0, 0] }, rest]
 }
 
+/** The plain description of a generated schema's stand-in (`0` for none), for tests. */
+export function plainNode(schema: object): PlainNode {
+  return (schema as { [PLAIN]?: PlainNode })[PLAIN] ?? 0
+}
+
 /**
  * What the plain check of a generated schema alone says of `input`: the value it accepts it as,
  * or a refusal (`covered`: zod refuses it too; otherwise the check does not decide). For tests.
@@ -167,8 +174,9 @@ function decode(w: PlainWire, ref: (name: string) => object): PlainNode {
     case 'nullable':
       return ['nullable', node(w[1])]
     case 'default': {
-      const value = w[2]
-      return ['default', node(w[1]), () => value]
+      // A fresh copy each time: a caller that changes what it was given changes no later parse.
+      const text = JSON.stringify(w[2])
+      return ['default', node(w[1]), () => JSON.parse(text) as unknown]
     }
     case 'union':
       return ['union', (w[1] as unknown[]).map(node)]
@@ -198,6 +206,9 @@ interface Parser {
   safeParse(value: unknown, params?: unknown): SafeResult
 }
 
+/** How many checks of one schema the plain check runs before zod's own (built, compiled) takes over. */
+const HOT = 1000
+
 /** Read once, when this module loads (an environment variable costs a native call per read). */
 let verifying =
   (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env
@@ -221,12 +232,30 @@ export function lazySchema<T extends object>(build: () => T, plain?: () => Plain
     }
     return value
   }
-  const described = (): PlainNode => (node ??= plain ? plain() : 0)
+  const described = (): PlainNode => {
+    if (node === undefined) {
+      try {
+        node = plain ? plain() : 0
+      } catch {
+        // A description that cannot be read (a generator fault): zod checks everything.
+        node = 0
+      }
+    }
+    return node
+  }
   /** The plain check's result for `input`: its value, or FAIL/BAIL (zod decides). */
+  let checks = 0
   const check = (input: unknown, params: unknown): Outcome => {
-    // Parse options (a custom error map, async checks) are zod's business.
-    if (params !== undefined) return BAIL
-    const out = run(described(), input)
+    // Parse options (a custom error map, async checks) are zod's business. So is a schema checked
+    // often: its compiled check is faster once built (the plain check spares start-up the build).
+    if (params !== undefined || ++checks > HOT) return BAIL
+    let out: Outcome
+    try {
+      out = run(described(), input)
+    } catch {
+      // Nesting deeper than the stack (zod may still take it), a description that cannot be read.
+      return BAIL
+    }
     if (out !== FAIL && out !== BAIL && verifying) verify(real() as unknown as Parser, input, out)
     return out
   }
@@ -277,8 +306,16 @@ function verify(schema: Parser, input: unknown, out: unknown): void {
   const z = schema.safeParse(input)
   if (!z.success || !same(z.data, out))
     throw new Error(
-      `plain check differs from zod: it accepted ${JSON.stringify(input)} as ${JSON.stringify(out)}, zod ${z.success ? `as ${JSON.stringify(z.data)}` : 'refused it'}`,
+      `plain check differs from zod: it accepted ${shown(input)} as ${shown(out)}, zod ${z.success ? `as ${shown(z.data)}` : 'refused it'}`,
     )
+}
+
+const shown = (v: unknown): string => {
+  try {
+    return JSON.stringify(v) ?? String(v)
+  } catch {
+    return String(v)
+  }
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
@@ -373,13 +410,16 @@ function run(n: PlainNode, v: unknown, unknown?: Set<string>): Outcome {
       return n[1].includes(v) ? v : FAIL
     case 'array': {
       if (!Array.isArray(v)) return FAIL
+      // The length first (zod refuses an array past its maximum before reading it): the output
+      // has the input's length, so the checks say the same of either.
+      if (!checksPass(n[2], v)) return FAIL
       const out: unknown[] = Array(v.length)
       for (let i = 0; i < v.length; i++) {
         const r = run(n[1], v[i])
         if (r === FAIL || r === BAIL) return r
         out[i] = r
       }
-      return checksPass(n[2], out) ? out : FAIL
+      return out
     }
     case 'object':
       return object(n[1], n[2], v, unknown)
@@ -404,7 +444,9 @@ function run(n: PlainNode, v: unknown, unknown?: Set<string>): Outcome {
         const r = run(option, v)
         if (r !== FAIL) return r
       }
-      return FAIL
+      // zod hands on the one option that failed without aborting, and an enclosing intersection
+      // may forgive its unknown keys: there, zod decides.
+      return unknown ? BAIL : FAIL
     case 'discriminated': {
       if (!isObject(v)) return FAIL
       const option = n[2].get(v[n[1]])
@@ -415,7 +457,8 @@ function run(n: PlainNode, v: unknown, unknown?: Set<string>): Outcome {
       const out: Record<string, unknown> = {}
       for (const key of Reflect.ownKeys(v)) {
         if (key === '__proto__' || !Object.prototype.propertyIsEnumerable.call(v, key)) continue
-        if (typeof key !== 'string') return FAIL
+        // A key that is no string is refused; an enclosing intersection may forgive it (zod decides).
+        if (typeof key !== 'string') return unknown ? BAIL : FAIL
         const r = run(n[1], v[key])
         if (r === FAIL || r === BAIL) return r
         out[key] = r
@@ -459,8 +502,9 @@ function merge(a: unknown, b: unknown): Outcome {
   if (isPlainObject(a) && isPlainObject(b)) {
     const out: Record<string, unknown> = { ...a, ...b }
     if (Object.prototype.hasOwnProperty.call(out, '__proto__')) delete out.__proto__
+    const bKeys = new Set(Object.keys(b))
     for (const key of Object.keys(a)) {
-      if (key === '__proto__' || !Object.prototype.hasOwnProperty.call(b, key)) continue
+      if (key === '__proto__' || !bKeys.has(key)) continue
       const m = merge(a[key], b[key])
       if (m === BAIL) return BAIL
       out[key] = m
@@ -489,7 +533,7 @@ function object(
 ): Outcome {
   if (!isObject(v)) return FAIL
   const out: Record<string, unknown> = {}
-  for (const key in shape) {
+  for (const key of Object.keys(shape)) {
     if (key === '__proto__') continue
     const r = property(shape[key]!, key, v, out)
     if (r !== undefined) return r
