@@ -43,6 +43,7 @@ import { Session, type SessionDeps } from './session.ts'
 import { SessionRouter, type ForwardConnect } from './session-router.ts'
 import { checkMode } from './modes.ts'
 import { ChimeraError, sessionNotFound } from '../errors.ts'
+import { sessionHeld } from '../store/session-owner.ts'
 import type { CommandRenderer } from './slash-commands.ts'
 import { startupMark } from '../startup-trace.ts'
 
@@ -129,7 +130,7 @@ export class SessionManager {
     this.home = opts.home ?? chimeraHome()
     this.logger = opts.logger ?? noopLogger
     this.models = opts.models
-    this.store = opts.store ?? openEventStore(this.home, { logger: this.logger })
+    this.store = opts.store ?? openEventStore(this.home, { logger: this.logger, agent: opts.agent })
     this.audit = new PermissionAuditLog(
       opts.auditStore ?? new FileAuditStore(join(this.home, 'permissions', 'audit.jsonl')),
     )
@@ -243,6 +244,9 @@ export class SessionManager {
    * lease): what it says may be out of date, so it is read again from the store before use.
    */
   #stale(s: Session): boolean {
+    // A copy of a session another process held (file store) is read again too: that process may
+    // have written since, or let it go (then the reload takes it over).
+    if (s.heldBy) return true
     return this.opts.leases !== undefined && s.status === 'idle' && !this.opts.leases.holds(s.id)
   }
 
@@ -253,15 +257,19 @@ export class SessionManager {
     if (loaded.repaired) this.logger.warn(`session ${id}: a torn tail record was dropped on load`)
     const already = this.#sessions.get(id)
     if (already && !opts.replace) return already
-    // Accepted prompts are the owner's business: another instance's copy only reads.
-    const owned = this.opts.leases?.holds(id) ?? true
+    // Accepted prompts are the owner's business: another instance's (or process's) copy only reads.
+    const owned = (this.opts.leases?.holds(id) ?? true) && !loaded.heldBy
     const deps = this.#deps(this.store, loaded.meta, true)
     const session = Session.restore(
       loaded.meta,
       loaded.events,
       deps,
       owned ? loaded.queued : [],
-      owned && opts.closeOpenTurn !== undefined ? { closeOpenTurn: opts.closeOpenTurn } : {},
+      loaded.heldBy
+        ? { heldBy: loaded.heldBy }
+        : owned && opts.closeOpenTurn !== undefined
+          ? { closeOpenTurn: opts.closeOpenTurn }
+          : {},
     )
     this.#sessions.set(id, session)
     await deps.commands?.prepare?.()
@@ -344,8 +352,11 @@ export class SessionManager {
     if (!isSessionId(id) || this.#deleting.has(id)) throw sessionNotFound(id)
     const loaded = await this.store.load(id)
     if (!loaded || this.#deleting.has(id)) throw sessionNotFound(id)
-    if (loaded.queued.length === 0 || (this.opts.leases && !this.opts.leases.holds(id)))
+    if (loaded.queued.length === 0 || (this.opts.leases && !this.opts.leases.holds(id))) {
+      // Read, not served: the store lets the session go again (another process may want it).
+      if (!this.#sessions.has(id) && !this.#loading.has(id)) this.store.release?.(id)
       return { session_id: id, summary: loaded.summary, events: loaded.events }
+    }
     const session = await this.get(id)
     await session.idle()
     await session.flush()
@@ -383,7 +394,14 @@ export class SessionManager {
     }
     // Persisted sessions stay on disk (loadable again); memory ones are gone with the session.
     // Teardown (and the end of a memory session, which cannot come back) wipes the undo history.
-    void s.idle().then(() => (s.persist ? this.store.release?.(s.id) : this.memory.remove(s.id)))
+    // (A persisted session loaded here again meanwhile stays held.)
+    void s
+      .idle()
+      .then(() =>
+        s.persist
+          ? this.#sessions.has(s.id) || this.#loading.has(s.id) || this.store.release?.(s.id)
+          : this.memory.remove(s.id),
+      )
     if (reason === 'deleted' || !s.persist) void s.clearFileHistory()
   }
 
@@ -395,6 +413,11 @@ export class SessionManager {
    */
   async delete(id: string, opts: { purge?: boolean } = {}): Promise<boolean> {
     if (this.#deleting.has(id)) return false
+    // A session another process holds is not deleted from here (read again: it may have let go).
+    if (opts.purge && this.#sessions.get(id)?.heldBy) {
+      const fresh = await this.get(id).catch(() => undefined)
+      if (fresh?.heldBy) throw sessionHeld(id, fresh.heldBy)
+    }
     const s = this.#sessions.get(id)
     if (s) this.#remove(s, 'deleted')
     if (!opts.purge) return Boolean(s)
@@ -410,6 +433,7 @@ export class SessionManager {
       } else {
         const loaded = isSessionId(id) ? await this.store.load(id).catch(() => undefined) : undefined
         if (!loaded) return false
+        if (loaded.heldBy) throw sessionHeld(id, loaded.heldBy)
         if (this.opts.history) await this.opts.history(loaded.meta).clear()
       }
       await (s?.persist === false ? this.memory : this.store).remove(id)

@@ -40,8 +40,10 @@ export async function liveSession(deps: HttpDeps, id: string): Promise<Session> 
     s.touch()
     return s
   }
-  const s = deps.manager.peek(id)
+  let s = deps.manager.peek(id)
   if (!s) throw sessionNotFound(id)
+  // A copy of a session another process holds is read again: that process may have let it go.
+  if (s.heldBy) s = await deps.manager.get(id)
   s.touch()
   return s
 }

@@ -11,6 +11,13 @@
  * move to `quarantine/` in the session directory. Session ids pass `isSessionId` before any path
  * is built from them.
  *
+ * One writer per session across processes (session-owner.ts, docs/decisions/0431-one-writer-per-session.md):
+ * a session's owner marker (`owner.json`) is taken before the first operation that may write or
+ * repair it (create, the open of a write or a load) and dropped by `release`, `remove` and
+ * `close`. A session another live process holds is served read only: `load` and the reads scan
+ * it as it is (the first bad record ends what is read; nothing is repaired, moved, unlinked or
+ * written) and every write is refused with `session_busy` naming the holder.
+ *
  * Beside the event files each session has a derived segment, `events.jsonl` (segment.ts,
  * docs/decisions/0130-event-segment.md): the same records in one file, appended after each
  * event file and verified against the directory listing when a session is opened, so reads
@@ -53,6 +60,7 @@ import {
   writeSegmentSum,
 } from './segment.ts'
 import { storedRecords, type StoredRecord } from './stored-lines.ts'
+import { dropOwner, ownerRecord, sessionHeld, takeOwner, type SessionHolder } from './session-owner.ts'
 import { agentAllowed, applyListFilter, pageOf } from './listing.ts'
 import { AGENT_PREFIXES, eventFileName, isSessionId, sessionDir } from './paths.ts'
 import { readQueued, removeQueued, writeQueued } from './queued-prompts.ts'
@@ -90,6 +98,8 @@ export interface FileEventStoreOptions {
   fsync?: boolean
   /** Events per catch-up page of a stream (default `PAGE_EVENTS`). */
   pageEvents?: number
+  /** The agent of this process, recorded in the owner markers it takes (session-owner.ts). */
+  agent?: string
 }
 
 /** A stream's catch-up page: at most this many events and (from the segment) bytes, at least one event. */
@@ -148,9 +158,19 @@ export class FileEventStore implements EventStore {
   readonly #rings = new Map<string, RecentRing>()
   readonly #segments = new Map<string, SegmentState>()
   readonly #writers = new SegmentWriters()
+  readonly #agent: string | undefined
+  /**
+   * The owner markers this store holds, by session: taken before a session's first write or
+   * repair here, dropped when it is released or removed. A session is open here (`#lastSeq` has
+   * it) only while its marker is held.
+   */
+  readonly #owned = new Map<string, SessionHolder>()
+  /** How many times each session was opened here: a release asked for before a later open leaves it held. */
+  readonly #opens = new Map<string, number>()
 
   constructor(opts: FileEventStoreOptions) {
     this.root = opts.root
+    this.#agent = opts.agent
     this.#logger = opts.logger ?? noopLogger
     this.#fsync = opts.fsync ?? false
     this.#pageEvents = opts.pageEvents ?? PAGE_EVENTS
@@ -172,6 +192,9 @@ export class FileEventStore implements EventStore {
         await mkdir(this.root, { recursive: true })
         await mkdir(dir)
       }
+      // The owner marker, in the new directory before anything else: one more exclusive create.
+      const other = this.#claim(id, dir)
+      if (other) throw sessionHeld(id, other)
       // Independent files, written side by side and created in place: the directory is new and
       // nobody else writes there, and a crash mid-write leaves a session that was never
       // acknowledged, which a load treats as absent.
@@ -274,7 +297,8 @@ export class FileEventStore implements EventStore {
     if (!Number.isSafeInteger(afterSeq) || afterSeq < 0)
       throw new RangeError(`afterSeq must be a non-negative integer, got ${afterSeq}`)
     return this.#enqueue(sessionId, async () => {
-      await this.#open(sessionId, dir)
+      // A session not open here (another process may hold it) is read as it is, from its event files.
+      if (!this.#lastSeq.has(sessionId) && !(await readOwnMeta(dir, sessionId))) throw sessionNotFound(sessionId)
       let out: AnyEvent[] = []
       let cursor = afterSeq
       const seg = this.#segments.get(sessionId)
@@ -315,7 +339,7 @@ export class FileEventStore implements EventStore {
   ): Promise<{ records: StoredRecord[]; more: boolean } | undefined> {
     const dir = sessionDir(this.root, sessionId)
     return this.#enqueue(sessionId, async () => {
-      await this.#open(sessionId, dir)
+      if (!this.#lastSeq.has(sessionId)) return undefined
       const seg = this.#segments.get(sessionId)
       const last = Math.min(seg?.lines ?? 0, upTo)
       if (!seg?.ok || afterSeq >= last) return undefined
@@ -328,7 +352,7 @@ export class FileEventStore implements EventStore {
   }
 
   async readVouched(sessionId: string): Promise<VouchedRecords | undefined> {
-    if (!isSessionId(sessionId) || this.#lastSeq.has(sessionId)) return undefined
+    if (!isSessionId(sessionId)) return undefined
     // After what is queued (the checksum of a session just released is being written).
     return this.#enqueue(sessionId, () => this.#vouched(sessionId))
   }
@@ -365,7 +389,10 @@ export class FileEventStore implements EventStore {
 
   async unqueuePrompt(sessionId: string, messageId: string): Promise<void> {
     const dir = sessionDir(this.root, sessionId)
-    return this.#enqueue(sessionId, () => removeQueued(dir, messageId))
+    return this.#enqueue(sessionId, async () => {
+      await this.#open(sessionId, dir)
+      await removeQueued(dir, messageId)
+    })
   }
 
   async writeSummary(sessionId: string, summary: SessionSummary): Promise<void> {
@@ -386,7 +413,7 @@ export class FileEventStore implements EventStore {
 
   async load(sessionId: string): Promise<LoadedSession | undefined> {
     const dir = sessionDir(this.root, sessionId)
-    return this.#enqueue(sessionId, () => this.#recover(sessionId, dir))
+    return this.#enqueue(sessionId, () => this.#recover(sessionId, dir, false))
   }
 
   async list(filter: ListFilter = {}): Promise<SessionSummary[]> {
@@ -422,15 +449,7 @@ export class FileEventStore implements EventStore {
     const dir = join(this.root, sessionId)
     const meta = await readOwnMeta(dir, sessionId)
     if (!meta) return undefined
-    const { events } = await scanLog(dir, sessionId, 0)
-    const s = await readJsonFile(join(dir, 'summary.json'))
-    let summary: SessionSummary
-    try {
-      summary = validateSummary(sessionId, s.kind === 'ok' ? s.value : undefined)
-    } catch {
-      summary = minimalSummary(meta, events.length)
-    }
-    return { meta, summary, events }
+    return readAsItIs(dir, meta)
   }
 
   /** The entries of the event-log root; none when it does not exist. */
@@ -470,9 +489,21 @@ export class FileEventStore implements EventStore {
     )
   }
 
-  /** Drop what this instance keeps in memory for a session that is no longer live. */
+  /**
+   * Drop what this instance keeps in memory for a session that is no longer live, and its owner
+   * marker: at once when nothing is queued for it, else once what is queued has run (unless the
+   * session was opened again meanwhile).
+   */
   release(sessionId: string): void {
-    if (this.#queues.has(sessionId) || this.#summaryWrites.has(sessionId)) return
+    if (!this.#queues.has(sessionId) && !this.#summaryWrites.has(sessionId)) return this.#letGo(sessionId)
+    const opened = this.#opens.get(sessionId)
+    void this.#enqueue(sessionId, async () => {
+      await this.#summaryWrites.get(sessionId)?.catch(() => {})
+      if (this.#opens.get(sessionId) === opened) this.#letGo(sessionId)
+    })
+  }
+
+  #letGo(sessionId: string): void {
     const seg = this.#segments.get(sessionId)
     const dir = sessionDir(this.root, sessionId)
     // What this instance verified or wrote of the segment, for a replay that need not open the
@@ -490,6 +521,29 @@ export class FileEventStore implements EventStore {
     this.#lastSeq.delete(sessionId)
     this.#segments.delete(sessionId)
     void this.#writers.close(dir)
+    // After the checksum: the next holder finds it written.
+    if (this.#owned.has(sessionId)) void this.#enqueue(sessionId, async () => this.#disown(sessionId))
+  }
+
+  /** Drop the owner marker of a session not open here (again). */
+  #disown(sessionId: string): void {
+    const held = this.#owned.get(sessionId)
+    if (!held || this.#lastSeq.has(sessionId)) return
+    this.#owned.delete(sessionId)
+    dropOwner(sessionDir(this.root, sessionId), held)
+  }
+
+  /**
+   * Take the owner marker of `sessionId` (in `dir`, which must exist) unless held here already:
+   * undefined when this store holds it, else the live process that does. Synchronous (an
+   * exclusive create, or a read when it exists): once per session opened, not per event.
+   */
+  #claim(sessionId: string, dir: string): SessionHolder | undefined {
+    if (this.#owned.has(sessionId)) return undefined
+    const record = ownerRecord(this.#agent)
+    const other = takeOwner(dir, record)
+    if (!other) this.#owned.set(sessionId, record)
+    return other
   }
 
   /**
@@ -499,6 +553,18 @@ export class FileEventStore implements EventStore {
    */
   async close(): Promise<void> {
     await this.#writers.closeAll()
+    // The sessions are no longer served here: their markers go (after what is queued for each).
+    await Promise.all(
+      [...this.#owned.keys()].map((id) =>
+        this.#enqueue(id, async () => {
+          const held = this.#owned.get(id)
+          if (!held) return
+          this.#owned.delete(id)
+          this.#lastSeq.delete(id)
+          dropOwner(sessionDir(this.root, id), held)
+        }),
+      ),
+    )
   }
 
   async remove(sessionId: string): Promise<void> {
@@ -508,6 +574,11 @@ export class FileEventStore implements EventStore {
     return this.#enqueue(sessionId, async () => {
       try {
         await this.#summaryWrites.get(sessionId)?.catch(() => {})
+        // Only the holder removes a session: one another process holds is refused.
+        if (!this.#lastSeq.has(sessionId) && (await readOwnMeta(dir, sessionId))) {
+          const other = this.#claimIfThere(sessionId, dir)
+          if (other) throw sessionHeld(sessionId, other)
+        }
         await this.#writers.close(dir)
         // Retried (ENOTEMPTY): a file created in the directory while it is being emptied (a write
         // that reached the session just before its removal) is removed on the next pass.
@@ -515,6 +586,7 @@ export class FileEventStore implements EventStore {
         this.#lastSeq.delete(sessionId)
         this.#rings.delete(sessionId)
         this.#segments.delete(sessionId)
+        this.#owned.delete(sessionId)
       } finally {
         this.#removing.delete(sessionId)
       }
@@ -532,17 +604,34 @@ export class FileEventStore implements EventStore {
     return chain(this.#queues, sessionId, fn)
   }
 
-  /** The last seq of a session, scanning (and repairing) its log the first time. */
+  /**
+   * The last seq of a session, for a write: the first time, its owner marker is taken and its log
+   * scanned (and repaired); `session_busy` when another live process holds it.
+   */
   async #open(sessionId: string, dir: string): Promise<number> {
     const known = this.#lastSeq.get(sessionId)
     if (known !== undefined) return known
-    const loaded = await this.#recover(sessionId, dir)
+    const loaded = await this.#recover(sessionId, dir, true)
     if (!loaded) throw sessionNotFound(sessionId)
     return loaded.events.length
   }
 
-  /** Rebuild a session from disk, quarantining a bad tail; undefined when there is no session. */
-  async #recover(sessionId: string, dir: string): Promise<LoadedSession | undefined> {
+  /** `#claim` where the directory may be gone: undefined then too (nothing to hold). */
+  #claimIfThere(sessionId: string, dir: string): SessionHolder | undefined {
+    try {
+      return this.#claim(sessionId, dir)
+    } catch (err) {
+      if (errCode(err) === 'ENOENT') return undefined
+      throw err
+    }
+  }
+
+  /**
+   * Rebuild a session from disk, quarantining a bad tail; undefined when there is no session.
+   * Takes the owner marker first; when another live process holds it, `forWrite` is refused
+   * (`session_busy`) and a load reads the session as it is (`heldBy`, nothing repaired).
+   */
+  async #recover(sessionId: string, dir: string, forWrite: boolean): Promise<LoadedSession | undefined> {
     const metaRead = await readJsonFile(join(dir, 'session.json'))
     if (metaRead.kind !== 'ok') {
       this.#lastSeq.delete(sessionId)
@@ -566,6 +655,18 @@ export class FileEventStore implements EventStore {
       return undefined
     }
     const meta = metaRead.value as SessionMeta
+    let holder: SessionHolder | undefined
+    try {
+      holder = this.#claim(sessionId, dir)
+    } catch (err) {
+      if (errCode(err) !== 'ENOENT') throw err
+      return undefined
+    }
+    if (holder) {
+      if (forWrite) throw sessionHeld(sessionId, holder)
+      return { ...(await readAsItIs(dir, meta)), queued: [], repaired: false, heldBy: holder }
+    }
+    this.#opens.set(sessionId, (this.#opens.get(sessionId) ?? 0) + 1)
     // The checksum a release left vouches for the log as it was then: once the session is open
     // here it may grow past it, or its segment stop following it (a failed segment write, a
     // repair), so it goes now and is written again when this instance lets the session go.
@@ -736,6 +837,28 @@ async function exists(path: string): Promise<boolean> {
   } catch {
     return false
   }
+}
+
+/**
+ * A session as it is on disk, changing nothing: the segment's prefix that agrees with the event
+ * files, then the event files after it up to the first bad record (left where it is); the
+ * summary, or one made from the meta (not written back).
+ */
+async function readAsItIs(dir: string, meta: SessionMeta): Promise<StoredSession> {
+  const sessionId = meta.session_id
+  const { entries } = logEntries(await readdir(dir))
+  const seg = await readSegment(dir, sessionId, entries)
+  const verified = seg.events.length
+  const rest = await scanEntries(dir, sessionId, entries.slice(verified), verified)
+  const events = verified === 0 ? rest.events : seg.events.concat(rest.events)
+  const s = await readJsonFile(join(dir, 'summary.json'))
+  let summary: SessionSummary
+  try {
+    summary = validateSummary(sessionId, s.kind === 'ok' ? s.value : undefined)
+  } catch {
+    summary = minimalSummary(meta, events.length)
+  }
+  return { meta, summary, events }
 }
 
 /** The session's `session.json` when it is a valid meta of this very session; else undefined. */

@@ -16,6 +16,7 @@
 import type { AnyEvent } from '../events/event-types.ts'
 import type { SessionSummary } from '../../generated/schemas.gen.ts'
 import type { StoredRecord } from './stored-lines.ts'
+import type { SessionHolder } from './session-owner.ts'
 
 export type AgentPrefix = 'otter' | 'ferret' | 'mink'
 
@@ -122,6 +123,12 @@ export interface LoadedSession {
   queued: QueuedPrompt[]
   /** True when a torn tail record was found and dropped. */
   repaired: boolean
+  /**
+   * Another live process holds the session (the file store's owner marker, session-owner.ts):
+   * it was read as it is (nothing repaired, `queued` empty: the holder's business), and every
+   * write to it is refused with `session_busy` until that process lets it go.
+   */
+  heldBy?: SessionHolder
 }
 
 export type EventListener = (event: AnyEvent) => void

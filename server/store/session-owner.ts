@@ -1,0 +1,150 @@
+/**
+ * One writer per session across processes sharing a CHIMERA_HOME (docs/core.md "One writer per
+ * session", docs/decisions/0431-one-writer-per-session.md): the file store takes a session's
+ * owner marker, `owner.json` in the session directory, before the first operation that may write
+ * or repair the session, holds it while the process serves the session and drops it when the
+ * session is released. The marker is a lock file (lock-file.ts, the pidfile's logic): created
+ * with `O_CREAT | O_EXCL`, holding who has it; one whose process is gone is stale and taken over.
+ *
+ * A holder is live when it runs on another host (a home on a network file system: this host
+ * cannot tell, so it is left alone), or when its PID runs here as a node/chimera process whose
+ * start time (Linux: `/proc/<pid>/stat`) is the one recorded — a PID reused after a crash is not
+ * the holder — and the machine has not rebooted since (the boot id). This process's own PID is
+ * never another holder: within one process the store instances share the marker.
+ */
+import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { hostname } from 'node:os'
+import { join } from 'node:path'
+import { ChimeraError } from '../errors.ts'
+import { dropLock, readLock, takeLock, type LockKind } from './lock-file.ts'
+import { isAlive } from './pidfile.ts'
+
+export const OWNER_FILE = 'owner.json'
+
+/** Who holds a session (the marker's record). */
+export interface SessionHolder {
+  pid: number
+  host: string
+  /** The process's start (clock ticks after boot, `/proc/<pid>/stat` field 22); absent where unknown. */
+  proc_start?: string
+  /** The machine's boot id (`/proc/sys/kernel/random/boot_id`); absent where unknown. */
+  boot_id?: string
+  /** The agent of the process that holds it (`otter`, `ferret`, `mink`), when it says. */
+  agent?: string
+  /** When it took the session (ISO-8601). */
+  since: string
+  /** Tells this holding apart from any other (the record moved aside is the one judged stale). */
+  token: string
+}
+
+/** A process's start time as `/proc/<pid>/stat` gives it; undefined without procfs. */
+export function processStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // After the command name (which may hold spaces): field 3 on; the start time is field 22.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]
+  } catch {
+    return undefined
+  }
+}
+
+let self: { pid: number; host: string; proc_start?: string; boot_id?: string } | undefined
+
+/** This process as a holder (read once). */
+function thisProcess(): NonNullable<typeof self> {
+  if (self?.pid === process.pid) return self
+  let boot: string | undefined
+  try {
+    boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || undefined
+  } catch {
+    boot = undefined
+  }
+  const start = processStart(process.pid)
+  self = {
+    pid: process.pid,
+    host: hostname(),
+    ...(start ? { proc_start: start } : {}),
+    ...(boot ? { boot_id: boot } : {}),
+  }
+  return self
+}
+
+/** A new holding for this process. */
+export function ownerRecord(agent?: string): SessionHolder {
+  return {
+    ...thisProcess(),
+    ...(agent ? { agent } : {}),
+    since: new Date().toISOString(),
+    token: randomBytes(8).toString('hex'),
+  }
+}
+
+/** True while the holder may still be writing the session (see the file comment). */
+export function holderAlive(h: SessionHolder): boolean {
+  const me = thisProcess()
+  if (h.host !== me.host) return true
+  if (h.pid === me.pid) return false
+  if (h.boot_id !== undefined && me.boot_id !== undefined && h.boot_id !== me.boot_id) return false
+  if (!isAlive(h.pid)) return false
+  const start = h.proc_start === undefined ? undefined : processStart(h.pid)
+  return start === undefined || start === h.proc_start
+}
+
+function parseHolder(text: string): SessionHolder | undefined {
+  try {
+    const r = JSON.parse(text) as SessionHolder
+    return r &&
+      typeof r === 'object' &&
+      Number.isSafeInteger(r.pid) &&
+      typeof r.host === 'string' &&
+      typeof r.since === 'string' &&
+      typeof r.token === 'string'
+      ? r
+      : undefined
+  } catch {
+    return undefined
+  }
+}
+
+export const OWNER_LOCK: LockKind<SessionHolder> = {
+  parse: parseHolder,
+  live: holderAlive,
+  same: (a, b) => a.token === b.token && a.pid === b.pid,
+}
+
+/**
+ * Take the owner marker of the session in `dir` for `record`: undefined when it is now held by
+ * `record`, else the live holder. Throws ENOENT when the directory does not exist.
+ */
+export function takeOwner(dir: string, record: SessionHolder): SessionHolder | undefined {
+  const r = takeLock(join(dir, OWNER_FILE), record, OWNER_LOCK)
+  return r.kind === 'held' ? r.record : undefined
+}
+
+/** Drop the marker if `record` still holds it. */
+export function dropOwner(dir: string, record: SessionHolder): void {
+  dropLock(join(dir, OWNER_FILE), record, OWNER_LOCK)
+}
+
+/** The marker's holder, if any (live or not). */
+export function readOwner(dir: string): SessionHolder | undefined {
+  return readLock(join(dir, OWNER_FILE), OWNER_LOCK)
+}
+
+/**
+ * The refusal of a write to a session another live process holds: `session_busy`, naming the
+ * holder so a person knows what to close.
+ */
+export function sessionHeld(sessionId: string, h: SessionHolder): ChimeraError<'session_busy'> {
+  const where = h.host === thisProcess().host ? '' : ` on ${h.host}`
+  const agent = h.agent ? `, chimera ${h.agent}` : ''
+  return new ChimeraError(
+    'session_busy',
+    `session ${sessionId} is open in another chimera process (PID ${h.pid}${agent}${where}, since ${h.since}); close it there, or wait until that process lets it go`,
+    {
+      resource: sessionId,
+      detail: { holder: { pid: h.pid, host: h.host, since: h.since, ...(h.agent ? { agent: h.agent } : {}) } },
+    },
+  )
+}
