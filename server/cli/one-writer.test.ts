@@ -5,6 +5,9 @@
  * its events without moving or changing any file of the session directory; its prompt and its
  * delete are refused `409 session_busy` naming the first process; once the first is SIGKILLed
  * the second takes the session over and writes, and every event the first acknowledged is there.
+ * The same refusal on the other wires: a `code --mode rpc --session` of that session gets a
+ * failed response naming the holder, another ACP agent loads (replays) it and gets Invalid params
+ * with `data.error: "session_busy"` for its prompt.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createHash } from 'node:crypto'
@@ -14,6 +17,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { CLI_BUNDLE } from '../../conformance/harness/targets.ts'
 import { tempDirs } from '../../conformance/harness/temp-dirs.ts'
 import type { AnyEvent } from '../events/event-types.ts'
+import { cliProcesses, type Proc } from './fixtures/cli-process.ts'
 
 const temp = tempDirs()
 const children: ChildProcess[] = []
@@ -160,4 +164,50 @@ describe('two processes on one CHIMERA_HOME', () => {
     expect(after.slice(acknowledged.length).map((e) => e.type)).toContain('turn_end')
     expect(JSON.parse(readFileSync(join(dir, 'owner.json'), 'utf8'))).toMatchObject({ pid: b.child.pid })
   })
+})
+
+const procs = cliProcesses()
+
+/** A JSON-RPC call over an ACP agent's stdio; its response (result or error). */
+async function call(p: Proc, id: number, method: string, params: unknown): Promise<Record<string, unknown>> {
+  p.child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`)
+  return p.waitLine((m) => m.id === id && m.method === undefined, 15_000)
+}
+
+describe('the refusal on every wire', () => {
+  it('ACP holds the session mid-turn: the RPC prompt and another ACP agent’s prompt are refused naming it; the ACP load replays', async () => {
+    const home = procs.temp.make('one-writer-wires-')
+    const cwd = procs.temp.make('one-writer-ws-')
+    const env = { CHIMERA_HOME: home }
+    const a = procs.start(['otter', 'serve', '--acp'], env)
+    await call(a, 1, 'initialize', { protocolVersion: 1, clientCapabilities: {} })
+    const made = await call(a, 2, 'session/new', { cwd, mcpServers: [] })
+    const sessionId = (made.result as { sessionId: string }).sessionId
+    a.child.stdin.write(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: '!sleep 60000\n!say never' }] } })}\n`,
+    )
+    const dir = join(home, 'eventlog', sessionId)
+    await waitFor(async () => (readdirSync(dir).some((n) => n.includes('-step_start')) ? true : undefined), 'the turn')
+    const before = snapshot(dir)
+    const holder = `is open in another chimera process (PID ${a.child.pid}, chimera otter, since`
+
+    const r = procs.start(['code', '--mode', 'rpc', '--cwd', cwd, '--session', sessionId], env)
+    r.child.stdin.write(`${JSON.stringify({ type: 'prompt', id: 'p', message: '!say from rpc' })}\n`)
+    const answer = await r.waitLine((m) => m.type === 'response' && m.id === 'p', 15_000)
+    expect(answer).toMatchObject({ success: false })
+    expect(String(answer.error)).toContain(`session ${sessionId} ${holder}`)
+
+    const c = procs.start(['otter', 'serve', '--acp'], env)
+    await call(c, 1, 'initialize', { protocolVersion: 1, clientCapabilities: {} })
+    const loaded = await call(c, 2, 'session/load', { sessionId, cwd, mcpServers: [] })
+    expect(loaded.error).toBeUndefined()
+    // The replay: the history as session/update notifications, the running turn's prompt among them.
+    expect(c.lines().some((m) => m.method === 'session/update' && JSON.stringify(m).includes('!sleep 60000'))).toBe(
+      true,
+    )
+    const prompted = await call(c, 3, 'session/prompt', { sessionId, prompt: [{ type: 'text', text: '!say from c' }] })
+    expect(prompted.error).toMatchObject({ code: -32602, data: { error: 'session_busy' } })
+    expect(JSON.stringify(prompted.error)).toContain(holder)
+    expect(snapshot(dir)).toEqual(before)
+  }, 60_000)
 })

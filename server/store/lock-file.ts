@@ -44,9 +44,17 @@ function createExclusive(path: string, text: string): boolean {
   }
   try {
     writeSync(fd, text)
-  } finally {
+  } catch (err) {
+    // Not left half-written (a full disk): a later taker would wait on it, then take it as stale.
     closeSync(fd)
+    try {
+      unlinkSync(path)
+    } catch {
+      // already gone
+    }
+    throw err
   }
+  closeSync(fd)
   return true
 }
 
