@@ -353,8 +353,9 @@ export class SessionManager {
     const loaded = await this.store.load(id)
     if (!loaded || this.#deleting.has(id)) throw sessionNotFound(id)
     if (loaded.queued.length === 0 || (this.opts.leases && !this.opts.leases.holds(id))) {
-      // Read, not served: the store lets the session go again (another process may want it).
-      if (!this.#sessions.has(id) && !this.#loading.has(id)) this.store.release?.(id)
+      // Read, not served: the file store lets the session go again (another process may want
+      // it). With leases the store's release gives up the lease, which is the router's business.
+      if (!this.shared && !this.#sessions.has(id) && !this.#loading.has(id)) this.store.release?.(id)
       return { session_id: id, summary: loaded.summary, events: loaded.events }
     }
     const session = await this.get(id)
@@ -394,14 +395,11 @@ export class SessionManager {
     }
     // Persisted sessions stay on disk (loadable again); memory ones are gone with the session.
     // Teardown (and the end of a memory session, which cannot come back) wipes the undo history.
-    // (A persisted session loaded here again meanwhile stays held.)
-    void s
-      .idle()
-      .then(() =>
-        s.persist
-          ? this.#sessions.has(s.id) || this.#loading.has(s.id) || this.store.release?.(s.id)
-          : this.memory.remove(s.id),
-      )
+    // A persisted session loaded here again meanwhile stays held.
+    void s.idle().then(() => {
+      if (!s.persist) void this.memory.remove(s.id)
+      else if (!this.#sessions.has(s.id) && !this.#loading.has(s.id)) this.store.release?.(s.id)
+    })
     if (reason === 'deleted' || !s.persist) void s.clearFileHistory()
   }
 
