@@ -9,79 +9,20 @@
  * failed response naming the holder, another ACP agent loads (replays) it and gets Invalid params
  * with `data.error: "session_busy"` for its prompt.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
-import { createHash } from 'node:crypto'
-import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { CLI_BUNDLE } from '../../conformance/harness/targets.ts'
+import { afterAll, describe, expect, it } from 'vitest'
 import { tempDirs } from '../../conformance/harness/temp-dirs.ts'
-import type { AnyEvent } from '../events/event-types.ts'
+import { dirSnapshot } from '../store/fixtures/dir-snapshot.ts'
 import { cliProcesses, type Proc } from './fixtures/cli-process.ts'
+import { otterServers, post, sessionEvents, waitFor } from './fixtures/otter-http.ts'
 
 const temp = tempDirs()
-const children: ChildProcess[] = []
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
-})
+const { serve } = otterServers()
 afterAll(() => temp.cleanup())
 
-interface Served {
-  url: string
-  child: ChildProcess
-  exit: Promise<unknown>
-}
-
-async function serve(home: string, cwd: string): Promise<Served> {
-  const child = spawn(process.execPath, [CLI_BUNDLE, 'otter', 'serve', '--port', '0', '--cwd', cwd], {
-    env: { ...process.env, CHIMERA_HOME: home, CHIMERA_LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  })
-  children.push(child)
-  let err = ''
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d))
-  const exit = new Promise((r) => child.on('exit', r))
-  const deadline = Date.now() + 15_000
-  for (;;) {
-    const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(err)
-    if (m) return { url: m[1]!, child, exit }
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`server did not start: ${err}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
-
-const post = (url: string, body: unknown): Promise<Response> =>
-  fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
-
-async function events(url: string, id: string): Promise<AnyEvent[]> {
-  const r = await fetch(`${url}/sessions/${id}`)
-  expect(r.status).toBe(200)
-  return ((await r.json()) as { events: AnyEvent[] }).events
-}
-
-async function waitFor<T>(get: () => Promise<T | undefined>, what: string, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const v = await get()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
-
-/** Every file under `dir` (names, sizes and SHA-256): what a reader must leave as it is. */
-function snapshot(dir: string): Record<string, string> {
-  const out: Record<string, string> = {}
-  const walk = (d: string, rel: string): void => {
-    for (const n of readdirSync(d).sort()) {
-      const p = join(d, n)
-      if (statSync(p).isDirectory()) walk(p, `${rel}${n}/`)
-      else out[`${rel}${n}`] = createHash('sha256').update(readFileSync(p)).digest('hex')
-    }
-  }
-  walk(dir, '')
-  return out
-}
+const events = sessionEvents
+const snapshot = dirSnapshot
 
 /** The SSE replay of a session from its start: the ids of its records, read until `last` arrives. */
 async function replay(url: string, id: string, last: number): Promise<number[]> {

@@ -7,8 +7,7 @@
  * `session_busy` naming that process; once that process is gone it takes the session over.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
-import { createHash } from 'node:crypto'
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { readdirSync, writeFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -16,6 +15,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { tempDirs } from '../../conformance/harness/temp-dirs.ts'
 import { ChimeraError } from '../errors.ts'
 import { openedStores } from './fixtures/stores.ts'
+import { dirSnapshot } from './fixtures/dir-snapshot.ts'
 import { sampleEvent, sampleMeta, sampleSummary } from './fixtures/sample.ts'
 import { eventFileName } from './paths.ts'
 import {
@@ -71,19 +71,7 @@ function plant(dir: string, h: SessionHolder): void {
   writeFileSync(join(dir, OWNER_FILE), `${JSON.stringify(h)}\n`)
 }
 
-/** Every file under `dir` with its size and SHA-256 (what a read must not change). */
-function snapshot(dir: string): Record<string, string> {
-  const out: Record<string, string> = {}
-  const walk = (d: string, rel: string): void => {
-    for (const n of readdirSync(d).sort()) {
-      const p = join(d, n)
-      if (statSync(p).isDirectory()) walk(p, `${rel}${n}/`)
-      else out[`${rel}${n}`] = createHash('sha256').update(readFileSync(p)).digest('hex')
-    }
-  }
-  walk(dir, '')
-  return out
-}
+const snapshot = dirSnapshot
 
 async function started(child: ChildProcessWithoutNullStreams): Promise<() => string> {
   let out = ''
