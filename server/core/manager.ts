@@ -353,9 +353,12 @@ export class SessionManager {
     const loaded = await this.store.load(id)
     if (!loaded || this.#deleting.has(id)) throw sessionNotFound(id)
     if (loaded.queued.length === 0 || (this.opts.leases && !this.opts.leases.holds(id))) {
-      // Read, not served: the file store lets the session go again (another process may want
-      // it). With leases the store's release gives up the lease, which is the router's business.
-      if (!this.shared && !this.#sessions.has(id) && !this.#loading.has(id)) this.store.release?.(id)
+      // Read, not served (a load that had to recover the session took its marker): the file
+      // store lets it go again, another process may want it. A copy here that another process
+      // held is not served either (it is read again before use). With leases the store's
+      // release gives up the lease, which is the router's business.
+      const copy = this.#sessions.get(id)
+      if (!this.shared && (!copy || copy.heldBy) && !this.#loading.has(id)) this.store.release?.(id)
       return { session_id: id, summary: loaded.summary, events: loaded.events }
     }
     const session = await this.get(id)
@@ -383,7 +386,8 @@ export class SessionManager {
     return out
   }
 
-  #remove(s: Session, reason: 'idle' | 'deleted'): void {
+  /** `keepHeld`: a purge, whose store removal drops the marker itself (nobody takes it meanwhile). */
+  #remove(s: Session, reason: 'idle' | 'deleted', keepHeld = false): void {
     s.close()
     this.#sessions.delete(s.id)
     for (const l of this.#evictListeners) {
@@ -398,7 +402,7 @@ export class SessionManager {
     // A persisted session loaded here again meanwhile stays held.
     void s.idle().then(() => {
       if (!s.persist) void this.memory.remove(s.id)
-      else if (!this.#sessions.has(s.id) && !this.#loading.has(s.id)) this.store.release?.(s.id)
+      else if (!keepHeld && !this.#sessions.has(s.id) && !this.#loading.has(s.id)) this.store.release?.(s.id)
     })
     if (reason === 'deleted' || !s.persist) void s.clearFileHistory()
   }
@@ -417,7 +421,7 @@ export class SessionManager {
       if (fresh?.heldBy) throw sessionHeld(id, fresh.heldBy)
     }
     const s = this.#sessions.get(id)
-    if (s) this.#remove(s, 'deleted')
+    if (s) this.#remove(s, 'deleted', opts.purge)
     if (!opts.purge) return Boolean(s)
     // From here on the session is unknown to readers (get, list, a reload from disk), while its
     // last events are written and its files removed: no request can bring it back or queue a
@@ -436,6 +440,10 @@ export class SessionManager {
       }
       await (s?.persist === false ? this.memory : this.store).remove(id)
       return true
+    } catch (err) {
+      // Not removed: the marker it kept for the removal goes.
+      if (s?.persist !== false) this.store.release?.(id)
+      throw err
     } finally {
       // A load that raced the delete registered nothing (#load checks), but be certain.
       const stray = this.#sessions.get(id)

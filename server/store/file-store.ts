@@ -25,7 +25,7 @@
  * and rebuilt from the event files; it is never needed for correctness.
  */
 import { readFile } from 'node:fs'
-import { mkdir, readdir, rm, stat, unlink } from 'node:fs/promises'
+import { mkdir, readdir, rm, stat, unlink, utimes } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { SessionSummary } from '../../generated/schemas.gen.ts'
 import type { AnyEvent } from '../events/event-types.ts'
@@ -60,10 +60,20 @@ import {
   writeSegmentSum,
 } from './segment.ts'
 import { storedRecords, type StoredRecord } from './stored-lines.ts'
-import { dropOwner, ownerRecord, sessionHeld, takeOwner, type SessionHolder } from './session-owner.ts'
+import {
+  dropOwner,
+  OWNER_FILE,
+  OWNER_HEARTBEAT_MS,
+  ownerRecord,
+  liveOwner,
+  readOwnerAsync,
+  sessionHeld,
+  takeOwner,
+  type SessionHolder,
+} from './session-owner.ts'
 import { agentAllowed, applyListFilter, pageOf } from './listing.ts'
 import { AGENT_PREFIXES, eventFileName, isSessionId, sessionDir } from './paths.ts'
-import { readQueued, removeQueued, writeQueued } from './queued-prompts.ts'
+import { hasQueued, readQueued, removeQueued, writeQueued } from './queued-prompts.ts'
 import {
   AppendGroupError,
   type AgentPrefix,
@@ -100,6 +110,8 @@ export interface FileEventStoreOptions {
   pageEvents?: number
   /** The agent of this process, recorded in the owner markers it takes (session-owner.ts). */
   agent?: string
+  /** How often the markers held are refreshed (default `OWNER_HEARTBEAT_MS`; tests set less). */
+  heartbeatMs?: number
 }
 
 /** A stream's catch-up page: at most this many events and (from the segment) bytes, at least one event. */
@@ -167,10 +179,13 @@ export class FileEventStore implements EventStore {
   readonly #owned = new Map<string, SessionHolder>()
   /** How many times each session was opened here: a release asked for before a later open leaves it held. */
   readonly #opens = new Map<string, number>()
+  readonly #heartbeatMs: number
+  #beat: NodeJS.Timeout | undefined
 
   constructor(opts: FileEventStoreOptions) {
     this.root = opts.root
     this.#agent = opts.agent
+    this.#heartbeatMs = opts.heartbeatMs ?? OWNER_HEARTBEAT_MS
     this.#logger = opts.logger ?? noopLogger
     this.#fsync = opts.fsync ?? false
     this.#pageEvents = opts.pageEvents ?? PAGE_EVENTS
@@ -193,7 +208,7 @@ export class FileEventStore implements EventStore {
         await mkdir(dir)
       }
       // The owner marker, in the new directory before anything else: one more exclusive create.
-      const other = this.#claim(id, dir)
+      const other = await this.#claim(id, dir)
       if (other) throw sessionHeld(id, other)
       // Independent files, written side by side and created in place: the directory is new and
       // nobody else writes there, and a crash mid-write leaves a session that was never
@@ -449,7 +464,7 @@ export class FileEventStore implements EventStore {
     const dir = join(this.root, sessionId)
     const meta = await readOwnMeta(dir, sessionId)
     if (!meta) return undefined
-    return readAsItIs(dir, meta)
+    return (await readAsItIs(dir, meta)).stored
   }
 
   /** The entries of the event-log root; none when it does not exist. */
@@ -522,28 +537,68 @@ export class FileEventStore implements EventStore {
     this.#segments.delete(sessionId)
     void this.#writers.close(dir)
     // After the checksum: the next holder finds it written.
-    if (this.#owned.has(sessionId)) void this.#enqueue(sessionId, async () => this.#disown(sessionId))
+    if (this.#owned.has(sessionId)) void this.#enqueue(sessionId, () => this.#disown(sessionId))
   }
 
   /** Drop the owner marker of a session not open here (again). */
-  #disown(sessionId: string): void {
+  async #disown(sessionId: string): Promise<void> {
     const held = this.#owned.get(sessionId)
     if (!held || this.#lastSeq.has(sessionId)) return
-    this.#owned.delete(sessionId)
-    dropOwner(sessionDir(this.root, sessionId), held)
+    // Forgotten once dropped: a close meanwhile (queued after this) finds nothing left to drop.
+    await dropOwner(sessionDir(this.root, sessionId), held)
+    this.#unheld(sessionId)
   }
 
   /**
    * Take the owner marker of `sessionId` (in `dir`, which must exist) unless held here already:
-   * undefined when this store holds it, else the live process that does. Synchronous (an
-   * exclusive create, or a read when it exists): once per session opened, not per event.
+   * undefined when this store holds it, else the live process that does. Once per session
+   * opened, not per event.
    */
-  #claim(sessionId: string, dir: string): SessionHolder | undefined {
+  async #claim(sessionId: string, dir: string): Promise<SessionHolder | undefined> {
     if (this.#owned.has(sessionId)) return undefined
     const record = ownerRecord(this.#agent)
-    const other = takeOwner(dir, record)
-    if (!other) this.#owned.set(sessionId, record)
+    const other = await takeOwner(dir, record)
+    if (!other) {
+      this.#owned.set(sessionId, record)
+      this.#beat ??= setInterval(() => this.#heartbeat(), this.#heartbeatMs).unref()
+    }
     return other
+  }
+
+  /** Forget a marker held here (the heartbeat stops with the last). */
+  #unheld(sessionId: string): void {
+    this.#owned.delete(sessionId)
+    if (this.#owned.size === 0 && this.#beat) {
+      clearInterval(this.#beat)
+      this.#beat = undefined
+    }
+  }
+
+  /**
+   * Refresh every marker held here (session-owner.ts: one not refreshed for `OWNER_STALE_MS` is
+   * stale). A marker found to be another's (this process was stopped or stalled past the window
+   * and the session taken over) is no longer held: the next write here opens the session again,
+   * which answers `session_busy`.
+   */
+  #heartbeat(): void {
+    const now = new Date()
+    for (const [id, record] of this.#owned) {
+      const dir = sessionDir(this.root, id)
+      void this.#enqueue(id, async () => {
+        if (this.#owned.get(id) !== record) return
+        const held = await readOwnerAsync(dir)
+        if (held?.token === record.token) {
+          await utimes(join(dir, OWNER_FILE), now, now).catch(() => {})
+          return
+        }
+        this.#logger.warn('event log: this process no longer holds the session (taken over while it did not answer)', {
+          session_id: id,
+        })
+        this.#unheld(id)
+        this.#lastSeq.delete(id)
+        this.#segments.delete(id)
+      })
+    }
   }
 
   /**
@@ -559,9 +614,9 @@ export class FileEventStore implements EventStore {
         this.#enqueue(id, async () => {
           const held = this.#owned.get(id)
           if (!held) return
-          this.#owned.delete(id)
+          this.#unheld(id)
           this.#lastSeq.delete(id)
-          dropOwner(sessionDir(this.root, id), held)
+          await dropOwner(sessionDir(this.root, id), held)
         }),
       ),
     )
@@ -576,7 +631,7 @@ export class FileEventStore implements EventStore {
         await this.#summaryWrites.get(sessionId)?.catch(() => {})
         // Only the holder removes a session: one another process holds is refused.
         if (!this.#lastSeq.has(sessionId) && (await readOwnMeta(dir, sessionId))) {
-          const other = this.#claimIfThere(sessionId, dir)
+          const other = await this.#claimIfThere(sessionId, dir)
           if (other) throw sessionHeld(sessionId, other)
         }
         await this.#writers.close(dir)
@@ -586,7 +641,7 @@ export class FileEventStore implements EventStore {
         this.#lastSeq.delete(sessionId)
         this.#rings.delete(sessionId)
         this.#segments.delete(sessionId)
-        this.#owned.delete(sessionId)
+        this.#unheld(sessionId)
       } finally {
         this.#removing.delete(sessionId)
       }
@@ -617,9 +672,9 @@ export class FileEventStore implements EventStore {
   }
 
   /** `#claim` where the directory may be gone: undefined then too (nothing to hold). */
-  #claimIfThere(sessionId: string, dir: string): SessionHolder | undefined {
+  async #claimIfThere(sessionId: string, dir: string): Promise<SessionHolder | undefined> {
     try {
-      return this.#claim(sessionId, dir)
+      return await this.#claim(sessionId, dir)
     } catch (err) {
       if (errCode(err) === 'ENOENT') return undefined
       throw err
@@ -628,8 +683,11 @@ export class FileEventStore implements EventStore {
 
   /**
    * Rebuild a session from disk, quarantining a bad tail; undefined when there is no session.
-   * Takes the owner marker first; when another live process holds it, `forWrite` is refused
-   * (`session_busy`) and a load reads the session as it is (`heldBy`, nothing repaired).
+   * For a write, the owner marker is taken first (`session_busy` when another live process holds
+   * it). A load takes it only to recover (a bad tail to quarantine, queued prompts to run, a
+   * summary to rebuild): a session read as it is needs no marker, so a process that only shows a
+   * session never keeps another from writing it. One another live process holds is read as it
+   * is (`heldBy`, nothing repaired).
    */
   async #recover(sessionId: string, dir: string, forWrite: boolean): Promise<LoadedSession | undefined> {
     const metaRead = await readJsonFile(join(dir, 'session.json'))
@@ -655,16 +713,26 @@ export class FileEventStore implements EventStore {
       return undefined
     }
     const meta = metaRead.value as SessionMeta
+    if (!forWrite && !this.#owned.has(sessionId)) {
+      let seen: LoadedSession | 'recover' | undefined
+      try {
+        seen = await this.#readOnly(dir, meta)
+      } catch (err) {
+        if (errCode(err) !== 'ENOENT') throw err
+        return undefined
+      }
+      if (seen !== 'recover') return seen
+    }
     let holder: SessionHolder | undefined
     try {
-      holder = this.#claim(sessionId, dir)
+      holder = await this.#claim(sessionId, dir)
     } catch (err) {
       if (errCode(err) !== 'ENOENT') throw err
       return undefined
     }
     if (holder) {
       if (forWrite) throw sessionHeld(sessionId, holder)
-      return { ...(await readAsItIs(dir, meta)), queued: [], repaired: false, heldBy: holder }
+      return { ...(await readAsItIs(dir, meta)).stored, queued: [], repaired: false, heldBy: holder }
     }
     this.#opens.set(sessionId, (this.#opens.get(sessionId) ?? 0) + 1)
     // The checksum a release left vouches for the log as it was then: once the session is open
@@ -708,6 +776,17 @@ export class FileEventStore implements EventStore {
     for (const e of events.slice(-ring.capacity)) ring.push(e, JSON.stringify(e).length + 1)
     const queued = await readQueued(dir, sessionId, this.#logger, listing)
     return { meta, summary: await this.#summaryOrRebuild(dir, meta, events.length), events, queued, repaired }
+  }
+
+  /**
+   * A load without the marker: the session as it is, held by another live process (`heldBy`) or
+   * by nobody; 'recover' when nobody holds it and it needs a write to be loaded (see `#recover`).
+   */
+  async #readOnly(dir: string, meta: SessionMeta): Promise<LoadedSession | 'recover'> {
+    const heldBy = await liveOwner(dir)
+    const seen = await readAsItIs(dir, meta)
+    if (!heldBy && seen.needsWrite) return 'recover'
+    return { ...seen.stored, queued: [], repaired: false, ...(heldBy ? { heldBy } : {}) }
   }
 
   /** Make the segment exactly the log: cut what disagrees, append the records read from files. */
@@ -842,23 +921,28 @@ async function exists(path: string): Promise<boolean> {
 /**
  * A session as it is on disk, changing nothing: the segment's prefix that agrees with the event
  * files, then the event files after it up to the first bad record (left where it is); the
- * summary, or one made from the meta (not written back).
+ * summary, or one made from the meta (not written back). `needsWrite`: loading it for use
+ * would write (a bad tail or misnamed files to quarantine, queued prompts, a summary to rebuild).
  */
-async function readAsItIs(dir: string, meta: SessionMeta): Promise<StoredSession> {
+async function readAsItIs(dir: string, meta: SessionMeta): Promise<{ stored: StoredSession; needsWrite: boolean }> {
   const sessionId = meta.session_id
-  const { entries } = logEntries(await readdir(dir))
+  const listing = await readdir(dir)
+  const { entries, misnamed } = logEntries(listing)
   const seg = await readSegment(dir, sessionId, entries)
   const verified = seg.events.length
   const rest = await scanEntries(dir, sessionId, entries.slice(verified), verified)
   const events = verified === 0 ? rest.events : seg.events.concat(rest.events)
   const s = await readJsonFile(join(dir, 'summary.json'))
   let summary: SessionSummary
+  let rebuilt = false
   try {
     summary = validateSummary(sessionId, s.kind === 'ok' ? s.value : undefined)
   } catch {
     summary = minimalSummary(meta, events.length)
+    rebuilt = true
   }
-  return { meta, summary, events }
+  const needsWrite = rest.tail.length > 0 || misnamed.length > 0 || hasQueued(listing) || rebuilt
+  return { stored: { meta, summary, events }, needsWrite }
 }
 
 /** The session's `session.json` when it is a valid meta of this very session; else undefined. */

@@ -1,114 +1,250 @@
 /**
  * A lock that is a file (docs/decisions/0060-pidfile-lock.md): Node has no `flock`, so the file
- * itself is the lock, created with `O_CREAT | O_EXCL` (`wx`), which exactly one process wins.
- * Its record says who holds it; a lock whose holder is gone (crashed before removing it) is
- * stale: the next taker moves it aside atomically (rename), checks that what it moved is the
- * stale record it read (else a racing taker got there first and its record is put back), and
- * creates its own with `O_EXCL` again, so two processes racing for a stale lock still end with
- * one holder. The server pidfile (pidfile.ts) and each session's owner marker
- * (session-owner.ts, docs/decisions/0431-one-writer-per-session.md) are such locks.
+ * itself is the lock. The record is written whole to a temporary file first and hard-linked into
+ * place (`link` fails with EEXIST when the lock exists), so exactly one process wins and a lock
+ * is never seen empty or half written. Its record says who holds it; a lock whose holder is gone
+ * (crashed before removing it) is stale: the next taker moves it aside atomically (rename),
+ * checks that what it moved is the very text it judged stale (else a racing taker got there
+ * first, and what moved is put back, whatever it is), and links its own again, so two processes
+ * racing for a stale lock still end with one holder.
+ *
+ * The logic is written once, as steps (`lockSteps`), run with synchronous fs calls (the server
+ * pidfile, pidfile.ts: at start-up and in an exit handler) or with `fs.promises` (each session's
+ * owner marker, session-owner.ts, docs/decisions/0431-one-writer-per-session.md: on the session
+ * path, which never blocks the event loop).
  */
 import { randomBytes } from 'node:crypto'
-import { closeSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs'
+import { linkSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
+import { link, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises'
 
 /** What a kind of lock file holds, and how its holder is judged. */
 export interface LockKind<R> {
-  /** The record in a lock's text; undefined when it is not one (garbage, or being written). */
+  /** The record in a lock's text; undefined when it is not one (garbage: taken over as stale). */
   parse(text: string): R | undefined
-  /** True while the holder of `r` may still use the lock (then it is left alone). */
-  live(r: R): boolean
-  /** The same record (the one judged stale is the one that was moved aside). */
+  /** True while the holder of `r` may still use the lock (then it is left alone); `mtimeMs`: the lock file's. */
+  live(r: R, mtimeMs: number): boolean
+  /** The same record (a lock is dropped only by its holder). */
   same(a: R, b: R): boolean
 }
 
 /** What {@link takeLock} found: the lock is now this record's, or a live holder has it. */
 export type LockTaken<R> = { kind: 'taken' } | { kind: 'held'; record: R }
 
-/** The record in the lock at `path`; undefined when there is none or it is not one. */
-export function readLock<R>(path: string, kind: Pick<LockKind<R>, 'parse'>): R | undefined {
+/** A lock file as read: its text and modification time; undefined when there is none. */
+interface LockText {
+  text: string
+  mtimeMs: number
+}
+
+/** The file operations the steps ask for (each answered by a sync or an async runner). */
+type Op =
+  | { op: 'create'; path: string; text: string }
+  | { op: 'read'; path: string }
+  | { op: 'rename'; from: string; to: string }
+  | { op: 'link'; from: string; to: string }
+  | { op: 'unlink'; path: string }
+
+type Answer = boolean | LockText | undefined
+type Steps<T> = Generator<Op, T, Answer>
+
+function errCode(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException | undefined)?.code
+}
+
+/** The temporary file a record is written to before it is linked into place. */
+function tempPath(path: string, what: string): string {
+  return `${path}.${what}-${process.pid}-${randomBytes(4).toString('hex')}`
+}
+
+const sync = {
+  create(path: string, text: string): boolean {
+    const tmp = tempPath(path, 'new')
+    try {
+      writeFileSync(tmp, text, { mode: 0o600, flag: 'wx' })
+    } catch (err) {
+      // Not left behind half written (a full disk); ENOENT (no directory) throws as it is.
+      attempt(() => unlinkSync(tmp))
+      throw err
+    }
+    try {
+      linkSync(tmp, path)
+      return true
+    } catch (err) {
+      if (errCode(err) === 'EEXIST') return false
+      throw err
+    } finally {
+      unlinkSync(tmp)
+    }
+  },
+  read(path: string): LockText | undefined {
+    try {
+      const mtimeMs = statSync(path).mtimeMs
+      return { text: readFileSync(path, 'utf8'), mtimeMs }
+    } catch {
+      return undefined
+    }
+  },
+  run(op: Op): Answer {
+    switch (op.op) {
+      case 'create':
+        return sync.create(op.path, op.text)
+      case 'read':
+        return sync.read(op.path)
+      case 'rename':
+        return attempt(() => renameSync(op.from, op.to))
+      case 'link':
+        return attempt(() => linkSync(op.from, op.to))
+      case 'unlink':
+        return attempt(() => unlinkSync(op.path))
+    }
+  },
+}
+
+function attempt(fn: () => void): boolean {
   try {
-    return kind.parse(readFileSync(path, 'utf8'))
+    fn()
+    return true
   } catch {
-    return undefined
+    return false
   }
 }
 
-/** Create `path` exclusively with `text` (mode 0600); false when it exists. Other errors throw (ENOENT: no directory). */
-function createExclusive(path: string, text: string): boolean {
-  let fd: number
+async function attemptAsync(p: Promise<void>): Promise<boolean> {
   try {
-    fd = openSync(path, 'wx', 0o600)
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false
-    throw err
+    await p
+    return true
+  } catch {
+    return false
   }
-  try {
-    writeSync(fd, text)
-  } catch (err) {
-    // Not left half-written (a full disk): a later taker would wait on it, then take it as stale.
-    closeSync(fd)
+}
+
+const promised = {
+  async create(path: string, text: string): Promise<boolean> {
+    const tmp = tempPath(path, 'new')
     try {
-      unlinkSync(path)
-    } catch {
-      // already gone
+      await writeFile(tmp, text, { mode: 0o600, flag: 'wx' })
+    } catch (err) {
+      await attemptAsync(unlink(tmp))
+      throw err
     }
-    throw err
-  }
-  closeSync(fd)
-  return true
+    try {
+      await link(tmp, path)
+      return true
+    } catch (err) {
+      if (errCode(err) === 'EEXIST') return false
+      throw err
+    } finally {
+      await unlink(tmp)
+    }
+  },
+  async read(path: string): Promise<LockText | undefined> {
+    try {
+      const mtimeMs = (await stat(path)).mtimeMs
+      return { text: await readFile(path, 'utf8'), mtimeMs }
+    } catch {
+      return undefined
+    }
+  },
+  run(op: Op): Promise<Answer> {
+    switch (op.op) {
+      case 'create':
+        return promised.create(op.path, op.text)
+      case 'read':
+        return promised.read(op.path)
+      case 'rename':
+        return attemptAsync(rename(op.from, op.to))
+      case 'link':
+        return attemptAsync(link(op.from, op.to))
+      case 'unlink':
+        return attemptAsync(unlink(op.path))
+    }
+  },
+}
+
+function runSync<T>(steps: Steps<T>): T {
+  let next = steps.next(undefined)
+  while (!next.done) next = steps.next(sync.run(next.value))
+  return next.value
+}
+
+async function runAsync<T>(steps: Steps<T>): Promise<T> {
+  let next = steps.next(undefined)
+  while (!next.done) next = steps.next(await promised.run(next.value))
+  return next.value
 }
 
 /**
- * Take the lock at `path` for `record` (written as one JSON line), taking over a stale one.
- * `held`: a live holder has it. Throws what creating the file throws (ENOENT: its directory is
- * missing), or when five rounds found neither a free lock nor a readable holder.
+ * The steps of taking the lock at `path` for `record` (written as one JSON line), taking over a
+ * stale one. Throws what creating the file throws (ENOENT: its directory is missing), or when
+ * five rounds found neither a free lock nor a holder.
  */
-export function takeLock<R>(path: string, record: R, kind: LockKind<R>): LockTaken<R> {
+function* lockSteps<R>(path: string, record: R, kind: LockKind<R>): Steps<LockTaken<R>> {
   const text = `${JSON.stringify(record)}\n`
-  for (let attempt = 0; attempt < 5; attempt++) {
-    if (createExclusive(path, text)) return { kind: 'taken' }
-    const held = readLock(path, kind)
-    if (held === undefined) {
-      // Being written by a racing taker (created, not yet filled), or garbage: look again.
-      if (attempt < 4) {
-        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20)
-        continue
-      }
-    } else if (kind.live(held)) return { kind: 'held', record: held }
-    // Stale: move it aside, and make sure what moved is the record judged stale.
-    const aside = `${path}.stale-${process.pid}-${randomBytes(4).toString('hex')}`
-    try {
-      renameSync(path, aside)
-    } catch {
-      continue
-    }
-    const moved = readLock(aside, kind)
-    if (moved && held && !kind.same(moved, held)) {
-      // A racing taker replaced the stale record first: put its record back.
-      try {
-        linkSync(aside, path)
-      } catch {
-        // someone holds the path again; they own it
-      }
-    }
-    try {
-      unlinkSync(aside)
-    } catch {
-      // already gone
-    }
+  for (let round = 0; round < 5; round++) {
+    if ((yield { op: 'create', path, text }) === true) return { kind: 'taken' }
+    const found = (yield { op: 'read', path }) as LockText | undefined
+    // Gone meanwhile (its holder let it go): try again.
+    if (found === undefined) continue
+    const held = kind.parse(found.text)
+    if (held !== undefined && kind.live(held, found.mtimeMs)) return { kind: 'held', record: held }
+    // Stale (or garbage): move it aside, and make sure what moved is the text judged stale.
+    const aside = tempPath(path, 'stale')
+    if ((yield { op: 'rename', from: path, to: aside }) !== true) continue
+    const moved = (yield { op: 'read', path: aside }) as LockText | undefined
+    // A racing taker replaced it first: its lock goes back (if the path is free again).
+    if (moved?.text !== found.text) yield { op: 'link', from: aside, to: path }
+    yield { op: 'unlink', path: aside }
   }
-  const held = readLock(path, kind)
-  if (held) return { kind: 'held', record: held }
+  const last = (yield { op: 'read', path }) as LockText | undefined
+  const held = last && kind.parse(last.text)
+  if (held !== undefined) return { kind: 'held', record: held }
   throw new Error(`cannot create ${path}`)
+}
+
+/** A lock's record and the time its file was last modified (its holder's last heartbeat). */
+export interface LockFound<R> {
+  record: R
+  mtimeMs: number
+}
+
+function* readSteps<R>(path: string, kind: Pick<LockKind<R>, 'parse'>): Steps<LockFound<R> | undefined> {
+  const found = (yield { op: 'read', path }) as LockText | undefined
+  const record = found && kind.parse(found.text)
+  return record === undefined ? undefined : { record, mtimeMs: found!.mtimeMs }
+}
+
+function* dropSteps<R>(path: string, record: R, kind: Pick<LockKind<R>, 'parse' | 'same'>): Steps<void> {
+  const held = yield* readSteps(path, kind)
+  if (held !== undefined && !kind.same(held.record, record)) return
+  yield { op: 'unlink', path }
+}
+
+/** Take the lock at `path` for `record` (synchronously): `held` when a live holder has it. */
+export function takeLock<R>(path: string, record: R, kind: LockKind<R>): LockTaken<R> {
+  return runSync(lockSteps(path, record, kind))
+}
+
+/** {@link takeLock} with `fs.promises`. */
+export function takeLockAsync<R>(path: string, record: R, kind: LockKind<R>): Promise<LockTaken<R>> {
+  return runAsync(lockSteps(path, record, kind))
+}
+
+/** The record in the lock at `path`; undefined when there is none or it is not one. */
+export function readLock<R>(path: string, kind: Pick<LockKind<R>, 'parse'>): R | undefined {
+  return runSync(readSteps(path, kind))?.record
+}
+
+/** The lock at `path` with its modification time, read with `fs.promises`. */
+export function readLockAsync<R>(path: string, kind: Pick<LockKind<R>, 'parse'>): Promise<LockFound<R> | undefined> {
+  return runAsync(readSteps(path, kind))
 }
 
 /** Remove the lock at `path` if it still holds `record` (never another holder's). */
 export function dropLock<R>(path: string, record: R, kind: Pick<LockKind<R>, 'parse' | 'same'>): void {
-  const held = readLock(path, kind)
-  if (held && !kind.same(held, record)) return
-  try {
-    unlinkSync(path)
-  } catch {
-    // already gone
-  }
+  runSync(dropSteps(path, record, kind))
+}
+
+/** {@link dropLock} with `fs.promises`. */
+export function dropLockAsync<R>(path: string, record: R, kind: Pick<LockKind<R>, 'parse' | 'same'>): Promise<void> {
+  return runAsync(dropSteps(path, record, kind))
 }

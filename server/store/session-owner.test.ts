@@ -7,7 +7,7 @@
  * `session_busy` naming that process; once that process is gone it takes the session over.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
-import { readdirSync, writeFileSync } from 'node:fs'
+import { readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -20,6 +20,7 @@ import { sampleEvent, sampleMeta, sampleSummary } from './fixtures/sample.ts'
 import { eventFileName } from './paths.ts'
 import {
   OWNER_FILE,
+  OWNER_STALE_MS,
   ownerRecord,
   processStart,
   readOwner,
@@ -73,6 +74,12 @@ function plant(dir: string, h: SessionHolder): void {
 
 const snapshot = dirSnapshot
 
+/** Wait (polling) until `done()`; fails after 20 s. */
+async function until(done: () => boolean): Promise<void> {
+  for (const deadline = Date.now() + 20_000; !done(); await new Promise((r) => setTimeout(r, 10)))
+    if (Date.now() > deadline) throw new Error('timed out')
+}
+
 async function started(child: ChildProcessWithoutNullStreams): Promise<() => string> {
   let out = ''
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d))
@@ -89,13 +96,13 @@ describe('the owner marker', () => {
     const dir = temp.make('owner-')
     const { child } = idleNode()
     const other = holderOf(child.pid!)
-    expect(takeOwner(dir, other)).toBeUndefined()
+    expect(await takeOwner(dir, other)).toBeUndefined()
     const mine = ownerRecord('otter')
-    expect(takeOwner(dir, mine)).toMatchObject({ pid: child.pid, token: other.token })
+    expect(await takeOwner(dir, mine)).toMatchObject({ pid: child.pid, token: other.token })
     // Dropping is the holder's: another record leaves it.
-    dropOwner(dir, mine)
+    await dropOwner(dir, mine)
     expect(readOwner(dir)?.token).toBe(other.token)
-    dropOwner(dir, other)
+    await dropOwner(dir, other)
     expect(readOwner(dir)).toBeUndefined()
   })
 
@@ -103,7 +110,7 @@ describe('the owner marker', () => {
     const dir = temp.make('owner-')
     plant(dir, holderOf(await deadPid(), '1'))
     const mine = ownerRecord('otter')
-    expect(takeOwner(dir, mine)).toBeUndefined()
+    expect(await takeOwner(dir, mine)).toBeUndefined()
     expect(readOwner(dir)?.token).toBe(mine.token)
     expect(readdirSync(dir)).toEqual([OWNER_FILE])
   })
@@ -115,7 +122,7 @@ describe('the owner marker', () => {
     expect(start).toMatch(/^\d+$/)
     plant(dir, holderOf(child.pid!, String(Number(start) - 1)))
     const mine = ownerRecord('otter')
-    expect(takeOwner(dir, mine)).toBeUndefined()
+    expect(await takeOwner(dir, mine)).toBeUndefined()
     expect(readOwner(dir)?.token).toBe(mine.token)
   })
 
@@ -123,16 +130,42 @@ describe('the owner marker', () => {
     const dir = temp.make('owner-')
     const far = { ...holderOf(await deadPid()), host: `${hostname()}-elsewhere` }
     plant(dir, far)
-    expect(takeOwner(dir, ownerRecord('otter'))).toMatchObject({ token: far.token, host: far.host })
+    expect(await takeOwner(dir, ownerRecord('otter'))).toMatchObject({ token: far.token, host: far.host })
   })
 
-  it('a marker of a machine booted since is stale whatever its PID names', () => {
+  it('a marker of a machine booted since is stale whatever its PID names', async () => {
     const dir = temp.make('owner-')
     const me = ownerRecord('otter')
     if (me.boot_id === undefined) return // no procfs here: nothing to compare
     const { child } = idleNode()
     plant(dir, { ...holderOf(child.pid!), boot_id: 'another-boot' })
-    expect(takeOwner(dir, me)).toBeUndefined()
+    expect(await takeOwner(dir, me)).toBeUndefined()
+  })
+
+  it('a live holder in another PID namespace is left alone: its PID cannot be checked from here', async () => {
+    const dir = temp.make('owner-')
+    // Pid 1 of a sandbox (bwrap, a container with host networking): here that PID is init, or
+    // any process; the holder is live while it keeps its marker fresh.
+    const boxed = { ...holderOf(await deadPid(), '1'), pid_ns: 'pid:[1]' }
+    plant(dir, boxed)
+    expect(await takeOwner(dir, ownerRecord('otter'))).toMatchObject({ token: boxed.token })
+  })
+
+  it('a marker not refreshed for OWNER_STALE_MS is stale, wherever its holder runs', async () => {
+    const dir = temp.make('owner-')
+    const { child } = idleNode()
+    const old = (Date.now() - OWNER_STALE_MS - 60_000) / 1000
+    for (const h of [
+      holderOf(child.pid!),
+      { ...holderOf(child.pid!), host: `${hostname()}-gone-container` },
+      { ...holderOf(child.pid!), pid_ns: 'pid:[1]' },
+    ]) {
+      plant(dir, h)
+      utimesSync(join(dir, OWNER_FILE), old, old)
+      const mine = ownerRecord('otter')
+      expect(await takeOwner(dir, mine)).toBeUndefined()
+      expect(readOwner(dir)?.token).toBe(mine.token)
+    }
   })
 
   for (const [what, stale] of [
@@ -225,6 +258,26 @@ describe('a file store over a session another process holds', () => {
     second.release(id)
     await second.close()
     expect(readOwner(dir)).toBeUndefined()
+  })
+
+  it('the holder keeps its markers fresh; one taken over meanwhile is no longer written', async () => {
+    const root = temp.make('owner-store-')
+    const warnings: string[] = []
+    const logger = { debug() {}, info() {}, error() {}, warn: (msg: string) => void warnings.push(msg) }
+    const store = stores.open({ root, agent: 'otter', heartbeatMs: 10, logger })
+    const meta = sampleMeta('otter')
+    const id = meta.session_id
+    const dir = join(root, id)
+    await store.create(meta, sampleSummary(meta))
+    const old = (Date.now() - OWNER_STALE_MS - 60_000) / 1000
+    utimesSync(join(dir, OWNER_FILE), old, old)
+    await until(() => statSync(join(dir, OWNER_FILE)).mtimeMs > Date.now() - OWNER_STALE_MS)
+    // Another process took it over (this one looked dead): the next beat finds it, writes stop.
+    const { child } = idleNode()
+    plant(dir, holderOf(child.pid!))
+    await until(() => warnings.some((w) => w.includes('no longer holds the session')))
+    await expect(store.append(sampleEvent(id, 1))).rejects.toSatisfy((e: unknown) => ChimeraError.is(e, 'session_busy'))
+    expect(readOwner(dir)?.pid).toBe(child.pid)
   })
 
   it('a new session takes its marker with the directory; release and close drop it', async () => {

@@ -1,26 +1,36 @@
 /**
  * One writer per session across processes sharing a CHIMERA_HOME (docs/core.md "One writer per
  * session", docs/decisions/0431-one-writer-per-session.md): the file store takes a session's
- * owner marker, `owner.json` in the session directory, before the first operation that may write
- * or repair the session, holds it while the process serves the session and drops it when the
- * session is released. The marker is a lock file (lock-file.ts, the pidfile's logic): created
- * with `O_CREAT | O_EXCL`, holding who has it; one whose process is gone is stale and taken over.
+ * owner marker, `owner.json` in the session directory, before the first operation that writes or
+ * repairs the session, holds it while the process serves the session and drops it when the
+ * session is released. The marker is a lock file (lock-file.ts, the pidfile's logic, run with
+ * `fs.promises` here): linked into place whole, holding who has it; one whose holder is gone is
+ * stale and taken over.
  *
- * A holder is live when it runs on another host (a home on a network file system: this host
- * cannot tell, so it is left alone), or when its PID runs here as a node/chimera process whose
- * start time (Linux: `/proc/<pid>/stat`) is the one recorded — a PID reused after a crash is not
- * the holder — and the machine has not rebooted since (the boot id). This process's own PID is
- * never another holder: within one process the store instances share the marker.
+ * The holder keeps its markers fresh: every `OWNER_HEARTBEAT_MS` it sets each one's modification
+ * time (one timer per store). A marker not refreshed for `OWNER_STALE_MS` is stale whoever it
+ * names: a process on another host, in another PID namespace (a container, a Flatpak sandbox)
+ * or stopped is taken over after that window. Within the window a holder is live unless this
+ * process can see that it is gone: same host and same PID namespace, and its PID no longer runs
+ * as the process recorded (Linux: the start time in `/proc/<pid>/stat`; where procfs is missing,
+ * as on macOS, only whether the PID runs) or the machine has rebooted since (the boot id). This
+ * process's own PID is never another holder: within one process the store instances share the
+ * marker.
  */
 import { randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { readFileSync, readlinkSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { ChimeraError } from '../errors.ts'
-import { dropLock, readLock, takeLock, type LockKind } from './lock-file.ts'
+import { dropLockAsync, readLock, readLockAsync, takeLockAsync, type LockKind } from './lock-file.ts'
 import { isAlive } from './pidfile.ts'
 
 export const OWNER_FILE = 'owner.json'
+
+/** How often a holder refreshes the markers it holds. */
+export const OWNER_HEARTBEAT_MS = 10_000
+/** A marker not refreshed for this long is stale whatever it says (three missed beats). */
+export const OWNER_STALE_MS = 3 * OWNER_HEARTBEAT_MS
 
 /** Who holds a session (the marker's record). */
 export interface SessionHolder {
@@ -30,6 +40,8 @@ export interface SessionHolder {
   proc_start?: string
   /** The machine's boot id (`/proc/sys/kernel/random/boot_id`); absent where unknown. */
   boot_id?: string
+  /** The process's PID namespace (`/proc/self/ns/pid`): a PID names this process only there. */
+  pid_ns?: string
   /** The agent of the process that holds it (`otter`, `ferret`, `mink`), when it says. */
   agent?: string
   /** When it took the session (ISO-8601). */
@@ -49,23 +61,28 @@ export function processStart(pid: number): string | undefined {
   }
 }
 
-let self: { pid: number; host: string; proc_start?: string; boot_id?: string } | undefined
+let self: { pid: number; host: string; proc_start?: string; boot_id?: string; pid_ns?: string } | undefined
+
+function readOr(read: () => string): string | undefined {
+  try {
+    return read().trim() || undefined
+  } catch {
+    return undefined
+  }
+}
 
 /** This process as a holder (read once). */
 function thisProcess(): NonNullable<typeof self> {
   if (self?.pid === process.pid) return self
-  let boot: string | undefined
-  try {
-    boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || undefined
-  } catch {
-    boot = undefined
-  }
+  const boot = readOr(() => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8'))
+  const ns = readOr(() => readlinkSync('/proc/self/ns/pid'))
   const start = processStart(process.pid)
   self = {
     pid: process.pid,
     host: hostname(),
     ...(start ? { proc_start: start } : {}),
     ...(boot ? { boot_id: boot } : {}),
+    ...(ns ? { pid_ns: ns } : {}),
   }
   return self
 }
@@ -80,12 +97,18 @@ export function ownerRecord(agent?: string): SessionHolder {
   }
 }
 
-/** True while the holder may still be writing the session (see the file comment). */
-export function holderAlive(h: SessionHolder): boolean {
+/**
+ * True while the holder may still be writing the session (see the file comment): `mtimeMs` is
+ * the marker's modification time, its last heartbeat.
+ */
+export function holderAlive(h: SessionHolder, mtimeMs: number, now = Date.now()): boolean {
+  if (now - mtimeMs > OWNER_STALE_MS) return false
   const me = thisProcess()
   if (h.host !== me.host) return true
-  if (h.pid === me.pid) return false
   if (h.boot_id !== undefined && me.boot_id !== undefined && h.boot_id !== me.boot_id) return false
+  // Its PID means nothing in this namespace (or it did not say which): the heartbeat decides.
+  if (h.pid_ns !== me.pid_ns) return true
+  if (h.pid === me.pid) return false
   if (!isAlive(h.pid)) return false
   const start = h.proc_start === undefined ? undefined : processStart(h.pid)
   return start === undefined || start === h.proc_start
@@ -117,19 +140,30 @@ export const OWNER_LOCK: LockKind<SessionHolder> = {
  * Take the owner marker of the session in `dir` for `record`: undefined when it is now held by
  * `record`, else the live holder. Throws ENOENT when the directory does not exist.
  */
-export function takeOwner(dir: string, record: SessionHolder): SessionHolder | undefined {
-  const r = takeLock(join(dir, OWNER_FILE), record, OWNER_LOCK)
+export async function takeOwner(dir: string, record: SessionHolder): Promise<SessionHolder | undefined> {
+  const r = await takeLockAsync(join(dir, OWNER_FILE), record, OWNER_LOCK)
   return r.kind === 'held' ? r.record : undefined
 }
 
 /** Drop the marker if `record` still holds it. */
-export function dropOwner(dir: string, record: SessionHolder): void {
-  dropLock(join(dir, OWNER_FILE), record, OWNER_LOCK)
+export function dropOwner(dir: string, record: SessionHolder): Promise<void> {
+  return dropLockAsync(join(dir, OWNER_FILE), record, OWNER_LOCK)
 }
 
 /** The marker's holder, if any (live or not). */
 export function readOwner(dir: string): SessionHolder | undefined {
   return readLock(join(dir, OWNER_FILE), OWNER_LOCK)
+}
+
+/** The marker's holder when it is live (see the file comment); undefined when free or stale. */
+export async function liveOwner(dir: string): Promise<SessionHolder | undefined> {
+  const found = await readLockAsync(join(dir, OWNER_FILE), OWNER_LOCK)
+  return found && OWNER_LOCK.live(found.record, found.mtimeMs) ? found.record : undefined
+}
+
+/** {@link readOwner} with `fs.promises`. */
+export async function readOwnerAsync(dir: string): Promise<SessionHolder | undefined> {
+  return (await readLockAsync(join(dir, OWNER_FILE), OWNER_LOCK))?.record
 }
 
 /**
