@@ -12,6 +12,8 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { findOperation } from '../../conformance/harness/sniffer.ts'
+import { sniffingFetch } from '../../conformance/harness/sniffing-fetch.ts'
 import { tempDirs } from '../../conformance/harness/temp-dirs.ts'
 import { dirSnapshot } from '../store/fixtures/dir-snapshot.ts'
 import { cliProcesses, type Proc } from './fixtures/cli-process.ts'
@@ -75,18 +77,39 @@ describe('two processes on one CHIMERA_HOME', () => {
     const last = acknowledged.at(-1)!.seq
     expect(await replay(b.url, id, last)).toEqual(acknowledged.map((e) => e.seq))
 
-    const refused = await post(`${b.url}/session/${id}/message`, { message: '!say from b' })
+    // Each refusal is one the contract declares (specs/openapi: `SessionBusy`, 409).
+    const sniff = sniffingFetch()
+    const send = (method: string, path: string, body?: unknown): Promise<Response> =>
+      sniff.fetch(
+        new Request(`${b.url}${path}`, {
+          method,
+          ...(body === undefined
+            ? {}
+            : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+        }),
+      )
+    const refused = await send('POST', `/session/${id}/message`, { message: '!say from b' })
     expect(refused.status).toBe(409)
     const body = (await refused.json()) as { error: string; message: string }
     expect(body.error).toBe('session_busy')
     expect(body.message).toContain(
       `session ${id} is open in another chimera process (PID ${a.child.pid}, chimera otter, since`,
     )
-    const plural = await post(`${b.url}/sessions/${id}/turns`, { prompt: '!say from b' })
+    const plural = await send('POST', `/sessions/${id}/turns`, { prompt: '!say from b' })
     expect(plural.status).toBe(409)
-    const del = await fetch(`${b.url}/session/${id}`, { method: 'DELETE' })
+    const renamed = await send('PATCH', `/sessions/${id}`, { title: 'from b' })
+    expect(renamed.status).toBe(409)
+    const del = await send('DELETE', `/session/${id}`)
     expect(del.status).toBe(409)
     expect(((await del.json()) as { error: string }).error).toBe('session_busy')
+    expect(sniff.violations()).toEqual([])
+    for (const [method, path] of [
+      ['POST', `/session/${id}/message`],
+      ['POST', `/sessions/${id}/turns`],
+      ['PATCH', `/sessions/${id}`],
+      ['DELETE', `/session/${id}`],
+    ] as const)
+      expect(Object.keys(findOperation(method, path)?.responses ?? {}), `${method} ${path}`).toContain('409')
     // Nothing in the session directory moved or changed.
     expect(snapshot(dir)).toEqual(before)
     expect(await events(a.url, id)).toEqual(acknowledged)

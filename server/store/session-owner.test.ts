@@ -6,7 +6,7 @@
  * session another live process holds reads it as it is and refuses every write with
  * `session_busy` naming that process; once that process is gone it takes the session over.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
@@ -149,6 +149,27 @@ describe('the owner marker', () => {
     const boxed = { ...holderOf(await deadPid(), '1'), pid_ns: 'pid:[1]' }
     plant(dir, boxed)
     expect(await takeOwner(dir, ownerRecord('otter'))).toMatchObject({ token: boxed.token })
+  })
+
+  // A real one where this machine lets a user make a PID namespace (root, or user namespaces).
+  const canUnshare = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true']).status === 0
+  it.skipIf(!canUnshare)('a taker in its own PID namespace (pid 1 there) keeps the marker it won', async () => {
+    const dir = temp.make('owner-ns-')
+    const child = spawn(
+      'unshare',
+      ['--pid', '--fork', '--mount-proc', process.execPath, '--import', 'tsx', taker, dir],
+      {
+        stdio: 'pipe',
+      },
+    ) as ChildProcessWithoutNullStreams
+    children.push(child)
+    const out = await started(child)
+    child.stdin.write('go\n')
+    await until(() => out().split('\n')[1] !== undefined && out().split('\n')[1] !== '')
+    expect(JSON.parse(out().split('\n')[1]!)).toEqual({ won: true })
+    expect(readOwner(dir)?.pid).toBe(1)
+    expect(await takeOwner(dir, ownerRecord('otter'))).toMatchObject({ pid: 1 })
+    child.stdin.end()
   })
 
   it('a marker not refreshed for OWNER_STALE_MS is stale, wherever its holder runs', async () => {
