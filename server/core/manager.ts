@@ -220,11 +220,36 @@ export class SessionManager {
     }
   }
 
+  /**
+   * An idle copy read without the file store's marker (nothing written here since): another
+   * process may have taken the session and written meanwhile, so it is checked before use.
+   */
+  #unheld(s: Session): boolean {
+    return s.persist && s.status === 'idle' && this.store.holdsMarker?.(s.id) === false
+  }
+
+  /** True when `s` may be used as it is (see {@link #stale} and {@link #unheld}). */
+  async #current(s: Session): Promise<boolean> {
+    if (this.#stale(s)) return false
+    return !this.#unheld(s) || !(await this.store.changedElsewhere?.(s.id, s.lastSeq))
+  }
+
   /** A live session, or one loaded from disk (its history and counter rebuilt exactly), once. */
   get(id: string): Promise<Session> {
     if (this.#deleting.has(id)) return Promise.reject(sessionNotFound(id))
     const live = this.#sessions.get(id)
-    if (live && !this.#stale(live)) return Promise.resolve(live)
+    if (live && !this.#stale(live)) {
+      if (!this.#unheld(live)) return Promise.resolve(live)
+      // Written here meanwhile (it holds the marker now): it is current.
+      return this.#current(live).then((ok) => (ok || !this.#unheld(live) ? live : this.#reload(id)))
+    }
+    return this.#reload(id)
+  }
+
+  /** Load `id` again (once at a time), replacing the copy in memory. */
+  #reload(id: string): Promise<Session> {
+    if (this.#deleting.has(id)) return Promise.reject(sessionNotFound(id))
+    const live = this.#sessions.get(id)
     if (!isSessionId(id)) return Promise.reject(sessionNotFound(id))
     let loading = this.#loading.get(id)
     if (!loading) {
@@ -344,7 +369,7 @@ export class SessionManager {
    */
   async detail(id: string): Promise<SessionDetail> {
     const live = this.#sessions.get(id)
-    if (live && !this.#stale(live)) {
+    if (live && (await this.#current(live))) {
       live.touch()
       await live.flush()
       return { session_id: id, summary: live.summary as SessionSummary, events: await live.events() }

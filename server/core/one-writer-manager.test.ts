@@ -8,6 +8,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { ChimeraError } from '../errors.ts'
 import { eventFileName, eventlogRoot, sessionDir } from '../store/paths.ts'
 import { OWNER_FILE, ownerRecord, processStart, readOwner } from '../store/session-owner.ts'
 import { testEnv, until, within, type TestEnv } from './fixtures/harness.ts'
@@ -37,6 +38,24 @@ async function writtenAndLetGo(): Promise<{ id: string; dir: string; events: num
 
 const marker = (dir: string): number | undefined => readOwner(dir)?.pid
 
+/** A live node process (not this one), killed after the test. */
+function liveChild(): ChildProcessWithoutNullStreams {
+  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], {
+    stdio: 'pipe',
+  }) as ChildProcessWithoutNullStreams
+  children.push(child)
+  return child
+}
+
+/** That process holds the session (its marker, as it would have written it). */
+function plantHolder(dir: string, pid: number): void {
+  const start = processStart(pid)
+  writeFileSync(
+    join(dir, OWNER_FILE),
+    `${JSON.stringify({ ...ownerRecord('ferret'), pid, ...(start ? { proc_start: start } : {}) })}\n`,
+  )
+}
+
 describe('the manager over the file store', () => {
   it('a session read takes no marker; its first write does', async () => {
     const { id, dir } = await writtenAndLetGo()
@@ -49,19 +68,40 @@ describe('the manager over the file store', () => {
     expect(marker(dir)).toBe(process.pid)
   })
 
+  it('a copy read without the marker is refused at its first write once another process took the session, and read again', async () => {
+    const { id, dir } = await writtenAndLetGo()
+    const m = env.manager()
+    const s = await m.get(id)
+    expect(s.heldBy).toBeUndefined()
+    const child = liveChild()
+    plantHolder(dir, child.pid!)
+    await expect(s.prompt('mine').accepted).rejects.toSatisfy((e: unknown) => ChimeraError.is(e, 'session_busy'))
+    expect(marker(dir)).toBe(child.pid)
+    await s.idle()
+    // Read again before its next use: now a read-only copy naming the holder.
+    expect((await m.get(id)).heldBy?.pid).toBe(child.pid)
+  })
+
+  it('a copy read without the marker is read again after another process wrote and let go', async () => {
+    const { id, dir } = await writtenAndLetGo()
+    const m = env.manager()
+    expect((await m.get(id)).heldBy).toBeUndefined()
+    const elsewhere = env.manager()
+    await (await elsewhere.get(id)).rename('from elsewhere')
+    await elsewhere.delete(id)
+    await until(() => marker(dir) === undefined, 5000, 'the other manager let go')
+    const s = await m.get(id)
+    expect(s.summary.title).toBe('from elsewhere')
+    await s.rename('mine')
+    expect(s.summary.title).toBe('mine')
+  })
+
   it('a detail read that recovered a session lets it go, even with a stale read-only copy here', async () => {
     const { id, dir, events } = await writtenAndLetGo()
     // Another live process holds it: this manager's copy only reads.
-    const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], {
-      stdio: 'pipe',
-    }) as ChildProcessWithoutNullStreams
-    children.push(child)
+    const child = liveChild()
     const exit = new Promise((r) => child.on('exit', r))
-    const start = processStart(child.pid!)
-    writeFileSync(
-      join(dir, OWNER_FILE),
-      `${JSON.stringify({ ...ownerRecord('ferret'), pid: child.pid, ...(start ? { proc_start: start } : {}) })}\n`,
-    )
+    plantHolder(dir, child.pid!)
     const m: SessionManager = env.manager()
     expect((await m.get(id)).heldBy?.pid).toBe(child.pid)
     // It dies mid-write: a torn record the next load repairs (a write: it takes the marker).

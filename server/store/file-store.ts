@@ -228,7 +228,8 @@ export class FileEventStore implements EventStore {
     const id = e.session_id
     const dir = sessionDir(this.root, id)
     return this.#enqueue(id, async () => {
-      checkNextSeq(id, e.seq, await this.#open(id, dir))
+      const opened = !this.#lastSeq.has(id)
+      this.#checkNext(id, e.seq, await this.#open(id, dir), opened)
       let text: string
       try {
         text = await writeEventFile(dir, e, this.#fsync)
@@ -263,7 +264,9 @@ export class FileEventStore implements EventStore {
       if (e.session_id !== id) throw new RangeError('appendMany: events of more than one session')
     const dir = sessionDir(this.root, id)
     return this.#enqueue(id, async () => {
+      const opened = !this.#lastSeq.has(id)
       const last = await this.#open(id, dir)
+      this.#checkNext(id, checked[0]!.seq, last, opened)
       checked.forEach((e, i) => checkNextSeq(id, e.seq, last + i))
       const written = await writeEventFiles(dir, checked, this.#fsync)
       let committed = written.findIndex((r) => r.status === 'rejected')
@@ -538,6 +541,32 @@ export class FileEventStore implements EventStore {
     void this.#writers.close(dir)
     // After the checksum: the next holder finds it written.
     if (this.#owned.has(sessionId)) void this.#enqueue(sessionId, () => this.#disown(sessionId))
+  }
+
+  holdsMarker(sessionId: string): boolean {
+    return this.#owned.has(sessionId)
+  }
+
+  async changedElsewhere(sessionId: string, lastSeq: number): Promise<boolean> {
+    if (this.#owned.has(sessionId)) return false
+    const dir = sessionDir(this.root, sessionId)
+    try {
+      if (await liveOwner(dir)) return true
+      const { entries, misnamed } = logEntries(await readdir(dir))
+      return entries.length !== lastSeq || misnamed.length > 0
+    } catch {
+      return true
+    }
+  }
+
+  /**
+   * `checkNextSeq`, and when the write that just opened the session (`opened`: it was not open
+   * before) does not follow its log, the writer's copy was read before another process wrote:
+   * the session is let go again at once, so the copy is read again before its next use.
+   */
+  #checkNext(sessionId: string, seq: number, last: number, opened: boolean): void {
+    if (seq !== last + 1 && opened) this.#letGo(sessionId)
+    checkNextSeq(sessionId, seq, last)
   }
 
   /** Drop the owner marker of a session not open here (again). */

@@ -1,8 +1,9 @@
 /**
  * The lock file (lock-file.ts) taken over from a stale holder while a rival races for it: the
  * rival runs inside the judgement of the stale record (a LockKind whose `live()` acts as the
- * rival), so the interleaving is the one each test names, every run. Both runners (sync, for
- * the pidfile; `fs.promises`, for the session markers) run the same steps.
+ * rival), so the interleaving is the one each test names, every run (any number of racing
+ * processes: session-owner.test.ts). Both runners (sync, for the pidfile; `fs.promises`, for
+ * the session markers) run the same steps.
  */
 import fs, { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { syncBuiltinESMExports } from 'node:module'
@@ -63,14 +64,14 @@ describe.each(runners)('taking a stale lock file (%s)', (_, take) => {
     expect(readdirSync(dir)).toEqual(['x.lock'])
   })
 
-  it('a rival lock that is not a record is put back, then taken over as garbage: one holder', async () => {
+  it('a rival lock that replaced the stale one is not moved; judged again (garbage: taken over)', async () => {
     const dir = temp.make('lock-')
     const path = join(dir, 'x.lock')
     writeFileSync(path, `${JSON.stringify({ who: 'dead', alive: false })}\n`)
     // The rival's lock, as this taker finds it when it moves the stale one aside: not a record.
     const kind = kindWithRival(() => writeFileSync(path, ''))
     const r = await take(path, { who: 'me', alive: true }, kind)
-    // Put back, then judged (garbage: stale) and taken over in a later round; never two holders.
+    // Under the guard the lock is no longer the text judged stale: left, judged again (garbage).
     expect(r).toEqual({ kind: 'taken' })
     expect(readdirSync(dir)).toEqual(['x.lock'])
   })

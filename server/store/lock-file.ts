@@ -3,10 +3,8 @@
  * itself is the lock. The record is written whole to a temporary file first and hard-linked into
  * place (`link` fails with EEXIST when the lock exists), so exactly one process wins and a lock
  * is never seen empty or half written. Its record says who holds it; a lock whose holder is gone
- * (crashed before removing it) is stale: the next taker moves it aside atomically (rename),
- * checks that what it moved is the very text it judged stale (else a racing taker got there
- * first, and what moved is put back, whatever it is), and links its own again, so two processes
- * racing for a stale lock still end with one holder.
+ * (crashed before removing it) is stale: it is taken over under a guard file that one taker
+ * wins (`lockSteps`), so any number of takers racing for a stale lock end with one holder.
  *
  * The logic is written once, as steps (`lockSteps`), run with synchronous fs calls (the server
  * pidfile, pidfile.ts: at start-up and in an exit handler) or with `fs.promises` (each session's
@@ -43,6 +41,7 @@ type Op =
   | { op: 'rename'; from: string; to: string }
   | { op: 'link'; from: string; to: string }
   | { op: 'unlink'; path: string }
+  | { op: 'wait'; ms: number }
 
 type Answer = boolean | LockText | undefined
 type Steps<T> = Generator<Op, T, Answer>
@@ -96,6 +95,10 @@ const sync = {
         return attempt(() => linkSync(op.from, op.to))
       case 'unlink':
         return attempt(() => unlinkSync(op.path))
+      case 'wait':
+        // The pidfile only (start-up): a takeover by another server is a few file operations.
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, op.ms)
+        return true
     }
   },
 }
@@ -157,6 +160,8 @@ const promised = {
         return attemptAsync(link(op.from, op.to))
       case 'unlink':
         return attemptAsync(unlink(op.path))
+      case 'wait':
+        return new Promise((resolve) => setTimeout(() => resolve(true), op.ms))
     }
   },
 }
@@ -173,32 +178,65 @@ async function runAsync<T>(steps: Steps<T>): Promise<T> {
   return next.value
 }
 
+/** A takeover guard older than this was left by a taker that died mid-takeover: removed. */
+const GUARD_STALE_MS = 10_000
+/** How long a taker waits for another's takeover to end before it looks again. */
+const GUARD_WAIT_MS = 10
+
 /**
  * The steps of taking the lock at `path` for `record` (written as one JSON line), taking over a
- * stale one. Throws what creating the file throws (ENOENT: its directory is missing), or when
- * five rounds found neither a free lock nor a holder.
+ * stale one. A takeover runs under a guard, `<path>.takeover` (created like the lock: one taker
+ * wins it): its holder checks the lock is still the text judged stale, moves it aside, links its
+ * own and drops the guard; the others wait and look again. So any number of takers racing for a
+ * stale lock end with one holder, and a lock that is not the stale one is never moved. Throws
+ * what creating the file throws (ENOENT: its directory is missing), or when no round found a
+ * free lock or a holder.
  */
 function* lockSteps<R>(path: string, record: R, kind: LockKind<R>): Steps<LockTaken<R>> {
   const text = `${JSON.stringify(record)}\n`
-  for (let round = 0; round < 5; round++) {
+  const guard = `${path}.takeover`
+  for (let round = 0; round < 200; round++) {
     if ((yield { op: 'create', path, text }) === true) return { kind: 'taken' }
     const found = (yield { op: 'read', path }) as LockText | undefined
     // Gone meanwhile (its holder let it go): try again.
     if (found === undefined) continue
     const held = kind.parse(found.text)
     if (held !== undefined && kind.live(held, found.mtimeMs)) return { kind: 'held', record: held }
-    // Stale (or garbage): move it aside, and make sure what moved is the text judged stale.
-    const aside = tempPath(path, 'stale')
-    if ((yield { op: 'rename', from: path, to: aside }) !== true) continue
-    const moved = (yield { op: 'read', path: aside }) as LockText | undefined
-    // A racing taker replaced it first: its lock goes back (if the path is free again).
-    if (moved?.text !== found.text) yield { op: 'link', from: aside, to: path }
-    yield { op: 'unlink', path: aside }
+    // Stale (or garbage): take it over under the guard.
+    if ((yield { op: 'create', path: guard, text }) !== true) {
+      const other = (yield { op: 'read', path: guard }) as LockText | undefined
+      if (other && Date.now() - other.mtimeMs > GUARD_STALE_MS) yield { op: 'unlink', path: guard }
+      else yield { op: 'wait', ms: GUARD_WAIT_MS }
+      continue
+    }
+    const taken = yield* takeOver(path, found.text, text)
+    yield { op: 'unlink', path: guard }
+    if (taken) return { kind: 'taken' }
   }
   const last = (yield { op: 'read', path }) as LockText | undefined
   const held = last && kind.parse(last.text)
   if (held !== undefined) return { kind: 'held', record: held }
   throw new Error(`cannot create ${path}`)
+}
+
+/**
+ * Under the guard: replace the lock at `path`, if it is still `stale`, with `text`. False when
+ * it is not (look again) or another taker created the lock in the moment it was away.
+ */
+function* takeOver(path: string, stale: string, text: string): Steps<boolean> {
+  const now = (yield { op: 'read', path }) as LockText | undefined
+  if (now?.text !== stale) return false
+  const aside = tempPath(path, 'stale')
+  if ((yield { op: 'rename', from: path, to: aside }) !== true) return false
+  const moved = (yield { op: 'read', path: aside }) as LockText | undefined
+  // Not the stale lock after all (removed by hand and taken meanwhile): it goes back.
+  if (moved?.text !== stale) {
+    yield { op: 'link', from: aside, to: path }
+    yield { op: 'unlink', path: aside }
+    return false
+  }
+  yield { op: 'unlink', path: aside }
+  return (yield { op: 'create', path, text }) === true
 }
 
 /** A lock's record and the time its file was last modified (its holder's last heartbeat). */

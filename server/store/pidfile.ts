@@ -4,11 +4,10 @@
  * started_at, scheme}` (the master token only as `sha256:<hex>`; never a session token).
  *
  * The lock (docs/decisions/0060-pidfile-lock.md): Node has no `flock`, so the pidfile itself is
- * the lock (lock-file.ts) — created with `O_CREAT | O_EXCL` (`wx`), which exactly one process
+ * the lock (lock-file.ts) — written whole and hard-linked into place, which exactly one process
  * wins. A pidfile whose process is gone (crashed before removing it) is stale: the next server
- * moves it aside atomically (rename), checks that what it moved is the stale record it read, and
- * creates its own with `O_EXCL` again — so two servers racing for a stale pidfile still end with
- * one owner. A live owner makes `acquire` throw `PidfileLocked` ("already running on port N, PID M").
+ * takes it over under a guard file one taker wins — so servers racing for a stale pidfile still
+ * end with one owner. A live owner makes `acquire` throw `PidfileLocked` ("already running on port N, PID M").
  */
 import { createHash } from 'node:crypto'
 import { mkdirSync, readFileSync, readdirSync } from 'node:fs'

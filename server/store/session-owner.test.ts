@@ -301,6 +301,30 @@ describe('a file store over a session another process holds', () => {
     expect(readOwner(dir)?.pid).toBe(child.pid)
   })
 
+  it('a write from a copy read before another writer went on is refused, and the session let go again', async () => {
+    const root = temp.make('owner-store-')
+    const meta = sampleMeta('otter')
+    const id = meta.session_id
+    const first = stores.open({ root })
+    await first.create(meta, sampleSummary(meta))
+    await first.append(sampleEvent(id, 1))
+    first.release(id)
+    await first.close()
+    const reader = stores.open({ root })
+    expect((await reader.load(id))?.events).toHaveLength(1)
+    expect(reader.holdsMarker(id)).toBe(false)
+    const writer = stores.open({ root })
+    await writer.append(sampleEvent(id, 2))
+    writer.release(id)
+    await writer.close()
+    // The reader's copy says one event: its write of seq 2 does not follow the log.
+    await expect(reader.append(sampleEvent(id, 2))).rejects.toSatisfy((e: unknown) =>
+      ChimeraError.is(e, 'seq_mismatch'),
+    )
+    // Let go (after the write's turn in the queue): the next load reads it again.
+    await until(() => !reader.holdsMarker(id) && readOwner(join(root, id)) === undefined)
+  })
+
   it('a new session takes its marker with the directory; release and close drop it', async () => {
     const root = temp.make('owner-store-')
     const store = stores.open({ root, agent: 'otter' })

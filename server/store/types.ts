@@ -224,6 +224,18 @@ export interface EventStore {
   /** Drop what the store keeps in memory for a session that is no longer live (optional). */
   release?(sessionId: string): void
   /**
+   * False when this process does not hold the session's owner marker (the file store, one
+   * writer per session across processes): a copy read without it may be out of date — another
+   * process may have written since — so the manager reads it again before use. Absent: stores
+   * without markers.
+   */
+  holdsMarker?(sessionId: string): boolean
+  /**
+   * For a session this process does not hold (`holdsMarker` false): true when another live
+   * process holds it now or its log is no longer the `lastSeq` events a copy was read with.
+   */
+  changedElsewhere?(sessionId: string, lastSeq: number): Promise<boolean>
+  /**
    * Let go of what the store holds open (file descriptors, connections) once its owner is done
    * with it (optional).
    */
