@@ -714,7 +714,7 @@ export class FileEventStore implements EventStore {
    * Rebuild a session from disk, quarantining a bad tail; undefined when there is no session.
    * For a write, the owner marker is taken first (`session_busy` when another live process holds
    * it). A load takes it only to recover (a bad tail to quarantine, queued prompts to run, a
-   * summary to rebuild): a session read as it is needs no marker, so a process that only shows a
+   * summary to rebuild, the segment to cut or grow): a session read as it is needs no marker, so a process that only shows a
    * session never keeps another from writing it. One another live process holds is read as it
    * is (`heldBy`, nothing repaired).
    */
@@ -951,7 +951,8 @@ async function exists(path: string): Promise<boolean> {
  * A session as it is on disk, changing nothing: the segment's prefix that agrees with the event
  * files, then the event files after it up to the first bad record (left where it is); the
  * summary, or one made from the meta (not written back). `needsWrite`: loading it for use
- * would write (a bad tail or misnamed files to quarantine, queued prompts, a summary to rebuild).
+ * would write (a bad tail or misnamed files to quarantine, queued prompts, a summary to rebuild,
+ * a segment to cut or grow).
  */
 async function readAsItIs(dir: string, meta: SessionMeta): Promise<{ stored: StoredSession; needsWrite: boolean }> {
   const sessionId = meta.session_id
@@ -970,7 +971,9 @@ async function readAsItIs(dir: string, meta: SessionMeta): Promise<{ stored: Sto
     summary = minimalSummary(meta, events.length)
     rebuilt = true
   }
-  const needsWrite = rest.tail.length > 0 || misnamed.length > 0 || hasQueued(listing) || rebuilt
+  // The segment is cut where it disagrees, or grown by the event files after it, on an open.
+  const segmentOff = seg.size !== (seg.ends.at(-1) ?? 0) || rest.texts.length > 0
+  const needsWrite = rest.tail.length > 0 || misnamed.length > 0 || hasQueued(listing) || rebuilt || segmentOff
   return { stored: { meta, summary, events }, needsWrite }
 }
 
