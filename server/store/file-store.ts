@@ -357,7 +357,7 @@ export class FileEventStore implements EventStore {
   ): Promise<{ records: StoredRecord[]; more: boolean } | undefined> {
     const dir = sessionDir(this.root, sessionId)
     return this.#enqueue(sessionId, async () => {
-      if (!this.#lastSeq.has(sessionId)) return undefined
+      // Open here, or read here while nobody held it (its verified segment is kept).
       const seg = this.#segments.get(sessionId)
       const last = Math.min(seg?.lines ?? 0, upTo)
       if (!seg?.ok || afterSeq >= last) return undefined
@@ -376,8 +376,8 @@ export class FileEventStore implements EventStore {
   }
 
   async #vouched(sessionId: string): Promise<VouchedRecords | undefined> {
-    // Held open here: the verified segment is read as it is (`readStored`).
-    if (this.#lastSeq.has(sessionId)) return undefined
+    // Held open (or read) here: the verified segment is read as it is (`readStored`).
+    if (this.#lastSeq.has(sessionId) || this.#segments.has(sessionId)) return undefined
     const dir = sessionDir(this.root, sessionId)
     if (!(await readOwnMeta(dir, sessionId))) return undefined
     const seg = await readVouchedSegment(dir)
@@ -815,6 +815,10 @@ export class FileEventStore implements EventStore {
     const heldBy = await liveOwner(dir)
     const seen = await readAsItIs(dir, meta)
     if (!heldBy && seen.needsWrite) return 'recover'
+    // Nobody holds it and its segment is the whole log: a replay reads that (readStored) until
+    // it is let go. The lines verified stay valid: a log only grows while nobody repairs it, and
+    // it needed no repair.
+    if (!heldBy) this.#segments.set(meta.session_id, seen.segment)
     return { ...seen.stored, queued: [], repaired: false, ...(heldBy ? { heldBy } : {}) }
   }
 
@@ -954,7 +958,10 @@ async function exists(path: string): Promise<boolean> {
  * would write (a bad tail or misnamed files to quarantine, queued prompts, a summary to rebuild,
  * a segment to cut or grow).
  */
-async function readAsItIs(dir: string, meta: SessionMeta): Promise<{ stored: StoredSession; needsWrite: boolean }> {
+async function readAsItIs(
+  dir: string,
+  meta: SessionMeta,
+): Promise<{ stored: StoredSession; needsWrite: boolean; segment: SegmentState }> {
   const sessionId = meta.session_id
   const listing = await readdir(dir)
   const { entries, misnamed } = logEntries(listing)
@@ -974,7 +981,13 @@ async function readAsItIs(dir: string, meta: SessionMeta): Promise<{ stored: Sto
   // The segment is cut where it disagrees, or grown by the event files after it, on an open.
   const segmentOff = seg.size !== (seg.ends.at(-1) ?? 0) || rest.texts.length > 0
   const needsWrite = rest.tail.length > 0 || misnamed.length > 0 || hasQueued(listing) || rebuilt || segmentOff
-  return { stored: { meta, summary, events }, needsWrite }
+  const segment = {
+    lines: seg.ends.length,
+    ends: seg.ends,
+    ok: true,
+    ...(seg.crc === undefined ? {} : { crc: seg.crc }),
+  }
+  return { stored: { meta, summary, events }, needsWrite, segment }
 }
 
 /** The session's `session.json` when it is a valid meta of this very session; else undefined. */
