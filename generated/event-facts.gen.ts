@@ -5,6 +5,8 @@
 /* eslint-disable */
 import type { EventType } from './schemas.gen.ts'
 
+/** Every event type (EventType `enum`), in the spec's order. */
+export const EVENT_TYPE_NAMES = ["user_message","turn_start","step_start","text_delta","reasoning","tool_call","tool_start","tool_progress","tool_result","permission_request","permission_reply","sandbox_violation","usage","step_end","turn_end","agent_result","error","cancelled","compaction","steering","model_changed","mode_changed","approval_changed","notice","file_edit","file_open","undo","redo","plan","session_renamed"] as const satisfies readonly EventType[]
 /** The events that end a turn (EventType `x-turn-ending`): one closes every turn; after one the session is idle. */
 export const TURN_ENDING_EVENTS = ["agent_result","error","cancelled"] as const satisfies readonly EventType[]
 export type TurnEndingEvent = (typeof TURN_ENDING_EVENTS)[number]

@@ -102,6 +102,15 @@ export const START_UP_PATHS = {
     'server/acp/v1-dialect.ts',
   ],
   rpc: ['server/cli/main.ts', 'server/cli/code.ts', 'server/rpc/run-rpc.ts'],
+  // `otter serve` binds (and answers a liveness probe) before the agent core and the app load.
+  'http-listen': [
+    'server/cli/main.ts',
+    'server/cli/otter.ts',
+    'server/store/paths.ts',
+    'server/cli/serve-http.ts',
+    'server/store/home-probe.ts',
+    'server/http/listen.ts',
+  ],
   http: [
     'server/cli/main.ts',
     'server/cli/otter.ts',
@@ -109,6 +118,7 @@ export const START_UP_PATHS = {
     'server/store/paths.ts',
     'server/cli/agent-process.ts',
     'server/cli/serve-http.ts',
+    'server/store/home-probe.ts',
     'server/http/server-app.ts',
     'server/http/listen.ts',
     'server/http/node-handler.ts',

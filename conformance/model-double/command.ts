@@ -7,7 +7,7 @@
  */
 import { defineCommand } from 'citty'
 import { parsePort, UsageError } from '../../server/cli/args.ts'
-import { isLoopbackName } from '../../server/http/guard.ts'
+import { isLoopbackName } from '../../server/http/host-names.ts'
 import { DOUBLE_MODEL, startModelDouble } from './server.ts'
 
 export default defineCommand({

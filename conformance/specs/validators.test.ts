@@ -314,3 +314,25 @@ describe('ACP v1 sources', () => {
     expect(pkg.version).toBe(entry.version)
   })
 })
+
+// ---------------------------------------------------------------- the instance link's answers
+describe(`${INSTANCES}: every session operation's result`, () => {
+  const schemas = (parse(readFileSync(abs(INSTANCES), 'utf8')) as { components: { schemas: Record<string, any> } })
+    .components.schemas
+  /** The `op` values a schema's `oneOf` variants carry (`const` or `enum`). */
+  const opsOf = (oneOf: { properties: { op: { const?: string; enum?: string[] } } }[]): string[] =>
+    oneOf.flatMap((v) => v.properties.op.enum ?? [v.properties.op.const!]).sort()
+
+  it('is named by SessionResultByOp, one entry per `op` of SessionOp, each required', () => {
+    const ops = opsOf(schemas.SessionOp.oneOf)
+    expect(ops).toContain('state')
+    expect(Object.keys(schemas.SessionResultByOp.properties).sort()).toEqual(ops)
+    expect([...schemas.SessionResultByOp.required].sort()).toEqual(ops)
+    expect(schemas.SessionResultByOp.additionalProperties).toBe(false)
+  })
+
+  it('the rule can fail: an operation added without its result is caught', () => {
+    const oneOf = [...schemas.SessionOp.oneOf, { properties: { op: { const: 'rename' } } }]
+    expect(opsOf(oneOf)).not.toEqual(Object.keys(schemas.SessionResultByOp.properties).sort())
+  })
+})

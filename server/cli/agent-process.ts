@@ -15,7 +15,7 @@ import { autoDetectLsp } from '../lsp/provider.ts'
 import { sandboxStatus } from '../tools/sandbox.ts'
 import type { AgentPrefix } from '../store/types.ts'
 
-export { eventLogProblem } from '../store/open.ts'
+export { eventLogProblem } from '../store/home-probe.ts'
 
 export interface AgentProcess {
   manager: SessionManager

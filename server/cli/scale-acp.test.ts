@@ -51,10 +51,15 @@ async function redisOf(c: Instances): Promise<RedisClientType> {
 const ownerOf = (r: RedisClientType, id: string): Promise<string | null> => r.get(`chimera:s:{${id}}:owner`)
 
 /** Resolves once the owner has accepted a prompt it has not started (queued behind the running turn). */
-async function queuedOnOwner(r: RedisClientType, id: string): Promise<void> {
-  // A gate on Redis's state: checked until it holds (no fixed wait).
-  while ((await r.hLen(`chimera:s:{${id}}:queued`)) === 0) await delay(10)
+/** A gate on Redis's state: checked until `holds` is true of the session's queue length (no fixed wait; bounded). */
+async function untilQueued(r: RedisClientType, id: string, holds: (queued: number) => boolean): Promise<void> {
+  const deadline = Date.now() + 30_000
+  while (!holds(await r.hLen(`chimera:s:{${id}}:queued`))) {
+    if (Date.now() > deadline) throw new Error(`session ${id}: its queue never reached the awaited state`)
+    await delay(10)
+  }
 }
+const queuedOnOwner = (r: RedisClientType, id: string): Promise<void> => untilQueued(r, id, (n) => n > 0)
 
 /**
  * A session A runs: created on A with a sleeping turn (A holds the lease while it runs). Returns
@@ -70,9 +75,14 @@ async function heldByA(a: Instance, r: RedisClientType) {
   return {
     id,
     ownerA: ownerA!,
-    /** Another sleeping turn on A (A holds the session again). */
+    /**
+     * Another sleeping turn on A (A holds the session again), started: it may have been queued
+     * behind a turn still ending, and `release()` must find the queue holding only the prompt
+     * sent from elsewhere, or its cancel would reach the turn ending and the sleep would run.
+     */
     async hold(): Promise<void> {
       expect((await post(`${a.url}/sessions/${id}/turns`, { prompt: '!sleep 600000' })).status).toBe(202)
+      await untilQueued(r, id, (n) => n === 0)
     },
     async release(): Promise<void> {
       await queuedOnOwner(r, id)

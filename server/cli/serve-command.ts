@@ -23,6 +23,7 @@ import { VERSION } from '../version.ts'
 import { startupMark } from '../startup-trace.ts'
 import type { AgentProcess } from './agent-process.ts'
 import type { SessionDefaults } from './session-flags.ts'
+import type { ServeHttpOptions, ServedSessions } from './serve-http.ts'
 import { UsageError, parsePort, repeatable } from './args.ts'
 import { DEFAULT_SESSION_TTL_S } from '../http/idle-eviction.ts'
 import { sessionArgs, sessionCwd, type SessionFlagValues } from './session-args.ts'
@@ -145,22 +146,36 @@ function liveInput(): boolean {
 }
 
 /**
- * True when the ACP-only server may answer `initialize` before the session manager exists: no
- * flag whose check needs the agent's modules (`--agent`, `--allowed-tools`, `--permission`, a
- * project config to read). The other flags are checked up front all the same
- * (docs/decisions/0140-lazy-acp-start-up.md).
+ * True when the server may answer before the session manager exists (the ACP-only server its
+ * `initialize`, docs/decisions/0140-lazy-acp-start-up.md; the HTTP-only server a liveness probe,
+ * docs/decisions/0445-listen-before-the-app-loads.md): the file store, no bridge, and no flag
+ * whose check needs the agent's modules (`--agent`, `--allowed-tools`, `--permission`, a project
+ * config to read). The other flags are checked up front all the same.
  */
 function startsLazily(
   transports: { acp: boolean; http: boolean },
   args: ServeArgs,
   rawArgs: readonly string[],
 ): boolean {
-  if (!transports.acp || transports.http) return false
+  if (transports.acp === transports.http) return false
   if (args.store !== undefined || process.env.CHIMERA_STORE) return false
   if (bridgeConfig(args)) return false
   if (args.agent !== undefined || args['allowed-tools'] !== undefined || repeatable(rawArgs, '--permission').length > 0)
     return false
   return !existsSync(configPath(sessionCwd(args)))
+}
+
+/** `--model`, checked before anything loads (a lazy start's other flags need no agent modules). */
+function lazyModels(args: ServeArgs, logger: Logger): ModelRegistry {
+  const models = buildModelRegistry(process.env, { model: args.model, logger })
+  if (args.model !== undefined) {
+    try {
+      models.check(args.model)
+    } catch (err) {
+      throw new UsageError((err as Error).message)
+    }
+  }
+  return models
 }
 
 /** `--store` / `CHIMERA_STORE`: a Redis URL, or undefined for the file store (a bad value is a usage error). */
@@ -279,7 +294,12 @@ export async function runServe(
   logger: Logger,
 ): Promise<void> {
   if (!transports.http) refuseHttpFlags(agent, rawArgs)
-  if (startsLazily(transports, args, rawArgs)) return serveAcpLazily(agent, args, rawArgs, logger)
+  const lazy = startsLazily(transports, args, rawArgs)
+  if (lazy && transports.acp) return serveAcpLazily(agent, args, rawArgs, logger)
+  if (lazy) {
+    const models = lazyModels(args, logger)
+    return serveHttpFirst(agent, args, rawArgs, models, await httpOptions(agent, args, rawArgs, logger), logger)
+  }
   const { readAgentFlag, sessionFlags, sessionModel } = await import('./session-flags.ts')
   const agentDef = await readAgentFlag(args)
   const models = buildModelRegistry(process.env, { model: sessionModel(args, agentDef), logger })
@@ -287,29 +307,7 @@ export async function runServe(
   const storeUrl = await storeUrlArg(args.store)
   const forwardWait = storeUrl !== undefined ? forwardTimeout() : {}
   const bridge = agent === 'ferret' ? bridgeConfig(args) : undefined
-  const http = transports.http
-    ? {
-        agent,
-        host: args.host,
-        port: parsePort(args.port, 5173),
-        token: masterToken(agent, args['auth-token']),
-        tlsCert: args['tls-cert'],
-        tlsKey: args['tls-key'],
-        insecure: args.insecure,
-        cors: repeatable(rawArgs, '--cors'),
-        sessionTtlMs: parseSessionTtl(args['session-ttl']),
-        home: (await import('../store/paths.ts')).chimeraHome(),
-        version: VERSION,
-        logger,
-      }
-    : undefined
-  if (http) {
-    ;(await import('./serve-http.ts')).checkServeOptions(http)
-    // An HTTP server records itself under CHIMERA_HOME (run/, the pidfile) before it binds: a home
-    // it cannot write is one line and exit 1, as for `code`, not a warning and then a failure.
-    const problem = await (await import('./agent-process.ts')).eventLogProblem(http.home)
-    if (problem) throw new Error(`${problem}; the HTTP server cannot record itself there`)
-  }
+  const http = transports.http ? await httpOptions(agent, args, rawArgs, logger) : undefined
   const proc = await startAgent(agent, defaults, models, logger, storeUrl, forwardWait.timeoutMs, http !== undefined)
   const running: Promise<unknown>[] = []
   let bridgeStatus: (() => BridgeStatus) | undefined
@@ -336,10 +334,12 @@ export async function runServe(
     running.push(
       serveHttp({
         ...http,
-        manager: proc.manager,
+        sessions: {
+          manager: proc.manager,
+          ...(proc.redis ? { liveSessions: (ttlMs: number) => proc.redis!.liveSessions(ttlMs) } : {}),
+          ...(bridgeStatus ? { bridge: bridgeStatus } : {}),
+        },
         signal: proc.signal,
-        ...(proc.redis ? { liveSessions: (ttlMs: number) => proc.redis!.liveSessions(ttlMs) } : {}),
-        ...(bridgeStatus ? { bridge: bridgeStatus } : {}),
       }),
     )
   }
@@ -374,14 +374,7 @@ async function serveAcpLazily(
   rawArgs: readonly string[],
   logger: Logger,
 ): Promise<void> {
-  const models = buildModelRegistry(process.env, { model: args.model, logger })
-  if (args.model !== undefined) {
-    try {
-      models.check(args.model)
-    } catch (err) {
-      throw new UsageError((err as Error).message)
-    }
-  }
+  const models = lazyModels(args, logger)
   const stop = new AbortController()
   let reason = 'input ended'
   let proc: AgentProcess | undefined
@@ -418,4 +411,91 @@ async function serveAcpLazily(
   const p = await started
   await p.shutdown(reason)
   await p.done
+}
+
+/**
+ * The HTTP flags checked (usage errors before anything binds) and the home probed: an HTTP server
+ * records itself under CHIMERA_HOME (run/, the pidfile) before it binds, so a home it cannot
+ * write is one line and exit 1, as for `code`, not a warning and then a failure.
+ */
+async function httpOptions(
+  agent: AgentName,
+  args: ServeArgs,
+  rawArgs: readonly string[],
+  logger: Logger,
+): Promise<Omit<ServeHttpOptions, 'sessions'>> {
+  const http = {
+    agent,
+    host: args.host,
+    port: parsePort(args.port, 5173),
+    token: masterToken(agent, args['auth-token']),
+    tlsCert: args['tls-cert'],
+    tlsKey: args['tls-key'],
+    insecure: args.insecure,
+    cors: repeatable(rawArgs, '--cors'),
+    sessionTtlMs: parseSessionTtl(args['session-ttl']),
+    home: (await import('../store/paths.ts')).chimeraHome(),
+    version: VERSION,
+    logger,
+  }
+  const [{ checkServeOptions }, { eventLogProblem }] = await Promise.all([
+    import('./serve-http.ts'),
+    import('../store/home-probe.ts'),
+  ])
+  checkServeOptions(http)
+  const problem = await eventLogProblem(http.home)
+  if (problem) throw new Error(`${problem}; the HTTP server cannot record itself there`)
+  return http
+}
+
+/**
+ * HTTP only, bound before the session manager exists (docs/decisions/0445): the port is taken and
+ * a liveness probe answered while the agent core loads; every other request waits for it. A
+ * termination signal before the core is up ends the server once the core has loaded, without
+ * serving: what waited is answered 503 and runs nothing. After that the agent process's own
+ * handlers take over.
+ */
+async function serveHttpFirst(
+  agent: AgentName,
+  args: ServeArgs,
+  rawArgs: readonly string[],
+  models: ModelRegistry,
+  http: Omit<ServeHttpOptions, 'sessions'>,
+  logger: Logger,
+): Promise<void> {
+  const [{ serveHttp }, { ioTurn }] = await Promise.all([import('./serve-http.ts'), import('../http/start-gate.ts')])
+  const stop = new AbortController()
+  let reason: string | undefined
+  let proc: AgentProcess | undefined
+  const early = (sig: NodeJS.Signals): void => {
+    if (proc || reason !== undefined) return
+    reason = `received ${sig}`
+  }
+  const signals = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const
+  for (const sig of signals) process.on(sig, early)
+  const start = async (): Promise<ServedSessions | undefined> => {
+    try {
+      const { sessionFlags } = await import('./session-flags.ts')
+      await ioTurn()
+      proc = await startAgent(agent, sessionFlags(args, rawArgs, models), models, logger, undefined, undefined, true)
+    } finally {
+      for (const sig of signals) process.off(sig, early)
+    }
+    const p = proc
+    if (reason !== undefined || p.signal.aborted) {
+      // Stopped while the core loaded: the agent process ends, and nothing that waited is run.
+      await p.shutdown(reason ?? 'stopped')
+      return undefined
+    }
+    p.signal.addEventListener('abort', () => stop.abort(p.signal.reason), { once: true })
+    return { manager: p.manager }
+  }
+  try {
+    await serveHttp({ ...http, sessions: start, signal: stop.signal })
+  } catch (err) {
+    // The app could not be built once the core had started: the agent process ends with it.
+    await proc?.shutdown('the HTTP server could not start')
+    throw err
+  }
+  await proc?.done
 }

@@ -14,8 +14,9 @@ import { readFileSync } from 'node:fs'
 import type { Server } from 'node:http'
 import { networkInterfaces } from 'node:os'
 import type { SessionManager } from '../core/manager.ts'
-import type { HttpServerOptions } from '../http/server-app.ts'
-import { isLoopbackName } from '../http/guard.ts'
+import type { HttpServerApp, HttpServerOptions } from '../http/server-app.ts'
+import { StartGate, ioTurn } from '../http/start-gate.ts'
+import { isLoopbackName } from '../http/host-names.ts'
 import { guardSlowClients, type SlowClientLimits } from '../http/slow-clients.ts'
 import type { SseSettings } from '../http/sse/sse-stream.ts'
 import type { Logger } from '../log.ts'
@@ -48,17 +49,27 @@ export interface ServeHttpOptions {
   home?: string
   version: string
   logger: Logger
-  manager: SessionManager
+  /**
+   * The sessions served, or how to start them: called once the port is bound (the agent core
+   * loads while a liveness probe is already answered: server/http/start-gate.ts); undefined when
+   * the server was stopped meanwhile (it closes without serving).
+   */
+  sessions: ServedSessions | (() => Promise<ServedSessions | undefined>)
   /** Shutdown: close the listener and open connections. */
   signal?: AbortSignal
   /** Connection limits (defaults: the constants below; tests shorten them). */
   limits?: Partial<SlowClientLimits>
+  /** Called with the bound URL (and the Node server) once listening. */
+  onListening?(url: string, server: Server): void
+}
+
+/** What the HTTP app serves: the process's session manager, and what several instances or ferret's bridge add. */
+export interface ServedSessions {
+  manager: SessionManager
   /** Several instances over one store: the live sessions and their tokens, shared (server-app.ts). */
   liveSessions?: HttpServerOptions['liveSessions']
   /** ferret's cloud bridge (docs/bridge.md), for `bridgeStatus` asked over `/acp`. */
   bridge?: () => BridgeStatus
-  /** Called with the bound URL (and the Node server) once listening. */
-  onListening?(url: string, server: Server): void
 }
 
 /**
@@ -150,11 +161,8 @@ function inUse(o: ServeHttpOptions): Error {
 
 export async function serveHttp(o: ServeHttpOptions): Promise<void> {
   const https = checkServeOptions(o)
-  const [{ listen }, { nodeHandler }, { createHttpServerApp }] = await Promise.all([
-    import('../http/listen.ts'),
-    import('../http/node-handler.ts'),
-    import('../http/server-app.ts'),
-  ])
+  // Node's http (or https) only: the app and what it serves load once the port is bound.
+  const { listen } = await import('../http/listen.ts')
   startupMark('modules')
   const record = (port: number): PidRecord => ({
     pid: process.pid,
@@ -183,25 +191,21 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
     allowedHosts: isLoopback(o.host) ? [] : undefined,
     servedHosts: servedHosts(o.host),
   }
-  const http = createHttpServerApp({
-    version: o.version,
-    startedAt: new Date(),
-    logger: o.logger,
-    manager: o.manager,
-    masterToken: o.token,
-    guard,
-    sessionTtlMs: o.sessionTtlMs,
-    sse: o.sse,
-    agent: o.agent,
-    ...(o.liveSessions ? { liveSessions: o.liveSessions } : {}),
-    ...(o.bridge ? { bridge: o.bridge } : {}),
-  })
+  const limits: SlowClientLimits = {
+    headersMs: HEADERS_TIMEOUT_MS,
+    bodyMs: REQUEST_TIMEOUT_MS,
+    maxConnections: MAX_CONNECTIONS,
+    ...o.limits,
+  }
+  const startedAt = new Date()
+  // Until the app is built: a liveness probe answered, everything else waiting for the app (as
+  // many as the server takes connections).
+  const gate = new StartGate({ version: o.version, startedAt, rule: guard, maxWaiting: limits.maxConnections })
   let listener: Awaited<ReturnType<typeof listen>>
   try {
-    listener = await listen(nodeHandler(http.app), { host: o.host, port: o.port, https })
+    listener = await listen(gate.request, { host: o.host, port: o.port, https })
   } catch (err) {
     if (pidfile) releasePidfile(pidfile.path, pidfile.record)
-    http.close()
     const e = err as NodeJS.ErrnoException
     if (e.code === 'EADDRINUSE') throw inUse(o)
     if (e.code === 'EADDRNOTAVAIL' || e.code === 'ENOTFOUND' || e.code === 'EAI_AGAIN')
@@ -215,7 +219,6 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
       takePidfile(port)
     } catch (err) {
       await listener.close()
-      http.close()
       throw err
     }
   }
@@ -223,12 +226,6 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
     if (pidfile) releasePidfile(pidfile.path, pidfile.record)
   }
   process.once('exit', release)
-  const limits: SlowClientLimits = {
-    headersMs: HEADERS_TIMEOUT_MS,
-    bodyMs: REQUEST_TIMEOUT_MS,
-    maxConnections: MAX_CONNECTIONS,
-    ...o.limits,
-  }
   // Node's own timers as a backstop (checked every 30 s; `requestTimeout` counts only until the
   // request is received, never a streaming response); `server.timeout` stays 0: no socket is cut
   // for being quiet, an SSE stream between heartbeats included.
@@ -237,15 +234,57 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS
   server.timeout = 0
   guardSlowClients(server, limits, o.logger)
-  // `/acp` over WebSocket (server/http/acp-endpoint.ts).
-  http.acp.attach(server)
+  // `/acp` over WebSocket (server/http/acp-endpoint.ts), through the gate like every request.
+  server.on('upgrade', gate.upgrade)
   o.logger.info(`chimera ${o.agent} serve: listening on ${url}${o.token ? ' (bearer auth on)' : ''}`)
   o.logger.info(`web console: ${url}/ui · API reference: ${url}/docs`)
   o.onListening?.(url, server)
+  let sessions: ServedSessions
+  let http: HttpServerApp
+  try {
+    // One load at a time, with a turn of the event loop before each, so that a liveness probe is
+    // answered between them (start-gate.ts `ioTurn`).
+    await ioTurn()
+    const served = typeof o.sessions === 'function' ? await o.sessions() : o.sessions
+    if (!served) {
+      // Stopped before it served (a signal while the core loaded): what waited is told so.
+      gate.fail('the server is shutting down')
+      await listener.close()
+      release()
+      o.logger.info('HTTP server stopped')
+      return
+    }
+    sessions = served
+    await ioTurn()
+    const [{ nodeHandler }, { createHttpServerApp }] = await Promise.all([
+      import('../http/node-handler.ts'),
+      import('../http/server-app.ts'),
+    ])
+    http = createHttpServerApp({
+      version: o.version,
+      startedAt,
+      logger: o.logger,
+      manager: sessions.manager,
+      masterToken: o.token,
+      guard,
+      sessionTtlMs: o.sessionTtlMs,
+      sse: o.sse,
+      agent: o.agent,
+      ...(sessions.liveSessions ? { liveSessions: sessions.liveSessions } : {}),
+      ...(sessions.bridge ? { bridge: sessions.bridge } : {}),
+    })
+    gate.open({ request: nodeHandler(http.app), upgrade: http.acp.upgrade })
+  } catch (err) {
+    // What waited is answered 503; the port and the pidfile are given back.
+    gate.fail()
+    await listener.close()
+    release()
+    throw err
+  }
   await new Promise<void>((resolve) => {
     const stop = async (): Promise<void> => {
       // Turns are cancelled and their last events written first (bounded), so the streams carry them.
-      await o.manager.shutdown().catch((err) => o.logger.error('session shutdown failed', err))
+      await sessions.manager.shutdown().catch((err) => o.logger.error('session shutdown failed', err))
       http.close()
       server.closeIdleConnections()
       setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS).unref()

@@ -36,7 +36,7 @@ async function start(extra: Partial<ServeHttpOptions> = {}): Promise<{ url: stri
     port: 0,
     version: 'test',
     logger,
-    manager: env.manager(),
+    sessions: { manager: env.manager() },
     signal: stop.signal,
     onListening: (url, server) => ready({ url, server }),
     ...extra,

@@ -4,6 +4,10 @@
  * metafile, reach no validator library, no generated validator, no core and no LSP client.
  * A static import of one of them on that path undoes the lazy start; this names the chain.
  *
+ * `chimera otter serve` binds its port and answers a liveness probe before the agent core and the
+ * HTTP app load (docs/decisions/0445-listen-before-the-app-loads.md): what the bind needs (the serve
+ * command, serve-http.ts, the home probe, the pidfile) reaches none of it either.
+ *
  * Behind it, the modules every surface loads before its first answer (the session manager, the
  * ACP and RPC engines, the HTTP app) reach none of the libraries that load on first use
  * (docs/decisions/0380-start-up-without-yaml-and-tools.md): the YAML parser, the glob, ignore and
@@ -72,6 +76,22 @@ describe('the ACP start-up path', () => {
       .map(([, chain]) => chain.join(' → '))
     expect(heavy).toEqual([])
   })
+})
+
+describe('the HTTP server binds before the app loads', () => {
+  // The store's light corners the bind needs: CHIMERA_HOME, the pidfile, the home's write probe.
+  const BIND = [/generated\/event-facts\.gen\.ts$/, /server\/store\/(paths|pidfile|home-probe)\.ts$/]
+  it.each(['server/cli/otter.ts', 'server/cli/serve-http.ts', 'server/store/home-probe.ts', 'server/http/listen.ts'])(
+    '%s statically reaches nothing heavy',
+    async (entry) => {
+      const chains = await staticClosure(entry)
+      const heavy = [...chains]
+        .filter(([p]) => HEAVY.some((h) => h.test(p)) && ![...ALLOWED, ...BIND].some((a) => a.test(p)))
+        .map(([, chain]) => chain.join(' → '))
+      expect(heavy).toEqual([])
+      expect([...chains.keys()].some((p) => /server\/http\/(server-app|app|node-handler)\.ts$/.test(p))).toBe(false)
+    },
+  )
 })
 
 describe('the first answer of each surface', () => {

@@ -14,6 +14,7 @@
  */
 import { toolSpecs, type ToolName } from '../../generated/tools/tools.gen.ts'
 import type { ToolCall } from '../../generated/schemas.gen.ts'
+import type { TurnOutcome } from '../../generated/instances/forward.gen.ts'
 import { ProviderError, type FinishReason, type Provider, type ToolSchema } from '../providers/types.ts'
 import type { CallPreview, ToolOutcome } from '../tools/types.ts'
 import { MAX_JSON_DEPTH, valueDepth } from '../json-depth.ts'
@@ -24,18 +25,12 @@ import { EventLogError } from './event-writer.ts'
 import { gate } from './permission-gate.ts'
 import { startupMark } from '../startup-trace.ts'
 
-export type StopReason = 'end_turn' | 'max_steps' | 'max_tokens' | 'refusal' | 'cancelled' | 'error'
-export interface TurnOutcome {
-  stop_reason: StopReason
-  success: boolean
-  output: string
-  /** For errors: where it came from (`provider`, `store` or `internal`). */
-  source?: 'provider' | 'store' | 'internal'
-  /** For a cancel: why, when not the client's own cancel (`server shutdown: …`). */
-  reason?: string
-  /** The provider refused the credentials (HTTP 401/403): a client can ask the user to sign in. */
-  credentialsRefused?: boolean
-}
+/**
+ * How a turn ended: the spec's shape (specs/asyncapi/instances.asyncapi.yaml `TurnOutcome`), since
+ * a forwarded prompt answers it to the instance where the prompt arrived.
+ */
+export type { TurnOutcome }
+export type StopReason = TurnOutcome['stop_reason']
 
 export const DEFAULT_MAX_STEPS = 50
 

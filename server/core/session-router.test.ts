@@ -240,4 +240,20 @@ describe('an owner that fails', () => {
     })
     await expect(routed).rejects.toThrow(/does not serve http commands/)
   })
+
+  it('speaks another version of the instance link: nothing ran, the client is told which instance and versions', async () => {
+    const m = receiverWith([{ kind: 'incompatible', version: 7 }], other)
+    const err = await m.router.steer('otter-00000000000000000000000000', 'x').catch((e: unknown) => e)
+    expect(ChimeraError.is(err, 'store_unavailable')).toBe(true)
+    expect((err as Error).message).toMatch(
+      /running on instance owner, which runs an incompatible version \(instance link version 7; this instance speaks 1\): nothing was run/,
+    )
+  })
+
+  it("answers a result that is not its operation's: an error, not the value", async () => {
+    const m = receiverWith([{ kind: 'reply', payload: { ok: { outcome: 'done', lastSeq: 1 } } }], other)
+    const err = await m.router.prompt('otter-00000000000000000000000000', 'x').done.catch((e: unknown) => e)
+    expect(ChimeraError.is(err, 'store_unavailable')).toBe(true)
+    expect((err as Error).message).toMatch(/answered this prompt with a result this instance cannot read/)
+  })
 })

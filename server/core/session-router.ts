@@ -13,6 +13,12 @@
  * events from the shared store, and a steer, a compaction or a settings change acts on the
  * owner's copy, not a stale one here.
  *
+ * The results travel typed: each operation's answer is the shape the spec names for it
+ * (`SessionResultByOp`), checked where it arrives; one that does not match is an error for the
+ * client (the operation ran on the owner; its answer could not be read), never a value handed on.
+ * An owner that speaks another version of the link refuses the command (store/redis-bus.ts) and
+ * the client is told which instance runs which version (decision 0440).
+ *
  * Waits are bounded: an owner that dies before taking the payload loses it to the next claim (its
  * lease runs out, the payload is withdrawn and routed again, here); one that dies after taking it
  * is `store_unavailable` saying the command may or may not have taken effect. A command waits at
@@ -24,21 +30,26 @@ import { ChimeraError } from '../errors.ts'
 import type { Logger } from '../log.ts'
 import type { BusRequestOptions, BusResult } from '../store/redis-bus.ts'
 import type { LeaseClaim, SessionLeases } from '../store/types.ts'
-import type { TurnOutcome } from './loop.ts'
 import type { ApprovalPolicy, PermissionDecision } from './permissions.ts'
 import {
+  INSTANCE_LINK_VERSION,
   RoutedCommandSchema,
   SessionAnswerSchema,
   SessionOpSchema,
+  SessionResultByOpSchema,
   UnsupportedSchema,
   type ForwardedError,
   type RoutedCommand,
   type SessionAnswer,
   type SessionOp,
+  type SessionResultByOp,
   type Unsupported,
 } from '../../generated/instances/forward.gen.ts'
+import { formatIssues } from '../../client/wire/issues.ts'
 import type { Session } from './session.ts'
-import type { EventOf } from '../events/event-types.ts'
+
+/** What a forwarded operation answers here when this instance no longer holds the session. */
+const NOT_OWNER = Symbol('not owner')
 
 /** How long a forwarded command may wait for its owner's answer (a prompt: see the file comment). */
 export const FORWARD_TIMEOUT_MS = 30_000
@@ -68,28 +79,9 @@ export interface RoutedManager {
  */
 type Answer = SessionAnswer | Unsupported
 
-/** A session as its owner holds it: what `_chimera/session/state` and the seed `session/get` answer. */
-export interface SessionReading {
-  model: string
-  mode: string
-  status: Session['status']
-  lastSeq: number
-  summary: Session['summary']
-  /** The history, when asked for. */
-  messages?: ReturnType<Session['messages']>
-}
-
-/** A session's model and mode as its owner holds them after a change. */
-export interface Selection {
-  model: string
-  mode: string
-}
-
-/** A prompt's end as its owner saw it: the turn's outcome, and the last event stored by then. */
-export interface PromptDone {
-  outcome: TurnOutcome
-  lastSeq: number
-}
+/** A session operation's name (`op`), and what it answers (the spec's `SessionResultByOp`). */
+type OpName = SessionOp['op']
+type ResultOf<O extends OpName> = SessionResultByOp[O]
 
 /** How one command is routed (see {@link SessionRouter.route}). */
 export interface Route<T> {
@@ -97,8 +89,8 @@ export interface Route<T> {
   local(): Promise<T>
   /** What travels to the owner (built once, on the first forward). */
   payload(): RoutedCommand | Promise<RoutedCommand>
-  /** The owner's answer; undefined: the owner no longer holds the session (route again). */
-  answer(reply: unknown): T | undefined
+  /** The owner's (`owner`) answer; undefined: the owner no longer holds the session (route again). */
+  answer(reply: unknown, owner: string): T | undefined
   /** It arrived forwarded from another instance: never forwarded again, `notOwner` answers instead. */
   notOwner?: () => T
   /** What to call it in messages (`this request`, `this prompt`). */
@@ -195,12 +187,16 @@ export class SessionRouter {
         throw ownerFailed(
           `the instance running session ${id} did not answer within ${this.#timeoutMs / 1000} s (${res.ran ? `it had taken ${what}: it may or may not have taken effect` : `it had not taken ${what}, which was withdrawn: it did not take effect`}); retry`,
         )
+      if (res.kind === 'incompatible')
+        throw ownerFailed(
+          `session ${id} is running on instance ${owner}, which runs an incompatible version (instance link version ${res.version}; this instance speaks ${INSTANCE_LINK_VERSION}): nothing was run; retry once that instance has let the session go (idle) or been upgraded`,
+        )
       const unsupported = UnsupportedSchema.safeParse(res.payload)
       if (unsupported.success)
         throw ownerFailed(
           `session ${id} is running on an instance that does not serve ${unsupported.data.unsupported} commands; retry once its turn has ended`,
         )
-      const a = r.answer(res.payload)
+      const a = r.answer(res.payload, owner)
       if (a !== undefined) return a
     }
     throw ownerFailed(`session ${id} changed hands ${ROUNDS} times while ${what} was routed; retry`)
@@ -217,88 +213,105 @@ export class SessionRouter {
    * the turn ended (on the owner), and the seq of the last event stored by then, so a connection
    * following the session's events knows when it has written them all.
    */
-  prompt(id: string, text: string): { messageId: string; done: Promise<PromptDone> } {
+  prompt(id: string, text: string): { messageId: string; done: Promise<ResultOf<'prompt'>> } {
     const messageId = `msg-${randomUUID()}`
-    const done = this.#op({ op: 'prompt', id, text, messageId }, 'this prompt', true) as Promise<PromptDone>
+    const done = this.#op({ op: 'prompt', id, text, messageId }, 'this prompt', { unbounded: true })
     return { messageId, done }
   }
 
   /** Cancel the session's running turn wherever it runs; false when nothing was running. */
-  cancel(id: string): Promise<boolean> {
-    return this.#op({ op: 'cancel', id }, 'this cancel') as Promise<boolean>
+  cancel(id: string): Promise<ResultOf<'cancel'>> {
+    return this.#op({ op: 'cancel', id }, 'this cancel')
   }
 
   /** Answer a pending permission request wherever its session runs; false when it is not pending (first answer wins). */
-  replyPermission(id: string, requestId: string, decision: PermissionDecision, source: string): Promise<boolean> {
-    return this.#op({ op: 'permission', id, requestId, decision, source }, 'this permission reply') as Promise<boolean>
+  replyPermission(
+    id: string,
+    requestId: string,
+    decision: PermissionDecision,
+    source: string,
+  ): Promise<ResultOf<'permission'>> {
+    return this.#op({ op: 'permission', id, requestId, decision, source }, 'this permission reply')
   }
 
   /**
    * Send a message to the session's running turn wherever it runs (Session.steer): false when no
    * turn is running there; true once the owner wrote the steer's queue entry.
    */
-  steer(id: string, text: string): Promise<boolean> {
-    return this.#op({ op: 'steer', id, text }, 'this steer') as Promise<boolean>
+  steer(id: string, text: string): Promise<ResultOf<'steer'>> {
+    return this.#op({ op: 'steer', id, text }, 'this steer')
   }
 
   /** Set the session's model wherever it runs; its model and mode after the change. */
-  setModel(id: string, model: string): Promise<Selection> {
-    return this.#op({ op: 'model', id, value: model }, 'this model change') as Promise<Selection>
+  setModel(id: string, model: string): Promise<ResultOf<'model'>> {
+    return this.#op({ op: 'model', id, value: model }, 'this model change')
   }
 
   /** Set the session's mode wherever it runs; its model and mode after the change. */
-  setMode(id: string, mode: string): Promise<Selection> {
-    return this.#op({ op: 'mode', id, value: mode }, 'this mode change') as Promise<Selection>
+  setMode(id: string, mode: string): Promise<ResultOf<'mode'>> {
+    return this.#op({ op: 'mode', id, value: mode }, 'this mode change')
   }
 
   /** Set the session's approval policy wherever it runs; the policy before and after. */
-  setApproval(id: string, policy: ApprovalPolicy): Promise<{ old: ApprovalPolicy; new: ApprovalPolicy }> {
-    return this.#op({ op: 'approval', id, value: policy }, 'this approval change') as Promise<{
-      old: ApprovalPolicy
-      new: ApprovalPolicy
-    }>
+  setApproval(id: string, policy: ApprovalPolicy): Promise<ResultOf<'approval'>> {
+    return this.#op({ op: 'approval', id, value: policy }, 'this approval change')
   }
 
   /** Compact the session's history wherever it runs (Session.compact): the event that records it. */
-  compact(id: string): Promise<EventOf<'compaction'>> {
-    return this.#op({ op: 'compact', id }, 'this compaction') as Promise<EventOf<'compaction'>>
+  compact(id: string): Promise<ResultOf<'compact'>> {
+    return this.#op({ op: 'compact', id }, 'this compaction')
   }
 
   /**
    * Read the session where it runs: its owner's copy (another instance's, or a fresh copy here),
    * not a copy this instance loaded earlier and has not kept up with; `messages` adds the history.
    */
-  read(id: string, messages: boolean): Promise<SessionReading> {
-    return this.#op({ op: 'state', id, messages }, 'this read') as Promise<SessionReading>
+  read(id: string, messages: boolean): Promise<ResultOf<'state'>> {
+    return this.#op({ op: 'state', id, messages }, 'this read')
   }
 
-  #op(op: SessionOp, what: string, unbounded = false, forwarded = false): Promise<unknown> {
-    return this.route<Answer | unknown>(op.id, {
+  /** Route a session operation: its result, run here or read from the owner's answer (checked against its op's). */
+  #op<O extends OpName, N = never>(
+    op: SessionOp & { op: O },
+    what: string,
+    o: { unbounded?: boolean; notOwner?: () => N } = {},
+  ): Promise<ResultOf<O> | N> {
+    return this.route<ResultOf<O> | N>(op.id, {
       what,
-      unbounded,
+      unbounded: o.unbounded ?? false,
       read: op.op === 'state',
-      local: () => this.#run(op),
+      local: () => this.#run(op) as Promise<ResultOf<O>>,
       payload: () => this.envelope('session', op),
-      answer: (reply) => {
+      answer: (reply, owner) => {
         const r = SessionAnswerSchema.safeParse(reply)
         if (!r.success) throw ownerFailed(`the instance running session ${op.id} failed to answer; retry`)
         const a = r.data
         if ('notOwner' in a) return undefined
         if ('error' in a) throw toError(a.error)
-        return a.ok as unknown
+        const ok = SessionResultByOpSchema.shape[op.op].safeParse(a.ok)
+        if (ok.success) return ok.data as ResultOf<O>
+        this.#logger.warn(
+          `forwarding: instance ${owner} answered ${what} on session ${op.id} with a result that is not a ${op.op} result`,
+          {
+            issues: formatIssues(ok.error.issues),
+          },
+        )
+        throw ownerFailed(
+          `instance ${owner}, running session ${op.id}, answered ${what} with a result this instance cannot read (${what} ran there): the two may run incompatible versions`,
+        )
       },
-      ...(forwarded ? { notOwner: (): Answer => ({ notOwner: true }) } : {}),
+      ...(o.notOwner ? { notOwner: o.notOwner } : {}),
     })
   }
 
   /** Run a session operation on this instance (it holds the session, or nobody does). */
-  async #run(op: SessionOp): Promise<unknown> {
+  async #run(op: SessionOp): Promise<ResultOf<OpName>> {
     const s = await this.#manager.get(op.id)
     switch (op.op) {
       case 'prompt': {
         const outcome = await s.prompt(op.text, op.messageId).done
         await s.flush()
-        return { outcome, lastSeq: s.lastSeq } satisfies PromptDone
+        return { outcome, lastSeq: s.lastSeq } satisfies ResultOf<'prompt'>
       }
       case 'cancel':
         return s.cancel()
@@ -309,13 +322,13 @@ export class SessionRouter {
       case 'model':
       case 'mode':
         await (op.op === 'model' ? s.setModel(op.value) : s.setMode(op.value))
-        return { model: s.model, mode: s.mode } satisfies Selection
+        return { model: s.model, mode: s.mode } satisfies ResultOf<'model' | 'mode'>
       case 'compact':
         return s.compact()
       case 'approval': {
         const old = s.approval
         await s.setApproval(op.value)
-        return { old, new: s.approval }
+        return { old, new: s.approval } satisfies ResultOf<'approval'>
       }
       case 'state':
         return {
@@ -325,15 +338,16 @@ export class SessionRouter {
           lastSeq: s.lastSeq,
           summary: s.summary,
           ...(op.messages ? { messages: s.messages() } : {}),
-        } satisfies SessionReading
+        } satisfies ResultOf<'state'>
     }
   }
 
   /** A session operation another instance forwarded here: run if this instance still holds the session. */
   async #serveOp(op: SessionOp): Promise<Answer> {
     try {
-      const r = await this.#op(op, 'this request', false, true)
-      return typeof r === 'object' && r !== null && 'notOwner' in r ? (r as Answer) : { ok: r }
+      // Forwarded here: never forwarded again; an instance that no longer holds the session says so.
+      const r = await this.#op(op, 'this request', { notOwner: () => NOT_OWNER })
+      return r === NOT_OWNER ? { notOwner: true } : { ok: r }
     } catch (err) {
       if (ChimeraError.is(err))
         return {

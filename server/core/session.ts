@@ -14,8 +14,7 @@ import { randomUUID } from 'node:crypto'
 import type { ChatMessage, PermissionRequestData, ToolCall, Usage } from '../../generated/schemas.gen.ts'
 import type { Logger } from '../log.ts'
 import type { ToolSchema } from '../providers/types.ts'
-import type { QueuedPrompt, SessionMeta, StreamOptions } from '../store/types.ts'
-import type { StoredRecord } from '../store/stored-lines.ts'
+import type { QueuedPrompt, SessionMeta, StoredRecordPage, StreamOptions } from '../store/types.ts'
 import { sessionHeld, type SessionHolder } from '../store/session-owner.ts'
 import type { SandboxMode, Tool, ToolContext } from '../tools/types.ts'
 import { lazyProvider, type LspProvider } from '../lsp/provider.ts'
@@ -370,7 +369,7 @@ export class Session implements TurnHost {
    * A page of the stored records after `afterSeq` (none after `upTo`) as the store holds them, for
    * a replay that sends them as they are; undefined when the store cannot (then `stream`).
    */
-  storedPage(afterSeq: number, upTo: number): Promise<{ records: StoredRecord[]; more: boolean } | undefined> {
+  storedPage(afterSeq: number, upTo: number): Promise<StoredRecordPage | undefined> {
     // Nothing stored to send before the live part (a stream of a new session): no store call,
     // which would wait in the session's store queue behind the writes in flight.
     if (afterSeq >= upTo) return Promise.resolve(undefined)

@@ -4,13 +4,8 @@
  * format (SSE, ACP `session/update`, JSON-lines) is a mapping of these events.
  */
 import type { z } from 'zod'
-import {
-  EventDataByTypeSchema,
-  EventTypeSchema,
-  type ChimeraEvent,
-  type EventType,
-} from '../../generated/schemas.gen.ts'
-import { TURN_ENDING_EVENTS } from '../../generated/event-facts.gen.ts'
+import { EventDataByTypeSchema, type ChimeraEvent, type EventType } from '../../generated/schemas.gen.ts'
+import { EVENT_TYPE_NAMES, TURN_ENDING_EVENTS } from '../../generated/event-facts.gen.ts'
 
 export type { EventType }
 export type EventDataByType = z.infer<typeof EventDataByTypeSchema>
@@ -21,7 +16,7 @@ export type EventOf<T extends EventType> = Omit<ChimeraEvent, 'type' | 'data'> &
 export type AnyEvent = { [T in EventType]: EventOf<T> }[EventType]
 
 /** Every event type, in spec order. */
-export const EVENT_TYPES: readonly EventType[] = EventTypeSchema.options
+export const EVENT_TYPES: readonly EventType[] = EVENT_TYPE_NAMES
 
 /** Validate `data` for `type` against the spec (throws a ZodError on mismatch). */
 export function checkEventData<T extends EventType>(type: T, data: unknown): EventDataByType[T] {

@@ -25,7 +25,7 @@
 import type { AcpSeedMethod } from '../../generated/acp/seed.gen.ts'
 import type { AcpV1Method } from '../../generated/acp/v1-methods.gen.ts'
 import type { BridgeStatus } from '../../generated/schemas.gen.ts'
-import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http'
+import { STATUS_CODES, type IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import type { AcpServer } from '@agentclientprotocol/sdk/experimental/server'
 import type { WebSocket, WebSocketServer } from 'ws'
@@ -459,10 +459,11 @@ export class AcpEndpoint {
     }
   }
 
-  /** Serve WebSocket upgrades of `/acp` on `server` (the same guards; one ACP message per text frame). */
-  attach(server: Server): void {
-    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.#upgrade(req, socket, head))
-  }
+  /**
+   * A WebSocket upgrade of `/acp` (the server's `upgrade` listener hands them here, through
+   * start-gate.ts): the same guards as a request; one ACP message per text frame.
+   */
+  readonly upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => void this.#upgrade(req, socket, head)
 
   async #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     try {

@@ -7,8 +7,8 @@
  *   origin gets `Access-Control-Allow-Origin` echoed exactly (never `*`), and its preflight 204.
  *   A same-origin request (the /ui console) is not cross-origin and passes without CORS headers.
  */
-import { isIP } from 'node:net'
 import { HttpError } from './errors.ts'
+import { hostAllowed, hostName, isLoopbackName } from './host-names.ts'
 
 export interface GuardOptions {
   /** Exact origins allowed to call from a browser (`--cors`, repeatable). */
@@ -26,47 +26,11 @@ export interface GuardOptions {
 export const CORS_ALLOW_HEADERS = 'authorization, content-type, last-event-id'
 export const CORS_MAX_AGE = '600'
 
-/**
- * The host name of a Host header value (`name`, `name:port`, `[v6]`, `[v6]:port`), lower-cased,
- * or undefined when the value is not a well-formed host (a comma-joined pair, junk after `]`).
- */
-export function hostName(host: string): string | undefined {
-  const h = host.trim().toLowerCase()
-  const v6 = /^\[([0-9a-f:.]+)\](?::(\d{1,5}))?$/.exec(h)
-  if (v6) return isIP(v6[1]!) === 6 ? v6[1] : undefined
-  const m = /^([a-z0-9.-]+)(?::(\d{1,5}))?$/.exec(h)
-  return m ? m[1] : undefined
-}
-
-/** True for `localhost` and loopback IP literals (127.0.0.0/8, ::1), compared as parsed addresses. */
-export function isLoopbackName(name: string): boolean {
-  if (name === 'localhost') return true
-  if (isIP(name) === 4) return name.split('.')[0] === '127'
-  if (isIP(name) === 6) return name === '::1' || name === '0:0:0:0:0:0:0:1'
-  return false
-}
-
-/** Verdicts of recent Host values per guard (every request carries one; most repeat). Bounded. */
-const hostVerdicts = new WeakMap<GuardOptions, Map<string, boolean>>()
-const HOST_VERDICTS_MAX = 256
-
-function hostAllowed(host: string, opts: GuardOptions & { allowedHosts: readonly string[] }): boolean {
-  let seen = hostVerdicts.get(opts)
-  if (!seen) hostVerdicts.set(opts, (seen = new Map()))
-  const known = seen.get(host)
-  if (known !== undefined) return known
-  const name = hostName(host)
-  const ok = name !== undefined && (isLoopbackName(name) || opts.allowedHosts.includes(name))
-  if (seen.size >= HOST_VERDICTS_MAX) seen.clear()
-  seen.set(host, ok)
-  return ok
-}
-
 /** Throws when the Host header is not acceptable for a loopback-bound server. */
 export function checkHost(req: Request, opts: GuardOptions): void {
   if (!opts.allowedHosts) return
   const host = req.headers.get('host') ?? new URL(req.url).host
-  if (!hostAllowed(host, opts as GuardOptions & { allowedHosts: readonly string[] })) {
+  if (!hostAllowed(host, opts)) {
     throw new HttpError('misdirected_request', `host ${JSON.stringify(host.slice(0, 200))} is not served here`)
   }
 }

@@ -53,13 +53,15 @@ import {
   readSegment,
   readSegmentLines,
   readSegmentRecords,
+  readVouchedPage,
   readVouchedSegment,
+  SEGMENT_PAGE_BYTES,
   rewriteSegmentTail,
   SegmentWriters,
   SUM_FILE,
   writeSegmentSum,
 } from './segment.ts'
-import { storedRecords, type StoredRecord } from './stored-lines.ts'
+import type { StoredRecord } from './stored-lines.ts'
 import {
   dropOwner,
   OWNER_FILE,
@@ -116,7 +118,7 @@ export interface FileEventStoreOptions {
 
 /** A stream's catch-up page: at most this many events and (from the segment) bytes, at least one event. */
 const PAGE_EVENTS = 2048
-const PAGE_MAX_BYTES = 4 * 1024 * 1024
+const PAGE_MAX_BYTES = SEGMENT_PAGE_BYTES
 /** Records per page of `readStored` (text is cheap to hold: the byte cap is what bounds it). */
 const STORED_PAGE_EVENTS = 16384
 
@@ -354,7 +356,7 @@ export class FileEventStore implements EventStore {
     sessionId: string,
     afterSeq: number,
     upTo: number,
-  ): Promise<{ records: StoredRecord[]; more: boolean } | undefined> {
+  ): Promise<{ records: StoredRecord[]; more: boolean; release(): void } | undefined> {
     const dir = sessionDir(this.root, sessionId)
     return this.#enqueue(sessionId, async () => {
       // Open here, or read here while nobody held it (its verified segment is kept).
@@ -362,10 +364,10 @@ export class FileEventStore implements EventStore {
       const last = Math.min(seg?.lines ?? 0, upTo)
       if (!seg?.ok || afterSeq >= last) return undefined
       const to = pageEnd(seg.ends, afterSeq, Math.min(last, afterSeq + STORED_PAGE_EVENTS), PAGE_MAX_BYTES)
-      const records = await readSegmentRecords(dir, sessionId, seg.ends, afterSeq + 1, to).catch(() => undefined)
+      const page = await readSegmentRecords(dir, sessionId, seg.ends, afterSeq + 1, to).catch(() => undefined)
       // Not the lines this instance verified: the event path reads them (and marks the segment).
-      if (!records) return undefined
-      return { records, more: to < last }
+      if (!page) return undefined
+      return { records: page.records, release: page.release, more: to < last }
     })
   }
 
@@ -382,18 +384,14 @@ export class FileEventStore implements EventStore {
     if (!(await readOwnMeta(dir, sessionId))) return undefined
     const seg = await readVouchedSegment(dir)
     if (!seg) return undefined
-    const { buf, ends } = seg
-    const lines = ends.length
+    const lines = seg.ends.length
     return {
       lines,
       more: seg.more,
-      page: (afterSeq) => {
-        if (afterSeq >= lines) return undefined
-        const to = pageEnd(ends, afterSeq, Math.min(lines, afterSeq + STORED_PAGE_EVENTS), PAGE_MAX_BYTES)
-        const start = afterSeq === 0 ? 0 : ends[afterSeq - 1]!
-        const records = storedRecords(buf.subarray(start, ends[to - 1]), afterSeq + 1, to - afterSeq, sessionId)
-        return records && { records, more: to < lines }
-      },
+      page: (afterSeq) =>
+        afterSeq >= lines
+          ? Promise.resolve(undefined)
+          : readVouchedPage(dir, seg, sessionId, afterSeq).catch(() => undefined),
     }
   }
 

@@ -4,9 +4,6 @@
  * outside server/store names the file store or the event-log directory
  * (conformance/store-boundary.test.ts), so another engine replaces it here.
  */
-import { randomUUID } from 'node:crypto'
-import { mkdir, rm, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
 import type { Logger } from '../log.ts'
 import { FileEventStore } from './file-store.ts'
 import { eventlogRoot } from './paths.ts'
@@ -40,28 +37,5 @@ export async function withConfiguredStore<T>(
     return await use(store)
   } finally {
     await store.close()
-  }
-}
-
-/** Why the event log under `home` cannot be written, or undefined when it can. */
-export async function eventLogProblem(home: string): Promise<string | undefined> {
-  const root = eventlogRoot(home)
-  const probe = join(root, `.write-probe-${process.pid}-${randomUUID().slice(0, 8)}`)
-  try {
-    await mkdir(root, { recursive: true })
-    await writeFile(probe, '')
-    await rm(probe, { force: true })
-    return undefined
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException
-    const why =
-      e.code === 'EROFS'
-        ? 'read-only file system'
-        : e.code === 'ENOSPC'
-          ? 'no space left on device'
-          : e.code === 'EACCES' || e.code === 'EPERM'
-            ? 'permission denied'
-            : e.message
-    return `CHIMERA_HOME ${home} cannot hold event logs (${why}${e.code ? `, ${e.code}` : ''})`
   }
 }

@@ -7,7 +7,8 @@
 import { randomUUID } from 'node:crypto'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
-import { EventTypeSchema, type EventType } from '../../generated/schemas.gen.ts'
+import type { EventType } from '../../generated/schemas.gen.ts'
+import { EVENT_TYPE_NAMES } from '../../generated/event-facts.gen.ts'
 import { ChimeraError, shownId } from '../errors.ts'
 import type { AgentPrefix } from './types.ts'
 
@@ -17,7 +18,7 @@ export const AGENT_PREFIXES: readonly AgentPrefix[] = ['otter', 'ferret', 'mink'
 const SESSION_ID_RE =
   /^(otter|ferret|mink)-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 const EVENT_FILE_RE = /^event-(\d{6,})-([a-z_]+)\.json$/
-const EVENT_TYPES: ReadonlySet<string> = new Set(EventTypeSchema.options)
+const EVENT_TYPES: ReadonlySet<string> = new Set(EVENT_TYPE_NAMES)
 
 /** `CHIMERA_HOME`, or `~/.chimera` when unset or empty. */
 export function chimeraHome(env: NodeJS.ProcessEnv = process.env): string {

@@ -14,6 +14,11 @@
  * `timeoutMs` the answer is `timeout` (`ran`: the owner had popped it; otherwise it was withdrawn,
  * nothing ran: routing it to the same live owner again would only wait as long again). The
  * payload is opaque here (core/session-router.ts puts an HTTP request or a session operation in it).
+ *
+ * The link's version is checked here, and only here: every request and reply carries `v`
+ * (`INSTANCE_LINK_VERSION`); a request of another version is not run but answered `Incompatible`,
+ * which its requester's `request` returns as `incompatible` with the version the owner speaks
+ * (docs/decisions/0440-instance-link-results-and-version.md).
  */
 import { randomUUID } from 'node:crypto'
 import type { RedisClientType } from '@redis/client'
@@ -21,8 +26,11 @@ import type { Logger } from '../log.ts'
 import {
   BusReplySchema,
   BusRequestSchema,
+  INSTANCE_LINK_VERSION,
+  IncompatibleSchema,
   type BusReply,
   type BusRequest,
+  type Incompatible,
   type RoutedCommand,
 } from '../../generated/instances/forward.gen.ts'
 import { instanceKeys, unavailable } from './redis-shared.ts'
@@ -42,6 +50,8 @@ export type BusResult =
   | { kind: 'lost' }
   /** No answer within the time allowed (`ran`: the owner had taken it; else it was withdrawn and nothing ran). */
   | { kind: 'timeout'; ran: boolean }
+  /** The owner speaks another version of the link (`version`) and ran nothing. */
+  | { kind: 'incompatible'; version: number }
 
 export interface BusRequestOptions {
   /** Still the right instance to wait for (it holds the session's lease)? */
@@ -68,7 +78,7 @@ export interface RedisBusOptions {
 
 export class RedisBus {
   readonly #o: RedisBusOptions
-  readonly #pending = new Map<string, (payload: unknown) => void>()
+  readonly #pending = new Map<string, (reply: BusReply) => void>()
   #reader: Client | undefined
   #stopped = false
 
@@ -114,7 +124,7 @@ export class RedisBus {
     }
     const rep = BusReplySchema.safeParse(v)
     if (rep.success) {
-      this.#pending.get(rep.data.id)?.(rep.data.payload as unknown)
+      this.#pending.get(rep.data.id)?.(rep.data)
       return
     }
     const req = BusRequestSchema.safeParse(v)
@@ -123,11 +133,11 @@ export class RedisBus {
       return
     }
     const env = req.data
-    void this.#o
-      .handle(env.payload)
+    const run = env.v === INSTANCE_LINK_VERSION ? this.#o.handle(env.payload) : Promise.resolve(this.#refuse(env))
+    void run
       .catch((err: unknown) => ({ error: String(err) }))
       .then(async (payload) => {
-        const reply: BusReply = { t: 'rep', id: env.id, from: this.#o.instanceId, payload }
+        const reply: BusReply = { t: 'rep', id: env.id, from: this.#o.instanceId, v: INSTANCE_LINK_VERSION, payload }
         const key = instanceKeys(env.from).replies
         await this.#o.client.rPush(key, JSON.stringify(reply))
         await this.#o.client.pExpire(key, REPLY_TTL_MS)
@@ -135,18 +145,34 @@ export class RedisBus {
       .catch((err: unknown) => this.#o.logger.warn('forwarding: a reply could not be sent', { error: String(err) }))
   }
 
+  /** A request of a version of the link this instance does not speak: run nothing, say so. */
+  #refuse(env: BusRequest): Incompatible {
+    this.#o.logger.warn('forwarding: refused a request of another version of the instance link', {
+      from: env.from,
+      version: env.v,
+      speaks: INSTANCE_LINK_VERSION,
+    })
+    return { incompatible: true }
+  }
+
   /** Send `payload` to `target`'s inbox and wait for its answer (bounded; see the file comment). */
   async request(target: string, payload: RoutedCommand, opts: BusRequestOptions): Promise<BusResult> {
     const id = randomUUID()
-    const text = JSON.stringify({ t: 'req', id, from: this.#o.instanceId, payload } satisfies BusRequest)
+    const text = JSON.stringify({
+      t: 'req',
+      id,
+      from: this.#o.instanceId,
+      v: INSTANCE_LINK_VERSION,
+      payload,
+    } satisfies BusRequest)
     const inbox = instanceKeys(target).inbox
-    let answer: ((payload: unknown) => void) | undefined
-    const replied = new Promise<unknown>((resolve) => (answer = resolve))
+    let answer: ((reply: BusReply) => void) | undefined
+    const replied = new Promise<BusReply>((resolve) => (answer = resolve))
     this.#pending.set(id, answer!)
-    const within = async (ms: number): Promise<{ payload: unknown } | undefined> => {
+    const within = async (ms: number): Promise<BusResult | undefined> => {
       let timer: NodeJS.Timeout | undefined
       const r = await Promise.race([
-        replied.then((payload) => ({ payload })),
+        replied.then(resultOf),
         new Promise<undefined>((resolve) => {
           timer = setTimeout(() => resolve(undefined), ms)
         }),
@@ -166,7 +192,7 @@ export class RedisBus {
       const deadline = Date.now() + opts.timeoutMs
       for (;;) {
         const r = await within(opts.pollMs)
-        if (r) return { kind: 'reply', payload: r.payload }
+        if (r) return r
         if (Date.now() >= deadline) {
           const unsent = await withdraw().catch(() => false)
           return { kind: 'timeout', ran: !unsent }
@@ -183,12 +209,12 @@ export class RedisBus {
         // deadline); once it is gone, one more poll for an answer it may have sent before.
         for (;;) {
           const late = await within(opts.pollMs)
-          if (late) return { kind: 'reply', payload: late.payload }
+          if (late) return late
           if (Date.now() >= deadline) return { kind: 'timeout', ran: true }
           const running = await opts.ownerRunning().catch(() => true)
           if (running) continue
           const last = await within(opts.pollMs)
-          return last ? { kind: 'reply', payload: last.payload } : { kind: 'lost' }
+          return last ?? { kind: 'lost' }
         }
       }
     } finally {
@@ -196,5 +222,11 @@ export class RedisBus {
     }
   }
 }
+
+/** A reply as the requester sees it: the owner's answer, or its refusal of the request's version. */
+const resultOf = (reply: BusReply): BusResult =>
+  IncompatibleSchema.safeParse(reply.payload).success
+    ? { kind: 'incompatible', version: reply.v }
+    : { kind: 'reply', payload: reply.payload as unknown }
 
 const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref())

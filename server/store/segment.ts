@@ -14,6 +14,7 @@ import { join } from 'node:path'
 import * as zlib from 'node:zlib'
 import type { AnyEvent } from '../events/event-types.ts'
 import { errCode, readJsonFile, writeJsonAtomic, type LogEntry } from './file-log.ts'
+import { BufferPool } from './buffer-pool.ts'
 import { storedRecords, type StoredRecord } from './stored-lines.ts'
 
 export const SEGMENT_FILE = 'events.jsonl'
@@ -158,29 +159,51 @@ async function readWhole(path: string): Promise<Buffer> {
   }
 }
 
+/** A page of a segment read at once: at most this many bytes (at least one line). */
+export const SEGMENT_PAGE_BYTES = 4 * 1024 * 1024
 /**
- * The bytes of lines `from..to` (counters) of a verified segment, given the line ends: one read.
- * Undefined when they are not those lines (a line end is not a newline: the file changed
- * underneath).
+ * The buffers pages are read into (docs/decisions/0435-replay-buffers-reused.md): a page goes back
+ * once its records were sent or parsed, so a long replay reads every page into the same two.
+ */
+export const pagePool = new BufferPool(SEGMENT_PAGE_BYTES, 2)
+
+/** `n` bytes to read a page into: a view of a pool buffer (`pooled`) when it fits one. */
+function pageBuffer(n: number): { buf: Buffer; pooled?: Buffer } {
+  if (n > pagePool.size) return { buf: Buffer.allocUnsafe(n) }
+  const pooled = pagePool.take()
+  return { buf: pooled.subarray(0, n), pooled }
+}
+
+/**
+ * The bytes of lines `from..to` (counters) of a verified segment, given the line ends: one read,
+ * into a pool buffer (`pooled`, to be given back) when it fits one. Undefined when they are not
+ * those lines (a line end is not a newline: the file changed underneath).
  */
 async function readSegmentBytes(
   dir: string,
   ends: readonly number[],
   from: number,
   to: number,
-): Promise<Buffer | undefined> {
+): Promise<{ buf: Buffer; pooled?: Buffer } | undefined> {
   const start = from <= 1 ? 0 : ends[from - 2]!
   const end = ends[to - 1]!
-  const buf = Buffer.allocUnsafe(end - start)
-  const fh = await open(join(dir, SEGMENT_FILE), 'r')
+  const page = pageBuffer(end - start)
+  const { buf } = page
+  let ok = false
   try {
-    const { bytesRead } = await fh.read(buf, 0, buf.length, start)
-    if (bytesRead !== buf.length) return undefined
+    const fh = await open(join(dir, SEGMENT_FILE), 'r')
+    try {
+      const { bytesRead } = await fh.read(buf, 0, buf.length, start)
+      if (bytesRead !== buf.length) return undefined
+    } finally {
+      await fh.close()
+    }
+    for (let seq = from; seq <= to; seq++) if (buf[ends[seq - 1]! - start - 1] !== NL) return undefined
+    ok = true
+    return page
   } finally {
-    await fh.close()
+    if (!ok && page.pooled) pagePool.give(page.pooled)
   }
-  for (let seq = from; seq <= to; seq++) if (buf[ends[seq - 1]! - start - 1] !== NL) return undefined
-  return buf
 }
 
 /** Events `from..to` of a verified segment (parsed); undefined as `readSegmentBytes`. */
@@ -190,12 +213,39 @@ export async function readSegmentLines(
   from: number,
   to: number,
 ): Promise<AnyEvent[] | undefined> {
-  const buf = await readSegmentBytes(dir, ends, from, to)
-  if (!buf) return undefined
-  const parsed = parseLines(buf, to - from + 1)
+  const page = await readSegmentBytes(dir, ends, from, to)
+  if (!page) return undefined
+  let parsed: unknown[] | undefined
+  try {
+    parsed = parseLines(page.buf, to - from + 1)
+  } finally {
+    // The parsed events hold strings, not views of the page.
+    if (page.pooled) pagePool.give(page.pooled)
+  }
   if (!parsed) return undefined
   for (let k = 0; k < parsed.length; k++) if ((parsed[k] as AnyEvent | null)?.seq !== from + k) return undefined
   return parsed as AnyEvent[]
+}
+
+/** Stored records of one page and, for a page read into a pool buffer, how to give it back. */
+export interface StoredPage {
+  records: StoredRecord[]
+  /**
+   * Give the page's buffer back to the pool (once; later calls do nothing): only when no record
+   * of the page is read any more, since `text` records are views of it.
+   */
+  release(): void
+}
+
+/** `release` of a page whose buffer is `pooled` (or nothing to give back). */
+export function pageRelease(pooled: Buffer | undefined): () => void {
+  if (!pooled) return () => {}
+  let given = false
+  return () => {
+    if (given) return
+    given = true
+    pagePool.give(pooled)
+  }
 }
 
 /**
@@ -209,9 +259,13 @@ export async function readSegmentRecords(
   ends: readonly number[],
   from: number,
   to: number,
-): Promise<StoredRecord[] | undefined> {
-  const buf = await readSegmentBytes(dir, ends, from, to)
-  return buf && storedRecords(buf, from, to - from + 1, sessionId)
+): Promise<StoredPage | undefined> {
+  const page = await readSegmentBytes(dir, ends, from, to)
+  if (!page) return undefined
+  const records = storedRecords(page.buf, from, to - from + 1, sessionId)
+  const release = pageRelease(page.pooled)
+  if (!records) release()
+  return records && { records, release }
 }
 
 /** Cut the segment to `keep` bytes and append `texts` (event records, each ending in a newline). */
@@ -322,20 +376,40 @@ export async function writeSegmentSum(dir: string, sum: SegmentSum): Promise<voi
 }
 
 /**
- * Segments larger than this are not held in memory for a vouched replay (they are opened): the
- * read is one buffer, checked in one synchronous CRC pass (a few ms at this size).
+ * Segments larger than this are not served vouched (they are opened): a vouched replay keeps the
+ * offset of every line in memory.
  */
 const VOUCHED_MAX_BYTES = 32 * 1024 * 1024
 
+/** A run of whole lines of a vouched segment, at most a page long, and the CRC-32 of its bytes. */
+interface VouchedBlock {
+  start: number
+  end: number
+  /** The counter of its last line. */
+  last: number
+  crc: number
+}
+
+/** What a segment's checksum vouches for: where its lines end, in blocks each with its checksum. */
+export interface VouchedSegment {
+  /** `ends[k]`: the byte offset just after line k + 1. */
+  ends: number[]
+  blocks: VouchedBlock[]
+  /** The segment holds bytes after the vouched ones. */
+  more: boolean
+}
+
 /**
- * The lines the checksum file of `dir` vouches for: the segment's first `bytes` bytes, read in
- * one piece and checked against the checksum (a line changed on disk since, even to the same
- * length, fails it), then cut at its newlines (exactly `lines` of them). Undefined when there is
- * no checksum file, the segment is shorter, or anything disagrees.
+ * The lines the checksum file of `dir` vouches for: the segment's first `bytes` bytes, read a
+ * page at a time into one pool buffer (docs/decisions/0435-replay-buffers-reused.md) and checked
+ * against the checksum (a line changed on disk since, even to the same length, fails it), cut at
+ * their newlines (exactly `lines` of them) and into blocks of whole lines, each with its own
+ * CRC-32 so that `readVouchedPage` can check that what it reads again is what was checked here.
+ * Undefined when there is no checksum file, the segment is shorter, a line is longer than a page,
+ * or anything disagrees.
  */
-export async function readVouchedSegment(
-  dir: string,
-): Promise<{ buf: Buffer; ends: number[]; more: boolean } | undefined> {
+export async function readVouchedSegment(dir: string): Promise<VouchedSegment | undefined> {
+  if (!zlibCrc32) return undefined
   const r = await readJsonFile(join(dir, SUM_FILE))
   if (r.kind !== 'ok') return undefined
   const sum = r.value as Partial<SegmentSum> | null
@@ -351,29 +425,124 @@ export async function readVouchedSegment(
   )
     return undefined
   const bytes = sum.bytes!
-  let buf: Buffer
+  const ends: number[] = []
+  const blocks: VouchedBlock[] = []
+  let crc = 0
   let size: number
+  const scratch = pagePool.take()
   try {
     const fh = await open(join(dir, SEGMENT_FILE), 'r')
     try {
       size = (await fh.stat()).size
       if (size < bytes) return undefined
-      buf = Buffer.allocUnsafe(bytes)
-      let got = 0
-      while (got < bytes) {
-        const { bytesRead } = await fh.read(buf, got, bytes - got, got)
-        if (bytesRead === 0) return undefined
-        got += bytesRead
+      for (let start = 0; start < bytes;) {
+        const piece = scratch.subarray(0, Math.min(scratch.length, bytes - start))
+        if (!(await readFully(fh, piece, start))) return undefined
+        // The block ends after the piece's last newline (the rest is read again with the next).
+        const end = piece.lastIndexOf(NL) + 1
+        if (end === 0 || (start + piece.length === bytes && end !== piece.length)) return undefined
+        const block = piece.subarray(0, end)
+        for (let i = block.indexOf(NL); i >= 0; i = block.indexOf(NL, i + 1)) ends.push(start + i + 1)
+        const blockCrc = zlibCrc32(block)
+        crc = crc32Combine(crc, blockCrc, end)
+        blocks.push({ start, end: start + end, last: ends.length, crc: blockCrc })
+        start += end
       }
     } finally {
       await fh.close()
     }
   } catch {
     return undefined
+  } finally {
+    pagePool.give(scratch)
   }
-  if (crc32(buf) !== sum.crc32 || buf[bytes - 1] !== NL) return undefined
-  const ends: number[] = []
-  for (let i = buf.indexOf(NL); i >= 0; i = buf.indexOf(NL, i + 1)) ends.push(i + 1)
-  if (ends.length !== sum.lines) return undefined
-  return { buf, ends, more: size > bytes }
+  if (crc !== sum.crc32 || ends.length !== sum.lines) return undefined
+  return { ends, blocks, more: size > bytes }
+}
+
+/** Read `buf.length` bytes at `position`; false when the file ends before. */
+async function readFully(fh: FileHandle, buf: Buffer, position: number): Promise<boolean> {
+  for (let got = 0; got < buf.length;) {
+    const { bytesRead } = await fh.read(buf, got, buf.length - got, position + got)
+    if (bytesRead === 0) return false
+    got += bytesRead
+  }
+  return true
+}
+
+/**
+ * The stored records after `afterSeq` (within its block: `more` until the last) of a vouched
+ * segment, read again into a pool buffer (`release` gives it back) and sent only if the block's
+ * bytes are still those `readVouchedSegment` checked. Undefined when they are not (the file changed
+ * since): the replay then loads the session from that cursor.
+ */
+export async function readVouchedPage(
+  dir: string,
+  seg: VouchedSegment,
+  sessionId: string,
+  afterSeq: number,
+): Promise<(StoredPage & { more: boolean }) | undefined> {
+  const { ends, blocks } = seg
+  if (afterSeq < 0 || afterSeq >= ends.length) return undefined
+  const at = afterSeq === 0 ? 0 : ends[afterSeq - 1]!
+  let lo = 0
+  let hi = blocks.length - 1
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1
+    if (blocks[mid]!.end <= at) lo = mid + 1
+    else hi = mid
+  }
+  const block = blocks[lo]!
+  const page = pageBuffer(block.end - block.start)
+  const release = pageRelease(page.pooled)
+  let records: StoredRecord[] | undefined
+  try {
+    const fh = await open(join(dir, SEGMENT_FILE), 'r')
+    try {
+      if (!(await readFully(fh, page.buf, block.start))) return undefined
+    } finally {
+      await fh.close()
+    }
+    if (crc32(page.buf) !== block.crc) return undefined
+    records = storedRecords(page.buf.subarray(at - block.start), afterSeq + 1, block.last - afterSeq, sessionId)
+    return records && { records, release, more: block.last < ends.length }
+  } finally {
+    if (!records) release()
+  }
+}
+
+/**
+ * The CRC-32 of two byte runs one after the other, from the CRC-32 of each and the second's
+ * length (zlib's `crc32_combine`): the checksum of a whole segment from those of its blocks.
+ */
+export function crc32Combine(crc1: number, crc2: number, len2: number): number {
+  if (len2 <= 0) return crc1
+  const times = (mat: number[], vec: number): number => {
+    let sum = 0
+    for (let i = 0; vec !== 0; i++, vec >>>= 1) if (vec & 1) sum ^= mat[i]!
+    return sum >>> 0
+  }
+  const square = (out: number[], mat: number[]): void => {
+    for (let n = 0; n < 32; n++) out[n] = times(mat, mat[n]!)
+  }
+  // The operator for one zero bit, then two and four.
+  const odd: number[] = [0xedb88320]
+  for (let n = 1, row = 1; n < 32; n++, row <<= 1) odd[n] = row >>> 0
+  const even: number[] = []
+  square(even, odd)
+  square(odd, even)
+  let crc = crc1 >>> 0
+  let len = len2
+  // Apply len2 zero bytes to crc1 (the first squaring gives the operator for one zero byte).
+  for (;;) {
+    square(even, odd)
+    if (len & 1) crc = times(even, crc)
+    len = Math.floor(len / 2)
+    if (len === 0) break
+    square(odd, even)
+    if (len & 1) crc = times(odd, crc)
+    len = Math.floor(len / 2)
+    if (len === 0) break
+  }
+  return (crc ^ crc2) >>> 0
 }

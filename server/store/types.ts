@@ -205,13 +205,11 @@ export interface EventStore {
   /**
    * A page of the records after `afterSeq` (none after `upTo`) as stored, for a replay that sends
    * them without parsing and re-serialising each (stored-lines.ts); undefined when the store
-   * cannot serve them so (then `stream` does). `more`: records up to `upTo` remain.
+   * cannot serve them so (then `stream` does). `more`: records up to `upTo` remain. `release`
+   * (when given): the caller is done with the records, so the page's buffer may be reused
+   * (docs/decisions/0435-replay-buffers-reused.md); a caller that keeps records does not call it.
    */
-  readStored?(
-    sessionId: string,
-    afterSeq: number,
-    upTo: number,
-  ): Promise<{ records: StoredRecord[]; more: boolean } | undefined>
+  readStored?(sessionId: string, afterSeq: number, upTo: number): Promise<StoredRecordPage | undefined>
   /**
    * The records of a session this instance does not hold open, as far as the store vouches for
    * them without opening it (a checksum it wrote when it last held the session): for a replay
@@ -242,13 +240,23 @@ export interface EventStore {
   close?(): Promise<void>
 }
 
+/** A page of stored records (EventStore.readStored). */
+export interface StoredRecordPage {
+  records: StoredRecord[]
+  more: boolean
+  release?(): void
+}
+
 /** What {@link EventStore.readVouched} gives: records 1..`lines`, served a page at a time. */
 export interface VouchedRecords {
   lines: number
   /** Records may follow `lines` (the store did not vouch for them). */
   more: boolean
-  /** The records after `afterSeq` (at most `lines`), a page at a time; `more` until the last. */
-  page(afterSeq: number): { records: StoredRecord[]; more: boolean } | undefined
+  /**
+   * The records after `afterSeq` (at most `lines`), a page at a time; `more` until the last.
+   * Undefined when the store can no longer vouch for them (the caller loads the session then).
+   */
+  page(afterSeq: number): Promise<StoredRecordPage | undefined>
 }
 
 /** What {@link SessionLeases.claim} found. */

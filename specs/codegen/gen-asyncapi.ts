@@ -149,10 +149,15 @@ export function generateInstances(): GeneratedFile {
   const out = 'generated/instances/forward.gen.ts'
   const schemas: Record<string, unknown> = { ...doc.components.schemas }
   const zod = schemasToZod(schemas, makeResolver(INSTANCES_SPEC, out, '#/components/schemas/'))
-  const lines = addressTable(
-    doc,
-    'instanceLists',
-    `The Redis lists of ${INSTANCES_SPEC}, by channel (\`{instance}\`: the instance id).`,
-  )
+  const lines = [
+    ...addressTable(
+      doc,
+      'instanceLists',
+      `The Redis lists of ${INSTANCES_SPEC}, by channel (\`{instance}\`: the instance id).`,
+    ),
+    '/** The version of the link this instance speaks (`info.x-link-version`): every request and reply carries it as `v`. */',
+    `export const INSTANCE_LINK_VERSION = ${Number(doc.info['x-link-version'])}`,
+    '',
+  ]
   return tsModule(out, [INSTANCES_SPEC], zod, lines.join('\n'))
 }

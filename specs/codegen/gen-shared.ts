@@ -38,19 +38,22 @@ export function generateShared(): GeneratedFile {
 }
 
 /**
- * Facts about events the spec states as extensions of `EventType` (which events end a turn), in a
- * module of their own with no zod import, so a browser bundle can use them for free.
+ * Facts about events the spec states in `EventType` (every type, and which end a turn: its
+ * `x-turn-ending`), in a module of their own with no zod import, so a browser bundle, or code on a
+ * start-up path that checks nothing else (event file names), can use them for free.
  */
 export function generateEventFacts(): GeneratedFile {
   const eventType = sharedSchemas().EventType as { enum?: string[]; 'x-turn-ending'?: string[] } | undefined
   const ending = eventType?.['x-turn-ending']
-  if (!ending?.length) throw new Error('EventType has no x-turn-ending list')
+  if (!ending?.length || !eventType?.enum?.length) throw new Error('EventType has no enum or no x-turn-ending list')
   for (const t of ending)
     if (!eventType?.enum?.includes(t)) throw new Error(`x-turn-ending names ${t}, which is not an EventType`)
   const text = [
     header(sharedFiles()).trimEnd(),
     "import type { EventType } from './schemas.gen.ts'",
     '',
+    "/** Every event type (EventType `enum`), in the spec's order. */",
+    `export const EVENT_TYPE_NAMES = ${JSON.stringify(eventType.enum)} as const satisfies readonly EventType[]`,
     '/** The events that end a turn (EventType `x-turn-ending`): one closes every turn; after one the session is idle. */',
     `export const TURN_ENDING_EVENTS = ${JSON.stringify(ending)} as const satisfies readonly EventType[]`,
     'export type TurnEndingEvent = (typeof TURN_ENDING_EVENTS)[number]',

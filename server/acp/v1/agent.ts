@@ -23,7 +23,7 @@
  */
 import { workingDirProblem } from '../../core/working-dir.ts'
 import type { Session } from '../../core/session.ts'
-import type { Selection } from '../../core/session-router.ts'
+import type { Selection } from '../../../generated/instances/forward.gen.ts'
 import type { AnyEvent, EventOf } from '../../events/event-types.ts'
 import { RpcError } from '../../../client/wire/jsonrpc/errors.ts'
 import { AUTH_METHOD_ID } from '../initialize.ts'

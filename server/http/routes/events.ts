@@ -19,6 +19,7 @@ import type { SseRecord } from '../sse/format.ts'
 import { pluralRecord, pluralStored, singularRecord, singularStored, type StoredEncoder } from '../sse/event-map.ts'
 import { startCursor } from '../sse/resume.ts'
 import { sseResponse, type SseStreamOptions } from '../sse/sse-stream.ts'
+import { nodeResponse, nodeWrites } from '../sse/node-writes.ts'
 
 /**
  * The plural stream's end rule: after a terminal event, once the stream has caught up with the
@@ -56,14 +57,22 @@ function holder(deps: HttpDeps, req: Request): StreamHolder {
 function open(
   deps: HttpDeps,
   req: Request,
-  o: Omit<SseStreamOptions, 'stop' | 'settings' | 'logger' | 'onClose'>,
+  o: Omit<SseStreamOptions, 'stop' | 'settings' | 'logger' | 'onClose' | 'written'>,
 ): Response {
   const reg = deps.streams.register(o.sessionId, holder(deps, req))
   if ('refused' in reg)
     throw new HttpError('too_many_streams', `${reg.refused}; close one, or retry later`, {
       headers: { 'retry-after': '5' },
     })
-  return sseResponse({ ...o, stop: reg.signal, settings: deps.sse, logger: deps.logger, onClose: reg.release })
+  const res = nodeResponse(req)
+  return sseResponse({
+    ...o,
+    stop: reg.signal,
+    settings: deps.sse,
+    logger: deps.logger,
+    onClose: reg.release,
+    ...(res ? { written: nodeWrites(res) } : {}),
+  })
 }
 
 /**
@@ -134,16 +143,19 @@ async function vouchedStream(
   const after = startCursor(req.headers.get('last-event-id'), fromLive, v.lines)
   if (after >= v.lines) return undefined
   let live: Session | undefined
-  // The end rule over the stored records, then over the session once it is loaded.
+  // The end rule over the stored records, then over the session once it is loaded — here by this
+  // stream or by another request meanwhile (a replay beside this one): the rule then ends the
+  // stream after the last stored record only if the session has written nothing after it.
+  const current = (): Session | undefined => live ?? deps.manager.peek(id)
   const view = {
     id,
     get lastSeq(): number {
-      return live?.lastSeq ?? v.lines
+      return current()?.lastSeq ?? v.lines
     },
     get status(): Session['status'] {
-      return live?.status ?? 'idle'
+      return current()?.status ?? 'idle'
     },
-    idle: (): Promise<void> => live?.idle() ?? Promise.resolve(),
+    idle: (): Promise<void> => current()?.idle() ?? Promise.resolve(),
   }
   return open(deps, req, {
     sessionId: id,
@@ -156,8 +168,9 @@ async function vouchedStream(
     stored: {
       page: async (from) => v.page(from),
       encode: pluralStored,
-      // Nothing after the last vouched record, and nobody runs the session here: its end.
-      final: (seq) => seq === v.lines && !v.more && !deps.manager.peek(id),
+      // Nothing after the last vouched record in the segment: the end rule decides (with the
+      // session's own counter and status when it is live here).
+      final: (seq) => seq === v.lines && !v.more,
     },
     settle: settleOf(() => live),
     endAfter: pluralEndRule(view),

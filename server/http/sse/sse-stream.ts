@@ -19,6 +19,7 @@
 import type { SseEnd } from '../../../generated/schemas.gen.ts'
 import { TERMINAL_EVENTS, type AnyEvent, type EventType } from '../../events/event-types.ts'
 import type { Logger } from '../../log.ts'
+import { BufferPool } from '../../store/buffer-pool.ts'
 import { storedEvent, type StoredRecord } from '../../store/stored-lines.ts'
 import { encodeComment, encodeRecord, type SseRecord } from './format.ts'
 import { endRecord, type StoredEncoder } from './event-map.ts'
@@ -64,7 +65,11 @@ export interface SseStreamOptions {
    * `endAfter` sees only their turns' opening and ending events.
    */
   stored?: {
-    page(afterSeq: number): Promise<{ records: StoredRecord[]; more: boolean } | undefined>
+    /**
+     * `release` (when given) is called once the stream is done with the page's records (every one
+     * copied out or dropped): the page's buffer may be reused then.
+     */
+    page(afterSeq: number): Promise<{ records: StoredRecord[]; more: boolean; release?(): void } | undefined>
     encode: StoredEncoder
     /**
      * Whether the stream may end after stored record `seq` (when the end rule says so): the
@@ -89,6 +94,13 @@ export interface SseStreamOptions {
   logger: Logger
   /** Called once when the stream is over (closed, ended, or the client went away). */
   onClose?(): void
+  /**
+   * Arranges for `done` to be called once the transport is finished with `chunk` (its bytes
+   * written to the socket, or the write given up), and not before. With it, stored records are
+   * encoded into buffers of a pool that each get back after their chunk went out; without it
+   * (a consumer that may keep the chunks), into fresh buffers.
+   */
+  written?(chunk: Uint8Array, done: () => void): void
 }
 
 /**
@@ -130,6 +142,12 @@ const TURN_MARKS: ReadonlySet<EventType> = new Set<EventType>(['user_message', '
 const CHUNK_BYTES = 64 * 1024
 /** Stored records are encoded into a buffer of this size (a chunk and most of a record more). */
 const FILL_BYTES = CHUNK_BYTES + 16 * 1024
+/**
+ * Fill buffers of streams whose transport says when a chunk is written (`written`), shared by all
+ * of them: a stream holds a few at a time (the chunk being filled, one queued, the ones the socket
+ * is writing), so 64 free ones (5 MiB) serve many streams at once; more are allocated and dropped.
+ */
+export const fillPool = new BufferPool(FILL_BYTES, 64)
 
 export function sseResponse(o: SseStreamOptions): Response {
   const { settings } = o
@@ -149,6 +167,9 @@ export function sseResponse(o: SseStreamOptions): Response {
   let fillAt = 0
   /** Chunks sent so far. */
   let chunks = 0
+  /** Pool buffers the pending chunk's stored records were encoded into (`fill` last). */
+  let fills: Buffer[] = []
+  const pooled = o.written !== undefined
 
   const finish = (): void => {
     if (closed) return
@@ -157,6 +178,9 @@ export function sseResponse(o: SseStreamOptions): Response {
     text = ''
     pendingBytes = 0
     fill = undefined
+    // Nothing was sent from them: the pending chunk is dropped.
+    for (const b of fills) fillPool.give(b)
+    fills = []
     dirty.delete(flush)
     clearInterval(heartbeat)
     o.stop.removeEventListener('abort', onStop)
@@ -185,6 +209,15 @@ export function sseResponse(o: SseStreamOptions): Response {
     const chunk = parts.length === 1 ? parts[0]! : Buffer.concat(parts)
     parts = []
     pendingBytes = 0
+    if (fills.length > 0) {
+      // A pool buffer whose bytes are the chunk itself comes back once the transport has written
+      // them; the others were copied into the chunk (or not used), so they come back now.
+      for (const b of fills) {
+        if (chunk.buffer === b.buffer) o.written!(chunk, () => fillPool.give(b))
+        else fillPool.give(b)
+      }
+      fills = []
+    }
     controller.enqueue(chunk)
     chunks++
     lastWrite = Date.now()
@@ -217,7 +250,8 @@ export function sseResponse(o: SseStreamOptions): Response {
     // No room left: what waits goes with the pending chunk, the record into a new buffer.
     while (at < 0) {
       sealFill()
-      fill = Buffer.allocUnsafe(Math.max(FILL_BYTES, -at))
+      if (pooled && -at <= FILL_BYTES) fills.push((fill = fillPool.take()))
+      else fill = Buffer.allocUnsafe(Math.max(FILL_BYTES, -at))
       fillFrom = fillAt = 0
       at = encode(r, fill, 0)
     }
@@ -264,34 +298,54 @@ export function sseResponse(o: SseStreamOptions): Response {
   /** Send stored records from the cursor while the store has them; the cursor after them. */
   const replay = async (stored: NonNullable<SseStreamOptions['stored']>): Promise<number | undefined> => {
     let cursor = o.afterSeq
-    let checked = chunks
     for (;;) {
       const page = await stored.page(cursor)
-      if (!page || closed) return cursor
-      for (const r of page.records) {
-        if (r.kind === 'text') writeStored(stored.encode, r)
-        else write(encodeRecord(o.record(r.event)))
-        // The end rule follows turns; records before the last one never end the stream, unless
-        // the stored records are all there is (`final`).
-        const final = stored.final?.(r.seq) === true
-        if (o.endAfter && (final || TURN_MARKS.has(r.type))) {
-          const last = o.endAfter(storedEvent(r, o.sessionId))
-          if (last && !last.ready && final) {
-            end(last.end)
-            return undefined
-          }
-        }
-        cursor = r.seq
-        // Room only shrinks when a chunk goes out: look again only after one did.
-        if (chunks !== checked) {
-          checked = chunks
-          const r2 = room()
-          if (r2 !== true && !(await r2)) return void stall()
-        }
-        if (closed) return undefined
+      if (!page || closed) {
+        page?.release?.()
+        return cursor
       }
+      try {
+        if (!(await sendPage(stored, page.records))) return undefined
+      } finally {
+        // Every record of the page was copied into the chunks (or parsed) or dropped.
+        page.release?.()
+      }
+      cursor = page.records.at(-1)?.seq ?? cursor
       if (!page.more) return cursor
     }
+  }
+
+  /** Send a page's stored records; false when the stream ended or was dropped meanwhile. */
+  const sendPage = async (
+    stored: NonNullable<SseStreamOptions['stored']>,
+    records: StoredRecord[],
+  ): Promise<boolean> => {
+    let checked = chunks
+    for (const r of records) {
+      if (r.kind === 'text') writeStored(stored.encode, r)
+      else write(encodeRecord(o.record(r.event)))
+      // The end rule follows turns; records before the last one never end the stream, unless
+      // the stored records are all there is (`final`).
+      const final = stored.final?.(r.seq) === true
+      if (o.endAfter && (final || TURN_MARKS.has(r.type))) {
+        const last = o.endAfter(storedEvent(r, o.sessionId))
+        if (last && !last.ready && final) {
+          end(last.end)
+          return false
+        }
+      }
+      // Room only shrinks when a chunk goes out: look again only after one did.
+      if (chunks !== checked) {
+        checked = chunks
+        const r2 = room()
+        if (r2 !== true && !(await r2)) {
+          stall()
+          return false
+        }
+      }
+      if (closed) return false
+    }
+    return true
   }
 
   const pump = async (): Promise<void> => {
