@@ -5,7 +5,8 @@
  * processes: session-owner.test.ts). Both runners (sync, for the pidfile; `fs.promises`, for
  * the session markers) run the same steps.
  */
-import fs, { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import fs, { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
 import { syncBuiltinESMExports } from 'node:module'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -105,5 +106,30 @@ describe.each(runners)('taking a stale lock file (%s)', (_, take) => {
     expect(seen.filter((t) => t.trim() === '')).toEqual([])
     expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({ who: 'me', alive: true })
     expect(readdirSync(dir)).toEqual(['x.lock'])
+  })
+
+  it('a lock that is no small regular file is garbage, taken over without being followed, waited on or loaded whole', async () => {
+    const dir = temp.make('lock-')
+    const live = `${JSON.stringify({ who: 'live', alive: true })}\n`
+    const target = join(dir, 'target')
+    writeFileSync(target, live)
+    const kind = kindWithRival(() => {})
+    // A symlink to a live record: the link is what is judged (and replaced), not what it names.
+    const link = join(dir, 'link.lock')
+    symlinkSync(target, link)
+    expect(await take(link, { who: 'me', alive: true }, kind)).toEqual({ kind: 'taken' })
+    expect(JSON.parse(readFileSync(link, 'utf8'))).toEqual({ who: 'me', alive: true })
+    expect(readFileSync(target, 'utf8')).toBe(live)
+    // A live record padded past any lock's size (a huge file): not read whole, garbage.
+    const huge = join(dir, 'huge.lock')
+    writeFileSync(huge, live + ' '.repeat(1 << 20))
+    expect(await take(huge, { who: 'me', alive: true }, kind)).toEqual({ kind: 'taken' })
+    expect(JSON.parse(readFileSync(huge, 'utf8'))).toEqual({ who: 'me', alive: true })
+    // A FIFO: opening it to read would wait for a writer (forever, on a thread of the pool).
+    const fifo = join(dir, 'fifo.lock')
+    execFileSync('mkfifo', [fifo])
+    expect(await take(fifo, { who: 'me', alive: true }, kind)).toEqual({ kind: 'taken' })
+    expect(JSON.parse(readFileSync(fifo, 'utf8'))).toEqual({ who: 'me', alive: true })
+    expect(readdirSync(dir).sort()).toEqual(['fifo.lock', 'huge.lock', 'link.lock', 'target'])
   })
 })

@@ -12,8 +12,18 @@
  * path, which never blocks the event loop).
  */
 import { randomBytes } from 'node:crypto'
-import { linkSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
-import { link, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises'
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  linkSync,
+  openSync,
+  readSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs'
+import { link, open, rename, unlink, writeFile } from 'node:fs/promises'
 
 /** What a kind of lock file holds, and how its holder is judged. */
 export interface LockKind<R> {
@@ -50,6 +60,24 @@ function errCode(err: unknown): string | undefined {
   return (err as NodeJS.ErrnoException | undefined)?.code
 }
 
+/**
+ * A lock is a small regular file: one that is not (a symlink, a FIFO, a device, anything larger
+ * than this) is read as garbage, so it is taken over like one, and reading it never follows a
+ * link, blocks on a FIFO or loads a huge file into memory.
+ */
+const LOCK_MAX_BYTES = 4096
+/** Opened without following a symlink (ELOOP) and without waiting for a FIFO's writer. */
+const LOCK_OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
+/** What a path that is there but is no lock reads as (its text parses as no record). */
+const NOT_A_LOCK: LockText = { text: '', mtimeMs: 0 }
+
+/** The lock's text from its first bytes (`size`: the file's), or garbage when it is too large. */
+function lockText(buf: Buffer, read: number, size: number, mtimeMs: number): LockText {
+  return read > LOCK_MAX_BYTES || size > LOCK_MAX_BYTES
+    ? { text: '', mtimeMs }
+    : { text: buf.toString('utf8', 0, read), mtimeMs }
+}
+
 /** The temporary file a record is written to before it is linked into place. */
 function tempPath(path: string, what: string): string {
   return `${path}.${what}-${process.pid}-${randomBytes(4).toString('hex')}`
@@ -76,11 +104,21 @@ const sync = {
     }
   },
   read(path: string): LockText | undefined {
+    let fd: number
     try {
-      const mtimeMs = statSync(path).mtimeMs
-      return { text: readFileSync(path, 'utf8'), mtimeMs }
+      fd = openSync(path, LOCK_OPEN_FLAGS)
+    } catch (err) {
+      return errCode(err) === 'ELOOP' ? NOT_A_LOCK : undefined
+    }
+    try {
+      const st = fstatSync(fd)
+      if (!st.isFile()) return { text: '', mtimeMs: st.mtimeMs }
+      const buf = Buffer.allocUnsafe(LOCK_MAX_BYTES + 1)
+      return lockText(buf, readSync(fd, buf, 0, buf.length, 0), st.size, st.mtimeMs)
     } catch {
       return undefined
+    } finally {
+      closeSync(fd)
     }
   },
   run(op: Op): Answer {
@@ -141,11 +179,22 @@ const promised = {
     }
   },
   async read(path: string): Promise<LockText | undefined> {
+    let fh: Awaited<ReturnType<typeof open>>
     try {
-      const mtimeMs = (await stat(path)).mtimeMs
-      return { text: await readFile(path, 'utf8'), mtimeMs }
+      fh = await open(path, LOCK_OPEN_FLAGS)
+    } catch (err) {
+      return errCode(err) === 'ELOOP' ? NOT_A_LOCK : undefined
+    }
+    try {
+      const st = await fh.stat()
+      if (!st.isFile()) return { text: '', mtimeMs: st.mtimeMs }
+      const buf = Buffer.allocUnsafe(LOCK_MAX_BYTES + 1)
+      const { bytesRead } = await fh.read(buf, 0, buf.length, 0)
+      return lockText(buf, bytesRead, st.size, st.mtimeMs)
     } catch {
       return undefined
+    } finally {
+      await fh.close()
     }
   },
   run(op: Op): Promise<Answer> {
