@@ -183,6 +183,8 @@ export class FileEventStore implements EventStore {
   readonly #opens = new Map<string, number>()
   readonly #heartbeatMs: number
   #beat: NodeJS.Timeout | undefined
+  /** When each marker held here was last found this store's (taken, or a beat that found it). */
+  readonly #confirmed = new Map<string, number>()
 
   constructor(opts: FileEventStoreOptions) {
     this.root = opts.root
@@ -230,8 +232,9 @@ export class FileEventStore implements EventStore {
     const id = e.session_id
     const dir = sessionDir(this.root, id)
     return this.#enqueue(id, async () => {
-      const opened = !this.#lastSeq.has(id)
-      this.#checkNext(id, e.seq, await this.#open(id, dir), opened)
+      const opens = this.#opens.get(id)
+      const last = await this.#open(id, dir)
+      this.#checkNext(id, e.seq, last, this.#opens.get(id) !== opens)
       let text: string
       try {
         text = await writeEventFile(dir, e, this.#fsync)
@@ -266,9 +269,9 @@ export class FileEventStore implements EventStore {
       if (e.session_id !== id) throw new RangeError('appendMany: events of more than one session')
     const dir = sessionDir(this.root, id)
     return this.#enqueue(id, async () => {
-      const opened = !this.#lastSeq.has(id)
+      const opens = this.#opens.get(id)
       const last = await this.#open(id, dir)
-      this.#checkNext(id, checked[0]!.seq, last, opened)
+      this.#checkNext(id, checked[0]!.seq, last, this.#opens.get(id) !== opens)
       checked.forEach((e, i) => checkNextSeq(id, e.seq, last + i))
       const written = await writeEventFiles(dir, checked, this.#fsync)
       let committed = written.findIndex((r) => r.status === 'rejected')
@@ -419,7 +422,7 @@ export class FileEventStore implements EventStore {
     // goes through its queue, which opens (and repairs) it first.
     return chain(this.#summaryWrites, sessionId, () => {
       if (this.#removing.has(sessionId)) return Promise.reject(sessionNotFound(sessionId))
-      if (this.#lastSeq.has(sessionId)) return write()
+      if (this.#lastSeq.has(sessionId) && !this.#lapsed(sessionId)) return write()
       return this.#enqueue(sessionId, async () => {
         await this.#open(sessionId, dir)
         await write()
@@ -587,6 +590,7 @@ export class FileEventStore implements EventStore {
     const other = await takeOwner(dir, record)
     if (!other) {
       this.#owned.set(sessionId, record)
+      this.#confirmed.set(sessionId, Date.now())
       this.#beat ??= setInterval(() => this.#heartbeat(), this.#heartbeatMs).unref()
     }
     return other
@@ -595,6 +599,7 @@ export class FileEventStore implements EventStore {
   /** Forget a marker held here (the heartbeat stops with the last). */
   #unheld(sessionId: string): void {
     this.#owned.delete(sessionId)
+    this.#confirmed.delete(sessionId)
     if (this.#owned.size === 0 && this.#beat) {
       clearInterval(this.#beat)
       this.#beat = undefined
@@ -608,24 +613,50 @@ export class FileEventStore implements EventStore {
    * which answers `session_busy`.
    */
   #heartbeat(): void {
-    const now = new Date()
-    for (const [id, record] of this.#owned) {
-      const dir = sessionDir(this.root, id)
+    for (const [id, record] of this.#owned)
       void this.#enqueue(id, async () => {
-        if (this.#owned.get(id) !== record) return
-        const held = await readOwnerAsync(dir)
-        if (held?.token === record.token) {
-          await utimes(join(dir, OWNER_FILE), now, now).catch(() => {})
-          return
-        }
-        this.#logger.warn('event log: this process no longer holds the session (taken over while it did not answer)', {
-          session_id: id,
-        })
-        this.#unheld(id)
-        this.#lastSeq.delete(id)
-        this.#segments.delete(id)
+        if (this.#owned.get(id) === record) await this.#beatOne(id, record)
       })
+  }
+
+  /**
+   * One beat of the marker `record` of `sessionId`: its time is set, then it is read; still this
+   * store's, it is confirmed, else the session is no longer open here. In this order a taker
+   * that judged it stale before the beat finds it changed under its guard and leaves it
+   * (lock-file.ts), and one that moved it aside first has it (this store finds the marker gone
+   * or another's).
+   */
+  async #beatOne(sessionId: string, record: SessionHolder): Promise<void> {
+    const dir = sessionDir(this.root, sessionId)
+    const now = Date.now()
+    const at = new Date(now)
+    await utimes(join(dir, OWNER_FILE), at, at).catch(() => {})
+    if ((await readOwnerAsync(dir))?.token === record.token) {
+      this.#confirmed.set(sessionId, now)
+      return
     }
+    this.#logger.warn('event log: this process no longer holds the session (taken over while it did not answer)', {
+      session_id: sessionId,
+    })
+    this.#unheld(sessionId)
+    this.#lastSeq.delete(sessionId)
+    this.#segments.delete(sessionId)
+  }
+
+  /**
+   * True when the marker of a session open here was not confirmed for a beat and a half: the
+   * event loop was blocked or the process stopped, and another process may have judged the
+   * marker stale and taken the session over. The next write confirms it first (`#open`).
+   */
+  #lapsed(sessionId: string): boolean {
+    const at = this.#confirmed.get(sessionId)
+    return at !== undefined && Date.now() - at > this.#heartbeatMs * 1.5
+  }
+
+  /** Before a write: a marker whose beat lapsed is confirmed first (it may have been taken over). */
+  async #confirmIfLapsed(sessionId: string): Promise<void> {
+    const held = this.#owned.get(sessionId)
+    if (held && this.#lapsed(sessionId)) await this.#beatOne(sessionId, held)
   }
 
   /**
@@ -656,6 +687,7 @@ export class FileEventStore implements EventStore {
     return this.#enqueue(sessionId, async () => {
       try {
         await this.#summaryWrites.get(sessionId)?.catch(() => {})
+        await this.#confirmIfLapsed(sessionId)
         // Only the holder removes a session: one another process holds is refused.
         if (!this.#lastSeq.has(sessionId) && (await readOwnMeta(dir, sessionId))) {
           const other = await this.#claimIfThere(sessionId, dir)
@@ -691,6 +723,7 @@ export class FileEventStore implements EventStore {
    * scanned (and repaired); `session_busy` when another live process holds it.
    */
   async #open(sessionId: string, dir: string): Promise<number> {
+    await this.#confirmIfLapsed(sessionId)
     const known = this.#lastSeq.get(sessionId)
     if (known !== undefined) return known
     const loaded = await this.#recover(sessionId, dir, true)

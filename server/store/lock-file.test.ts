@@ -5,7 +5,7 @@
  * processes: session-owner.test.ts). Both runners (sync, for the pidfile; `fs.promises`, for
  * the session markers) run the same steps.
  */
-import fs, { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import fs, { existsSync, readdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { execFileSync } from 'node:child_process'
 import { syncBuiltinESMExports } from 'node:module'
 import { join } from 'node:path'
@@ -131,5 +131,32 @@ describe.each(runners)('taking a stale lock file (%s)', (_, take) => {
     expect(await take(fifo, { who: 'me', alive: true }, kind)).toEqual({ kind: 'taken' })
     expect(JSON.parse(readFileSync(fifo, 'utf8'))).toEqual({ who: 'me', alive: true })
     expect(readdirSync(dir).sort()).toEqual(['fifo.lock', 'huge.lock', 'link.lock', 'target'])
+  })
+
+  it('a stale lock whose holder beats between the judgement and the takeover is left to it', async () => {
+    const dir = temp.make('lock-')
+    const path = join(dir, 'x.lock')
+    const held = { who: 'holder', alive: true }
+    writeFileSync(path, `${JSON.stringify(held)}\n`)
+    const old = (Date.now() - 3_600_000) / 1000
+    utimesSync(path, old, old)
+    // Judged by its time (a heartbeat): stale when not set within the last minute. The holder
+    // comes back and beats while this taker is judging it stale.
+    let beat = false
+    const kind: LockKind<Rec> = {
+      ...kindWithRival(() => {}),
+      live(_r, mtimeMs) {
+        const stale = Date.now() - mtimeMs > 60_000
+        if (stale && !beat) {
+          beat = true
+          const now = Date.now() / 1000
+          utimesSync(path, now, now)
+        }
+        return !stale
+      },
+    }
+    expect(await take(path, { who: 'me', alive: true }, kind)).toEqual({ kind: 'held', record: held })
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual(held)
+    expect(readdirSync(dir)).toEqual(['x.lock'])
   })
 })

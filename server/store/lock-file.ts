@@ -258,7 +258,7 @@ function* lockSteps<R>(path: string, record: R, kind: LockKind<R>): Steps<LockTa
       else yield { op: 'wait', ms: GUARD_WAIT_MS }
       continue
     }
-    const taken = yield* takeOver(path, found.text, text)
+    const taken = yield* takeOver(path, found, text)
     yield { op: 'unlink', path: guard }
     if (taken) return { kind: 'taken' }
   }
@@ -268,18 +268,23 @@ function* lockSteps<R>(path: string, record: R, kind: LockKind<R>): Steps<LockTa
   throw new Error(`cannot create ${path}`)
 }
 
+/** The same lock as judged: its text, and its time (a holder's heartbeat sets it). */
+const unchanged = (a: LockText | undefined, b: LockText): boolean => a?.text === b.text && a.mtimeMs === b.mtimeMs
+
 /**
- * Under the guard: replace the lock at `path`, if it is still `stale`, with `text`. False when
- * it is not (look again) or another taker created the lock in the moment it was away.
+ * Under the guard: replace the lock at `path`, if it is still `stale` (the same text, not
+ * refreshed since), with `text`. False when it is not (look again) or another taker created the
+ * lock in the moment it was away.
  */
-function* takeOver(path: string, stale: string, text: string): Steps<boolean> {
+function* takeOver(path: string, stale: LockText, text: string): Steps<boolean> {
   const now = (yield { op: 'read', path }) as LockText | undefined
-  if (now?.text !== stale) return false
+  if (!unchanged(now, stale)) return false
   const aside = tempPath(path, 'stale')
   if ((yield { op: 'rename', from: path, to: aside }) !== true) return false
   const moved = (yield { op: 'read', path: aside }) as LockText | undefined
-  // Not the stale lock after all (removed by hand and taken meanwhile): it goes back.
-  if (moved?.text !== stale) {
+  // Not the stale lock after all (removed by hand and taken meanwhile, or its holder's beat came
+  // in between): it goes back.
+  if (!unchanged(moved, stale)) {
     yield { op: 'link', from: aside, to: path }
     yield { op: 'unlink', path: aside }
     return false

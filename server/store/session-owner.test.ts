@@ -11,7 +11,7 @@ import { readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { tempDirs } from '../../conformance/harness/temp-dirs.ts'
 import { ChimeraError } from '../errors.ts'
 import { openedStores } from './fixtures/stores.ts'
@@ -299,6 +299,41 @@ describe('a file store over a session another process holds', () => {
     await until(() => warnings.some((w) => w.includes('no longer holds the session')))
     await expect(store.append(sampleEvent(id, 1))).rejects.toSatisfy((e: unknown) => ChimeraError.is(e, 'session_busy'))
     expect(readOwner(dir)?.pid).toBe(child.pid)
+  })
+
+  it('a write after a missed beat (the event loop blocked, the process stopped) confirms the marker first: taken over meanwhile, it is refused', async () => {
+    const root = temp.make('owner-store-')
+    const warnings: string[] = []
+    const logger = { debug() {}, info() {}, error() {}, warn: (msg: string) => void warnings.push(msg) }
+    const store = stores.open({ root, agent: 'otter', logger })
+    const meta = sampleMeta('otter')
+    const id = meta.session_id
+    const dir = join(root, id)
+    await store.create(meta, sampleSummary(meta))
+    await store.append(sampleEvent(id, 1))
+    // This process did not run for 20 s (two beats missed, no timer fired: the clock moves, the
+    // marker ages); another process found it stale and took the session over meanwhile.
+    vi.useFakeTimers({ toFake: ['Date'] })
+    try {
+      vi.setSystemTime(Date.now() + 20_000)
+      const { child } = idleNode()
+      plant(dir, holderOf(child.pid!))
+      const before = snapshot(dir)
+      await expect(store.append(sampleEvent(id, 2))).rejects.toSatisfy((e: unknown) =>
+        ChimeraError.is(e, 'session_busy'),
+      )
+      await expect(
+        store.queuePrompt(id, { message_id: 'msg-1', text: 'hi', accepted_at: 1, order: 0 }),
+      ).rejects.toSatisfy((e: unknown) => ChimeraError.is(e, 'session_busy'))
+      await expect(store.remove(id)).rejects.toSatisfy((e: unknown) => ChimeraError.is(e, 'session_busy'))
+      expect(warnings.some((w) => w.includes('no longer holds the session'))).toBe(true)
+      expect(store.holdsMarker(id)).toBe(false)
+      expect(readOwner(dir)?.pid).toBe(child.pid)
+      // Nothing written into the session the other process now holds.
+      expect(snapshot(dir)).toEqual(before)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('a write from a copy read before another writer went on is refused, and the session let go again', async () => {
