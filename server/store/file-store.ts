@@ -67,6 +67,7 @@ import {
   OWNER_FILE,
   OWNER_HEARTBEAT_MS,
   ownerRecord,
+  ownIdentity,
   liveOwner,
   readOwnerAsync,
   sessionHeld,
@@ -586,6 +587,7 @@ export class FileEventStore implements EventStore {
    */
   async #claim(sessionId: string, dir: string): Promise<SessionHolder | undefined> {
     if (this.#owned.has(sessionId)) return undefined
+    await ownIdentity()
     const record = ownerRecord(this.#agent)
     const other = await takeOwner(dir, record)
     if (!other) {

@@ -360,6 +360,23 @@ describe('a file store over a session another process holds', () => {
     await until(() => !reader.holdsMarker(id) && readOwner(join(root, id)) === undefined)
   })
 
+  it('taking the marker of a new session reads and writes nothing synchronously (no blocking call on session/new)', async () => {
+    const root = temp.make('owner-store-')
+    const script = fileURLToPath(new URL('./fixtures/create-sync-io.ts', import.meta.url))
+    const r = spawnSync(process.execPath, ['--trace-sync-io', '--import', 'tsx', script, root], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    })
+    expect(r.stdout, r.stderr).toBe('done\n')
+    // Each report is a stack: a synchronous fs call made from the store's code.
+    const reports = r.stderr.split('WARNING: Detected use of sync API').slice(1)
+    const fromStore = reports.filter(
+      (stack) => /^\s+at \w+Sync \(node:fs/.test(stack) && /server\/store\/(?!fixtures)/.test(stack),
+    )
+    expect(fromStore).toEqual([])
+    expect(readOwner(join(root, readdirSync(root)[0]!))).toBeUndefined()
+  })
+
   it('a new session takes its marker with the directory; release and close drop it', async () => {
     const root = temp.make('owner-store-')
     const store = stores.open({ root, agent: 'otter' })

@@ -19,6 +19,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { readFileSync, readlinkSync } from 'node:fs'
+import { readFile, readlink } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { ChimeraError } from '../errors.ts'
@@ -50,18 +51,28 @@ export interface SessionHolder {
   token: string
 }
 
+/** The start time in a `/proc/<pid>/stat` text. */
+function startOf(stat: string): string | undefined {
+  // After the command name (which may hold spaces): field 3 on; the start time is field 22.
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]
+}
+
 /** A process's start time as `/proc/<pid>/stat` gives it; undefined without procfs. */
 export function processStart(pid: number): string | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    // After the command name (which may hold spaces): field 3 on; the start time is field 22.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]
+    return startOf(readFileSync(`/proc/${pid}/stat`, 'utf8'))
   } catch {
     return undefined
   }
 }
 
-let self: { pid: number; host: string; proc_start?: string; boot_id?: string; pid_ns?: string } | undefined
+type Identity = { pid: number; host: string; proc_start?: string; boot_id?: string; pid_ns?: string }
+
+let self: Identity | undefined
+let selfRead: Promise<unknown> | undefined
+
+const PROC_BOOT_ID = '/proc/sys/kernel/random/boot_id'
+const PROC_PID_NS = '/proc/self/ns/pid'
 
 function readOr(read: () => string): string | undefined {
   try {
@@ -71,20 +82,47 @@ function readOr(read: () => string): string | undefined {
   }
 }
 
-/** This process as a holder (read once). */
-function thisProcess(): NonNullable<typeof self> {
-  if (self?.pid === process.pid) return self
-  const boot = readOr(() => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8'))
-  const ns = readOr(() => readlinkSync('/proc/self/ns/pid'))
-  const start = processStart(process.pid)
-  self = {
+function identity(boot: string | undefined, ns: string | undefined, start: string | undefined): Identity {
+  return {
     pid: process.pid,
     host: hostname(),
     ...(start ? { proc_start: start } : {}),
     ...(boot ? { boot_id: boot } : {}),
     ...(ns ? { pid_ns: ns } : {}),
   }
+}
+
+/** This process as a holder (read once; `ownIdentity` reads it without blocking). */
+function thisProcess(): Identity {
+  if (self?.pid === process.pid) return self
+  self = identity(
+    readOr(() => readFileSync(PROC_BOOT_ID, 'utf8')),
+    readOr(() => readlinkSync(PROC_PID_NS)),
+    processStart(process.pid),
+  )
   return self
+}
+
+/**
+ * Read this process's identity with `fs.promises` (once), so that taking a marker (the file
+ * store does this first) reads nothing synchronously on the session path, `session/new`
+ * included.
+ */
+export function ownIdentity(): Promise<unknown> {
+  if (self?.pid === process.pid) return Promise.resolve()
+  const or = (p: Promise<string>): Promise<string | undefined> =>
+    p.then(
+      (t) => t.trim() || undefined,
+      () => undefined,
+    )
+  selfRead ??= Promise.all([
+    or(readFile(PROC_BOOT_ID, 'utf8')),
+    or(readlink(PROC_PID_NS)),
+    or(readFile('/proc/self/stat', 'utf8')).then((t) => (t === undefined ? undefined : startOf(t))),
+  ]).then(([boot, ns, start]) => {
+    if (self?.pid !== process.pid) self = identity(boot, ns, start)
+  })
+  return selfRead
 }
 
 /** A new holding for this process. */
@@ -141,6 +179,7 @@ export const OWNER_LOCK: LockKind<SessionHolder> = {
  * `record`, else the live holder. Throws ENOENT when the directory does not exist.
  */
 export async function takeOwner(dir: string, record: SessionHolder): Promise<SessionHolder | undefined> {
+  await ownIdentity()
   const r = await takeLockAsync(join(dir, OWNER_FILE), record, OWNER_LOCK)
   return r.kind === 'held' ? r.record : undefined
 }
@@ -157,6 +196,7 @@ export function readOwner(dir: string): SessionHolder | undefined {
 
 /** The marker's holder when it is live (see the file comment); undefined when free or stale. */
 export async function liveOwner(dir: string): Promise<SessionHolder | undefined> {
+  await ownIdentity()
   const found = await readLockAsync(join(dir, OWNER_FILE), OWNER_LOCK)
   return found && OWNER_LOCK.live(found.record, found.mtimeMs) ? found.record : undefined
 }
