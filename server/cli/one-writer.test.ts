@@ -9,7 +9,7 @@
  * failed response naming the holder, another ACP agent loads (replays) it and gets Invalid params
  * with `data.error: "session_busy"` for its prompt.
  */
-import { readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { findOperation } from '../../conformance/harness/sniffer.ts'
@@ -173,5 +173,30 @@ describe('the refusal on every wire', () => {
     expect(prompted.error).toMatchObject({ code: -32602, data: { error: 'session_busy' } })
     expect(JSON.stringify(prompted.error)).toContain(holder)
     expect(snapshot(dir)).toEqual(before)
+  }, 60_000)
+})
+
+describe('a session closed over ACP', () => {
+  it('is let go: once `session/close` has answered, another process writes it', async () => {
+    const home = procs.temp.make('one-writer-close-')
+    const cwd = procs.temp.make('one-writer-ws-')
+    const env = { CHIMERA_HOME: home }
+    const a = procs.start(['ferret', 'serve'], env)
+    await call(a, 1, 'initialize', { protocolVersion: 1, clientCapabilities: {} })
+    const made = await call(a, 2, 'session/new', { cwd, mcpServers: [] })
+    const sessionId = (made.result as { sessionId: string }).sessionId
+    const said = await call(a, 3, 'session/prompt', { sessionId, prompt: [{ type: 'text', text: '!say in zed' }] })
+    expect(said.result).toMatchObject({ stopReason: 'end_turn' })
+    const marker = join(home, 'eventlog', sessionId, 'owner.json')
+    expect(existsSync(marker)).toBe(true)
+    expect((await call(a, 4, 'session/close', { sessionId })).error).toBeUndefined()
+    await waitFor(async () => (existsSync(marker) ? undefined : true), 'the marker to go')
+
+    // The ACP process still runs; a `code --mode rpc --session` of the session it closed writes it.
+    const r = procs.start(['code', '--mode', 'rpc', '--cwd', cwd, '--session', sessionId], env)
+    r.child.stdin.write(`${JSON.stringify({ type: 'prompt', id: 'p', message: '!say from rpc' })}\n`)
+    const answer = await r.waitLine((m) => m.type === 'response' && m.id === 'p', 15_000)
+    expect(answer).toMatchObject({ success: true })
+    expect(a.child.exitCode).toBeNull()
   }, 60_000)
 })

@@ -411,6 +411,19 @@ export class SessionManager {
     return out
   }
 
+  /**
+   * A client is done with `id` (ACP `session/close`): once its turn has ended, the file store
+   * lets the session go (its owner marker dropped, so another process may write it). The copy
+   * stays in memory as one read without the marker: checked before its next use, and its next
+   * write takes the marker again. Nothing to do with a shared store (leases are the router's).
+   */
+  async letGo(id: string): Promise<void> {
+    const s = this.#sessions.get(id)
+    if (!s?.persist || this.shared) return
+    await s.idle()
+    if (this.#sessions.get(id) === s && s.status === 'idle') this.store.release?.(id)
+  }
+
   /** `keepHeld`: a purge, whose store removal drops the marker itself (nobody takes it meanwhile). */
   #remove(s: Session, reason: 'idle' | 'deleted', keepHeld = false): void {
     s.close()
