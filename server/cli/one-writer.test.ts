@@ -130,6 +130,40 @@ describe('two processes on one CHIMERA_HOME', () => {
   })
 })
 
+describe('a copy read while nobody held the session', () => {
+  it('is read again before a prompt on the singular route when another process wrote the session since', async () => {
+    const home = temp.make('one-writer-stale-')
+    const cwd = temp.make('one-writer-ws-')
+    const said = (url: string, id: string, output: string) =>
+      waitFor(async () => {
+        const evs = await events(url, id)
+        return evs.some((e) => e.type === 'agent_result' && e.data.output === output) ? evs : undefined
+      }, `the turn saying ${output}`)
+    const a = await serve(home, cwd)
+    const { session_id: id } = (await (await post(`${a.url}/session`, {})).json()) as { session_id: string }
+    expect((await post(`${a.url}/session/${id}/message`, { message: '!say from a' })).status).toBe(202)
+    await said(a.url, id, 'from a')
+    a.child.kill('SIGTERM')
+    await a.exit
+    // B follows the session (its stream loads it into B's memory; nobody holds it then).
+    const b = await serve(home, cwd)
+    const ctl = new AbortController()
+    expect((await fetch(`${b.url}/sessions/${id}/events`, { signal: ctl.signal })).status).toBe(200)
+    // Another process takes the session, writes a turn and lets it go.
+    const c = await serve(home, cwd)
+    expect((await post(`${c.url}/sessions/${id}/turns`, { prompt: '!say from c' })).status).toBe(202)
+    const written = await said(c.url, id, 'from c')
+    c.child.kill('SIGTERM')
+    await c.exit
+    // B's prompt runs on the session as it is now, after C's turn.
+    expect((await post(`${b.url}/session/${id}/message`, { message: '!say from b' })).status).toBe(202)
+    const after = await said(b.url, id, 'from b')
+    ctl.abort()
+    expect(after.slice(0, written.length)).toEqual(written)
+    expect(readdirSync(join(home, 'eventlog', id)).filter((n) => n.startsWith('queued-'))).toEqual([])
+  })
+})
+
 const procs = cliProcesses()
 
 /** A JSON-RPC call over an ACP agent's stdio; its response (result or error). */
