@@ -528,14 +528,20 @@ export class FileEventStore implements EventStore {
     const dir = sessionDir(this.root, sessionId)
     // What this instance verified or wrote of the segment, for a replay that need not open the
     // session (readVouched); after everything queued, so a removal that is queued wins.
-    if (seg?.ok && seg.crc !== undefined && seg.lines > 0 && seg.lines === this.#lastSeq.get(sessionId)) {
+    // A session only read here (nobody held it then, its segment was the whole log) gets one too,
+    // unless another process holds it now: the checksum vouches for a prefix, which a reader
+    // verifies (its CRC) before use, so one written as another process takes the session is
+    // still true or not used.
+    const read = !this.#lastSeq.has(sessionId) && !this.#owned.has(sessionId)
+    if (seg?.ok && seg.crc !== undefined && seg.lines > 0 && (read || seg.lines === this.#lastSeq.get(sessionId))) {
       const sum = { lines: seg.lines, bytes: seg.ends.at(-1)!, crc32: seg.crc }
-      void this.#enqueue(sessionId, () =>
-        writeSegmentSum(dir, sum).catch((err: unknown) => {
+      void this.#enqueue(sessionId, async () => {
+        if (read && (await liveOwner(dir).catch(() => undefined))) return
+        await writeSegmentSum(dir, sum).catch((err: unknown) => {
           if (errCode(err) !== 'ENOENT')
             this.#logger.warn('event log: segment checksum not written', { session_id: sessionId, error: String(err) })
-        }),
-      )
+        })
+      })
     }
     this.#rings.delete(sessionId)
     this.#lastSeq.delete(sessionId)
