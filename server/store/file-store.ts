@@ -212,9 +212,6 @@ export class FileEventStore implements EventStore {
         await mkdir(this.root, { recursive: true })
         await mkdir(dir)
       }
-      // The owner marker, in the new directory before anything else: one more exclusive create.
-      const other = await this.#claim(id, dir)
-      if (other) throw sessionHeld(id, other)
       // Independent files, written side by side and created in place: the directory is new and
       // nobody else writes there, and a crash mid-write leaves a session that was never
       // acknowledged, which a load treats as absent.
@@ -225,7 +222,31 @@ export class FileEventStore implements EventStore {
       this.#lastSeq.set(id, 0)
       this.#rings.set(id, new RecentRing())
       this.#segments.set(id, { lines: 0, ends: [], ok: true, crc: 0 })
+      // The owner marker, next in the session's queue: taken before any other operation of this
+      // store on the session, after `session/new` is answered (nobody else knows the id yet).
+      void this.#enqueue(id, () => this.#claimNew(id, dir))
     })
+  }
+
+  /**
+   * Take the marker of a session just created here. Should another process have taken it first
+   * (it found the new session listed and wrote it), or the marker not be written (a full disk),
+   * the session is not open here: its next write takes the marker, or is refused.
+   */
+  async #claimNew(id: string, dir: string): Promise<void> {
+    let other: SessionHolder | undefined
+    try {
+      other = await this.#claim(id, dir)
+      if (!other) return
+    } catch (err) {
+      this.#logger.warn('event log: the owner marker of a new session was not taken', {
+        session_id: id,
+        error: String(err),
+      })
+    }
+    if (other) this.#logger.warn('event log: a new session was taken by another process', { session_id: id })
+    this.#lastSeq.delete(id)
+    this.#segments.delete(id)
   }
 
   async append(event: AnyEvent): Promise<void> {
@@ -673,6 +694,8 @@ export class FileEventStore implements EventStore {
    * segment again. For an owner that drops the store (a manager shutting down, a test).
    */
   async close(): Promise<void> {
+    // After what is queued (a new session's marker may be being taken).
+    await Promise.all([...this.#queues.keys()].map((id) => this.#enqueue(id, () => Promise.resolve())))
     await this.#writers.closeAll()
     // The sessions are no longer served here: their markers go (after what is queued for each).
     await Promise.all(

@@ -290,6 +290,8 @@ describe('a file store over a session another process holds', () => {
     const id = meta.session_id
     const dir = join(root, id)
     await store.create(meta, sampleSummary(meta))
+    // Taken next in the session's queue, before its next operation (after create is answered).
+    await store.read(id)
     const old = (Date.now() - OWNER_STALE_MS - 60_000) / 1000
     utimesSync(join(dir, OWNER_FILE), old, old)
     await until(() => statSync(join(dir, OWNER_FILE)).mtimeMs > Date.now() - OWNER_STALE_MS)
@@ -377,11 +379,12 @@ describe('a file store over a session another process holds', () => {
     expect(readOwner(join(root, readdirSync(root)[0]!))).toBeUndefined()
   })
 
-  it('a new session takes its marker with the directory; release and close drop it', async () => {
+  it('a new session takes its marker before its next operation; release and close drop it', async () => {
     const root = temp.make('owner-store-')
     const store = stores.open({ root, agent: 'otter' })
     const meta = sampleMeta('otter')
     await store.create(meta, sampleSummary(meta))
+    await store.read(meta.session_id)
     expect(readOwner(join(root, meta.session_id))).toMatchObject({ pid: process.pid, agent: 'otter' })
     store.release(meta.session_id)
     await store.close()
