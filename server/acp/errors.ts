@@ -59,7 +59,7 @@ const invalidParams = (e: ChimeraError): WireError => ({
   code: CODES.invalidParams,
   message: 'Invalid params',
   data:
-    e.code === 'message_too_large'
+    e.code === 'message_too_large' || e.code === 'session_busy'
       ? { error: e.code, detail: e.message }
       : isIssueRows(e.detail)
         ? { issues: e.detail }

@@ -6,62 +6,16 @@
  * SIGTERM mid-turn closes the turn as a server shutdown (not "cancelled by the client"), and the
  * prompts queued behind it likewise.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { CLI_BUNDLE } from '../../conformance/harness/targets.ts'
+import { afterAll, describe, expect, it } from 'vitest'
 import { tempDirs } from '../../conformance/harness/temp-dirs.ts'
 import type { AnyEvent } from '../events/event-types.ts'
+import { otterServers, post, sessionEvents, waitFor } from './fixtures/otter-http.ts'
 
 const temp = tempDirs()
-const children: ChildProcess[] = []
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
-})
+const { serve } = otterServers()
 afterAll(() => temp.cleanup())
 
-interface Served {
-  url: string
-  child: ChildProcess
-  exit: Promise<unknown>
-  stderr(): string
-}
-
-async function serve(home: string, cwd: string): Promise<Served> {
-  const child = spawn(process.execPath, [CLI_BUNDLE, 'otter', 'serve', '--port', '0', '--cwd', cwd], {
-    env: { ...process.env, CHIMERA_HOME: home, CHIMERA_LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  })
-  children.push(child)
-  let err = ''
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d))
-  const exit = new Promise((r) => child.on('exit', r))
-  const deadline = Date.now() + 15_000
-  for (;;) {
-    const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(err)
-    if (m) return { url: m[1]!, child, exit, stderr: () => err }
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`server did not start: ${err}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
-
-const post = (url: string, body: unknown): Promise<Response> =>
-  fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
-
-async function events(url: string, id: string): Promise<AnyEvent[]> {
-  const r = await fetch(`${url}/sessions/${id}`)
-  expect(r.status).toBe(200)
-  return ((await r.json()) as { events: AnyEvent[] }).events
-}
-
-async function waitFor<T>(get: () => Promise<T | undefined>, what: string, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const v = await get()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
+const events = sessionEvents
 
 /** A session with a turn that runs for a minute, and `n` prompts accepted behind it; their message ids. */
 async function busySession(url: string, n: number): Promise<{ id: string; running: string; queued: string[] }> {

@@ -79,8 +79,8 @@ describe('the ACP start-up path', () => {
 })
 
 describe('the HTTP server binds before the app loads', () => {
-  // The store's light corners the bind needs: CHIMERA_HOME, the pidfile, the home's write probe.
-  const BIND = [/generated\/event-facts\.gen\.ts$/, /server\/store\/(paths|pidfile|home-probe)\.ts$/]
+  // The store's light corners the bind needs: CHIMERA_HOME, the pidfile (and its lock file), the home's write probe.
+  const BIND = [/generated\/event-facts\.gen\.ts$/, /server\/store\/(paths|pidfile|lock-file|home-probe)\.ts$/]
   it.each(['server/cli/otter.ts', 'server/cli/serve-http.ts', 'server/store/home-probe.ts', 'server/http/listen.ts'])(
     '%s statically reaches nothing heavy',
     async (entry) => {

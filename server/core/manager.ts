@@ -43,6 +43,7 @@ import { Session, type SessionDeps } from './session.ts'
 import { SessionRouter, type ForwardConnect } from './session-router.ts'
 import { checkMode } from './modes.ts'
 import { ChimeraError, sessionNotFound } from '../errors.ts'
+import { sessionHeld } from '../store/session-owner.ts'
 import type { CommandRenderer } from './slash-commands.ts'
 import { startupMark } from '../startup-trace.ts'
 
@@ -129,7 +130,7 @@ export class SessionManager {
     this.home = opts.home ?? chimeraHome()
     this.logger = opts.logger ?? noopLogger
     this.models = opts.models
-    this.store = opts.store ?? openEventStore(this.home, { logger: this.logger })
+    this.store = opts.store ?? openEventStore(this.home, { logger: this.logger, agent: opts.agent })
     this.audit = new PermissionAuditLog(
       opts.auditStore ?? new FileAuditStore(join(this.home, 'permissions', 'audit.jsonl')),
     )
@@ -219,11 +220,36 @@ export class SessionManager {
     }
   }
 
+  /**
+   * An idle copy read without the file store's marker (nothing written here since): another
+   * process may have taken the session and written meanwhile, so it is checked before use.
+   */
+  #unheld(s: Session): boolean {
+    return s.persist && s.status === 'idle' && this.store.holdsMarker?.(s.id) === false
+  }
+
+  /** True when `s` may be used as it is (see {@link #stale} and {@link #unheld}). */
+  async #current(s: Session): Promise<boolean> {
+    if (this.#stale(s)) return false
+    return !this.#unheld(s) || !(await this.store.changedElsewhere?.(s.id, s.lastSeq))
+  }
+
   /** A live session, or one loaded from disk (its history and counter rebuilt exactly), once. */
   get(id: string): Promise<Session> {
     if (this.#deleting.has(id)) return Promise.reject(sessionNotFound(id))
     const live = this.#sessions.get(id)
-    if (live && !this.#stale(live)) return Promise.resolve(live)
+    if (live && !this.#stale(live)) {
+      if (!this.#unheld(live)) return Promise.resolve(live)
+      // Written here meanwhile (it holds the marker now): it is current.
+      return this.#current(live).then((ok) => (ok || !this.#unheld(live) ? live : this.#reload(id)))
+    }
+    return this.#reload(id)
+  }
+
+  /** Load `id` again (once at a time), replacing the copy in memory. */
+  #reload(id: string): Promise<Session> {
+    if (this.#deleting.has(id)) return Promise.reject(sessionNotFound(id))
+    const live = this.#sessions.get(id)
     if (!isSessionId(id)) return Promise.reject(sessionNotFound(id))
     let loading = this.#loading.get(id)
     if (!loading) {
@@ -243,6 +269,9 @@ export class SessionManager {
    * lease): what it says may be out of date, so it is read again from the store before use.
    */
   #stale(s: Session): boolean {
+    // A copy of a session another process held (file store) is read again too: that process may
+    // have written since, or let it go (then the reload takes it over).
+    if (s.heldBy) return true
     return this.opts.leases !== undefined && s.status === 'idle' && !this.opts.leases.holds(s.id)
   }
 
@@ -253,15 +282,19 @@ export class SessionManager {
     if (loaded.repaired) this.logger.warn(`session ${id}: a torn tail record was dropped on load`)
     const already = this.#sessions.get(id)
     if (already && !opts.replace) return already
-    // Accepted prompts are the owner's business: another instance's copy only reads.
-    const owned = this.opts.leases?.holds(id) ?? true
+    // Accepted prompts are the owner's business: another instance's (or process's) copy only reads.
+    const owned = (this.opts.leases?.holds(id) ?? true) && !loaded.heldBy
     const deps = this.#deps(this.store, loaded.meta, true)
     const session = Session.restore(
       loaded.meta,
       loaded.events,
       deps,
       owned ? loaded.queued : [],
-      owned && opts.closeOpenTurn !== undefined ? { closeOpenTurn: opts.closeOpenTurn } : {},
+      loaded.heldBy
+        ? { heldBy: loaded.heldBy }
+        : owned && opts.closeOpenTurn !== undefined
+          ? { closeOpenTurn: opts.closeOpenTurn }
+          : {},
     )
     this.#sessions.set(id, session)
     await deps.commands?.prepare?.()
@@ -336,7 +369,7 @@ export class SessionManager {
    */
   async detail(id: string): Promise<SessionDetail> {
     const live = this.#sessions.get(id)
-    if (live && !this.#stale(live)) {
+    if (live && (await this.#current(live))) {
       live.touch()
       await live.flush()
       return { session_id: id, summary: live.summary as SessionSummary, events: await live.events() }
@@ -344,8 +377,15 @@ export class SessionManager {
     if (!isSessionId(id) || this.#deleting.has(id)) throw sessionNotFound(id)
     const loaded = await this.store.load(id)
     if (!loaded || this.#deleting.has(id)) throw sessionNotFound(id)
-    if (loaded.queued.length === 0 || (this.opts.leases && !this.opts.leases.holds(id)))
+    if (loaded.queued.length === 0 || (this.opts.leases && !this.opts.leases.holds(id))) {
+      // Read, not served (a load that had to recover the session took its marker): the file
+      // store lets it go again, another process may want it. A copy here that another process
+      // held is not served either (it is read again before use). With leases the store's
+      // release gives up the lease, which is the router's business.
+      const copy = this.#sessions.get(id)
+      if (!this.shared && (!copy || copy.heldBy) && !this.#loading.has(id)) this.store.release?.(id)
       return { session_id: id, summary: loaded.summary, events: loaded.events }
+    }
     const session = await this.get(id)
     await session.idle()
     await session.flush()
@@ -371,7 +411,21 @@ export class SessionManager {
     return out
   }
 
-  #remove(s: Session, reason: 'idle' | 'deleted'): void {
+  /**
+   * A client is done with `id` (ACP `session/close`): once its turn has ended, the file store
+   * lets the session go (its owner marker dropped, so another process may write it). The copy
+   * stays in memory as one read without the marker: checked before its next use, and its next
+   * write takes the marker again. Nothing to do with a shared store (leases are the router's).
+   */
+  async letGo(id: string): Promise<void> {
+    const s = this.#sessions.get(id)
+    if (!s?.persist || this.shared) return
+    await s.idle()
+    if (this.#sessions.get(id) === s && s.status === 'idle') this.store.release?.(id)
+  }
+
+  /** `keepHeld`: a purge, whose store removal drops the marker itself (nobody takes it meanwhile). */
+  #remove(s: Session, reason: 'idle' | 'deleted', keepHeld = false): void {
     s.close()
     this.#sessions.delete(s.id)
     for (const l of this.#evictListeners) {
@@ -383,7 +437,11 @@ export class SessionManager {
     }
     // Persisted sessions stay on disk (loadable again); memory ones are gone with the session.
     // Teardown (and the end of a memory session, which cannot come back) wipes the undo history.
-    void s.idle().then(() => (s.persist ? this.store.release?.(s.id) : this.memory.remove(s.id)))
+    // A persisted session loaded here again meanwhile stays held.
+    void s.idle().then(() => {
+      if (!s.persist) void this.memory.remove(s.id)
+      else if (!keepHeld && !this.#sessions.has(s.id) && !this.#loading.has(s.id)) this.store.release?.(s.id)
+    })
     if (reason === 'deleted' || !s.persist) void s.clearFileHistory()
   }
 
@@ -395,8 +453,13 @@ export class SessionManager {
    */
   async delete(id: string, opts: { purge?: boolean } = {}): Promise<boolean> {
     if (this.#deleting.has(id)) return false
+    // A session another process holds is not deleted from here (read again: it may have let go).
+    if (opts.purge && this.#sessions.get(id)?.heldBy) {
+      const fresh = await this.get(id).catch(() => undefined)
+      if (fresh?.heldBy) throw sessionHeld(id, fresh.heldBy)
+    }
     const s = this.#sessions.get(id)
-    if (s) this.#remove(s, 'deleted')
+    if (s) this.#remove(s, 'deleted', opts.purge)
     if (!opts.purge) return Boolean(s)
     // From here on the session is unknown to readers (get, list, a reload from disk), while its
     // last events are written and its files removed: no request can bring it back or queue a
@@ -410,10 +473,15 @@ export class SessionManager {
       } else {
         const loaded = isSessionId(id) ? await this.store.load(id).catch(() => undefined) : undefined
         if (!loaded) return false
+        if (loaded.heldBy) throw sessionHeld(id, loaded.heldBy)
         if (this.opts.history) await this.opts.history(loaded.meta).clear()
       }
       await (s?.persist === false ? this.memory : this.store).remove(id)
       return true
+    } catch (err) {
+      // Not removed: the marker it kept for the removal goes.
+      if (s?.persist !== false) this.store.release?.(id)
+      throw err
     } finally {
       // A load that raced the delete registered nothing (#load checks), but be certain.
       const stray = this.#sessions.get(id)

@@ -101,14 +101,16 @@ export class PromptLedger {
   /**
    * Write the entry to the store. Rejects with `prompt_not_recorded` when the store refuses it
    * (a full disk), or with the store's own `session_not_found` (the session was deleted under the
-   * write) or `store_unavailable` (a store server is unreachable: nothing was queued, retry).
+   * write), `store_unavailable` (a store server is unreachable: nothing was queued, retry) or
+   * `session_busy` (another process holds the session).
    */
   accept(entry: QueuedPrompt): Promise<void> {
     const messageId = entry.message_id
     this.#queuedIds.add(messageId)
     const accepted = this.#core.deps.store.queuePrompt(this.#core.id, entry).catch((err: unknown) => {
       this.#queuedIds.delete(messageId)
-      if (ChimeraError.is(err, 'session_not_found', 'store_unavailable')) throw err
+      // Another process holds the session (the file store's marker): refused, nothing queued.
+      if (ChimeraError.is(err, 'session_not_found', 'store_unavailable', 'session_busy')) throw err
       const why = err instanceof Error ? err.message : String(err)
       throw new ChimeraError('prompt_not_recorded', `event log write failed (prompt not recorded): ${why}`, {
         cause: err,
@@ -137,7 +139,8 @@ export class PromptLedger {
     // The store's own refusal, as a refused queue entry reports it (`accept`): a lost lease or an
     // unavailable store stays `store_unavailable` (retry), a deleted session `session_not_found`.
     const cause = why instanceof EventLogError ? why.cause : why
-    if (ChimeraError.is(cause, 'session_not_found', 'store_unavailable', 'session_closed')) return direct.reject(cause)
+    if (ChimeraError.is(cause, 'session_not_found', 'store_unavailable', 'session_closed', 'session_busy'))
+      return direct.reject(cause)
     const text = cause instanceof Error ? cause.message : String(cause)
     direct.reject(
       new ChimeraError('prompt_not_recorded', `event log write failed (prompt not recorded): ${text}`, { cause }),

@@ -15,6 +15,7 @@ import type { ChatMessage, PermissionRequestData, ToolCall, Usage } from '../../
 import type { Logger } from '../log.ts'
 import type { ToolSchema } from '../providers/types.ts'
 import type { QueuedPrompt, SessionMeta, StoredRecordPage, StreamOptions } from '../store/types.ts'
+import { sessionHeld, type SessionHolder } from '../store/session-owner.ts'
 import type { SandboxMode, Tool, ToolContext } from '../tools/types.ts'
 import { lazyProvider, type LspProvider } from '../lsp/provider.ts'
 import { TERMINAL_EVENTS, type AnyEvent, type EventData, type EventOf, type EventType } from '../events/event-types.ts'
@@ -92,6 +93,7 @@ export class Session implements TurnHost {
   #summaryWrite: { seq: number; done: Promise<void> } | undefined
   /** Summary writes under way (`flush` waits for them). */
   readonly #summaryWrites = new Set<Promise<void>>()
+  #heldBy: SessionHolder | undefined
 
   constructor(meta: SessionMeta, deps: SessionDeps, state?: SessionState) {
     this.meta = meta
@@ -155,12 +157,13 @@ export class Session implements TurnHost {
     events: AnyEvent[],
     deps: SessionDeps,
     queued: readonly QueuedPrompt[] = [],
-    opts: { closeOpenTurn?: string } = {},
+    opts: { closeOpenTurn?: string; heldBy?: SessionHolder } = {},
   ): Session {
     const state = initialState(Session.#init(meta))
     for (const e of events) reduce(state, e)
     state.open = undefined
     const session = new Session(meta, deps, state)
+    session.#heldBy = opts.heldBy
     // A turn another instance left open (it stopped mid-turn): closed at once, first in the
     // queue, with this reason on its terminal `error` (docs/scale-out.md "Failures").
     if (opts.closeOpenTurn !== undefined && (state.inTurn || state.terminalOwed)) {
@@ -388,6 +391,7 @@ export class Session implements TurnHost {
    * brings the one its client knows).
    */
   prompt(text: string, messageId = `msg-${randomUUID()}`): Submitted {
+    this.#writable()
     // Over the limit: refused before anything is queued or written (`message_too_large`).
     checkUserMessage(text)
     this.lastTouched = Date.now()
@@ -411,6 +415,7 @@ export class Session implements TurnHost {
    * message records the command.
    */
   promptCommand(rendered: string, command: Command): Submitted {
+    this.#writable()
     checkUserMessage(rendered, 'the rendered command')
     checkUserMessage(command.arguments, "the command's arguments")
     const messageId = `msg-${randomUUID()}`
@@ -420,11 +425,31 @@ export class Session implements TurnHost {
 
   /** `/undo` as an operation (transports' undo endpoints): rewinds up to `steps` turns. */
   undo(steps = 1): Promise<RewindResult> {
-    return this.#queue.enqueue(() => this.#rewind('undo', steps), undefined)
+    return this.#writes(() => this.#queue.enqueue(() => this.#rewind('undo', steps), undefined))
   }
 
   redo(steps = 1): Promise<RewindResult> {
-    return this.#queue.enqueue(() => this.#rewind('redo', steps), undefined)
+    return this.#writes(() => this.#queue.enqueue(() => this.#rewind('redo', steps), undefined))
+  }
+
+  /**
+   * Another live process holds this session (the file store's owner marker, store/session-owner.ts):
+   * this copy was read as it is and only reads; every change is refused with `session_busy`
+   * naming that process. The manager reads such a copy again before each use.
+   */
+  get heldBy(): SessionHolder | undefined {
+    return this.#heldBy
+  }
+
+  /** Refuse a change to a session another process holds (see {@link heldBy}). */
+  #writable(): void {
+    if (this.#heldBy) throw sessionHeld(this.id, this.#heldBy)
+  }
+
+  /** `change()`, or its refusal as a rejected promise. */
+  #writes<T>(change: () => Promise<T>): Promise<T> {
+    if (this.#heldBy) return Promise.reject(sessionHeld(this.id, this.#heldBy))
+    return change()
   }
 
   #rewind(kind: 'undo' | 'redo', steps: number): Promise<RewindResult> {
@@ -523,6 +548,7 @@ export class Session implements TurnHost {
    * prompt that never ran); rejects like {@link prompt}'s `accepted` when the store refuses it.
    */
   async steer(text: string): Promise<boolean> {
+    this.#writable()
     checkUserMessage(text)
     if (this.#queue.status !== 'running' || !this.#steering.open) return false
     this.lastTouched = Date.now()
@@ -607,7 +633,7 @@ export class Session implements TurnHost {
 
   /** Summarise the history into one message (an event records it). Only while idle. */
   compact(): Promise<EventOf<'compaction'>> {
-    return settings.compact(this.#core, this.#queue.status)
+    return this.#writes(() => settings.compact(this.#core, this.#queue.status))
   }
 
   autoCompact(): Promise<void> {
@@ -615,20 +641,20 @@ export class Session implements TurnHost {
   }
 
   setModel(model: string): Promise<void> {
-    return settings.setModel(this.#core, model)
+    return this.#writes(() => settings.setModel(this.#core, model))
   }
 
   setMode(mode: string): Promise<void> {
-    return settings.setMode(this.#core, mode)
+    return this.#writes(() => settings.setMode(this.#core, mode))
   }
 
   setApproval(policy: ApprovalPolicy): Promise<void> {
-    return settings.setApproval(this.#core, this.approval, policy)
+    return this.#writes(() => settings.setApproval(this.#core, this.approval, policy))
   }
 
   /** Set or clear the title (session-settings.ts `rename`). */
   rename(title: string | null): Promise<void> {
-    return settings.rename(this.#core, title)
+    return this.#writes(() => settings.rename(this.#core, title))
   }
 
   /**

@@ -40,8 +40,10 @@ export async function liveSession(deps: HttpDeps, id: string): Promise<Session> 
     s.touch()
     return s
   }
-  const s = deps.manager.peek(id)
-  if (!s) throw sessionNotFound(id)
+  if (!deps.manager.peek(id)) throw sessionNotFound(id)
+  // Through `get`: a copy read without the file store's marker is checked (and read again when
+  // another process holds the session or wrote it since), as every other use checks it.
+  const s = await deps.manager.get(id)
   s.touch()
   return s
 }

@@ -11,6 +11,13 @@
  * move to `quarantine/` in the session directory. Session ids pass `isSessionId` before any path
  * is built from them.
  *
+ * One writer per session across processes (session-owner.ts, docs/decisions/0431-one-writer-per-session.md):
+ * a session's owner marker (`owner.json`) is taken before the first operation that may write or
+ * repair it (create, the open of a write or a load) and dropped by `release`, `remove` and
+ * `close`. A session another live process holds is served read only: `load` and the reads scan
+ * it as it is (the first bad record ends what is read; nothing is repaired, moved, unlinked or
+ * written) and every write is refused with `session_busy` naming the holder.
+ *
  * Beside the event files each session has a derived segment, `events.jsonl` (segment.ts,
  * docs/decisions/0130-event-segment.md): the same records in one file, appended after each
  * event file and verified against the directory listing when a session is opened, so reads
@@ -18,7 +25,7 @@
  * and rebuilt from the event files; it is never needed for correctness.
  */
 import { readFile } from 'node:fs'
-import { mkdir, readdir, rm, stat, unlink } from 'node:fs/promises'
+import { mkdir, readdir, rm, stat, unlink, utimes } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { SessionSummary } from '../../generated/schemas.gen.ts'
 import type { AnyEvent } from '../events/event-types.ts'
@@ -55,9 +62,21 @@ import {
   writeSegmentSum,
 } from './segment.ts'
 import type { StoredRecord } from './stored-lines.ts'
+import {
+  dropOwner,
+  OWNER_FILE,
+  OWNER_HEARTBEAT_MS,
+  ownerRecord,
+  ownIdentity,
+  liveOwner,
+  readOwnerAsync,
+  sessionHeld,
+  takeOwner,
+  type SessionHolder,
+} from './session-owner.ts'
 import { agentAllowed, applyListFilter, pageOf } from './listing.ts'
 import { AGENT_PREFIXES, eventFileName, isSessionId, sessionDir } from './paths.ts'
-import { readQueued, removeQueued, writeQueued } from './queued-prompts.ts'
+import { hasQueued, readQueued, removeQueued, writeQueued } from './queued-prompts.ts'
 import {
   AppendGroupError,
   type AgentPrefix,
@@ -92,6 +111,10 @@ export interface FileEventStoreOptions {
   fsync?: boolean
   /** Events per catch-up page of a stream (default `PAGE_EVENTS`). */
   pageEvents?: number
+  /** The agent of this process, recorded in the owner markers it takes (session-owner.ts). */
+  agent?: string
+  /** How often the markers held are refreshed (default `OWNER_HEARTBEAT_MS`; tests set less). */
+  heartbeatMs?: number
 }
 
 /** A stream's catch-up page: at most this many events and (from the segment) bytes, at least one event. */
@@ -150,9 +173,24 @@ export class FileEventStore implements EventStore {
   readonly #rings = new Map<string, RecentRing>()
   readonly #segments = new Map<string, SegmentState>()
   readonly #writers = new SegmentWriters()
+  readonly #agent: string | undefined
+  /**
+   * The owner markers this store holds, by session: taken before a session's first write or
+   * repair here, dropped when it is released or removed. A session is open here (`#lastSeq` has
+   * it) only while its marker is held.
+   */
+  readonly #owned = new Map<string, SessionHolder>()
+  /** How many times each session was opened here: a release asked for before a later open leaves it held. */
+  readonly #opens = new Map<string, number>()
+  readonly #heartbeatMs: number
+  #beat: NodeJS.Timeout | undefined
+  /** When each marker held here was last found this store's (taken, or a beat that found it). */
+  readonly #confirmed = new Map<string, number>()
 
   constructor(opts: FileEventStoreOptions) {
     this.root = opts.root
+    this.#agent = opts.agent
+    this.#heartbeatMs = opts.heartbeatMs ?? OWNER_HEARTBEAT_MS
     this.#logger = opts.logger ?? noopLogger
     this.#fsync = opts.fsync ?? false
     this.#pageEvents = opts.pageEvents ?? PAGE_EVENTS
@@ -184,7 +222,31 @@ export class FileEventStore implements EventStore {
       this.#lastSeq.set(id, 0)
       this.#rings.set(id, new RecentRing())
       this.#segments.set(id, { lines: 0, ends: [], ok: true, crc: 0 })
+      // The owner marker, next in the session's queue: taken before any other operation of this
+      // store on the session, after `session/new` is answered (nobody else knows the id yet).
+      void this.#enqueue(id, () => this.#claimNew(id, dir))
     })
+  }
+
+  /**
+   * Take the marker of a session just created here. Should another process have taken it first
+   * (it found the new session listed and wrote it), or the marker not be written (a full disk),
+   * the session is not open here: its next write takes the marker, or is refused.
+   */
+  async #claimNew(id: string, dir: string): Promise<void> {
+    let other: SessionHolder | undefined
+    try {
+      other = await this.#claim(id, dir)
+      if (!other) return
+    } catch (err) {
+      this.#logger.warn('event log: the owner marker of a new session was not taken', {
+        session_id: id,
+        error: String(err),
+      })
+    }
+    if (other) this.#logger.warn('event log: a new session was taken by another process', { session_id: id })
+    this.#lastSeq.delete(id)
+    this.#segments.delete(id)
   }
 
   async append(event: AnyEvent): Promise<void> {
@@ -192,7 +254,9 @@ export class FileEventStore implements EventStore {
     const id = e.session_id
     const dir = sessionDir(this.root, id)
     return this.#enqueue(id, async () => {
-      checkNextSeq(id, e.seq, await this.#open(id, dir))
+      const opens = this.#opens.get(id)
+      const last = await this.#open(id, dir)
+      this.#checkNext(id, e.seq, last, this.#opens.get(id) !== opens)
       let text: string
       try {
         text = await writeEventFile(dir, e, this.#fsync)
@@ -227,7 +291,9 @@ export class FileEventStore implements EventStore {
       if (e.session_id !== id) throw new RangeError('appendMany: events of more than one session')
     const dir = sessionDir(this.root, id)
     return this.#enqueue(id, async () => {
+      const opens = this.#opens.get(id)
       const last = await this.#open(id, dir)
+      this.#checkNext(id, checked[0]!.seq, last, this.#opens.get(id) !== opens)
       checked.forEach((e, i) => checkNextSeq(id, e.seq, last + i))
       const written = await writeEventFiles(dir, checked, this.#fsync)
       let committed = written.findIndex((r) => r.status === 'rejected')
@@ -276,7 +342,8 @@ export class FileEventStore implements EventStore {
     if (!Number.isSafeInteger(afterSeq) || afterSeq < 0)
       throw new RangeError(`afterSeq must be a non-negative integer, got ${afterSeq}`)
     return this.#enqueue(sessionId, async () => {
-      await this.#open(sessionId, dir)
+      // A session not open here (another process may hold it) is read as it is, from its event files.
+      if (!this.#lastSeq.has(sessionId) && !(await readOwnMeta(dir, sessionId))) throw sessionNotFound(sessionId)
       let out: AnyEvent[] = []
       let cursor = afterSeq
       const seg = this.#segments.get(sessionId)
@@ -317,7 +384,7 @@ export class FileEventStore implements EventStore {
   ): Promise<{ records: StoredRecord[]; more: boolean; release(): void } | undefined> {
     const dir = sessionDir(this.root, sessionId)
     return this.#enqueue(sessionId, async () => {
-      await this.#open(sessionId, dir)
+      // Open here, or read here while nobody held it (its verified segment is kept).
       const seg = this.#segments.get(sessionId)
       const last = Math.min(seg?.lines ?? 0, upTo)
       if (!seg?.ok || afterSeq >= last) return undefined
@@ -330,14 +397,14 @@ export class FileEventStore implements EventStore {
   }
 
   async readVouched(sessionId: string): Promise<VouchedRecords | undefined> {
-    if (!isSessionId(sessionId) || this.#lastSeq.has(sessionId)) return undefined
+    if (!isSessionId(sessionId)) return undefined
     // After what is queued (the checksum of a session just released is being written).
     return this.#enqueue(sessionId, () => this.#vouched(sessionId))
   }
 
   async #vouched(sessionId: string): Promise<VouchedRecords | undefined> {
-    // Held open here: the verified segment is read as it is (`readStored`).
-    if (this.#lastSeq.has(sessionId)) return undefined
+    // Held open (or read) here: the verified segment is read as it is (`readStored`).
+    if (this.#lastSeq.has(sessionId) || this.#segments.has(sessionId)) return undefined
     const dir = sessionDir(this.root, sessionId)
     if (!(await readOwnMeta(dir, sessionId))) return undefined
     const seg = await readVouchedSegment(dir)
@@ -363,7 +430,10 @@ export class FileEventStore implements EventStore {
 
   async unqueuePrompt(sessionId: string, messageId: string): Promise<void> {
     const dir = sessionDir(this.root, sessionId)
-    return this.#enqueue(sessionId, () => removeQueued(dir, messageId))
+    return this.#enqueue(sessionId, async () => {
+      await this.#open(sessionId, dir)
+      await removeQueued(dir, messageId)
+    })
   }
 
   async writeSummary(sessionId: string, summary: SessionSummary): Promise<void> {
@@ -374,7 +444,7 @@ export class FileEventStore implements EventStore {
     // goes through its queue, which opens (and repairs) it first.
     return chain(this.#summaryWrites, sessionId, () => {
       if (this.#removing.has(sessionId)) return Promise.reject(sessionNotFound(sessionId))
-      if (this.#lastSeq.has(sessionId)) return write()
+      if (this.#lastSeq.has(sessionId) && !this.#lapsed(sessionId)) return write()
       return this.#enqueue(sessionId, async () => {
         await this.#open(sessionId, dir)
         await write()
@@ -384,7 +454,7 @@ export class FileEventStore implements EventStore {
 
   async load(sessionId: string): Promise<LoadedSession | undefined> {
     const dir = sessionDir(this.root, sessionId)
-    return this.#enqueue(sessionId, () => this.#recover(sessionId, dir))
+    return this.#enqueue(sessionId, () => this.#recover(sessionId, dir, false))
   }
 
   async list(filter: ListFilter = {}): Promise<SessionSummary[]> {
@@ -420,15 +490,7 @@ export class FileEventStore implements EventStore {
     const dir = join(this.root, sessionId)
     const meta = await readOwnMeta(dir, sessionId)
     if (!meta) return undefined
-    const { events } = await scanLog(dir, sessionId, 0)
-    const s = await readJsonFile(join(dir, 'summary.json'))
-    let summary: SessionSummary
-    try {
-      summary = validateSummary(sessionId, s.kind === 'ok' ? s.value : undefined)
-    } catch {
-      summary = minimalSummary(meta, events.length)
-    }
-    return { meta, summary, events }
+    return (await readAsItIs(dir, meta)).stored
   }
 
   /** The entries of the event-log root; none when it does not exist. */
@@ -468,26 +530,162 @@ export class FileEventStore implements EventStore {
     )
   }
 
-  /** Drop what this instance keeps in memory for a session that is no longer live. */
+  /**
+   * Drop what this instance keeps in memory for a session that is no longer live, and its owner
+   * marker: at once when nothing is queued for it, else once what is queued has run (unless the
+   * session was opened again meanwhile).
+   */
   release(sessionId: string): void {
-    if (this.#queues.has(sessionId) || this.#summaryWrites.has(sessionId)) return
+    if (!this.#queues.has(sessionId) && !this.#summaryWrites.has(sessionId)) return this.#letGo(sessionId)
+    const opened = this.#opens.get(sessionId)
+    void this.#enqueue(sessionId, async () => {
+      await this.#summaryWrites.get(sessionId)?.catch(() => {})
+      if (this.#opens.get(sessionId) === opened) this.#letGo(sessionId)
+    })
+  }
+
+  #letGo(sessionId: string): void {
     const seg = this.#segments.get(sessionId)
     const dir = sessionDir(this.root, sessionId)
     // What this instance verified or wrote of the segment, for a replay that need not open the
     // session (readVouched); after everything queued, so a removal that is queued wins.
-    if (seg?.ok && seg.crc !== undefined && seg.lines > 0 && seg.lines === this.#lastSeq.get(sessionId)) {
+    // A session only read here (nobody held it then, its segment was the whole log) gets one too,
+    // unless another process holds it now: the checksum vouches for a prefix, which a reader
+    // verifies (its CRC) before use, so one written as another process takes the session is
+    // still true or not used.
+    const read = !this.#lastSeq.has(sessionId) && !this.#owned.has(sessionId)
+    if (seg?.ok && seg.crc !== undefined && seg.lines > 0 && (read || seg.lines === this.#lastSeq.get(sessionId))) {
       const sum = { lines: seg.lines, bytes: seg.ends.at(-1)!, crc32: seg.crc }
-      void this.#enqueue(sessionId, () =>
-        writeSegmentSum(dir, sum).catch((err: unknown) => {
+      void this.#enqueue(sessionId, async () => {
+        if (read && (await liveOwner(dir).catch(() => undefined))) return
+        await writeSegmentSum(dir, sum).catch((err: unknown) => {
           if (errCode(err) !== 'ENOENT')
             this.#logger.warn('event log: segment checksum not written', { session_id: sessionId, error: String(err) })
-        }),
-      )
+        })
+      })
     }
     this.#rings.delete(sessionId)
     this.#lastSeq.delete(sessionId)
     this.#segments.delete(sessionId)
     void this.#writers.close(dir)
+    // After the checksum: the next holder finds it written.
+    if (this.#owned.has(sessionId)) void this.#enqueue(sessionId, () => this.#disown(sessionId))
+  }
+
+  holdsMarker(sessionId: string): boolean {
+    return this.#owned.has(sessionId)
+  }
+
+  async changedElsewhere(sessionId: string, lastSeq: number): Promise<boolean> {
+    if (this.#owned.has(sessionId)) return false
+    const dir = sessionDir(this.root, sessionId)
+    try {
+      if (await liveOwner(dir)) return true
+      const { entries, misnamed } = logEntries(await readdir(dir))
+      return entries.length !== lastSeq || misnamed.length > 0
+    } catch {
+      return true
+    }
+  }
+
+  /**
+   * `checkNextSeq`, and when the write that just opened the session (`opened`: it was not open
+   * before) does not follow its log, the writer's copy was read before another process wrote:
+   * the session is let go again at once, so the copy is read again before its next use.
+   */
+  #checkNext(sessionId: string, seq: number, last: number, opened: boolean): void {
+    if (seq !== last + 1 && opened) this.#letGo(sessionId)
+    checkNextSeq(sessionId, seq, last)
+  }
+
+  /** Drop the owner marker of a session not open here (again). */
+  async #disown(sessionId: string): Promise<void> {
+    const held = this.#owned.get(sessionId)
+    if (!held || this.#lastSeq.has(sessionId)) return
+    // Forgotten once dropped: a close meanwhile (queued after this) finds nothing left to drop.
+    await dropOwner(sessionDir(this.root, sessionId), held)
+    this.#unheld(sessionId)
+  }
+
+  /**
+   * Take the owner marker of `sessionId` (in `dir`, which must exist) unless held here already:
+   * undefined when this store holds it, else the live process that does. Once per session
+   * opened, not per event.
+   */
+  async #claim(sessionId: string, dir: string): Promise<SessionHolder | undefined> {
+    if (this.#owned.has(sessionId)) return undefined
+    await ownIdentity()
+    const record = ownerRecord(this.#agent)
+    const other = await takeOwner(dir, record)
+    if (!other) {
+      this.#owned.set(sessionId, record)
+      this.#confirmed.set(sessionId, Date.now())
+      this.#beat ??= setInterval(() => this.#heartbeat(), this.#heartbeatMs).unref()
+    }
+    return other
+  }
+
+  /** Forget a marker held here (the heartbeat stops with the last). */
+  #unheld(sessionId: string): void {
+    this.#owned.delete(sessionId)
+    this.#confirmed.delete(sessionId)
+    if (this.#owned.size === 0 && this.#beat) {
+      clearInterval(this.#beat)
+      this.#beat = undefined
+    }
+  }
+
+  /**
+   * Refresh every marker held here (session-owner.ts: one not refreshed for `OWNER_STALE_MS` is
+   * stale). A marker found to be another's (this process was stopped or stalled past the window
+   * and the session taken over) is no longer held: the next write here opens the session again,
+   * which answers `session_busy`.
+   */
+  #heartbeat(): void {
+    for (const [id, record] of this.#owned)
+      void this.#enqueue(id, async () => {
+        if (this.#owned.get(id) === record) await this.#beatOne(id, record)
+      })
+  }
+
+  /**
+   * One beat of the marker `record` of `sessionId`: its time is set, then it is read; still this
+   * store's, it is confirmed, else the session is no longer open here. In this order a taker
+   * that judged it stale before the beat finds it changed under its guard and leaves it
+   * (lock-file.ts), and one that moved it aside first has it (this store finds the marker gone
+   * or another's).
+   */
+  async #beatOne(sessionId: string, record: SessionHolder): Promise<void> {
+    const dir = sessionDir(this.root, sessionId)
+    const now = Date.now()
+    const at = new Date(now)
+    await utimes(join(dir, OWNER_FILE), at, at).catch(() => {})
+    if ((await readOwnerAsync(dir))?.token === record.token) {
+      this.#confirmed.set(sessionId, now)
+      return
+    }
+    this.#logger.warn('event log: this process no longer holds the session (taken over while it did not answer)', {
+      session_id: sessionId,
+    })
+    this.#unheld(sessionId)
+    this.#lastSeq.delete(sessionId)
+    this.#segments.delete(sessionId)
+  }
+
+  /**
+   * True when the marker of a session open here was not confirmed for a beat and a half: the
+   * event loop was blocked or the process stopped, and another process may have judged the
+   * marker stale and taken the session over. The next write confirms it first (`#open`).
+   */
+  #lapsed(sessionId: string): boolean {
+    const at = this.#confirmed.get(sessionId)
+    return at !== undefined && Date.now() - at > this.#heartbeatMs * 1.5
+  }
+
+  /** Before a write: a marker whose beat lapsed is confirmed first (it may have been taken over). */
+  async #confirmIfLapsed(sessionId: string): Promise<void> {
+    const held = this.#owned.get(sessionId)
+    if (held && this.#lapsed(sessionId)) await this.#beatOne(sessionId, held)
   }
 
   /**
@@ -496,7 +694,21 @@ export class FileEventStore implements EventStore {
    * segment again. For an owner that drops the store (a manager shutting down, a test).
    */
   async close(): Promise<void> {
+    // After what is queued (a new session's marker may be being taken).
+    await Promise.all([...this.#queues.keys()].map((id) => this.#enqueue(id, () => Promise.resolve())))
     await this.#writers.closeAll()
+    // The sessions are no longer served here: their markers go (after what is queued for each).
+    await Promise.all(
+      [...this.#owned.keys()].map((id) =>
+        this.#enqueue(id, async () => {
+          const held = this.#owned.get(id)
+          if (!held) return
+          this.#unheld(id)
+          this.#lastSeq.delete(id)
+          await dropOwner(sessionDir(this.root, id), held)
+        }),
+      ),
+    )
   }
 
   async remove(sessionId: string): Promise<void> {
@@ -506,13 +718,23 @@ export class FileEventStore implements EventStore {
     return this.#enqueue(sessionId, async () => {
       try {
         await this.#summaryWrites.get(sessionId)?.catch(() => {})
+        await this.#confirmIfLapsed(sessionId)
+        // Only the holder removes a session: one another process holds is refused.
+        if (!this.#lastSeq.has(sessionId) && (await readOwnMeta(dir, sessionId))) {
+          const other = await this.#claimIfThere(sessionId, dir)
+          if (other) throw sessionHeld(sessionId, other)
+        }
         await this.#writers.close(dir)
         // Nothing of this store writes here any more: its writes of the session are queued before
-        // this one (or find it gone), and its summary writes are awaited above.
-        await rm(dir, { recursive: true, force: true })
+        // this one (or find it gone), and its summary writes are awaited above. Another process
+        // sharing the home may still be taking the session's marker (a write it was asked for):
+        // rm's retries remove what that puts in the directory meanwhile (ENOTEMPTY), and its own
+        // write then finds the session gone.
+        await rm(dir, { recursive: true, force: true, maxRetries: 5 })
         this.#lastSeq.delete(sessionId)
         this.#rings.delete(sessionId)
         this.#segments.delete(sessionId)
+        this.#unheld(sessionId)
       } finally {
         this.#removing.delete(sessionId)
       }
@@ -530,17 +752,38 @@ export class FileEventStore implements EventStore {
     return chain(this.#queues, sessionId, fn)
   }
 
-  /** The last seq of a session, scanning (and repairing) its log the first time. */
+  /**
+   * The last seq of a session, for a write: the first time, its owner marker is taken and its log
+   * scanned (and repaired); `session_busy` when another live process holds it.
+   */
   async #open(sessionId: string, dir: string): Promise<number> {
+    await this.#confirmIfLapsed(sessionId)
     const known = this.#lastSeq.get(sessionId)
     if (known !== undefined) return known
-    const loaded = await this.#recover(sessionId, dir)
+    const loaded = await this.#recover(sessionId, dir, true)
     if (!loaded) throw sessionNotFound(sessionId)
     return loaded.events.length
   }
 
-  /** Rebuild a session from disk, quarantining a bad tail; undefined when there is no session. */
-  async #recover(sessionId: string, dir: string): Promise<LoadedSession | undefined> {
+  /** `#claim` where the directory may be gone: undefined then too (nothing to hold). */
+  async #claimIfThere(sessionId: string, dir: string): Promise<SessionHolder | undefined> {
+    try {
+      return await this.#claim(sessionId, dir)
+    } catch (err) {
+      if (errCode(err) === 'ENOENT') return undefined
+      throw err
+    }
+  }
+
+  /**
+   * Rebuild a session from disk, quarantining a bad tail; undefined when there is no session.
+   * For a write, the owner marker is taken first (`session_busy` when another live process holds
+   * it). A load takes it only to recover (a bad tail to quarantine, queued prompts to run, a
+   * summary to rebuild, the segment to cut or grow): a session read as it is needs no marker, so a process that only shows a
+   * session never keeps another from writing it. One another live process holds is read as it
+   * is (`heldBy`, nothing repaired).
+   */
+  async #recover(sessionId: string, dir: string, forWrite: boolean): Promise<LoadedSession | undefined> {
     const metaRead = await readJsonFile(join(dir, 'session.json'))
     if (metaRead.kind !== 'ok') {
       this.#lastSeq.delete(sessionId)
@@ -564,6 +807,28 @@ export class FileEventStore implements EventStore {
       return undefined
     }
     const meta = metaRead.value as SessionMeta
+    if (!forWrite && !this.#owned.has(sessionId)) {
+      let seen: LoadedSession | 'recover' | undefined
+      try {
+        seen = await this.#readOnly(dir, meta)
+      } catch (err) {
+        if (errCode(err) !== 'ENOENT') throw err
+        return undefined
+      }
+      if (seen !== 'recover') return seen
+    }
+    let holder: SessionHolder | undefined
+    try {
+      holder = await this.#claim(sessionId, dir)
+    } catch (err) {
+      if (errCode(err) !== 'ENOENT') throw err
+      return undefined
+    }
+    if (holder) {
+      if (forWrite) throw sessionHeld(sessionId, holder)
+      return { ...(await readAsItIs(dir, meta)).stored, queued: [], repaired: false, heldBy: holder }
+    }
+    this.#opens.set(sessionId, (this.#opens.get(sessionId) ?? 0) + 1)
     // The checksum a release left vouches for the log as it was then: once the session is open
     // here it may grow past it, or its segment stop following it (a failed segment write, a
     // repair), so it goes now and is written again when this instance lets the session go.
@@ -605,6 +870,21 @@ export class FileEventStore implements EventStore {
     for (const e of events.slice(-ring.capacity)) ring.push(e, JSON.stringify(e).length + 1)
     const queued = await readQueued(dir, sessionId, this.#logger, listing)
     return { meta, summary: await this.#summaryOrRebuild(dir, meta, events.length), events, queued, repaired }
+  }
+
+  /**
+   * A load without the marker: the session as it is, held by another live process (`heldBy`) or
+   * by nobody; 'recover' when nobody holds it and it needs a write to be loaded (see `#recover`).
+   */
+  async #readOnly(dir: string, meta: SessionMeta): Promise<LoadedSession | 'recover'> {
+    const heldBy = await liveOwner(dir)
+    const seen = await readAsItIs(dir, meta)
+    if (!heldBy && seen.needsWrite) return 'recover'
+    // Nobody holds it and its segment is the whole log: a replay reads that (readStored) until
+    // it is let go. The lines verified stay valid: a log only grows while nobody repairs it, and
+    // it needed no repair.
+    if (!heldBy) this.#segments.set(meta.session_id, seen.segment)
+    return { ...seen.stored, queued: [], repaired: false, ...(heldBy ? { heldBy } : {}) }
   }
 
   /** Make the segment exactly the log: cut what disagrees, append the records read from files. */
@@ -734,6 +1014,45 @@ async function exists(path: string): Promise<boolean> {
   } catch {
     return false
   }
+}
+
+/**
+ * A session as it is on disk, changing nothing: the segment's prefix that agrees with the event
+ * files, then the event files after it up to the first bad record (left where it is); the
+ * summary, or one made from the meta (not written back). `needsWrite`: loading it for use
+ * would write (a bad tail or misnamed files to quarantine, queued prompts, a summary to rebuild,
+ * a segment to cut or grow).
+ */
+async function readAsItIs(
+  dir: string,
+  meta: SessionMeta,
+): Promise<{ stored: StoredSession; needsWrite: boolean; segment: SegmentState }> {
+  const sessionId = meta.session_id
+  const listing = await readdir(dir)
+  const { entries, misnamed } = logEntries(listing)
+  const seg = await readSegment(dir, sessionId, entries)
+  const verified = seg.events.length
+  const rest = await scanEntries(dir, sessionId, entries.slice(verified), verified)
+  const events = verified === 0 ? rest.events : seg.events.concat(rest.events)
+  const s = await readJsonFile(join(dir, 'summary.json'))
+  let summary: SessionSummary
+  let rebuilt = false
+  try {
+    summary = validateSummary(sessionId, s.kind === 'ok' ? s.value : undefined)
+  } catch {
+    summary = minimalSummary(meta, events.length)
+    rebuilt = true
+  }
+  // The segment is cut where it disagrees, or grown by the event files after it, on an open.
+  const segmentOff = seg.size !== (seg.ends.at(-1) ?? 0) || rest.texts.length > 0
+  const needsWrite = rest.tail.length > 0 || misnamed.length > 0 || hasQueued(listing) || rebuilt || segmentOff
+  const segment = {
+    lines: seg.ends.length,
+    ends: seg.ends,
+    ok: true,
+    ...(seg.crc === undefined ? {} : { crc: seg.crc }),
+  }
+  return { stored: { meta, summary, events }, needsWrite, segment }
 }
 
 /** The session's `session.json` when it is a valid meta of this very session; else undefined. */

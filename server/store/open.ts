@@ -10,8 +10,12 @@ import { eventlogRoot } from './paths.ts'
 import type { EventStore } from './types.ts'
 
 /** The store of the sessions under `home` (`chimeraHome()` by default in callers). */
-export function openEventStore(home: string, opts: { logger?: Logger } = {}): EventStore {
-  return new FileEventStore({ root: eventlogRoot(home), ...(opts.logger ? { logger: opts.logger } : {}) })
+export function openEventStore(home: string, opts: { logger?: Logger; agent?: string } = {}): EventStore {
+  return new FileEventStore({
+    root: eventlogRoot(home),
+    ...(opts.logger ? { logger: opts.logger } : {}),
+    ...(opts.agent ? { agent: opts.agent } : {}),
+  })
 }
 
 /**

@@ -4,25 +4,15 @@
  * started_at, scheme}` (the master token only as `sha256:<hex>`; never a session token).
  *
  * The lock (docs/decisions/0060-pidfile-lock.md): Node has no `flock`, so the pidfile itself is
- * the lock — created with `O_CREAT | O_EXCL` (`wx`), which exactly one process wins. A pidfile
- * whose process is gone (crashed before removing it) is stale: the next server moves it aside
- * atomically (rename), checks that what it moved is the stale record it read, and creates its
- * own with `O_EXCL` again — so two servers racing for a stale pidfile still end with one owner.
- * A live owner makes `acquire` throw `PidfileLocked` ("already running on port N, PID M").
+ * the lock (lock-file.ts) — written whole and hard-linked into place, which exactly one process
+ * wins. A pidfile whose process is gone (crashed before removing it) is stale: the next server
+ * takes it over under a guard file one taker wins — so servers racing for a stale pidfile still
+ * end with one owner. A live owner makes `acquire` throw `PidfileLocked` ("already running on port N, PID M").
  */
-import { createHash, randomBytes } from 'node:crypto'
-import {
-  closeSync,
-  linkSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  readdirSync,
-  renameSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs'
+import { createHash } from 'node:crypto'
+import { mkdirSync, readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { dropLock, readLock, takeLock, type LockKind } from './lock-file.ts'
 
 export type PidfilePrefix = 'otter' | 'ferret'
 
@@ -85,80 +75,29 @@ function parseRecord(text: string): PidRecord | undefined {
   }
 }
 
-export function readPidfile(path: string): PidRecord | undefined {
-  try {
-    return parseRecord(readFileSync(path, 'utf8'))
-  } catch {
-    return undefined
-  }
+/** The pidfile as a lock (lock-file.ts): live while its server runs; this process's own record is stale. */
+const PIDFILE_LOCK: LockKind<PidRecord> = {
+  parse: parseRecord,
+  live: (held) => isAlive(held.pid) && held.pid !== process.pid,
+  same: (a, b) => a.pid === b.pid && a.started_at === b.started_at,
 }
 
-function createExclusive(path: string, record: PidRecord): boolean {
-  let fd: number
-  try {
-    fd = openSync(path, 'wx', 0o600)
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false
-    throw err
-  }
-  try {
-    writeSync(fd, `${JSON.stringify(record)}\n`)
-  } finally {
-    closeSync(fd)
-  }
-  return true
+export function readPidfile(path: string): PidRecord | undefined {
+  return readLock(path, PIDFILE_LOCK)
 }
 
 /** Create the pidfile for `record`, taking over a stale one; throws `PidfileLocked` when a live server holds it. */
 export function acquirePidfile(home: string, record: PidRecord): string {
   mkdirSync(runDir(home), { recursive: true, mode: 0o700 })
   const path = pidfilePath(home, record.prefix, record.port)
-  for (let attempt = 0; attempt < 5; attempt++) {
-    if (createExclusive(path, record)) return path
-    const held = readPidfile(path)
-    if (held === undefined) {
-      // Being written by a racing server (created, not yet filled), or garbage: look again.
-      if (attempt < 4) {
-        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20)
-        continue
-      }
-    } else if (isAlive(held.pid) && held.pid !== process.pid) throw new PidfileLocked(held)
-    // Stale: move it aside, and make sure what moved is the record judged stale.
-    const aside = `${path}.stale-${process.pid}-${randomBytes(4).toString('hex')}`
-    try {
-      renameSync(path, aside)
-    } catch {
-      continue
-    }
-    const moved = readPidfile(aside)
-    if (moved && held && (moved.pid !== held.pid || moved.started_at !== held.started_at)) {
-      // A racing server replaced the stale record first: put its record back.
-      try {
-        linkSync(aside, path)
-      } catch {
-        // someone holds the path again; they own it
-      }
-    }
-    try {
-      unlinkSync(aside)
-    } catch {
-      // already gone
-    }
-  }
-  const held = readPidfile(path)
-  if (held) throw new PidfileLocked(held)
-  throw new Error(`cannot create ${path}`)
+  const r = takeLock(path, record, PIDFILE_LOCK)
+  if (r.kind === 'held') throw new PidfileLocked(r.record)
+  return path
 }
 
 /** Remove the pidfile if it is still ours. */
 export function releasePidfile(path: string, record: PidRecord): void {
-  const held = readPidfile(path)
-  if (held && (held.pid !== record.pid || held.started_at !== record.started_at)) return
-  try {
-    unlinkSync(path)
-  } catch {
-    // already gone
-  }
+  dropLock(path, record, PIDFILE_LOCK)
 }
 
 /** Every pidfile of `prefix` under CHIMERA_HOME/run, by port. */

@@ -51,6 +51,11 @@ function isQueuedPrompt(v: unknown): v is QueuedPrompt {
   )
 }
 
+/** True when `listing` (a session directory's entries) has queued prompts. */
+export function hasQueued(listing: readonly string[]): boolean {
+  return listing.some((n) => n.startsWith(PREFIX) && n.endsWith('.json'))
+}
+
 /**
  * The session's queued prompts in queue order; unreadable entries are removed (logged).
  * `listing`: the directory's entries when the caller has just read them.

@@ -16,6 +16,7 @@
 import type { AnyEvent } from '../events/event-types.ts'
 import type { SessionSummary } from '../../generated/schemas.gen.ts'
 import type { StoredRecord } from './stored-lines.ts'
+import type { SessionHolder } from './session-owner.ts'
 
 export type AgentPrefix = 'otter' | 'ferret' | 'mink'
 
@@ -122,6 +123,12 @@ export interface LoadedSession {
   queued: QueuedPrompt[]
   /** True when a torn tail record was found and dropped. */
   repaired: boolean
+  /**
+   * Another live process holds the session (the file store's owner marker, session-owner.ts):
+   * it was read as it is (nothing repaired, `queued` empty: the holder's business), and every
+   * write to it is refused with `session_busy` until that process lets it go.
+   */
+  heldBy?: SessionHolder
 }
 
 export type EventListener = (event: AnyEvent) => void
@@ -214,6 +221,18 @@ export interface EventStore {
   remove(sessionId: string): Promise<void>
   /** Drop what the store keeps in memory for a session that is no longer live (optional). */
   release?(sessionId: string): void
+  /**
+   * False when this process does not hold the session's owner marker (the file store, one
+   * writer per session across processes): a copy read without it may be out of date — another
+   * process may have written since — so the manager reads it again before use. Absent: stores
+   * without markers.
+   */
+  holdsMarker?(sessionId: string): boolean
+  /**
+   * For a session this process does not hold (`holdsMarker` false): true when another live
+   * process holds it now or its log is no longer the `lastSeq` events a copy was read with.
+   */
+  changedElsewhere?(sessionId: string, lastSeq: number): Promise<boolean>
   /**
    * Let go of what the store holds open (file descriptors, connections) once its owner is done
    * with it (optional).

@@ -330,6 +330,8 @@ export class V1Agent {
     if (a.tools) a.session.releaseTools(a.tools)
     await a.pump.stop()
     await this.#dropMcp(a)
+    // Closed here: another process may write the session now (the file store's owner marker).
+    void this.#o.manager.letGo(a.session.id)
     return {}
   }
 
