@@ -7,7 +7,8 @@
  */
 import { afterEach, describe, expect, it, onTestFailed } from 'vitest'
 import { createChimeraClient } from '../api.ts'
-import { prng, sseRecord, startSseServer, type Plan, type SseServer } from './fixtures/sse-server.ts'
+import { sseRecord, startSseServer, type Plan, type SseServer } from './fixtures/sse-server.ts'
+import { prng } from '../wire/fixtures/seeded-random.ts'
 import type { RetryInfo } from './event-stream.ts'
 
 const N = 300

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { LineFramer, type Frame } from './framer.ts'
+import { prng } from './fixtures/seeded-random.ts'
 
 const LIMIT = 16
 const BOM = Buffer.from([0xef, 0xbb, 0xbf])
@@ -23,18 +24,6 @@ function frames(chunks: Buffer[], limit = LIMIT): Frame[] {
   for (const c of chunks) out.push(...f.push(c))
   out.push(...f.end())
   return out
-}
-
-/** mulberry32: a small seeded PRNG, so "random" chunkings are the same on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 const fixed =

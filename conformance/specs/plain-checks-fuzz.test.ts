@@ -19,6 +19,7 @@ import {
 } from '../../generated/lazy-schema.gen.ts'
 import { PlanDataSchema } from '../../generated/schemas.gen.ts'
 import { plainWire } from '../../specs/codegen/lib/plain-checks.ts'
+import { prng } from '../../client/wire/fixtures/seeded-random.ts'
 
 const MODULES: Record<string, () => Promise<Record<string, unknown>>> = {
   'schemas.gen.ts': () => import('../../generated/schemas.gen.ts'),
@@ -31,17 +32,6 @@ const MODULES: Record<string, () => Promise<Record<string, unknown>>> = {
   'rpc/jsonl.gen.ts': () => import('../../generated/rpc/jsonl.gen.ts'),
   'sse/events.gen.ts': () => import('../../generated/sse/events.gen.ts'),
   'tools/tools.gen.ts': () => import('../../generated/tools/tools.gen.ts'),
-}
-
-/** mulberry32 */
-function random(seed: number): () => number {
-  let a = seed
-  return () => {
-    a = (a + 0x6d2b79f5) | 0
-    let t = Math.imul(a ^ (a >>> 15), 1 | a)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 class Instance {
@@ -260,7 +250,7 @@ function divergence(schema: object, input: unknown): string | undefined {
 
 describe('plain checks against zod', () => {
   it('every described schema of generated/, on inputs drawn from its description with hostile values mixed in', async () => {
-    const gen = generator(random(20261128))
+    const gen = generator(prng(20261128))
     const seen = { schemas: 0, inputs: 0, accepted: 0, refused: 0 }
     const wrong: string[] = []
     for (const [file, load] of Object.entries(MODULES)) {

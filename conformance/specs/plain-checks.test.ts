@@ -16,6 +16,7 @@ import { BusRequestSchema } from '../../generated/instances/forward.gen.ts'
 import { built, lazySchema, plainResult, verifyPlainChecks } from '../../generated/lazy-schema.gen.ts'
 import { ChimeraEventSchema, SessionSummarySchema } from '../../generated/schemas.gen.ts'
 import { abs } from '../../specs/codegen/lib/files.ts'
+import { prng } from '../../client/wire/fixtures/seeded-random.ts'
 
 interface Parser {
   safeParse(v: unknown): { success: boolean; data?: unknown; error?: { issues: unknown[] } }
@@ -55,16 +56,6 @@ function clientMessages(): { method: string; params: unknown; where: string }[] 
 }
 const paramsOf = (method: string): object => (acpV1Methods as Record<string, { params: object }>)[method]!.params
 
-/** A seeded generator (mulberry32), so a failing mutation is the same on every run. */
-function random(seed: number): () => number {
-  let a = seed
-  return () => {
-    a = (a + 0x6d2b79f5) | 0
-    let t = Math.imul(a ^ (a >>> 15), 1 | a)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 const REPLACEMENTS: unknown[] = [null, 0, -1, 1.5, 2 ** 60, '', 'x', '😀', true, [], {}, [1], { extra: 1 }]
 
 /** `v` with one change somewhere inside: a key dropped or added, a value replaced. */
@@ -109,7 +100,7 @@ describe('plain checks', () => {
 
   it('two thousand seeded mutations of those messages: still never accepted otherwise than zod, nor refused where zod accepts', () => {
     const messages = clientMessages()
-    const rnd = random(20261128)
+    const rnd = prng(20261128)
     const seen = { accepted: 0, refused: 0, undecided: 0 }
     for (let i = 0; i < 2000; i++) {
       const m = messages[Math.floor(rnd() * messages.length)]!
