@@ -48,6 +48,79 @@ const thirdPartyZod = {
 }
 
 /**
+ * zod as our own code imports it, in the CLI's bundle: a facade that loads zod on its first call,
+ * synchronously, from a CommonJS build of it beside the chunks (`chunks/zod.cjs`). The generated
+ * validators' plain checks accept valid input without building a zod schema
+ * (docs/decisions/0450-plain-checks-before-zod.md), so a start-up that meets only valid input
+ * never loads zod at all (docs/decisions/0460-zod-loaded-on-first-use.md). The facade exports
+ * the members our code calls; one it lacks fails the build.
+ */
+const ZOD_MEMBERS = [
+  'any',
+  'array',
+  'boolean',
+  'discriminatedUnion',
+  'enum',
+  'intersection',
+  'literal',
+  'null',
+  'number',
+  'object',
+  'partialRecord',
+  'record',
+  'string',
+  'tuple',
+  'union',
+  'unknown',
+]
+export const ZOD_FILE = 'zod.cjs'
+const ZOD_FACADE = `import { createRequire } from 'node:module'
+let zod
+function load() {
+  if (zod) return zod
+  const req = createRequire(import.meta.url)
+  // The facade's chunk sits in chunks/ or beside it.
+  for (const file of ['./${ZOD_FILE}', './chunks/${ZOD_FILE}']) {
+    try {
+      return (zod = req(file))
+    } catch (err) {
+      if (err?.code !== 'MODULE_NOT_FOUND') throw err
+    }
+  }
+  throw new Error('chimera: ${ZOD_FILE} is missing beside the bundle; run make build')
+}
+${ZOD_MEMBERS.map((m) => `const _${m} = (...a) => load().${m}(...a)`).join('\n')}
+export { ${ZOD_MEMBERS.map((m) => `_${m} as ${m}`).join(', ')} }
+`
+const lazyZod = {
+  name: 'lazy-zod',
+  setup(b) {
+    b.onResolve({ filter: /^zod$/ }, (args) =>
+      args.pluginData?.zodCopy || args.namespace !== 'file' || /[\\/]node_modules[\\/]/.test(args.importer)
+        ? undefined
+        : { path: 'zod-facade', namespace: 'lazy-zod' },
+    )
+    b.onLoad({ filter: /.*/, namespace: 'lazy-zod' }, () => ({ contents: ZOD_FACADE, loader: 'js', resolveDir: root }))
+  },
+}
+
+/** zod as one CommonJS file (what the facade loads), into `outdir/chunks`. */
+async function buildZodFile(outdir) {
+  await build({
+    // Only the members the facade forwards: the rest of zod (its 40-odd locales) is left out.
+    stdin: { contents: `export { ${ZOD_MEMBERS.join(', ')} } from 'zod'`, resolveDir: root, loader: 'js' },
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    minify: true,
+    legalComments: 'linked',
+    outfile: join(outdir, 'chunks', ZOD_FILE),
+    logLevel: 'warning',
+  })
+}
+
+/**
  * Node programs: every dependency bundled (code splitting keeps `chimera --help` from loading the
  * transports it does not run). What stays outside is resolved at run time from the bundle's
  * location: ripgrep's platform binary, the language servers (server/lsp/servers.ts).
@@ -73,12 +146,15 @@ export async function buildNode(entryPoints, outdir, { plugins = [], ...extra } 
       outExtension: { '.js': '.mjs' },
       // CommonJS dependencies bundled into ESM need a `require` in scope.
       banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-      plugins: [...plugins, thirdPartyZod],
+      plugins: [...plugins, ...(merge ? [lazyZod] : []), thirdPartyZod],
       logLevel: 'warning',
       metafile: merge,
       ...extra,
     })
-    if (merge) await mergeStartUpChunks(entryPoints, result.metafile, esbuildDir, outdir)
+    if (merge) {
+      await mergeStartUpChunks(entryPoints, result.metafile, esbuildDir, outdir)
+      await buildZodFile(outdir)
+    }
     return result
   } finally {
     if (merge) rmSync(esbuildDir, { recursive: true, force: true })
