@@ -7,7 +7,7 @@ import * as z from 'zod'
 import { built, lazySchema, plainModule } from './lazy-schema.gen.ts'
 import * as own from './schemas.gen.ts'
 
-const plain = plainModule(own, {  })
+const plain = plainModule(own, {})
 
 export const SessionIdSchema = lazySchema(() => z.string().regex(new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")), () => plain('["string",[["regex","^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$",""]]]'))
 export type SessionId = z.infer<typeof SessionIdSchema>

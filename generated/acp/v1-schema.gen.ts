@@ -6,7 +6,7 @@ import * as z from 'zod'
 import { built, lazySchema, plainModule } from '../lazy-schema.gen.ts'
 import * as own from './v1-schema.gen.ts'
 
-const plain = plainModule(own, {  })
+const plain = plainModule(own, {})
 
 export const RequestIdSchema = lazySchema(() => z.union([z.null(), z.number().int(), z.string()]), () => plain('["union",[["values",[null]],["number",[["safeint"]]],["string",[]]]]'))
 export type RequestId = z.infer<typeof RequestIdSchema>

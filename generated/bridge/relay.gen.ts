@@ -6,7 +6,7 @@ import * as z from 'zod'
 import { built, lazySchema, plainModule } from '../lazy-schema.gen.ts'
 import * as own from './relay.gen.ts'
 
-const plain = plainModule(own, {  })
+const plain = plainModule(own, {})
 
 export const OpenChannelSchema = lazySchema(() => z.object({ "type": z.literal("open"), "channel": z.string().regex(new RegExp("^[A-Za-z0-9-]{1,64}$")) }), () => plain('["object",{"type":[["values",["open"]],0,0],"channel":[["string",[["regex","^[A-Za-z0-9-]{1,64}$",""]]],0,0]},null]'))
 export type OpenChannel = z.infer<typeof OpenChannelSchema>

@@ -6,7 +6,7 @@ import * as z from 'zod'
 import { built, lazySchema, plainModule } from '../lazy-schema.gen.ts'
 import * as own from './tools.gen.ts'
 
-const plain = plainModule(own, {  })
+const plain = plainModule(own, {})
 
 export const ReadInputSchema = lazySchema(() => z.object({ "path": z.string().min(1), "offset": z.number().int().gte(1).optional(), "limit": z.number().int().gte(1).lte(100000).optional() }).strict(), () => plain('["object",{"path":[["string",[["min",1]]],0,0],"offset":[["optional",["number",[["safeint"],["gt",1,true]]],0],1,1],"limit":[["optional",["number",[["safeint"],["gt",1,true],["lt",100000,true]]],0],1,1]},[["never"],0,0]]'))
 export type ReadInput = z.infer<typeof ReadInputSchema>

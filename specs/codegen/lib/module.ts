@@ -16,7 +16,7 @@ export function tsModule(
   extra = '',
   extraImports: string[] = [],
 ): GeneratedFile {
-  const imports = renderImports(path, zod.imports) + (extraImports.length ? `${extraImports.join('\n')}\n\n` : '')
+  const imports = renderImports(path, zod.imports, extraImports)
   return { path, text: `${header(sources)}${imports}${zod.body}${extra ? `\n${extra}` : ''}` }
 }
 

@@ -14,6 +14,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os'
 import { dirname, join, posix } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { isDeepStrictEqual } from 'node:util'
 import { abs } from './files.ts'
 import type { GeneratedFile } from './module.ts'
 
@@ -38,16 +39,7 @@ function jsonValue(v: unknown): unknown {
   if (v === undefined || typeof v === 'function') return undefined
   const text = JSON.stringify(v)
   if (text === undefined) return undefined
-  const same = (a: unknown, b: unknown): boolean =>
-    Object.is(a, b) ||
-    (typeof a === 'object' &&
-      typeof b === 'object' &&
-      a !== null &&
-      b !== null &&
-      Array.isArray(a) === Array.isArray(b) &&
-      Object.keys(a).length === Object.keys(b).length &&
-      Object.keys(a).every((k) => same((a as any)[k], (b as any)[k])))
-  return same(JSON.parse(text), v) && !text.includes('__proto__') ? v : undefined
+  return isDeepStrictEqual(JSON.parse(text), v) && !text.includes('__proto__') ? v : undefined
 }
 
 /** A node of the JSON form (`PlainWire`, specs/codegen/runtime/lazy-schema.ts). */
@@ -266,35 +258,14 @@ export async function withPlainChecks(files: GeneratedFile[]): Promise<Generated
         const alias = aliases.get(o.path)
         return alias && `${alias}.${o.name}`
       }
-      const used = new Set<string>()
-      const refOfUsed = (inst: Inst): string | undefined => {
-        const r = refOf(inst)
-        if (r?.includes('.')) used.add(r.slice(0, r.indexOf('.')))
-        return r
-      }
-      let described = 0
-      const replaced = f.text.replace(MARKER, (_all, name: string) => {
+      const text = f.text.replace(MARKER, (_all, name: string) => {
         const inst = built(m[name])
         // A schema that is another one under a second name refers to it.
         const o = owner.get(inst)
-        const alias = o && (o.path !== f.path || o.name !== name) ? refOfUsed(inst) : undefined
-        const wire = alias ? ['ref', alias] : plainWire(inst, refOfUsed)
-        if (wire === 0) return ')'
-        described++
-        return `, () => plain(${quoted(JSON.stringify(wire))}))`
+        const alias = o && (o.path !== f.path || o.name !== name) ? refOf(inst) : undefined
+        const wire = alias ? ['ref', alias] : plainWire(inst, refOf)
+        return wire === 0 ? ')' : `, () => plain(${quoted(JSON.stringify(wire))}))`
       })
-      // The module's decoder: its own stand-ins (a namespace import of itself) and the imported ones.
-      const text = described
-        ? replaced
-            .replace(
-              /^(import \{ built, lazySchema) (\} from '[^']+'\n)/m,
-              `$1, plainModule $2import * as own from './${posix.basename(f.path)}'\n`,
-            )
-            .replace(
-              /\n\n(export const )/,
-              `\n\nconst plain = plainModule(own, { ${[...used].sort().join(', ')} })\n\n$1`,
-            )
-        : replaced
       return { ...f, text }
     })
   } finally {

@@ -6,7 +6,7 @@
  * (json-schema-to-zod would otherwise produce an untyped `z.any().superRefine`).
  */
 import { readFileSync } from 'node:fs'
-import { dirname, relative } from 'node:path'
+import { basename, dirname, relative } from 'node:path'
 import { jsonSchemaToZod, parseSchema } from 'json-schema-to-zod'
 import { byKey } from './order.ts'
 import { abs, header } from './files.ts'
@@ -134,18 +134,25 @@ export function schemasToZod(
 export const LAZY_MODULE = 'generated/lazy-schema.gen.ts'
 
 /**
- * Render the import block of the module at `path` (repo-relative): zod,
- * `lazySchema`, then the namespaces of
- * other generated modules (sorted, deterministic).
+ * Render the head of the zod module at `path` (repo-relative): zod, the lazy-schema runtime, the
+ * module's own namespace, the namespaces of other generated modules (sorted, deterministic), the
+ * `extra` imports, then the decoder of the module's plain checks (plain-checks.ts): its own
+ * stand-ins and those of the modules it imports.
  */
-export function renderImports(path: string, imports: Map<string, string>): string {
+export function renderImports(path: string, imports: Map<string, string>, extra: string[] = []): string {
   let lazy = relative(dirname(path), LAZY_MODULE).split('\\').join('/')
   if (!lazy.startsWith('.')) lazy = `./${lazy}`
-  const lines = ["import * as z from 'zod'", `import { built, lazySchema } from '${lazy}'`]
-  for (const [alias, from] of [...imports].sort(byKey)) {
-    lines.push(`import * as ${alias} from '${from}'`)
-  }
-  return lines.join('\n') + '\n\n'
+  const aliases = [...imports].sort(byKey)
+  const lines = [
+    "import * as z from 'zod'",
+    `import { built, lazySchema, plainModule } from '${lazy}'`,
+    `import * as own from './${basename(path)}'`,
+    ...aliases.map(([alias, from]) => `import * as ${alias} from '${from}'`),
+    ...extra,
+  ]
+  const names = aliases.map(([alias]) => alias)
+  const decoder = `const plain = plainModule(own, ${names.length ? `{ ${names.join(', ')} }` : '{}'})`
+  return `${lines.join('\n')}\n\n${decoder}\n\n`
 }
 
 /**

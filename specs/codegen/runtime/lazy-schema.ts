@@ -80,7 +80,7 @@ export function shapeMember<S extends { shape: object }, K extends keyof S['shap
   schema: S,
   key: K,
 ): S['shape'][K] {
-  const n = (schema as { [PLAIN]?: PlainNode })[PLAIN]
+  const n = plainNode(schema)
   if (Array.isArray(n) && n[0] === 'object' && Object.hasOwn(n[1], key)) {
     const member = (n[1] as Record<string, PlainProp>)[key]![0]
     if (Array.isArray(member) && member[0] === 'ref') return member[1] as S['shape'][K]
@@ -94,13 +94,13 @@ export function shapeMember<S extends { shape: object }, K extends keyof S['shap
  * `0` (zod decides) when the schema has no plain check of an object.
  */
 export function plainWithAnyMember(schema: object, key: string): PlainNode {
-  const n = (schema as { [PLAIN]?: PlainNode })[PLAIN]
+  const n = plainNode(schema)
   if (!Array.isArray(n) || n[0] !== 'object' || !Object.hasOwn(n[1], key)) return 0
   const [, shape, rest] = n as readonly ['object', Readonly<Record<string, PlainProp>>, PlainProp | null]
   return ['object', { ...shape, [key]: [1, 0, 0] }, rest]
 }
 
-/** The plain description of a generated schema's stand-in (`0` for none), for tests. */
+/** The plain description of a generated schema's stand-in (`0` for none). */
 export function plainNode(schema: object): PlainNode {
   return (schema as { [PLAIN]?: PlainNode })[PLAIN] ?? 0
 }
@@ -113,7 +113,7 @@ export function plainResult(
   schema: object,
   input: unknown,
 ): { ok: true; value: unknown } | { ok: false; covered: boolean } {
-  const r = run((schema as { [PLAIN]?: PlainNode })[PLAIN] ?? 0, input)
+  const r = run(plainNode(schema), input)
   return r === FAIL ? { ok: false, covered: true } : r === BAIL ? { ok: false, covered: false } : { ok: true, value: r }
 }
 
@@ -175,8 +175,8 @@ function decode(w: PlainWire, ref: (name: string) => object): PlainNode {
       return ['nullable', node(w[1])]
     case 'default': {
       // A fresh copy each time: a caller that changes what it was given changes no later parse.
-      const text = JSON.stringify(w[2])
-      return ['default', node(w[1]), () => JSON.parse(text) as unknown]
+      const value = w[2]
+      return ['default', node(w[1]), () => structuredClone(value)]
     }
     case 'union':
       return ['union', (w[1] as unknown[]).map(node)]
@@ -243,6 +243,7 @@ export function lazySchema<T extends object>(build: () => T, plain?: () => Plain
     }
     return node
   }
+  const zod = (): Parser => real() as unknown as Parser
   /** The plain check's result for `input`: its value, or FAIL/BAIL (zod decides). */
   let checks = 0
   const check = (input: unknown, params: unknown): Outcome => {
@@ -253,21 +254,19 @@ export function lazySchema<T extends object>(build: () => T, plain?: () => Plain
     try {
       out = run(described(), input)
     } catch {
-      // Nesting deeper than the stack (zod may still take it), a description that cannot be read.
+      // Nesting deeper than the stack: zod may still take it.
       return BAIL
     }
-    if (out !== FAIL && out !== BAIL && verifying) verify(real() as unknown as Parser, input, out)
+    if (out !== FAIL && out !== BAIL && verifying) verify(zod(), input, out)
     return out
   }
   const parse = (input: unknown, params?: unknown): unknown => {
     const out = check(input, params)
-    return out === FAIL || out === BAIL ? (real() as unknown as Parser).parse(input, params) : out
+    return out === FAIL || out === BAIL ? zod().parse(input, params) : out
   }
   const safeParse = (input: unknown, params?: unknown): SafeResult => {
     const out = check(input, params)
-    return out === FAIL || out === BAIL
-      ? (real() as unknown as Parser).safeParse(input, params)
-      : { success: true, data: out }
+    return out === FAIL || out === BAIL ? zod().safeParse(input, params) : { success: true, data: out }
   }
   return new Proxy({} as T, {
     get: (_t, key) => {
@@ -382,13 +381,6 @@ function checksPass(checks: readonly PlainCheck[], v: string | number | unknown[
   return true
 }
 
-/** zod's `shallowClone` of a default value, for the kinds a spec's default can have. */
-function shallowClone(v: unknown): unknown {
-  if (Array.isArray(v)) return [...(v as unknown[])]
-  if (isObject(v)) return { ...v }
-  return v
-}
-
 /**
  * The plain check of `n` over `v`: the value zod would return, or FAIL / BAIL. `unknown`, on the
  * two sides of an intersection, collects the keys a strict object did not know instead of
@@ -433,9 +425,9 @@ function run(n: PlainNode, v: unknown, unknown?: Set<string>): Outcome {
     case 'nullable':
       return v === null ? null : run(n[1], v, unknown)
     case 'default': {
-      if (v === undefined) return shallowClone(n[2]())
+      if (v === undefined) return n[2]()
       const r = run(n[1], v, unknown)
-      return r === undefined ? shallowClone(n[2]()) : r
+      return r === undefined ? n[2]() : r
     }
     case 'union':
       // One option is run on the union's own payload; several each on their own.
@@ -468,7 +460,7 @@ function run(n: PlainNode, v: unknown, unknown?: Set<string>): Outcome {
     case 'and':
       return intersection(n[1], n[2], v, unknown)
     case 'ref':
-      return run((n[1] as { [PLAIN]: PlainNode })[PLAIN], v, unknown)
+      return run(plainNode(n[1]), v, unknown)
   }
 }
 
