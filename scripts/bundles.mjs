@@ -104,6 +104,29 @@ const lazyZod = {
   },
 }
 
+/**
+ * Node built-ins a bundled dependency imports by name, forwarded to `process.getBuiltinModule` on
+ * the first call: Node 24 builds the whole namespace of an ESM-imported built-in, reading its lazy
+ * getters (`import { parseArgs } from 'node:util'`, citty's, loads `worker_threads` and the assert
+ * diff with it), before the importing chunk runs. Our own code calls the accessors of
+ * server/platform/builtins.ts instead (docs/decisions/0465-built-ins-after-the-answer.md). Only
+ * the functions listed are forwarded; a named import of another fails the build.
+ */
+const LAZY_BUILTINS = { 'node:util': ['parseArgs'] }
+const lazyBuiltins = {
+  name: 'lazy-builtins',
+  setup(b) {
+    const filter = new RegExp(`^(${Object.keys(LAZY_BUILTINS).join('|')})$`)
+    b.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'lazy-builtin' }))
+    b.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => ({
+      contents: LAZY_BUILTINS[args.path]
+        .map((m) => `export const ${m} = (...a) => process.getBuiltinModule('${args.path}').${m}(...a)`)
+        .join('\n'),
+      loader: 'js',
+    }))
+  },
+}
+
 /** zod as one CommonJS file (what the facade loads), into `outdir/chunks`. */
 async function buildZodFile(outdir) {
   await build({
@@ -146,7 +169,7 @@ export async function buildNode(entryPoints, outdir, { plugins = [], ...extra } 
       outExtension: { '.js': '.mjs' },
       // CommonJS dependencies bundled into ESM need a `require` in scope.
       banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-      plugins: [...plugins, ...(merge ? [lazyZod] : []), thirdPartyZod],
+      plugins: [...plugins, ...(merge ? [lazyZod, lazyBuiltins] : []), thirdPartyZod],
       logLevel: 'warning',
       metafile: merge,
       ...extra,

@@ -5,11 +5,11 @@
  * generated validators on first use (generated/lazy-schema.gen.ts), which the bench takes out
  * of the phase it fell in. Without the variable a mark does nothing.
  */
-import { performance } from 'node:perf_hooks'
-
 export type StartupPhase = 'bootstrap' | 'modules' | 'store' | 'session' | 'provider' | 'listen'
 
 const on = process.env.CHIMERA_STARTUP_TRACE === '1'
+// Only a traced start loads perf_hooks (the global `performance` loads it too, on first use).
+const performance = on ? process.getBuiltinModule('node:perf_hooks').performance : undefined
 const VALIDATOR_MS = Symbol.for('chimera.validatorBuildMs')
 
 function write(phase: StartupPhase, epochMs: number): void {
@@ -19,10 +19,10 @@ function write(phase: StartupPhase, epochMs: number): void {
 
 /** Marks the end of a phase (a no-op unless CHIMERA_STARTUP_TRACE=1). */
 export function startupMark(phase: StartupPhase): void {
-  if (on) write(phase, performance.timeOrigin + performance.now())
+  if (performance) write(phase, performance.timeOrigin + performance.now())
 }
 
 /** The first mark of the process: Node's own bootstrap, ended before any module of ours ran. */
 export function startupBootstrapMark(): void {
-  if (on) write('bootstrap', performance.timeOrigin + performance.nodeTiming.bootstrapComplete)
+  if (performance) write('bootstrap', performance.timeOrigin + performance.nodeTiming.bootstrapComplete)
 }

@@ -230,6 +230,7 @@ const GENERATED_SOURCES: Record<string, string[]> = {
   'generated/acp/v1-schema.gen.ts': ['specs/vendor/acp/schema.v1.json'],
   'generated/acp/v1-methods.gen.ts': ['specs/openrpc/acp-v1.openrpc.json', 'specs/vendor/acp/schema.v1.json'],
   'generated/acp/v1-constants.gen.ts': ['specs/openrpc/acp-v1.openrpc.json'],
+  'generated/acp/seed-constants.gen.ts': ['specs/openrpc/acp-seed.openrpc.yaml'],
   'generated/acp/seed.gen.ts': ['specs/openrpc/acp-seed.openrpc.yaml'],
   'generated/sse/events.gen.ts': ['specs/asyncapi/sse.asyncapi.yaml'],
   'generated/rpc/jsonl.gen.ts': ['specs/asyncapi/rpc.asyncapi.yaml'],

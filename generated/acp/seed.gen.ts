@@ -219,5 +219,4 @@ export const acpSeedMethods = {
 } as const
 export type AcpSeedMethod = keyof typeof acpSeedMethods
 
-/** JSON-RPC error codes of the seed dialect. */
-export const ACP_SEED_ERRORS = {"ApplicationError":-32000,"InternalError":-32603,"InvalidParams":-32602,"InvalidRequest":-32600,"MethodNotFound":-32601,"ParseError":-32700,"SessionNotFound":-32000} as const
+export { ACP_SEED_ERRORS } from './seed-constants.gen.ts'

@@ -8,7 +8,7 @@
  * (the seed dialect: Invalid params, and `-32000 Agent error` with `{name, message}`; its
  * unknown session is `data.name: "SessionNotFound"`, specs/openrpc/acp-seed.openrpc.yaml).
  */
-import { ACP_SEED_ERRORS } from '../../generated/acp/seed.gen.ts'
+import { ACP_SEED_ERRORS } from '../../generated/acp/seed-constants.gen.ts'
 import { ChimeraError, type DomainErrorCode } from '../errors.ts'
 import {
   CODES,

@@ -8,7 +8,6 @@
  * meanwhile wait for them. The dialect then runs the same `initialize` through its validator,
  * so its client state is what it always was. Any other `initialize` goes the slow way.
  */
-import { isDeepStrictEqual } from 'node:util'
 import type { Readable, Writable } from 'node:stream'
 import type { SessionManager } from '../core/manager.ts'
 import type { Logger } from '../log.ts'
@@ -16,6 +15,7 @@ import type { BridgeStatus } from '../../generated/schemas.gen.ts'
 import { Connection } from '../../client/wire/jsonrpc/connection.ts'
 import { maskInternal, RpcError } from '../../client/wire/jsonrpc/errors.ts'
 import { startupMark } from '../startup-trace.ts'
+import { util } from '../platform/builtins.ts'
 import { negotiate, type AgentName, type Dialect, type DialectName } from './dialect.ts'
 import { plainInitialize, seedInitialize, v1Extensions, v1Initialize } from './initialize.ts'
 
@@ -91,7 +91,7 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
             .then(() => open(name))
             .then(async (chosen) => {
               const again = await chosen.dispatcher.call(method, params, { signal: conn.signal, id: ctx.id })
-              if (!isDeepStrictEqual(again, answer))
+              if (!util().isDeepStrictEqual(again, answer))
                 opts.logger.error(`initialize answered early differs from the ${chosen.name} dialect's answer`)
               adopt(chosen)
             })

@@ -12,7 +12,7 @@
  * backpressure per channel (a reader that stops pauses its writer's socket). With no editor
  * attached a client is answered 503 `service_unavailable` ("no editor is attached to this relay").
  */
-import { randomUUID } from 'node:crypto'
+import { randomUUID } from '../platform/random.ts'
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { WebSocket, WebSocketServer, type RawData } from 'ws'

@@ -10,7 +10,8 @@
  * concurrent connections that idle sockets cannot fill.
  */
 import type { BridgeStatus } from '../../generated/schemas.gen.ts'
-import { X509Certificate, createPrivateKey } from 'node:crypto'
+import type { KeyObject, X509Certificate } from 'node:crypto'
+import { crypto } from '../platform/builtins.ts'
 import { readFileSync } from 'node:fs'
 import type { Server } from 'node:http'
 import { networkInterfaces } from 'node:os'
@@ -124,13 +125,13 @@ export function tlsMaterial(certPath: string, keyPath: string): { cert: string; 
   const key = readPem(keyPath, '--tls-key')
   let x509: X509Certificate
   try {
-    x509 = new X509Certificate(cert)
+    x509 = new (crypto().X509Certificate)(cert)
   } catch (err) {
     throw new UsageError(`--tls-cert: ${certPath} is not a PEM certificate (${reason(err)})`)
   }
-  let keyObject: ReturnType<typeof createPrivateKey>
+  let keyObject: KeyObject
   try {
-    keyObject = createPrivateKey(key)
+    keyObject = crypto().createPrivateKey(key)
   } catch (err) {
     throw new UsageError(
       `--tls-key: ${keyPath} is not a usable PEM private key (${reason(err)}; an encrypted key must be decrypted first)`,

@@ -28,7 +28,7 @@
  * (folded into the state, its loss not reported) and the group is written again at the next
  * `seq`, so the session never stays stuck one event behind its own log (decision 0360).
  */
-import { randomUUID } from 'node:crypto'
+import { randomUUID } from '../platform/random.ts'
 import { ChimeraError } from '../errors.ts'
 import type { Logger } from '../log.ts'
 import { AppendGroupError, type EventStore } from '../store/types.ts'

@@ -46,6 +46,7 @@ import { ChimeraError, sessionNotFound } from '../errors.ts'
 import { sessionHeld } from '../store/session-owner.ts'
 import type { CommandRenderer } from './slash-commands.ts'
 import { startupMark } from '../startup-trace.ts'
+import { randomReady } from '../platform/random.ts'
 
 export interface ManagerOptions {
   agent: AgentPrefix
@@ -168,6 +169,7 @@ export class SessionManager {
 
   /** Create a session; validates model, mode and tools before anything is stored. */
   async create(o: CreateOptions = {}): Promise<Session> {
+    await randomReady()
     const model = o.model ?? this.defaultModel
     this.models.check(model)
     const mode = o.mode ?? this.opts.mode ?? 'build'

@@ -1,5 +1,5 @@
 /** The permission gate of one tool call (decision table in permissions.ts). */
-import { randomUUID } from 'node:crypto'
+import { randomUUID } from '../platform/random.ts'
 import type { ToolCall } from '../../generated/schemas.gen.ts'
 import { applyReply, approvalVerdict, riskOf, type GateOutcome } from './permissions.ts'
 import type { CallPreview } from '../tools/types.ts'

@@ -25,7 +25,7 @@
  * most FORWARD_TIMEOUT_MS for its answer, except a prompt, whose answer is its turn's outcome: it
  * waits as long as the owner holds the session (a turn may wait on a person for a permission).
  */
-import { randomUUID } from 'node:crypto'
+import { randomUUID } from '../platform/random.ts'
 import { ChimeraError } from '../errors.ts'
 import type { Logger } from '../log.ts'
 import type { BusRequestOptions, BusResult } from '../store/redis-bus.ts'

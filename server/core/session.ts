@@ -10,7 +10,7 @@
  * (permission-broker.ts), the settings (session-settings.ts), the tools (session-tools.ts),
  * steering (steering.ts) and the routing of slash commands (slash-commands.ts `routePrompt`).
  */
-import { randomUUID } from 'node:crypto'
+import { randomUUID } from '../platform/random.ts'
 import type { ChatMessage, PermissionRequestData, ToolCall, Usage } from '../../generated/schemas.gen.ts'
 import type { Logger } from '../log.ts'
 import type { ToolSchema } from '../providers/types.ts'

@@ -7,18 +7,18 @@
  * look-up by digest, made before the synchronous decision). A request another instance
  * forwarded (forward.ts) carries no token: it is who that instance authenticated (its principal).
  */
-import { createHash, timingSafeEqual } from 'node:crypto'
+import { crypto } from '../platform/builtins.ts'
 import { bearerToken, type TokenCheck } from '../../client/wire/http/auth.ts'
 import { SessionTokens, type TokenRegistry } from './session-tokens.ts'
 import type { Principal } from '../../generated/instances/forward.gen.ts'
 
 export { authorizeTiers, bearerToken } from '../../client/wire/http/auth.ts'
 
-const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest()
+const digest = (s: string): Buffer => crypto().createHash('sha256').update(s, 'utf8').digest()
 
 export function tokenMatches(presented: string | undefined, expected: string): boolean {
   if (presented === undefined) return false
-  return timingSafeEqual(digest(presented), digest(expected))
+  return crypto().timingSafeEqual(digest(presented), digest(expected))
 }
 
 export interface AuthContext {

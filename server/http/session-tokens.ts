@@ -9,13 +9,14 @@
  * `403 admin_only` from `401`) is looked up by its digest in a map: the lookup's timing depends
  * on the digest, which the caller cannot steer towards a secret.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { randomBytes } from '../platform/random.ts'
+import { crypto } from '../platform/builtins.ts'
 import { sessionNotFound } from '../errors.ts'
 import type { LiveSessions } from '../store/types.ts'
 
 export const SESSION_TOKEN_BYTES = 32
 
-const digest = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest()
+const digest = (token: string): Buffer => crypto().createHash('sha256').update(token, 'utf8').digest()
 const newToken = (): string => randomBytes(SESSION_TOKEN_BYTES).toString('base64url')
 
 export class SessionTokens {
@@ -48,7 +49,7 @@ export class SessionTokens {
   verify(sessionId: string, token: string): boolean {
     const want = this.#bySession.get(sessionId)
     // Compare against a digest even for an unknown session, so both paths cost the same.
-    return timingSafeEqual(digest(token), want ?? UNKNOWN) && want !== undefined
+    return crypto().timingSafeEqual(digest(token), want ?? UNKNOWN) && want !== undefined
   }
 
   /** The session a valid token belongs to, if any. */

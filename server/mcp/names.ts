@@ -6,7 +6,7 @@
  * whole; duplicates (two servers or tools that sanitise alike) get a numeric suffix. The
  * prefix keeps every MCP tool apart from the built-ins.
  */
-import { createHash } from 'node:crypto'
+import { crypto } from '../platform/builtins.ts'
 
 export const MAX_TOOL_NAME = 64
 
@@ -21,7 +21,7 @@ export function toolName(slug: string, tool: string): string {
   const t = tool.replace(/[^A-Za-z0-9_-]/g, '_') || 'tool'
   const full = `mcp__${slug}__${t}`
   if (full.length <= MAX_TOOL_NAME) return full
-  const hash = createHash('sha256').update(tool).digest('hex').slice(0, 8)
+  const hash = crypto().createHash('sha256').update(tool).digest('hex').slice(0, 8)
   return `${full.slice(0, MAX_TOOL_NAME - 9)}_${hash}`
 }
 

@@ -10,7 +10,7 @@
  * (HTTP 502) when the collector cannot be reached, times out, redirects or answers non-2xx. Error
  * messages name the collector by origin only (a URL may carry credentials).
  */
-import { randomUUID } from 'node:crypto'
+import { randomUUID } from '../platform/random.ts'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { components } from '../../generated/http/openapi.gen.d.ts'

@@ -4,7 +4,7 @@
  * valid prefix ends — the first record that is torn, out of sequence or invalid — so the store
  * can quarantine the tail instead of half-reading it.
  */
-import { randomUUID } from 'node:crypto'
+import { randomUUID } from '../platform/random.ts'
 import fs from 'node:fs'
 import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'

@@ -3,7 +3,7 @@
  * lives. Apart from the store itself, so a server can check its home before it loads the store
  * (the HTTP server binds before the agent core loads: docs/decisions/0445-listen-before-the-app-loads.md).
  */
-import { randomUUID } from 'node:crypto'
+import { randomReady, randomUUID } from '../platform/random.ts'
 import { mkdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { eventlogRoot } from './paths.ts'
@@ -11,6 +11,7 @@ import { eventlogRoot } from './paths.ts'
 /** Why the event log under `home` cannot be written, or undefined when it can. */
 export async function eventLogProblem(home: string): Promise<string | undefined> {
   const root = eventlogRoot(home)
+  await randomReady()
   const probe = join(root, `.write-probe-${process.pid}-${randomUUID().slice(0, 8)}`)
   try {
     await mkdir(root, { recursive: true })

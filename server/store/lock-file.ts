@@ -11,7 +11,7 @@
  * owner marker, session-owner.ts, docs/decisions/0431-one-writer-per-session.md: on the session
  * path, which never blocks the event loop).
  */
-import { randomBytes } from 'node:crypto'
+import { randomBytes } from '../platform/random.ts'
 import {
   closeSync,
   constants,

@@ -4,7 +4,7 @@
  * `isSessionId` first: the strict `<agent>-<YYYYMMDDTHHMMSSZ>-<uuid v4>` shape leaves no room
  * for `..`, separators or NUL.
  */
-import { randomUUID } from 'node:crypto'
+import { randomUUID } from '../platform/random.ts'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import type { EventType } from '../../generated/schemas.gen.ts'

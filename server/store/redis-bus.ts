@@ -20,7 +20,7 @@
  * which its requester's `request` returns as `incompatible` with the version the owner speaks
  * (docs/decisions/0440-instance-link-results-and-version.md).
  */
-import { randomUUID } from 'node:crypto'
+import { randomUUID } from '../platform/random.ts'
 import type { RedisClientType } from '@redis/client'
 import type { Logger } from '../log.ts'
 import {

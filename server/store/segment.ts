@@ -11,10 +11,10 @@
  */
 import { open, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
-import * as zlib from 'node:zlib'
 import type { AnyEvent } from '../events/event-types.ts'
 import { errCode, readJsonFile, writeJsonAtomic, type LogEntry } from './file-log.ts'
 import { BufferPool } from './buffer-pool.ts'
+import { zlib } from '../platform/builtins.ts'
 import { storedRecords, type StoredRecord } from './stored-lines.ts'
 
 export const SEGMENT_FILE = 'events.jsonl'
@@ -25,10 +25,16 @@ export const SEGMENT_FILE = 'events.jsonl'
  */
 export const SUM_FILE = 'events.sum'
 
-/** CRC-32 of `data` continuing `crc` (zlib's, Node 20.15 and 22.2 on); undefined on older runtimes. */
-const zlibCrc32 = (zlib as { crc32?: (data: Uint8Array | string, value?: number) => number }).crc32
+type Crc32 = (data: Uint8Array | string, value?: number) => number
+let zlibCrc32: Crc32 | undefined | null = null
+/** zlib's CRC-32 (Node 20.15 and 22.2 on), `node:zlib` loaded on the first call; undefined on older runtimes. */
+function crc32Fn(): Crc32 | undefined {
+  if (zlibCrc32 === null) zlibCrc32 = (zlib() as { crc32?: Crc32 }).crc32
+  return zlibCrc32
+}
+/** CRC-32 of `data` continuing `crc`; undefined on runtimes without zlib's. */
 export function crc32(data: Uint8Array | string, crc = 0): number | undefined {
-  return zlibCrc32?.(data, crc)
+  return crc32Fn()?.(data, crc)
 }
 
 /** The part of a segment that agrees with the event files. */
@@ -409,7 +415,8 @@ export interface VouchedSegment {
  * or anything disagrees.
  */
 export async function readVouchedSegment(dir: string): Promise<VouchedSegment | undefined> {
-  if (!zlibCrc32) return undefined
+  const blockCrc32 = crc32Fn()
+  if (!blockCrc32) return undefined
   const r = await readJsonFile(join(dir, SUM_FILE))
   if (r.kind !== 'ok') return undefined
   const sum = r.value as Partial<SegmentSum> | null
@@ -443,7 +450,7 @@ export async function readVouchedSegment(dir: string): Promise<VouchedSegment | 
         if (end === 0 || (start + piece.length === bytes && end !== piece.length)) return undefined
         const block = piece.subarray(0, end)
         for (let i = block.indexOf(NL); i >= 0; i = block.indexOf(NL, i + 1)) ends.push(start + i + 1)
-        const blockCrc = zlibCrc32(block)
+        const blockCrc = blockCrc32(block)
         crc = crc32Combine(crc, blockCrc, end)
         blocks.push({ start, end: start + end, last: ends.length, crc: blockCrc })
         start += end

@@ -17,7 +17,7 @@
  * process's own PID is never another holder: within one process the store instances share the
  * marker.
  */
-import { randomBytes } from 'node:crypto'
+import { randomBytes } from '../platform/random.ts'
 import { readFileSync, readlinkSync } from 'node:fs'
 import { readFile, readlink } from 'node:fs/promises'
 import { hostname } from 'node:os'

@@ -5,7 +5,8 @@
  * a symbolic link, never into a directory reached through one, and never over something that is
  * not a regular file.
  */
-import { createHash, randomUUID } from 'node:crypto'
+import { randomUUID } from '../platform/random.ts'
+import { crypto } from '../platform/builtins.ts'
 import { constants } from 'node:fs'
 import { lstat, mkdir, open, readFile, realpath, rename, stat, unlink } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path'
@@ -29,7 +30,7 @@ export function isCleanPath(p: unknown): p is string {
   )
 }
 
-const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex')
+const sha256 = (b: Buffer): string => crypto().createHash('sha256').update(b).digest('hex')
 
 /** The blob directory of one session's store. */
 export class Blobs {

@@ -19,7 +19,7 @@
  * discards the redo branch and the blobs only it used. Every file is replaced atomically; an
  * operation cut short by a crash is finished when the store is next opened.
  */
-import { randomUUID } from 'node:crypto'
+import { randomUUID } from '../platform/random.ts'
 import { readdir, rename, rm, mkdir } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import type { FileHistory } from '../core/file-history.ts'

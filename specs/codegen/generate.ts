@@ -37,7 +37,7 @@ export async function renderAll(): Promise<GeneratedFile[]> {
     generateShared(),
     generateEventFacts(),
     ...generateAcpV1(),
-    generateAcpSeed(),
+    ...generateAcpSeed(),
     generateSse(),
     generateRpc(),
     generateBridge(),

@@ -9,7 +9,7 @@
  * and below the connection cap, so plain requests (`/health`, the master token's) still get a
  * connection. A refused stream is `429 too_many_streams` with the limit that refused it.
  */
-import { createHash } from 'node:crypto'
+import { crypto } from '../../platform/builtins.ts'
 
 export interface StreamLimits {
   perSession: number
@@ -46,7 +46,7 @@ export class StreamRegistry {
     const l = this.#limits
     const tokenKey =
       !holder.master && holder.token !== undefined
-        ? createHash('sha256').update(holder.token).digest('base64')
+        ? crypto().createHash('sha256').update(holder.token).digest('base64')
         : undefined
     if (holder.master) {
       if (this.#all >= l.masterTotal) return { refused: `the server holds ${this.#all} open event streams (its limit)` }

@@ -1,0 +1,91 @@
+/**
+ * Random ids and bytes (UUID v4 for session, message and event ids; suffixes of temporary file
+ * names; owner and session tokens) without `node:crypto`: loading it before the first answer costs
+ * some 35 internal modules (2.5 ms of CPU on Node 20, 4 ms on Node 24), more than the ids
+ * themselves (docs/decisions/0465-built-ins-after-the-answer.md). The bytes come from the kernel's
+ * CSPRNG, `/dev/urandom` (the source OpenSSL itself seeds from), read 4 KiB at a time, without
+ * blocking the event loop, into pools each byte of which is handed out once: the first read starts
+ * when this module loads, the next as soon as a pool is taken into use. When no read has finished
+ * yet, or the device cannot be read (Windows, a sandbox without `/dev`), `node:crypto` serves.
+ */
+import { close, open, read } from 'node:fs'
+import { crypto } from './builtins.ts'
+
+const POOL_BYTES = 4096
+/** The pool being handed out; `next` is its first unused byte. */
+let pool: Buffer = Buffer.alloc(0)
+let next = 0
+/** A filled pool waiting to be taken into use. */
+let spare: Buffer | undefined
+let filling = false
+/** False once the device failed: `node:crypto` from then on. */
+let device = true
+let firstSettled: () => void = () => {}
+const first = new Promise<void>((resolve) => (firstSettled = resolve))
+
+function fill(): void {
+  if (filling || spare || !device) return
+  filling = true
+  const fail = (): void => {
+    device = false
+    filling = false
+    firstSettled()
+  }
+  open('/dev/urandom', 'r', (err, fd) => {
+    if (err) return fail()
+    const buf = Buffer.allocUnsafe(POOL_BYTES)
+    read(fd, buf, 0, POOL_BYTES, null, (rerr, n) => {
+      close(fd, () => {})
+      if (rerr || n <= 0) return fail()
+      spare = buf.subarray(0, n)
+      filling = false
+      firstSettled()
+    })
+  })
+}
+fill()
+
+/** `n` bytes from the pools, copied out (then zeroed in the pool), or undefined when none are ready. */
+function take(n: number): Buffer | undefined {
+  if (next + n > pool.length) {
+    if (!spare || n > spare.length) {
+      fill()
+      return undefined
+    }
+    pool.fill(0)
+    pool = spare
+    next = 0
+    spare = undefined
+    fill()
+  }
+  const out = Buffer.from(pool.subarray(next, next + n))
+  pool.fill(0, next, next + n)
+  next += n
+  return out
+}
+
+/** `n` cryptographically strong random bytes. */
+export function randomBytes(n: number): Buffer {
+  return take(n) ?? crypto().randomBytes(n)
+}
+
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'))
+
+/** A random (version 4) UUID, lower-case, as `crypto.randomUUID` gives. */
+export function randomUUID(): string {
+  const b = take(16)
+  if (!b) return crypto().randomUUID()
+  b[6] = (b[6]! & 0x0f) | 0x40
+  b[8] = (b[8]! & 0x3f) | 0x80
+  const h = (i: number): string => HEX[b[i]!]!
+  return `${h(0)}${h(1)}${h(2)}${h(3)}-${h(4)}${h(5)}-${h(6)}${h(7)}-${h(8)}${h(9)}-${h(10)}${h(11)}${h(12)}${h(13)}${h(14)}${h(15)}`
+}
+
+/**
+ * Resolves once the first read of the device has finished (or failed): ids taken after it come
+ * from the pool, without loading `node:crypto`. A process that makes an id right after its
+ * modules load (a session created at start) awaits it first.
+ */
+export function randomReady(): Promise<void> {
+  return first
+}
