@@ -234,6 +234,23 @@ export const START_UP_PATHS = {
  * start-up path loads (what loads on first use: the YAML parser, the ACP SDK, the renderers, ...)
  * keep rollup's own split, which follows the same dynamic imports as esbuild's.
  */
+/**
+ * esbuild's banner gives every chunk its own `require` (`createRequire(import.meta.url)`), which the
+ * CommonJS dependencies bundled into it call; a merged chunk holds one per esbuild chunk (some 60
+ * before `session/new`), most of them never called, and each builds a Module and its lookup
+ * paths at load. This drops the ones a chunk never names again.
+ */
+const dropUnusedRequire = {
+  name: 'drop-unused-require',
+  renderChunk(code) {
+    const out = code.replace(/const (require\$?\w*) = createRequire\(import\.meta\.url\);\n?/g, (decl, id) => {
+      const uses = code.match(new RegExp(`(?<![\\w$.])${id.replace('$', '\\$')}(?![\\w$])`, 'g'))?.length ?? 0
+      return uses > 1 ? decl : ''
+    })
+    return out === code ? null : { code: out, map: null }
+  },
+}
+
 async function mergeStartUpChunks(entryPoints, metafile, from, outdir) {
   const { rollup } = await import('rollup')
   const outputs = Object.entries(metafile.outputs).filter(([f]) => f.endsWith('.mjs'))
@@ -277,6 +294,7 @@ async function mergeStartUpChunks(entryPoints, metafile, from, outdir) {
       entryFileNames: '[name].mjs',
       chunkFileNames: 'chunks/[name]-[hash].mjs',
       compact: true,
+      plugins: [dropUnusedRequire],
       manualChunks: (id) => (entries.has(id) || !paths.has(id) ? undefined : `start-${paths.get(id).join('+')}`),
     })
   } finally {
