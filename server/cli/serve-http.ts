@@ -10,13 +10,14 @@
  * concurrent connections that idle sockets cannot fill.
  */
 import type { BridgeStatus } from '../../generated/schemas.gen.ts'
-import { X509Certificate, createPrivateKey } from 'node:crypto'
+import type { KeyObject, X509Certificate } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import type { Server } from 'node:http'
 import { networkInterfaces } from 'node:os'
 import type { SessionManager } from '../core/manager.ts'
 import type { HttpServerApp, HttpServerOptions } from '../http/server-app.ts'
 import { StartGate, ioTurn } from '../http/start-gate.ts'
+import { nodeCrypto } from '../platform/builtins.ts'
 import { isLoopbackName } from '../http/host-names.ts'
 import { guardSlowClients, type SlowClientLimits } from '../http/slow-clients.ts'
 import type { SseSettings } from '../http/sse/sse-stream.ts'
@@ -124,13 +125,13 @@ export function tlsMaterial(certPath: string, keyPath: string): { cert: string; 
   const key = readPem(keyPath, '--tls-key')
   let x509: X509Certificate
   try {
-    x509 = new X509Certificate(cert)
+    x509 = new (nodeCrypto().X509Certificate)(cert)
   } catch (err) {
     throw new UsageError(`--tls-cert: ${certPath} is not a PEM certificate (${reason(err)})`)
   }
-  let keyObject: ReturnType<typeof createPrivateKey>
+  let keyObject: KeyObject
   try {
-    keyObject = createPrivateKey(key)
+    keyObject = nodeCrypto().createPrivateKey(key)
   } catch (err) {
     throw new UsageError(
       `--tls-key: ${keyPath} is not a usable PEM private key (${reason(err)}; an encrypted key must be decrypted first)`,

@@ -97,10 +97,11 @@ describe('the HTTP server binds before the app loads', () => {
         .map(([, chain]) => chain.join(' → '))
       expect(heavy).toEqual([])
       expect([...chains.keys()].some((p) => /server\/http\/(server-app|app|node-handler)\.ts$/.test(p))).toBe(false)
-      // node:http is taken by process.getBuiltinModule (server/platform/builtins.ts): an ES import
-      // builds its namespace, and on Node 22+ its WebSocket getter loads undici before the bind
-      // (docs/decisions/0480-node-http-without-its-namespace.md).
+      // node:http is taken by process.getBuiltinModule (an ES import builds its namespace, and on
+      // Node 22+ its WebSocket getter loads undici), node:crypto on first use, which the bind never
+      // makes (server/platform/builtins.ts; docs/decisions/0480-the-bind-path-without-node-namespaces.md).
       expect(chains.get('node:http')?.join(' → ')).toBeUndefined()
+      expect(chains.get('node:crypto')?.join(' → ')).toBeUndefined()
     },
   )
 })

@@ -4,13 +4,13 @@
  * `isSessionId` first: the strict `<agent>-<YYYYMMDDTHHMMSSZ>-<uuid v4>` shape leaves no room
  * for `..`, separators or NUL.
  */
-import { randomUUID } from 'node:crypto'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import type { EventType } from '../../generated/schemas.gen.ts'
 import { EVENT_TYPE_NAMES } from '../../generated/event-facts.gen.ts'
 import { ChimeraError, shownId } from '../errors.ts'
 import type { AgentPrefix } from './types.ts'
+import { nodeCrypto } from '../platform/builtins.ts'
 
 /** Every agent prefix a session directory may carry. */
 export const AGENT_PREFIXES: readonly AgentPrefix[] = ['otter', 'ferret', 'mink']
@@ -66,7 +66,7 @@ function compactUtc(now: Date): string {
 /** A fresh session id: `<agent>-<YYYYMMDDTHHMMSSZ>-<uuid v4>`. */
 export function newSessionId(agent: AgentPrefix, now: Date = new Date()): string {
   if (!AGENT_PREFIXES.includes(agent)) throw new Error(`invalid agent prefix: ${JSON.stringify(agent)}`)
-  return `${agent}-${compactUtc(now)}-${randomUUID()}`
+  return `${agent}-${compactUtc(now)}-${nodeCrypto().randomUUID()}`
 }
 
 /** True only for the exact `newSessionId` shape with a real calendar timestamp. */

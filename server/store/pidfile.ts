@@ -9,10 +9,10 @@
  * takes it over under a guard file one taker wins — so servers racing for a stale pidfile still
  * end with one owner. A live owner makes `acquire` throw `PidfileLocked` ("already running on port N, PID M").
  */
-import { createHash } from 'node:crypto'
 import { mkdirSync, readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { dropLock, readLock, takeLock, type LockKind } from './lock-file.ts'
+import { nodeCrypto } from '../platform/builtins.ts'
 
 export type PidfilePrefix = 'otter' | 'ferret'
 
@@ -40,7 +40,7 @@ export const runDir = (home: string): string => join(home, 'run')
 export const pidfilePath = (home: string, prefix: PidfilePrefix, port: number): string =>
   join(runDir(home), `${prefix}-${port}.pid`)
 export const tokenHash = (token: string | undefined): string | null =>
-  token === undefined ? null : `sha256:${createHash('sha256').update(token, 'utf8').digest('hex')}`
+  token === undefined ? null : `sha256:${nodeCrypto().createHash('sha256').update(token, 'utf8').digest('hex')}`
 
 /** True when `pid` names a running process (that is not known to be some other program). */
 export function isAlive(pid: number): boolean {
