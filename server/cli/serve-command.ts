@@ -480,13 +480,19 @@ async function serveHttpFirst(
   http: Omit<ServeHttpOptions, 'sessions'>,
   logger: Logger,
 ): Promise<void> {
-  const [{ serveHttp }, { ioTurn }] = await Promise.all([import('./serve-http.ts'), import('../http/start-gate.ts')])
+  const [{ serveHttp }, { ioTurn, ladder }] = await Promise.all([
+    import('./serve-http.ts'),
+    import('../http/start-gate.ts'),
+  ])
   const stop = new AbortController()
   let proc: AgentProcess | undefined
   // A signal before the agent process exists is acted on once the core has loaded.
   const early = earlySignals()
   const start = async (): Promise<ServedSessions | undefined> => {
     try {
+      // The built-ins the core imports and the bind did not load, then the core (start-gate.ts `ladder`).
+      await ladder([() => import('node:crypto'), () => import('node:zlib')])
+      await ioTurn()
       const { sessionFlags } = await import('./session-flags.ts')
       await ioTurn()
       proc = await startAgent(agent, sessionFlags(args, rawArgs, models), models, logger, undefined, undefined, true)

@@ -16,7 +16,7 @@ import type { Server } from 'node:http'
 import { networkInterfaces } from 'node:os'
 import type { SessionManager } from '../core/manager.ts'
 import type { HttpServerApp, HttpServerOptions } from '../http/server-app.ts'
-import { StartGate, ioTurn } from '../http/start-gate.ts'
+import { StartGate, ioTurn, ladder } from '../http/start-gate.ts'
 import { nodeCrypto } from '../platform/builtins.ts'
 import { isLoopbackName } from '../http/host-names.ts'
 import { guardSlowClients, type SlowClientLimits } from '../http/slow-clients.ts'
@@ -258,7 +258,7 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
   let http: HttpServerApp
   try {
     // One load at a time, with a turn of the event loop before each, so that a liveness probe is
-    // answered between them (start-gate.ts `ioTurn`).
+    // answered between them (start-gate.ts `ioTurn`, `ladder`).
     await ioTurn()
     const served = typeof o.sessions === 'function' ? await o.sessions() : o.sessions
     if (!served) {
@@ -270,6 +270,8 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
       return
     }
     sessions = served
+    // node:http's namespace (the app's server adapter imports it) is a step of its own, then the app.
+    await ladder([() => import('node:http')])
     await ioTurn()
     const [{ nodeHandler }, { createHttpServerApp }] = await Promise.all([
       import('../http/node-handler.ts'),
