@@ -21,6 +21,7 @@ import { configPath } from '../core/project-config.ts'
 import { buildModelRegistry } from '../providers/registry.ts'
 import { VERSION } from '../version.ts'
 import { startupMark } from '../startup-trace.ts'
+import { nodeCrypto } from '../platform/builtins.ts'
 import type { AgentProcess } from './agent-process.ts'
 import type { SessionDefaults } from './session-flags.ts'
 import type { ServeHttpOptions, ServedSessions } from './serve-http.ts'
@@ -480,10 +481,9 @@ async function serveHttpFirst(
   http: Omit<ServeHttpOptions, 'sessions'>,
   logger: Logger,
 ): Promise<void> {
-  const [{ serveHttp }, { ioTurn, ladder }] = await Promise.all([
-    import('./serve-http.ts'),
-    import('../http/start-gate.ts'),
-  ])
+  // The start gate's steps come through serve-http.ts: a dynamic import of start-gate.ts would be
+  // a file of its own on the bind path.
+  const { serveHttp, ioTurn, ladder } = await import('./serve-http.ts')
   const stop = new AbortController()
   let proc: AgentProcess | undefined
   // A signal before the agent process exists is acted on once the core has loaded.
@@ -491,7 +491,7 @@ async function serveHttpFirst(
   const start = async (): Promise<ServedSessions | undefined> => {
     try {
       // The built-ins the core imports and the bind did not load, then the core (start-gate.ts `ladder`).
-      await ladder([() => import('node:crypto'), () => import('node:zlib')])
+      await ladder([async () => nodeCrypto(), () => import('node:crypto'), () => import('node:zlib')])
       await ioTurn()
       const { sessionFlags } = await import('./session-flags.ts')
       await ioTurn()

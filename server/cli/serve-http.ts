@@ -17,6 +17,7 @@ import { networkInterfaces } from 'node:os'
 import type { SessionManager } from '../core/manager.ts'
 import type { HttpServerApp, HttpServerOptions } from '../http/server-app.ts'
 import { StartGate, ioTurn, ladder } from '../http/start-gate.ts'
+export { ioTurn, ladder }
 import { nodeCrypto } from '../platform/builtins.ts'
 import { isLoopbackName } from '../http/host-names.ts'
 import { guardSlowClients, type SlowClientLimits } from '../http/slow-clients.ts'
