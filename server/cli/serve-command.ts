@@ -480,13 +480,17 @@ async function serveHttpFirst(
   http: Omit<ServeHttpOptions, 'sessions'>,
   logger: Logger,
 ): Promise<void> {
-  const [{ serveHttp }, { ioTurn }] = await Promise.all([import('./serve-http.ts'), import('../http/start-gate.ts')])
+  // The start gate's steps come through serve-http.ts: a dynamic import of start-gate.ts would be
+  // a file of its own on the bind path.
+  const { serveHttp, ioTurn } = await import('./serve-http.ts')
   const stop = new AbortController()
   let proc: AgentProcess | undefined
   // A signal before the agent process exists is acted on once the core has loaded.
   const early = earlySignals()
   const start = async (): Promise<ServedSessions | undefined> => {
     try {
+      // The core (no built-in the bind did not load: docs/decisions/0465), after an I/O turn.
+      await ioTurn()
       const { sessionFlags } = await import('./session-flags.ts')
       await ioTurn()
       proc = await startAgent(agent, sessionFlags(args, rawArgs, models), models, logger, undefined, undefined, true)

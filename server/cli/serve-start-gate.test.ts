@@ -8,7 +8,8 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { existsSync, readdirSync, writeFileSync } from 'node:fs'
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http'
-import { connect, type AddressInfo } from 'node:net'
+import { once } from 'node:events'
+import { connect, createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { WebSocket } from 'ws'
@@ -16,7 +17,7 @@ import { createLogger } from '../log.ts'
 import { testEnv, type TestEnv } from '../core/fixtures/harness.ts'
 import { pidfilePath } from '../store/pidfile.ts'
 import { serveHttp, type ServedSessions } from './serve-http.ts'
-import { StartGate } from '../http/start-gate.ts'
+import { StartGate, ladder } from '../http/start-gate.ts'
 import { cliProcesses } from './fixtures/cli-process.ts'
 import { CLI_BUNDLE } from '../../conformance/harness/targets.ts'
 
@@ -318,5 +319,35 @@ describe('otter serve stopped while its core loads', () => {
     expect(existsSync(pidfilePath(home, 'otter', port))).toBe(false)
     const eventlog = join(home, 'eventlog')
     expect(existsSync(eventlog) ? readdirSync(eventlog).filter((f) => !f.startsWith('.')) : []).toEqual([])
+  })
+})
+
+describe('the start in small steps', () => {
+  it('runs each step after an I/O poll: what arrived during a step is read before the next begins', async () => {
+    // A probe that arrives while a step loads is answered before the next step (start-gate.ts `ladder`).
+    const tcp = createTcpServer().listen(0, '127.0.0.1')
+    await once(tcp, 'listening')
+    const accepted = once(tcp, 'connection') as Promise<[Socket]>
+    const client = connect((tcp.address() as AddressInfo).port, '127.0.0.1')
+    await once(client, 'connect')
+    const [peer] = await accepted
+    const read: string[] = []
+    peer.setEncoding('utf8').on('data', (d: string) => read.push(d))
+    const seen: string[][] = []
+    try {
+      await ladder([
+        async () => void client.write('a'),
+        async () => {
+          seen.push([...read])
+          client.write('b')
+        },
+        async () => void seen.push([...read]),
+      ])
+      expect(seen).toEqual([['a'], ['a', 'b']])
+    } finally {
+      client.destroy()
+      peer.destroy()
+      await new Promise((r) => tcp.close(r))
+    }
   })
 })

@@ -40,7 +40,10 @@ const ON_FIRST_USE = [
   /server\/share\//,
 ]
 
-/** Every module statically reachable from `entry`, each with the chain that reaches it. */
+/**
+ * Every module statically reachable from `entry`, each with the chain that reaches it; the
+ * built-ins they import as ES modules under `node:<name>`, each with the chain of its importer.
+ */
 async function staticClosure(entry: string): Promise<Map<string, string[]>> {
   const r = await build({
     entryPoints: [entry],
@@ -59,7 +62,11 @@ async function staticClosure(entry: string): Promise<Map<string, string[]>> {
   while (queue.length) {
     const m = queue.shift()!
     for (const i of inputs[m]?.imports ?? []) {
-      if (i.kind !== 'import-statement' || i.external || chains.has(i.path)) continue
+      if (i.kind !== 'import-statement' || chains.has(i.path)) continue
+      if (i.external) {
+        if (i.path.startsWith('node:')) chains.set(i.path, [...chains.get(m)!, i.path])
+        continue
+      }
       chains.set(i.path, [...chains.get(m)!, i.path])
       queue.push(i.path)
     }
@@ -90,6 +97,11 @@ describe('the HTTP server binds before the app loads', () => {
         .map(([, chain]) => chain.join(' → '))
       expect(heavy).toEqual([])
       expect([...chains.keys()].some((p) => /server\/http\/(server-app|app|node-handler)\.ts$/.test(p))).toBe(false)
+      // node:http is taken by process.getBuiltinModule (an ES import builds its namespace, and on
+      // Node 22+ its WebSocket getter loads undici), node:crypto on first use, which the bind never
+      // makes (server/platform/builtins.ts; docs/decisions/0480-the-bind-path-without-node-namespaces.md).
+      expect(chains.get('node:http')?.join(' → ')).toBeUndefined()
+      expect(chains.get('node:crypto')?.join(' → ')).toBeUndefined()
     },
   )
 })

@@ -13,6 +13,7 @@ type ChildProcessModule = typeof import('node:child_process')
 type CryptoModule = typeof import('node:crypto')
 type ZlibModule = typeof import('node:zlib')
 type UtilModule = typeof import('node:util')
+type HttpModule = typeof import('node:http')
 
 /** `node:child_process`, loaded on the first call. */
 export const childProcess = (): ChildProcessModule => process.getBuiltinModule('node:child_process')
@@ -25,3 +26,12 @@ export const zlib = (): ZlibModule => process.getBuiltinModule('node:zlib')
 
 /** `node:util`, loaded on the first call (its CommonJS object, not an ESM namespace). */
 export const util = (): UtilModule => process.getBuiltinModule('node:util')
+
+/**
+ * `node:http`, by `process.getBuiltinModule` rather than an ES import: Node 22 and later build an
+ * ES-imported built-in's namespace from every export, reading its lazy getters, and `node:http`'s
+ * `WebSocket`, `CloseEvent` and `MessageEvent` getters load undici (with webstreams, worker_threads,
+ * tls and http2): about 20 ms of CPU on Node 24 before `chimera otter serve` could bind
+ * (docs/decisions/0480-the-bind-path-without-node-namespaces.md).
+ */
+export const nodeHttp = (): HttpModule => process.getBuiltinModule('node:http')

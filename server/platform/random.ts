@@ -11,6 +11,17 @@
 import { close, open, read } from 'node:fs'
 import { crypto } from './builtins.ts'
 
+/**
+ * A name part that keeps scratch files of one home apart (a lock's temporary file, the home's
+ * write probe): the PID and 32 random bits. Not a secret (those files are created exclusively, in
+ * the user's own home), so `Math.random` serves: no
+ * `node:crypto`, and no wait for the pool below (the home probe runs before `otter serve` binds).
+ */
+export const scratchSuffix = (): string =>
+  `${process.pid}-${Math.floor(Math.random() * 2 ** 32)
+    .toString(16)
+    .padStart(8, '0')}`
+
 const POOL_BYTES = 4096
 /** The pool being handed out; `next` is its first unused byte. */
 let pool: Buffer = Buffer.alloc(0)

@@ -3,16 +3,15 @@
  * lives. Apart from the store itself, so a server can check its home before it loads the store
  * (the HTTP server binds before the agent core loads: docs/decisions/0445-listen-before-the-app-loads.md).
  */
-import { randomReady, randomUUID } from '../platform/random.ts'
 import { mkdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { eventlogRoot } from './paths.ts'
+import { scratchSuffix } from '../platform/random.ts'
 
 /** Why the event log under `home` cannot be written, or undefined when it can. */
 export async function eventLogProblem(home: string): Promise<string | undefined> {
   const root = eventlogRoot(home)
-  await randomReady()
-  const probe = join(root, `.write-probe-${process.pid}-${randomUUID().slice(0, 8)}`)
+  const probe = join(root, `.write-probe-${scratchSuffix()}`)
   try {
     await mkdir(root, { recursive: true })
     await writeFile(probe, '')

@@ -11,7 +11,6 @@
  * owner marker, session-owner.ts, docs/decisions/0431-one-writer-per-session.md: on the session
  * path, which never blocks the event loop).
  */
-import { randomBytes } from '../platform/random.ts'
 import {
   closeSync,
   constants,
@@ -24,6 +23,7 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { link, open, rename, unlink, writeFile } from 'node:fs/promises'
+import { scratchSuffix } from '../platform/random.ts'
 
 /** What a kind of lock file holds, and how its holder is judged. */
 export interface LockKind<R> {
@@ -80,7 +80,7 @@ function lockText(buf: Buffer, read: number, size: number, mtimeMs: number): Loc
 
 /** The temporary file a record is written to before it is linked into place. */
 function tempPath(path: string, what: string): string {
-  return `${path}.${what}-${process.pid}-${randomBytes(4).toString('hex')}`
+  return `${path}.${what}-${scratchSuffix()}`
 }
 
 const sync = {
