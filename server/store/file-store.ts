@@ -44,9 +44,11 @@ import {
   writeEventFiles,
   writeExclusive,
   writeJsonAtomic,
+  type LogEntry,
 } from './file-log.ts'
 import { streamEvents } from './event-stream.ts'
 import { ListenerRegistry } from './listeners.ts'
+import { dirStamp, ListingMemo, type DirStamp, type ListingFacts } from './listing-memo.ts'
 import { RecentRing } from './recent-ring.ts'
 import {
   crc32,
@@ -171,6 +173,8 @@ export class FileEventStore implements EventStore {
   readonly #removing = new Set<string>()
   /** Recent events of each session this instance has opened (resume without a directory read). */
   readonly #rings = new Map<string, RecentRing>()
+  /** What the directory listings of sessions read here without the marker showed (listing-memo.ts). */
+  readonly #listings = new ListingMemo()
   readonly #segments = new Map<string, SegmentState>()
   readonly #writers = new SegmentWriters()
   readonly #agent: string | undefined
@@ -367,6 +371,10 @@ export class FileEventStore implements EventStore {
         }
       }
       const left = limit - out.length
+      // The directory as listed before (a session read without the marker): no event file after
+      // the cursor, so no listing of it again.
+      const listed = await this.#listings.current(sessionId, dir)
+      if (listed && listed.last <= cursor && (cursor > 0 || listed.clean)) return { events: out, more: false }
       const scan = await scanLog(dir, sessionId, cursor, left)
       if (scan.reason !== undefined)
         this.#logger.warn('event log: read stopped at an invalid record', {
@@ -567,6 +575,7 @@ export class FileEventStore implements EventStore {
     this.#rings.delete(sessionId)
     this.#lastSeq.delete(sessionId)
     this.#segments.delete(sessionId)
+    this.#listings.forget(sessionId)
     void this.#writers.close(dir)
     // After the checksum: the next holder finds it written.
     if (this.#owned.has(sessionId)) void this.#enqueue(sessionId, () => this.#disown(sessionId))
@@ -581,8 +590,14 @@ export class FileEventStore implements EventStore {
     const dir = sessionDir(this.root, sessionId)
     try {
       if (await liveOwner(dir)) return true
-      const { entries, misnamed } = logEntries(await readdir(dir))
-      return entries.length !== lastSeq || misnamed.length > 0
+      let listed = await this.#listings.current(sessionId, dir)
+      if (!listed) {
+        const stamp = await dirStamp(dir)
+        const { entries, misnamed } = logEntries(await readdir(dir))
+        listed = listingFacts(entries, misnamed)
+        this.#listings.record(sessionId, stamp, listed)
+      }
+      return listed.events !== lastSeq || !listed.clean
     } catch {
       return true
     }
@@ -734,6 +749,7 @@ export class FileEventStore implements EventStore {
         this.#lastSeq.delete(sessionId)
         this.#rings.delete(sessionId)
         this.#segments.delete(sessionId)
+        this.#listings.forget(sessionId)
         this.#unheld(sessionId)
       } finally {
         this.#removing.delete(sessionId)
@@ -883,7 +899,10 @@ export class FileEventStore implements EventStore {
     // Nobody holds it and its segment is the whole log: a replay reads that (readStored) until
     // it is let go. The lines verified stay valid: a log only grows while nobody repairs it, and
     // it needed no repair.
-    if (!heldBy) this.#segments.set(meta.session_id, seen.segment)
+    if (!heldBy) {
+      this.#segments.set(meta.session_id, seen.segment)
+      this.#listings.record(meta.session_id, seen.listed.stamp, seen.listed.facts)
+    }
     return { ...seen.stored, queued: [], repaired: false, ...(heldBy ? { heldBy } : {}) }
   }
 
@@ -1026,8 +1045,15 @@ async function exists(path: string): Promise<boolean> {
 async function readAsItIs(
   dir: string,
   meta: SessionMeta,
-): Promise<{ stored: StoredSession; needsWrite: boolean; segment: SegmentState }> {
+): Promise<{
+  stored: StoredSession
+  needsWrite: boolean
+  segment: SegmentState
+  /** What the listing read showed, and the directory's stamp before it. */
+  listed: { stamp: DirStamp; facts: ListingFacts }
+}> {
   const sessionId = meta.session_id
+  const stamp = await dirStamp(dir)
   const listing = await readdir(dir)
   const { entries, misnamed } = logEntries(listing)
   const seg = await readSegment(dir, sessionId, entries)
@@ -1052,7 +1078,17 @@ async function readAsItIs(
     ok: true,
     ...(seg.crc === undefined ? {} : { crc: seg.crc }),
   }
-  return { stored: { meta, summary, events }, needsWrite, segment }
+  return {
+    stored: { meta, summary, events },
+    needsWrite,
+    segment,
+    listed: { stamp, facts: listingFacts(entries, misnamed) },
+  }
+}
+
+/** What a session directory's listing (`logEntries` of it) shows of its log (listing-memo.ts). */
+function listingFacts(entries: readonly LogEntry[], misnamed: readonly string[]): ListingFacts {
+  return { events: entries.length, last: entries.at(-1)?.seq ?? 0, clean: misnamed.length === 0 }
 }
 
 /** The session's `session.json` when it is a valid meta of this very session; else undefined. */

@@ -268,7 +268,10 @@ export async function readSegmentRecords(
 ): Promise<StoredPage | undefined> {
   const page = await readSegmentBytes(dir, ends, from, to)
   if (!page) return undefined
-  const records = storedRecords(page.buf, from, to - from + 1, sessionId)
+  const records = storedRecords(page.buf, from, to - from + 1, sessionId, {
+    ends,
+    base: from <= 1 ? 0 : ends[from - 2]!,
+  })
   const release = pageRelease(page.pooled)
   if (!records) release()
   return records && { records, release }
@@ -511,7 +514,10 @@ export async function readVouchedPage(
       await fh.close()
     }
     if (crc32(page.buf) !== block.crc) return undefined
-    records = storedRecords(page.buf.subarray(at - block.start), afterSeq + 1, block.last - afterSeq, sessionId)
+    records = storedRecords(page.buf.subarray(at - block.start), afterSeq + 1, block.last - afterSeq, sessionId, {
+      ends,
+      base: at,
+    })
     return records && { records, release, more: block.last < ends.length }
   } finally {
     if (!records) release()

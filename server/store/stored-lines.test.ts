@@ -33,6 +33,20 @@ describe('storedRecords', () => {
     }
   })
 
+  it("cuts lines at the segment's line ends when given them, and refuses ends that are not a line's", () => {
+    const text = lines(events(5, 4))
+    const page = Buffer.from(text)
+    const ends: number[] = []
+    // The file offsets after lines 1..8; the page holds lines 5..8, from offset 1000.
+    for (let i = 0; i < 4; i++) ends.push(0)
+    for (let i = page.indexOf(10); i >= 0; i = page.indexOf(10, i + 1)) ends.push(1000 + i + 1)
+    const got = fromBytes(page, 5, 4, ID, { ends, base: 1000 })!
+    expect(got.map((r) => storedEvent(r, ID))).toEqual(events(5, 4))
+    expect(fromBytes(page, 5, 4, ID, { ends, base: 999 })).toBeUndefined()
+    expect(fromBytes(page, 5, 4, ID, { ends: ends.map((e, i) => (i === 5 ? e + 1 : e)), base: 1000 })).toBeUndefined()
+    expect(fromBytes(page, 5, 3, ID, { ends, base: 1000 })).toBeUndefined()
+  })
+
   it('parses a line in another form (key order, spacing, escapes in the id)', () => {
     const other = sampleEvent(ID, 2) // seq, id, session_id, turn, ts, type, data
     const escaped = { ...writerForm(sampleEvent(ID, 3)), id: 'evt-"quoted"' } as AnyEvent
@@ -48,7 +62,14 @@ describe('storedRecords', () => {
     expect(storedRecords(good, 1, 4, ID)).toBeUndefined() // a line missing
     expect(storedRecords(`${good}{}\n`, 1, 3, ID)).toBeUndefined() // a line too many
     expect(storedRecords(good, 2, 3, ID)).toBeUndefined() // other counters
-    expect(storedRecords(good, 1, 3, `${ID.slice(0, -1)}f`)).toBeUndefined()
+    expect(storedRecords(good, 1, 3, `${ID.slice(0, -1)}f`)).toBeUndefined() // another session's page
+    // Past a page's first line the id is checked by its field's length and keys (the page is a
+    // verified part of the session's segment): a line of another session is refused by those.
+    const [, mid] = good.split('\n')
+    const longer = mid!.replace(ID, `${ID}0`)
+    const foreign = `${good.split('\n')[0]}\n${longer}\n${good.split('\n')[2]}\n`
+    expect(storedRecords(foreign, 1, 3, ID)).toBeUndefined()
+    expect(storedRecords(foreign.replace(`${ID}0`, ID), 1, 3, ID)).toHaveLength(3)
     const [a, b, c] = good.split('\n')
     expect(storedRecords(`${a}\n${b!.slice(0, -1)}\n${c}\n`, 1, 3, ID)).toBeUndefined() // not JSON (cut short)
     expect(storedRecords(`${a}\n${b!.slice(0, 40)}X${b!.slice(41)}\n${c}\n`, 1, 3, ID)).toBeUndefined()

@@ -83,6 +83,22 @@ function holds(b: Buffer, at: number, lit: Uint8Array): boolean {
   return true
 }
 
+/** The bytes of a session field's key and of the `type` key after it: checked in full. */
+const SESSION_KEY = ',"session_id":"'.length
+const TYPE_KEY = '","type":"'.length
+
+/**
+ * Whether `b` holds the session field `session` (`,"session_id":"…","type":"`) at `at`: its keys
+ * and its length (see `storedRecords`).
+ */
+function sessionField(b: Buffer, at: number, session: Uint8Array): boolean {
+  const n = session.length
+  if (at + n > b.length) return false
+  for (let i = 0; i < SESSION_KEY; i++) if (b[at + i] !== session[i]) return false
+  for (let i = n - TYPE_KEY; i < n; i++) if (b[at + i] !== session[i]) return false
+  return true
+}
+
 const ascii = (s: string): Uint8Array => Buffer.from(s, 'latin1')
 const SEQ = ascii('{"seq":')
 const ID = ascii(',"id":')
@@ -93,13 +109,23 @@ const DATA = ascii(',"data":{')
 /**
  * The records of `page` (`count` lines, each ending in a newline, the first of counter `first`),
  * or undefined when they are not those lines of `sessionId` (a line missing, out of sequence,
- * not JSON, another session's or of an unknown type): the caller then reads them the slow way.
+ * not JSON, of an unknown type, not the session's): the caller then reads them the slow way.
+ *
+ * The page is a verified (or checksum-vouched) part of the session's segment, whose lines were
+ * checked when they were appended (docs/decisions/0471-stored-scan-vouched.md). So the scan finds
+ * the parts the wire needs and checks the line's shape, and touches no more of the bytes it does
+ * not send than that: a line's end comes from the segment's line ends (`lines`: `ends[seq - 1]` is
+ * the file offset after line `seq`, `base` the file offset of `page[0]`) when the caller has them,
+ * and the session id is compared byte by byte on the page's first line only (a segment copied
+ * from another session's directory fails there); on the others its field is checked by its length
+ * and the keys around it (the id is not on the wire; the parsed way still compares it).
  */
 export function storedRecords(
   page: Buffer,
   first: number,
   count: number,
   sessionId: string,
+  lines?: { ends: readonly number[]; base: number },
 ): StoredRecord[] | undefined {
   // JSON.stringify never writes a raw CR; one in a stored line (edited on disk) would end an SSE
   // line early on the wire: such a page goes the parsed way.
@@ -107,11 +133,13 @@ export function storedRecords(
   const session = Buffer.from(`,"session_id":${JSON.stringify(sessionId)},"type":"`)
   const out: StoredRecord[] = []
   let at = 0
+  const ends = lines?.ends
+  const base = (lines?.base ?? 0) + 1
   for (let k = 0; k < count; k++) {
-    const nl = page.indexOf(NL, at)
-    if (nl < 0) return undefined
+    const nl = ends ? (ends[first + k - 1] ?? 0) - base : page.indexOf(NL, at)
+    if (nl < at || page[nl] !== NL) return undefined
     const seq = first + k
-    const r = recordAt(page, at, nl, seq, sessionId, session)
+    const r = recordAt(page, at, nl, seq, sessionId, session, k === 0)
     if (!r) return undefined
     out.push(r)
     at = nl + 1
@@ -144,13 +172,20 @@ const numberAt = (b: Buffer, from: number, to: number): number => {
 }
 
 /** The record of the writer-form line `b[start..nl)`, cut at its parts; undefined when it is not one. */
-function writerRecord(b: Buffer, start: number, nl: number, seq: number, session: Uint8Array): StoredText | undefined {
+function writerRecord(
+  b: Buffer,
+  start: number,
+  nl: number,
+  seq: number,
+  session: Uint8Array,
+  wholeId: boolean,
+): StoredText | undefined {
   if (!holds(b, start, SEQ)) return undefined
   const seqEnd = digits(b, start + SEQ.length, nl)
   if (seqEnd < 0 || numberAt(b, start + SEQ.length, seqEnd) !== seq || !holds(b, seqEnd, ID)) return undefined
   const idAt = seqEnd + ID.length
   const idEnd = plainString(b, idAt, nl)
-  if (idEnd < 0 || !holds(b, idEnd, session)) return undefined
+  if (idEnd < 0 || !(wholeId ? holds(b, idEnd, session) : sessionField(b, idEnd, session))) return undefined
   const typeAt0 = idEnd + session.length
   let typeEnd = typeAt0
   while (typeEnd < nl && ((b[typeEnd]! >= 0x61 && b[typeEnd]! <= 0x7a) || b[typeEnd] === 0x5f)) typeEnd++
@@ -186,8 +221,9 @@ function recordAt(
   seq: number,
   sessionId: string,
   session: Uint8Array,
+  wholeId: boolean,
 ): StoredRecord | undefined {
-  const r = writerRecord(b, start, nl, seq, session)
+  const r = writerRecord(b, start, nl, seq, session, wholeId)
   if (r) return r
   let value: unknown
   try {
