@@ -75,6 +75,8 @@ export interface SessionCore {
   emit<T extends EventType>(type: T, data: EventData<T>): Promise<EventOf<T>>
   /** Rewrite the summary on disk (a failure is logged). */
   writeSummary(): Promise<void>
+  /** Resolves once the last turn's saving (its undo snapshot and summary) has ended. */
+  saved(): Promise<void>
 }
 
 export const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err))

@@ -124,6 +124,7 @@ export class Session implements TurnHost {
       state: this.#state,
       emit: (type, data) => this.#writer.emit(type, data),
       writeSummary: () => this.#writeSummary(),
+      saved: () => this.#saving,
     }
     this.#ledger = new PromptLedger(this.#core, this)
     this.#queue = new SessionQueue({
