@@ -220,6 +220,7 @@ export class PromptLedger {
 
   /** Close what is owed before new work: the interrupted turn, then accepted prompts that never ran. */
   async settle(): Promise<void> {
+    if (!this.clear) await this.#core.saved() // the last turn's snapshot first: at most one is ever missing
     await this.#closeInterruptedTurn()
     while (this.#owed.length) {
       const { entry, why } = this.#owed[0]!

@@ -310,8 +310,11 @@ export class SessionRouter {
     const s = await this.#manager.get(op.id)
     switch (op.op) {
       case 'prompt': {
-        const outcome = await s.prompt(op.text, op.messageId).done
-        await s.flush()
+        // Answered once the turn's events are on disk (`ended`): its undo snapshot and summary are
+        // still being written, and the session's next work waits for them.
+        const submitted = s.prompt(op.text, op.messageId)
+        const outcome = submitted.ended ? await submitted.ended : await submitted.done
+        if (!submitted.ended) await s.flush()
         return { outcome, lastSeq: s.lastSeq } satisfies ResultOf<'prompt'>
       }
       case 'cancel':

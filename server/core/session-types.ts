@@ -53,7 +53,13 @@ export interface RewindResult {
 /** A queued prompt: `accepted` resolves once it is on disk (rejects with `prompt_not_recorded`, or `session_not_found`/`store_unavailable` as the store said). */
 export interface Submitted {
   messageId: string
+  /** The work's outcome once all it wrote is saved (a turn: also its undo snapshot and summary). */
   done: Promise<TurnOutcome>
+  /**
+   * A turn's outcome as soon as its terminal event is on disk, before its undo snapshot and
+   * summary are (the next work waits for those); absent for other work (then `done`).
+   */
+  ended?: Promise<TurnOutcome>
   accepted: Promise<void>
 }
 
@@ -69,6 +75,8 @@ export interface SessionCore {
   emit<T extends EventType>(type: T, data: EventData<T>): Promise<EventOf<T>>
   /** Rewrite the summary on disk (a failure is logged). */
   writeSummary(): Promise<void>
+  /** Resolves once the last turn's saving (its undo snapshot and summary) has ended. */
+  saved(): Promise<void>
 }
 
 export const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err))

@@ -56,8 +56,11 @@ import {
 export type { RewindResult, SessionDeps, SessionStatus, Submitted } from './session-types.ts'
 export { MODES, normalizeTitle, TITLE_MAX, type Mode } from './session-settings.ts'
 
+/**
+ * The events after which `summary.json` is rewritten: what changes the listing. Not `turn_start`:
+ * a turn's summary is written once, when it ends (its prompt, result and counts together).
+ */
 const SUMMARY_POINTS: ReadonlySet<EventType> = new Set([
-  'turn_start',
   ...TURN_ENDING_EVENTS,
   'model_changed',
   'compaction',
@@ -94,6 +97,11 @@ export class Session implements TurnHost {
   /** Summary writes under way (`flush` waits for them). */
   readonly #summaryWrites = new Set<Promise<void>>()
   #heldBy: SessionHolder | undefined
+  /**
+   * The last turn's saving (its undo snapshot and summary), which runs after the turn is reported:
+   * the next work, `idle()`, `flush()` and a prompt's `done` wait for it.
+   */
+  #saving: Promise<void> = Promise.resolve()
 
   constructor(meta: SessionMeta, deps: SessionDeps, state?: SessionState) {
     this.meta = meta
@@ -116,6 +124,7 @@ export class Session implements TurnHost {
       state: this.#state,
       emit: (type, data) => this.#writer.emit(type, data),
       writeSummary: () => this.#writeSummary(),
+      saved: () => this.#saving,
     }
     this.#ledger = new PromptLedger(this.#core, this)
     this.#queue = new SessionQueue({
@@ -406,7 +415,21 @@ export class Session implements TurnHost {
       })
     }
     const { message, command } = route
-    return this.#queue.submit(messageId, message, command, () => this.#turn(message, messageId, command), true)
+    return this.#saved(
+      this.#queue.submit(messageId, message, command, () => this.#turn(message, messageId, command), true),
+    )
+  }
+
+  /** A turn's `done` after its saving too; `ended` as soon as its terminal event is on disk. */
+  #saved(s: Submitted): Submitted {
+    return {
+      ...s,
+      ended: s.done,
+      done: s.done.then(async (outcome) => {
+        await this.#saving
+        return outcome
+      }),
+    }
   }
 
   /**
@@ -420,7 +443,9 @@ export class Session implements TurnHost {
     checkUserMessage(command.arguments, "the command's arguments")
     const messageId = `msg-${randomUUID()}`
     this.lastTouched = Date.now()
-    return this.#queue.submit(messageId, rendered, command, () => this.#turn(rendered, messageId, command), true)
+    return this.#saved(
+      this.#queue.submit(messageId, rendered, command, () => this.#turn(rendered, messageId, command), true),
+    )
   }
 
   /** `/undo` as an operation (transports' undo endpoints): rewinds up to `steps` turns. */
@@ -453,7 +478,10 @@ export class Session implements TurnHost {
   }
 
   #rewind(kind: 'undo' | 'redo', steps: number): Promise<RewindResult> {
-    return this.#queue.withStatus(() => rewind(this.#core, kind, steps))
+    return this.#queue.withStatus(async () => {
+      await this.#saving
+      return rewind(this.#core, kind, steps)
+    })
   }
 
   /** Before the queue's first work: line the file history up with the messages (once). */
@@ -472,6 +500,9 @@ export class Session implements TurnHost {
     this.#queue.status = 'running'
     this.#steering.start()
     this.#turnUsage = zeroUsage()
+    // The previous turn's undo snapshot is on disk before this one writes anything: a crash leaves
+    // at most one turn without its snapshot (the one `align` commits on the next open).
+    await this.#saving
     let outcome: TurnOutcome
     try {
       outcome = await runTurn(this, token, prompt, messageId, command)
@@ -497,11 +528,15 @@ export class Session implements TurnHost {
       })
     this.#token = undefined
     await this.#writer.settled()
+    // The turn is over and its terminal event on disk: it is reported now (`ended`), while its
+    // undo snapshot and summary are written (docs/decisions/0475-turn-reported-before-saving.md).
     // An undo step per turn in the messages: a turn whose user_message never reached the log is
     // none (it changed nothing; if it was acknowledged, its closing record commits one later).
     const changed = this.#tracker.takeChanged()
-    if (this.#lastPrompt === messageId || changed.length > 0) await commitFiles(this.#core, changed)
-    await this.#writeSummary()
+    const commit = this.#lastPrompt === messageId || changed.length > 0
+    this.#saving = Promise.all([commit ? commitFiles(this.#core, changed) : undefined, this.#writeSummary()]).then(
+      () => undefined,
+    )
     // Idle only when nothing is queued: a prompt sent while this turn was finishing runs next.
     if (this.#queue.length === 0) this.#queue.status = 'idle'
     else this.#queue.status = 'running'
@@ -525,18 +560,21 @@ export class Session implements TurnHost {
     return rewindCounts(this.#core)
   }
 
-  /** Resolves when no turn is running or queued. */
-  idle(): Promise<void> {
-    return this.#queue.idle()
+  /** Resolves when no turn is running or queued, and the last one's saving is done. */
+  async idle(): Promise<void> {
+    await this.#queue.idle()
+    await this.#saving
   }
 
   /**
    * When the running turn already wrote its terminal event and nothing is queued behind it, it is
    * only saving (its files, its summary): wait for that, so a client that saw the turn end — on
-   * any instance's stream — does not find the session still running. Returns at once otherwise.
+   * any instance's stream — does not find the session still running. A turn already reported
+   * (the session idle again) may still be saving: that is waited for too. Returns at once otherwise.
    */
   async settleFinishedTurn(): Promise<void> {
-    if (this.status !== 'running' || this.#queue.length > 0) return
+    if (this.status !== 'running') return this.#saving
+    if (this.#queue.length > 0) return
     const [last] = await this.events(Math.max(0, this.lastSeq - 1))
     if (last && TERMINAL_EVENTS.has(last.type)) await this.idle()
   }
@@ -688,6 +726,7 @@ export class Session implements TurnHost {
    */
   async flush(): Promise<void> {
     await this.#writer.settled()
+    await this.#saving
     await Promise.all(this.#summaryWrites)
   }
 }

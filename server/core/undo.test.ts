@@ -222,6 +222,55 @@ describe('file-level undo and redo through the core', () => {
     expect(file('f')).toBeNull()
   })
 
+  it('a turn is reported once its terminal event is on disk, before its snapshot; the next turn writes nothing until that snapshot is on disk', async () => {
+    const real = snapshotHistory({ home: env.home, env: {} })
+    let open!: () => void
+    const gate = new Promise<void>((r) => (open = r))
+    let commits = 0
+    const m = env.manager({
+      store: new MemoryEventStore(),
+      tools: trackedTools(),
+      history: (meta) => {
+        const h = real(meta)
+        return {
+          ...h,
+          willChange: (a) => h.willChange(a),
+          counts: () => h.counts(),
+          undo: (n) => h.undo(n),
+          redo: (n) => h.redo(n),
+          clear: () => h.clear(),
+          align: (p) => h.align!(p),
+          commitTurn: async (c) => {
+            commits++
+            await gate
+            return h.commitTurn(c)
+          },
+        }
+      },
+    })
+    const s = await m.create()
+    const first = s.prompt(write('f', 'one'))
+    expect((await within(first.ended!, 15_000, 'the first turn reported')).success).toBe(true)
+    const events = await s.events()
+    expect(events.at(-1)?.type).toBe('agent_result')
+    expect(commits).toBe(1)
+    let saved = false
+    void first.done.then(() => (saved = true))
+    // Sent right after the answer: accepted, but its turn waits for the first one's snapshot.
+    const second = s.prompt(write('f', 'two'))
+    // The memory store writes a group within a macrotask of its drain: a turn that did not wait
+    // would have its user_message in the log by the third.
+    for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r))
+    expect(s.lastSeq).toBe(events.length)
+    expect(saved).toBe(false)
+    open()
+    await within(second.done, 15_000, 'the second turn')
+    expect(saved).toBe(true)
+    expect(commits).toBe(2)
+    expect(await s.rewindCounts()).toEqual({ undoable: 2, redoable: 0 })
+    await m.shutdown()
+  })
+
   it('Bash changes are not tracked: undoing a Bash turn restores nothing, undoing the Edit before it brings its pre-image back', async () => {
     const s = await manager().create()
     await send(s, write('f', 'v1\n'))

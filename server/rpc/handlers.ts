@@ -35,7 +35,9 @@ export function createRpcHandlers(
   return {
     prompt: async (cmd) => {
       // A message over the size limit (`message_too_large`) fails the command with its reason.
-      const outcome = await session.prompt(cmd.message).done
+      // Answered once the turn's events are on disk (its undo snapshot and summary follow).
+      const submitted = session.prompt(cmd.message)
+      const outcome = await (submitted.ended ?? submitted.done)
       await delivered(session.lastSeq)
       if (!outcome.success) {
         const reason = Object.hasOwn(REASONS, outcome.stop_reason) ? REASONS[outcome.stop_reason]! : outcome.stop_reason
