@@ -15,6 +15,9 @@ import { autoDetectLsp } from '../lsp/provider.ts'
 import { sandboxStatus } from '../tools/sandbox.ts'
 import type { AgentPrefix } from '../store/types.ts'
 
+/** How long a process stopped by a signal may take to end once its shutdown is done. */
+const EXIT_GRACE_MS = 5_000
+
 export { eventLogProblem } from '../store/home-probe.ts'
 
 export interface AgentProcess {
@@ -77,7 +80,10 @@ export async function startAgentProcess(
   for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
     process.on(sig, () => {
       if (stopping) return
-      void shutdown(`received ${sig}`)
+      // Once the turns are cancelled and their events written, the process has a few seconds to
+      // end: answers a stdio client never reads (or a response a peer never takes) would otherwise
+      // keep it alive for ever.
+      void shutdown(`received ${sig}`).then(() => setTimeout(() => process.exit(), EXIT_GRACE_MS).unref())
     })
   }
   const announce = (): void => {

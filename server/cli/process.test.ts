@@ -4,6 +4,7 @@
  * `ferret serve --http` serves ACP on stdio and HTTP at once in one process; `code --mode rpc
  * --session <id>` continues a persisted conversation.
  */
+import { spawn } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -77,6 +78,41 @@ describe('termination signals', () => {
     await p.waitLine((m) => m.id === 1)
     p.child.kill('SIGTERM')
     expect(await p.exit()).toBe(0)
+  })
+})
+
+describe('a stdio client that stops reading', () => {
+  it('SIGTERM still ends ferret serve when its answers fill stdout and nobody reads them', async () => {
+    const home = temp.make('sig-unread-')
+    const child = spawn(process.execPath, [CLI_BUNDLE, 'ferret', 'serve'], {
+      env: { ...process.env, CHIMERA_HOME: home },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    })
+    try {
+      child.stdout.pause() // never read: the pipe fills, then Node's own buffer
+      child.stderr.resume()
+      const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
+      const init = {
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: 1, clientCapabilities: {} },
+      }
+      let lines = JSON.stringify(init) + '\n'
+      for (let i = 1; i < 2_000; i++)
+        lines +=
+          JSON.stringify({ jsonrpc: '2.0', id: i, method: 'session/new', params: { cwd: home, mcpServers: [] } }) + '\n'
+      child.stdin.write(lines)
+      // Our side buffers what it took from the pipe up to its high-water mark, then stops taking:
+      // from then on the pipe fills, and the server's later answers wait in its own stdout.
+      for (let i = 0; i < 1_500 && child.stdout.readableLength < child.stdout.readableHighWaterMark; i++)
+        await new Promise((r) => setTimeout(r, 10))
+      expect(child.stdout.readableLength).toBeGreaterThanOrEqual(child.stdout.readableHighWaterMark)
+      child.kill('SIGTERM')
+      expect(await exited).toBe(0)
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    }
   })
 })
 
