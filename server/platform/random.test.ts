@@ -84,4 +84,51 @@ describe('where the bytes come from', () => {
     expect(used).toBe(51)
     expect(opened).toEqual(['/dev/urandom'])
   })
+
+  async function withCountedCrypto(): Promise<{ used: () => number }> {
+    const real = await vi.importActual<typeof import('node:crypto')>('node:crypto')
+    let used = 0
+    vi.doMock('./builtins.ts', () => ({
+      crypto: () => {
+        used++
+        return real
+      },
+    }))
+    return { used: () => used }
+  }
+
+  it('from node:crypto where the path is not the urandom device (a regular file, /dev/zero mounted over it)', async () => {
+    vi.resetModules()
+    for (const fake of [
+      { isCharacterDevice: () => false, rdev: 0 },
+      { isCharacterDevice: () => true, rdev: (1 << 8) | 5 }, // 1:5 is /dev/zero
+    ]) {
+      vi.resetModules()
+      vi.doMock('node:fs', async (orig) => {
+        const fs = await orig<typeof import('node:fs')>()
+        return {
+          ...fs,
+          fstat: (_fd: number, cb: (err: null, st: unknown) => void) => queueMicrotask(() => cb(null, fake)),
+        }
+      })
+      const crypto = await withCountedCrypto()
+      const r = await import('./random.ts')
+      await r.randomReady()
+      expect(r.randomUUID()).toMatch(V4)
+      expect(crypto.used()).toBe(1)
+    }
+  })
+
+  it('does not make a caller wait for a device that never answers', async () => {
+    vi.resetModules()
+    vi.doMock('node:fs', async (orig) => ({
+      ...(await orig<typeof import('node:fs')>()),
+      open: () => {}, // never calls back (a FIFO opened without O_NONBLOCK would do this)
+    }))
+    const crypto = await withCountedCrypto()
+    const r = await import('./random.ts')
+    await r.randomReady()
+    expect(r.randomUUID()).toMatch(V4)
+    expect(crypto.used()).toBe(1)
+  })
 })

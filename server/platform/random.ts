@@ -8,7 +8,7 @@
  * when this module loads, the next as soon as a pool is taken into use. When no read has finished
  * yet, or the device cannot be read (Windows, a sandbox without `/dev`), `node:crypto` serves.
  */
-import { close, open, read } from 'node:fs'
+import { close, constants, fstat, open, read, type Stats } from 'node:fs'
 import { crypto } from './builtins.ts'
 
 /**
@@ -22,7 +22,10 @@ export const scratchSuffix = (): string =>
     .toString(16)
     .padStart(8, '0')}`
 
+const DEVICE = '/dev/urandom'
 const POOL_BYTES = 4096
+/** The longest a caller of `randomReady` waits for the first read: past it, `node:crypto` serves. */
+const READY_WAIT_MS = 50
 /** The pool being handed out; `next` is its first unused byte. */
 let pool: Buffer = Buffer.alloc(0)
 let next = 0
@@ -34,6 +37,15 @@ let device = true
 let firstSettled: () => void = () => {}
 const first = new Promise<void>((resolve) => (firstSettled = resolve))
 
+/** A character device, and on Linux the one `/dev/urandom` is (1:9: not `/dev/zero` mounted over it). */
+function isUrandom(st: Stats): boolean {
+  if (!st.isCharacterDevice()) return false
+  if (process.platform !== 'linux') return true
+  const major = (st.rdev >> 8) & 0xfff
+  const minor = (st.rdev & 0xff) | ((st.rdev >> 12) & 0xfff00)
+  return major === 1 && minor === 9
+}
+
 function fill(): void {
   if (filling || spare || !device) return
   filling = true
@@ -42,15 +54,24 @@ function fill(): void {
     filling = false
     firstSettled()
   }
-  open('/dev/urandom', 'r', (err, fd) => {
+  // Non-blocking, so a FIFO put at the path cannot hold a thread-pool thread (or the first id) for
+  // ever; and only a character device is read: a regular file there would give the same bytes to
+  // every pool and every process (what OpenSSL and libsodium check too).
+  open(DEVICE, constants.O_RDONLY | constants.O_NONBLOCK, (err, fd) => {
     if (err) return fail()
-    const buf = Buffer.allocUnsafe(POOL_BYTES)
-    read(fd, buf, 0, POOL_BYTES, null, (rerr, n) => {
-      close(fd, () => {})
-      if (rerr || n <= 0) return fail()
-      spare = buf.subarray(0, n)
-      filling = false
-      firstSettled()
+    fstat(fd, (serr, st) => {
+      if (serr || !isUrandom(st)) {
+        close(fd, () => {})
+        return fail()
+      }
+      const buf = Buffer.allocUnsafe(POOL_BYTES)
+      read(fd, buf, 0, POOL_BYTES, null, (rerr, n) => {
+        close(fd, () => {})
+        if (rerr || n < 16) return fail()
+        spare = buf.subarray(0, n)
+        filling = false
+        firstSettled()
+      })
     })
   })
 }
@@ -95,8 +116,10 @@ export function randomUUID(): string {
 /**
  * Resolves once the first read of the device has finished (or failed): ids taken after it come
  * from the pool, without loading `node:crypto`. A process that makes an id right after its
- * modules load (a session created at start) awaits it first.
+ * modules load (a session created at start) awaits it first; never for more than 50 ms.
  */
 export function randomReady(): Promise<void> {
-  return first
+  let timer: NodeJS.Timeout | undefined
+  const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, READY_WAIT_MS).unref()))
+  return Promise.race([first, waited]).finally(() => clearTimeout(timer))
 }

@@ -14,7 +14,7 @@ export async function eventLogProblem(home: string): Promise<string | undefined>
   const probe = join(root, `.write-probe-${scratchSuffix()}`)
   try {
     await mkdir(root, { recursive: true })
-    await writeFile(probe, '')
+    await writeFile(probe, '', { flag: 'wx' })
     await rm(probe, { force: true })
     return undefined
   } catch (err) {
