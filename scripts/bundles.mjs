@@ -74,6 +74,11 @@ const ZOD_MEMBERS = [
   'unknown',
 ]
 export const ZOD_FILE = 'zod.cjs'
+/** A facade's exports: each member a function that calls `loaded` (an expression) for its module first. */
+const forwarders = (members, loaded) =>
+  `${members.map((m) => `const _${m} = (...a) => ${loaded}.${m}(...a)`).join('\n')}
+export { ${members.map((m) => `_${m} as ${m}`).join(', ')} }
+`
 const ZOD_FACADE = `import { createRequire } from 'node:module'
 let zod
 function load() {
@@ -89,9 +94,7 @@ function load() {
   }
   throw new Error('chimera: ${ZOD_FILE} is missing beside the bundle; run make build')
 }
-${ZOD_MEMBERS.map((m) => `const _${m} = (...a) => load().${m}(...a)`).join('\n')}
-export { ${ZOD_MEMBERS.map((m) => `_${m} as ${m}`).join(', ')} }
-`
+${forwarders(ZOD_MEMBERS, 'load()')}`
 const lazyZod = {
   name: 'lazy-zod',
   setup(b) {
@@ -119,9 +122,7 @@ const lazyBuiltins = {
     const filter = new RegExp(`^(${Object.keys(LAZY_BUILTINS).join('|')})$`)
     b.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'lazy-builtin' }))
     b.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => ({
-      contents: LAZY_BUILTINS[args.path]
-        .map((m) => `export const ${m} = (...a) => process.getBuiltinModule('${args.path}').${m}(...a)`)
-        .join('\n'),
+      contents: forwarders(LAZY_BUILTINS[args.path], `process.getBuiltinModule('${args.path}')`),
       loader: 'js',
     }))
   },

@@ -16,8 +16,8 @@ import type { Server } from 'node:http'
 import { networkInterfaces } from 'node:os'
 import type { SessionManager } from '../core/manager.ts'
 import type { HttpServerApp, HttpServerOptions } from '../http/server-app.ts'
-import { StartGate, ioTurn, ladder } from '../http/start-gate.ts'
-export { ioTurn, ladder }
+import { StartGate, ioTurn } from '../http/start-gate.ts'
+export { ioTurn }
 import { crypto } from '../platform/builtins.ts'
 import { isLoopbackName } from '../http/host-names.ts'
 import { guardSlowClients, type SlowClientLimits } from '../http/slow-clients.ts'
@@ -259,7 +259,7 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
   let http: HttpServerApp
   try {
     // One load at a time, with a turn of the event loop before each, so that a liveness probe is
-    // answered between them (start-gate.ts `ioTurn`, `ladder`).
+    // answered between them (start-gate.ts `ioTurn`).
     await ioTurn()
     const served = typeof o.sessions === 'function' ? await o.sessions() : o.sessions
     if (!served) {
@@ -271,8 +271,10 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
       return
     }
     sessions = served
-    // node:http's namespace (the app's server adapter imports it) is a step of its own, then the app.
-    await ladder([() => import('node:http')])
+    // node:http's namespace (the app's server adapter imports it; on Node 22+ it loads undici) is
+    // a load of its own, then the app (docs/decisions/0481-the-start-in-small-steps.md).
+    await ioTurn()
+    await import('node:http')
     await ioTurn()
     const [{ nodeHandler }, { createHttpServerApp }] = await Promise.all([
       import('../http/node-handler.ts'),

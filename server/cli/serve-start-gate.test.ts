@@ -17,7 +17,7 @@ import { createLogger } from '../log.ts'
 import { testEnv, type TestEnv } from '../core/fixtures/harness.ts'
 import { pidfilePath } from '../store/pidfile.ts'
 import { serveHttp, type ServedSessions } from './serve-http.ts'
-import { StartGate, ladder } from '../http/start-gate.ts'
+import { StartGate, ioTurn } from '../http/start-gate.ts'
 import { cliProcesses } from './fixtures/cli-process.ts'
 import { CLI_BUNDLE } from '../../conformance/harness/targets.ts'
 
@@ -323,8 +323,8 @@ describe('otter serve stopped while its core loads', () => {
 })
 
 describe('the start in small steps', () => {
-  it('runs each step after an I/O poll: what arrived during a step is read before the next begins', async () => {
-    // A probe that arrives while a step loads is answered before the next step (start-gate.ts `ladder`).
+  it('an I/O turn between two loads reads what arrived during the first before the second begins', async () => {
+    // A probe that arrives while one load runs is answered before the next (start-gate.ts `ioTurn`).
     const tcp = createTcpServer().listen(0, '127.0.0.1')
     await once(tcp, 'listening')
     const accepted = once(tcp, 'connection') as Promise<[Socket]>
@@ -335,14 +335,12 @@ describe('the start in small steps', () => {
     peer.setEncoding('utf8').on('data', (d: string) => read.push(d))
     const seen: string[][] = []
     try {
-      await ladder([
-        async () => void client.write('a'),
-        async () => {
-          seen.push([...read])
-          client.write('b')
-        },
-        async () => void seen.push([...read]),
-      ])
+      client.write('a') // arrives while the first load runs
+      await ioTurn()
+      seen.push([...read])
+      client.write('b')
+      await ioTurn()
+      seen.push([...read])
       expect(seen).toEqual([['a'], ['a', 'b']])
     } finally {
       client.destroy()

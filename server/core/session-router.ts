@@ -313,7 +313,7 @@ export class SessionRouter {
         // Answered once the turn's events are on disk (`ended`): its undo snapshot and summary are
         // still being written, and the session's next work waits for them.
         const submitted = s.prompt(op.text, op.messageId)
-        const outcome = submitted.ended ? await submitted.ended : await submitted.done
+        const outcome = await (submitted.ended ?? submitted.done)
         if (!submitted.ended) await s.flush()
         return { outcome, lastSeq: s.lastSeq } satisfies ResultOf<'prompt'>
       }

@@ -5,11 +5,11 @@
  * last chunk reaches its client). `chimera otter serve` and the conformance harness's socket
  * target serve through it. Node's own `http`/`https` only: nothing else loads before the first
  * request is answered (docs/decisions/0350-start-up-at-the-floor.md), and `node:http` is taken
- * without building its ES namespace (server/platform/builtins.ts `nodeHttp`).
+ * without building its ES namespace (server/platform/builtins.ts `http`).
  */
 import type { RequestListener, Server } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
-import { nodeHttp } from '../platform/builtins.ts'
+import { http } from '../platform/builtins.ts'
 
 export interface Listener {
   server: Server
@@ -61,7 +61,7 @@ export async function listen(handler: RequestListener, o: ListenOptions): Promis
   // node:https (and TLS under it) loads only for a TLS server.
   const server: Server = o.https
     ? (await import('node:https')).createServer(o.https, handler)
-    : nodeHttp().createServer(handler)
+    : http().createServer(handler)
   const shutdown = gracefulClose(server, o.https !== undefined)
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)

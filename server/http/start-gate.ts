@@ -32,21 +32,6 @@ export interface GatedApp {
  */
 export const ioTurn = (): Promise<void> => new Promise((resolve) => setImmediate(() => setImmediate(resolve)))
 
-/**
- * Runs `steps` one after another, each after an `ioTurn`: the start's loads in small steps (a
- * ladder), so that a probe arriving while one runs waits for that step only. A built-in the next
- * load imports is a step of its own: on Node 22+ an ES-imported built-in's namespace reads every
- * getter (`node:crypto`'s `webcrypto`, `node:http`'s undici-backed `WebSocket`), milliseconds
- * that would otherwise be part of the load that imports it
- * (docs/decisions/0481-the-start-in-small-steps.md).
- */
-export async function ladder(steps: readonly (() => Promise<unknown>)[]): Promise<void> {
-  for (const step of steps) {
-    await ioTurn()
-    await step()
-  }
-}
-
 const LIVENESS_PATHS = new Set(['/health', '/healthz'])
 
 /** A JSON answer with the headers the app's JSON answers carry (server/http/errors.ts `jsonResponse`). */

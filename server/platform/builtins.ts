@@ -34,4 +34,4 @@ export const util = (): UtilModule => process.getBuiltinModule('node:util')
  * tls and http2): about 20 ms of CPU on Node 24 before `chimera otter serve` could bind
  * (docs/decisions/0480-the-bind-path-without-node-namespaces.md).
  */
-export const nodeHttp = (): HttpModule => process.getBuiltinModule('node:http')
+export const http = (): HttpModule => process.getBuiltinModule('node:http')

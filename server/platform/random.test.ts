@@ -42,6 +42,18 @@ describe('where the bytes come from', () => {
     vi.resetModules()
   })
 
+  async function withCountedCrypto(): Promise<{ used: () => number }> {
+    const real = await vi.importActual<typeof import('node:crypto')>('node:crypto')
+    let used = 0
+    vi.doMock('./builtins.ts', () => ({
+      crypto: () => {
+        used++
+        return real
+      },
+    }))
+    return { used: () => used }
+  }
+
   it('from the device once its first read finished, without node:crypto', async () => {
     vi.resetModules()
     vi.doMock('./builtins.ts', () => ({
@@ -67,35 +79,16 @@ describe('where the bytes come from', () => {
         queueMicrotask(() => cb(Object.assign(new Error(`ENOENT: ${path}`), { code: 'ENOENT' })))
       },
     }))
-    const real = await vi.importActual<typeof import('node:crypto')>('node:crypto')
-    let used = 0
-    vi.doMock('./builtins.ts', () => ({
-      crypto: () => {
-        used++
-        return real
-      },
-    }))
+    const crypto = await withCountedCrypto()
     const r = await import('./random.ts')
     await r.randomReady()
     const ids = Array.from({ length: 50 }, () => r.randomUUID())
     for (const id of ids) expect(id).toMatch(V4)
     expect(new Set(ids).size).toBe(50)
     expect(r.randomBytes(24)).toHaveLength(24)
-    expect(used).toBe(51)
+    expect(crypto.used()).toBe(51)
     expect(opened).toEqual(['/dev/urandom'])
   })
-
-  async function withCountedCrypto(): Promise<{ used: () => number }> {
-    const real = await vi.importActual<typeof import('node:crypto')>('node:crypto')
-    let used = 0
-    vi.doMock('./builtins.ts', () => ({
-      crypto: () => {
-        used++
-        return real
-      },
-    }))
-    return { used: () => used }
-  }
 
   it('from node:crypto where the path is not the urandom device (a regular file, /dev/zero mounted over it)', async () => {
     vi.resetModules()
