@@ -390,6 +390,10 @@ export class FileEventStore implements EventStore {
     afterSeq: number,
     upTo: number,
   ): Promise<{ records: StoredRecord[]; more: boolean; release(): void } | undefined> {
+    // Every event after the cursor is in memory (the stream of a session just begun, a resume from
+    // a recent cursor): `stream` sends them from there at once, instead of after the writes queued
+    // for the session and a read of its segment.
+    if (this.#rings.get(sessionId)?.after(afterSeq)) return undefined
     const dir = sessionDir(this.root, sessionId)
     return this.#enqueue(sessionId, async () => {
       // Open here, or read here while nobody held it (its verified segment is kept).

@@ -212,6 +212,18 @@ describe('stored records for a replay', () => {
     expect(await store.readStored(id, 8, 100)).toBeUndefined()
   })
 
+  it('events the store holds in memory are not read from the segment (the stream sends those), older ones are', async () => {
+    const store = fileStores.open({ root })
+    const more = Array.from({ length: RING_MAX_EVENTS }, (_, i) => sampleEvent(id, i + 9))
+    await store.appendMany(more)
+    const last = 8 + RING_MAX_EVENTS
+    // The writer's ring holds the last RING_MAX_EVENTS: a cursor inside it is served from memory.
+    expect(await store.readStored(id, 8, last)).toBeUndefined()
+    expect(await store.readStored(id, last - 3, last)).toBeUndefined()
+    const page = await store.readStored(id, 2, 6)
+    expect(page?.records.map((r) => storedEvent(r, id))).toEqual(sent.slice(2, 6))
+  })
+
   it('a segment changed under an open session is not sent; the events come from their files', async () => {
     const store = fileStores.open({ root })
     await store.load(id)
