@@ -32,6 +32,7 @@ import { randomUUID } from '../platform/random.ts'
 import { ChimeraError } from '../errors.ts'
 import type { Logger } from '../log.ts'
 import { AppendGroupError, type EventStore } from '../store/types.ts'
+import { builtEvent } from '../store/validate.ts'
 import { checkEventData, type AnyEvent, type EventData, type EventOf, type EventType } from '../events/event-types.ts'
 import { reduce, type SessionState } from './state.ts'
 
@@ -266,7 +267,8 @@ export class EventWriter {
       // A turn's user_message and turn_start open turn N (= turns so far); later events belong to it.
       const turn = opens ? turns : Math.max(0, turns - 1)
       if (it.type === 'turn_start') turns = turn + 1
-      return {
+      // Its data was checked when recorded: the store does not check it again (builtEvent).
+      return builtEvent({
         seq: s.lastSeq + 1 + i,
         id: `evt-${randomUUID()}`,
         session_id: this.#o.sessionId,
@@ -274,7 +276,7 @@ export class EventWriter {
         turn,
         ts,
         data: it.data,
-      } as AnyEvent
+      } as AnyEvent)
     })
     let committed = events.length
     let cause: unknown

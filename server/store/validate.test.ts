@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { sampleEvent, sampleMeta } from './fixtures/sample.ts'
-import { eventProblem, validateEvent } from './validate.ts'
+import { builtEvent, eventProblem, validateEvent } from './validate.ts'
 
 const id = sampleMeta('otter').session_id
 
@@ -29,5 +29,18 @@ describe('eventProblem', () => {
     expect(eventProblem({ ...e, data: { text: 1 } })).toMatch(/^data of a text_delta event/)
     expect(eventProblem({ ...e, type: 'no_such_type' })).toBeDefined()
     expect(eventProblem({ ...e, data: undefined })).toBeDefined()
+  })
+})
+
+describe('events the event writer built', () => {
+  it('are taken without a second check; the same event made anywhere else is checked in full', () => {
+    // Never built so by the writer (its envelope is its own): here only the mark decides.
+    const marked = { ...sampleEvent(id, 3), turn: -1 }
+    expect(() => validateEvent({ ...marked })).toThrow(/turn/)
+    expect(validateEvent(builtEvent(marked))).toBe(marked)
+  })
+
+  it('still refuse a session id that is not one', () => {
+    expect(() => validateEvent(builtEvent({ ...sampleEvent(id, 3), session_id: '../x' }))).toThrow(/session id/)
   })
 })
