@@ -195,17 +195,32 @@ function matchTokens(toks: readonly Token[], parts: readonly string[]): boolean 
   return states.has(toks.length)
 }
 
+/** Compiled globs kept for the next call with the same pattern (a model repeats its patterns). */
+const COMPILED_KEPT = 64
+const compiled = new Map<string, GlobMatcher>()
+
 /** Compile `pattern` (braces expanded); throws a GlobError for a pattern past the caps. */
 export async function compileGlob(pattern: string): Promise<GlobMatcher> {
   if (pattern.length > MAX_GLOB_LENGTH) throw new GlobError(`the glob is longer than ${MAX_GLOB_LENGTH} characters`)
+  const kept = compiled.get(pattern)
+  if (kept) {
+    // The most recently used goes last: the first is the one to drop.
+    compiled.delete(pattern)
+    compiled.set(pattern, kept)
+    return kept
+  }
   picomatch ??= (await import('picomatch')).default
   const alternatives = expandBraces(pattern).map((alt) => tokens(alt, pattern))
-  return {
+  // Stateless (the segment expressions have no `g` flag), so one matcher serves every call.
+  const matcher: GlobMatcher = {
     test(path: string): boolean {
       const parts = path.split('/')
       return alternatives.some((toks) => matchTokens(toks, parts))
     },
   }
+  compiled.set(pattern, matcher)
+  if (compiled.size > COMPILED_KEPT) compiled.delete(compiled.keys().next().value!)
+  return matcher
 }
 
 /** True when the glob names a path (contains `/`), false when it names a basename only. */
