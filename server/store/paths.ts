@@ -69,14 +69,25 @@ export function newSessionId(agent: AgentPrefix, now: Date = new Date()): string
   return `${agent}-${compactUtc(now)}-${randomUUID()}`
 }
 
+/** Ids found valid lately: a live session's id is checked on every event and store call. */
+const validIds = new Set<string>()
+const VALID_IDS_KEPT = 1024
+
 /** True only for the exact `newSessionId` shape with a real calendar timestamp. */
 export function isSessionId(s: unknown): s is string {
   if (typeof s !== 'string') return false
+  if (validIds.has(s)) return true
   const m = SESSION_ID_RE.exec(s)
   if (!m) return false
   const [y, mo, d, h, mi, se] = m.slice(2, 8).map(Number) as [number, number, number, number, number, number]
   const t = new Date(Date.UTC(y, mo - 1, d, h, mi, se))
-  return t.getUTCFullYear() === y && t.getUTCMonth() === mo - 1 && t.getUTCDate() === d && h < 24 && mi < 60 && se < 60
+  const ok =
+    t.getUTCFullYear() === y && t.getUTCMonth() === mo - 1 && t.getUTCDate() === d && h < 24 && mi < 60 && se < 60
+  if (ok) {
+    if (validIds.size >= VALID_IDS_KEPT) validIds.clear()
+    validIds.add(s)
+  }
+  return ok
 }
 
 /** The agent prefix of a valid session id. */
