@@ -338,8 +338,10 @@ export class Session implements TurnHost {
     const seq = this.#state.lastSeq
     if (this.#summaryWrite?.seq === seq) return this.#summaryWrite.done
     const write = { seq, done: Promise.resolve() }
-    write.done = this.#deps.store
-      .writeSummary(this.id, this.#state.summary)
+    // Begun a macrotask later (held here from now on): a turn's answer, due in this one, goes out
+    // before the summary is checked and serialised.
+    write.done = afterThisTask()
+      .then(() => this.#deps.store.writeSummary(this.id, this.#state.summary))
       .catch((err: unknown) => {
         this.#deps.logger.error(`session ${this.id}: summary not written`, err)
         // Not written: the next request tries again.
@@ -534,9 +536,10 @@ export class Session implements TurnHost {
     // none (it changed nothing; if it was acknowledged, its closing record commits one later).
     const changed = this.#tracker.takeChanged()
     const commit = this.#lastPrompt === messageId || changed.length > 0
-    this.#saving = Promise.all([commit ? commitFiles(this.#core, changed) : undefined, this.#writeSummary()]).then(
-      () => undefined,
-    )
+    this.#saving = Promise.all([
+      commit ? afterThisTask().then(() => commitFiles(this.#core, changed)) : undefined,
+      this.#writeSummary(),
+    ]).then(() => undefined)
     // Idle only when nothing is queued: a prompt sent while this turn was finishing runs next.
     if (this.#queue.length === 0) this.#queue.status = 'idle'
     else this.#queue.status = 'running'
@@ -730,6 +733,9 @@ export class Session implements TurnHost {
     await Promise.all(this.#summaryWrites)
   }
 }
+
+/** Resolves in a later macrotask: what the current one is answering goes out first. */
+const afterThisTask = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
 
 const STEER_NOT_TAKEN = 'not run: the turn ended before this steering message reached the model'
 

@@ -253,6 +253,8 @@ describe('file-level undo and redo through the core', () => {
     expect((await within(first.ended!, 15_000, 'the first turn reported')).success).toBe(true)
     const events = await s.events()
     expect(events.at(-1)?.type).toBe('agent_result')
+    // The snapshot begins in the macrotask after the answer's.
+    await new Promise((r) => setImmediate(r))
     expect(commits).toBe(1)
     let saved = false
     void first.done.then(() => (saved = true))
