@@ -20,12 +20,18 @@ let ready
 const allAnswered = new Promise((resolve) => (ready = resolve))
 
 for (let c = 0; c < clients; c++) {
+  let counted = false
+  const answer = () => {
+    if (counted) return
+    counted = true
+    if (++answered === clients) ready()
+  }
   const req = request(
     url,
     { headers: { accept: 'text/event-stream', authorization: `Bearer ${token}`, 'last-event-id': String(after) } },
     (res) => {
       if (res.statusCode !== 200) refused++
-      if (++answered === clients) ready()
+      answer()
       let buf = ''
       res.setEncoding('utf8')
       res.on('data', (chunk) => {
@@ -48,8 +54,9 @@ for (let c = 0; c < clients; c++) {
     },
   )
   req.on('error', () => {
+    if (counted) return
     refused++
-    if (++answered === clients) ready()
+    answer()
   })
   req.end()
   reqs.push(req)

@@ -112,6 +112,32 @@ describe('the manager over the file store', () => {
     await until(() => marker(dir) === undefined, 5000, 'the marker let go after the detail read')
   })
 
+  it('a summary write begun just before the session is let go does not take its marker back', async () => {
+    const m = env.manager()
+    const s = await m.create()
+    await within(s.prompt('hello').done, 6000, 'the turn')
+    const dir = sessionDir(eventlogRoot(env.home), s.id)
+    const writes: Promise<void>[] = []
+    const write = m.store.writeSummary.bind(m.store)
+    m.store.writeSummary = (sid, summary) => {
+      const done = write(sid, summary)
+      writes.push(done)
+      return done
+    }
+    // The compaction record is a summary point: its summary write is asked for as it is written.
+    await s.compact()
+    await m.letGo(s.id)
+    // Whatever the session asked of the store by the next macrotask has ended.
+    await new Promise((r) => setImmediate(r))
+    await Promise.allSettled(writes)
+    expect(writes.length).toBeGreaterThan(0)
+    // The release runs after the session's queued work: the marker goes then, and stays gone.
+    await until(() => marker(dir) === undefined, 5000, 'the marker dropped')
+    expect(m.store.holdsMarker?.(s.id)).not.toBe(true)
+    await new Promise((r) => setImmediate(r))
+    expect(marker(dir)).toBeUndefined()
+  })
+
   it('a purge keeps the marker until the session is removed', async () => {
     const m = env.manager()
     const s = await m.create()

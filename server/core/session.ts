@@ -338,10 +338,10 @@ export class Session implements TurnHost {
     const seq = this.#state.lastSeq
     if (this.#summaryWrite?.seq === seq) return this.#summaryWrite.done
     const write = { seq, done: Promise.resolve() }
-    // Begun a macrotask later (held here from now on): a turn's answer, due in this one, goes out
-    // before the summary is checked and serialised.
-    write.done = afterThisTask()
-      .then(() => this.#deps.store.writeSummary(this.id, this.#state.summary))
+    // Begun now, not deferred: the store counts it at once among the session's summary writes, which
+    // a release waits for (a write begun after the release would open the session again).
+    write.done = this.#deps.store
+      .writeSummary(this.id, this.#state.summary)
       .catch((err: unknown) => {
         this.#deps.logger.error(`session ${this.id}: summary not written`, err)
         // Not written: the next request tries again.
@@ -536,6 +536,8 @@ export class Session implements TurnHost {
     // none (it changed nothing; if it was acknowledged, its closing record commits one later).
     const changed = this.#tracker.takeChanged()
     const commit = this.#lastPrompt === messageId || changed.length > 0
+    // The undo snapshot begins a macrotask later, after the answer due in this one has gone out;
+    // `#saving` holds it from now on, so `idle()`, the next turn and a close wait for it.
     this.#saving = Promise.all([
       commit ? afterThisTask().then(() => commitFiles(this.#core, changed)) : undefined,
       this.#writeSummary(),

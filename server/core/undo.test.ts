@@ -250,10 +250,12 @@ describe('file-level undo and redo through the core', () => {
     })
     const s = await m.create()
     const first = s.prompt(write('f', 'one'))
-    expect((await within(first.ended!, 15_000, 'the first turn reported')).success).toBe(true)
+    const outcome = await within(first.ended!, 15_000, 'the first turn reported')
+    // Reported before its snapshot began: that begins in the macrotask after the answer's.
+    expect(commits).toBe(0)
+    expect(outcome.success).toBe(true)
     const events = await s.events()
     expect(events.at(-1)?.type).toBe('agent_result')
-    // The snapshot begins in the macrotask after the answer's.
     await new Promise((r) => setImmediate(r))
     expect(commits).toBe(1)
     let saved = false

@@ -17,7 +17,21 @@ const path = fc
   .tuple(fc.boolean(), fc.array(segment, { maxLength: 5 }), fc.boolean())
   .map(([absolute, segs, trailing]) => `${absolute ? '/' : ''}${segs.join('/')}${trailing ? '/' : ''}` || '/')
 
+/** Absolute paths `relative` takes as they are: the ones isInside decides by their prefix. */
+const plainPath = fc
+  .array(fc.constantFrom('a', 'ab', 'b', 'a.', 'a b', '…', 'a\\b'), { maxLength: 5 })
+  .map((segs) => `/${segs.join('/')}`)
+
 describe('isInside', () => {
+  it('answers as path.relative does for two plain absolute paths (its prefix test)', () => {
+    fc.assert(
+      fc.property(plainPath, plainPath, (root, abs) => {
+        expect(isInside(root, abs)).toBe(byRelative(root, abs))
+      }),
+      { numRuns: 20_000 },
+    )
+  })
+
   it('answers as path.relative does for any two paths', () => {
     fc.assert(
       fc.property(path, path, (root, abs) => {

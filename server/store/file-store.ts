@@ -689,6 +689,8 @@ export class FileEventStore implements EventStore {
     this.#unheld(sessionId)
     this.#lastSeq.delete(sessionId)
     this.#segments.delete(sessionId)
+    // Its recent events are another process's to add to now: a stream reads the log instead.
+    this.#rings.delete(sessionId)
   }
 
   /**

@@ -69,7 +69,10 @@ export function newSessionId(agent: AgentPrefix, now: Date = new Date()): string
   return `${agent}-${compactUtc(now)}-${randomUUID()}`
 }
 
-/** Ids found valid lately: a live session's id is checked on every event and store call. */
+/**
+ * Ids found valid lately (up to 1,024; all forgotten when full): a live session's id is checked on
+ * every event and store call.
+ */
 const validIds = new Set<string>()
 const VALID_IDS_KEPT = 1024
 

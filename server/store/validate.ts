@@ -35,8 +35,10 @@ const envelope = lazySchema(
 
 /**
  * Events built in this process by a session's event writer (core/event-writer.ts): their data
- * passed the per-type check when it was recorded (and is the check's own copy), and the writer made
- * the envelope. A store takes them without checking them again (a bad session id is still
+ * passed the per-type check when it was recorded, and the writer made the envelope. The check's
+ * result is a copy of every member it types; the members the schema leaves open (a tool call's
+ * `args`, a result's `data`) are the caller's own objects, but the full check accepts any value
+ * there too. A store takes these events without checking them again (a bad session id is still
  * refused); any other event, one a caller made or one from another process, is checked in full.
  */
 const builtEvents = new WeakSet<object>()
