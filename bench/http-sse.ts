@@ -14,6 +14,7 @@
 // rss, first, fanout, replay).
 import { randomUUID } from 'node:crypto'
 import { spawn } from 'node:child_process'
+import { createParser } from 'eventsource-parser'
 import { request } from 'node:http'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
@@ -57,18 +58,16 @@ function subscribe(
   const done = new Promise<void>((resolve) => {
     req = request(`${base}${path}`, { headers: { accept: 'text/event-stream', ...AUTH, ...headers } }, (res) => {
       if (res.statusCode !== 200) refused++
-      let buf = ''
+      let at = 0
+      const parser = createParser({
+        onEvent: (e) => {
+          if (e.id !== undefined) onRecord(Number(e.id), e.data, at)
+        },
+      })
       res.setEncoding('utf8')
       res.on('data', (chunk: string) => {
-        const at = Date.now()
-        buf += chunk
-        let i: number
-        while ((i = buf.indexOf('\n\n')) >= 0) {
-          const frame = buf.slice(0, i)
-          buf = buf.slice(i + 2)
-          const id = /^id: (\d+)$/m.exec(frame)?.[1]
-          if (id) onRecord(Number(id), /^data: (.*)$/m.exec(frame)?.[1] ?? '', at)
-        }
+        at = Date.now()
+        parser.feed(chunk)
       })
       res.on('end', resolve)
       res.on('error', () => resolve())

@@ -6,6 +6,7 @@
 // receive time - event time, ms, over every record), once every client has it or 10 s have
 // passed, and exits.
 import { request } from 'node:http'
+import { createParser } from 'eventsource-parser'
 import { createInterface } from 'node:readline'
 
 const { url, token, clients, after } = JSON.parse(process.argv[2])
@@ -32,23 +33,22 @@ for (let c = 0; c < clients; c++) {
     (res) => {
       if (res.statusCode !== 200) refused++
       answer()
-      let buf = ''
+      let at = 0
+      const parser = createParser({
+        onEvent: (e) => {
+          if (e.id === undefined) return
+          const id = Number(e.id)
+          if (id !== last[c] + 1) gaps++
+          last[c] = id
+          received++
+          const data = JSON.parse(e.data)
+          lat.push(at - (Date.parse(data.timestamp) || data.timestamp))
+        },
+      })
       res.setEncoding('utf8')
       res.on('data', (chunk) => {
-        const at = Date.now()
-        buf += chunk
-        let i
-        while ((i = buf.indexOf('\n\n')) >= 0) {
-          const frame = buf.slice(0, i)
-          buf = buf.slice(i + 2)
-          const id = /^id: (\d+)$/m.exec(frame)?.[1]
-          if (!id) continue
-          if (Number(id) !== last[c] + 1) gaps++
-          last[c] = Number(id)
-          received++
-          const data = JSON.parse(/^data: (.*)$/m.exec(frame)?.[1] ?? '{}')
-          lat.push(at - (Date.parse(data.timestamp) || data.timestamp))
-        }
+        at = Date.now()
+        parser.feed(chunk)
       })
       res.on('error', () => {})
     },

@@ -10,6 +10,7 @@
  * (permission-broker.ts), the settings (session-settings.ts), the tools (session-tools.ts),
  * steering (steering.ts) and the routing of slash commands (slash-commands.ts `routePrompt`).
  */
+import { setImmediate as nextMacrotask } from 'node:timers/promises'
 import { randomUUID } from '../platform/random.ts'
 import type { ChatMessage, PermissionRequestData, ToolCall, Usage } from '../../generated/schemas.gen.ts'
 import type { Logger } from '../log.ts'
@@ -539,7 +540,7 @@ export class Session implements TurnHost {
     // The undo snapshot begins a macrotask later, after the answer due in this one has gone out;
     // `#saving` holds it from now on, so `idle()`, the next turn and a close wait for it.
     this.#saving = Promise.all([
-      commit ? afterThisTask().then(() => commitFiles(this.#core, changed)) : undefined,
+      commit ? nextMacrotask().then(() => commitFiles(this.#core, changed)) : undefined,
       this.#writeSummary(),
     ]).then(() => undefined)
     // Idle only when nothing is queued: a prompt sent while this turn was finishing runs next.
@@ -735,9 +736,6 @@ export class Session implements TurnHost {
     await Promise.all(this.#summaryWrites)
   }
 }
-
-/** Resolves in a later macrotask: what the current one is answering goes out first. */
-const afterThisTask = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
 
 const STEER_NOT_TAKEN = 'not run: the turn ended before this steering message reached the model'
 

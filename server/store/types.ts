@@ -205,8 +205,9 @@ export interface EventStore {
   /**
    * A page of the records after `afterSeq` (none after `upTo`) as stored, for a replay that sends
    * them without parsing and re-serialising each (stored-lines.ts); undefined when the store
-   * cannot serve them so, or holds them all in memory (then `stream` sends them). `more`: records up to `upTo` remain. `release`
-   * (when given): the caller is done with the records, so the page's buffer may be reused
+   * cannot serve them so, or holds them all in memory (then `stream` sends them). `more`: records
+   * up to `upTo` remain. `release` (when given): the caller is done with the records, so the
+   * page's buffer may be reused
    * (docs/decisions/0435-replay-buffers-reused.md); a caller that keeps records does not call it.
    */
   readStored?(sessionId: string, afterSeq: number, upTo: number): Promise<StoredRecordPage | undefined>
