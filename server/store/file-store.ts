@@ -299,7 +299,15 @@ export class FileEventStore implements EventStore {
       const last = await this.#open(id, dir)
       this.#checkNext(id, checked[0]!.seq, last, this.#opens.get(id) !== opens)
       checked.forEach((e, i) => checkNextSeq(id, e.seq, last + i))
-      const written = await writeEventFiles(dir, checked, this.#fsync)
+      let written: PromiseSettledResult<string>[]
+      try {
+        written = await writeEventFiles(dir, checked, this.#fsync)
+      } catch (err) {
+        // Whether any file of the group was written is not known: the next write reads the log
+        // again (the event writer then finds its own events there if they were).
+        this.#lastSeq.delete(id)
+        throw new AppendGroupError(0, err)
+      }
       let committed = written.findIndex((r) => r.status === 'rejected')
       if (committed < 0) committed = written.length
       // Files after the first failure would leave a gap: take them back.
