@@ -9,6 +9,7 @@
  * from the sources, a TypeScript loader and the bundle. The thread starts after a few groups (a short run never pays for it), serves only while it answers,
  * and never keeps the process alive when no write is waiting.
  */
+import { readFile, unlink } from 'node:fs/promises'
 import type { Worker } from 'node:worker_threads'
 
 type WorkerThreads = typeof import('node:worker_threads')
@@ -20,7 +21,6 @@ type WorkerThreads = typeof import('node:worker_threads')
 interface GroupRequest {
   id: number
   files: ThreadFile[]
-  fsync: boolean
 }
 
 /** A file for the thread to create (and, with `renameTo`, to rename once written). */
@@ -48,7 +48,7 @@ function why(e) {
   const code = e !== null && typeof e === 'object' && typeof e.code === 'string' ? e.code : undefined
   return { code, message: e instanceof Error ? e.message : String(e) }
 }
-function create(path, text, fsync) {
+function create(path, text) {
   const fd = fs.openSync(path, 'wx')
   try {
     const bytes = Buffer.from(text, 'utf8')
@@ -57,7 +57,6 @@ function create(path, text, fsync) {
       if (n === 0) throw new Error('short write to ' + path)
       at += n
     }
-    if (fsync) fs.fsyncSync(fd)
   } catch (e) {
     try { fs.closeSync(fd) } catch {}
     removeQuietly(path)
@@ -77,7 +76,7 @@ parentPort.on('message', (req) => {
   const failures = []
   for (const f of req.files) {
     try {
-      create(f.path, f.text, req.fsync)
+      create(f.path, f.text)
       if (f.renameTo !== undefined) {
         try {
           fs.renameSync(f.path, f.renameTo)
@@ -106,6 +105,71 @@ function asError(f: { code?: string; message: string }): Error {
   return err
 }
 
+/**
+ * What of `files` is on disk after the thread ended during their request, as the thread would
+ * have answered: a file is written when it holds its whole text (a replacement: when its
+ * temporary file is gone and the target holds the text). The first that is not ends the list;
+ * a torn file of ours (a prefix of its text) and a temporary file left behind are removed.
+ */
+async function onDisk(files: readonly ThreadFile[]): Promise<(Error | null)[]> {
+  const out: (Error | null)[] = []
+  for (const f of files) {
+    const why = await notFinished(f)
+    out.push(why ?? null)
+    if (why) break
+  }
+  return out
+}
+
+async function notFinished(f: ThreadFile): Promise<Error | undefined> {
+  const lost = (code: string, what: string): Error =>
+    Object.assign(new Error(`${what}: ${f.renameTo ?? f.path}`), { code })
+  if (f.renameTo !== undefined) {
+    if (await removed(f.path)) return lost('EIO', 'not replaced: the event-file thread ended before it was renamed')
+    const now = await text(f.renameTo)
+    return now === f.text ? undefined : lost('EIO', 'not replaced: the event-file thread ended before it was written')
+  }
+  const now = await text(f.path)
+  if (now === f.text) return undefined
+  if (now === undefined) return lost('EIO', 'not written: the event-file thread ended before it was created')
+  // Ours, cut short (the thread creates exclusively, so a prefix of our text is our own write).
+  if (f.text.startsWith(now)) {
+    await removed(f.path)
+    return lost('EIO', 'not written: the event-file thread ended while it was written')
+  }
+  return lost('EEXIST', 'not written: another file holds its name')
+}
+
+/** A file's text, or undefined when it does not exist. */
+async function text(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, 'utf8')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw err
+  }
+}
+
+/** Remove `path`; false when it was not there. */
+async function removed(path: string): Promise<boolean> {
+  try {
+    await unlink(path)
+    return true
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false
+    throw err
+  }
+}
+
+/** Ends of the thread not asked for (`stop`) after which no new one is started. */
+const MAX_UNASKED_ENDS = 3
+
+interface Waiting {
+  files: ThreadFile[]
+  resolve: (r: (Error | null)[]) => void
+  reject: (e: unknown) => void
+}
+
 /** The process's event-file thread, shared by its stores. */
 class EventFileThread {
   /** Writes made on the event loop before the thread starts (tests set Infinity to keep it off). */
@@ -116,31 +180,42 @@ class EventFileThread {
   #ready = false
   #groups = 0
   #next = 0
-  readonly #waiting = new Map<number, { resolve: (r: (Error | null)[]) => void; reject: (e: Error) => void }>()
+  /** No thread any more: it could not be made, or ended by itself too often. */
+  #given = false
+  #unaskedEnds = 0
+  #stopping = false
+  readonly #waiting = new Map<number, Waiting>()
 
   /**
    * Whether a write can go to the thread now. Counts the writes asked about and starts the thread
-   * after `startAfter`; false until it is running (the caller writes on the event loop).
+   * after `startAfter`; false until it is running (the caller writes on the event loop), and for
+   * good once a thread could not be made.
    */
   ready(): boolean {
     if (this.#ready) return true
-    if (this.#worker === undefined && ++this.#groups > this.startAfter) this.#start()
+    if (this.#worker === undefined && !this.#given && ++this.#groups > this.startAfter) this.#start()
     return false
   }
 
   /**
    * Create `files` in order on the thread. Per file attempted: null, or the error it met; a
-   * shorter list than `files` means the rest were not tried. Rejects if the thread stopped
-   * before answering: then which files exist is not known.
+   * shorter list than `files` means the rest were not tried. Should the thread end before it
+   * answers, the answer is read from the disk (`onDisk`); rejects only if that fails too.
    */
-  write(files: ThreadFile[], fsync: boolean): Promise<(Error | null)[]> {
+  write(files: ThreadFile[]): Promise<(Error | null)[]> {
     const worker = this.#worker
     if (!worker || !this.#ready) return Promise.reject(new Error('the event-file thread is not running'))
     const id = ++this.#next
     return new Promise((resolve, reject) => {
-      if (this.#waiting.size === 0) worker.ref()
-      this.#waiting.set(id, { resolve, reject })
-      worker.postMessage({ id, files, fsync } satisfies GroupRequest)
+      this.#waiting.set(id, { files, resolve, reject })
+      worker.ref()
+      try {
+        worker.postMessage({ id, files } satisfies GroupRequest)
+      } catch (err) {
+        this.#waiting.delete(id)
+        if (this.#waiting.size === 0) worker.unref()
+        reject(err)
+      }
     })
   }
 
@@ -148,19 +223,37 @@ class EventFileThread {
   started(): Promise<void> {
     if (this.#ready) return Promise.resolve()
     const worker = this.#worker ?? this.#start()
+    if (!worker) return Promise.reject(new Error('the event-file thread could not be started'))
     // Held while it starts: the caller waits for it.
     worker.ref()
     return new Promise<void>((resolve, reject) => {
-      worker.once('online', () => resolve())
-      worker.once('error', reject)
+      const online = (): void => {
+        worker.off('exit', ended)
+        resolve()
+      }
+      const ended = (): void => {
+        worker.off('online', online)
+        reject(new Error('the event-file thread ended before it ran'))
+      }
+      worker.once('online', online)
+      worker.once('exit', ended)
     }).finally(() => {
       if (this.#waiting.size === 0) worker.unref()
     })
   }
 
-  #start(): Worker {
-    const { Worker } = process.getBuiltinModule('node:worker_threads') as WorkerThreads
-    const worker = new Worker(SOURCE, { eval: true, name: 'chimera event files', stdout: false, stderr: false })
+  #start(): Worker | undefined {
+    let worker: Worker
+    try {
+      const { Worker } = process.getBuiltinModule('node:worker_threads') as WorkerThreads
+      // stdout: true keeps the thread's stdout off this process's (the wire on stdio transports).
+      worker = new Worker(SOURCE, { eval: true, name: 'chimera event files', stdout: true, stderr: false })
+    } catch (err) {
+      // No thread (a process or thread limit): writes stay on the event loop.
+      this.#given = true
+      process.emitWarning(`event files are written on the event loop: no thread (${String(err)})`)
+      return undefined
+    }
     this.#worker = worker
     worker.once('online', () => {
       if (this.#worker === worker) this.#ready = true
@@ -173,19 +266,21 @@ class EventFileThread {
       if (this.#waiting.size === 0) worker.unref()
       w.resolve(reply.failures.map((f) => (f === null ? null : asError(f))))
     })
-    const stopped = (why: string): void => {
+    // An uncaught error ends the thread ('exit' follows): nothing new is sent to it.
+    worker.on('error', () => {
+      if (this.#worker === worker) this.#ready = false
+    })
+    worker.on('exit', () => {
       if (this.#worker !== worker) return
       this.#worker = undefined
       this.#ready = false
       this.#groups = 0
-      const err = new Error(
-        `the event-file thread stopped (${why}): whether the group's files were written is not known`,
-      )
-      for (const w of this.#waiting.values()) w.reject(err)
+      if (!this.#stopping && ++this.#unaskedEnds >= MAX_UNASKED_ENDS) this.#given = true
+      this.#stopping = false
+      // The thread is gone: what it did of each waiting request is on disk, or not.
+      for (const w of this.#waiting.values()) onDisk(w.files).then(w.resolve, w.reject)
       this.#waiting.clear()
-    }
-    worker.on('error', (e) => stopped(e.message))
-    worker.on('exit', (code) => stopped(`exit code ${code}`))
+    })
     // After the listeners: adding a 'message' listener refs the worker's port again.
     worker.unref()
     return worker
@@ -194,7 +289,9 @@ class EventFileThread {
   /** Stop the thread (tests); writes then go to the event loop until it starts again. */
   async stop(): Promise<void> {
     const w = this.#worker
-    if (w) await w.terminate()
+    if (!w) return
+    this.#stopping = true
+    await w.terminate()
   }
 }
 

@@ -72,11 +72,10 @@ export async function syncDir(dir: string): Promise<void> {
 export async function writeJsonAtomic(path: string, value: unknown, fsync = false): Promise<void> {
   const tmp = `${path}.${process.pid}.${randomUUID().slice(0, 8)}.tmp`
   const text = `${JSON.stringify(value, null, 2)}\n`
-  if (eventFileThread.ready()) {
+  if (!fsync && eventFileThread.ready()) {
     // Created and renamed on the thread: one message instead of four calls.
-    const [failure] = await eventFileThread.write([{ path: tmp, text, renameTo: path }], fsync)
+    const [failure] = await eventFileThread.write([{ path: tmp, text, renameTo: path }])
     if (failure) throw failure
-    if (fsync) await syncDir(dirname(path))
     return
   }
   await writeExclusive(tmp, text, fsync)
@@ -106,15 +105,16 @@ const GROUP_IN_FLIGHT = 16
  * only spins on it (measured slower), but one file's write and close overlap the next one's open.
  * After a failure no further file is opened. Per event: its record, or why it was not written.
  * Once the process's event-file thread runs (`./event-file-worker.ts`), a group of two or more
- * goes to it in one message instead; only then can this reject: the thread stopped before it
- * answered, and which files exist is not known.
+ * goes to it in one message instead (not with `fsync`: synced files of every session would wait
+ * for one another there). Only then can this reject: the thread ended before it answered and
+ * what it left on disk could not be read.
  */
 export async function writeEventFiles(
   dir: string,
   events: readonly AnyEvent[],
   fsync = false,
 ): Promise<PromiseSettledResult<string>[]> {
-  if (events.length > 1 && eventFileThread.ready()) return writeOnThread(dir, events, fsync)
+  if (!fsync && events.length > 1 && eventFileThread.ready()) return writeOnThread(dir, events)
   let failed = false
   let turn: Promise<void> = Promise.resolve()
   return mapLimit(events, GROUP_IN_FLIGHT, async (e): Promise<PromiseSettledResult<string>> => {
@@ -143,13 +143,9 @@ export async function writeEventFiles(
 }
 
 /** `writeEventFiles` on the event-file thread: one message for the group. */
-async function writeOnThread(
-  dir: string,
-  events: readonly AnyEvent[],
-  fsync: boolean,
-): Promise<PromiseSettledResult<string>[]> {
+async function writeOnThread(dir: string, events: readonly AnyEvent[]): Promise<PromiseSettledResult<string>[]> {
   const files = events.map((e) => ({ path: join(dir, eventFileName(e.seq, e.type)), text: `${JSON.stringify(e)}\n` }))
-  const failures = await eventFileThread.write(files, fsync)
+  const failures = await eventFileThread.write(files)
   return files.map((f, i): PromiseSettledResult<string> => {
     if (i >= failures.length)
       return { status: 'rejected', reason: new Error('not written: an earlier event of its group failed') }

@@ -303,8 +303,8 @@ export class FileEventStore implements EventStore {
       try {
         written = await writeEventFiles(dir, checked, this.#fsync)
       } catch (err) {
-        // Whether any file of the group was written is not known: the next write reads the log
-        // again (the event writer then finds its own events there if they were).
+        // The thread ended and what it left could not be read: which files exist is not known.
+        // The next write reads the log again (as after a crash) instead of trusting the counter.
         this.#lastSeq.delete(id)
         throw new AppendGroupError(0, err)
       }
