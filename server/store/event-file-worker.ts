@@ -6,8 +6,9 @@
  * (docs/decisions/0485-event-files-written-by-a-thread.md).
  *
  * The worker's code is {@link SOURCE}, plain CommonJS text run with `eval`, so it works the same
- * from the sources, a TypeScript loader and the bundle. The thread starts after a few groups (a short run never pays for it), serves only while it answers,
- * and never keeps the process alive when no write is waiting.
+ * from the sources, a TypeScript loader and the bundle. The thread starts after a few writes (a
+ * short run never pays for it), takes no synced write, and never keeps the process alive when no
+ * write is waiting; one that ends before it answers is answered from the disk.
  */
 import { readFile, unlink } from 'node:fs/promises'
 import type { Worker } from 'node:worker_threads'
