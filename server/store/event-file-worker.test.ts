@@ -14,7 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { EventWriter } from '../core/event-writer.ts'
 import { initialState } from '../core/state.ts'
 import { noopLogger } from '../log.ts'
-import { eventFileThread } from './event-file-worker.ts'
+import { eventFileThread, Progress, type Pause } from './event-file-worker.ts'
 import type { FileEventStore } from './file-store.ts'
 import { writeEventFiles, writeJsonAtomic } from './file-log.ts'
 import { sampleEvent, sampleMeta, sampleSummary } from './fixtures/sample.ts'
@@ -125,32 +125,22 @@ describe.each([
 })
 
 /**
- * Runs `work` with the thread stopped once it has created the file at `probe` (mid-request), and
- * checks the stop happened during the request.
+ * Runs `work` with the thread stopped where its next request reaches `pause` (file index and
+ * step: the thread waits there), and checks the thread never answered it.
  */
-async function stoppedAt<T>(probe: string, work: () => Promise<T>): Promise<T> {
+async function stoppedAt<T>(file: number, step: Pause['step'], work: () => Promise<T>): Promise<T> {
   eventFileThread.startAfter = 8
   await eventFileThread.started()
-  const write = eventFileThread.write.bind(eventFileThread)
-  let stopping: Promise<void> | undefined
-  const spy = vi.spyOn(eventFileThread, 'write').mockImplementationOnce((files) => {
-    const answer = write(files)
-    stopping = (async () => {
-      for (let i = 0; i < 100_000 && !existsSync(probe); i++) await new Promise((r) => setImmediate(r))
-      await eventFileThread.stop()
-    })()
-    return answer
-  })
+  const gate = new Int32Array(new SharedArrayBuffer(4))
+  eventFileThread.pauseNext = { file, step, gate }
   const answered = eventFileThread.answered
-  try {
-    return await work()
-  } finally {
-    expect(spy).toHaveBeenCalled()
-    spy.mockRestore()
-    await stopping
-    // The thread never answered: what the caller got was read from the disk.
-    expect(eventFileThread.answered).toBe(answered)
-  }
+  const result = work()
+  for (let i = 0; i < 1_000_000 && Atomics.load(gate, 0) !== 1; i++) await new Promise((r) => setImmediate(r))
+  expect(Atomics.load(gate, 0)).toBe(1)
+  await eventFileThread.stop()
+  const out = await result
+  expect(eventFileThread.answered).toBe(answered)
+  return out
 }
 
 async function newSession(root: string): Promise<{ store: FileEventStore; id: string }> {
@@ -160,34 +150,53 @@ async function newSession(root: string): Promise<{ store: FileEventStore; id: st
   return { store, id: meta.session_id }
 }
 
+const eventFiles = (dir: string): string[] => readdirSync(dir).filter((f) => f.startsWith('event-'))
+
 describe('a thread that ends before it answers', () => {
-  it('the store commits what is whole on disk, removes a torn file, and goes on after it', async () => {
-    const root = join(tmp, 'eventlog-1')
+  it.each([
+    ['a file it had only created (torn) is removed and not committed', Progress.Created, 19],
+    ['a file it had closed is committed', Progress.Closed, 20],
+  ] as const)('the store: %s; the next event follows', async (_what, step, committed) => {
+    const root = join(tmp, `eventlog-${step}`)
     const { store, id } = await newSession(root)
     const heard: number[] = []
     store.subscribe(id, (e) => heard.push(e.seq))
-    // Long enough that the thread is still writing when it is stopped.
-    const group = Array.from({ length: 3000 }, (_, i) => sampleEvent(id, i + 1))
-    const err = await stoppedAt(join(root, id, eventFileName(20, group[19]!.type)), () =>
+    const group = Array.from({ length: 40 }, (_, i) => sampleEvent(id, i + 1))
+    const err = await stoppedAt(19, step, () =>
       store.appendMany(group).then(
         () => undefined,
         (e: unknown) => e,
       ),
     )
     expect(err).toBeInstanceOf(AppendGroupError)
-    const committed = (err as AppendGroupError).committed
-    expect(committed).toBeGreaterThanOrEqual(19)
-    expect(committed).toBeLessThan(group.length)
-    // Exactly the committed events are on disk (a torn next file was removed), heard in order.
-    expect(readdirSync(join(root, id)).filter((f) => f.startsWith('event-')).length).toBe(committed)
+    expect((err as AppendGroupError).committed).toBe(committed)
+    expect(eventFiles(join(root, id))).toHaveLength(committed)
     expect(heard).toEqual(group.slice(0, committed).map((e) => e.seq))
     await store.append(sampleEvent(id, committed + 1))
     const log = await stores.open({ root }).read(id)
     expect(log).toEqual([...group.slice(0, committed), sampleEvent(id, committed + 1)])
   })
 
+  it('a file it never recorded creating is left alone (another may have made it)', async () => {
+    const dir = freshDir()
+    const group = Array.from({ length: 3 }, (_, i) => sampleEvent('otter-x', i + 1))
+    const first = join(dir, eventFileName(1, group[0]!.type))
+    const other = join(dir, eventFileName(2, group[1]!.type))
+    const written = await stoppedAt(0, Progress.Closed, async () => {
+      // Made while the thread waits after the first file: not the thread's.
+      const result = writeEventFiles(dir, group)
+      for (let i = 0; i < 1_000_000 && !existsSync(first); i++) await new Promise((r) => setImmediate(r))
+      writeFileSync(other, 'another writer\n')
+      return result
+    })
+    expect(written.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected'])
+    expect((written[1] as PromiseRejectedResult).reason).toMatchObject({ code: 'EIO' })
+    expect(readFileSync(other, 'utf8')).toBe('another writer\n')
+    expect(names(dir)).toEqual([eventFileName(1, group[0]!.type), eventFileName(2, group[1]!.type)].sort())
+  })
+
   it('the event writer reports what was written as written and its next events follow them', async () => {
-    const root = join(tmp, 'eventlog-2')
+    const root = join(tmp, 'eventlog-writer')
     const { store, id } = await newSession(root)
     const meta = (await store.load(id))!.meta
     const state = initialState({
@@ -205,38 +214,40 @@ describe('a thread that ends before it answers', () => {
       logger: noopLogger,
       onEvent: (e) => heard.push(e.seq),
     })
-    // The writer's first group is the first notice alone; the rest go as one group.
-    await stoppedAt(join(root, id, eventFileName(21, 'notice')), async () => {
-      for (let i = 0; i < 400; i++) writer.post('notice', { level: 'info', text: `n${i} ${'x'.repeat(2000)}` })
+    await stoppedAt(5, Progress.Created, async () => {
+      for (let i = 0; i < 100; i++) writer.post('notice', { level: 'info', text: `n${i}` })
       await writer.settled()
     })
     const onDisk = async (): Promise<number[]> => (await stores.open({ root }).read(id)).map((e) => e.seq)
-    // Everything on disk was reported written (one notice the stop cut short was lost, and said so).
+    // Everything on disk was reported written (the notice the stop cut short was lost, and said so).
     expect(heard).toEqual(await onDisk())
-    expect(heard.length).toBeGreaterThanOrEqual(20)
+    expect(heard.length).toBeGreaterThanOrEqual(5)
     const later = await writer.emit('notice', { level: 'info', text: 'later' })
     expect(later.seq).toBe(heard.length)
     expect(await onDisk()).toEqual(heard)
   })
 
-  it('an atomic replacement it did not finish leaves the old file and no temporary file', async () => {
+  it.each([
+    ['written, not renamed', Progress.Closed],
+    ['torn', Progress.Created],
+  ] as const)('an atomic replacement cut short (%s): the old file stays, no temporary file', async (_what, step) => {
     const dir = freshDir()
     const path = join(dir, 'state.json')
     writeFileSync(path, '{"old":true}\n')
-    // The group before it holds the thread until the stop: the replacement is never begun.
-    const group = Array.from({ length: 3000 }, (_, i) => sampleEvent('otter-x', i + 1))
-    const results = await stoppedAt(join(dir, eventFileName(20, group[19]!.type)), () =>
-      Promise.all([
-        writeEventFiles(dir, group),
-        writeJsonAtomic(path, { fresh: true }).then(
-          () => 'replaced',
-          (e: unknown) => e,
-        ),
-      ]),
-    )
-    expect(results[1]).toMatchObject({ code: 'EIO' })
+    const refused = await stoppedAt(0, step, async () => {
+      const result = writeJsonAtomic(path, { fresh: true }).then(
+        () => 'replaced',
+        (e: unknown) => e,
+      )
+      // The temporary file exists while the thread waits: the cleanup has something to remove.
+      for (let i = 0; i < 1_000_000 && !readdirSync(dir).some((f) => f.endsWith('.tmp')); i++)
+        await new Promise((r) => setImmediate(r))
+      expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toHaveLength(1)
+      return result
+    })
+    expect(refused).toMatchObject({ code: 'EIO' })
     expect(readFileSync(path, 'utf8')).toBe('{"old":true}\n')
-    expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([])
+    expect(readdirSync(dir)).toEqual(['state.json'])
   })
 })
 
@@ -286,6 +297,8 @@ describe('no thread', () => {
       expect(JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'))).toEqual({ round: 2 })
       expect(spy.mock.calls.filter(([id]) => id === 'node:worker_threads')).toHaveLength(1)
       expect(warned).toHaveBeenCalledTimes(1)
+      await expect(eventFileThread.started()).rejects.toThrow(/could not be started/)
+      expect(spy.mock.calls.filter(([id]) => id === 'node:worker_threads')).toHaveLength(1)
     } finally {
       spy.mockRestore()
       warned.mockRestore()

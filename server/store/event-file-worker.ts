@@ -8,9 +8,9 @@
  * The worker's code is {@link SOURCE}, plain CommonJS text run with `eval`, so it works the same
  * from the sources, a TypeScript loader and the bundle. The thread starts after a few writes (a
  * short run never pays for it), takes no synced write, and never keeps the process alive when no
- * write is waiting; one that ends before it answers is answered from the disk.
+ * write is waiting; one that ends before it answers is answered from the progress it recorded.
  */
-import { readFile, unlink } from 'node:fs/promises'
+import { unlink } from 'node:fs/promises'
 import type { Worker } from 'node:worker_threads'
 
 type WorkerThreads = typeof import('node:worker_threads')
@@ -22,6 +22,25 @@ type WorkerThreads = typeof import('node:worker_threads')
 interface GroupRequest {
   id: number
   files: ThreadFile[]
+  /** One cell per file, set by the thread as it goes: see {@link Progress}. */
+  progress: Int32Array
+  /** Tests: the thread waits at this point until it is stopped (`pauseNext`). */
+  pause?: Pause
+}
+
+/**
+ * How far the thread got with a file: each step is recorded after it happened, so after the
+ * thread has ended the cells say what is on disk without reading it. `Undone`: created by the
+ * thread and removed again (after a failure).
+ */
+export const Progress = { None: 0, Created: 1, Closed: 2, Renamed: 3, Undone: 4 } as const
+type Progress = (typeof Progress)[keyof typeof Progress]
+
+/** Tests: where the thread waits (after `file` reached `step`), and the cell it sets to 1 there. */
+export interface Pause {
+  file: number
+  step: typeof Progress.Created | typeof Progress.Closed
+  gate: Int32Array
 }
 
 /** A file for the thread to create (and, with `renameTo`, to rename once written). */
@@ -45,12 +64,28 @@ interface GroupReply {
 const SOURCE = `
 const { parentPort } = require('node:worker_threads')
 const fs = require('node:fs')
+const CREATED = ${Progress.Created}, CLOSED = ${Progress.Closed}, RENAMED = ${Progress.Renamed}, UNDONE = ${Progress.Undone}
 function why(e) {
   const code = e !== null && typeof e === 'object' && typeof e.code === 'string' ? e.code : undefined
   return { code, message: e instanceof Error ? e.message : String(e) }
 }
-function create(path, text) {
+function step(req, i, state) {
+  Atomics.store(req.progress, i, state)
+  const p = req.pause
+  if (p && p.file === i && p.step === state) {
+    Atomics.store(p.gate, 0, 1)
+    Atomics.wait(p.gate, 0, 1)
+  }
+}
+function undo(req, i, path) {
+  try {
+    fs.unlinkSync(path)
+    Atomics.store(req.progress, i, UNDONE)
+  } catch {}
+}
+function create(req, i, path, text) {
   const fd = fs.openSync(path, 'wx')
+  step(req, i, CREATED)
   try {
     const bytes = Buffer.from(text, 'utf8')
     for (let at = 0; at < bytes.length; ) {
@@ -60,31 +95,31 @@ function create(path, text) {
     }
   } catch (e) {
     try { fs.closeSync(fd) } catch {}
-    removeQuietly(path)
+    undo(req, i, path)
     throw e
   }
   try {
     fs.closeSync(fd)
   } catch (e) {
-    removeQuietly(path)
+    undo(req, i, path)
     throw e
   }
-}
-function removeQuietly(path) {
-  try { fs.unlinkSync(path) } catch {}
+  step(req, i, CLOSED)
 }
 parentPort.on('message', (req) => {
   const failures = []
-  for (const f of req.files) {
+  for (let i = 0; i < req.files.length; i++) {
+    const f = req.files[i]
     try {
-      create(f.path, f.text)
+      create(req, i, f.path, f.text)
       if (f.renameTo !== undefined) {
         try {
           fs.renameSync(f.path, f.renameTo)
         } catch (e) {
-          removeQuietly(f.path)
+          undo(req, i, f.path)
           throw e
         }
+        step(req, i, RENAMED)
       }
       failures.push(null)
     } catch (e) {
@@ -107,59 +142,32 @@ function asError(f: { code?: string; message: string }): Error {
 }
 
 /**
- * What of `files` is on disk after the thread ended during their request, as the thread would
- * have answered: a file is written when it holds its whole text (a replacement: when its
- * temporary file is gone and the target holds the text). The first that is not ends the list;
- * a torn file of ours (a prefix of its text) and a temporary file left behind are removed.
+ * What the thread did of `files` before it ended without answering, from the progress it
+ * recorded (the thread has exited: nothing changes any more). A file is written once closed (a
+ * replacement once renamed); the first that is not ends the answer, and what the thread left of
+ * it (a torn file, a temporary file not renamed) is removed: only files it recorded creating, so
+ * never one another process made. Answers as the thread would have, never rejects.
  */
-async function onDisk(files: readonly ThreadFile[]): Promise<(Error | null)[]> {
+async function fromProgress(files: readonly ThreadFile[], progress: Int32Array): Promise<(Error | null)[]> {
   const out: (Error | null)[] = []
-  for (const f of files) {
-    const why = await notFinished(f)
-    out.push(why ?? null)
-    if (why) break
+  for (const [i, f] of files.entries()) {
+    const state = Atomics.load(progress, i) as Progress
+    if (state === (f.renameTo === undefined ? Progress.Closed : Progress.Renamed)) {
+      out.push(null)
+      continue
+    }
+    let left: unknown
+    if (state === Progress.Created || state === Progress.Closed)
+      await unlink(f.path).catch((err: unknown) => (left = err))
+    const err = new Error(
+      `not written: the event-file thread ended before it finished ${f.renameTo ?? f.path}` +
+        (left === undefined ? '' : ` (and what it left could not be removed: ${String(left)})`),
+    ) as NodeJS.ErrnoException
+    err.code = 'EIO'
+    out.push(err)
+    break
   }
   return out
-}
-
-async function notFinished(f: ThreadFile): Promise<Error | undefined> {
-  const lost = (code: string, what: string): Error =>
-    Object.assign(new Error(`${what}: ${f.renameTo ?? f.path}`), { code })
-  if (f.renameTo !== undefined) {
-    if (await removed(f.path)) return lost('EIO', 'not replaced: the event-file thread ended before it was renamed')
-    const now = await text(f.renameTo)
-    return now === f.text ? undefined : lost('EIO', 'not replaced: the event-file thread ended before it was written')
-  }
-  const now = await text(f.path)
-  if (now === f.text) return undefined
-  if (now === undefined) return lost('EIO', 'not written: the event-file thread ended before it was created')
-  // Ours, cut short (the thread creates exclusively, so a prefix of our text is our own write).
-  if (f.text.startsWith(now)) {
-    await removed(f.path)
-    return lost('EIO', 'not written: the event-file thread ended while it was written')
-  }
-  return lost('EEXIST', 'not written: another file holds its name')
-}
-
-/** A file's text, or undefined when it does not exist. */
-async function text(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, 'utf8')
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-    throw err
-  }
-}
-
-/** Remove `path`; false when it was not there. */
-async function removed(path: string): Promise<boolean> {
-  try {
-    await unlink(path)
-    return true
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false
-    throw err
-  }
 }
 
 /** Ends of the thread not asked for (`stop`) after which no new one is started. */
@@ -167,6 +175,7 @@ const MAX_UNASKED_ENDS = 3
 
 interface Waiting {
   files: ThreadFile[]
+  progress: Int32Array
   resolve: (r: (Error | null)[]) => void
   reject: (e: unknown) => void
 }
@@ -177,6 +186,8 @@ class EventFileThread {
   startAfter = START_AFTER
   /** Writes the thread has answered. */
   answered = 0
+  /** Tests: the next write's request makes the thread wait at this point. */
+  pauseNext: Pause | undefined
   #worker: Worker | undefined
   #ready = false
   #groups = 0
@@ -201,17 +212,21 @@ class EventFileThread {
   /**
    * Create `files` in order on the thread. Per file attempted: null, or the error it met; a
    * shorter list than `files` means the rest were not tried. Should the thread end before it
-   * answers, the answer is read from the disk (`onDisk`); rejects only if that fails too.
+   * answers, the answer comes from the progress it recorded (`fromProgress`). Rejects only when
+   * the request could not be sent (nothing was written).
    */
   write(files: ThreadFile[]): Promise<(Error | null)[]> {
     const worker = this.#worker
     if (!worker || !this.#ready) return Promise.reject(new Error('the event-file thread is not running'))
     const id = ++this.#next
+    const progress = new Int32Array(new SharedArrayBuffer(4 * files.length))
+    const pause = this.pauseNext
+    this.pauseNext = undefined
     return new Promise((resolve, reject) => {
-      this.#waiting.set(id, { files, resolve, reject })
+      this.#waiting.set(id, { files, progress, resolve, reject })
       worker.ref()
       try {
-        worker.postMessage({ id, files } satisfies GroupRequest)
+        worker.postMessage({ id, files, progress, ...(pause ? { pause } : {}) } satisfies GroupRequest)
       } catch (err) {
         this.#waiting.delete(id)
         if (this.#waiting.size === 0) worker.unref()
@@ -223,6 +238,7 @@ class EventFileThread {
   /** Start the thread now if it is not running; resolves once it runs (writes then go to it). */
   started(): Promise<void> {
     if (this.#ready) return Promise.resolve()
+    if (this.#given) return Promise.reject(new Error('the event-file thread could not be started'))
     const worker = this.#worker ?? this.#start()
     if (!worker) return Promise.reject(new Error('the event-file thread could not be started'))
     // Held while it starts: the caller waits for it.
@@ -278,8 +294,8 @@ class EventFileThread {
       this.#groups = 0
       if (!this.#stopping && ++this.#unaskedEnds >= MAX_UNASKED_ENDS) this.#given = true
       this.#stopping = false
-      // The thread is gone: what it did of each waiting request is on disk, or not.
-      for (const w of this.#waiting.values()) onDisk(w.files).then(w.resolve, w.reject)
+      // The thread is gone: what it did of each waiting request, it recorded.
+      for (const w of this.#waiting.values()) void fromProgress(w.files, w.progress).then(w.resolve)
       this.#waiting.clear()
     })
     // After the listeners: adding a 'message' listener refs the worker's port again.

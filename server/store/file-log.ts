@@ -106,8 +106,8 @@ const GROUP_IN_FLIGHT = 16
  * After a failure no further file is opened. Per event: its record, or why it was not written.
  * Once the process's event-file thread runs (`./event-file-worker.ts`), a group of two or more
  * goes to it in one message instead (not with `fsync`: synced files of every session would wait
- * for one another there). Only then can this reject: the thread ended before it answered and
- * what it left on disk could not be read.
+ * for one another there). Only then can this reject: the request could not be sent to the
+ * thread, and nothing of the group was written.
  */
 export async function writeEventFiles(
   dir: string,

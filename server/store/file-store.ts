@@ -303,8 +303,8 @@ export class FileEventStore implements EventStore {
       try {
         written = await writeEventFiles(dir, checked, this.#fsync)
       } catch (err) {
-        // The thread ended and what it left could not be read: which files exist is not known.
-        // The next write reads the log again (as after a crash) instead of trusting the counter.
+        // The group could not be sent to the event-file thread: none of it was written. The next
+        // write reads the log again all the same rather than trust the counter.
         this.#lastSeq.delete(id)
         throw new AppendGroupError(0, err)
       }
