@@ -2,7 +2,8 @@
  * The event-file thread (event-file-worker.ts): a group written there is what the event loop
  * writes (each file its record, in order, the first failure stopping the rest), an atomic JSON
  * replacement too; synced writes stay on the event loop; a thread that ends before it answers
- * is answered from the disk, so the store and the event writer go on from what was written; a
+ * is answered from the progress it recorded, so the store and the event writer go on from what
+ * was written; a
  * process whose thread has nothing to write ends on its own; no thread at all, no failed write.
  */
 import { spawn } from 'node:child_process'
@@ -134,13 +135,17 @@ async function stoppedAt<T>(file: number, step: Pause['step'], work: () => Promi
   const gate = new Int32Array(new SharedArrayBuffer(4))
   eventFileThread.pauseNext = { file, step, gate }
   const answered = eventFileThread.answered
-  const result = work()
-  for (let i = 0; i < 1_000_000 && Atomics.load(gate, 0) !== 1; i++) await new Promise((r) => setImmediate(r))
-  expect(Atomics.load(gate, 0)).toBe(1)
-  await eventFileThread.stop()
-  const out = await result
-  expect(eventFileThread.answered).toBe(answered)
-  return out
+  try {
+    const result = work()
+    for (let i = 0; i < 1_000_000 && Atomics.load(gate, 0) !== 1; i++) await new Promise((r) => setImmediate(r))
+    expect(Atomics.load(gate, 0)).toBe(1)
+    await eventFileThread.stop()
+    const out = await result
+    expect(eventFileThread.answered).toBe(answered)
+    return out
+  } finally {
+    eventFileThread.pauseNext = undefined
+  }
 }
 
 async function newSession(root: string): Promise<{ store: FileEventStore; id: string }> {
@@ -162,12 +167,17 @@ describe('a thread that ends before it answers', () => {
     const heard: number[] = []
     store.subscribe(id, (e) => heard.push(e.seq))
     const group = Array.from({ length: 40 }, (_, i) => sampleEvent(id, i + 1))
-    const err = await stoppedAt(19, step, () =>
-      store.appendMany(group).then(
+    const twentieth = join(root, id, eventFileName(20, group[19]!.type))
+    const err = await stoppedAt(19, step, async () => {
+      const result = store.appendMany(group).then(
         () => undefined,
         (e: unknown) => e,
-      ),
-    )
+      )
+      // The twentieth file exists while the thread waits: the cleanup has something to remove.
+      for (let i = 0; i < 1_000_000 && !existsSync(twentieth); i++) await new Promise((r) => setImmediate(r))
+      expect(existsSync(twentieth)).toBe(true)
+      return result
+    })
     expect(err).toBeInstanceOf(AppendGroupError)
     expect((err as AppendGroupError).committed).toBe(committed)
     expect(eventFiles(join(root, id))).toHaveLength(committed)
@@ -221,6 +231,7 @@ describe('a thread that ends before it answers', () => {
     const onDisk = async (): Promise<number[]> => (await stores.open({ root }).read(id)).map((e) => e.seq)
     // Everything on disk was reported written (the notice the stop cut short was lost, and said so).
     expect(heard).toEqual(await onDisk())
+    // The thread stopped while it created the group's sixth file: the first five of it are kept.
     expect(heard.length).toBeGreaterThanOrEqual(5)
     const later = await writer.emit('notice', { level: 'info', text: 'later' })
     expect(later.seq).toBe(heard.length)

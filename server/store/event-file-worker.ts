@@ -10,7 +10,7 @@
  * short run never pays for it), takes no synced write, and never keeps the process alive when no
  * write is waiting; one that ends before it answers is answered from the progress it recorded.
  */
-import { unlink } from 'node:fs/promises'
+import { lstat, unlink } from 'node:fs/promises'
 import type { Worker } from 'node:worker_threads'
 
 type WorkerThreads = typeof import('node:worker_threads')
@@ -29,11 +29,12 @@ interface GroupRequest {
 }
 
 /**
- * How far the thread got with a file: each step is recorded after it happened, so after the
- * thread has ended the cells say what is on disk without reading it. `Undone`: created by the
- * thread and removed again (after a failure).
+ * How far the thread got with a file, so that after the thread has ended the cells say what is
+ * on disk without reading it. `Created`, `Closed`, `Renamed` and `Undone` (created and removed
+ * again after a failure) are recorded after their step; `Opening` and `Renaming` before theirs
+ * (and undone when it fails), since the thread may end between a call and its record.
  */
-export const Progress = { None: 0, Created: 1, Closed: 2, Renamed: 3, Undone: 4 } as const
+export const Progress = { None: 0, Created: 1, Closed: 2, Renamed: 3, Undone: 4, Opening: 5, Renaming: 6 } as const
 type Progress = (typeof Progress)[keyof typeof Progress]
 
 /** Tests: where the thread waits (after `file` reached `step`), and the cell it sets to 1 there. */
@@ -64,7 +65,7 @@ interface GroupReply {
 const SOURCE = `
 const { parentPort } = require('node:worker_threads')
 const fs = require('node:fs')
-const CREATED = ${Progress.Created}, CLOSED = ${Progress.Closed}, RENAMED = ${Progress.Renamed}, UNDONE = ${Progress.Undone}
+const CREATED = ${Progress.Created}, CLOSED = ${Progress.Closed}, RENAMED = ${Progress.Renamed}, UNDONE = ${Progress.Undone}, OPENING = ${Progress.Opening}, RENAMING = ${Progress.Renaming}
 function why(e) {
   const code = e !== null && typeof e === 'object' && typeof e.code === 'string' ? e.code : undefined
   return { code, message: e instanceof Error ? e.message : String(e) }
@@ -84,7 +85,14 @@ function undo(req, i, path) {
   } catch {}
 }
 function create(req, i, path, text) {
-  const fd = fs.openSync(path, 'wx')
+  Atomics.store(req.progress, i, OPENING)
+  let fd
+  try {
+    fd = fs.openSync(path, 'wx')
+  } catch (e) {
+    Atomics.store(req.progress, i, 0)
+    throw e
+  }
   step(req, i, CREATED)
   try {
     const bytes = Buffer.from(text, 'utf8')
@@ -113,9 +121,11 @@ parentPort.on('message', (req) => {
     try {
       create(req, i, f.path, f.text)
       if (f.renameTo !== undefined) {
+        Atomics.store(req.progress, i, RENAMING)
         try {
           fs.renameSync(f.path, f.renameTo)
         } catch (e) {
+          Atomics.store(req.progress, i, CLOSED)
           undo(req, i, f.path)
           throw e
         }
@@ -145,8 +155,9 @@ function asError(f: { code?: string; message: string }): Error {
  * What the thread did of `files` before it ended without answering, from the progress it
  * recorded (the thread has exited: nothing changes any more). A file is written once closed (a
  * replacement once renamed); the first that is not ends the answer, and what the thread left of
- * it (a torn file, a temporary file not renamed) is removed: only files it recorded creating, so
- * never one another process made. Answers as the thread would have, never rejects.
+ * it (a torn file, a temporary file not renamed) is removed: only a file it recorded creating
+ * (or, ended during the open, an empty one), so never one another process wrote. Answers as the
+ * thread would have.
  */
 async function fromProgress(files: readonly ThreadFile[], progress: Int32Array): Promise<(Error | null)[]> {
   const out: (Error | null)[] = []
@@ -157,8 +168,28 @@ async function fromProgress(files: readonly ThreadFile[], progress: Int32Array):
       continue
     }
     let left: unknown
-    if (state === Progress.Created || state === Progress.Closed)
-      await unlink(f.path).catch((err: unknown) => (left = err))
+    // Opening: it ended between the open and its record: the file is ours only if it is still
+    // empty (another writer's file at that name would have made the open fail, and holds text).
+    const ours =
+      state === Progress.Created ||
+      state === Progress.Closed ||
+      state === Progress.Renaming ||
+      (state === Progress.Opening &&
+        (await lstat(f.path).then(
+          (st) => st.isFile() && st.size === 0,
+          () => false,
+        )))
+    let gone = false
+    if (ours)
+      await unlink(f.path).catch((err: unknown) => {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') gone = true
+        else left = err
+      })
+    // Renaming and the temporary name (private to this process) gone: the rename happened.
+    if (state === Progress.Renaming && gone) {
+      out.push(null)
+      continue
+    }
     const err = new Error(
       `not written: the event-file thread ended before it finished ${f.renameTo ?? f.path}` +
         (left === undefined ? '' : ` (and what it left could not be removed: ${String(left)})`),
@@ -295,7 +326,7 @@ class EventFileThread {
       if (!this.#stopping && ++this.#unaskedEnds >= MAX_UNASKED_ENDS) this.#given = true
       this.#stopping = false
       // The thread is gone: what it did of each waiting request, it recorded.
-      for (const w of this.#waiting.values()) void fromProgress(w.files, w.progress).then(w.resolve)
+      for (const w of this.#waiting.values()) fromProgress(w.files, w.progress).then(w.resolve, w.reject)
       this.#waiting.clear()
     })
     // After the listeners: adding a 'message' listener refs the worker's port again.
