@@ -77,4 +77,17 @@ describe('automatic compaction', () => {
     expect(s.messages()).toEqual([{ role: 'system', content: e.data.summary }])
     expect((await manager(home, cwd, 100_000).get(s.id)).messages()).toEqual(s.messages())
   })
+
+  it("serialises each tool call's arguments once, however often the history is estimated", () => {
+    let serialised = 0
+    const args = { path: 'a.txt', toJSON: () => (serialised++, { path: 'a.txt' }) }
+    const history = [
+      { role: 'user' as const, content: 'read it' },
+      { role: 'assistant' as const, content: '', tool_calls: [{ call_id: 'c1', tool: 'Read', args }] },
+    ]
+    const first = estimateTokens(history)
+    expect(first).toBe(Math.ceil(('read it'.length + JSON.stringify({ path: 'a.txt' }).length) / 4))
+    for (let i = 0; i < 5; i++) expect(estimateTokens(history)).toBe(first)
+    expect(serialised).toBe(1)
+  })
 })

@@ -29,12 +29,24 @@ export function summarise(messages: ChatMessage[]): string {
 /** Compact automatically past this share of the context window. */
 export const AUTO_COMPACT_RATIO = 0.8
 
-/** Token estimate of a history (characters / 4, as the offline model counts). */
+/** Serialised length of a tool call's arguments, per arguments object (recorded calls' are not changed). */
+const argsChars = new WeakMap<object, number>()
+
+function argsLength(args: object): number {
+  let n = argsChars.get(args)
+  if (n === undefined) argsChars.set(args, (n = JSON.stringify(args).length))
+  return n
+}
+
+/**
+ * Token estimate of a history (characters / 4, as the offline model counts). It runs before every
+ * model call, over the whole history: each call's arguments are serialised once, not once per step.
+ */
 export function estimateTokens(messages: ChatMessage[]): number {
   let chars = 0
   for (const m of messages) {
     chars += m.content.length
-    for (const c of m.tool_calls ?? []) chars += JSON.stringify(c.args).length
+    for (const c of m.tool_calls ?? []) chars += argsLength(c.args)
   }
   return Math.ceil(chars / 4)
 }

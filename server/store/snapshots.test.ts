@@ -63,10 +63,13 @@ describe('the snapshot store', () => {
     // The turn that changed nothing has no directory: state.json lists it as empty.
     expect(snaps()).toEqual(['snap-000001', 'snap-000002'])
     expect(await store().counts()).toEqual({ undoable: 3, redoable: 0 })
-    expect(json(join(root, sid, 'state.json'))).toMatchObject({
-      snaps: ['snap-000001', 'snap-000002', 'snap-000003'],
+    // Both lists are runs of consecutive snap numbers (snap-000001 … snap-000003 is [1, 3]).
+    expect(json(join(root, sid, 'state.json'))).toEqual({
+      version: 2,
+      next: 4,
+      snaps: [[1, 3]],
       head: 3,
-      empty: ['snap-000003'],
+      empty: [[3, 3]],
     })
     const dir = join(root, sid, 'snaps')
     expect(json(join(dir, 'snap-000001', 'manifest.json'))).toEqual({
@@ -87,7 +90,13 @@ describe('the snapshot store', () => {
     await turn(s, { 'a.txt': 'two' })
     await s.commitTurn([])
     expect(snaps()).toEqual(['snap-000001', 'snap-000003'])
-    expect(json(join(root, sid, 'state.json'))).toMatchObject({ head: 4, empty: ['snap-000002', 'snap-000004'] })
+    expect(json(join(root, sid, 'state.json'))).toMatchObject({
+      head: 4,
+      empty: [
+        [2, 2],
+        [4, 4],
+      ],
+    })
     // Undo two turns (an empty one and the second edit) in a store opened afresh.
     const again = store()
     await again.align({ undoable: 4, redoable: 0, turns: 4 })
@@ -101,9 +110,15 @@ describe('the snapshot store', () => {
     // A new turn drops the redo branch (the empty turn 4) from the state.
     await again.commitTurn([])
     expect(json(join(root, sid, 'state.json'))).toMatchObject({
-      snaps: ['snap-000001', 'snap-000002', 'snap-000003', 'snap-000005'],
+      snaps: [
+        [1, 3],
+        [5, 5],
+      ],
       head: 4,
-      empty: ['snap-000002', 'snap-000005'],
+      empty: [
+        [2, 2],
+        [5, 5],
+      ],
     })
     expect(await store().counts()).toEqual({ undoable: 4, redoable: 0 })
     expect(await store().undo(4)).toMatchObject({ turns: 4, files: [p('a.txt')] })
@@ -295,6 +310,41 @@ describe('the snapshot store', () => {
     expect(existsSync(join(root, sid))).toBe(false)
     expect(await s.counts()).toEqual({ undoable: 0, redoable: 0 })
     expect(read('a')).toBe('a1')
+  })
+
+  it('reads the state.json of an earlier release (every id listed) and writes runs from then on', async () => {
+    const s = store()
+    await turn(s, { a: 'a1' })
+    await s.commitTurn([])
+    await turn(s, { a: 'a2' })
+    writeFileSync(
+      join(root, sid, 'state.json'),
+      JSON.stringify({
+        version: 1,
+        next: 4,
+        snaps: ['snap-000001', 'snap-000002', 'snap-000003'],
+        head: 3,
+        empty: ['snap-000002'],
+      }),
+    )
+    const again = store()
+    expect(await again.counts()).toEqual({ undoable: 3, redoable: 0 })
+    // The empty turn is known as such: undoing it writes nothing into a directory it does not have.
+    expect(await again.undo(2)).toMatchObject({ turns: 2, files: [p('a')] })
+    expect(read('a')).toBe('a1')
+    expect(existsSync(join(root, sid, 'snaps', 'snap-000002'))).toBe(false)
+    await again.commitTurn([])
+    expect(json(join(root, sid, 'state.json'))).toEqual({
+      version: 2,
+      next: 5,
+      head: 2,
+      snaps: [
+        [1, 1],
+        [4, 4],
+      ],
+      empty: [[4, 4]],
+    })
+    expect(snaps()).toEqual(['snap-000001'])
   })
 
   it('sets a damaged state aside and starts afresh', async () => {

@@ -2,9 +2,10 @@
  * File-level undo/redo (docs/undo.md "File-level undo", docs/core.md): the content-addressed shadow
  * store of one session, the core's `FileHistory`. Layout under `<root>/<session-id>/`:
  *
- *   state.json                      committed turns (snap ids, oldest first), `head` (how many are
- *                                   applied: the undo position), an operation in progress and
- *                                   `empty`: the snaps of turns that changed no file (no directory)
+ *   state.json                      committed turns (runs of snap numbers, oldest first), `head`
+ *                                   (how many are applied: the undo position), an operation in
+ *                                   progress and `empty`: the snaps of turns that changed no file
+ *                                   (no directory); snapshot-state.ts reads and writes it
  *   pending.json                    pre-images the running turn captured (survives a crash)
  *   blobs/<sha256>                  file contents, deduplicated across turns
  *   snaps/<snap-id>/manifest.json   {abs_path: sha256 | null}: the files the turn changed, after it
@@ -28,6 +29,17 @@ import { errCode, readJsonFile, writeJsonAtomic } from './file-log.ts'
 import { chimeraHome, sessionDir } from './paths.ts'
 import { ABSENT, Blobs, MAX_SNAPSHOT_BYTES, capture, isCleanPath, isSha, place, type Entry } from './snapshot-files.ts'
 import type { SessionMeta } from './types.ts'
+import {
+  committed,
+  encodeState,
+  freshState,
+  isEmptySnap,
+  parseState,
+  snapId,
+  snapNumber,
+  type Op,
+  type State,
+} from './snapshot-state.ts'
 
 /** `CHIMERA_SNAPSHOT_ROOT`, else `<home>/snapshots`. */
 export function snapshotRoot(home: string, env: NodeJS.ProcessEnv = process.env): string {
@@ -59,26 +71,9 @@ export function snapshotHistory(o: SnapshotHistoryOptions = {}): (meta: SessionM
     })
 }
 
-interface Op {
-  kind: 'undo' | 'redo'
-  from: number
-  to: number
-  /** Marks the displaced.json files this operation wrote (a restart trusts only those). */
-  nonce: string
-}
-
-interface State {
-  version: 1
-  /** Number of the next snap id (turns committed so far + 1; clear() starts again). */
-  next: number
-  snaps: string[]
-  head: number
-  op?: Op
-  /** Snaps of turns that changed no file: they have no directory (a commit of one writes only state.json). */
-  empty?: string[]
-}
-
 interface Snap {
+  /** The snap's number; its directory is `snapId(n)`. */
+  n: number
   id: string
   before: Map<string, Entry>
   after: Map<string, Entry>
@@ -94,16 +89,6 @@ export interface RewindFiles {
   /** Recorded paths left as they are, and why. */
   skipped: { path: string; why: string }[]
 }
-
-const SNAP_RE = /^snap-\d{6,}$/
-const freshState = (): State => ({ version: 1, next: 1, snaps: [], head: 0 })
-/** `st` with these snaps and head; `empty` keeps only the ids still listed (none: no field). */
-function withSnaps(st: State, snaps: string[], head: number, extra: string[] = []): State {
-  const listed = new Set(snaps)
-  const empty = [...(st.empty ?? []), ...extra].filter((id) => listed.has(id))
-  return { version: 1, next: st.next, snaps, head, ...(empty.length > 0 ? { empty } : {}) }
-}
-const snapId = (n: number): string => `snap-${String(n).padStart(6, '0')}`
 
 /** `{path: sha | null}` plus the paths whose null means "not recorded", from entries. */
 function toRecord(m: ReadonlyMap<string, Entry>): {
@@ -137,40 +122,6 @@ function fromRecord(files: unknown, unrecorded: unknown, what: string): Map<stri
   return out
 }
 
-function parseState(v: unknown): State {
-  if (!isPlainObject(v) || v.version !== 1) throw new Error('state.json: not a version 1 state')
-  const { next, snaps, head, op } = v
-  if (!Number.isSafeInteger(next) || (next as number) < 1) throw new Error('state.json: bad next')
-  if (!Array.isArray(snaps) || !snaps.every((s) => typeof s === 'string' && SNAP_RE.test(s)))
-    throw new Error('state.json: bad snaps')
-  if (new Set(snaps).size !== snaps.length) throw new Error('state.json: duplicate snaps')
-  if (!Number.isSafeInteger(head) || (head as number) < 0 || (head as number) > snaps.length)
-    throw new Error('state.json: bad head')
-  const st: State = { version: 1, next: next as number, snaps: snaps as string[], head: head as number }
-  const { empty } = v
-  if (empty !== undefined) {
-    const known = new Set(st.snaps)
-    if (!Array.isArray(empty) || !empty.every((s) => typeof s === 'string' && known.has(s)))
-      throw new Error('state.json: bad empty')
-    if (empty.length > 0) st.empty = [...new Set(empty as string[])]
-  }
-  if (op !== undefined) {
-    const o = op as Partial<Op>
-    const inRange = (n: unknown): boolean =>
-      Number.isSafeInteger(n) && (n as number) >= 0 && (n as number) <= snaps.length
-    if (
-      !isPlainObject(op) ||
-      (o.kind !== 'undo' && o.kind !== 'redo') ||
-      !inRange(o.from) ||
-      !inRange(o.to) ||
-      typeof o.nonce !== 'string'
-    )
-      throw new Error('state.json: bad op')
-    st.op = { kind: o.kind, from: o.from as number, to: o.to as number, nonce: o.nonce }
-  }
-  return st
-}
-
 export interface FileSnapshotStoreOptions {
   root: string
   sessionId: string
@@ -186,7 +137,7 @@ export class FileSnapshotStore implements FileHistory {
   readonly #blobs: Blobs
   #state: State | undefined
   #pending = new Map<string, Entry>()
-  readonly #snaps = new Map<string, Snap>()
+  readonly #snaps = new Map<number, Snap>()
   #queue: Promise<unknown> = Promise.resolve()
   /** The session's directory was made by this store (no mkdir before each state write). */
   #dirMade = false
@@ -361,7 +312,7 @@ export class FileSnapshotStore implements FileHistory {
 
   async #saveState(st: State): Promise<void> {
     await this.#makeDir()
-    await writeJsonAtomic(join(this.dir, 'state.json'), st)
+    await writeJsonAtomic(join(this.dir, 'state.json'), encodeState(st))
     this.#state = st
   }
 
@@ -372,19 +323,19 @@ export class FileSnapshotStore implements FileHistory {
     this.#dirMade = true
   }
 
-  #snapDir(id: string): string {
-    if (!SNAP_RE.test(id)) throw new Error(`invalid snap id ${JSON.stringify(id)}`)
-    return join(this.dir, 'snaps', id)
+  #snapDir(n: number): string {
+    return join(this.dir, 'snaps', snapId(n))
   }
 
   /** A snap, read (and validated) once. A damaged one is returned empty, marked `damaged`. */
-  async #snap(id: string): Promise<Snap> {
-    const cached = this.#snaps.get(id)
+  async #snap(n: number): Promise<Snap> {
+    const cached = this.#snaps.get(n)
     if (cached) return cached
-    const dir = this.#snapDir(id)
-    if (this.#state?.empty?.includes(id)) {
-      const snap = { id, before: new Map<string, Entry>(), after: new Map<string, Entry>() }
-      this.#snaps.set(id, snap)
+    const id = snapId(n)
+    const dir = this.#snapDir(n)
+    if (this.#state && isEmptySnap(this.#state, n)) {
+      const snap = { n, id, before: new Map<string, Entry>(), after: new Map<string, Entry>() }
+      this.#snaps.set(n, snap)
       return snap
     }
     const read = async (name: string) => {
@@ -396,6 +347,7 @@ export class FileSnapshotStore implements FileHistory {
     try {
       const meta = (await read('meta.json')) as { unrecorded?: { before?: unknown; after?: unknown } }
       snap = {
+        n,
         id,
         before: fromRecord(await read('before.json'), meta.unrecorded?.before, `${id}/before.json`),
         after: fromRecord(await read('manifest.json'), meta.unrecorded?.after, `${id}/manifest.json`),
@@ -411,9 +363,9 @@ export class FileSnapshotStore implements FileHistory {
         dir: this.dir,
         error: (err as Error).message,
       })
-      snap = { id, before: new Map(), after: new Map(), damaged: (err as Error).message }
+      snap = { n, id, before: new Map(), after: new Map(), damaged: (err as Error).message }
     }
-    this.#snaps.set(id, snap)
+    this.#snaps.set(n, snap)
     return snap
   }
 
@@ -435,7 +387,8 @@ export class FileSnapshotStore implements FileHistory {
       before.set(f, this.#pending.get(f) ?? (await this.#lastKnown(st, f)))
       after.set(f, await capture(f, this.#blobs, this.#max))
     }
-    const id = snapId(st.next)
+    const n = st.next
+    const id = snapId(n)
     // A turn that changed no file is only listed in state.json (`empty`): no directory. Its
     // state.json write is kept: the history must count every turn the messages count, and a turn
     // closed without running (a prompt that never ran) has no snap, so the count alone cannot
@@ -454,14 +407,11 @@ export class FileSnapshotStore implements FileHistory {
         created_at: new Date().toISOString(),
         unrecorded: { before: b.unrecorded, after: a.unrecorded },
       })
-      await rename(tmp, this.#snapDir(id))
+      await rename(tmp, this.#snapDir(n))
     }
-    this.#snaps.set(id, { id, before, after })
+    this.#snaps.set(n, { n, id, before, after })
     const dropped = st.snaps.slice(st.head)
-    await this.#saveState({
-      ...withSnaps(st, [...st.snaps.slice(0, st.head), id], st.head + 1, empty ? [id] : []),
-      next: st.next + 1,
-    })
+    await this.#saveState(committed(st, empty))
     this.#pending.clear()
     if (this.#pendingOnDisk) {
       await rm(join(this.dir, 'pending.json'), { force: true })
@@ -473,9 +423,9 @@ export class FileSnapshotStore implements FileHistory {
     }
   }
 
-  async #removeSnap(id: string): Promise<void> {
-    this.#snaps.delete(id)
-    await rm(this.#snapDir(id), { recursive: true, force: true })
+  async #removeSnap(n: number): Promise<void> {
+    this.#snaps.delete(n)
+    await rm(this.#snapDir(n), { recursive: true, force: true })
   }
 
   /**
@@ -507,8 +457,8 @@ export class FileSnapshotStore implements FileHistory {
           for (const p of snap.before.keys()) displaced.set(p, await capture(p, this.#blobs, this.#max))
           snap.displaced = { nonce: op.nonce, files: displaced }
           // A turn that changed no file displaces nothing (and has no directory to record it in).
-          if (!st.empty?.includes(snap.id))
-            await writeJsonAtomic(join(this.#snapDir(snap.id), 'displaced.json'), {
+          if (!isEmptySnap(st, snap.n))
+            await writeJsonAtomic(join(this.#snapDir(snap.n), 'displaced.json'), {
               nonce: op.nonce,
               ...toRecord(displaced),
             })
@@ -527,13 +477,13 @@ export class FileSnapshotStore implements FileHistory {
         for (const [p, target] of snap.after) await put(p, snap.displaced?.files.get(p) ?? target)
       }
     }
-    await this.#saveState(withSnaps(st, st.snaps, to))
+    await this.#saveState({ next: st.next, snaps: st.snaps, head: to, empty: st.empty })
     if (kind === 'redo') {
       for (let i = from; i < to; i++) {
         const snap = await this.#snap(st.snaps[i]!)
         if (snap.displaced) {
           snap.displaced = undefined
-          await rm(join(this.#snapDir(snap.id), 'displaced.json'), { force: true })
+          await rm(join(this.#snapDir(snap.n), 'displaced.json'), { force: true })
         }
       }
       await this.#collectBlobs()
@@ -556,7 +506,10 @@ export class FileSnapshotStore implements FileHistory {
       throw err
     }
     const known = new Set(this.#state?.snaps ?? [])
-    const orphans = names.filter((n) => !known.has(n))
+    const orphans = names.filter((name) => {
+      const n = snapNumber(name)
+      return n === undefined || !known.has(n)
+    })
     if (orphans.length === 0) return
     for (const n of orphans) await rm(join(this.dir, 'snaps', n), { recursive: true, force: true })
     await this.#collectBlobs()
@@ -569,8 +522,8 @@ export class FileSnapshotStore implements FileHistory {
     const keep = (m: ReadonlyMap<string, Entry> | undefined): void => {
       for (const e of m?.values() ?? []) if (e.kind === 'blob') live.add(e.sha)
     }
-    for (const id of st.snaps) {
-      const s = await this.#snap(id)
+    for (const n of st.snaps) {
+      const s = await this.#snap(n)
       if (s.damaged) return // cannot tell what it refers to: keep every blob
       keep(s.before)
       keep(s.after)
