@@ -12,14 +12,17 @@
 //      serve` vs a raw 20-line Node ACP agent (target <= 3x), and beside it the ratio to a durable
 //      floor: the same raw agent writing one small fresh file (fs.promises writeFile) before it
 //      answers (a durable agent cannot answer before its disk does);
-//   4. Last-Event-ID: 0 replay of a BENCH_REPLAY-event session (default 100,000) over
+//   4. the ACP round trip late in a long session (BENCH_LONG_PROMPTS, default 4,000 prompts on one
+//      session, the median of the last 300) against the same session's prompts 301-600: a turn's
+//      cost must not grow with the session;
+//   5. Last-Event-ID: 0 replay of a BENCH_REPLAY-event session (default 100,000) over
 //      GET /sessions/{id}/events, cold (the session written to disk by another process, so the
 //      server opens it for the request) and warm (again, live), vs a node:http server sending
 //      the same bytes from memory (target <= 3x); medians of BENCH_REPLAY_RUNS (default 5), cold
 //      after the server let the session go (evicted: the next request opens it again, or sends
 //      what the segment's checksum vouches for, written at that eviction; the first cold run,
 //      before any eviction, has none and is printed beside the median).
-// Run: node_modules/.bin/tsx bench/events.ts (BENCH_ONLY=one,many,acp,replay runs only those;
+// Run: node_modules/.bin/tsx bench/events.ts (BENCH_ONLY=one,many,acp,long,replay runs only those;
 // BENCH_NODE and BENCH_CLI select the node binary and the bundle of the RPC figure). Files are
 // removed only at the end (see fileFloor).
 import { spawn } from 'node:child_process'
@@ -41,12 +44,13 @@ import { CLI, median, since, spawnAgent, peerOf, type Peer } from './acp-lib.ts'
 const CALLS = Number(process.env.BENCH_CALLS ?? 1000)
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 50)
 const PROMPTS = Number(process.env.BENCH_PROMPTS ?? 30)
+const LONG = Number(process.env.BENCH_LONG_PROMPTS ?? 4000)
 const REPLAY = Number(process.env.BENCH_REPLAY ?? 100_000)
 const REPLAY_RUNS = Number(process.env.BENCH_REPLAY_RUNS ?? 5)
 /** The node binary and the bundle the RPC figure runs (BENCH_NODE, BENCH_CLI: another build to compare). */
 const NODE = process.env.BENCH_NODE ?? process.execPath
 const RPC_CLI = process.env.BENCH_CLI ?? CLI
-const ONLY = new Set((process.env.BENCH_ONLY ?? 'one,many,acp,replay').split(','))
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'one,many,acp,long,replay').split(','))
 const rows: string[] = []
 const row = (figure: string, value: string, target: string, floor: string, ratio: string): void => {
   rows.push(`| ${figure} | ${value} | ${target} | ${floor} | ${ratio} |`)
@@ -232,10 +236,11 @@ const rawPeer = (script: string, ...args: string[]): Peer =>
   peerOf(spawn(process.execPath, [script, ...args], { stdio: ['pipe', 'pipe', 'ignore'] }))
 
 /**
- * Prompt round trips (ms, sorted) of an ACP agent: `!say hi`, PROMPTS times after one warm-up,
- * and the agent's CPU time per prompt meanwhile (ms; /proc, in clock ticks: use a few hundred prompts).
+ * Prompt round trips (ms, sorted, and in the order sent) of an ACP agent: `!say hi`, `prompts`
+ * times on one session after one warm-up, and the agent's CPU time per prompt meanwhile (ms;
+ * /proc, in clock ticks: use a few hundred prompts).
  */
-async function acpRoundTrip(peer: Peer): Promise<{ times: number[]; cpu: number }> {
+async function acpRoundTrip(peer: Peer, prompts = PROMPTS): Promise<{ times: number[]; sent: number[]; cpu: number }> {
   await peer.call('initialize', { protocolVersion: 1, clientCapabilities: {} })
   const { result } = await peer.call('session/new', { cwd: workspace(), mcpServers: [] })
   const sessionId = (result as { sessionId: string }).sessionId
@@ -243,15 +248,15 @@ async function acpRoundTrip(peer: Peer): Promise<{ times: number[]; cpu: number 
   await prompt()
   const times: number[] = []
   const cpu0 = childCpu(peer.child.pid)
-  for (let i = 0; i < PROMPTS; i++) {
+  for (let i = 0; i < prompts; i++) {
     const t0 = process.hrtime.bigint()
     const r = await prompt()
     times.push(since(t0))
     if (!r.result) throw new Error(`prompt failed: ${JSON.stringify(r)}`)
   }
-  const cpu = (childCpu(peer.child.pid) - cpu0) / PROMPTS
+  const cpu = (childCpu(peer.child.pid) - cpu0) / prompts
   await peer.close()
-  return { times: times.sort((a, b) => a - b), cpu }
+  return { times: [...times].sort((a, b) => a - b), sent: times, cpu }
 }
 const p90 = (sorted: number[]): number => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.9))]!
 
@@ -431,6 +436,21 @@ try {
       floorRun.cpu * PROMPTS >= 30
         ? `${(run.cpu / floorRun.cpu).toFixed(2)}x the durable floor`
         : `- (the floor used under 3 clock ticks: BENCH_PROMPTS=300 for a ratio)`,
+    )
+  }
+  if (ONLY.has('long')) {
+    // One session, LONG prompts: the round trip late in the session against early in it (prompts
+    // 301-600: the first 300 are the process warming up). A turn must not slow as the session grows.
+    const run = await acpRoundTrip(spawnAgent(['ferret', 'serve'], process.env.BENCH_CLI), LONG)
+    const window = (from: number) => median(run.sent.slice(from, from + 300))
+    const early = window(300)
+    const late = window(Math.max(300, LONG - 300))
+    row(
+      `ACP round trip late in a session (\`!say hi\`, median of prompts ${Math.max(300, LONG - 300) + 1}-${LONG} of one session)`,
+      `${late.toFixed(2)} ms`,
+      '(context)',
+      `the same session's prompts 301-600: ${early.toFixed(2)} ms`,
+      `${(late / early).toFixed(2)}x`,
     )
   }
   if (ONLY.has('replay')) {

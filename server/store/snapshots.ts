@@ -333,11 +333,9 @@ export class FileSnapshotStore implements FileHistory {
     if (cached) return cached
     const id = snapId(n)
     const dir = this.#snapDir(n)
-    if (this.#state && isEmptySnap(this.#state, n)) {
-      const snap = { n, id, before: new Map<string, Entry>(), after: new Map<string, Entry>() }
-      this.#snaps.set(n, snap)
-      return snap
-    }
+    // A turn that changed no file: nothing to read, and nothing kept (a chat-only session of
+    // thousands of turns holds no object per turn).
+    if (this.#state && isEmptySnap(this.#state, n)) return { n, id, before: new Map(), after: new Map() }
     const read = async (name: string) => {
       const r = await readJsonFile(join(dir, name))
       if (r.kind === 'ok') return r.value
@@ -409,7 +407,7 @@ export class FileSnapshotStore implements FileHistory {
       })
       await rename(tmp, this.#snapDir(n))
     }
-    this.#snaps.set(n, { n, id, before, after })
+    if (!empty) this.#snaps.set(n, { n, id, before, after })
     const dropped = st.snaps.slice(st.head)
     await this.#saveState(committed(st, empty))
     this.#pending.clear()
