@@ -110,11 +110,15 @@ describe('state.json', () => {
         next,
         head: 0,
         snaps: [
-          [1, MAX_SNAPS / 2],
-          [MAX_SNAPS, MAX_SNAPS * 2],
+          [1, (MAX_SNAPS * 6) / 10],
+          [(MAX_SNAPS * 7) / 10, (MAX_SNAPS * 12) / 10],
         ],
       }),
     ).toThrow(/bad snaps/)
+    // The cap itself is accepted.
+    expect(parseState({ version: 2, next: MAX_SNAPS + 1, head: 0, snaps: [[1, MAX_SNAPS]] }).snaps).toHaveLength(
+      MAX_SNAPS,
+    )
   })
 
   it('names snap directories by number and back', () => {

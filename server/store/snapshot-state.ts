@@ -29,7 +29,7 @@ export interface State {
 }
 
 /** More turns than any session is given: a `state.json` that claims more is refused, not expanded. */
-export const MAX_SNAPS = 10_000_000
+export const MAX_SNAPS = 1_000_000
 
 const SNAP_RE = /^snap-(\d{6,})$/
 

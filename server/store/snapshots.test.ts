@@ -347,6 +347,22 @@ describe('the snapshot store', () => {
     expect(snaps()).toEqual(['snap-000001'])
   })
 
+  it('a commit whose state write failed leaves nothing behind for the turn that takes its number', async () => {
+    const s = store()
+    await turn(s, { a: 'v1' })
+    // The next turn changed a (reported as changed, no pre-image asked for) and its state write fails.
+    writeFileSync(p('a'), 'v2')
+    const stateFile = join(root, sid, 'state.json')
+    rmSync(stateFile)
+    mkdirSync(stateFile)
+    await expect(s.commitTurn([p('a')])).rejects.toThrow()
+    rmSync(stateFile, { recursive: true })
+    // A turn that changed nothing takes the same number: undoing it touches no file.
+    await s.commitTurn([])
+    expect(await s.undo(1)).toMatchObject({ turns: 1, files: [] })
+    expect(read('a')).toBe('v2')
+  })
+
   it('sets a damaged state aside and starts afresh', async () => {
     const s = store()
     await turn(s, { a: 'a1' })

@@ -329,13 +329,14 @@ export class FileSnapshotStore implements FileHistory {
 
   /** A snap, read (and validated) once. A damaged one is returned empty, marked `damaged`. */
   async #snap(n: number): Promise<Snap> {
+    const id = snapId(n)
+    // A turn that changed no file: nothing to read, and nothing kept (a chat-only session of
+    // thousands of turns holds no object per turn). Asked before the cache, which holds only
+    // snaps of turns that changed files.
+    if (this.#state && isEmptySnap(this.#state, n)) return { n, id, before: new Map(), after: new Map() }
     const cached = this.#snaps.get(n)
     if (cached) return cached
-    const id = snapId(n)
     const dir = this.#snapDir(n)
-    // A turn that changed no file: nothing to read, and nothing kept (a chat-only session of
-    // thousands of turns holds no object per turn).
-    if (this.#state && isEmptySnap(this.#state, n)) return { n, id, before: new Map(), after: new Map() }
     const read = async (name: string) => {
       const r = await readJsonFile(join(dir, name))
       if (r.kind === 'ok') return r.value
@@ -407,9 +408,12 @@ export class FileSnapshotStore implements FileHistory {
       })
       await rename(tmp, this.#snapDir(n))
     }
-    if (!empty) this.#snaps.set(n, { n, id, before, after })
     const dropped = st.snaps.slice(st.head)
+    // Kept once the state lists it: a commit whose state write failed leaves `next` where it
+    // was, and the next commit takes the same number.
+    this.#snaps.delete(n)
     await this.#saveState(committed(st, empty))
+    if (!empty) this.#snaps.set(n, { n, id, before, after })
     this.#pending.clear()
     if (this.#pendingOnDisk) {
       await rm(join(this.dir, 'pending.json'), { force: true })
