@@ -94,7 +94,7 @@ export function encodeState(st: State): Record<string, unknown> {
   }
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+export const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v)
 
 const isCount = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0

@@ -34,6 +34,7 @@ import {
   encodeState,
   freshState,
   isEmptySnap,
+  isPlainObject,
   parseState,
   snapId,
   snapNumber,
@@ -103,9 +104,6 @@ function toRecord(m: ReadonlyMap<string, Entry>): {
   }
   return { files, unrecorded }
 }
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** Entries from a stored `{path: sha | null}` map; throws on anything but clean paths and hashes. */
 function fromRecord(files: unknown, unrecorded: unknown, what: string): Map<string, Entry> {
