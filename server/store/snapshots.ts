@@ -75,7 +75,6 @@ export function snapshotHistory(o: SnapshotHistoryOptions = {}): (meta: SessionM
 interface Snap {
   /** The snap's number; its directory is `snapId(n)`. */
   n: number
-  id: string
   before: Map<string, Entry>
   after: Map<string, Entry>
   displaced?: { nonce: string; files: Map<string, Entry> }
@@ -331,7 +330,7 @@ export class FileSnapshotStore implements FileHistory {
     // A turn that changed no file: nothing to read, and nothing kept (a chat-only session of
     // thousands of turns holds no object per turn). Asked before the cache, which holds only
     // snaps of turns that changed files.
-    if (this.#state && isEmptySnap(this.#state, n)) return { n, id, before: new Map(), after: new Map() }
+    if (this.#state && isEmptySnap(this.#state, n)) return { n, before: new Map(), after: new Map() }
     const cached = this.#snaps.get(n)
     if (cached) return cached
     const dir = this.#snapDir(n)
@@ -345,7 +344,6 @@ export class FileSnapshotStore implements FileHistory {
       const meta = (await read('meta.json')) as { unrecorded?: { before?: unknown; after?: unknown } }
       snap = {
         n,
-        id,
         before: fromRecord(await read('before.json'), meta.unrecorded?.before, `${id}/before.json`),
         after: fromRecord(await read('manifest.json'), meta.unrecorded?.after, `${id}/manifest.json`),
       }
@@ -360,7 +358,7 @@ export class FileSnapshotStore implements FileHistory {
         dir: this.dir,
         error: (err as Error).message,
       })
-      snap = { n, id, before: new Map(), after: new Map(), damaged: (err as Error).message }
+      snap = { n, before: new Map(), after: new Map(), damaged: (err as Error).message }
     }
     this.#snaps.set(n, snap)
     return snap
@@ -411,7 +409,7 @@ export class FileSnapshotStore implements FileHistory {
     // was, and the next commit takes the same number.
     this.#snaps.delete(n)
     await this.#saveState(committed(st, empty))
-    if (!empty) this.#snaps.set(n, { n, id, before, after })
+    if (!empty) this.#snaps.set(n, { n, before, after })
     this.#pending.clear()
     if (this.#pendingOnDisk) {
       await rm(join(this.dir, 'pending.json'), { force: true })
