@@ -14,11 +14,22 @@ import { socketTarget, type ServerTarget } from '../../conformance/harness/targe
 /** A loopback TCP proxy whose live connections can be cut at once. */
 async function cuttingProxy(
   target: URL,
-): Promise<{ url: string; cut(): number; connections: number; close(): Promise<void> }> {
+): Promise<{ url: string; cut(): number; connections: number; resumedFrom: string[]; close(): Promise<void> }> {
   const open = new Set<Socket>()
   let connections = 0
+  /** Each connection's `Last-Event-ID` (`-` when it sent none), in the order they came. */
+  const resumedFrom: string[] = []
   const server = createServer((client) => {
     connections++
+    const at = resumedFrom.push('?') - 1
+    let head = ''
+    const readHead = (d: Buffer): void => {
+      head += d.toString('latin1')
+      if (!head.includes('\r\n\r\n') && head.length < 8192) return
+      client.off('data', readHead)
+      resumedFrom[at] = /^last-event-id: *(\S*)/im.exec(head)?.[1] ?? '-'
+    }
+    client.on('data', readHead)
     const upstream = createConnection({ host: target.hostname, port: Number(target.port) })
     open.add(client).add(upstream)
     const drop = (): void => {
@@ -46,6 +57,7 @@ async function cuttingProxy(
     get connections() {
       return connections
     },
+    resumedFrom,
     close: () =>
       new Promise((r) => {
         for (const s of open) s.destroy()
@@ -72,6 +84,8 @@ describe('SSE resume with the eventsource client', () => {
     const { session_id: id } = (await (await api('/session')).json()) as { session_id: string }
     const proxy = await cuttingProxy(new URL(target.baseUrl))
     const received: number[] = []
+    /** The proxy connection each event arrived on (what tells a client repeat from a server one). */
+    const arrivedOn: number[] = []
     const CUT_EVERY = 20
     const TURNS = 40
     let cuts = 0
@@ -79,6 +93,7 @@ describe('SSE resume with the eventsource client', () => {
     const es = new EventSource(`${proxy.url}/session/${id}/events`)
     const onEvent = (ev: MessageEvent): void => {
       received.push(Number(ev.lastEventId))
+      arrivedOn.push(proxy.connections)
       // Cut while turns are still writing: the next events land while the client is away. Events
       // the client still parses from a connection already cut (one chunk can hold many) find no
       // connection to cut: only a cut of a live connection counts.
@@ -111,7 +126,14 @@ describe('SSE resume with the eventsource client', () => {
       expect(sent).toBeGreaterThanOrEqual(TURNS * 7)
       expect(cuts).toBe(10)
       expect(proxy.connections).toBeGreaterThanOrEqual(cuts + 1)
-      expect({ duplicated, missing }).toEqual({ duplicated: 0, missing: 0 })
+      // On a failure: each repeated id with the connections it came on, and each connection's
+      // Last-Event-ID, so a resume from too early (server) is told from a repeat within one
+      // connection (client).
+      const repeats = [...seen].flatMap(([n, c]) =>
+        c > 1 ? [`${n} on ${arrivedOn.filter((_, i) => received[i] === n).join('+')}`] : [],
+      )
+      const why = `repeated: ${repeats.join(', ') || 'none'}; Last-Event-ID per connection: ${proxy.resumedFrom.join(' ')}`
+      expect({ duplicated, missing }, why).toEqual({ duplicated: 0, missing: 0 })
       expect(received).toEqual(Array.from({ length: sent }, (_, i) => i + 1))
     } finally {
       es.close()
