@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { SessionSummary } from '../../generated/schemas.gen.ts'
 import { OfflineProvider } from '../providers/offline.ts'
 import { FileEventStore } from '../store/file-store.ts'
@@ -17,7 +17,7 @@ import { eventlogRoot } from '../store/paths.ts'
 import type { AnyEvent } from '../events/event-types.ts'
 import { ModelRegistry } from './model-registry.ts'
 import { heldModel } from './fixtures/scripted-provider.ts'
-import type { Session } from './session.ts'
+import { TURN_SUMMARY_DELAY_MS, type Session } from './session.ts'
 import { initialState, reduce } from './state.ts'
 import {
   longTurnPrompt,
@@ -158,6 +158,8 @@ describe('summary and list()', () => {
     writeFileSync(join(env.cwd, 'a.txt'), 'alpha\n')
     const s = await env.manager().create()
     await turn(s, '!call Read {"path":"a.txt"}')
+    // A turn's summary is due after it ends (decision 0495): flush() writes it now.
+    await s.flush()
     const file = join(eventlogRoot(env.home), s.id, 'summary.json')
     const read = (): SessionSummary => JSON.parse(readFileSync(file, 'utf8')) as SessionSummary
     let summary = read()
@@ -176,6 +178,7 @@ describe('summary and list()', () => {
     expect(summary.usage?.output_tokens).toBe(usage)
 
     await turn(s, '!fail nope')
+    await s.flush()
     summary = read()
     expect(summary).toMatchObject({
       prompt: '!call Read {"path":"a.txt"}',
@@ -231,6 +234,47 @@ describe('summary and list()', () => {
     const summary = JSON.parse(readFileSync(join(root, s.id, 'summary.json'), 'utf8')) as SessionSummary
     expect(summary).toMatchObject({ event_count: 4, success: false })
     await store.close()
+  })
+
+  it("turns that end within the summary's delay share one write; flush() and idle() write a due one at once", async () => {
+    // Only the session's delay timer is faked: the files are real, and nothing else the turns
+    // wait for is a timeout.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    try {
+      let writes = 0
+      const store = new (class extends FileEventStore {
+        override async writeSummary(id: string, summary: SessionSummary): Promise<void> {
+          writes++
+          return super.writeSummary(id, summary)
+        }
+      })({ root: eventlogRoot(env.home) })
+      const s = await env.manager({ store }).create()
+      const file = join(eventlogRoot(env.home), s.id, 'summary.json')
+      const onDisk = (): number => (JSON.parse(readFileSync(file, 'utf8')) as SessionSummary).event_count ?? 0
+      // Three turns, each waited for to its end and saving (`done`): their summary is due, not written.
+      for (let i = 0; i < 3; i++) await s.prompt(`!say turn ${i}`).done
+      expect(writes).toBe(0)
+      vi.advanceTimersByTime(TURN_SUMMARY_DELAY_MS)
+      expect(writes).toBe(1)
+      await s.flush()
+      expect(onDisk()).toBe(s.lastSeq)
+      // A due summary is written by flush() without the delay, and then not again.
+      await s.prompt('!say once more').done
+      expect(writes).toBe(1)
+      await s.flush()
+      expect(writes).toBe(2)
+      expect(onDisk()).toBe(s.lastSeq)
+      vi.advanceTimersByTime(TURN_SUMMARY_DELAY_MS)
+      expect(writes).toBe(2)
+      // idle() writes it too (what an HTTP stream waits for before a turn's terminal record).
+      await s.prompt('!say last').done
+      await s.idle()
+      expect(writes).toBe(3)
+      expect(onDisk()).toBe(s.lastSeq)
+      await store.close()
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('filters by model, since and limit, newest first', async () => {

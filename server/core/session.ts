@@ -58,17 +58,24 @@ export type { RewindResult, SessionDeps, SessionStatus, Submitted } from './sess
 export { MODES, normalizeTitle, TITLE_MAX, type Mode } from './session-settings.ts'
 
 /**
- * The events after which `summary.json` is rewritten: what changes the listing. Not `turn_start`:
- * a turn's summary is written once, when it ends (its prompt, result and counts together).
+ * The events after which `summary.json` is rewritten at once: what changes the listing besides a
+ * turn's end. A turn's summary (its prompt, result and counts together) is written when it ends,
+ * `TURN_SUMMARY_DELAY_MS` later (see `#summarySoon`).
  */
 const SUMMARY_POINTS: ReadonlySet<EventType> = new Set([
-  ...TURN_ENDING_EVENTS,
   'model_changed',
   'compaction',
   'undo',
   'redo',
   'session_renamed',
 ])
+const TURN_ENDS: ReadonlySet<EventType> = new Set(TURN_ENDING_EVENTS)
+
+/**
+ * How long after a turn ends its summary is written: the turns that end meanwhile share the write
+ * (docs/decisions/0495-turn-summaries-coalesced.md). `idle()`, `flush()` and a close write it at once.
+ */
+export const TURN_SUMMARY_DELAY_MS = 25
 
 export class Session implements TurnHost {
   readonly meta: SessionMeta
@@ -97,6 +104,10 @@ export class Session implements TurnHost {
   #summaryWrite: { seq: number; done: Promise<void> } | undefined
   /** Summary writes under way (`flush` waits for them). */
   readonly #summaryWrites = new Set<Promise<void>>()
+  /** The summary write due after a turn's end (`#summarySoon`), not begun yet. */
+  #summaryDue: NodeJS.Timeout | undefined
+  /** A turn ended whose summary `idle()` has not waited for yet. */
+  #turnSummaryOwed = false
   #heldBy: SessionHolder | undefined
   /**
    * The last turn's saving (its undo snapshot and summary), which runs after the turn is reported:
@@ -329,6 +340,29 @@ export class Session implements TurnHost {
     if (e.type === 'user_message') this.#lastPrompt = e.data.message_id
     // Keep the on-disk summary current at the points that change what it says.
     if (SUMMARY_POINTS.has(e.type)) void this.#writeSummary()
+    else if (TURN_ENDS.has(e.type)) this.#summarySoon()
+  }
+
+  /**
+   * The summary of a turn that ended: written `TURN_SUMMARY_DELAY_MS` from now, one write for every
+   * turn that ends meanwhile, so a session driven turn after turn (an editor's or a script's
+   * prompts, answered in a millisecond or two) does not rewrite the file after each; a session
+   * being closed writes it at once. Events are on disk before they are reported; the summary is
+   * what a listing shows of a session not loaded, and it is rebuilt from them (a crash in the
+   * delay leaves the file a turn behind until the session's next write).
+   */
+  #summarySoon(): void {
+    if (this.#summaryDue) return
+    if (this.#queue.closed) return void this.#writeSummary()
+    this.#summaryDue = setTimeout(() => {
+      this.#summaryDue = undefined
+      void this.#writeSummary()
+    }, TURN_SUMMARY_DELAY_MS)
+  }
+
+  /** The summary write due begun now, and the last one begun (never rejects). */
+  #summaryNow(): Promise<void> {
+    return this.#summaryDue ? this.#writeSummary() : (this.#summaryWrite?.done ?? Promise.resolve())
   }
 
   /**
@@ -336,6 +370,9 @@ export class Session implements TurnHost {
    * at the counter of the last one started (the turn's end after its terminal event) joins it.
    */
   #writeSummary(): Promise<void> {
+    // This write says all a due one would.
+    clearTimeout(this.#summaryDue)
+    this.#summaryDue = undefined
     const seq = this.#state.lastSeq
     if (this.#summaryWrite?.seq === seq) return this.#summaryWrite.done
     const write = { seq, done: Promise.resolve() }
@@ -423,7 +460,10 @@ export class Session implements TurnHost {
     )
   }
 
-  /** A turn's `done` after its saving too; `ended` as soon as its terminal event is on disk. */
+  /**
+   * A turn's `done` after its saving too (its summary is due: `flush()` writes it now); `ended` as
+   * soon as its terminal event is on disk.
+   */
   #saved(s: Submitted): Submitted {
     return {
       ...s,
@@ -532,17 +572,17 @@ export class Session implements TurnHost {
     this.#token = undefined
     await this.#writer.settled()
     // The turn is over and its terminal event on disk: it is reported now (`ended`), while its
-    // undo snapshot and summary are written (docs/decisions/0475-turn-reported-before-saving.md).
+    // undo snapshot is written (docs/decisions/0475-turn-reported-before-saving.md); its summary
+    // is due (`#summarySoon`, from its terminal event).
     // An undo step per turn in the messages: a turn whose user_message never reached the log is
     // none (it changed nothing; if it was acknowledged, its closing record commits one later).
     const changed = this.#tracker.takeChanged()
     const commit = this.#lastPrompt === messageId || changed.length > 0
     // The undo snapshot begins a macrotask later, after the answer due in this one has gone out;
     // `#saving` holds it from now on, so `idle()`, the next turn and a close wait for it.
-    this.#saving = Promise.all([
-      commit ? nextMacrotask().then(() => commitFiles(this.#core, changed)) : undefined,
-      this.#writeSummary(),
-    ]).then(() => undefined)
+    this.#saving = commit ? nextMacrotask().then(() => commitFiles(this.#core, changed)) : Promise.resolve()
+    this.#summarySoon()
+    this.#turnSummaryOwed = true
     // Idle only when nothing is queued: a prompt sent while this turn was finishing runs next.
     if (this.#queue.length === 0) this.#queue.status = 'idle'
     else this.#queue.status = 'running'
@@ -566,10 +606,18 @@ export class Session implements TurnHost {
     return rewindCounts(this.#core)
   }
 
-  /** Resolves when no turn is running or queued, and the last one's saving is done. */
+  /**
+   * Resolves when no turn is running or queued, and the last one's saving is done, its summary too
+   * (written at once if due). Summary writes of closing records (prompts that never ran) are begun,
+   * not waited for (`flush()` waits for every one).
+   */
   async idle(): Promise<void> {
     await this.#queue.idle()
     await this.#saving
+    const summary = this.#summaryNow()
+    if (!this.#turnSummaryOwed) return
+    this.#turnSummaryOwed = false
+    await summary
   }
 
   /**
@@ -712,6 +760,8 @@ export class Session implements TurnHost {
     if (!this.#queue.close()) return void this.cancel(reason)
     this.cancel(reason)
     this.#queue.dropQueued(reason)
+    // A summary due is written now: the session is going (from here on, at once: `#summarySoon`).
+    void this.#summaryNow()
     void this.shutdownLsp()
   }
 
@@ -733,6 +783,7 @@ export class Session implements TurnHost {
   async flush(): Promise<void> {
     await this.#writer.settled()
     await this.#saving
+    void this.#summaryNow()
     await Promise.all(this.#summaryWrites)
   }
 }
