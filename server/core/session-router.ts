@@ -310,8 +310,8 @@ export class SessionRouter {
     const s = await this.#manager.get(op.id)
     switch (op.op) {
       case 'prompt': {
-        // Answered once the turn's events are on disk (`ended`): its undo snapshot and summary are
-        // still being written, and the session's next work waits for them.
+        // Answered once the turn's events are on disk (`ended`): its undo snapshot is still being
+        // written (the session's next work waits for it), its summary is due (decision 0495).
         const submitted = s.prompt(op.text, op.messageId)
         const outcome = await (submitted.ended ?? submitted.done)
         if (!submitted.ended) await s.flush()

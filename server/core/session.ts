@@ -110,7 +110,7 @@ export class Session implements TurnHost {
   #turnSummaryOwed = false
   #heldBy: SessionHolder | undefined
   /**
-   * The last turn's saving (its undo snapshot and summary), which runs after the turn is reported:
+   * The last turn's saving (its undo snapshot; its summary is due, `#summarySoon`), which runs after the turn is reported:
    * the next work, `idle()`, `flush()` and a prompt's `done` wait for it.
    */
   #saving: Promise<void> = Promise.resolve()
@@ -622,7 +622,7 @@ export class Session implements TurnHost {
 
   /**
    * When the running turn already wrote its terminal event and nothing is queued behind it, it is
-   * only saving (its files, its summary): wait for that, so a client that saw the turn end — on
+   * only saving (its files; its summary is begun): wait for that, so a client that saw the turn end — on
    * any instance's stream — does not find the session still running. A turn already reported
    * (the session idle again) may still be saving: that is waited for too. Returns at once otherwise.
    */
