@@ -219,6 +219,8 @@ export class SessionManager {
       ...(this.opts.history ? { history: this.opts.history(meta) } : {}),
       ...(this.opts.commands ? { commands: this.opts.commands(meta.cwd) } : {}),
       ...(this.opts.lsp ? { lsp: this.opts.lsp } : {}),
+      // Other instances list the sessions this one runs: a turn's end is in their listing at once.
+      ...(this.shared ? { summaryDelayMs: 0 } : {}),
     }
   }
 
@@ -284,6 +286,8 @@ export class SessionManager {
     if (loaded.repaired) this.logger.warn(`session ${id}: a torn tail record was dropped on load`)
     const already = this.#sessions.get(id)
     if (already && !opts.replace) return already
+    // The copy replaced is out of date: a summary it still owes would cover the current one.
+    already?.drop()
     // Accepted prompts are the owner's business: another instance's (or process's) copy only reads.
     const owned = (this.opts.leases?.holds(id) ?? true) && !loaded.heldBy
     const deps = this.#deps(this.store, loaded.meta, true)
@@ -327,6 +331,7 @@ export class SessionManager {
     const s = this.#sessions.get(id)
     if (!s) return
     this.#sessions.delete(id)
+    s.drop()
     s.cancel(LEASE_LOST_REASON)
   }
 

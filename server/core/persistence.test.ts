@@ -17,7 +17,8 @@ import { eventlogRoot } from '../store/paths.ts'
 import type { AnyEvent } from '../events/event-types.ts'
 import { ModelRegistry } from './model-registry.ts'
 import { heldModel } from './fixtures/scripted-provider.ts'
-import { TURN_SUMMARY_DELAY_MS, type Session } from './session.ts'
+import type { Session } from './session.ts'
+import { TURN_SUMMARY_DELAY_MS } from './summary-writer.ts'
 import { initialState, reduce } from './state.ts'
 import {
   longTurnPrompt,
@@ -26,6 +27,7 @@ import {
   sleep,
   testEnv,
   textOf,
+  until,
   waitForType,
   within,
   type TestEnv,
@@ -199,7 +201,7 @@ describe('summary and list()', () => {
     })
   })
 
-  it('flush waits for the summary writes its events started: the closing records of a prompt a stopped process accepted (what a shutdown or a delete then removes has nothing still writing)', async () => {
+  it('idle() and flush() wait for the summary writes the closing records of a prompt a stopped process accepted started (what a shutdown or a delete then removes has nothing still writing)', async () => {
     const root = eventlogRoot(env.home)
     const first = new FileEventStore({ root })
     const s1 = await env.manager({ store: first }).create()
@@ -207,8 +209,8 @@ describe('summary and list()', () => {
     await first.queuePrompt(s1.id, { message_id: 'msg-left', text: 'left behind', accepted_at: Date.now(), order: 0 })
     await first.close()
 
-    // The restart closes it in the log at once (user_message, turn_start, turn_end, error), work
-    // that waits for no summary write; each summary write waits here until the gate opens.
+    // The restart closes it in the log at once (user_message, turn_start, turn_end, error); each
+    // summary write waits here until the gate opens.
     let open!: () => void
     const gate = new Promise<void>((r) => (open = r))
     let held = 0
@@ -220,17 +222,16 @@ describe('summary and list()', () => {
       }
     })({ root })
     const s = await env.manager({ store }).get(s1.id)
-    await within(s.idle(), 5000, 'the closing records')
-    expect((await s.events()).map((e) => e.type)).toEqual(['user_message', 'turn_start', 'turn_end', 'error'])
-    expect(held).toBeGreaterThan(0)
-
-    let flushed = false
-    const flush = s.flush().then(() => (flushed = true))
+    const waited: string[] = []
+    const idle = s.idle().then(() => waited.push('idle'))
+    await until(() => held > 0, 5000, 'a summary write of the closing records')
+    const flush = s.flush().then(() => waited.push('flush'))
     // Every promise already settled has run its reactions by the next macrotask.
     await new Promise((r) => setImmediate(r))
-    expect(flushed).toBe(false)
+    expect(waited).toEqual([])
     open()
-    await within(flush, 5000, 'flush')
+    await within(Promise.all([idle, flush]), 5000, 'idle() and flush()')
+    expect((await s.events()).map((e) => e.type)).toEqual(['user_message', 'turn_start', 'turn_end', 'error'])
     const summary = JSON.parse(readFileSync(join(root, s.id, 'summary.json'), 'utf8')) as SessionSummary
     expect(summary).toMatchObject({ event_count: 4, success: false })
     await store.close()
@@ -271,6 +272,58 @@ describe('summary and list()', () => {
       await s.idle()
       expect(writes).toBe(3)
       expect(onDisk()).toBe(s.lastSeq)
+      await store.close()
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
+  it("every idle() and summarySettled() wait for the write covering the last turn's end; a dropped copy writes none", async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    try {
+      let writes = 0
+      let open!: () => void
+      let gate = new Promise<void>((r) => (open = r))
+      const store = new (class extends FileEventStore {
+        override async writeSummary(id: string, summary: SessionSummary): Promise<void> {
+          writes++
+          await gate
+          return super.writeSummary(id, summary)
+        }
+      })({ root: eventlogRoot(env.home) })
+      const s = await env.manager({ store }).create()
+      const file = join(eventlogRoot(env.home), s.id, 'summary.json')
+      const onDisk = (): number => (JSON.parse(readFileSync(file, 'utf8')) as SessionSummary).event_count ?? 0
+      await s.prompt('!say hi').done
+      expect(writes).toBe(0)
+      // Three callers at once (two streams and a listing's check, say): none is let through while
+      // the write is held, and the first begins it without the delay.
+      const settled: string[] = []
+      const waiters = [
+        s.idle().then(() => settled.push('idle 1')),
+        s.idle().then(() => settled.push('idle 2')),
+        s.summarySettled().then(() => settled.push('summarySettled')),
+      ]
+      await new Promise((r) => setImmediate(r))
+      await new Promise((r) => setImmediate(r))
+      expect(writes).toBe(1)
+      expect(settled).toEqual([])
+      open()
+      await Promise.all(waiters)
+      expect(settled.sort()).toEqual(['idle 1', 'idle 2', 'summarySettled'])
+      expect(onDisk()).toBe(s.lastSeq)
+      // Written: a later idle() neither writes again nor waits.
+      await s.idle()
+      expect(writes).toBe(1)
+      // A copy dropped (another instance holds the session now) owes nothing and writes nothing.
+      gate = new Promise<void>((r) => (open = r))
+      await s.prompt('!say again').done
+      s.drop()
+      vi.advanceTimersByTime(TURN_SUMMARY_DELAY_MS)
+      await s.idle()
+      await s.flush()
+      expect(writes).toBe(1)
+      open()
       await store.close()
     } finally {
       vi.useRealTimers()

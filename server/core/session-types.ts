@@ -39,6 +39,11 @@ export interface SessionDeps {
   commands?: CommandRenderer
   /** Makes the LSP manager of a working directory (absent: the LSP tools say `LSP not configured`). */
   lsp?: LspFactory
+  /**
+   * How long after a turn's end its summary is written (absent: `TURN_SUMMARY_DELAY_MS`; 0: at
+   * once, for instances sharing a store, where another instance lists the session).
+   */
+  summaryDelayMs?: number
 }
 
 /** The result of `/undo` or `/redo`. */

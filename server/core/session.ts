@@ -36,7 +36,6 @@ import { checkUserMessage } from './message-limit.ts'
 import { routePrompt } from './slash-commands.ts'
 import { addUsage, initialState, reduce, zeroUsage, type SessionState } from './state.ts'
 import type { PermissionReply, TurnHost } from './turn-host.ts'
-import { TURN_ENDING_EVENTS } from '../../generated/event-facts.gen.ts'
 import { PermissionBroker } from './permission-broker.ts'
 import { PromptLedger } from './prompt-ledger.ts'
 import { alignHistory, clearHistory, commitFiles, rewind, rewindCounts } from './session-rewind.ts'
@@ -44,6 +43,7 @@ import * as settings from './session-settings.ts'
 import { SessionQueue } from './session-queue.ts'
 import { SessionTools } from './session-tools.ts'
 import { Steering, type SteerMessage } from './steering.ts'
+import { SummaryWriter } from './summary-writer.ts'
 import {
   errorText,
   type Command,
@@ -59,8 +59,8 @@ export { MODES, normalizeTitle, TITLE_MAX, type Mode } from './session-settings.
 
 /**
  * The events after which `summary.json` is rewritten at once: what changes the listing besides a
- * turn's end. A turn's summary (its prompt, result and counts together) is written when it ends,
- * `TURN_SUMMARY_DELAY_MS` later (see `#summarySoon`).
+ * turn's end. A turn's summary (its prompt, result and counts together) is written shortly after
+ * it ends (summary-writer.ts).
  */
 const SUMMARY_POINTS: ReadonlySet<EventType> = new Set([
   'model_changed',
@@ -69,13 +69,6 @@ const SUMMARY_POINTS: ReadonlySet<EventType> = new Set([
   'redo',
   'session_renamed',
 ])
-const TURN_ENDS: ReadonlySet<EventType> = new Set(TURN_ENDING_EVENTS)
-
-/**
- * How long after a turn ends its summary is written: the turns that end meanwhile share the write
- * (docs/decisions/0495-turn-summaries-coalesced.md). `idle()`, `flush()` and a close write it at once.
- */
-export const TURN_SUMMARY_DELAY_MS = 25
 
 export class Session implements TurnHost {
   readonly meta: SessionMeta
@@ -100,17 +93,11 @@ export class Session implements TurnHost {
   /** The session's language servers: made on the first LSP tool call, shut down with the session. */
   readonly #lsp: { provider: LspProvider; shutdown(): Promise<void> } | undefined
   lastTouched = Date.now()
-  /** The last summary write started, and the event counter it was taken at. */
-  #summaryWrite: { seq: number; done: Promise<void> } | undefined
-  /** Summary writes under way (`flush` waits for them). */
-  readonly #summaryWrites = new Set<Promise<void>>()
-  /** The summary write due after a turn's end (`#summarySoon`), not begun yet. */
-  #summaryDue: NodeJS.Timeout | undefined
-  /** A turn ended whose summary `idle()` has not waited for yet. */
-  #turnSummaryOwed = false
+  /** When `summary.json` is written (at once, or shortly after a turn's end). */
+  readonly #summary: SummaryWriter
   #heldBy: SessionHolder | undefined
   /**
-   * The last turn's saving (its undo snapshot; its summary is due, `#summarySoon`), which runs after the turn is reported:
+   * The last turn's saving (its undo snapshot; its summary is written apart), which runs after the turn is reported:
    * the next work, `idle()`, `flush()` and a prompt's `done` wait for it.
    */
   #saving: Promise<void> = Promise.resolve()
@@ -121,6 +108,12 @@ export class Session implements TurnHost {
     this.#state = state ?? initialState(Session.#init(meta))
     // A new session (a fresh id) has no file history to line up: its first turn starts at once.
     this.#aligned = state === undefined
+    this.#summary = new SummaryWriter({
+      ...(deps.summaryDelayMs !== undefined ? { delayMs: deps.summaryDelayMs } : {}),
+      seq: () => this.#state.lastSeq,
+      write: () => this.#deps.store.writeSummary(this.id, this.#state.summary),
+      failed: (err) => this.#deps.logger.error(`session ${this.id}: summary not written`, err),
+    })
     this.#writer = new EventWriter({
       store: deps.store,
       state: this.#state,
@@ -135,7 +128,7 @@ export class Session implements TurnHost {
       deps,
       state: this.#state,
       emit: (type, data) => this.#writer.emit(type, data),
-      writeSummary: () => this.#writeSummary(),
+      writeSummary: () => this.#summary.now(),
       saved: () => this.#saving,
     }
     this.#ledger = new PromptLedger(this.#core, this)
@@ -339,56 +332,8 @@ export class Session implements TurnHost {
     if (logged !== undefined) this.#ledger.logged(logged)
     if (e.type === 'user_message') this.#lastPrompt = e.data.message_id
     // Keep the on-disk summary current at the points that change what it says.
-    if (SUMMARY_POINTS.has(e.type)) void this.#writeSummary()
-    else if (TURN_ENDS.has(e.type)) this.#summarySoon()
-  }
-
-  /**
-   * The summary of a turn that ended: written `TURN_SUMMARY_DELAY_MS` from now, one write for every
-   * turn that ends meanwhile, so a session driven turn after turn (an editor's or a script's
-   * prompts, answered in a millisecond or two) does not rewrite the file after each; a session
-   * being closed writes it at once. Events are on disk before they are reported; the summary is
-   * what a listing shows of a session not loaded, and it is rebuilt from them (a crash in the
-   * delay leaves the file a turn behind until the session's next write).
-   */
-  #summarySoon(): void {
-    if (this.#summaryDue) return
-    if (this.#queue.closed) return void this.#writeSummary()
-    this.#summaryDue = setTimeout(() => {
-      this.#summaryDue = undefined
-      void this.#writeSummary()
-    }, TURN_SUMMARY_DELAY_MS)
-  }
-
-  /** The summary write due begun now, and the last one begun (never rejects). */
-  #summaryNow(): Promise<void> {
-    return this.#summaryDue ? this.#writeSummary() : (this.#summaryWrite?.done ?? Promise.resolve())
-  }
-
-  /**
-   * Write `summary.json` (never throws). The summary changes only with events: a write asked for
-   * at the counter of the last one started (the turn's end after its terminal event) joins it.
-   */
-  #writeSummary(): Promise<void> {
-    // This write says all a due one would.
-    clearTimeout(this.#summaryDue)
-    this.#summaryDue = undefined
-    const seq = this.#state.lastSeq
-    if (this.#summaryWrite?.seq === seq) return this.#summaryWrite.done
-    const write = { seq, done: Promise.resolve() }
-    // Begun now, not deferred: the store counts it at once among the session's summary writes, which
-    // a release waits for (a write begun after the release would open the session again).
-    write.done = this.#deps.store
-      .writeSummary(this.id, this.#state.summary)
-      .catch((err: unknown) => {
-        this.#deps.logger.error(`session ${this.id}: summary not written`, err)
-        // Not written: the next request tries again.
-        if (this.#summaryWrite === write) this.#summaryWrite = undefined
-      })
-      .finally(() => this.#summaryWrites.delete(write.done))
-    this.#summaryWrite = write
-    this.#summaryWrites.add(write.done)
-    return write.done
+    if (SUMMARY_POINTS.has(e.type)) void this.#summary.now()
+    else if (TERMINAL_EVENTS.has(e.type)) this.#summary.turnEnded(e.seq)
   }
 
   toolContext(call: ToolCall, token: TurnToken): ToolContext {
@@ -573,7 +518,7 @@ export class Session implements TurnHost {
     await this.#writer.settled()
     // The turn is over and its terminal event on disk: it is reported now (`ended`), while its
     // undo snapshot is written (docs/decisions/0475-turn-reported-before-saving.md); its summary
-    // is due (`#summarySoon`, from its terminal event).
+    // shortly after (its terminal event made it due: summary-writer.ts).
     // An undo step per turn in the messages: a turn whose user_message never reached the log is
     // none (it changed nothing; if it was acknowledged, its closing record commits one later).
     const changed = this.#tracker.takeChanged()
@@ -581,8 +526,6 @@ export class Session implements TurnHost {
     // The undo snapshot begins a macrotask later, after the answer due in this one has gone out;
     // `#saving` holds it from now on, so `idle()`, the next turn and a close wait for it.
     this.#saving = commit ? nextMacrotask().then(() => commitFiles(this.#core, changed)) : Promise.resolve()
-    this.#summarySoon()
-    this.#turnSummaryOwed = true
     // Idle only when nothing is queued: a prompt sent while this turn was finishing runs next.
     if (this.#queue.length === 0) this.#queue.status = 'idle'
     else this.#queue.status = 'running'
@@ -597,7 +540,7 @@ export class Session implements TurnHost {
 
   async #commandError(message: string): Promise<TurnOutcome> {
     await this.emit('error', { message, source: 'command' })
-    await this.#writeSummary()
+    await this.#summary.now()
     return { stop_reason: 'error', success: false, output: message, source: 'internal' }
   }
 
@@ -608,16 +551,20 @@ export class Session implements TurnHost {
 
   /**
    * Resolves when no turn is running or queued, and the last one's saving is done, its summary too
-   * (written at once if due). Summary writes of closing records (prompts that never ran) are begun,
-   * not waited for (`flush()` waits for every one).
+   * (written at once if due), for every caller.
    */
   async idle(): Promise<void> {
     await this.#queue.idle()
     await this.#saving
-    const summary = this.#summaryNow()
-    if (!this.#turnSummaryOwed) return
-    this.#turnSummaryOwed = false
-    await summary
+    await this.#summary.settled()
+  }
+
+  /**
+   * Resolves when the summary covering the last turn's end is written (at once if it was due): a
+   * turn's end told to a client after this is in the listing of every instance.
+   */
+  summarySettled(): Promise<void> {
+    return this.#summary.settled()
   }
 
   /**
@@ -760,9 +707,17 @@ export class Session implements TurnHost {
     if (!this.#queue.close()) return void this.cancel(reason)
     this.cancel(reason)
     this.#queue.dropQueued(reason)
-    // A summary due is written now: the session is going (from here on, at once: `#summarySoon`).
-    void this.#summaryNow()
+    // A summary due is written now: the session is going (from here on, at once).
+    this.#summary.close()
     void this.shutdownLsp()
+  }
+
+  /**
+   * This copy no longer holds the session (its lease went to another instance, or a fresh load
+   * replaces it): it writes no more summaries, so a late one cannot cover the new owner's.
+   */
+  drop(): void {
+    this.#summary.drop()
   }
 
   /** Stop the session's language servers (idempotent; the session starts no more). */
@@ -776,15 +731,13 @@ export class Session implements TurnHost {
 
   /**
    * Resolves when every event written so far has settled (persisted or failed), and the summary
-   * writes they started: `#onEvent` starts one without waiting (the closing records of prompts
-   * that never ran wait for none), so a delete or a shutdown that follows finds nothing still
-   * writing in the session's directory.
+   * writes they started (a due one begun now): `#onEvent` starts them without waiting, so a delete
+   * or a shutdown that follows finds nothing still writing in the session's directory.
    */
   async flush(): Promise<void> {
     await this.#writer.settled()
     await this.#saving
-    void this.#summaryNow()
-    await Promise.all(this.#summaryWrites)
+    await this.#summary.flush()
   }
 }
 

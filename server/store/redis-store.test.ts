@@ -83,6 +83,13 @@ describe('Redis store contract', () => {
     expect(await other.read(meta.session_id, 9)).toEqual(sent.slice(9))
     await other.writeSummary(meta.session_id, { session_id: meta.session_id, model: 'm2', started_at: meta.created_at })
     expect((await store.load(meta.session_id))?.summary).toMatchObject({ model: 'm2' })
+    // A summary of fewer events than the stored one's is a late write of a copy that lost the
+    // session: the stored one stays.
+    await store.writeSummary(meta.session_id, { session_id: meta.session_id, model: 'm3', event_count: 2 })
+    await other.writeSummary(meta.session_id, { session_id: meta.session_id, model: 'late', event_count: 1 })
+    expect((await store.load(meta.session_id))?.summary).toMatchObject({ model: 'm3', event_count: 2 })
+    await other.writeSummary(meta.session_id, { session_id: meta.session_id, model: 'm4', event_count: 2 })
+    expect((await store.load(meta.session_id))?.summary).toMatchObject({ model: 'm4', event_count: 2 })
   })
 
   it('refuses gaps, other events at a taken seq, unknown sessions and a second create; the same event again is accepted', async () => {

@@ -110,9 +110,16 @@ redis.call('SET', KEYS[2], ARGV[3])
 redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
 return 1
 `
-// KEYS: meta, summary, index. ARGV: id, summary json, score.
+// KEYS: meta, summary, index. ARGV: id, summary json, score, event count ('' if none).
+// A summary of fewer events than the stored one's is older (a copy that lost the session wrote it
+// late): the stored one stays.
 const SUMMARY = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return redis.error_reply('NOSESSION no such session') end
+local stored = ARGV[4] ~= '' and redis.call('GET', KEYS[2])
+if stored then
+  local ok, cur = pcall(cjson.decode, stored)
+  if ok and type(cur) == 'table' and type(cur.event_count) == 'number' and tonumber(ARGV[4]) < cur.event_count then return 0 end
+end
 redis.call('SET', KEYS[2], ARGV[2])
 redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
 return 1
@@ -473,7 +480,7 @@ export class RedisEventStore implements EventStore {
     try {
       await this.#client.eval(SUMMARY, {
         keys: [k.meta, k.summary, INDEX],
-        arguments: [sessionId, JSON.stringify(summary), String(scoreOf(summary))],
+        arguments: [sessionId, JSON.stringify(summary), String(scoreOf(summary)), String(summary.event_count ?? '')],
       })
     } catch (err) {
       throw scriptError(err, sessionId)

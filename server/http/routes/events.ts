@@ -77,13 +77,16 @@ function open(
 
 /**
  * Records arrive faster than the turn's last bookkeeping (file snapshot, summary): hold a
- * terminal record until the session has finished its turn.
+ * terminal record until the session has finished its turn — and, when the turn is over already,
+ * until its summary is written (it is written shortly after the turn's end), so a client that saw
+ * the turn end finds it in any instance's listing.
  */
 const settleOf =
-  (session: () => Pick<Session, 'status' | 'idle'> | undefined) =>
+  (session: () => Pick<Session, 'status' | 'idle' | 'summarySettled'> | undefined) =>
   (e: AnyEvent): Promise<unknown> | undefined => {
     const s = session()
-    return TERMINAL_EVENTS.has(e.type) && s?.status === 'running' ? s.idle() : undefined
+    if (!s || !TERMINAL_EVENTS.has(e.type)) return undefined
+    return s.status === 'running' ? s.idle() : s.summarySettled()
   }
 
 function stream(
