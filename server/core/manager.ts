@@ -286,8 +286,6 @@ export class SessionManager {
     if (loaded.repaired) this.logger.warn(`session ${id}: a torn tail record was dropped on load`)
     const already = this.#sessions.get(id)
     if (already && !opts.replace) return already
-    // The copy replaced is out of date: a summary it still owes would cover the current one.
-    already?.drop()
     // Accepted prompts are the owner's business: another instance's (or process's) copy only reads.
     const owned = (this.opts.leases?.holds(id) ?? true) && !loaded.heldBy
     const deps = this.#deps(this.store, loaded.meta, true)
@@ -302,6 +300,8 @@ export class SessionManager {
           ? { closeOpenTurn: opts.closeOpenTurn }
           : {},
     )
+    // The copy replaced is out of date: a summary it still owes would cover the current one.
+    already?.drop()
     this.#sessions.set(id, session)
     await deps.commands?.prepare?.()
     return session

@@ -569,9 +569,9 @@ export class Session implements TurnHost {
 
   /**
    * When the running turn already wrote its terminal event and nothing is queued behind it, it is
-   * only saving (its files; its summary is begun): wait for that, so a client that saw the turn end — on
+   * only saving (its undo snapshot, its summary): wait for that, so a client that saw the turn end — on
    * any instance's stream — does not find the session still running. A turn already reported
-   * (the session idle again) may still be saving: that is waited for too. Returns at once otherwise.
+   * (the session idle again) may still be saving its snapshot: that is waited for too. Returns at once otherwise.
    */
   async settleFinishedTurn(): Promise<void> {
     if (this.status !== 'running') return this.#saving

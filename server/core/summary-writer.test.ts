@@ -123,6 +123,18 @@ describe('SummaryWriter', () => {
     expect(h.written).toEqual([1])
   })
 
+  it('after close() a failed write is not written again by settled() (the store may have let the session go)', async () => {
+    const h = harness()
+    h.w.close()
+    h.w.turnEnded(h.event())
+    const first = h.w.settled()
+    await h.settle(true)
+    await first
+    expect(h.failures).toHaveLength(1)
+    await h.w.settled()
+    expect(h.pending).toHaveLength(0)
+  })
+
   it('flush() begins a due write and waits for every write under way', async () => {
     const h = harness()
     h.event()

@@ -84,11 +84,16 @@ export class SummaryWriter {
     }, this.#delayMs)
   }
 
-  /** Resolves when the write covering the last turn's end is done (begun now if it was due or failed). */
+  /**
+   * Resolves when the write covering the last turn's end is done (begun now if it was due, or
+   * failed before the session was closed: a closed session may have been let go by the store,
+   * which a write would open again).
+   */
   settled(): Promise<void> {
     if (this.#dropped) return Promise.resolve()
     const last = this.#last
-    if (this.#due || (this.#turnEnd > 0 && (last === undefined || last.seq < this.#turnEnd))) return this.now()
+    const owed = this.#turnEnd > 0 && (last === undefined || last.seq < this.#turnEnd)
+    if (this.#due || (owed && !this.#closed)) return this.now()
     return last?.done ?? Promise.resolve()
   }
 

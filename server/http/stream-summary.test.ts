@@ -16,10 +16,15 @@ import { createHttpServerApp, type HttpServerApp } from './server-app.ts'
 
 let env: TestEnv | undefined
 let http: HttpServerApp | undefined
+let store: FileEventStore | undefined
+/** Lets a held summary write go on (so the store closes when a test fails midway). */
+let open: () => void = () => {}
 afterEach(async () => {
+  open()
   http?.close()
+  await store?.close()
   await env?.cleanup()
-  env = http = undefined
+  env = http = store = undefined
 })
 
 describe("a stream opened after a turn's end", () => {
@@ -28,9 +33,8 @@ describe("a stream opened after a turn's end", () => {
     const order: string[] = []
     let gated = false
     let started = 0
-    let open!: () => void
     const gate = new Promise<void>((r) => (open = r))
-    const store = new (class extends FileEventStore {
+    store = new (class extends FileEventStore {
       override async writeSummary(id: string, summary: SessionSummary): Promise<void> {
         if (!gated) return super.writeSummary(id, summary)
         started++
@@ -76,6 +80,5 @@ describe("a stream opened after a turn's end", () => {
       readFileSync(join(eventlogRoot(env.home), s.id, 'summary.json'), 'utf8'),
     ) as SessionSummary
     expect(onDisk.event_count).toBe(last)
-    await store.close()
   })
 })

@@ -109,7 +109,8 @@ function stream(
       page: (after) => session.storedPage(after, session.lastSeq - 1),
       encode: encodeStored,
     },
-    settle: settleOf(() => session),
+    // The manager's copy: a reload replaces the one this stream was opened on (it reads the store and goes on).
+    settle: settleOf(() => deps.manager.peek(session.id) ?? session),
     endAfter,
   })
 }
