@@ -55,30 +55,34 @@ export class EventPump {
  * The connection's input ended: nobody can answer permission requests any more, so sessions
  * that would ask stop asking; then each session's running turn finishes, its last events are
  * written to the client, and its pump stops. `after` runs per session once its pump stopped.
+ * `current` names the copy that runs the session now (the manager's: an attached copy may have
+ * been replaced by a fresh load since, see SessionManager.takeOver); absent, the attached one.
  * `detach` (a network connection, DialectContext.detach): the sessions go on untouched and
  * each pump stops at once; a client that comes back replays with `session/load`.
  */
 export async function endAttachments<A extends { session: Session; pump: EventPump }>(
   attached: Iterable<A>,
-  after?: (a: A) => void,
-  detach = false,
+  o: { after?: (a: A) => void; detach?: boolean; current?: (s: Session) => Session } = {},
 ): Promise<void> {
   const all = [...attached]
-  if (detach) {
-    await Promise.all(all.map(async (a) => (await a.pump.stop(), after?.(a))))
+  if (o.detach) {
+    await Promise.all(all.map(async (a) => (await a.pump.stop(), o.after?.(a))))
     return
   }
+  const now = (a: A) => o.current?.(a.session) ?? a.session
   for (const a of all) {
-    if (a.session.approval === 'ask' || a.session.approval === 'auto')
-      a.session.stopAsking('the ACP client went away: input ended', 'end-of-input')
+    const s = now(a)
+    if (s.approval === 'ask' || s.approval === 'auto')
+      s.stopAsking('the ACP client went away: input ended', 'end-of-input')
   }
   await Promise.all(
     all.map(async (a) => {
-      await a.session.idle()
-      await a.session.flush()
-      await a.pump.delivered(a.session.lastSeq)
+      // Read again after each wait: a copy can be replaced while an earlier one finishes.
+      await now(a).idle()
+      await now(a).flush()
+      await a.pump.delivered(now(a).lastSeq)
       await a.pump.stop()
-      after?.(a)
+      o.after?.(a)
     }),
   )
 }

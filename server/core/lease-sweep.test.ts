@@ -8,9 +8,10 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openEventStore } from '../store/open.ts'
-import { AppendGroupError, type EventStore, type LeaseHooks, type SessionLeases } from '../store/types.ts'
+import { AppendGroupError, type EventStore } from '../store/types.ts'
 import { TAKEN_OVER } from './manager.ts'
 import { testEnv, waitForType, type TestEnv } from './fixtures/harness.ts'
+import { heldLeases } from './fixtures/held-leases.ts'
 
 let env: TestEnv
 beforeEach(() => {
@@ -39,26 +40,6 @@ function failingAppends(store: EventStore, failing: () => boolean): EventStore {
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v
     },
   })
-}
-
-/** Leases that always say this instance holds the session, and keep the manager's hooks. */
-function heldLeases(): SessionLeases & { hooks: LeaseHooks | undefined } {
-  const leases = {
-    instanceId: 'sweeper',
-    ttlMs: 5000,
-    renewMs: 1500,
-    hooks: undefined as LeaseHooks | undefined,
-    claim: () => Promise.reject(new Error('not used')),
-    holds: () => true,
-    owner: () => Promise.resolve('sweeper'),
-    instanceAlive: () => Promise.resolve(true),
-    release: () => Promise.resolve(),
-    using: <T>(_id: string, fn: () => Promise<T>) => fn(),
-    setHooks(h: LeaseHooks) {
-      leases.hooks = h
-    },
-  }
-  return leases
 }
 
 describe('the expired hook', () => {

@@ -314,12 +314,20 @@ export class SessionManager {
    * (it stopped mid-turn) is closed with an `error` that says so before anything else runs.
    */
   async takeOver(id: string, length: number): Promise<void> {
+    const before = this.#sessions.get(id)
+    // A load under way (begun before the claim) ends first; each round waits for one load.
+    for (let round = 0; round < 3 && this.#loading.has(id); round++) await this.#loading.get(id)!.catch(() => {})
     const live = this.#sessions.get(id)
     // Current, and no turn left open (a read-only copy loaded mid-turn is current but must be closed).
     if (live && live.status === 'idle' && live.lastSeq === length && !live.turnOpen) return
+    if (live && live !== before && !live.heldBy && live.status !== 'idle') {
+      // Loaded while this instance held the lease: it owns the prompts it took and runs them;
+      // replacing it would run them twice.
+      await live.idle()
+      return
+    }
     // A copy still running here lost the lease earlier: its writes are refused (fenced); stop it.
     if (live && live.status !== 'idle') live.cancel(LEASE_LOST_REASON)
-    if (this.#loading.has(id)) await this.#loading.get(id)!.catch(() => {})
     const loading = this.#load(id, { closeOpenTurn: TAKEN_OVER, replace: true }).finally(() => this.#loading.delete(id))
     this.#loading.set(id, loading)
     const session = await loading

@@ -146,7 +146,10 @@ export class SeedAgent {
   }
 
   async end(): Promise<void> {
-    await endAttachments(this.#sessions.values(), undefined, this.#o.detach)
+    await endAttachments(this.#sessions.values(), {
+      detach: this.#o.detach,
+      current: (s) => this.#o.manager.peek(s.id) ?? s,
+    })
     this.#sessions.clear()
   }
 

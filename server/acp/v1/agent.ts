@@ -157,7 +157,11 @@ export class V1Agent {
   async end(): Promise<void> {
     this.#unEvict()
     const all = [...this.#sessions.values()]
-    await endAttachments(all, (a) => a.tools && a.session.releaseTools(a.tools), this.#o.detach)
+    await endAttachments(all, {
+      after: (a) => a.tools && a.session.releaseTools(a.tools),
+      detach: this.#o.detach,
+      current: (s) => this.#o.manager.peek(s.id) ?? s,
+    })
     this.#sessions.clear()
     await Promise.all(all.map((a) => this.#dropMcp(a)))
   }

@@ -1,0 +1,140 @@
+/**
+ * The session manager's copies of a session under leases (docs/scale-out.md): a copy that lost
+ * the lease writes no more summaries, instances sharing a store write a turn's summary as the
+ * turn ends (no delay: another instance lists the session), and a take-over does not replace a
+ * copy loaded while this instance held the lease that is running what it took.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { FileEventStore } from '../store/file-store.ts'
+import { eventlogRoot } from '../store/paths.ts'
+import { TERMINAL_EVENTS, type AnyEvent } from '../events/event-types.ts'
+import type { SessionSummary } from '../../generated/schemas.gen.ts'
+import type { LoadedSession } from '../store/types.ts'
+import { testEnv, until, type TestEnv } from './fixtures/harness.ts'
+import { heldLeases } from './fixtures/held-leases.ts'
+
+let env: TestEnv
+beforeEach(() => {
+  env = testEnv('chimera-lease-copies-')
+})
+afterEach(async () => {
+  await env.cleanup()
+})
+
+/**
+ * A file store that records each summary write (the event count it covers) and resolves
+ * `terminal` once the append carrying a turn's terminal event has returned to the session.
+ */
+class WatchedStore extends FileEventStore {
+  readonly summaries: number[] = []
+  #terminal!: () => void
+  terminal = new Promise<void>((r) => (this.#terminal = r))
+
+  override async writeSummary(id: string, summary: SessionSummary): Promise<void> {
+    this.summaries.push(summary.event_count ?? 0)
+    return super.writeSummary(id, summary)
+  }
+  override async append(e: AnyEvent): Promise<void> {
+    await super.append(e)
+    if (TERMINAL_EVENTS.has(e.type)) this.#terminal()
+  }
+  override async appendMany(events: readonly AnyEvent[]): Promise<void> {
+    await super.appendMany(events)
+    if (events.some((e) => TERMINAL_EVENTS.has(e.type))) this.#terminal()
+  }
+}
+
+/** Lets queued microtasks run (no timer can fire meanwhile: that needs a turn of the event loop). */
+async function microtasks(n = 1000): Promise<void> {
+  for (let i = 0; i < n; i++) await Promise.resolve()
+}
+
+describe('summaries of a copy under leases', () => {
+  it('instances sharing a store begin the summary of a turn as it ends; one instance alone waits', async () => {
+    for (const shared of [true, false]) {
+      const store = new WatchedStore({ root: eventlogRoot(env.home) })
+      const m = env.manager({ store, ...(shared ? { leases: heldLeases() } : {}) })
+      const s = await m.create()
+      void s.prompt('!say hi')
+      await store.terminal
+      // The terminal event is back from the store: its summary write is begun by now when shared
+      // (in the same chain of promises), and not before the delay's timer otherwise.
+      await microtasks()
+      expect(store.summaries.includes(s.lastSeq), `shared: ${shared}`).toBe(shared)
+      await s.idle()
+      expect(store.summaries).toContain(s.lastSeq)
+      await store.close()
+    }
+  })
+
+  it('a copy whose lease was lost writes no summary of the turn it had ended', async () => {
+    const store = new WatchedStore({ root: eventlogRoot(env.home) })
+    const m = env.manager({ store })
+    const s = await m.create()
+    void s.prompt('!say hi')
+    await store.terminal
+    // Lost before the delayed write is due (no timer has run since the turn ended).
+    m.leaseLost(s.id)
+    expect(m.peek(s.id)).toBeUndefined()
+    await s.flush()
+    await s.idle()
+    expect(store.summaries.filter((n) => n >= s.lastSeq)).toEqual([])
+    await store.close()
+  })
+})
+
+describe('take-over after a load under way', () => {
+  it('keeps a copy loaded while the lease is held that is closing the prompts it took, and closes them once', async () => {
+    const root = eventlogRoot(env.home)
+    const first = new FileEventStore({ root })
+    const made = await env.manager({ store: first }).create()
+    // Accepted, never run: the process stopped (its queue entry is all that is left).
+    await first.queuePrompt(made.id, { message_id: 'msg-left', text: 'left behind', accepted_at: Date.now(), order: 0 })
+    await first.close()
+    const length = made.lastSeq
+
+    // Loads wait for `openLoad`; the closing records wait for `openAppend`.
+    let openLoad!: () => void
+    const loadGate = new Promise<void>((r) => (openLoad = r))
+    let openAppend!: () => void
+    const appendGate = new Promise<void>((r) => (openAppend = r))
+    let loads = 0
+    let appendsHeld = 0
+    const store = new (class extends FileEventStore {
+      override async load(id: string): Promise<LoadedSession | undefined> {
+        loads++
+        const loaded = await super.load(id)
+        await loadGate
+        return loaded
+      }
+      override async append(e: AnyEvent): Promise<void> {
+        appendsHeld++
+        await appendGate
+        return super.append(e)
+      }
+      override async appendMany(events: readonly AnyEvent[]): Promise<void> {
+        appendsHeld++
+        await appendGate
+        return super.appendMany(events)
+      }
+    })({ root })
+    const m = env.manager({ store, leases: heldLeases() })
+
+    const loading = m.get(made.id)
+    await until(() => loads === 1, 5000, 'the load to begin')
+    // The lease was just claimed (a command's claim, or the sweep): take the session over.
+    const taking = m.takeOver(made.id, length)
+    openLoad()
+    const copy = await loading
+    await until(() => appendsHeld > 0, 5000, 'the closing records to be written')
+    expect(copy.status).toBe('running')
+    openAppend()
+    await taking
+    expect(m.peek(made.id)).toBe(copy)
+    const events = await store.read(made.id)
+    expect(events.filter((e) => e.type === 'user_message')).toHaveLength(1)
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1))
+    expect(copy.turnOpen).toBe(false)
+    await store.close()
+  })
+})
