@@ -113,6 +113,32 @@ describe.each([
     expect(names(dir)).toEqual(['blocked.json', 'summary.json'])
   })
 
+  it('a new session: its directory, meta, summary and owner marker, which the store that made it holds; a second create of the id is session_exists', async () => {
+    const root = freshDir()
+    const store = stores.open({ root })
+    const meta = sampleMeta('otter', new Date('2026-04-25T12:03:00Z'))
+    await where(() => store.create(meta, sampleSummary(meta)))
+    const dir = join(root, meta.session_id)
+    // The next step in the session's queue: after the marker on either path.
+    await store.append(sampleEvent(meta.session_id, 1))
+    expect(store.holdsMarker(meta.session_id)).toBe(true)
+    expect(names(dir).filter((n) => !n.startsWith('event-'))).toEqual([
+      'events.jsonl',
+      'owner.json',
+      'session.json',
+      'summary.json',
+    ])
+    expect(JSON.parse(readFileSync(join(dir, 'session.json'), 'utf8'))).toEqual(meta)
+    expect(JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'))).toEqual(sampleSummary(meta))
+    expect(JSON.parse(readFileSync(join(dir, 'owner.json'), 'utf8'))).toMatchObject({
+      pid: process.pid,
+      host: expect.any(String),
+    })
+    await expect(store.create(meta, sampleSummary(meta))).rejects.toMatchObject({ code: 'session_exists' })
+    const other = await stores.open({ root }).load(meta.session_id)
+    expect(other?.events.map((e) => e.seq)).toEqual([1])
+  })
+
   it('synced writes stay on the event loop (synced files of every session would queue on one thread)', async () => {
     const dir = freshDir()
     const group = Array.from({ length: 4 }, (_, i) => sampleEvent('otter-x', i + 1))
@@ -203,6 +229,39 @@ describe('a thread that ends before it answers', () => {
     expect((written[1] as PromiseRejectedResult).reason).toMatchObject({ code: 'EIO' })
     expect(readFileSync(other, 'utf8')).toBe('another writer\n')
     expect(names(dir)).toEqual([eventFileName(1, group[0]!.type), eventFileName(2, group[1]!.type)].sort())
+  })
+
+  it('a new session it was making is not made (EIO): nothing is acknowledged, a load finds no session', async () => {
+    const root = freshDir()
+    const store = stores.open({ root })
+    const meta = sampleMeta('otter', new Date('2026-04-25T12:04:00Z'))
+    const err = await stoppedAt(0, Progress.Created, () =>
+      store.create(meta, sampleSummary(meta)).then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
+    )
+    expect(err).toMatchObject({ code: 'EIO' })
+    expect(store.holdsMarker(meta.session_id)).toBe(false)
+    expect(await stores.open({ root }).load(meta.session_id)).toBeUndefined()
+  })
+
+  it('a marker that exists is not taken (another holder): the thread says so and leaves it and no temporary file', async () => {
+    eventFileThread.startAfter = 8
+    await eventFileThread.started()
+    const held = freshDir()
+    const marker = join(held, 'owner.json')
+    writeFileSync(marker, 'held elsewhere\n')
+    const dir = join(freshDir(), 'session')
+    const made = await eventFileThread.makeSession({
+      dir,
+      files: [{ path: join(dir, 'session.json'), text: '{}\n' }],
+      marker: { path: marker, tmp: `${marker}.new-test`, text: 'mine\n' },
+    })
+    expect(made).toEqual({ made: null, marker: false })
+    expect(readFileSync(marker, 'utf8')).toBe('held elsewhere\n')
+    expect(names(held)).toEqual(['owner.json'])
+    expect(names(dir)).toEqual(['session.json'])
   })
 
   it('the event writer reports what was written as written and its next events follow them', async () => {

@@ -1,9 +1,10 @@
 /**
- * A thread that creates the event files of a group. On the event loop each file costs three
- * libuv submissions (open, write, close), and on a small machine each submission wakes a pool
- * thread at a cost of tens of microseconds of the main thread's CPU; the worker creates a whole
- * group with synchronous calls of its own, for one message each way
- * (docs/decisions/0485-event-files-written-by-a-thread.md).
+ * A thread that creates the event files of a group, and a new session's directory with its first
+ * files and owner marker. On the event loop each file costs three libuv submissions (open, write,
+ * close), and on a small machine each submission wakes a pool thread at a cost of tens of
+ * microseconds of the main thread's CPU; the worker does a whole group (or session) with
+ * synchronous calls of its own, for one message each way
+ * (docs/decisions/0485-event-files-written-by-a-thread.md, 0500-new-sessions-made-by-the-thread.md).
  *
  * The worker's code is {@link SOURCE}, plain CommonJS text run with `eval`, so it works the same
  * from the sources, a TypeScript loader and the bundle. The thread starts after a few writes (a
@@ -51,10 +52,51 @@ export interface ThreadFile {
   renameTo?: string
 }
 
+/** Why a step on the thread failed. */
+interface Failure {
+  code?: string
+  message: string
+}
+
 /** Per file attempted, in order: null once written and closed, else why not (the rest were not tried). */
 interface GroupReply {
   id: number
-  failures: ({ code?: string; message: string } | null)[]
+  failures: (Failure | null)[]
+}
+
+/**
+ * A new session in one request: its directory made (it must not exist), its files created in it
+ * in order (as a group's), then its owner marker taken as a free lock is (lock-file.ts
+ * `freshLock`): the record written to `tmp`, linked to `path`, `tmp` removed.
+ */
+export interface ThreadSession {
+  dir: string
+  files: ThreadFile[]
+  marker: { path: string; tmp: string; text: string }
+}
+
+interface SessionRequest {
+  id: number
+  session: ThreadSession
+  progress: Int32Array
+  pause?: Pause
+}
+
+/**
+ * `made`: null once the directory and every file are made, else why not (a file that failed is
+ * removed again; the directory and the files before it stay). `marker` (when made): taken, false
+ * when the path exists (another holder), or why not.
+ */
+interface SessionReply {
+  id: number
+  made: Failure | null
+  marker?: boolean | Failure
+}
+
+/** What {@link EventFileThread.makeSession} answers. */
+export interface SessionMade {
+  made: Error | null
+  marker?: boolean | Error
 }
 
 /**
@@ -114,7 +156,31 @@ function create(req, i, path, text) {
   }
   step(req, i, CLOSED)
 }
+function makeSession(req) {
+  const s = req.session
+  try {
+    fs.mkdirSync(s.dir)
+    for (let i = 0; i < s.files.length; i++) create(req, i, s.files[i].path, s.files[i].text)
+  } catch (e) {
+    return { id: req.id, made: why(e) }
+  }
+  let marker
+  try {
+    fs.writeFileSync(s.marker.tmp, s.marker.text, { mode: 0o600, flag: 'wx' })
+    try {
+      fs.linkSync(s.marker.tmp, s.marker.path)
+      marker = true
+    } catch (e) {
+      marker = e !== null && typeof e === 'object' && e.code === 'EEXIST' ? false : why(e)
+    }
+  } catch (e) {
+    marker = why(e)
+  }
+  try { fs.unlinkSync(s.marker.tmp) } catch {}
+  return { id: req.id, made: null, marker }
+}
 parentPort.on('message', (req) => {
+  if (req.session !== undefined) return parentPort.postMessage(makeSession(req))
   const failures = []
   for (let i = 0; i < req.files.length; i++) {
     const f = req.files[i]
@@ -145,7 +211,7 @@ parentPort.on('message', (req) => {
 const START_AFTER = 8
 
 /** A file the worker did not create, as the error the event loop's calls would have thrown. */
-function asError(f: { code?: string; message: string }): Error {
+function asError(f: Failure): Error {
   const err = new Error(f.message) as NodeJS.ErrnoException
   if (f.code !== undefined) err.code = f.code
   return err
@@ -205,10 +271,10 @@ async function fromProgress(files: readonly ThreadFile[], progress: Int32Array):
 const MAX_UNASKED_ENDS = 3
 
 interface Waiting {
-  files: ThreadFile[]
-  progress: Int32Array
-  resolve: (r: (Error | null)[]) => void
-  reject: (e: unknown) => void
+  /** The thread's reply. */
+  answer(reply: GroupReply | SessionReply): void
+  /** The thread ended without answering. */
+  ended(): void
 }
 
 /** The process's event-file thread, shared by its stores. */
@@ -247,23 +313,61 @@ class EventFileThread {
    * the request could not be sent (nothing was written).
    */
   write(files: ThreadFile[]): Promise<(Error | null)[]> {
-    const worker = this.#worker
-    if (!worker || !this.#ready) return Promise.reject(new Error('the event-file thread is not running'))
-    const id = ++this.#next
     const progress = new Int32Array(new SharedArrayBuffer(4 * files.length))
+    return new Promise((resolve, reject) => {
+      this.#send({ files, progress }, reject, {
+        answer: (r) => resolve((r as GroupReply).failures.map((f) => (f === null ? null : asError(f)))),
+        ended: () => void fromProgress(files, progress).then(resolve, reject),
+      })
+    })
+  }
+
+  /**
+   * Make a new session on the thread ({@link ThreadSession}): one message each way where the
+   * event loop makes about ten calls. Should the thread end before it answers, the session is
+   * not made (an `EIO` error: what it left of the directory is a session never acknowledged).
+   * Rejects only when the request could not be sent (nothing was made).
+   */
+  makeSession(session: ThreadSession): Promise<SessionMade> {
+    const progress = new Int32Array(new SharedArrayBuffer(4 * Math.max(1, session.files.length)))
+    return new Promise((resolve, reject) => {
+      this.#send({ session, progress }, reject, {
+        answer: (reply) => {
+          const r = reply as SessionReply
+          const marker = r.marker === undefined || typeof r.marker === 'boolean' ? r.marker : asError(r.marker)
+          resolve({ made: r.made === null ? null : asError(r.made), ...(marker !== undefined ? { marker } : {}) })
+        },
+        ended: () => {
+          const err = new Error(
+            `not made: the event-file thread ended before it made session ${session.dir}`,
+          ) as NodeJS.ErrnoException
+          err.code = 'EIO'
+          resolve({ made: err })
+        },
+      })
+    })
+  }
+
+  /** Send a request (its id and the next pause added); `reject` when it cannot be sent. */
+  #send(
+    request: Omit<GroupRequest, 'id'> | Omit<SessionRequest, 'id'>,
+    reject: (err: unknown) => void,
+    waiting: Waiting,
+  ): void {
+    const worker = this.#worker
+    if (!worker || !this.#ready) return reject(new Error('the event-file thread is not running'))
+    const id = ++this.#next
     const pause = this.pauseNext
     this.pauseNext = undefined
-    return new Promise((resolve, reject) => {
-      this.#waiting.set(id, { files, progress, resolve, reject })
-      worker.ref()
-      try {
-        worker.postMessage({ id, files, progress, ...(pause ? { pause } : {}) } satisfies GroupRequest)
-      } catch (err) {
-        this.#waiting.delete(id)
-        if (this.#waiting.size === 0) worker.unref()
-        reject(err)
-      }
-    })
+    this.#waiting.set(id, waiting)
+    worker.ref()
+    try {
+      worker.postMessage({ id, ...request, ...(pause ? { pause } : {}) })
+    } catch (err) {
+      this.#waiting.delete(id)
+      if (this.#waiting.size === 0) worker.unref()
+      reject(err)
+    }
   }
 
   /** Start the thread now if it is not running; resolves once it runs (writes then go to it). */
@@ -306,13 +410,13 @@ class EventFileThread {
     worker.once('online', () => {
       if (this.#worker === worker) this.#ready = true
     })
-    worker.on('message', (reply: GroupReply) => {
+    worker.on('message', (reply: GroupReply | SessionReply) => {
       const w = this.#waiting.get(reply.id)
       if (!w) return
       this.#waiting.delete(reply.id)
       this.answered++
       if (this.#waiting.size === 0) worker.unref()
-      w.resolve(reply.failures.map((f) => (f === null ? null : asError(f))))
+      w.answer(reply)
     })
     // An uncaught error ends the thread ('exit' follows): nothing new is sent to it.
     worker.on('error', () => {
@@ -326,7 +430,7 @@ class EventFileThread {
       if (!this.#stopping && ++this.#unaskedEnds >= MAX_UNASKED_ENDS) this.#given = true
       this.#stopping = false
       // The thread is gone: what it did of each waiting request, it recorded.
-      for (const w of this.#waiting.values()) fromProgress(w.files, w.progress).then(w.resolve, w.reject)
+      for (const w of this.#waiting.values()) w.ended()
       this.#waiting.clear()
     })
     // After the listeners: adding a 'message' listener refs the worker's port again.

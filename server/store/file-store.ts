@@ -47,6 +47,7 @@ import {
   type LogEntry,
 } from './file-log.ts'
 import { streamEvents } from './event-stream.ts'
+import { eventFileThread } from './event-file-worker.ts'
 import { ListenerRegistry } from './listeners.ts'
 import { dirStamp, ListingMemo, type DirStamp, type ListingFacts } from './listing-memo.ts'
 import { RecentRing } from './recent-ring.ts'
@@ -66,6 +67,7 @@ import {
 import type { StoredRecord } from './stored-lines.ts'
 import {
   dropOwner,
+  freshOwner,
   OWNER_FILE,
   OWNER_HEARTBEAT_MS,
   ownerRecord,
@@ -206,7 +208,11 @@ export class FileEventStore implements EventStore {
     validateSummary(meta.session_id, summary)
     const id = meta.session_id
     const dir = sessionDir(this.root, id)
+    const metaText = `${JSON.stringify(meta, null, 2)}\n`
+    const summaryText = `${JSON.stringify(summary, null, 2)}\n`
     return this.#enqueue(id, async () => {
+      if (!this.#fsync && eventFileThread.ready() && (await this.#createOnThread(id, dir, metaText, summaryText)))
+        return
       try {
         await mkdir(dir)
       } catch (err) {
@@ -220,16 +226,55 @@ export class FileEventStore implements EventStore {
       // nobody else writes there, and a crash mid-write leaves a session that was never
       // acknowledged, which a load treats as absent.
       await Promise.all([
-        writeExclusive(join(dir, 'session.json'), `${JSON.stringify(meta, null, 2)}\n`, this.#fsync),
-        writeExclusive(join(dir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`, this.#fsync),
+        writeExclusive(join(dir, 'session.json'), metaText, this.#fsync),
+        writeExclusive(join(dir, 'summary.json'), summaryText, this.#fsync),
       ])
-      this.#lastSeq.set(id, 0)
-      this.#rings.set(id, new RecentRing())
-      this.#segments.set(id, { lines: 0, ends: [], ok: true, crc: 0 })
+      this.#created(id)
       // The owner marker, next in the session's queue: taken before any other operation of this
       // store on the session, after `session/new` is answered (nobody else knows the id yet).
       void this.#enqueue(id, () => this.#claimNew(id, dir))
     })
+  }
+
+  /**
+   * Make a new session on the event-file thread, the owner marker too: one message each way
+   * where the event loop makes about ten calls (each a wake-up of a pool thread). False when the
+   * thread could not take it or the event-log root is missing: the event loop makes it then.
+   */
+  async #createOnThread(id: string, dir: string, metaText: string, summaryText: string): Promise<boolean> {
+    await ownIdentity()
+    const record = ownerRecord(this.#agent)
+    let r
+    try {
+      r = await eventFileThread.makeSession({
+        dir,
+        files: [
+          { path: join(dir, 'session.json'), text: metaText },
+          { path: join(dir, 'summary.json'), text: summaryText },
+        ],
+        marker: freshOwner(dir, record),
+      })
+    } catch {
+      return false
+    }
+    if (r.made) {
+      if (errCode(r.made) === 'ENOENT') return false
+      if (errCode(r.made) === 'EEXIST') throw new ChimeraError('session_exists', `session ${id} already exists`)
+      throw r.made
+    }
+    this.#created(id)
+    if (r.marker === true) this.#holding(id, record)
+    // Not taken (another process linked one first, or it could not be written): as on the event
+    // loop, the next step in the session's queue looks at who holds it.
+    else void this.#enqueue(id, () => this.#claimNew(id, dir))
+    return true
+  }
+
+  /** A session this store has just made: empty, open here. */
+  #created(id: string): void {
+    this.#lastSeq.set(id, 0)
+    this.#rings.set(id, new RecentRing())
+    this.#segments.set(id, { lines: 0, ends: [], ok: true, crc: 0 })
   }
 
   /**
@@ -644,12 +689,15 @@ export class FileEventStore implements EventStore {
     await ownIdentity()
     const record = ownerRecord(this.#agent)
     const other = await takeOwner(dir, record)
-    if (!other) {
-      this.#owned.set(sessionId, record)
-      this.#confirmed.set(sessionId, Date.now())
-      this.#beat ??= setInterval(() => this.#heartbeat(), this.#heartbeatMs).unref()
-    }
+    if (!other) this.#holding(sessionId, record)
     return other
+  }
+
+  /** The marker of `sessionId` is `record`'s now: kept fresh until it is dropped. */
+  #holding(sessionId: string, record: SessionHolder): void {
+    this.#owned.set(sessionId, record)
+    this.#confirmed.set(sessionId, Date.now())
+    this.#beat ??= setInterval(() => this.#heartbeat(), this.#heartbeatMs).unref()
   }
 
   /** Forget a marker held here (the heartbeat stops with the last). */

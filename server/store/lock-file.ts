@@ -83,6 +83,18 @@ function tempPath(path: string, what: string): string {
   return `${path}.${what}-${scratchSuffix()}`
 }
 
+/** The text of a lock holding `record`. */
+const recordText = <R>(record: R): string => `${JSON.stringify(record)}\n`
+
+/**
+ * A free lock's file for `record`, for a writer of its own (the event-file thread making a new
+ * session): its text written whole to `tmp` (mode 0600, created exclusively), linked to `path`
+ * (EEXIST: another holder has it), then `tmp` removed — the first step of {@link takeLock}.
+ */
+export function freshLock<R>(path: string, record: R): { path: string; tmp: string; text: string } {
+  return { path, tmp: tempPath(path, 'new'), text: recordText(record) }
+}
+
 const sync = {
   create(path: string, text: string): boolean {
     const tmp = tempPath(path, 'new')
@@ -242,7 +254,7 @@ const GUARD_WAIT_MS = 10
  * free lock or a holder.
  */
 function* lockSteps<R>(path: string, record: R, kind: LockKind<R>): Steps<LockTaken<R>> {
-  const text = `${JSON.stringify(record)}\n`
+  const text = recordText(record)
   const guard = `${path}.takeover`
   for (let round = 0; round < 200; round++) {
     if ((yield { op: 'create', path, text }) === true) return { kind: 'taken' }

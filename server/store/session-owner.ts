@@ -23,7 +23,7 @@ import { readFile, readlink } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { ChimeraError } from '../errors.ts'
-import { dropLockAsync, readLock, readLockAsync, takeLockAsync, type LockKind } from './lock-file.ts'
+import { dropLockAsync, freshLock, readLock, readLockAsync, takeLockAsync, type LockKind } from './lock-file.ts'
 import { isAlive } from './pidfile.ts'
 
 export const OWNER_FILE = 'owner.json'
@@ -182,6 +182,11 @@ export async function takeOwner(dir: string, record: SessionHolder): Promise<Ses
   await ownIdentity()
   const r = await takeLockAsync(join(dir, OWNER_FILE), record, OWNER_LOCK)
   return r.kind === 'held' ? r.record : undefined
+}
+
+/** The marker of a session directory not made yet, for `record` (lock-file.ts `freshLock`). */
+export function freshOwner(dir: string, record: SessionHolder): { path: string; tmp: string; text: string } {
+  return freshLock(join(dir, OWNER_FILE), record)
 }
 
 /** Drop the marker if `record` still holds it. */
