@@ -118,17 +118,17 @@ function firstLine(template: string): string {
 export class CustomCommands implements CommandRenderer {
   readonly projectDir: string
   readonly userDir: string
-  readonly #scopes: Map<string, DefinitionScope>
+  readonly #env: NodeJS.ProcessEnv
+  readonly #cwd: string
+  /** The scope of each directory, resolved (real paths) when a command file is first read. */
+  #scopes: Map<string, DefinitionScope> | undefined
   readonly #cache = new Map<string, Parsed>()
 
   constructor(o: CustomCommandsOptions) {
     this.projectDir = projectCommandsDir(o.cwd)
     this.userDir = o.userDir ?? userCommandsDir(o.env)
-    const env = o.env ?? process.env
-    this.#scopes = new Map([
-      [this.userDir, userScope(this.userDir, env)],
-      [this.projectDir, projectScope(o.cwd, env)],
-    ])
+    this.#env = o.env ?? process.env
+    this.#cwd = o.cwd
   }
 
   /**
@@ -270,6 +270,12 @@ export class CustomCommands implements CommandRenderer {
   }
 
   #scope(dir: string): DefinitionScope {
+    // Not when the session is made: most sessions read no command file, and each real path is a
+    // synchronous call.
+    this.#scopes ??= new Map([
+      [this.userDir, userScope(this.userDir, this.#env)],
+      [this.projectDir, projectScope(this.#cwd, this.#env)],
+    ])
     return this.#scopes.get(dir) as DefinitionScope
   }
 
