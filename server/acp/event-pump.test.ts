@@ -54,6 +54,25 @@ describe('endAttachments', () => {
     expect(after).toBe(1)
   })
 
+  it('a copy that replaces the current one while it finishes is told to stop asking and waited for too', async () => {
+    const first = fakeSession('s3', 5)
+    const second = fakeSession('s3', 8)
+    let current = first.session
+    const { pump, log } = fakePump()
+    const ended = endAttachments([{ session: first.session, pump }], { current: () => current })
+    await new Promise((r) => setImmediate(r))
+    expect(first.asked).toHaveLength(1)
+    // Replaced (a take-over) while the first copy finishes its turn.
+    current = second.session
+    first.release()
+    await new Promise((r) => setImmediate(r))
+    expect(second.asked).toHaveLength(1)
+    expect(log).toEqual([])
+    second.release()
+    await ended
+    expect(log).toEqual(['delivered 8', 'stop'])
+  })
+
   it('detached: each pump stops at once, the sessions untouched', async () => {
     const s = fakeSession('s2', 3)
     const { pump, log } = fakePump()

@@ -51,6 +51,9 @@ export class EventPump {
   }
 }
 
+/** Copies of one session `endAttachments` follows at most (each replaced the one before). */
+const MAX_COPIES = 4
+
 /**
  * The connection's input ended: nobody can answer permission requests any more, so sessions
  * that would ask stop asking; then each session's running turn finishes, its last events are
@@ -70,16 +73,25 @@ export async function endAttachments<A extends { session: Session; pump: EventPu
     return
   }
   const now = (a: A) => o.current?.(a.session) ?? a.session
-  for (const a of all) {
-    const s = now(a)
-    if (s.approval === 'ask' || s.approval === 'auto')
+  const told = new WeakSet<Session>()
+  // Each copy that runs the session is told once, as it is met: one that replaces it later too.
+  const tell = (s: Session): Session => {
+    if (!told.has(s) && (s.approval === 'ask' || s.approval === 'auto'))
       s.stopAsking('the ACP client went away: input ended', 'end-of-input')
+    told.add(s)
+    return s
   }
+  for (const a of all) tell(now(a))
   await Promise.all(
     all.map(async (a) => {
-      // Read again after each wait: a copy can be replaced while an earlier one finishes.
-      await now(a).idle()
-      await now(a).flush()
+      // Again after each wait: a copy can be replaced while an earlier one finishes (bounded).
+      for (let round = 0, s = now(a); round < MAX_COPIES; round++) {
+        await s.idle()
+        await s.flush()
+        const next = tell(now(a))
+        if (next === s) break
+        s = next
+      }
       await a.pump.delivered(now(a).lastSeq)
       await a.pump.stop()
       o.after?.(a)

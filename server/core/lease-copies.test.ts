@@ -12,6 +12,7 @@ import type { SessionSummary } from '../../generated/schemas.gen.ts'
 import type { LoadedSession } from '../store/types.ts'
 import { testEnv, until, type TestEnv } from './fixtures/harness.ts'
 import { heldLeases } from './fixtures/held-leases.ts'
+import { TAKEN_OVER } from './manager.ts'
 
 let env: TestEnv
 beforeEach(() => {
@@ -135,6 +136,56 @@ describe('take-over after a load under way', () => {
     expect(events.filter((e) => e.type === 'user_message')).toHaveLength(1)
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1))
     expect(copy.turnOpen).toBe(false)
+    await store.close()
+  })
+
+  it('keeps a copy loaded while the lease is held that is still idle as it closes a turn left open, and the next prompt follows its records', async () => {
+    const root = eventlogRoot(env.home)
+    const first = new FileEventStore({ root })
+    const m0 = env.manager({ store: first })
+    const made = await m0.create()
+    await made.prompt('!say hi').done
+    await made.idle()
+    const told = await first.read(made.id)
+    const said = told.find((e) => e.type === 'user_message')!
+    const began = told.find((e) => e.type === 'turn_start')!
+    // The previous owner stopped mid-turn, its prompt's queue entry left behind, and another accepted.
+    let seq = made.lastSeq
+    await first.append({ ...said, seq: ++seq, data: { ...said.data, message_id: 'msg-stale' } } as AnyEvent)
+    await first.append({ ...began, seq: ++seq } as AnyEvent)
+    await first.queuePrompt(made.id, { message_id: 'msg-stale', text: 'stale', accepted_at: Date.now(), order: 0 })
+    await first.queuePrompt(made.id, { message_id: 'msg-left', text: 'left behind', accepted_at: Date.now(), order: 1 })
+    m0.closeAll()
+    await first.close()
+
+    let openLoad!: () => void
+    const loadGate = new Promise<void>((r) => (openLoad = r))
+    let loads = 0
+    const store = new (class extends FileEventStore {
+      override async load(id: string): Promise<LoadedSession | undefined> {
+        loads++
+        const loaded = await super.load(id)
+        if (loads === 1) await loadGate
+        return loaded
+      }
+    })({ root })
+    const m = env.manager({ store, leases: heldLeases() })
+    const loading = m.get(made.id)
+    await until(() => loads === 1, 5000, 'the load to begin')
+    const taking = m.takeOver(made.id, seq)
+    openLoad()
+    const copy = await loading
+    await taking
+    expect(loads).toBe(1)
+    expect(m.peek(made.id)).toBe(copy)
+    expect(copy.turnOpen).toBe(false)
+    const events = await store.read(made.id)
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1))
+    // The open turn closed once, saying it was taken over; the prompt left behind closed once.
+    expect(events.filter((e) => e.type === 'error' && e.data.message === TAKEN_OVER)).toHaveLength(1)
+    expect(events.filter((e) => e.type === 'user_message' && e.data.message_id === 'msg-left')).toHaveLength(1)
+    const next = await copy.prompt('!say again').done
+    expect(next.stop_reason).toBe('end_turn')
     await store.close()
   })
 })

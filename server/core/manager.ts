@@ -119,6 +119,8 @@ export class SessionManager {
   readonly home: string
   readonly #sessions = new Map<string, Session>()
   readonly #loading = new Map<string, Promise<Session>>()
+  /** Copies loaded while this instance held the session's lease: they took its queued prompts. */
+  readonly #owned = new WeakSet<Session>()
   /** Sessions being deleted: unknown to every reader from the delete's first step on. */
   readonly #deleting = new Set<string>()
   readonly #evictListeners = new Set<EvictListener>()
@@ -255,11 +257,15 @@ export class SessionManager {
     if (this.#deleting.has(id)) return Promise.reject(sessionNotFound(id))
     const live = this.#sessions.get(id)
     if (!isSessionId(id)) return Promise.reject(sessionNotFound(id))
-    let loading = this.#loading.get(id)
-    if (!loading) {
-      loading = this.#load(id, { replace: live !== undefined }).finally(() => this.#loading.delete(id))
-      this.#loading.set(id, loading)
-    }
+    return this.#loading.get(id) ?? this.#loadOnce(id, { replace: live !== undefined })
+  }
+
+  /** {@link #load}, known as the load under way of `id` until it ends. */
+  #loadOnce(id: string, opts: { closeOpenTurn?: string; replace?: boolean }): Promise<Session> {
+    const loading: Promise<Session> = this.#load(id, opts).finally(() => {
+      if (this.#loading.get(id) === loading) this.#loading.delete(id)
+    })
+    this.#loading.set(id, loading)
     return loading
   }
 
@@ -288,18 +294,18 @@ export class SessionManager {
     if (already && !opts.replace) return already
     // Accepted prompts are the owner's business: another instance's (or process's) copy only reads.
     const owned = (this.opts.leases?.holds(id) ?? true) && !loaded.heldBy
+    // Under leases a turn left open in the log is no copy's here (none runs, or it would not be
+    // loaded): the instance that ran it lost the session, which is taken over.
+    const closeOpenTurn = opts.closeOpenTurn ?? (this.shared ? TAKEN_OVER : undefined)
     const deps = this.#deps(this.store, loaded.meta, true)
     const session = Session.restore(
       loaded.meta,
       loaded.events,
       deps,
       owned ? loaded.queued : [],
-      loaded.heldBy
-        ? { heldBy: loaded.heldBy }
-        : owned && opts.closeOpenTurn !== undefined
-          ? { closeOpenTurn: opts.closeOpenTurn }
-          : {},
+      loaded.heldBy ? { heldBy: loaded.heldBy } : owned && closeOpenTurn !== undefined ? { closeOpenTurn } : {},
     )
+    if (owned && this.shared) this.#owned.add(session)
     // The copy replaced is out of date: a summary it still owes would cover the current one.
     already?.drop()
     this.#sessions.set(id, session)
@@ -315,23 +321,24 @@ export class SessionManager {
    */
   async takeOver(id: string, length: number): Promise<void> {
     const before = this.#sessions.get(id)
-    // A load under way (begun before the claim) ends first; each round waits for one load.
-    for (let round = 0; round < 3 && this.#loading.has(id); round++) await this.#loading.get(id)!.catch(() => {})
+    // Every load under way (begun before the claim) ends first.
+    for (let pending = this.#loading.get(id); pending; pending = this.#loading.get(id)) await pending.catch(() => {})
     const live = this.#sessions.get(id)
+    // Loaded since, while this instance held the lease: it took the queued prompts and closes a
+    // turn left open (with this reason); replacing it would do both twice.
+    if (live && live !== before && this.#owned.has(live)) return live.idle()
     // Current, and no turn left open (a read-only copy loaded mid-turn is current but must be closed).
     if (live && live.status === 'idle' && live.lastSeq === length && !live.turnOpen) return
-    if (live && live !== before && !live.heldBy && live.status !== 'idle') {
-      // Loaded while this instance held the lease: it owns the prompts it took and runs them;
-      // replacing it would run them twice.
+    if (live && live.status !== 'idle') {
+      // A copy still running here lost the lease earlier: its turn is stopped (its writes are
+      // refused once another instance wrote), and what it still writes is written before the
+      // store is read again.
+      live.cancel(LEASE_LOST_REASON)
       await live.idle()
-      return
     }
-    // A copy still running here lost the lease earlier: its writes are refused (fenced); stop it.
-    if (live && live.status !== 'idle') live.cancel(LEASE_LOST_REASON)
-    const loading = this.#load(id, { closeOpenTurn: TAKEN_OVER, replace: true }).finally(() => this.#loading.delete(id))
-    this.#loading.set(id, loading)
-    const session = await loading
-    await session.idle()
+    await (this.#loading.get(id) ?? this.#loadOnce(id, { closeOpenTurn: TAKEN_OVER, replace: true })).then((s) =>
+      s.idle(),
+    )
   }
 
   /** The lease of a session was lost: the copy here is stale (another instance runs it now). */

@@ -137,6 +137,7 @@ describe('the manager over the file store', () => {
     await until(() => marker(dir) === undefined && m.store.holdsMarker?.(s.id) !== true, 5000, 'the marker dropped')
     await new Promise((r) => setImmediate(r))
     expect(marker(dir)).toBeUndefined()
+    expect(m.store.holdsMarker?.(s.id)).not.toBe(true)
   })
 
   it('a purge keeps the marker until the session is removed', async () => {

@@ -119,6 +119,11 @@ describe.each([
     const meta = sampleMeta('otter', new Date('2026-04-25T12:03:00Z'))
     await where(() => store.create(meta, sampleSummary(meta)))
     const dir = join(root, meta.session_id)
+    // On the thread the marker is taken before the create is answered.
+    if (threaded) {
+      expect(store.holdsMarker(meta.session_id)).toBe(true)
+      expect(existsSync(join(dir, 'owner.json'))).toBe(true)
+    }
     // The next step in the session's queue: after the marker on either path.
     await store.append(sampleEvent(meta.session_id, 1))
     expect(store.holdsMarker(meta.session_id)).toBe(true)
@@ -231,19 +236,30 @@ describe('a thread that ends before it answers', () => {
     expect(names(dir)).toEqual([eventFileName(1, group[0]!.type), eventFileName(2, group[1]!.type)].sort())
   })
 
-  it('a new session it was making is not made (EIO): nothing is acknowledged, a load finds no session', async () => {
-    const root = freshDir()
-    const store = stores.open({ root })
-    const meta = sampleMeta('otter', new Date('2026-04-25T12:04:00Z'))
-    const err = await stoppedAt(0, Progress.Created, () =>
-      store.create(meta, sampleSummary(meta)).then(
-        () => undefined,
-        (e: unknown) => e,
-      ),
-    )
-    expect(err).toMatchObject({ code: 'EIO' })
-    expect(store.holdsMarker(meta.session_id)).toBe(false)
-    expect(await stores.open({ root }).load(meta.session_id)).toBeUndefined()
+  it('a new session it was making is not made (EIO) and what it made is removed: nothing is acknowledged, a load finds no session, the id can be made again', async () => {
+    const cases = [
+      [0, Progress.Created],
+      [1, Progress.Closed],
+    ] as const
+    for (const [i, [file, step]] of cases.entries()) {
+      const root = freshDir()
+      const store = stores.open({ root })
+      const meta = sampleMeta('otter', new Date(Date.UTC(2026, 3, 25, 12, 4, i)))
+      const err = await stoppedAt(file, step, () =>
+        store.create(meta, sampleSummary(meta)).then(
+          () => undefined,
+          (e: unknown) => e,
+        ),
+      )
+      expect(err, `stopped at file ${file}`).toMatchObject({ code: 'EIO' })
+      expect(store.holdsMarker(meta.session_id)).toBe(false)
+      expect(existsSync(join(root, meta.session_id))).toBe(false)
+      const other = stores.open({ root })
+      expect(await other.load(meta.session_id)).toBeUndefined()
+      expect(await other.list()).toEqual([])
+      await store.create(meta, sampleSummary(meta))
+      expect((await store.load(meta.session_id))?.meta).toEqual(meta)
+    }
   })
 
   it('a marker that exists is not taken (another holder): the thread says so and leaves it and no temporary file', async () => {
@@ -258,7 +274,7 @@ describe('a thread that ends before it answers', () => {
       files: [{ path: join(dir, 'session.json'), text: '{}\n' }],
       marker: { path: marker, tmp: `${marker}.new-test`, text: 'mine\n' },
     })
-    expect(made).toEqual({ made: null, marker: false })
+    expect(made).toEqual({ made: null, marker: false, dirMade: true })
     expect(readFileSync(marker, 'utf8')).toBe('held elsewhere\n')
     expect(names(held)).toEqual(['owner.json'])
     expect(names(dir)).toEqual(['session.json'])

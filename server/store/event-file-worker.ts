@@ -93,10 +93,14 @@ interface SessionReply {
   marker?: boolean | Failure
 }
 
-/** What {@link EventFileThread.makeSession} answers. */
+/**
+ * What {@link EventFileThread.makeSession} answers; `dirMade`: this request made the directory
+ * (a session not made is then the caller's to remove again: nobody else knows its id).
+ */
 export interface SessionMade {
   made: Error | null
   marker?: boolean | Error
+  dirMade: boolean
 }
 
 /**
@@ -160,6 +164,7 @@ function makeSession(req) {
   const s = req.session
   try {
     fs.mkdirSync(s.dir)
+    Atomics.store(req.progress, s.files.length, CREATED)
     for (let i = 0; i < s.files.length; i++) create(req, i, s.files[i].path, s.files[i].text)
   } catch (e) {
     return { id: req.id, made: why(e) }
@@ -325,24 +330,30 @@ class EventFileThread {
   /**
    * Make a new session on the thread ({@link ThreadSession}): one message each way where the
    * event loop makes about ten calls. Should the thread end before it answers, the session is
-   * not made (an `EIO` error: what it left of the directory is a session never acknowledged).
+   * not made (an `EIO` error; `dirMade` says whether what it left is the caller's to remove).
    * Rejects only when the request could not be sent (nothing was made).
    */
   makeSession(session: ThreadSession): Promise<SessionMade> {
-    const progress = new Int32Array(new SharedArrayBuffer(4 * Math.max(1, session.files.length)))
+    // A cell per file, then one set once the directory is made.
+    const progress = new Int32Array(new SharedArrayBuffer(4 * (session.files.length + 1)))
+    const dirMade = (): boolean => Atomics.load(progress, session.files.length) === Progress.Created
     return new Promise((resolve, reject) => {
       this.#send({ session, progress }, reject, {
         answer: (reply) => {
           const r = reply as SessionReply
           const marker = r.marker === undefined || typeof r.marker === 'boolean' ? r.marker : asError(r.marker)
-          resolve({ made: r.made === null ? null : asError(r.made), ...(marker !== undefined ? { marker } : {}) })
+          resolve({
+            made: r.made === null ? null : asError(r.made),
+            ...(marker !== undefined ? { marker } : {}),
+            dirMade: dirMade(),
+          })
         },
         ended: () => {
           const err = new Error(
             `not made: the event-file thread ended before it made session ${session.dir}`,
           ) as NodeJS.ErrnoException
           err.code = 'EIO'
-          resolve({ made: err })
+          resolve({ made: err, dirMade: dirMade() })
         },
       })
     })

@@ -223,12 +223,17 @@ export class FileEventStore implements EventStore {
         await mkdir(dir)
       }
       // Independent files, written side by side and created in place: the directory is new and
-      // nobody else writes there, and a crash mid-write leaves a session that was never
-      // acknowledged, which a load treats as absent.
-      await Promise.all([
-        writeExclusive(join(dir, 'session.json'), metaText, this.#fsync),
-        writeExclusive(join(dir, 'summary.json'), summaryText, this.#fsync),
-      ])
+      // nobody else writes there. One that fails takes the directory with it: the session was
+      // never acknowledged (a crash mid-write can leave one with no events).
+      try {
+        await Promise.all([
+          writeExclusive(join(dir, 'session.json'), metaText, this.#fsync),
+          writeExclusive(join(dir, 'summary.json'), summaryText, this.#fsync),
+        ])
+      } catch (err) {
+        await unmake(dir)
+        throw err
+      }
       this.#created(id)
       // The owner marker, next in the session's queue: taken before any other operation of this
       // store on the session, after `session/new` is answered (nobody else knows the id yet).
@@ -258,6 +263,8 @@ export class FileEventStore implements EventStore {
       return false
     }
     if (r.made) {
+      // Made by this request, never acknowledged: removed again (a marker it took first).
+      if (r.dirMade) await unmake(dir, record)
       if (errCode(r.made) === 'ENOENT') return false
       if (errCode(r.made) === 'EEXIST') throw new ChimeraError('session_exists', `session ${id} already exists`)
       throw r.made
@@ -1174,4 +1181,14 @@ function chain<T>(chains: Map<string, Promise<unknown>>, key: string, fn: () => 
   }
   run.then(done, done)
   return run
+}
+
+/**
+ * Remove a session directory a create made and did not finish (never acknowledged: nobody else
+ * knows its id), the owner marker `record` first when it holds it. Best effort: what stays is a
+ * session with no events.
+ */
+async function unmake(dir: string, record?: SessionHolder): Promise<void> {
+  if (record) await dropOwner(dir, record).catch(() => {})
+  await rm(dir, { recursive: true, force: true }).catch(() => {})
 }
