@@ -156,6 +156,8 @@ describe('take-over after a load under way', () => {
     await first.queuePrompt(made.id, { message_id: 'msg-stale', text: 'stale', accepted_at: Date.now(), order: 0 })
     await first.queuePrompt(made.id, { message_id: 'msg-left', text: 'left behind', accepted_at: Date.now(), order: 1 })
     m0.closeAll()
+    // Its last summary write ends before the store lets the session go (else it takes it again).
+    await made.flush()
     await first.close()
 
     let openLoad!: () => void
@@ -186,6 +188,53 @@ describe('take-over after a load under way', () => {
     expect(events.filter((e) => e.type === 'user_message' && e.data.message_id === 'msg-left')).toHaveLength(1)
     const next = await copy.prompt('!say again').done
     expect(next.stop_reason).toBe('end_turn')
+    await store.close()
+  })
+
+  it('replaces a copy whose read began before the claim: it is older than the claim found and took nothing', async () => {
+    const root = eventlogRoot(env.home)
+    const first = new FileEventStore({ root })
+    const m0 = env.manager({ store: first })
+    const made = await m0.create()
+    await made.prompt('!say hi').done
+
+    let openLoad!: () => void
+    const loadGate = new Promise<void>((r) => (openLoad = r))
+    let loads = 0
+    let read = false
+    const store = new (class extends FileEventStore {
+      override async load(id: string): Promise<LoadedSession | undefined> {
+        loads++
+        const loaded = await super.load(id)
+        read = true
+        if (loads === 1) await loadGate
+        return loaded
+      }
+    })({ root })
+    const leases = heldLeases()
+    let held = false
+    leases.holds = () => held
+    const m = env.manager({ store, leases })
+    // A read (not holding the lease) loads the session as it is now...
+    const loading = m.get(made.id)
+    await until(() => read, 5000, 'the session to be read')
+    // ...while its owner runs another turn and lets it go; this instance claims it.
+    await made.prompt('!say again').done
+    await made.idle()
+    m0.closeAll()
+    await made.flush()
+    await first.close()
+    const length = made.lastSeq
+    held = true
+    const taking = m.takeOver(made.id, length)
+    openLoad()
+    const copy = await loading
+    await taking
+    expect(copy.lastSeq).toBeLessThan(length)
+    const current = m.peek(made.id)!
+    expect(current).not.toBe(copy)
+    expect(current.lastSeq).toBe(length)
+    expect((await current.prompt('!say third').done).stop_reason).toBe('end_turn')
     await store.close()
   })
 })

@@ -286,6 +286,9 @@ export class SessionManager {
   }
 
   async #load(id: string, opts: { closeOpenTurn?: string; replace?: boolean } = {}): Promise<Session> {
+    // Held before the read as well as after: a read begun before this instance claimed the
+    // session may be older than what the claim found, and is only read from.
+    const heldBefore = this.opts.leases?.holds(id) ?? true
     const loaded = await this.store.load(id)
     // A delete that began while this load read the disk wins: the session is gone.
     if (!loaded || this.#deleting.has(id)) throw sessionNotFound(id)
@@ -293,7 +296,7 @@ export class SessionManager {
     const already = this.#sessions.get(id)
     if (already && !opts.replace) return already
     // Accepted prompts are the owner's business: another instance's (or process's) copy only reads.
-    const owned = (this.opts.leases?.holds(id) ?? true) && !loaded.heldBy
+    const owned = heldBefore && (this.opts.leases?.holds(id) ?? true) && !loaded.heldBy
     // Under leases a turn left open in the log is no copy's here (none runs, or it would not be
     // loaded): the instance that ran it lost the session, which is taken over.
     const closeOpenTurn = opts.closeOpenTurn ?? (this.shared ? TAKEN_OVER : undefined)
@@ -321,12 +324,15 @@ export class SessionManager {
    */
   async takeOver(id: string, length: number): Promise<void> {
     const before = this.#sessions.get(id)
-    // Every load under way (begun before the claim) ends first.
-    for (let pending = this.#loading.get(id); pending; pending = this.#loading.get(id)) await pending.catch(() => {})
+    // Every load under way (begun before the claim) ends first (bounded: readers may keep loading).
+    for (let round = 0, pending = this.#loading.get(id); pending && round < MAX_LOAD_WAITS; round++) {
+      await pending.catch(() => {})
+      pending = this.#loading.get(id)
+    }
     const live = this.#sessions.get(id)
     // Loaded since, while this instance held the lease: it took the queued prompts and closes a
     // turn left open (with this reason); replacing it would do both twice.
-    if (live && live !== before && this.#owned.has(live)) return live.idle()
+    if (live && live !== before && this.#owned.has(live) && live.lastSeq >= length) return live.idle()
     // Current, and no turn left open (a read-only copy loaded mid-turn is current but must be closed).
     if (live && live.status === 'idle' && live.lastSeq === length && !live.turnOpen) return
     if (live && live.status !== 'idle') {
@@ -334,7 +340,7 @@ export class SessionManager {
       // refused once another instance wrote), and what it still writes is written before the
       // store is read again.
       live.cancel(LEASE_LOST_REASON)
-      await live.idle()
+      await settledWithin(live.idle(), STALE_SETTLE_MS)
     }
     await (this.#loading.get(id) ?? this.#loadOnce(id, { closeOpenTurn: TAKEN_OVER, replace: true })).then((s) =>
       s.idle(),
@@ -546,6 +552,23 @@ export class SessionManager {
 
 export const SHUTDOWN_REASON = 'server shutdown'
 /** The terminal `error` of a turn whose instance stopped mid-turn, written by the instance that took the session over. */
+/** Loads under way a take-over waits for, one after another, before it reads the store itself. */
+const MAX_LOAD_WAITS = 8
+/** How long a take-over waits for a stopped stale copy's queue to end before it reads the store. */
+const STALE_SETTLE_MS = 5000
+
+/** Resolves when `p` settles or after `ms`, whichever is first. */
+function settledWithin(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  return Promise.race([
+    p.then(
+      () => {},
+      () => {},
+    ),
+    new Promise<void>((r) => (timer = setTimeout(r, ms))),
+  ]).finally(() => clearTimeout(timer))
+}
+
 export const TAKEN_OVER =
   'the turn was interrupted: the instance that ran it stopped (its lease ran out) and another instance took the session over'
 const LEASE_LOST_REASON = 'this instance lost the session to another instance'

@@ -25,7 +25,7 @@
  * and rebuilt from the event files; it is never needed for correctness.
  */
 import { readFile } from 'node:fs'
-import { mkdir, readdir, rm, stat, unlink, utimes } from 'node:fs/promises'
+import { mkdir, readdir, rm, rmdir, stat, unlink, utimes } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { SessionSummary } from '../../generated/schemas.gen.ts'
 import type { AnyEvent } from '../events/event-types.ts'
@@ -225,14 +225,14 @@ export class FileEventStore implements EventStore {
       // Independent files, written side by side and created in place: the directory is new and
       // nobody else writes there. One that fails takes the directory with it: the session was
       // never acknowledged (a crash mid-write can leave one with no events).
-      try {
-        await Promise.all([
-          writeExclusive(join(dir, 'session.json'), metaText, this.#fsync),
-          writeExclusive(join(dir, 'summary.json'), summaryText, this.#fsync),
-        ])
-      } catch (err) {
+      const written = await Promise.allSettled([
+        writeExclusive(join(dir, 'session.json'), metaText, this.#fsync),
+        writeExclusive(join(dir, 'summary.json'), summaryText, this.#fsync),
+      ])
+      const failed = written.find((r) => r.status === 'rejected')
+      if (failed) {
         await unmake(dir)
-        throw err
+        throw failed.reason
       }
       this.#created(id)
       // The owner marker, next in the session's queue: taken before any other operation of this
@@ -250,6 +250,7 @@ export class FileEventStore implements EventStore {
     await ownIdentity()
     const record = ownerRecord(this.#agent)
     let r
+    const marker = freshOwner(dir, record)
     try {
       r = await eventFileThread.makeSession({
         dir,
@@ -257,14 +258,14 @@ export class FileEventStore implements EventStore {
           { path: join(dir, 'session.json'), text: metaText },
           { path: join(dir, 'summary.json'), text: summaryText },
         ],
-        marker: freshOwner(dir, record),
+        marker,
       })
     } catch {
       return false
     }
     if (r.made) {
       // Made by this request, never acknowledged: removed again (a marker it took first).
-      if (r.dirMade) await unmake(dir, record)
+      if (r.dirMade) await unmake(dir, { record, tmp: marker.tmp })
       if (errCode(r.made) === 'ENOENT') return false
       if (errCode(r.made) === 'EEXIST') throw new ChimeraError('session_exists', `session ${id} already exists`)
       throw r.made
@@ -1184,11 +1185,14 @@ function chain<T>(chains: Map<string, Promise<unknown>>, key: string, fn: () => 
 }
 
 /**
- * Remove a session directory a create made and did not finish (never acknowledged: nobody else
- * knows its id), the owner marker `record` first when it holds it. Best effort: what stays is a
+ * Remove what a create made of a session directory and did not finish (never acknowledged:
+ * nobody else knows its id): its two files, the owner marker when `marker.record` holds it (and
+ * its temporary file), then the directory if nothing else is in it. Best effort: what stays is a
  * session with no events.
  */
-async function unmake(dir: string, record?: SessionHolder): Promise<void> {
-  if (record) await dropOwner(dir, record).catch(() => {})
-  await rm(dir, { recursive: true, force: true }).catch(() => {})
+async function unmake(dir: string, marker?: { record: SessionHolder; tmp: string }): Promise<void> {
+  const gone = (path: string) => unlink(path).catch(() => {})
+  await Promise.all([gone(join(dir, 'session.json')), gone(join(dir, 'summary.json'))])
+  if (marker) await Promise.all([dropOwner(dir, marker.record).catch(() => {}), gone(marker.tmp)])
+  await rmdir(dir).catch(() => {})
 }
