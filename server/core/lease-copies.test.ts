@@ -45,6 +45,22 @@ class WatchedStore extends FileEventStore {
   }
 }
 
+/** A file store whose loads wait for `openLoad()` once they have read the session (`readDone`). */
+class HeldLoadStore extends FileEventStore {
+  loads = 0
+  readDone = false
+  openLoad!: () => void
+  readonly #gate = new Promise<void>((r) => (this.openLoad = r))
+
+  override async load(id: string): Promise<LoadedSession | undefined> {
+    this.loads++
+    const loaded = await super.load(id)
+    this.readDone = true
+    await this.#gate
+    return loaded
+  }
+}
+
 /** Lets queued microtasks run (no timer can fire meanwhile: that needs a turn of the event loop). */
 async function microtasks(n = 1000): Promise<void> {
   for (let i = 0; i < n; i++) await Promise.resolve()
@@ -95,19 +111,10 @@ describe('take-over after a load under way', () => {
     const length = made.lastSeq
 
     // Loads wait for `openLoad`; the closing records wait for `openAppend`.
-    let openLoad!: () => void
-    const loadGate = new Promise<void>((r) => (openLoad = r))
     let openAppend!: () => void
     const appendGate = new Promise<void>((r) => (openAppend = r))
-    let loads = 0
     let appendsHeld = 0
-    const store = new (class extends FileEventStore {
-      override async load(id: string): Promise<LoadedSession | undefined> {
-        loads++
-        const loaded = await super.load(id)
-        await loadGate
-        return loaded
-      }
+    const store = new (class extends HeldLoadStore {
       override async append(e: AnyEvent): Promise<void> {
         appendsHeld++
         await appendGate
@@ -122,10 +129,10 @@ describe('take-over after a load under way', () => {
     const m = env.manager({ store, leases: heldLeases() })
 
     const loading = m.get(made.id)
-    await until(() => loads === 1, 5000, 'the load to begin')
+    await until(() => store.loads === 1, 5000, 'the load to begin')
     // The lease was just claimed (a command's claim, or the sweep): take the session over.
     const taking = m.takeOver(made.id, length)
-    openLoad()
+    store.openLoad()
     const copy = await loading
     await until(() => appendsHeld > 0, 5000, 'the closing records to be written')
     expect(copy.status).toBe('running')
@@ -160,25 +167,15 @@ describe('take-over after a load under way', () => {
     await made.flush()
     await first.close()
 
-    let openLoad!: () => void
-    const loadGate = new Promise<void>((r) => (openLoad = r))
-    let loads = 0
-    const store = new (class extends FileEventStore {
-      override async load(id: string): Promise<LoadedSession | undefined> {
-        loads++
-        const loaded = await super.load(id)
-        if (loads === 1) await loadGate
-        return loaded
-      }
-    })({ root })
+    const store = new HeldLoadStore({ root })
     const m = env.manager({ store, leases: heldLeases() })
     const loading = m.get(made.id)
-    await until(() => loads === 1, 5000, 'the load to begin')
+    await until(() => store.loads === 1, 5000, 'the load to begin')
     const taking = m.takeOver(made.id, seq)
-    openLoad()
+    store.openLoad()
     const copy = await loading
     await taking
-    expect(loads).toBe(1)
+    expect(store.loads).toBe(1)
     expect(m.peek(made.id)).toBe(copy)
     expect(copy.turnOpen).toBe(false)
     const events = await store.read(made.id)
@@ -198,26 +195,14 @@ describe('take-over after a load under way', () => {
     const made = await m0.create()
     await made.prompt('!say hi').done
 
-    let openLoad!: () => void
-    const loadGate = new Promise<void>((r) => (openLoad = r))
-    let loads = 0
-    let read = false
-    const store = new (class extends FileEventStore {
-      override async load(id: string): Promise<LoadedSession | undefined> {
-        loads++
-        const loaded = await super.load(id)
-        read = true
-        if (loads === 1) await loadGate
-        return loaded
-      }
-    })({ root })
+    const store = new HeldLoadStore({ root })
     const leases = heldLeases()
     let held = false
     leases.holds = () => held
     const m = env.manager({ store, leases })
     // A read (not holding the lease) loads the session as it is now...
     const loading = m.get(made.id)
-    await until(() => read, 5000, 'the session to be read')
+    await until(() => store.readDone, 5000, 'the session to be read')
     // ...while its owner runs another turn and lets it go; this instance claims it.
     await made.prompt('!say again').done
     await made.idle()
@@ -227,7 +212,7 @@ describe('take-over after a load under way', () => {
     const length = made.lastSeq
     held = true
     const taking = m.takeOver(made.id, length)
-    openLoad()
+    store.openLoad()
     const copy = await loading
     await taking
     expect(copy.lastSeq).toBeLessThan(length)

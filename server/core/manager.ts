@@ -47,6 +47,7 @@ import { sessionHeld } from '../store/session-owner.ts'
 import type { CommandRenderer } from './slash-commands.ts'
 import { startupMark } from '../startup-trace.ts'
 import { randomReady } from '../platform/random.ts'
+import { settleWithin } from '../settle-within.ts'
 
 export interface ManagerOptions {
   agent: AgentPrefix
@@ -340,7 +341,7 @@ export class SessionManager {
       // refused once another instance wrote), and what it still writes is written before the
       // store is read again.
       live.cancel(LEASE_LOST_REASON)
-      await settledWithin(live.idle(), STALE_SETTLE_MS)
+      await settleWithin(live.idle(), STALE_SETTLE_MS)
     }
     await (this.#loading.get(id) ?? this.#loadOnce(id, { closeOpenTurn: TAKEN_OVER, replace: true })).then((s) =>
       s.idle(),
@@ -551,24 +552,11 @@ export class SessionManager {
 }
 
 export const SHUTDOWN_REASON = 'server shutdown'
-/** The terminal `error` of a turn whose instance stopped mid-turn, written by the instance that took the session over. */
 /** Loads under way a take-over waits for, one after another, before it reads the store itself. */
 const MAX_LOAD_WAITS = 8
 /** How long a take-over waits for a stopped stale copy's queue to end before it reads the store. */
 const STALE_SETTLE_MS = 5000
-
-/** Resolves when `p` settles or after `ms`, whichever is first. */
-function settledWithin(p: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined
-  return Promise.race([
-    p.then(
-      () => {},
-      () => {},
-    ),
-    new Promise<void>((r) => (timer = setTimeout(r, ms))),
-  ]).finally(() => clearTimeout(timer))
-}
-
+/** The terminal `error` of a turn whose instance stopped mid-turn, written by the instance that took the session over. */
 export const TAKEN_OVER =
   'the turn was interrupted: the instance that ran it stopped (its lease ran out) and another instance took the session over'
 const LEASE_LOST_REASON = 'this instance lost the session to another instance'

@@ -14,6 +14,7 @@ import type { ToolOutcome } from '../tools/types.ts'
 import { CALL_TIMEOUT_MS, isStdio, record, type McpServerConfig } from './config.ts'
 import { release, signalGroup, supervise } from '../platform/supervisor.ts'
 import { toOutcome } from './result.ts'
+import { settleWithin } from '../settle-within.ts'
 
 /** At most this many tools per server, and this many list pages. */
 const MAX_TOOLS = 512
@@ -270,20 +271,5 @@ function forwardStderr(stream: NodeJS.ReadableStream | null, name: string, logge
       logger.info(`mcp ${name} stderr: ${held.slice(0, MAX_LOG_LINE)}`)
       held = ''
     }
-  })
-}
-
-/** Wait for `p` to settle, at most `ms`, and not past `signal` aborting. */
-function settleWithin(p: Promise<unknown>, ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer)
-      signal.removeEventListener('abort', done)
-      resolve()
-    }
-    const timer = setTimeout(done, ms)
-    signal.addEventListener('abort', done, { once: true })
-    if (signal.aborted) done()
-    p.then(done, done)
   })
 }
