@@ -13,6 +13,9 @@ import type { LoadedSession } from '../store/types.ts'
 import { testEnv, until, type TestEnv } from './fixtures/harness.ts'
 import { heldLeases } from './fixtures/held-leases.ts'
 import { TAKEN_OVER } from './manager.ts'
+import { ModelRegistry } from './model-registry.ts'
+import { OfflineProvider } from '../providers/offline.ts'
+import { Gate, ScriptedProvider } from './fixtures/scripted-provider.ts'
 
 let env: TestEnv
 beforeEach(() => {
@@ -59,6 +62,33 @@ class HeldLoadStore extends FileEventStore {
     await this.#gate
     return loaded
   }
+}
+
+/** A file store that counts its loads. */
+class CountingStore extends FileEventStore {
+  loads = 0
+  override async load(id: string): Promise<LoadedSession | undefined> {
+    this.loads++
+    return super.load(id)
+  }
+}
+
+/**
+ * The offline model behind a gate: a call whose newest user message has a `!hold` line waits for
+ * `gate` (its cancel ends the wait, unless `deaf`: a tool that goes on after its cancel), then
+ * plays the message's directives. `prompts` lists each call's newest user message.
+ */
+function gatedModels(deaf = false): { models: ModelRegistry; gate: Gate; prompts: string[] } {
+  const offline = new OfflineProvider()
+  const gate = new Gate()
+  const prompts: string[] = []
+  const provider = new ScriptedProvider(async function* (req) {
+    const user = [...req.messages].reverse().find((m) => m.role === 'user')?.content ?? ''
+    prompts.push(user)
+    if (user.split('\n').includes('!hold')) await gate.wait(deaf ? new AbortController().signal : req.signal)
+    yield* offline.stream({ ...req, model: 'offline' })
+  }, 'gated')
+  return { models: new ModelRegistry([offline, provider]), gate, prompts }
 }
 
 /** Lets queued microtasks run (no timer can fire meanwhile: that needs a turn of the event loop). */
@@ -220,6 +250,69 @@ describe('take-over after a load under way', () => {
     expect(current).not.toBe(copy)
     expect(current.lastSeq).toBe(length)
     expect((await current.prompt('!say third').done).stop_reason).toBe('end_turn')
+    await store.close()
+  })
+})
+
+describe('a copy that lost its lease', () => {
+  it('runs none of its queued prompts: they stay queued in the log, and the instance that runs the session now closes each once', async () => {
+    const store = new FileEventStore({ root: eventlogRoot(env.home) })
+    const leases = heldLeases()
+    const { models, prompts } = gatedModels()
+    const m = env.manager({ store, leases, models, model: 'gated' })
+    const s = await m.create()
+    const running = s.prompt('!hold\n!say one')
+    const queued = s.prompt('!say two')
+    await queued.accepted
+    await until(() => prompts.length === 1, 5000, 'the first turn to call the model')
+    leases.hooks!.lost(s.id)
+    expect((await running.done).stop_reason).toBe('cancelled')
+    expect((await queued.done).stop_reason).toBe('cancelled')
+    await s.idle()
+    expect(prompts).toEqual(['!hold\n!say one'])
+    const stored = await store.load(s.id)
+    expect(stored!.queued.map((q) => q.message_id)).toEqual([queued.messageId])
+    expect(stored!.events.filter((e) => e.type === 'user_message')).toHaveLength(1)
+    // Claimed again (here, standing in for the instance that took it): it closes the prompt, once.
+    await m.takeOver(s.id, stored!.events.length)
+    const copy = m.peek(s.id)!
+    expect(copy).not.toBe(s)
+    await copy.idle()
+    expect(prompts).toEqual(['!hold\n!say one'])
+    const after = (await copy.events(stored!.events.length)).map((e) =>
+      e.type === 'user_message' ? `${e.type} ${e.data.message_id}` : e.type,
+    )
+    expect(after).toEqual([`user_message ${queued.messageId}`, 'turn_start', 'turn_end', 'error'])
+    await copy.flush()
+    await store.close()
+  })
+
+  it('is waited for by a load that will run the session: its last records come before the read', async () => {
+    const store = new CountingStore({ root: eventlogRoot(env.home) })
+    const leases = heldLeases()
+    const { models, gate, prompts } = gatedModels(true)
+    const m = env.manager({ store, leases, models, model: 'gated' })
+    const s = await m.create()
+    const running = s.prompt('!hold\n!say one')
+    await until(() => prompts.length === 1, 5000, 'the turn to call the model')
+    leases.hooks!.lost(s.id)
+    const loads = store.loads
+    // Claimed again while the stale copy's turn still runs (its tool ignores the cancel).
+    const taking = m.takeOver(s.id, s.lastSeq)
+    await microtasks()
+    expect(store.loads).toBe(loads)
+    gate.open()
+    expect((await running.done).stop_reason).toBe('cancelled')
+    await taking
+    expect(store.loads).toBe(loads + 1)
+    const copy = m.peek(s.id)!
+    expect(copy).not.toBe(s)
+    // The turn was closed once, by the copy that ran it: nothing was left open to take over.
+    const terminals = (await copy.events(0)).filter((e) => TERMINAL_EVENTS.has(e.type))
+    expect(terminals.map((e) => e.type)).toEqual(['cancelled'])
+    expect(JSON.stringify(terminals)).not.toContain(TAKEN_OVER)
+    expect((await copy.prompt('!say next').done).stop_reason).toBe('end_turn')
+    await copy.flush()
     await store.close()
   })
 })

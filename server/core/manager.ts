@@ -122,6 +122,11 @@ export class SessionManager {
   readonly #loading = new Map<string, Promise<Session>>()
   /** Copies loaded while this instance held the session's lease: they took its queued prompts. */
   readonly #owned = new WeakSet<Session>()
+  /**
+   * Copies that lost the lease here and may still be stopping (a tool ignoring its cancel), by
+   * session: a load that will run the session waits for them, so what they still write comes first.
+   */
+  readonly #stopping = new Map<string, Promise<void>>()
   /** Sessions being deleted: unknown to every reader from the delete's first step on. */
   readonly #deleting = new Set<string>()
   readonly #evictListeners = new Set<EvictListener>()
@@ -290,6 +295,8 @@ export class SessionManager {
     // Held before the read as well as after: a read begun before this instance claimed the
     // session may be older than what the claim found, and is only read from.
     const heldBefore = this.opts.leases?.holds(id) ?? true
+    const stopping = heldBefore ? this.#stopping.get(id) : undefined
+    if (stopping) await settleWithin(stopping, STALE_SETTLE_MS)
     const loaded = await this.store.load(id)
     // A delete that began while this load read the disk wins: the session is gone.
     if (!loaded || this.#deleting.has(id)) throw sessionNotFound(id)
@@ -336,13 +343,9 @@ export class SessionManager {
     if (live && live !== before && this.#owned.has(live) && live.lastSeq >= length) return live.idle()
     // Current, and no turn left open (a read-only copy loaded mid-turn is current but must be closed).
     if (live && live.status === 'idle' && live.lastSeq === length && !live.turnOpen) return
-    if (live && live.status !== 'idle') {
-      // A copy still running here lost the lease earlier: its turn is stopped (its writes are
-      // refused once another instance wrote), and what it still writes is written before the
-      // store is read again.
-      live.cancel(LEASE_LOST_REASON)
-      await settleWithin(live.idle(), STALE_SETTLE_MS)
-    }
+    // A copy still running here lost the lease earlier: it stops (its writes are refused once
+    // another instance wrote), and the load below waits for what it still writes.
+    if (live && live.status !== 'idle') this.#abandon(id, live)
     await (this.#loading.get(id) ?? this.#loadOnce(id, { closeOpenTurn: TAKEN_OVER, replace: true })).then((s) =>
       s.idle(),
     )
@@ -353,8 +356,22 @@ export class SessionManager {
     const s = this.#sessions.get(id)
     if (!s) return
     this.#sessions.delete(id)
-    s.drop()
-    s.cancel(LEASE_LOST_REASON)
+    this.#abandon(id, s)
+  }
+
+  /** `s` gave the session up (Session.abandon); it counts as stopping until it is idle. */
+  #abandon(id: string, s: Session): void {
+    s.abandon(LEASE_LOST_REASON)
+    const before = this.#stopping.get(id)
+    const stopped: Promise<void> = Promise.all([before, s.idle()]).then(
+      () => {
+        if (this.#stopping.get(id) === stopped) this.#stopping.delete(id)
+      },
+      () => {
+        if (this.#stopping.get(id) === stopped) this.#stopping.delete(id)
+      },
+    )
+    this.#stopping.set(id, stopped)
   }
 
   /** The live session with this id, if it is in memory. */
@@ -554,7 +571,7 @@ export class SessionManager {
 export const SHUTDOWN_REASON = 'server shutdown'
 /** Loads under way a take-over waits for, one after another, before it reads the store itself. */
 const MAX_LOAD_WAITS = 8
-/** How long a take-over waits for a stopped stale copy's queue to end before it reads the store. */
+/** How long a load that will run a session waits for a copy that lost its lease to stop. */
 const STALE_SETTLE_MS = 5000
 /** The terminal `error` of a turn whose instance stopped mid-turn, written by the instance that took the session over. */
 export const TAKEN_OVER =

@@ -159,6 +159,14 @@ export class SessionQueue {
   }
 
   /**
+   * Answer the queued work as closed, leaving the accepted prompts it held to whoever runs the
+   * session now (their queue entries stay in the log: session.ts `abandon`).
+   */
+  abandonQueued(): void {
+    for (const q of this.#queue.drain()) q.cancelQueued()
+  }
+
+  /**
    * Answer the queued work as closed and close the accepted prompts it held in the log (in
    * order, after the running work), with `reason` in the turn's `error`.
    */

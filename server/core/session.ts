@@ -101,6 +101,10 @@ export class Session implements TurnHost {
    * the next work, `idle()`, `flush()` and a prompt's `done` wait for it.
    */
   #saving: Promise<void> = Promise.resolve()
+  /** Why this copy gave the session up (its lease went to another instance): a turn it starts is cancelled at once. */
+  #abandoned: string | undefined
+  /** This copy's language servers are being stopped (it was dropped). */
+  #dropped = false
 
   constructor(meta: SessionMeta, deps: SessionDeps, state?: SessionState) {
     this.meta = meta
@@ -485,6 +489,8 @@ export class Session implements TurnHost {
   async #turn(prompt: string, messageId: string, command?: Command): Promise<TurnOutcome> {
     const token = new TurnToken()
     this.#token = token
+    // Given up while this turn waited for its place (its prompt being recorded): it runs nothing.
+    if (this.#abandoned !== undefined) token.cancel(this.#abandoned)
     this.#queue.status = 'running'
     this.#steering.start()
     this.#turnUsage = zeroUsage()
@@ -718,6 +724,26 @@ export class Session implements TurnHost {
    */
   drop(): void {
     this.#summary.drop()
+    if (this.#dropped) return
+    this.#dropped = true
+    // Its language servers are its own (a fresh copy starts its own): stopped once it is idle.
+    void this.idle().then(() => this.shutdownLsp())
+  }
+
+  /**
+   * This copy lost the session to another instance (its lease), which takes the accepted prompts
+   * from the log and runs them: the running turn is cancelled with `reason` (one that has not
+   * started yet, as it starts), queued work is answered here as not run without closing it in the
+   * log, permission requests are refused, and nothing is written from here once the turn has
+   * stopped (see {@link drop}). `idle()` resolves once it has.
+   */
+  abandon(reason: string): void {
+    this.#abandoned ??= reason
+    this.#queue.close()
+    this.cancel(reason)
+    this.#queue.abandonQueued()
+    this.#permissions.refuse(reason)
+    this.drop()
   }
 
   /** Stop the session's language servers (idempotent; the session starts no more). */
