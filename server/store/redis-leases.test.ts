@@ -10,7 +10,7 @@
  * session are never swept.
  */
 import { createClient } from '@redis/client'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { startRedis, type TestRedis } from './fixtures/redis-server.ts'
 import { sampleEvent, sampleMeta, sampleSummary } from './fixtures/sample.ts'
 import { RedisEventStore } from './redis-store.ts'
@@ -83,6 +83,35 @@ describe('session leases', () => {
     await b.append(sampleEvent(id, 2))
     expect((await b.read(id)).map((e) => e.seq)).toEqual([1, 2])
     expect((await b.load(id))!.queued).toEqual([])
+  })
+
+  it('a claim after the lease’s time here ran out is not fresh when the key was still this instance’s', async () => {
+    const redis = await server()
+    const a = await instance(redis, 'instance-a')
+    const meta = sampleMeta('otter')
+    const id = meta.session_id
+    await a.create(meta, sampleSummary(meta))
+    // This instance's clock passes the lease's time before a renewal is told (its answer late);
+    // Redis still holds the key as A's, so nobody else can have written.
+    vi.useFakeTimers({ toFake: ['Date'] })
+    try {
+      vi.setSystemTime(Date.now() + 2 * a.leases!.ttlMs)
+      expect(a.leases!.holds(id)).toBe(false)
+      expect(await a.leases!.claim(id)).toEqual({ kind: 'mine', fresh: false, length: 0 })
+      expect(a.leases!.holds(id)).toBe(true)
+    } finally {
+      vi.useRealTimers()
+    }
+    // Gone from Redis (it ran out there too): the next claim is fresh.
+    await (await raw(redis)).del(`chimera:s:{${id}}:owner`)
+    vi.useFakeTimers({ toFake: ['Date'] })
+    try {
+      // Past the time the claim above gave it (two TTLs ahead, plus one).
+      vi.setSystemTime(Date.now() + 4 * a.leases!.ttlMs)
+      expect(await a.leases!.claim(id)).toEqual({ kind: 'mine', fresh: true, length: 0 })
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('a held lease is renewed past its TTL, released once idle, lost to another holder; a stopped owner’s runs out', async () => {

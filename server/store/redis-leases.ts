@@ -45,13 +45,14 @@ end
 `
 
 // KEYS: owner, meta, events, leases. ARGV: instance id, ttl ms, session id.
-// → {'none'} | {'mine', XLEN} | {'other', owner}. Takes the lease when it is free.
+// → {'none'} | {'mine', XLEN, kept} | {'other', owner}. Takes the lease when it is free; `kept` is
+// '1' when the key was still this instance's (held without a break: nobody else wrote meanwhile).
 const CLAIM = `${LEASE_LUA}
 if redis.call('EXISTS', KEYS[2]) == 0 then return {'none', ''} end
 local cur = redis.call('GET', KEYS[1])
 if cur and cur ~= ARGV[1] then return {'other', cur} end
 lease_take(KEYS[1], KEYS[4], ARGV[3], ARGV[1], ARGV[2])
-return {'mine', tostring(redis.call('XLEN', KEYS[3]))}
+return {'mine', tostring(redis.call('XLEN', KEYS[3])), cur and '1' or '0'}
 `
 // KEYS: owner, leases. ARGV: instance id, ttl ms, session id. → 1 renewed, 0 not ours (lost).
 const RENEW = `${LEASE_LUA}
@@ -177,11 +178,13 @@ export class RedisLeases implements SessionLeases {
       if (n > 0) this.#claiming.set(sessionId, n)
       else this.#claiming.delete(sessionId)
     }
-    const [kind, value] = reply as [string, string]
+    const [kind, value, kept] = reply as [string, string, string?]
     if (kind === 'none') return { kind: 'none' }
     if (kind === 'other') return { kind: 'other', owner: value }
     const before = this.#held.get(sessionId)
-    const fresh = !before || before.until <= sent
+    // Its time here ran out (a renewal's answer was late), but the key was still this instance's:
+    // held without a break, so the copy here is current and a turn it runs goes on.
+    const fresh = !before || (before.until <= sent && kept !== '1')
     // Claimed to be used: the idle release waits a renewal period from now, so it cannot slip in
     // between this claim and the command that follows it (which would then be fenced).
     if (before && !fresh) Object.assign(before, { until: sent + this.ttlMs, lastUsed: Date.now() })

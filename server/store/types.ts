@@ -262,7 +262,10 @@ export interface VouchedRecords {
 
 /** What {@link SessionLeases.claim} found. */
 export type LeaseClaim =
-  /** This instance holds the lease; `fresh` when it did not before this claim; `length` = stored events. */
+  /**
+   * This instance holds the lease; `fresh` when it did not hold it without a break before this
+   * claim (another instance may have written); `length` = stored events.
+   */
   | { kind: 'mine'; fresh: boolean; length: number }
   /** Another instance holds it. */
   | { kind: 'other'; owner: string }
