@@ -73,6 +73,24 @@ describe('endAttachments', () => {
     expect(log).toEqual(['delivered 8', 'stop'])
   })
 
+  it('follows at most four copies, and waits for delivery of what the last one it waited for wrote', async () => {
+    const copies = [1, 2, 3, 4, 5].map((n) => fakeSession('s4', n * 10))
+    let current = 0
+    const { pump, log } = fakePump()
+    const ended = endAttachments([{ session: copies[0]!.session, pump }], { current: () => copies[current]!.session })
+    for (const c of copies.slice(0, 4)) {
+      await new Promise((r) => setImmediate(r))
+      expect(log).toEqual([])
+      // Replaced again while it finishes (a take-over after each).
+      current++
+      c.release()
+    }
+    await ended
+    // The fifth copy, never waited for, is not what the client is told it has received.
+    expect(log).toEqual(['delivered 40', 'stop'])
+    expect(copies[4]!.asked).toHaveLength(1)
+  })
+
   it('detached: each pump stops at once, the sessions untouched', async () => {
     const s = fakeSession('s2', 3)
     const { pump, log } = fakePump()

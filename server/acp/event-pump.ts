@@ -85,14 +85,16 @@ export async function endAttachments<A extends { session: Session; pump: EventPu
   await Promise.all(
     all.map(async (a) => {
       // Again after each wait: a copy can be replaced while an earlier one finishes (bounded).
-      for (let round = 0, s = now(a); round < MAX_COPIES; round++) {
+      // What the client is owed is what the last copy waited for had written.
+      let s = now(a)
+      for (let round = 1; ; round++) {
         await s.idle()
         await s.flush()
         const next = tell(now(a))
-        if (next === s) break
+        if (next === s || round >= MAX_COPIES) break
         s = next
       }
-      await a.pump.delivered(now(a).lastSeq)
+      await a.pump.delivered(s.lastSeq)
       await a.pump.stop()
       o.after?.(a)
     }),
