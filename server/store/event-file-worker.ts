@@ -175,6 +175,7 @@ function makeSession(req) {
     try {
       fs.linkSync(s.marker.tmp, s.marker.path)
       marker = true
+      step(req, s.files.length, CLOSED)
     } catch (e) {
       marker = e !== null && typeof e === 'object' && e.code === 'EEXIST' ? false : why(e)
     }
@@ -334,9 +335,9 @@ class EventFileThread {
    * Rejects only when the request could not be sent (nothing was made).
    */
   makeSession(session: ThreadSession): Promise<SessionMade> {
-    // A cell per file, then one set once the directory is made.
+    // A cell per file, then the directory's: Created once it is made, Closed once the marker is taken.
     const progress = new Int32Array(new SharedArrayBuffer(4 * (session.files.length + 1)))
-    const dirMade = (): boolean => Atomics.load(progress, session.files.length) === Progress.Created
+    const dirMade = (): boolean => Atomics.load(progress, session.files.length) !== Progress.None
     return new Promise((resolve, reject) => {
       this.#send({ session, progress }, reject, {
         answer: (reply) => {
