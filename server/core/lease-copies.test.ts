@@ -9,7 +9,7 @@ import { FileEventStore } from '../store/file-store.ts'
 import { eventlogRoot } from '../store/paths.ts'
 import { TERMINAL_EVENTS, type AnyEvent } from '../events/event-types.ts'
 import type { SessionSummary } from '../../generated/schemas.gen.ts'
-import type { LoadedSession } from '../store/types.ts'
+import type { LoadedSession, QueuedPrompt } from '../store/types.ts'
 import { testEnv, until, type TestEnv } from './fixtures/harness.ts'
 import { heldLeases } from './fixtures/held-leases.ts'
 import { TAKEN_OVER } from './manager.ts'
@@ -70,6 +70,30 @@ class CountingStore extends FileEventStore {
   override async load(id: string): Promise<LoadedSession | undefined> {
     this.loads++
     return super.load(id)
+  }
+}
+
+/** A file store whose next load fails (`failNext`) and whose queue-entry writes wait for `openQueue()` once `holdQueue` is set. */
+class FaultyStore extends CountingStore {
+  failNext = false
+  holdQueue = false
+  queueHeld = false
+  openQueue!: () => void
+  readonly #queueGate = new Promise<void>((r) => (this.openQueue = r))
+
+  override async load(id: string): Promise<LoadedSession | undefined> {
+    if (this.failNext) {
+      this.failNext = false
+      throw new Error('load failed')
+    }
+    return super.load(id)
+  }
+  override async queuePrompt(id: string, prompt: QueuedPrompt): Promise<void> {
+    if (this.holdQueue) {
+      this.queueHeld = true
+      await this.#queueGate
+    }
+    return super.queuePrompt(id, prompt)
   }
 }
 
@@ -313,6 +337,100 @@ describe('a copy that lost its lease', () => {
     expect(JSON.stringify(terminals)).not.toContain(TAKEN_OVER)
     expect((await copy.prompt('!say next').done).stop_reason).toBe('end_turn')
     await copy.flush()
+    await store.close()
+  })
+
+  it('a take-over of a copy still running here: nobody is handed the copy meanwhile, a get joins the load, and a load that fails leaves no copy behind', async () => {
+    const store = new FaultyStore({ root: eventlogRoot(env.home) })
+    const { models, gate, prompts } = gatedModels(true)
+    const m = env.manager({ store, leases: heldLeases(), models, model: 'gated' })
+    const s = await m.create()
+    const running = s.prompt('!hold\n!say one')
+    await until(() => prompts.length === 1, 5000, 'the turn to call the model')
+    // Claimed afresh while the copy here still runs (its lease had run out here): it is stopped.
+    store.failNext = true
+    const failed = m.takeOver(s.id, s.lastSeq)
+    await microtasks()
+    expect(m.peek(s.id)).toBeUndefined()
+    gate.open()
+    expect((await running.done).stop_reason).toBe('cancelled')
+    await expect(failed).rejects.toThrow('load failed')
+    expect(m.peek(s.id)).toBeUndefined()
+    // The next command loads the session afresh (owned: the lease is held) and runs it.
+    const copy = await m.get(s.id)
+    expect(copy).not.toBe(s)
+    expect((await copy.prompt('!say two').done).stop_reason).toBe('end_turn')
+    await copy.flush()
+    await store.close()
+  })
+
+  it('a get while a take-over waits for the stopping copy joins the load and is handed the new copy', async () => {
+    const store = new CountingStore({ root: eventlogRoot(env.home) })
+    const { models, gate, prompts } = gatedModels(true)
+    const m = env.manager({ store, leases: heldLeases(), models, model: 'gated' })
+    const s = await m.create()
+    const running = s.prompt('!hold\n!say one')
+    await until(() => prompts.length === 1, 5000, 'the turn to call the model')
+    const taking = m.takeOver(s.id, s.lastSeq)
+    await microtasks()
+    const got = m.get(s.id)
+    gate.open()
+    await running.done
+    await taking
+    const copy = await got
+    expect(copy).not.toBe(s)
+    expect(copy).toBe(m.peek(s.id))
+    await copy.flush()
+    await store.close()
+  })
+
+  it('a queued prompt whose record was being written when the lease was lost runs and writes nothing', async () => {
+    const store = new FaultyStore({ root: eventlogRoot(env.home) })
+    const leases = heldLeases()
+    const { models, gate, prompts } = gatedModels()
+    const m = env.manager({ store, leases, models, model: 'gated' })
+    const s = await m.create()
+    const first = s.prompt('!hold\n!say one')
+    await until(() => prompts.length === 1, 5000, 'the first turn to call the model')
+    store.holdQueue = true
+    const second = s.prompt('!say two')
+    await until(() => store.queueHeld, 5000, 'the second prompt to be recorded')
+    // The first turn ends: the second is next, waiting for its record.
+    gate.open()
+    expect((await first.done).stop_reason).toBe('end_turn')
+    await microtasks()
+    leases.hooks!.lost(s.id)
+    store.openQueue()
+    expect((await second.done).stop_reason).toBe('cancelled')
+    await s.idle()
+    expect(prompts).toEqual(['!hold\n!say one'])
+    const stored = await store.load(s.id)
+    expect(stored!.queued.map((q) => q.message_id)).toEqual([second.messageId])
+    const turns = stored!.events.filter((e) => e.type === 'user_message').map((e) => e.data.message_id)
+    expect(turns).toEqual([first.messageId])
+    await store.close()
+  })
+
+  it('a steer its cancelled turn never took is left to the instance that runs the session now', async () => {
+    const store = new FileEventStore({ root: eventlogRoot(env.home) })
+    const leases = heldLeases()
+    const { models, prompts } = gatedModels()
+    const m = env.manager({ store, leases, models, model: 'gated' })
+    const s = await m.create()
+    const running = s.prompt('!hold\n!say one')
+    await until(() => prompts.length === 1, 5000, 'the turn to call the model')
+    expect(await s.steer('steer me')).toBe(true)
+    const length = (await store.load(s.id))!.events.length
+    leases.hooks!.lost(s.id)
+    expect((await running.done).stop_reason).toBe('cancelled')
+    await s.idle()
+    await s.flush()
+    const stored = await store.load(s.id)
+    // The turn's own end, and nothing closing the steer (no user_message, no turn ending in `error`).
+    const after = stored!.events.slice(length).map((e) => e.type)
+    expect(after.at(-1)).toBe('cancelled')
+    expect(after.filter((t) => t === 'user_message' || t === 'turn_start' || t === 'error')).toEqual([])
+    expect(stored!.queued.map((q) => q.text)).toEqual(['steer me'])
     await store.close()
   })
 })

@@ -296,7 +296,7 @@ export class SessionManager {
     // session may be older than what the claim found, and is only read from.
     const heldBefore = this.opts.leases?.holds(id) ?? true
     const stopping = heldBefore ? this.#stopping.get(id) : undefined
-    if (stopping) await settleWithin(stopping, STALE_SETTLE_MS)
+    if (stopping) await stopping
     const loaded = await this.store.load(id)
     // A delete that began while this load read the disk wins: the session is gone.
     if (!loaded || this.#deleting.has(id)) throw sessionNotFound(id)
@@ -344,8 +344,12 @@ export class SessionManager {
     // Current, and no turn left open (a read-only copy loaded mid-turn is current but must be closed).
     if (live && live.status === 'idle' && live.lastSeq === length && !live.turnOpen) return
     // A copy still running here lost the lease earlier: it stops (its writes are refused once
-    // another instance wrote), and the load below waits for what it still writes.
-    if (live && live.status !== 'idle') this.#abandon(id, live)
+    // another instance wrote), and the load below waits for what it still writes. Gone from the
+    // map at once: nobody is handed it meanwhile, nor after a load that fails.
+    if (live && live.status !== 'idle') {
+      this.#sessions.delete(id)
+      this.#abandon(id, live)
+    }
     await (this.#loading.get(id) ?? this.#loadOnce(id, { closeOpenTurn: TAKEN_OVER, replace: true })).then((s) =>
       s.idle(),
     )
@@ -359,18 +363,16 @@ export class SessionManager {
     this.#abandon(id, s)
   }
 
-  /** `s` gave the session up (Session.abandon); it counts as stopping until it is idle. */
+  /**
+   * `s` gave the session up (Session.abandon); it counts as stopping until it is idle, or for
+   * STALE_SETTLE_MS at most (a tool that ignores its cancel does not hold every later load).
+   */
   #abandon(id: string, s: Session): void {
     s.abandon(LEASE_LOST_REASON)
     const before = this.#stopping.get(id)
-    const stopped: Promise<void> = Promise.all([before, s.idle()]).then(
-      () => {
-        if (this.#stopping.get(id) === stopped) this.#stopping.delete(id)
-      },
-      () => {
-        if (this.#stopping.get(id) === stopped) this.#stopping.delete(id)
-      },
-    )
+    const stopped: Promise<void> = settleWithin(Promise.all([before, s.idle()]), STALE_SETTLE_MS).then(() => {
+      if (this.#stopping.get(id) === stopped) this.#stopping.delete(id)
+    })
     this.#stopping.set(id, stopped)
   }
 

@@ -103,8 +103,6 @@ export class Session implements TurnHost {
   #saving: Promise<void> = Promise.resolve()
   /** Why this copy gave the session up (its lease went to another instance): a turn it starts is cancelled at once. */
   #abandoned: string | undefined
-  /** This copy's language servers are being stopped (it was dropped). */
-  #dropped = false
 
   constructor(meta: SessionMeta, deps: SessionDeps, state?: SessionState) {
     this.meta = meta
@@ -487,10 +485,12 @@ export class Session implements TurnHost {
   }
 
   async #turn(prompt: string, messageId: string, command?: Command): Promise<TurnOutcome> {
+    // Given up while this prompt waited for its record (a queued one: a direct prompt's turn is
+    // under way from its acceptance on): it runs and writes nothing; its queue entry stays in the
+    // log for the instance that runs the session now.
+    if (this.#abandoned !== undefined) return { stop_reason: 'cancelled', success: false, output: '' }
     const token = new TurnToken()
     this.#token = token
-    // Given up while this turn waited for its place (its prompt being recorded): it runs nothing.
-    if (this.#abandoned !== undefined) token.cancel(this.#abandoned)
     this.#queue.status = 'running'
     this.#steering.start()
     this.#turnUsage = zeroUsage()
@@ -516,7 +516,8 @@ export class Session implements TurnHost {
     // before the next work like a prompt that never ran, never dropped without a trace.
     for (const m of this.#steering.end())
       void m.written.then((ok) => {
-        if (!ok) return
+        // A copy that gave the session up leaves its queue entry to the one that runs it now.
+        if (!ok || this.#abandoned !== undefined) return
         this.#ledger.owe(m.entry, STEER_NOT_TAKEN)
         this.#queue.recover([], []) // written as the next work
       })
@@ -724,10 +725,6 @@ export class Session implements TurnHost {
    */
   drop(): void {
     this.#summary.drop()
-    if (this.#dropped) return
-    this.#dropped = true
-    // Its language servers are its own (a fresh copy starts its own): stopped once it is idle.
-    void this.idle().then(() => this.shutdownLsp())
   }
 
   /**
@@ -738,12 +735,15 @@ export class Session implements TurnHost {
    * stopped (see {@link drop}). `idle()` resolves once it has.
    */
   abandon(reason: string): void {
-    this.#abandoned ??= reason
+    if (this.#abandoned !== undefined) return
+    this.#abandoned = reason
     this.#queue.close()
     this.cancel(reason)
     this.#queue.abandonQueued()
     this.#permissions.refuse(reason)
     this.drop()
+    // Its language servers are its own (the copy that runs the session now starts its own).
+    void this.idle().then(() => this.shutdownLsp())
   }
 
   /** Stop the session's language servers (idempotent; the session starts no more). */
