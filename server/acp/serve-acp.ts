@@ -42,6 +42,9 @@ export interface AcpServerOptions {
   detach?: boolean
 }
 
+/** When the early `initialize` answer is compared with the dialect's (a check of this code, off the start's path). */
+const EARLY_ANSWER_CHECK_MS = 500
+
 /** Serve ACP until the input closes. */
 export async function serveAcp(opts: AcpServerOptions): Promise<void> {
   const conn = new Connection({
@@ -91,9 +94,12 @@ export async function serveAcp(opts: AcpServerOptions): Promise<void> {
             .then(() => open(name))
             .then(async (chosen) => {
               const again = await chosen.dispatcher.call(method, params, { signal: conn.signal, id: ctx.id })
-              if (!util().isDeepStrictEqual(again, answer))
-                opts.logger.error(`initialize answered early differs from the ${chosen.name} dialect's answer`)
               adopt(chosen)
+              // Compared once the start is over, not before the requests waiting for the dialect.
+              setTimeout(() => {
+                if (!util().isDeepStrictEqual(again, answer))
+                  opts.logger.error(`initialize answered early differs from the ${chosen.name} dialect's answer`)
+              }, EARLY_ANSWER_CHECK_MS).unref()
             })
           initializing = opening
           opening.catch((err) => opts.logger.error('ACP dialect failed to load', err))
