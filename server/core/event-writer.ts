@@ -100,6 +100,8 @@ export class EventWriter {
   #pipelineError: EventLogError | undefined
   /** The events that failed to append at `seq` (the next one): the log may hold one of them. */
   #failedAt: { seq: number; ids: Map<string, EventLogError> } | undefined
+  /** Why nothing more is written (the session's copy gave it up): every later group fails with it. */
+  #fence: Error | undefined
 
   constructor(o: WriterOptions) {
     this.#o = o
@@ -125,6 +127,11 @@ export class EventWriter {
     this.#enqueue(type, checked, 'recorded').catch(() => {
       // Held in #pipelineError by the drain.
     })
+  }
+
+  /** Write nothing from now on: each event not written yet fails with `err` (a group under way ends). */
+  fence(err: Error): void {
+    this.#fence ??= err
   }
 
   /** Resolves once everything queued so far is persisted; throws a recorded event's EventLogError. */
@@ -281,6 +288,7 @@ export class EventWriter {
     let committed = events.length
     let cause: unknown
     try {
+      if (this.#fence) throw this.#fence
       await appendGroup(this.#o.store, events)
     } catch (err) {
       committed = err instanceof AppendGroupError ? err.committed : 0

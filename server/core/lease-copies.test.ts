@@ -349,12 +349,15 @@ describe('a copy that lost its lease', () => {
     await until(() => prompts.length === 1, 5000, 'the turn to call the model')
     // Claimed afresh while the copy here still runs (its lease had run out here): it is stopped.
     store.failNext = true
-    const failed = m.takeOver(s.id, s.lastSeq)
+    const failed = m.takeOver(s.id, s.lastSeq).then(
+      () => undefined,
+      (err: unknown) => err,
+    )
     await microtasks()
     expect(m.peek(s.id)).toBeUndefined()
     gate.open()
     expect((await running.done).stop_reason).toBe('cancelled')
-    await expect(failed).rejects.toThrow('load failed')
+    expect(await failed).toMatchObject({ message: 'load failed' })
     expect(m.peek(s.id)).toBeUndefined()
     // The next command loads the session afresh (owned: the lease is held) and runs it.
     const copy = await m.get(s.id)
@@ -432,5 +435,64 @@ describe('a copy that lost its lease', () => {
     expect(after.filter((t) => t === 'user_message' || t === 'turn_start' || t === 'error')).toEqual([])
     expect(stored!.queued.map((q) => q.text)).toEqual(['steer me'])
     await store.close()
+  })
+
+  it('one still running after the time allowed is fenced: the session is loaded without it, and what it still writes is refused', async () => {
+    const store = new FileEventStore({ root: eventlogRoot(env.home) })
+    const { models, gate, prompts } = gatedModels(true)
+    const m = env.manager({ store, leases: heldLeases(), models, model: 'gated', staleSettleMs: 50 })
+    const s = await m.create()
+    const running = s.prompt('!hold\n!say one')
+    await until(() => prompts.length === 1, 5000, 'the turn to call the model')
+    m.leaseLost(s.id)
+    // Its tool never stops: the take-over loads the session after 50 ms and closes the turn left open.
+    await m.takeOver(s.id, s.lastSeq)
+    const copy = m.peek(s.id)!
+    expect(copy).not.toBe(s)
+    await copy.idle()
+    gate.open()
+    // Refused by its fence (whatever the store would say of the order of its writes).
+    const stale = await running.done
+    expect(stale.stop_reason).toBe('error')
+    expect(stale.output).toContain('this instance lost the session to another instance')
+    expect((await copy.prompt('!say two').done).stop_reason).toBe('end_turn')
+    const terminals = (await copy.events(0)).filter((e) => TERMINAL_EVENTS.has(e.type))
+    expect(terminals.map((e) => (e.type === 'error' ? e.data.message : e.type))).toEqual([TAKEN_OVER, 'agent_result'])
+    await copy.flush()
+    await store.close()
+  })
+
+  it('refuses a prompt sent to it after it gave the session up as not recorded (the client retries where the session runs)', async () => {
+    const store = new FileEventStore({ root: eventlogRoot(env.home) })
+    const m = env.manager({ store, leases: heldLeases() })
+    const s = await m.create()
+    m.leaseLost(s.id)
+    const late = s.prompt('!say late')
+    await expect(late.accepted).rejects.toMatchObject({ code: 'store_unavailable' })
+    expect((await late.done).stop_reason).toBe('error')
+    expect((await store.load(s.id))!.events.filter((e) => e.type === 'user_message')).toEqual([])
+    await store.close()
+  })
+
+  it('is waited for by a shutdown, and a load that ends after the shutdown began installs nothing', async () => {
+    const store = new CountingStore({ root: eventlogRoot(env.home) })
+    const { models, gate, prompts } = gatedModels(true)
+    const m = env.manager({ store, leases: heldLeases(), models, model: 'gated' })
+    const s = await m.create()
+    const running = s.prompt('!hold\n!say one')
+    await until(() => prompts.length === 1, 5000, 'the turn to call the model')
+    const taking = m.takeOver(s.id, s.lastSeq).then(
+      () => undefined,
+      (err: unknown) => err,
+    )
+    let down = false
+    const shutdown = m.shutdown(10_000).then(() => (down = true))
+    await microtasks()
+    expect(down).toBe(false)
+    gate.open()
+    await running.done
+    await shutdown
+    expect(await taking).toMatchObject({ code: 'session_closed' })
+    expect(m.live()).toEqual([])
   })
 })

@@ -82,6 +82,11 @@ export interface ManagerOptions {
   forward?: ForwardConnect
   /** How long a forwarded command waits for its owner's answer (default FORWARD_TIMEOUT_MS; `CHIMERA_FORWARD_TIMEOUT_MS`). */
   forwardTimeoutMs?: number
+  /**
+   * With `leases`: how long a copy given up here (its lease lost) may go on stopping before it is
+   * fenced (it writes nothing more) and the session is loaded without it (default 5000 ms).
+   */
+  staleSettleMs?: number
   /** Where always/never decisions live; default CHIMERA_HOME/permissions/audit.jsonl. */
   auditStore?: AuditStore
   /** The file-level undo history of a session (snapshots); none: undo rewinds messages only. */
@@ -127,6 +132,8 @@ export class SessionManager {
    * session: a load that will run the session waits for them, so what they still write comes first.
    */
   readonly #stopping = new Map<string, Promise<void>>()
+  /** `shutdown` has begun: a load that ends now installs nothing. */
+  #shuttingDown = false
   /** Sessions being deleted: unknown to every reader from the delete's first step on. */
   readonly #deleting = new Set<string>()
   readonly #evictListeners = new Set<EvictListener>()
@@ -300,6 +307,7 @@ export class SessionManager {
     const loaded = await this.store.load(id)
     // A delete that began while this load read the disk wins: the session is gone.
     if (!loaded || this.#deleting.has(id)) throw sessionNotFound(id)
+    if (this.#shuttingDown) throw new ChimeraError('session_closed', `session ${id}: the server is shutting down`)
     if (loaded.repaired) this.logger.warn(`session ${id}: a torn tail record was dropped on load`)
     const already = this.#sessions.get(id)
     if (already && !opts.replace) return already
@@ -364,13 +372,23 @@ export class SessionManager {
   }
 
   /**
-   * `s` gave the session up (Session.abandon); it counts as stopping until it is idle, or for
-   * STALE_SETTLE_MS at most (a tool that ignores its cancel does not hold every later load).
+   * `s` gave the session up (Session.abandon); it counts as stopping until it is idle. One still
+   * running after `staleSettleMs` (a tool that ignores its cancel) is fenced: it writes nothing
+   * more, and once the write under way has ended it no longer holds a load back.
    */
   #abandon(id: string, s: Session): void {
     s.abandon(LEASE_LOST_REASON)
     const before = this.#stopping.get(id)
-    const stopped: Promise<void> = settleWithin(Promise.all([before, s.idle()]), STALE_SETTLE_MS).then(() => {
+    const ms = this.opts.staleSettleMs ?? STALE_SETTLE_MS
+    const stopped: Promise<void> = (async () => {
+      await before
+      if (await settleWithin(s.idle(), ms, { unref: true })) return
+      this.logger.warn(
+        `session ${id}: the copy that lost the lease is still running after ${ms} ms: it writes nothing more`,
+      )
+      s.fence()
+      await settleWithin(s.flush(), ms, { unref: true })
+    })().finally(() => {
       if (this.#stopping.get(id) === stopped) this.#stopping.delete(id)
     })
     this.#stopping.set(id, stopped)
@@ -549,17 +567,21 @@ export class SessionManager {
    * the store it opened (its open append handles).
    */
   async shutdown(ms = 10_000): Promise<void> {
+    this.#shuttingDown = true
     this.closeAll(SHUTDOWN_REASON)
     const all = [...this.#sessions.values()]
+    // Copies given up here that are still stopping, and loads under way (they install nothing now).
+    const others = [...this.#stopping.values(), ...[...this.#loading.values()].map((p) => p.catch(() => {}))]
     let timer: NodeJS.Timeout | undefined
     await Promise.race([
-      Promise.all(
-        all.map(async (s) => {
+      Promise.all([
+        ...all.map(async (s) => {
           await s.idle()
           await s.flush()
           await s.shutdownLsp()
         }),
-      ),
+        ...others,
+      ]),
       new Promise<void>((r) => {
         timer = setTimeout(r, ms)
       }),
@@ -573,7 +595,7 @@ export class SessionManager {
 export const SHUTDOWN_REASON = 'server shutdown'
 /** Loads under way a take-over waits for, one after another, before it reads the store itself. */
 const MAX_LOAD_WAITS = 8
-/** How long a load that will run a session waits for a copy that lost its lease to stop. */
+/** How long a copy that lost its lease may go on stopping before it is fenced (ManagerOptions.staleSettleMs). */
 const STALE_SETTLE_MS = 5000
 /** The terminal `error` of a turn whose instance stopped mid-turn, written by the instance that took the session over. */
 export const TAKEN_OVER =

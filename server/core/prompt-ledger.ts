@@ -165,6 +165,8 @@ export class PromptLedger {
     } catch (err) {
       return storeFailure(err)
     }
+    // Given up meanwhile (Session.abandon): its entry, and what is owed, are the new owner's.
+    if (this.#core.abandoned()) return { stop_reason: 'cancelled', success: false, output: '' }
     try {
       await this.settle()
     } catch (err) {

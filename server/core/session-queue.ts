@@ -26,6 +26,8 @@ export class SessionQueue {
   /** idle → running → cancelled → idle (the running turn and Session.cancel set it too). */
   status: SessionStatus = 'idle'
   #closed = false
+  /** Why the session's copy gave it up (Session.abandon): a prompt sent to it now is refused. */
+  #givenUp: string | undefined
   readonly #deps: SessionQueueDeps
   readonly #queue: WorkQueue
 
@@ -83,6 +85,16 @@ export class SessionQueue {
     fn: () => Promise<TurnOutcome>,
     turn = false,
   ): Submitted {
+    if (this.#givenUp !== undefined) {
+      // Not recorded: the client retries, and the command reaches the instance that runs it now.
+      const err = new ChimeraError(
+        'store_unavailable',
+        `session ${this.#deps.id}: not recorded (${this.#givenUp}); retry`,
+      )
+      const accepted = Promise.reject(err)
+      accepted.catch(() => {})
+      return { messageId, done: Promise.resolve(storeFailure(err)), accepted }
+    }
     if (this.#closed)
       return {
         messageId,
@@ -151,8 +163,9 @@ export class SessionQueue {
     })
   }
 
-  /** Refuse work from now on; false when it was already closed. */
-  close(): boolean {
+  /** Refuse work from now on (`givenUp`: the copy gave the session up, a prompt is refused as not recorded); false when it was already closed. */
+  close(givenUp?: string): boolean {
+    this.#givenUp ??= givenUp
     if (this.#closed) return false
     this.#closed = true
     return true

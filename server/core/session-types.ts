@@ -82,6 +82,8 @@ export interface SessionCore {
   writeSummary(): Promise<void>
   /** Resolves once the last turn's saving (its undo snapshot and summary) has ended. */
   saved(): Promise<void>
+  /** This copy gave the session up (Session.abandon): it starts nothing more. */
+  abandoned(): boolean
 }
 
 export const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err))

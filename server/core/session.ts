@@ -20,6 +20,7 @@ import { sessionHeld, type SessionHolder } from '../store/session-owner.ts'
 import type { SandboxMode, Tool, ToolContext } from '../tools/types.ts'
 import { lazyProvider, type LspProvider } from '../lsp/provider.ts'
 import { TERMINAL_EVENTS, type AnyEvent, type EventData, type EventOf, type EventType } from '../events/event-types.ts'
+import { ChimeraError } from '../errors.ts'
 import { TurnToken } from './cancel.ts'
 import { EventLogError, EventWriter } from './event-writer.ts'
 import { FileTracker } from './file-tracker.ts'
@@ -132,6 +133,7 @@ export class Session implements TurnHost {
       emit: (type, data) => this.#writer.emit(type, data),
       writeSummary: () => this.#summary.now(),
       saved: () => this.#saving,
+      abandoned: () => this.#abandoned !== undefined,
     }
     this.#ledger = new PromptLedger(this.#core, this)
     this.#queue = new SessionQueue({
@@ -485,10 +487,6 @@ export class Session implements TurnHost {
   }
 
   async #turn(prompt: string, messageId: string, command?: Command): Promise<TurnOutcome> {
-    // Given up while this prompt waited for its record (a queued one: a direct prompt's turn is
-    // under way from its acceptance on): it runs and writes nothing; its queue entry stays in the
-    // log for the instance that runs the session now.
-    if (this.#abandoned !== undefined) return { stop_reason: 'cancelled', success: false, output: '' }
     const token = new TurnToken()
     this.#token = token
     this.#queue.status = 'running'
@@ -497,6 +495,13 @@ export class Session implements TurnHost {
     // The previous turn's undo snapshot is on disk before this one writes anything: a crash leaves
     // at most one turn without its snapshot (the one `align` commits on the next open).
     await this.#saving
+    // Given up before it wrote anything: it runs and writes nothing. A queued prompt's entry stays
+    // in the log for the instance that runs the session now; a direct one was never accepted.
+    if (this.#abandoned !== undefined) {
+      this.#steering.end()
+      this.#token = undefined
+      return { stop_reason: 'cancelled', success: false, output: `not run here: ${this.#abandoned}` }
+    }
     let outcome: TurnOutcome
     try {
       outcome = await runTurn(this, token, prompt, messageId, command)
@@ -737,13 +742,26 @@ export class Session implements TurnHost {
   abandon(reason: string): void {
     if (this.#abandoned !== undefined) return
     this.#abandoned = reason
-    this.#queue.close()
+    this.#queue.close(reason)
     this.cancel(reason)
     this.#queue.abandonQueued()
     this.#permissions.refuse(reason)
     this.drop()
     // Its language servers are its own (the copy that runs the session now starts its own).
     void this.idle().then(() => this.shutdownLsp())
+  }
+
+  /**
+   * A copy given up that is still running past the time allowed (a tool that ignores its cancel):
+   * it writes nothing more; `flush()` then ends with the write under way.
+   */
+  fence(): void {
+    this.#writer.fence(
+      new ChimeraError(
+        'store_unavailable',
+        `session ${this.id}: ${this.#abandoned ?? 'this copy gave the session up'}`,
+      ),
+    )
   }
 
   /** Stop the session's language servers (idempotent; the session starts no more). */

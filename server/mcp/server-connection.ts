@@ -144,7 +144,7 @@ export class McpServerConnection {
       })
       // A list_changed the server sent before this result is applied before the model's next
       // step, if the listing comes soon: never longer than REFRESH_WAIT_MS, never past a cancel.
-      if (this.#refreshing) await settleWithin(this.#refreshing, REFRESH_WAIT_MS, signal)
+      if (this.#refreshing) await settleWithin(this.#refreshing, REFRESH_WAIT_MS, { signal })
       return toOutcome(result)
     } catch (err) {
       if (signal.aborted) return { ok: false, error: 'cancelled' }
