@@ -75,7 +75,16 @@ describe('default approval', () => {
       decision: 'allow',
     })
     expect(answer.status).toBe(200)
-    for (let i = 0; i < 250 && !existsSync(join(ws, 'w.txt')); i++) await new Promise((r) => setTimeout(r, 40))
+    // The turn's end, not the file's appearance (Write creates the file, then writes into it).
+    let ended = false
+    for (let i = 0; i < 250 && !ended; i++) {
+      const detail = (await (await fetch(`${url}/sessions/${created.session_id}`)).json()) as {
+        events: { type: string }[]
+      }
+      ended = detail.events.some((e) => e.type === 'agent_result')
+      if (!ended) await new Promise((r) => setTimeout(r, 40))
+    }
+    expect(ended).toBe(true)
     expect(readFileSync(join(ws, 'w.txt'), 'utf8')).toBe('w')
     p.child.kill('SIGTERM')
     expect(await p.exit()).toBe(0)
