@@ -102,7 +102,7 @@ export class Session implements TurnHost {
    * the next work, `idle()`, `flush()` and a prompt's `done` wait for it.
    */
   #saving: Promise<void> = Promise.resolve()
-  /** Why this copy gave the session up (its lease went to another instance): a turn it starts is cancelled at once. */
+  /** Why this copy gave the session up (its lease went to another instance): it starts no turn from then on. */
   #abandoned: string | undefined
 
   constructor(meta: SessionMeta, deps: SessionDeps, state?: SessionState) {
@@ -500,6 +500,7 @@ export class Session implements TurnHost {
     if (this.#abandoned !== undefined) {
       this.#steering.end()
       this.#token = undefined
+      this.#queue.status = this.#queue.length === 0 ? 'idle' : 'running'
       return { stop_reason: 'cancelled', success: false, output: `not run here: ${this.#abandoned}` }
     }
     let outcome: TurnOutcome
@@ -734,10 +735,11 @@ export class Session implements TurnHost {
 
   /**
    * This copy lost the session to another instance (its lease), which takes the accepted prompts
-   * from the log and runs them: the running turn is cancelled with `reason` (one that has not
-   * started yet, as it starts), queued work is answered here as not run without closing it in the
-   * log, permission requests are refused, and nothing is written from here once the turn has
-   * stopped (see {@link drop}). `idle()` resolves once it has.
+   * from the log (and closes them as not run): the running turn is cancelled with `reason`, a turn
+   * that has not written anything yet runs nothing, queued work is answered here as not run
+   * without closing it in the log, a prompt sent now is refused as not recorded, permission
+   * requests are refused, and no summary is written (see {@link drop}). `idle()` resolves once the
+   * running turn has stopped; the manager fences a copy that does not (see {@link fence}).
    */
   abandon(reason: string): void {
     if (this.#abandoned !== undefined) return
