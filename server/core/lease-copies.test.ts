@@ -4,6 +4,8 @@
  * turn ends (no delay: another instance lists the session), and a take-over does not replace a
  * copy loaded while this instance held the lease that is running what it took.
  */
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { FileEventStore } from '../store/file-store.ts'
 import { eventlogRoot } from '../store/paths.ts'
@@ -16,6 +18,9 @@ import { TAKEN_OVER } from './manager.ts'
 import { ModelRegistry } from './model-registry.ts'
 import { OfflineProvider } from '../providers/offline.ts'
 import { Gate, ScriptedProvider } from './fixtures/scripted-provider.ts'
+import { LspManager } from '../lsp/manager.ts'
+import { LspServers } from '../lsp/servers.ts'
+import type { LspFactory } from '../lsp/provider.ts'
 
 let env: TestEnv
 beforeEach(() => {
@@ -494,5 +499,28 @@ describe('a copy that lost its lease', () => {
     await shutdown
     expect(await taking).toMatchObject({ code: 'session_closed' })
     expect(m.live()).toEqual([])
+  })
+
+  it('stops the language servers it started once it has stopped', async () => {
+    writeFileSync(join(env.cwd, 'a.txt'), 'alpha\n')
+    let shutdowns = 0
+    const factory: LspFactory = (cwd) => {
+      const lsp = new LspManager({ cwd, servers: new LspServers([]) })
+      const down = lsp.shutdown.bind(lsp)
+      lsp.shutdown = async () => {
+        shutdowns++
+        await down()
+      }
+      return lsp
+    }
+    const store = new FileEventStore({ root: eventlogRoot(env.home) })
+    const m = env.manager({ store, leases: heldLeases(), lsp: factory })
+    const s = await m.create()
+    await s.prompt('!call lsp_diagnostics {"path":"a.txt"}').done
+    expect(shutdowns).toBe(0)
+    m.leaseLost(s.id)
+    await s.idle()
+    await until(() => shutdowns === 1, 5000, "the copy's language servers to stop")
+    await store.close()
   })
 })
