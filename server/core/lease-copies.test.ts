@@ -120,6 +120,23 @@ function gatedModels(deaf = false): { models: ModelRegistry; gate: Gate; prompts
   return { models: new ModelRegistry([offline, provider]), gate, prompts }
 }
 
+/** A session on `store` (held leases, the gated model) whose first turn, `!hold`, is running and held. */
+async function heldTurn(store: FileEventStore, o: { deaf?: boolean; staleSettleMs?: number } = {}) {
+  const leases = heldLeases()
+  const { models, gate, prompts } = gatedModels(o.deaf)
+  const m = env.manager({
+    store,
+    leases,
+    models,
+    model: 'gated',
+    ...(o.staleSettleMs !== undefined ? { staleSettleMs: o.staleSettleMs } : {}),
+  })
+  const s = await m.create()
+  const running = s.prompt('!hold\n!say one')
+  await until(() => prompts.length === 1, 5000, 'the turn to call the model')
+  return { leases, gate, prompts, m, s, running }
+}
+
 /** Lets queued microtasks run (no timer can fire meanwhile: that needs a turn of the event loop). */
 async function microtasks(n = 1000): Promise<void> {
   for (let i = 0; i < n; i++) await Promise.resolve()
@@ -318,12 +335,7 @@ describe('a copy that lost its lease', () => {
 
   it('is waited for by a load that will run the session: its last records come before the read', async () => {
     const store = new CountingStore({ root: eventlogRoot(env.home) })
-    const leases = heldLeases()
-    const { models, gate, prompts } = gatedModels(true)
-    const m = env.manager({ store, leases, models, model: 'gated' })
-    const s = await m.create()
-    const running = s.prompt('!hold\n!say one')
-    await until(() => prompts.length === 1, 5000, 'the turn to call the model')
+    const { leases, gate, m, s, running } = await heldTurn(store, { deaf: true })
     leases.hooks!.lost(s.id)
     const loads = store.loads
     // Claimed again while the stale copy's turn still runs (its tool ignores the cancel).
@@ -347,11 +359,7 @@ describe('a copy that lost its lease', () => {
 
   it('a take-over of a copy still running here: nobody is handed the copy meanwhile, a get joins the load, and a load that fails leaves no copy behind', async () => {
     const store = new FaultyStore({ root: eventlogRoot(env.home) })
-    const { models, gate, prompts } = gatedModels(true)
-    const m = env.manager({ store, leases: heldLeases(), models, model: 'gated' })
-    const s = await m.create()
-    const running = s.prompt('!hold\n!say one')
-    await until(() => prompts.length === 1, 5000, 'the turn to call the model')
+    const { gate, m, s, running } = await heldTurn(store, { deaf: true })
     // Claimed afresh while the copy here still runs (its lease had run out here): it is stopped.
     store.failNext = true
     const failed = m.takeOver(s.id, s.lastSeq).then(
@@ -374,11 +382,7 @@ describe('a copy that lost its lease', () => {
 
   it('a get while a take-over waits for the stopping copy joins the load and is handed the new copy', async () => {
     const store = new CountingStore({ root: eventlogRoot(env.home) })
-    const { models, gate, prompts } = gatedModels(true)
-    const m = env.manager({ store, leases: heldLeases(), models, model: 'gated' })
-    const s = await m.create()
-    const running = s.prompt('!hold\n!say one')
-    await until(() => prompts.length === 1, 5000, 'the turn to call the model')
+    const { gate, m, s, running } = await heldTurn(store, { deaf: true })
     const taking = m.takeOver(s.id, s.lastSeq)
     await microtasks()
     const got = m.get(s.id)
@@ -394,12 +398,7 @@ describe('a copy that lost its lease', () => {
 
   it('a queued prompt whose record was being written when the lease was lost runs and writes nothing', async () => {
     const store = new FaultyStore({ root: eventlogRoot(env.home) })
-    const leases = heldLeases()
-    const { models, gate, prompts } = gatedModels()
-    const m = env.manager({ store, leases, models, model: 'gated' })
-    const s = await m.create()
-    const first = s.prompt('!hold\n!say one')
-    await until(() => prompts.length === 1, 5000, 'the first turn to call the model')
+    const { leases, gate, prompts, s, running: first } = await heldTurn(store)
     store.holdQueue = true
     const second = s.prompt('!say two')
     await until(() => store.queueHeld, 5000, 'the second prompt to be recorded')
@@ -421,12 +420,7 @@ describe('a copy that lost its lease', () => {
 
   it('a steer its cancelled turn never took is left to the instance that runs the session now', async () => {
     const store = new FileEventStore({ root: eventlogRoot(env.home) })
-    const leases = heldLeases()
-    const { models, prompts } = gatedModels()
-    const m = env.manager({ store, leases, models, model: 'gated' })
-    const s = await m.create()
-    const running = s.prompt('!hold\n!say one')
-    await until(() => prompts.length === 1, 5000, 'the turn to call the model')
+    const { leases, s, running } = await heldTurn(store)
     expect(await s.steer('steer me')).toBe(true)
     const length = (await store.load(s.id))!.events.length
     leases.hooks!.lost(s.id)
@@ -444,11 +438,7 @@ describe('a copy that lost its lease', () => {
 
   it('one still running after the time allowed is fenced: the session is loaded without it, and what it still writes is refused', async () => {
     const store = new FileEventStore({ root: eventlogRoot(env.home) })
-    const { models, gate, prompts } = gatedModels(true)
-    const m = env.manager({ store, leases: heldLeases(), models, model: 'gated', staleSettleMs: 50 })
-    const s = await m.create()
-    const running = s.prompt('!hold\n!say one')
-    await until(() => prompts.length === 1, 5000, 'the turn to call the model')
+    const { gate, m, s, running } = await heldTurn(store, { deaf: true, staleSettleMs: 50 })
     m.leaseLost(s.id)
     // Its tool never stops: the take-over loads the session after 50 ms and closes the turn left open.
     await m.takeOver(s.id, s.lastSeq)
@@ -481,11 +471,7 @@ describe('a copy that lost its lease', () => {
 
   it('is waited for by a shutdown, and a load that ends after the shutdown began installs nothing', async () => {
     const store = new CountingStore({ root: eventlogRoot(env.home) })
-    const { models, gate, prompts } = gatedModels(true)
-    const m = env.manager({ store, leases: heldLeases(), models, model: 'gated' })
-    const s = await m.create()
-    const running = s.prompt('!hold\n!say one')
-    await until(() => prompts.length === 1, 5000, 'the turn to call the model')
+    const { gate, m, s, running } = await heldTurn(store, { deaf: true })
     const taking = m.takeOver(s.id, s.lastSeq).then(
       () => undefined,
       (err: unknown) => err,
