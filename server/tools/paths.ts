@@ -49,6 +49,42 @@ export type Resolved =
 const MAX_LINK_DEPTH = 40
 
 /**
+ * How long the real path of a working directory or of a rule list's path is reused: a burst of
+ * tool calls (a thousand `Glob` lines in one prompt) resolves each once instead of once per call,
+ * each resolution being one to four calls into libuv's pool (two more when the path does not exist
+ * yet, as the snapshot store's often does). The path a tool names is never reused: it is resolved
+ * for every call. Why a reused name cannot widen what a tool reaches:
+ * docs/decisions/0502-real-paths-reused-briefly.md.
+ */
+export const REAL_PATH_REUSE_MS = 1000
+/** Entries kept at most; the memo starts over past it (a process has few working directories). */
+const REAL_PATH_MEMO_MAX = 256
+const realPathMemo = new Map<string, { until: number; real: Promise<string> }>()
+
+/**
+ * `resolveIt(abs)` or its answer of less than {@link REAL_PATH_REUSE_MS} ago (a failure is not
+ * reused: the next call tries again).
+ */
+function reused(kind: 'strict' | 'loose', abs: string, resolveIt: (p: string) => Promise<string>): Promise<string> {
+  const key = `${kind}\0${abs}`
+  const now = performance.now()
+  const hit = realPathMemo.get(key)
+  if (hit !== undefined && hit.until > now) return hit.real
+  if (realPathMemo.size >= REAL_PATH_MEMO_MAX) realPathMemo.clear()
+  const real = resolveIt(abs)
+  realPathMemo.set(key, { until: now + REAL_PATH_REUSE_MS, real })
+  real.catch(() => {
+    if (realPathMemo.get(key)?.real === real) realPathMemo.delete(key)
+  })
+  return real
+}
+
+/** Tests: forget every reused real path. */
+export function forgetRealPaths(): void {
+  realPathMemo.clear()
+}
+
+/**
  * Turn the user's path string into a filesystem path: `file://` URIs are converted, NUL bytes
  * rejected. Relative paths stay relative.
  */
@@ -106,12 +142,15 @@ export async function realpathLoose(p: string, depth = 0): Promise<string> {
 
 /**
  * Each path as given (made absolute and normalised) and its real path, without duplicates: a
- * rule about a path must hold whichever name reaches it.
+ * rule about a path must hold whichever name reaches it. A real path may be up to
+ * {@link REAL_PATH_REUSE_MS} old; the name as given is always in the list.
  */
 export async function realPathList(paths: readonly string[]): Promise<string[]> {
   const given = paths.filter((p) => typeof p === 'string' && p !== '' && !p.includes('\0')).map((p) => resolve(p))
   // Resolved side by side; a loop or an unreadable ancestor leaves the path as given.
-  const real = await Promise.all(given.map((abs) => realpathLoose(abs).catch(() => undefined)))
+  const real = await Promise.all(
+    given.map((abs) => reused('loose', abs, (p) => realpathLoose(p)).catch(() => undefined)),
+  )
   const out = new Set<string>()
   given.forEach((abs, i) => {
     out.add(abs)
@@ -157,7 +196,7 @@ export async function resolveInWorkspace(cwd: string, p: string, opts: ResolveOp
   // each once (the path is often the working directory itself), and the read-only list only for
   // a write, the one case it decides.
   const target = resolve(cwd, fsPath.path)
-  const rootP = settle(realpath(cwd))
+  const rootP = settle(reused('strict', resolve(cwd), realpath))
   const [rootR, absR, protectedPaths, readOnlyPaths] = await Promise.all([
     rootP,
     target === resolve(cwd) ? rootP : settle(realpathLoose(target)),
