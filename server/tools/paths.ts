@@ -67,7 +67,8 @@ const realPathMemo = new Map<string, { until: number; real: Promise<string> }>()
  */
 function reused(kind: 'strict' | 'loose', abs: string, resolveIt: (p: string) => Promise<string>): Promise<string> {
   const key = `${kind}\0${abs}`
-  const now = performance.now()
+  // hrtime: monotonic, and it loads no module (the global `performance` loads perf_hooks).
+  const now = Number(process.hrtime.bigint()) / 1e6
   const hit = realPathMemo.get(key)
   if (hit !== undefined && hit.until > now) return hit.real
   if (realPathMemo.size >= REAL_PATH_MEMO_MAX) realPathMemo.clear()

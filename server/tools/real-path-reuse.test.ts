@@ -63,7 +63,7 @@ describe('real paths reused for a moment', () => {
   })
 
   it('a protected link re-pointed: its new target is refused once the window has passed', async () => {
-    vi.useFakeTimers({ toFake: ['performance'] })
+    vi.useFakeTimers({ toFake: ['hrtime'] })
     const link = join(ws.outside, 'protected-link')
     symlinkSync(join(ws.cwd, 'one'), link)
     const rules = { protectedPaths: [link] }
