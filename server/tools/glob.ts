@@ -21,7 +21,7 @@ export const globTool: Tool<GlobInput> = {
     const where = await confineDirectory('Glob', ctx, args.path ?? '.', 'search')
     if (!where.ok) return where.outcome
     // The walk skips the protected paths the confinement resolved.
-    const { root, abs, protectedPaths: skip } = where
+    const { root, abs, protectedPaths: skip, listing: startListing } = where
     let pattern = args.pattern
     const fsPattern = toFsPath(pattern)
     if (!fsPattern.ok) return fail(fsPattern.reason)
@@ -39,7 +39,7 @@ export const globTool: Tool<GlobInput> = {
     const max = args.max_results ?? 1000
     const found: string[] = []
     let truncated = false
-    for await (const e of walk({ root, start: abs, signal: ctx.signal, skip })) {
+    for await (const e of walk({ root, start: abs, signal: ctx.signal, skip, startListing })) {
       if (e.isDir || !re.test(e.relToStart)) continue
       if (found.length >= max) {
         truncated = true

@@ -18,11 +18,18 @@ export const listFilesTool: Tool<list_filesInput> = {
     const where = await confineDirectory('list_files', ctx, args.path ?? '.', 'list')
     if (!where.ok) return where.outcome
     // The walk skips the protected paths the confinement resolved.
-    const { root, abs, protectedPaths: skip } = where
+    const { root, abs, protectedPaths: skip, listing: startListing } = where
     const max = args.max_entries ?? 1000
     const entries: string[] = []
     let truncated = false
-    for await (const e of walk({ root, start: abs, recursive: args.recursive ?? false, signal: ctx.signal, skip })) {
+    for await (const e of walk({
+      root,
+      start: abs,
+      recursive: args.recursive ?? false,
+      signal: ctx.signal,
+      skip,
+      startListing,
+    })) {
       if (entries.length >= max) {
         truncated = true
         break

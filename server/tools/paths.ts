@@ -10,7 +10,8 @@
  * This check names the file; safe-open.ts then opens exactly that file, so a path changed
  * between the check and the open cannot lead elsewhere.
  */
-import { lstat, readlink, realpath, stat } from 'node:fs/promises'
+import type { Dirent } from 'node:fs'
+import { lstat, readdir, readlink, realpath } from 'node:fs/promises'
 import { basename, dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { isInside } from '../platform/path-inside.ts'
@@ -271,20 +272,34 @@ export function violation(
   return fail(`sandbox violation (${ctx.sandbox}): ${reason}`, { violation: true, path })
 }
 
-/** `confinePath` for a directory to walk: also fails clearly when it is not a directory. */
+/**
+ * `confinePath` for a directory to walk: also fails clearly when it is not a directory, and lists
+ * it (by name), so that the walk starts from this listing: one call into the pool where a `stat`
+ * and the walk's own listing were two.
+ */
 export async function confineDirectory(
   tool: string,
   ctx: ConfineContext,
   p: string,
   verb: string,
-): Promise<{ ok: true; abs: string; root: string; protectedPaths: string[] } | { ok: false; outcome: ToolOutcome }> {
+): Promise<
+  | { ok: true; abs: string; root: string; protectedPaths: string[]; listing: Dirent[] }
+  | { ok: false; outcome: ToolOutcome }
+> {
   const where = await confinePath(tool, ctx, p)
   if (!where.ok) return where
+  let listing: Dirent[]
   try {
-    if (!(await stat(where.abs)).isDirectory())
-      return { ok: false, outcome: fail(`${displayPath(where.root, where.abs)} is not a directory`) }
+    listing = sortedByName(await readdir(where.abs, { withFileTypes: true }))
   } catch (e) {
+    if (errorCode(e) === 'ENOTDIR')
+      return { ok: false, outcome: fail(`${displayPath(where.root, where.abs)} is not a directory`) }
     return { ok: false, outcome: fail(`cannot ${verb} ${displayPath(where.root, where.abs)}: ${errorText(e)}`) }
   }
-  return where
+  return { ...where, listing }
+}
+
+/** `entries` sorted by name (in place), as a walk lists a directory. */
+export function sortedByName(entries: Dirent[]): Dirent[] {
+  return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
 }

@@ -10,7 +10,7 @@ import type { Dirent } from 'node:fs'
 import { readdir, stat } from 'node:fs/promises'
 import { join, relative, sep } from 'node:path'
 import { ALWAYS_SKIPPED, isIgnored, loadIgnoreLayer, type IgnoreLayer } from './gitignore.ts'
-import { isInside } from './paths.ts'
+import { isInside, sortedByName } from './paths.ts'
 
 /** One walked entry. */
 export interface WalkEntry {
@@ -37,6 +37,8 @@ export interface WalkOptions {
   signal?: AbortSignal
   /** Real paths skipped with everything beneath them (the protected paths). */
   skip?: readonly string[]
+  /** The start directory's entries by name, when the caller listed it already (`confineDirectory`). */
+  startListing?: Dirent[]
 }
 
 const toPosix = (p: string): string => (sep === '/' ? p : p.split(sep).join('/'))
@@ -64,10 +66,7 @@ function listedLayer(dirAbs: string, dirRel: string, dirents: readonly Dirent[])
 
 /** The entries of `dir` in name order; undefined when it cannot be read. */
 function listSorted(dir: string): Promise<Dirent[] | undefined> {
-  return readdir(dir, { withFileTypes: true }).then(
-    (d) => d.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
-    () => undefined,
-  )
+  return readdir(dir, { withFileTypes: true }).then(sortedByName, () => undefined)
 }
 
 /**
@@ -78,7 +77,10 @@ export async function* walk(opts: WalkOptions): AsyncGenerator<WalkEntry> {
   const root = isInside(opts.root, opts.start) ? opts.root : opts.start
   const startRel = toPosix(relative(root, opts.start))
   // The start directory is listed while its ancestors' ignore files are read.
-  const [firstListing, above] = await Promise.all([listSorted(opts.start), ancestorLayers(root, opts.start)])
+  const [firstListing, above] = await Promise.all([
+    opts.startListing ?? listSorted(opts.start),
+    ancestorLayers(root, opts.start),
+  ])
   const own = firstListing && (await listedLayer(opts.start, startRel, firstListing))
   let layers = own ? [...above, own] : above
   if (
