@@ -53,31 +53,40 @@ const MAX_LINK_DEPTH = 40
  * How long the real path of a working directory or of a rule list's path is reused: a burst of
  * tool calls (a thousand `Glob` lines in one prompt) resolves each once instead of once per call,
  * each resolution being one to four calls into libuv's pool (two more when the path does not exist
- * yet, as the snapshot store's often does). The path a tool names is never reused: it is resolved
- * for every call. Why a reused name cannot widen what a tool reaches:
+ * yet, as the snapshot store's often does). Only a path that is its own real path is reused (no
+ * symbolic link on the way): a directory reached through a link is resolved on every call, so a
+ * link re-pointed elsewhere cannot leave its old target open. The path a tool names is never
+ * reused either. Why a reused path cannot widen what a tool reaches:
  * docs/decisions/0502-real-paths-reused-briefly.md.
  */
 export const REAL_PATH_REUSE_MS = 1000
 /** Entries kept at most; the memo starts over past it (a process has few working directories). */
 const REAL_PATH_MEMO_MAX = 256
 const realPathMemo = new Map<string, { until: number; real: Promise<string> }>()
+/** The clock at the last lookup: one that went back (a test's fake clock) starts the memo over. */
+let realPathClock = 0
 
 /**
- * `resolveIt(abs)` or its answer of less than {@link REAL_PATH_REUSE_MS} ago (a failure is not
- * reused: the next call tries again).
+ * `resolveIt(abs)`, or its answer of less than {@link REAL_PATH_REUSE_MS} ago when that answer was
+ * `abs` itself. A failure is not reused: the next call tries again.
  */
 function reused(kind: 'strict' | 'loose', abs: string, resolveIt: (p: string) => Promise<string>): Promise<string> {
   const key = `${kind}\0${abs}`
   // hrtime: monotonic, and it loads no module (the global `performance` loads perf_hooks).
   const now = Number(process.hrtime.bigint()) / 1e6
+  if (now < realPathClock) realPathMemo.clear()
+  realPathClock = now
   const hit = realPathMemo.get(key)
   if (hit !== undefined && hit.until > now) return hit.real
   if (realPathMemo.size >= REAL_PATH_MEMO_MAX) realPathMemo.clear()
   const real = resolveIt(abs)
   realPathMemo.set(key, { until: now + REAL_PATH_REUSE_MS, real })
-  real.catch(() => {
+  const forget = (): void => {
     if (realPathMemo.get(key)?.real === real) realPathMemo.delete(key)
-  })
+  }
+  real.then((r) => {
+    if (r !== abs) forget()
+  }, forget)
   return real
 }
 
@@ -144,8 +153,8 @@ export async function realpathLoose(p: string, depth = 0): Promise<string> {
 
 /**
  * Each path as given (made absolute and normalised) and its real path, without duplicates: a
- * rule about a path must hold whichever name reaches it. A real path may be up to
- * {@link REAL_PATH_REUSE_MS} old; the name as given is always in the list.
+ * rule about a path must hold whichever name reaches it. A path that was its own real path may
+ * be taken as such for up to {@link REAL_PATH_REUSE_MS}.
  */
 export async function realPathList(paths: readonly string[]): Promise<string[]> {
   const given = paths.filter((p) => typeof p === 'string' && p !== '' && !p.includes('\0')).map((p) => resolve(p))
