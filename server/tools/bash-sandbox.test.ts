@@ -3,11 +3,11 @@
  * fail with the host unchanged (remount read-write, mknod, forging the permission audit log,
  * writing outside the workspace, writing anything in read-only); no capabilities are left; the
  * sandbox shows only what a command needs (no CHIMERA_HOME, real home, /run, /var/run, host
- * sockets, other projects, /etc secrets); protected paths inside the workspace are masked and
- * read-only paths stay read-only; and no secret reaches a command's environment, in any mode.
+ * sockets, other projects, /etc secrets); protected paths inside the workspace are masked (and
+ * cannot be moved away with a parent) and read-only paths stay read-only; and no secret reaches a command's environment, in any mode.
  */
 import { createServer, type Server } from 'node:net'
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -121,6 +121,29 @@ describe.skipIf(!hasBwrap)('Bash sandbox: the escapes of the attack run fail and
       expect(text(r), mode).not.toMatch(/Can't mkdir|real home secret/)
     }
     expect(tree(inside)).toEqual(['secret.txt', 'snapshots'])
+  })
+
+  it('a protected path deeper in the workspace cannot be moved away with its parent (the directories on its way are pinned)', async () => {
+    const secrets = join(ws.cwd, 'a', 'b', 'secrets')
+    mkdirSync(secrets, { recursive: true })
+    writeFileSync(join(secrets, 'key'), 'TOPSECRET\n')
+    writeFileSync(join(ws.cwd, 'a', 'note.txt'), 'n\n')
+    const r = await run(
+      'mv a moved; mv a/b a/moved; mv a/b/secrets c; rm -rf a; echo x > a/b/new.txt; cat a/b/secrets/key moved/b/secrets/key c/key; ls -A a a/b',
+      'workspace-write',
+      { protectedPaths: [secrets] },
+    )
+    expect(text(r)).not.toContain('TOPSECRET')
+    // Nothing moved on the host: the key is where the rule names it, and nowhere else (a copy of
+    // the empty mask that mv may leave behind holds nothing).
+    const files = tree(ws.cwd).filter((f) => statSync(join(ws.cwd, f)).isFile())
+    expect(files.filter((f) => readFileSync(join(ws.cwd, f), 'utf8').includes('TOPSECRET'))).toEqual([
+      'a/b/secrets/key',
+    ])
+    expect(existsSync(join(ws.cwd, 'moved'))).toBe(false)
+    expect(existsSync(join(ws.cwd, 'a', 'moved'))).toBe(false)
+    expect(readFileSync(join(ws.cwd, 'a', 'b', 'new.txt'), 'utf8')).toBe('x\n')
+    expect(readFileSync(join(secrets, 'key'), 'utf8')).toBe('TOPSECRET\n')
   })
 
   it('workspace-write cannot write outside the workspace', async () => {

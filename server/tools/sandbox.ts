@@ -18,7 +18,7 @@
 import { childProcess } from '../platform/builtins.ts'
 import { accessSync, constants, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs'
 import { lstat, mkdir } from 'node:fs/promises'
-import { delimiter, isAbsolute, join, sep } from 'node:path'
+import { delimiter, dirname, isAbsolute, join, sep } from 'node:path'
 import { errorCode, errorText } from './outcome.ts'
 import { isInside } from './paths.ts'
 import type { SandboxMode } from './types.ts'
@@ -221,17 +221,37 @@ export function bwrapArgs(plan: SandboxPlan): string[] {
   }
   args.push('--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', home)
   args.push(mode === 'workspace-write' ? '--bind' : '--ro-bind', cwd, cwd)
-  const layered = [
+  const rules = [
     ...plan.readOnly.map((p) => ({ ...p, op: 'ro' as const })),
     ...plan.masks.map((p) => ({ ...p, op: 'mask' as const })),
-  ].sort((a, b) => a.path.length - b.path.length)
+  ]
+  // In a writable workspace, each directory between it and a masked or read-only path is bound
+  // over itself first: a mount point cannot be renamed or removed (EBUSY), so a command cannot
+  // move the rule's path away with its parent (its mount would go along, out from under the name
+  // the file tools check).
+  const pins =
+    mode === 'workspace-write'
+      ? [...new Set(rules.flatMap((r) => between(cwd, r.path)))]
+          .filter((d) => !rules.some((r) => r.path === d))
+          .map((path) => ({ path, kind: 'directory' as const, op: 'pin' as const }))
+      : []
+  const layered = [...pins, ...rules].sort((a, b) => a.path.length - b.path.length)
   for (const p of layered) {
-    if (p.op === 'ro') args.push('--ro-bind', p.path, p.path)
+    if (p.op === 'pin') args.push('--bind', p.path, p.path)
+    else if (p.op === 'ro') args.push('--ro-bind', p.path, p.path)
     else if (p.kind === 'directory') args.push('--tmpfs', p.path, '--remount-ro', p.path)
     else args.push('--ro-bind', '/dev/null', p.path)
   }
   args.push('--remount-ro', '/', '--chdir', cwd)
   return args
+}
+
+/** The directories strictly between `root` and `p` (none when `p` is not inside `root`). */
+function between(root: string, p: string): string[] {
+  const out: string[] = []
+  if (p === root || !isInside(root, p)) return out
+  for (let d = dirname(p); d !== root && isInside(root, d); d = dirname(d)) out.push(d)
+  return out
 }
 
 const probes = new Map<string, Promise<BwrapFeatures | { error: string }>>()
