@@ -243,6 +243,21 @@ describe.skipIf(!hasBwrap)('Bash sandbox: only what a command needs is visible',
     expect(text(r)).not.toContain('s3cret')
   })
 
+  it('a protected path inside a read-only one: the directories between them stay read-only (no writable pin)', async () => {
+    const cfg = join(ws.cwd, '.chimera')
+    const snaps = join(cfg, 'state', 'snaps')
+    mkdirSync(snaps, { recursive: true })
+    writeFileSync(join(snaps, 'key'), 'TOPSECRET\n')
+    const r = await run(
+      'echo pwn > .chimera/state/evil; mkdir .chimera/state/hooks; mv .chimera/state .chimera/moved; cat .chimera/state/snaps/key; echo done',
+      'workspace-write',
+      { protectedPaths: [snaps], readOnlyPaths: [cfg] },
+    )
+    expect(text(r)).toContain('done')
+    expect(text(r)).not.toContain('TOPSECRET')
+    expect(tree(cfg)).toEqual(['state', 'state/snaps', 'state/snaps/key'])
+  })
+
   it('read-only paths in the workspace cannot be created, changed or removed in workspace-write', async () => {
     const cfg = join(ws.cwd, '.chimera')
     // Missing at first: the model must not be able to create it.

@@ -228,11 +228,12 @@ export function bwrapArgs(plan: SandboxPlan): string[] {
   // In a writable workspace, each directory between it and a masked or read-only path is bound
   // over itself first: a mount point cannot be renamed or removed (EBUSY), so a command cannot
   // move the rule's path away with its parent (its mount would go along, out from under the name
-  // the file tools check).
+  // the file tools check). Not one inside (or at) a rule's path: a read-only bind already stops a
+  // rename there, and a writable bind inside it would open what it keeps read-only.
   const pins =
     mode === 'workspace-write'
       ? [...new Set(rules.flatMap((r) => between(cwd, r.path)))]
-          .filter((d) => !rules.some((r) => r.path === d))
+          .filter((d) => !rules.some((r) => isInside(r.path, d)))
           .map((path) => ({ path, kind: 'directory' as const, op: 'pin' as const }))
       : []
   const layered = [...pins, ...rules].sort((a, b) => a.path.length - b.path.length)
