@@ -11,12 +11,13 @@
  * between the check and the open cannot lead elsewhere.
  */
 import type { Dirent } from 'node:fs'
-import { lstat, readdir, readlink, realpath } from 'node:fs/promises'
+import { lstat, readlink, realpath } from 'node:fs/promises'
 import { basename, dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { isInside } from '../platform/path-inside.ts'
 import { errorCode, errorText, fail } from './outcome.ts'
 import type { SandboxMode, ToolContext, ToolOutcome } from './types.ts'
+import { listByName } from './walk.ts'
 
 export { isInside }
 
@@ -299,16 +300,11 @@ export async function confineDirectory(
   if (!where.ok) return where
   let listing: Dirent[]
   try {
-    listing = sortedByName(await readdir(where.abs, { withFileTypes: true }))
+    listing = await listByName(where.abs)
   } catch (e) {
     if (errorCode(e) === 'ENOTDIR')
       return { ok: false, outcome: fail(`${displayPath(where.root, where.abs)} is not a directory`) }
     return { ok: false, outcome: fail(`cannot ${verb} ${displayPath(where.root, where.abs)}: ${errorText(e)}`) }
   }
   return { ...where, listing }
-}
-
-/** `entries` sorted by name (in place), as a walk lists a directory. */
-export function sortedByName(entries: Dirent[]): Dirent[] {
-  return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
 }

@@ -10,7 +10,7 @@ import type { Dirent } from 'node:fs'
 import { readdir, stat } from 'node:fs/promises'
 import { join, relative, sep } from 'node:path'
 import { ALWAYS_SKIPPED, isIgnored, loadIgnoreLayer, type IgnoreLayer } from './gitignore.ts'
-import { isInside, sortedByName } from './paths.ts'
+import { isInside } from '../platform/path-inside.ts'
 
 /** One walked entry. */
 export interface WalkEntry {
@@ -64,9 +64,15 @@ function listedLayer(dirAbs: string, dirRel: string, dirents: readonly Dirent[])
   return dirents.some((d) => d.name === '.gitignore') ? loadIgnoreLayer(dirAbs, dirRel) : Promise.resolve(undefined)
 }
 
+/** The entries of `dir` in name order, as a walk lists a directory (rejects as `readdir` does). */
+export async function listByName(dir: string): Promise<Dirent[]> {
+  const entries = await readdir(dir, { withFileTypes: true })
+  return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+}
+
 /** The entries of `dir` in name order; undefined when it cannot be read. */
 function listSorted(dir: string): Promise<Dirent[] | undefined> {
-  return readdir(dir, { withFileTypes: true }).then(sortedByName, () => undefined)
+  return listByName(dir).catch(() => undefined)
 }
 
 /**
