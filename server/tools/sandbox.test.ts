@@ -262,6 +262,58 @@ describe('planPaths', () => {
   })
 })
 
+describe('planPaths: a rule path reached through a link inside the workspace', () => {
+  // A command could re-point `link`: the mount made through it would keep hiding the old target
+  // while the file tools protect the new one, leaving the old target readable by its own name.
+  it('refuses a protected or read-only path whose parent inside the workspace is a symbolic link', async () => {
+    const ws = join(dir, 'ws')
+    mkdirSync(join(ws, 'real', 'snap'), { recursive: true })
+    mkdirSync(join(ws, 'real', 'deep', 'cfg'), { recursive: true })
+    symlinkSync(join(ws, 'real'), join(ws, 'link'))
+    expect(
+      await planPaths('workspace-write', ws, { protectedPaths: [join(ws, 'link', 'snap')], readOnlyPaths: [] }, []),
+    ).toEqual({
+      ok: false,
+      reason: `the protected path ${join(ws, 'link', 'snap')} goes through the symbolic link ${join(ws, 'link')}, which a command could re-point; name the path without the link`,
+    })
+    // Also deeper, also missing (nothing is created through the link), also in read-only mode.
+    for (const mode of ['workspace-write', 'read-only'] as const)
+      expect(
+        await planPaths(mode, ws, { protectedPaths: [join(ws, 'link', 'deep', 'new')], readOnlyPaths: [] }, []),
+      ).toMatchObject({ ok: false, reason: expect.stringContaining(`symbolic link ${join(ws, 'link')},`) })
+    expect(existsSync(join(ws, 'real', 'deep', 'new'))).toBe(false)
+    expect(
+      await planPaths(
+        'workspace-write',
+        ws,
+        { protectedPaths: [], readOnlyPaths: [join(ws, 'link', 'deep', 'cfg')] },
+        [],
+      ),
+    ).toMatchObject({ ok: false, reason: expect.stringContaining('the read-only path') })
+  })
+
+  it('masks the same paths named without the link, and a path below a plain directory', async () => {
+    const ws = join(dir, 'ws')
+    mkdirSync(join(ws, 'real', 'snap'), { recursive: true })
+    symlinkSync(join(ws, 'real'), join(ws, 'link'))
+    expect(
+      await planPaths(
+        'workspace-write',
+        ws,
+        { protectedPaths: [join(ws, 'real', 'snap'), join(ws, 'real', 'missing', 'x')], readOnlyPaths: [] },
+        [],
+      ),
+    ).toEqual({
+      ok: true,
+      readOnly: [],
+      masks: [
+        { path: join(ws, 'real', 'snap'), kind: 'directory' },
+        { path: join(ws, 'real', 'missing', 'x'), kind: 'directory' },
+      ],
+    })
+  })
+})
+
 describe('sandboxedCommand without bubblewrap (fails closed)', () => {
   const opts = { protectedPaths: [], readOnlyPaths: [], realHome: '/root', env: { CHIMERA_BWRAP: '/nonexistent' } }
   it('refuses the confined modes with an error naming the package', async () => {

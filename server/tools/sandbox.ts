@@ -18,7 +18,7 @@
 import { childProcess } from '../platform/builtins.ts'
 import { accessSync, constants, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs'
 import { lstat, mkdir } from 'node:fs/promises'
-import { delimiter, dirname, isAbsolute, join, sep } from 'node:path'
+import { delimiter, dirname, isAbsolute, join, relative, sep } from 'node:path'
 import { errorCode, errorText } from './outcome.ts'
 import { isInside } from './paths.ts'
 import type { SandboxMode } from './types.ts'
@@ -312,6 +312,33 @@ async function kindOf(p: string): Promise<'directory' | 'other' | 'symlink' | 'm
 }
 
 /**
+ * The first directory strictly between `cwd` and `p` (inside it) that is a symbolic link, if any.
+ * A command can re-point such a link (it lies in the writable workspace): the mount made through it
+ * would then hide the old target while the file tools, which resolve the rule path on each call,
+ * protect the new one, and the old target would be open to them by its own name.
+ */
+async function linkOnTheWay(cwd: string, p: string): Promise<string | undefined> {
+  const parts = relative(cwd, p).split(sep).slice(0, -1)
+  let at = cwd
+  for (const part of parts) {
+    at = join(at, part)
+    const kind = await kindOf(at)
+    if (kind === 'symlink') return at
+    if (kind !== 'directory') return undefined
+  }
+  return undefined
+}
+
+/** Why a rule path inside the workspace cannot carry its mount: it is reached through a link. */
+async function linkedRulePath(cwd: string, p: string, what: string): Promise<string | undefined> {
+  if (!isInside(cwd, p) || p === cwd) return undefined
+  const link = await linkOnTheWay(cwd, p)
+  return link === undefined
+    ? undefined
+    : `the ${what} ${p} goes through the symbolic link ${link}, which a command could re-point; name the path without the link`
+}
+
+/**
  * The masks and read-only binds for `cwd` under `mode`, or the reason Bash must not run. A
  * protected or read-only path that does not exist yet inside a writable workspace is created
  * as an empty directory first, so it can carry its mount and the command cannot create it; it
@@ -331,6 +358,8 @@ export async function planPaths(
     if (isInside(p, cwd))
       return { ok: false, reason: `the working directory ${cwd} lies inside the protected path ${p}` }
     if (!roots.some((r) => isInside(r, p))) continue
+    const linked = await linkedRulePath(cwd, p, 'protected path')
+    if (linked) return { ok: false, reason: linked }
     let kind = await kindOf(p)
     if (kind === 'missing') {
       if (!writable || !isInside(cwd, p)) continue
@@ -355,6 +384,8 @@ export async function planPaths(
         continue
       }
       if (rules.protectedPaths.some((q) => isInside(q, p))) continue
+      const linked = await linkedRulePath(cwd, p, 'read-only path')
+      if (linked) return { ok: false, reason: linked }
       let kind = await kindOf(p)
       if (kind === 'missing') {
         await mkdir(p, { recursive: true, mode: 0o755 })
