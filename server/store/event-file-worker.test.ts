@@ -15,11 +15,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { EventWriter } from '../core/event-writer.ts'
 import { initialState } from '../core/state.ts'
 import { noopLogger } from '../log.ts'
-import { eventFileThread, Progress, type Pause } from './event-file-worker.ts'
+import { eventFileThread, Progress } from './event-file-worker.ts'
 import type { FileEventStore } from './file-store.ts'
 import { writeEventFiles, writeJsonAtomic } from './file-log.ts'
 import { sampleEvent, sampleMeta, sampleSummary } from './fixtures/sample.ts'
 import { openedStores } from './fixtures/stores.ts'
+import { stoppedAt } from './fixtures/thread-stop.ts'
 import { eventFileName } from './paths.ts'
 import { AppendGroupError } from './types.ts'
 
@@ -155,29 +156,6 @@ describe.each([
     expect(names(dir)).toEqual([...group.map((e) => eventFileName(e.seq, e.type)), 'summary.json'].sort())
   })
 })
-
-/**
- * Runs `work` with the thread stopped where its next request reaches `pause` (file index and
- * step: the thread waits there), and checks the thread never answered it.
- */
-async function stoppedAt<T>(file: number, step: Pause['step'], work: () => Promise<T>): Promise<T> {
-  eventFileThread.startAfter = 8
-  await eventFileThread.started()
-  const gate = new Int32Array(new SharedArrayBuffer(4))
-  eventFileThread.pauseNext = { file, step, gate }
-  const answered = eventFileThread.answered
-  try {
-    const result = work()
-    for (let i = 0; i < 1_000_000 && Atomics.load(gate, 0) !== 1; i++) await new Promise((r) => setImmediate(r))
-    expect(Atomics.load(gate, 0)).toBe(1)
-    await eventFileThread.stop()
-    const out = await result
-    expect(eventFileThread.answered).toBe(answered)
-    return out
-  } finally {
-    eventFileThread.pauseNext = undefined
-  }
-}
 
 async function newSession(root: string): Promise<{ store: FileEventStore; id: string }> {
   const store = stores.open({ root })

@@ -23,6 +23,11 @@ type WorkerThreads = typeof import('node:worker_threads')
 interface GroupRequest {
   id: number
   files: ThreadFile[]
+  /**
+   * An open append descriptor of the session's segment (`events.jsonl`): the texts of the files
+   * written are appended to it, in one write, after the last of them (none when none was written).
+   */
+  appendTo?: number
   /** One cell per file, set by the thread as it goes: see {@link Progress}. */
   progress: Int32Array
   /** Tests: the thread waits at this point until it is stopped (`pauseNext`). */
@@ -58,10 +63,22 @@ interface Failure {
   message: string
 }
 
-/** Per file attempted, in order: null once written and closed, else why not (the rest were not tried). */
+/**
+ * Per file attempted, in order: null once written and closed, else why not (the rest were not
+ * tried); `appended` (with `appendTo`, when a file was written): null once the segment lines are
+ * written, else why not.
+ */
 interface GroupReply {
   id: number
   failures: (Failure | null)[]
+  appended?: Failure | null
+}
+
+/** What {@link EventFileThread.write} answers: per file as {@link GroupReply}, as errors. */
+export interface ThreadWritten {
+  failures: (Error | null)[]
+  /** The segment lines (with `appendTo`): null once written, the error met, undefined when not tried. */
+  appended?: Error | null
 }
 
 /**
@@ -209,7 +226,22 @@ parentPort.on('message', (req) => {
       break
     }
   }
-  parentPort.postMessage({ id: req.id, failures })
+  const written = failures.length > 0 && failures[failures.length - 1] !== null ? failures.length - 1 : failures.length
+  if (req.appendTo === undefined || written === 0) return parentPort.postMessage({ id: req.id, failures })
+  let appended = null
+  try {
+    let text = ''
+    for (let i = 0; i < written; i++) text += req.files[i].text
+    const bytes = Buffer.from(text, 'utf8')
+    for (let at = 0; at < bytes.length; ) {
+      const n = fs.writeSync(req.appendTo, bytes, at, bytes.length - at)
+      if (n === 0) throw new Error('short write to the segment')
+      at += n
+    }
+  } catch (e) {
+    appended = why(e)
+  }
+  parentPort.postMessage({ id: req.id, failures, appended })
 })
 `
 
@@ -312,18 +344,34 @@ class EventFileThread {
     return false
   }
 
+  /** Whether writes go to the thread now (unlike {@link ready}, this counts nothing and starts nothing). */
+  running(): boolean {
+    return this.#ready
+  }
+
   /**
    * Create `files` in order on the thread. Per file attempted: null, or the error it met; a
-   * shorter list than `files` means the rest were not tried. Should the thread end before it
-   * answers, the answer comes from the progress it recorded (`fromProgress`). Rejects only when
-   * the request could not be sent (nothing was written).
+   * shorter list than `files` means the rest were not tried. With `appendTo` (an open append
+   * descriptor, which the caller keeps open until this settles) the texts of the files written
+   * are then appended to it in one write. Should the thread end before it answers, the answer
+   * comes from the progress it recorded (`fromProgress`), and the append counts as failed (it may
+   * have been cut short). Rejects only when the request could not be sent (nothing was written).
    */
-  write(files: ThreadFile[]): Promise<(Error | null)[]> {
+  write(files: ThreadFile[], appendTo?: number): Promise<ThreadWritten> {
     const progress = new Int32Array(new SharedArrayBuffer(4 * files.length))
     return new Promise((resolve, reject) => {
-      this.#send({ files, progress }, reject, {
-        answer: (r) => resolve((r as GroupReply).failures.map((f) => (f === null ? null : asError(f)))),
-        ended: () => void fromProgress(files, progress).then(resolve, reject),
+      this.#send({ files, progress, ...(appendTo !== undefined ? { appendTo } : {}) }, reject, {
+        answer: (reply) => {
+          const r = reply as GroupReply
+          const failures = r.failures.map((f) => (f === null ? null : asError(f)))
+          resolve(r.appended === undefined ? { failures } : { failures, appended: r.appended && asError(r.appended) })
+        },
+        ended: () =>
+          void fromProgress(files, progress).then((failures) => {
+            const tried = appendTo !== undefined && failures[0] === null
+            const appended = new Error('not appended: the event-file thread ended before it answered')
+            resolve(tried ? { failures, appended } : { failures })
+          }, reject),
       })
     })
   }

@@ -74,7 +74,7 @@ export async function writeJsonAtomic(path: string, value: unknown, fsync = fals
   const text = `${JSON.stringify(value, null, 2)}\n`
   if (!fsync && eventFileThread.ready()) {
     // Created and renamed on the thread: one message instead of four calls.
-    const [failure] = await eventFileThread.write([{ path: tmp, text, renameTo: path }])
+    const [failure] = (await eventFileThread.write([{ path: tmp, text, renameTo: path }])).failures
     if (failure) throw failure
     return
   }
@@ -114,7 +114,7 @@ export async function writeEventFiles(
   events: readonly AnyEvent[],
   fsync = false,
 ): Promise<PromiseSettledResult<string>[]> {
-  if (!fsync && events.length > 1 && eventFileThread.ready()) return writeOnThread(dir, events)
+  if (!fsync && events.length > 1 && eventFileThread.ready()) return (await writeOnThread(dir, events)).written
   let failed = false
   let turn: Promise<void> = Promise.resolve()
   return mapLimit(events, GROUP_IN_FLIGHT, async (e): Promise<PromiseSettledResult<string>> => {
@@ -142,16 +142,31 @@ export async function writeEventFiles(
   })
 }
 
-/** `writeEventFiles` on the event-file thread: one message for the group. */
-async function writeOnThread(dir: string, events: readonly AnyEvent[]): Promise<PromiseSettledResult<string>[]> {
+/** A group written on the event-file thread: per event as `writeEventFiles`, and its segment lines as {@link ThreadWritten}. */
+export interface GroupWritten {
+  written: PromiseSettledResult<string>[]
+  appended?: Error | null
+}
+
+/**
+ * `writeEventFiles` on the event-file thread: one message for the group; with `appendTo` (the
+ * segment's open append descriptor) the thread appends the records written to it as well, in the
+ * same message. Rejects when the thread does not run (nothing was written).
+ */
+export async function writeOnThread(
+  dir: string,
+  events: readonly AnyEvent[],
+  appendTo?: number,
+): Promise<GroupWritten> {
   const files = events.map((e) => ({ path: join(dir, eventFileName(e.seq, e.type)), text: `${JSON.stringify(e)}\n` }))
-  const failures = await eventFileThread.write(files)
-  return files.map((f, i): PromiseSettledResult<string> => {
+  const { failures, appended } = await eventFileThread.write(files, appendTo)
+  const written = files.map((f, i): PromiseSettledResult<string> => {
     if (i >= failures.length)
       return { status: 'rejected', reason: new Error('not written: an earlier event of its group failed') }
     const failure = failures[i]
     return failure ? { status: 'rejected', reason: failure } : { status: 'fulfilled', value: f.text }
   })
+  return appended === undefined ? { written } : { written, appended }
 }
 
 export type JsonRead = { kind: 'ok'; value: unknown } | { kind: 'missing' } | { kind: 'bad'; reason: string }

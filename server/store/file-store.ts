@@ -42,8 +42,10 @@ import {
   syncDir,
   writeEventFile,
   writeEventFiles,
+  writeOnThread,
   writeExclusive,
   writeJsonAtomic,
+  type GroupWritten,
   type LogEntry,
 } from './file-log.ts'
 import { streamEvents } from './event-stream.ts'
@@ -352,15 +354,28 @@ export class FileEventStore implements EventStore {
       const last = await this.#open(id, dir)
       this.#checkNext(id, checked[0]!.seq, last, this.#opens.get(id) !== opens)
       checked.forEach((e, i) => checkNextSeq(id, e.seq, last + i))
-      let written: PromiseSettledResult<string>[]
+      // With the thread running and the segment following the log, the thread appends the
+      // group's segment lines after its files, in the same message (not another pool call).
+      const both = this.#segmentFollows(id, checked[0]!.seq) && !this.#fsync && eventFileThread.running()
+      let group: GroupWritten | undefined = both
+        ? await this.#writers
+            .lend(
+              dir,
+              (fd) => writeOnThread(dir, checked, fd),
+              (r) => r.appended instanceof Error,
+            )
+            .catch(() => undefined)
+        : undefined
       try {
-        written = await writeEventFiles(dir, checked, this.#fsync)
+        // Not sent (the segment would not open, the thread had stopped): nothing was written.
+        group ??= { written: await writeEventFiles(dir, checked, this.#fsync) }
       } catch (err) {
         // The group could not be sent to the event-file thread: none of it was written. The next
         // write reads the log again all the same rather than trust the counter.
         this.#lastSeq.delete(id)
         throw new AppendGroupError(0, err)
       }
+      const written = group.written
       let committed = written.findIndex((r) => r.status === 'rejected')
       if (committed < 0) committed = written.length
       // Files after the first failure would leave a gap: take them back.
@@ -376,7 +391,9 @@ export class FileEventStore implements EventStore {
         this.#ring(id).push(e, text.length)
         this.#listeners.notify(e)
       }
-      if (committed > 0) await this.#appendSegment(id, dir, checked[0]!.seq, texts)
+      if (committed > 0 && group.appended !== undefined)
+        this.#segmentAppended(id, checked[0]!.seq, texts, group.appended)
+      else if (committed > 0) await this.#appendSegment(id, dir, checked[0]!.seq, texts)
       if (committed < checked.length) {
         const cause = (written[committed] as PromiseRejectedResult).reason as unknown
         if (errCode(cause) === 'ENOENT') {
@@ -1010,25 +1027,42 @@ export class FileEventStore implements EventStore {
     }
   }
 
+  /** Whether the records of events from `seq` on would continue the segment (it follows the log to `seq - 1`). */
+  #segmentFollows(sessionId: string, seq: number): boolean {
+    const state = this.#segments.get(sessionId)
+    return state !== undefined && state.ok && state.lines === seq - 1
+  }
+
   /** Append the records of events `seq`, `seq + 1`, … to the segment (one write) when they follow its last line. */
   async #appendSegment(sessionId: string, dir: string, seq: number, texts: readonly string[]): Promise<void> {
+    if (!this.#segmentFollows(sessionId, seq)) return
+    let failure: unknown = null
+    await this.#writers.append(dir, texts.length === 1 ? texts[0]! : texts.join('')).catch((err: unknown) => {
+      failure = err
+    })
+    this.#segmentAppended(sessionId, seq, texts, failure)
+  }
+
+  /**
+   * The records of events `seq`, `seq + 1`, … were appended to the segment (`failure` null) or not:
+   * what this instance knows of it follows (or stops trusting it until the session is opened again).
+   */
+  #segmentAppended(sessionId: string, seq: number, texts: readonly string[], failure: unknown): void {
     const state = this.#segments.get(sessionId)
     if (!state?.ok || state.lines !== seq - 1) return
-    try {
-      const text = texts.length === 1 ? texts[0]! : texts.join('')
-      await this.#writers.append(dir, text)
-      let end = state.ends.at(-1) ?? 0
-      for (const t of texts) state.ends.push((end += Buffer.byteLength(t)))
-      state.lines = seq + texts.length - 1
-      if (state.crc !== undefined) state.crc = crc32(text, state.crc)
-    } catch (err) {
-      // The event is on disk; only the shortcut is lost until the session is opened again.
+    if (failure !== null) {
+      // The events are on disk; only the shortcut is lost until the session is opened again.
       state.ok = false
       this.#logger.warn('event log: segment append failed; reading event files', {
         session_id: sessionId,
-        error: String(err),
+        error: String(failure),
       })
+      return
     }
+    let end = state.ends.at(-1) ?? 0
+    for (const t of texts) state.ends.push((end += Buffer.byteLength(t)))
+    state.lines = seq + texts.length - 1
+    if (state.crc !== undefined) state.crc = crc32(texts.length === 1 ? texts[0]! : texts.join(''), state.crc)
   }
 
   /** `summary.json`, or a minimal one rebuilt from meta (and written back) when it is damaged. */

@@ -323,6 +323,30 @@ export class SegmentWriters {
 
   /** Append `text` to the segment of `dir`; resolves once written (not synced: the segment is derived). */
   append(dir: string, text: string): Promise<void> {
+    return this.#use(dir, async (fh) => {
+      const bytes = Buffer.from(text)
+      const { bytesWritten } = await fh.write(bytes)
+      if (bytesWritten !== bytes.length)
+        throw new Error(`short write to ${SEGMENT_FILE}: ${bytesWritten} of ${bytes.length} bytes`)
+    })
+  }
+
+  /**
+   * Lend the append descriptor of `dir`'s segment (opened as `append` opens it) to a write made
+   * elsewhere (the event-file thread, which appends a group's lines with its files): the handle is
+   * not closed before `use` settles, and is not reused after it rejects or `failed` says its
+   * append failed. Rejects without calling `use` when the segment cannot be opened.
+   */
+  lend<T>(dir: string, use: (fd: number) => Promise<T>, failed: (result: T) => boolean): Promise<T> {
+    return this.#use(dir, (fh) => use(fh.fd), failed)
+  }
+
+  /**
+   * Run `write` on the handle of `dir` (opened on first use, then the most recent of the kept
+   * handles). A handle whose write rejected, or whose result `failed` refuses, is not reused: the
+   * next append opens the file again.
+   */
+  #use<T>(dir: string, write: (fh: FileHandle) => Promise<T>, failed?: (result: T) => boolean): Promise<T> {
     let h = this.#handles.get(dir)
     if (h) this.#handles.delete(dir)
     else {
@@ -331,24 +355,24 @@ export class SegmentWriters {
     }
     this.#handles.set(dir, h)
     const handle = h
-    const write = handle.fh.then(async (fh) => {
-      const bytes = Buffer.from(text)
-      const { bytesWritten } = await fh.write(bytes)
-      if (bytesWritten !== bytes.length)
-        throw new Error(`short write to ${SEGMENT_FILE}: ${bytesWritten} of ${bytes.length} bytes`)
-    })
-    handle.last = write.catch(() => {})
-    write.catch(() => {
-      // A handle that failed is not reused: the next append opens the file again.
-      if (this.#handles.get(dir) === handle) this.#handles.delete(dir)
-      void closeAfter(handle)
-    })
+    const run = handle.fh.then(write)
+    handle.last = run.catch(() => {})
+    run.then(
+      (r) => failed?.(r) && this.#drop(dir, handle),
+      () => this.#drop(dir, handle),
+    )
     while (this.#handles.size > this.#max) {
       const [oldest, old] = this.#handles.entries().next().value as [string, typeof handle]
       this.#handles.delete(oldest)
       void closeAfter(old)
     }
-    return write
+    return run
+  }
+
+  /** Stop reusing `handle` of `dir`; it is closed after its pending write. */
+  #drop(dir: string, handle: { fh: Promise<FileHandle>; last: Promise<unknown> }): void {
+    if (this.#handles.get(dir) === handle) this.#handles.delete(dir)
+    void closeAfter(handle)
   }
 
   /** Close the handle of `dir`, if open, after its pending write. */

@@ -1,0 +1,107 @@
+/**
+ * A group's segment lines are appended by the event-file thread, in the request that creates its
+ * event files (file-store.ts `appendMany`, event-file-worker.ts `appendTo`): no append of its own on
+ * the event loop, the segment byte for byte the records; a thread that ends before it answers, or
+ * a segment that will not open, leaves the events written and the segment untrusted until the
+ * session is opened again, which makes it the log once more.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { createLogger } from '../log.ts'
+import type { AnyEvent } from '../events/event-types.ts'
+import { eventFileThread, Progress } from './event-file-worker.ts'
+import { sampleEvent, sampleMeta, sampleSummary } from './fixtures/sample.ts'
+import { openedStores } from './fixtures/stores.ts'
+import { stoppedAt } from './fixtures/thread-stop.ts'
+import { SEGMENT_FILE, SegmentWriters } from './segment.ts'
+
+const tmp = mkdtempSync(join(tmpdir(), 'chimera-segment-thread-'))
+const stores = openedStores()
+let warnings: string[] = []
+const logger = createLogger({ level: 'warn', sink: (line) => warnings.push(line) })
+let n = 0
+beforeEach(async () => {
+  warnings = []
+  eventFileThread.startAfter = 8
+  await eventFileThread.started()
+})
+afterEach(async () => {
+  vi.restoreAllMocks()
+  await stores.closeAll()
+})
+afterAll(async () => {
+  await eventFileThread.stop()
+  rmSync(tmp, { recursive: true, force: true })
+})
+
+async function newSession() {
+  const root = join(tmp, `eventlog-${++n}`)
+  const store = stores.open({ root, logger })
+  const meta = sampleMeta('otter', new Date(Date.UTC(2026, 3, 25, 12, 3, n)))
+  await store.create(meta, sampleSummary(meta))
+  const id = meta.session_id
+  return { root, store, id, segment: join(root, id, SEGMENT_FILE) }
+}
+const records = (events: readonly AnyEvent[]): string => events.map((e) => `${JSON.stringify(e)}\n`).join('')
+const group = (id: string, from: number, count: number): AnyEvent[] =>
+  Array.from({ length: count }, (_, i) => sampleEvent(id, from + i))
+
+describe('the segment lines of a group', () => {
+  it('are appended by the thread with the files: one answer per group, no append on the event loop', async () => {
+    const { store, id, segment } = await newSession()
+    const appends = vi.spyOn(SegmentWriters.prototype, 'append')
+    const answered = eventFileThread.answered
+    const all = [...group(id, 1, 3), ...group(id, 4, 5), ...group(id, 9, 2)]
+    await store.appendMany(all.slice(0, 3))
+    await store.appendMany(all.slice(3, 8))
+    await store.appendMany(all.slice(8))
+    expect(eventFileThread.answered - answered).toBe(3)
+    expect(appends).not.toHaveBeenCalled()
+    expect(readFileSync(segment, 'utf8')).toBe(records(all))
+    expect(await store.read(id)).toEqual(all)
+    expect(await store.read(id, 7)).toEqual(all.slice(7))
+    expect(warnings).toEqual([])
+  })
+
+  it('a thread that ends after the files, before its answer: the events are written, the segment is not trusted, a reopen makes it the log', async () => {
+    const { root, store, id, segment } = await newSession()
+    const first = group(id, 1, 4)
+    await store.appendMany(first)
+    const second = group(id, 5, 3)
+    // Stopped once the last file of the group is closed: the append is never made.
+    await stoppedAt(2, Progress.Closed, () => store.appendMany(second))
+    expect(readFileSync(segment, 'utf8')).toBe(records(first))
+    expect(warnings.join('\n')).toContain('segment append failed')
+    await eventFileThread.started()
+    const third = group(id, 8, 2)
+    await store.appendMany(third)
+    const all = [...first, ...second, ...third]
+    // Read from the event files (the segment stops after the first group).
+    expect(await store.read(id)).toEqual(all)
+    expect(await store.read(id, 5)).toEqual(all.slice(5))
+    await store.close()
+    // Opened for writing again: the segment is made the log, and the next group follows it.
+    const again = stores.open({ root, logger })
+    const fourth = group(id, 10, 2)
+    await again.appendMany(fourth)
+    expect(readFileSync(segment, 'utf8')).toBe(records([...all, ...fourth]))
+    expect(await again.read(id)).toEqual([...all, ...fourth])
+  })
+
+  it('a segment that will not open: the group is written all the same, and read from its files', async () => {
+    const { root, store, id, segment } = await newSession()
+    const first = group(id, 1, 3)
+    await store.appendMany(first)
+    await store.close()
+    // The segment replaced by a directory: opening it for append fails (EISDIR).
+    rmSync(segment)
+    mkdirSync(segment)
+    const reopened = stores.open({ root, logger })
+    const second = group(id, 4, 3)
+    await reopened.appendMany(second)
+    expect(await reopened.read(id)).toEqual([...first, ...second])
+    expect(warnings.join('\n')).toMatch(/segment/)
+  })
+})
