@@ -245,6 +245,11 @@ parentPort.on('message', (req) => {
 })
 `
 
+/** A request that never reached the thread: nothing of it was written or made. */
+export class NotSentError extends Error {
+  override name = 'NotSentError'
+}
+
 /** Writes made on the event loop before the thread is started. */
 const START_AFTER = 8
 
@@ -408,14 +413,14 @@ class EventFileThread {
     })
   }
 
-  /** Send a request (its id and the next pause added); `reject` when it cannot be sent. */
+  /** Send a request (its id and the next pause added); `reject` (a {@link NotSentError}) when it cannot be sent. */
   #send(
     request: Omit<GroupRequest, 'id'> | Omit<SessionRequest, 'id'>,
     reject: (err: unknown) => void,
     waiting: Waiting,
   ): void {
     const worker = this.#worker
-    if (!worker || !this.#ready) return reject(new Error('the event-file thread is not running'))
+    if (!worker || !this.#ready) return reject(new NotSentError('the event-file thread is not running'))
     const id = ++this.#next
     const pause = this.pauseNext
     this.pauseNext = undefined
@@ -426,7 +431,7 @@ class EventFileThread {
     } catch (err) {
       this.#waiting.delete(id)
       if (this.#waiting.size === 0) worker.unref()
-      reject(err)
+      reject(new NotSentError(`not sent to the event-file thread: ${String(err)}`, { cause: err }))
     }
   }
 

@@ -49,7 +49,7 @@ import {
   type LogEntry,
 } from './file-log.ts'
 import { streamEvents } from './event-stream.ts'
-import { eventFileThread } from './event-file-worker.ts'
+import { eventFileThread, NotSentError } from './event-file-worker.ts'
 import { ListenerRegistry } from './listeners.ts'
 import { dirStamp, ListingMemo, type DirStamp, type ListingFacts } from './listing-memo.ts'
 import { RecentRing } from './recent-ring.ts'
@@ -357,21 +357,29 @@ export class FileEventStore implements EventStore {
       // With the thread running and the segment following the log, the thread appends the
       // group's segment lines after its files, in the same message (not another pool call).
       const both = this.#segmentFollows(id, checked[0]!.seq) && !this.#fsync && eventFileThread.running()
-      let group: GroupWritten | undefined = both
-        ? await this.#writers
+      let group: GroupWritten | undefined
+      try {
+        let sent = false
+        if (both)
+          group = await this.#writers
             .lend(
               dir,
-              (fd) => writeOnThread(dir, checked, fd),
+              (fd) => {
+                sent = true
+                return writeOnThread(dir, checked, fd)
+              },
               (r) => r.appended instanceof Error,
             )
-            .catch(() => undefined)
-        : undefined
-      try {
-        // Not sent (the segment would not open, the thread had stopped): nothing was written.
+            .catch((err: unknown) => {
+              // The segment would not open, or the thread had stopped: nothing was written, and the
+              // group goes the other way. Anything else is the group's failure.
+              if (!sent || err instanceof NotSentError) return undefined
+              throw err
+            })
         group ??= { written: await writeEventFiles(dir, checked, this.#fsync) }
       } catch (err) {
-        // The group could not be sent to the event-file thread: none of it was written. The next
-        // write reads the log again all the same rather than trust the counter.
+        // The group could not be sent to the event-file thread (none of it was written), or what
+        // the thread did is unknown: the next write reads the log again rather than trust the counter.
         this.#lastSeq.delete(id)
         throw new AppendGroupError(0, err)
       }

@@ -5,7 +5,18 @@
  * a segment that will not open, leaves the events written and the segment untrusted until the
  * session is opened again, which makes it the log once more.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import {
+  closeSync,
+  fstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
@@ -16,6 +27,22 @@ import { sampleEvent, sampleMeta, sampleSummary } from './fixtures/sample.ts'
 import { openedStores } from './fixtures/stores.ts'
 import { stoppedAt } from './fixtures/thread-stop.ts'
 import { SEGMENT_FILE, SegmentWriters } from './segment.ts'
+
+/** Descriptors of the segment handles closed so far (`open` wrapped: each handle's close is recorded). */
+const closedFds = vi.hoisted(() => new Set<number>())
+vi.mock('node:fs/promises', async (importOriginal) => {
+  const real = await importOriginal<typeof import('node:fs/promises')>()
+  return {
+    ...real,
+    open: async (...args: Parameters<typeof real.open>) => {
+      const fh = await real.open(...args)
+      const { fd } = fh
+      const close = fh.close.bind(fh)
+      fh.close = () => (closedFds.add(fd), close())
+      return fh
+    },
+  }
+})
 
 const tmp = mkdtempSync(join(tmpdir(), 'chimera-segment-thread-'))
 const stores = openedStores()
@@ -103,5 +130,103 @@ describe('the segment lines of a group', () => {
     await reopened.appendMany(second)
     expect(await reopened.read(id)).toEqual([...first, ...second])
     expect(warnings.join('\n')).toMatch(/segment/)
+  })
+})
+
+describe('the thread and the lent descriptor', () => {
+  it('the thread says when its append fails (a descriptor it cannot write): the files are written all the same', async () => {
+    const dir = join(tmp, `lent-${++n}`)
+    mkdirSync(dir)
+    writeFileSync(join(dir, SEGMENT_FILE), '')
+    const readOnly = openSync(join(dir, SEGMENT_FILE), 'r')
+    try {
+      const r = await eventFileThread.write(
+        [
+          { path: join(dir, 'a'), text: 'a\n' },
+          { path: join(dir, 'b'), text: 'b\n' },
+        ],
+        readOnly,
+      )
+      expect(r.failures).toEqual([null, null])
+      expect(r.appended).toMatchObject({ code: 'EBADF' })
+      expect(readFileSync(join(dir, 'b'), 'utf8')).toBe('b\n')
+      expect(readFileSync(join(dir, SEGMENT_FILE), 'utf8')).toBe('')
+    } finally {
+      closeSync(readOnly)
+    }
+  })
+
+  /** A lend whose write waits for `release()`; `fd` is the descriptor it was lent. */
+  function gatedLend(writers: SegmentWriters, dir: string) {
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    let fd = -1
+    const done = writers.lend(
+      dir,
+      async (lent) => {
+        fd = lent
+        await gate
+        return { appended: null }
+      },
+      (r) => r.appended !== null,
+    )
+    return { done, release, fd: () => fd }
+  }
+  const segmentDir = (): string => {
+    const dir = join(tmp, `lent-${++n}`)
+    mkdirSync(dir)
+    return dir
+  }
+  const sameFile = (fd: number, dir: string): boolean => {
+    try {
+      return fstatSync(fd).ino === statSync(join(dir, SEGMENT_FILE)).ino
+    } catch {
+      return false
+    }
+  }
+
+  it.each([
+    ['closing every handle', (w: SegmentWriters) => w.closeAll()],
+    ['a handle evicted by another session', (w: SegmentWriters) => w.append(segmentDir(), 'x\n')],
+    ['closing its session', (w: SegmentWriters, dir: string) => w.close(dir)],
+  ])('a lent descriptor stays open until the lent write settles: %s waits for it', async (_what, closing) => {
+    closedFds.clear()
+    const writers = new SegmentWriters(1)
+    const dir = segmentDir()
+    const lent = gatedLend(writers, dir)
+    for (let i = 0; i < 1000 && lent.fd() < 0; i++) await new Promise((r) => setImmediate(r))
+    const closed = closing(writers, dir)
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r))
+    expect(closedFds.has(lent.fd())).toBe(false)
+    expect(sameFile(lent.fd(), dir)).toBe(true)
+    lent.release()
+    await lent.done
+    await closed
+    await writers.closeAll()
+    expect(closedFds.has(lent.fd())).toBe(true)
+    expect(sameFile(lent.fd(), dir)).toBe(false)
+  })
+
+  it('a handle whose lent append failed is not lent again: the next lend opens the file anew', async () => {
+    const writers = new SegmentWriters()
+    const dir = segmentDir()
+    let first = -1
+    await writers.lend(
+      dir,
+      async (fd) => ((first = fd), { appended: new Error('failed') }),
+      (r) => r.appended !== null,
+    )
+    // The file replaced: only a new open reaches the new one.
+    writeFileSync(join(dir, 'new'), '')
+    renameSync(join(dir, 'new'), join(dir, SEGMENT_FILE))
+    let second = -1
+    await writers.lend(
+      dir,
+      async (fd) => ((second = fd), { appended: null }),
+      (r) => r.appended !== null,
+    )
+    expect(first).toBeGreaterThanOrEqual(0)
+    expect(sameFile(second, dir)).toBe(true)
+    await writers.closeAll()
   })
 })
