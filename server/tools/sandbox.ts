@@ -18,7 +18,7 @@
 import { childProcess } from '../platform/builtins.ts'
 import { accessSync, constants, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs'
 import { lstat, mkdir } from 'node:fs/promises'
-import { delimiter, dirname, isAbsolute, join, relative, sep } from 'node:path'
+import { delimiter, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { errorCode, errorText } from './outcome.ts'
 import { isInside } from './paths.ts'
 import type { SandboxMode } from './types.ts'
@@ -329,13 +329,16 @@ async function linkOnTheWay(cwd: string, p: string): Promise<string | undefined>
   return undefined
 }
 
-/** Why a rule path inside the workspace cannot carry its mount: it is reached through a link. */
+/**
+ * Why a rule path inside a writable workspace cannot carry its mount: it is reached through a link
+ * there (in a read-only workspace no command can re-point one).
+ */
 async function linkedRulePath(cwd: string, p: string, what: string): Promise<string | undefined> {
   if (!isInside(cwd, p) || p === cwd) return undefined
   const link = await linkOnTheWay(cwd, p)
   return link === undefined
     ? undefined
-    : `the ${what} ${p} goes through the symbolic link ${link}, which a command could re-point; name the path without the link`
+    : `the ${what} ${p} goes through the symbolic link ${link}, which a command could re-point; set it (CHIMERA_HOME, CHIMERA_SNAPSHOT_ROOT) to its real path and restart`
 }
 
 /**
@@ -354,11 +357,13 @@ export async function planPaths(
   const readOnly: SandboxPath[] = []
   const writable = mode === 'workspace-write'
   const roots = boundRoots(cwd, system)
-  for (const p of rules.protectedPaths) {
+  for (const named of rules.protectedPaths) {
+    // As the kernel will see it: no trailing slash (lstat would follow a link), no `..` after a link.
+    const p = resolve(named)
     if (isInside(p, cwd))
       return { ok: false, reason: `the working directory ${cwd} lies inside the protected path ${p}` }
     if (!roots.some((r) => isInside(r, p))) continue
-    const linked = await linkedRulePath(cwd, p, 'protected path')
+    const linked = writable ? await linkedRulePath(cwd, p, 'protected path') : undefined
     if (linked) return { ok: false, reason: linked }
     let kind = await kindOf(p)
     if (kind === 'missing') {
@@ -378,12 +383,13 @@ export async function planPaths(
   )
   masks.splice(0, masks.length, ...outer)
   if (writable) {
-    for (const p of rules.readOnlyPaths) {
+    for (const named of rules.readOnlyPaths) {
+      const p = resolve(named)
       if (!isInside(cwd, p) || p === cwd) {
         if (p === cwd) return { ok: false, reason: `the working directory ${cwd} is a read-only path` }
         continue
       }
-      if (rules.protectedPaths.some((q) => isInside(q, p))) continue
+      if (rules.protectedPaths.some((q) => isInside(resolve(q), p))) continue
       const linked = await linkedRulePath(cwd, p, 'read-only path')
       if (linked) return { ok: false, reason: linked }
       let kind = await kindOf(p)
