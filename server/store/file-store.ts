@@ -317,19 +317,26 @@ export class FileEventStore implements EventStore {
       const last = await this.#open(id, dir)
       this.#checkNext(id, e.seq, last, this.#opens.get(id) !== opens)
       let text: string
+      let appended: Error | null | undefined
       try {
-        text = await writeEventFile(dir, e, this.#fsync)
+        // A single event counts towards starting the thread too (`ready`), and goes to it once it runs.
+        const group = await this.#writeWithSegment(id, dir, [e], !this.#fsync && eventFileThread.ready())
+        const written = group?.written[0]
+        if (written?.status === 'rejected') throw written.reason
+        text = written?.value ?? (await writeEventFile(dir, e, this.#fsync))
+        appended = group?.appended
       } catch (err) {
         if (errCode(err) !== 'ENOENT') throw err
         this.#lastSeq.delete(id)
         throw sessionNotFound(id)
       }
       // The event file is the record: subscribers hear of it now; the segment line follows in
-      // this same queued step, so any later read of this session sees it.
+      // this same queued step (or came with it), so any later read of this session sees it.
       this.#lastSeq.set(id, e.seq)
       this.#ring(id).push(e, text.length)
       this.#listeners.notify(e)
-      await this.#appendSegment(id, dir, e.seq, [text])
+      if (appended !== undefined) this.#segmentAppended(id, e.seq, [text], appended)
+      else await this.#appendSegment(id, dir, e.seq, [text])
     })
   }
 
@@ -354,28 +361,9 @@ export class FileEventStore implements EventStore {
       const last = await this.#open(id, dir)
       this.#checkNext(id, checked[0]!.seq, last, this.#opens.get(id) !== opens)
       checked.forEach((e, i) => checkNextSeq(id, e.seq, last + i))
-      // With the thread running and the segment following the log, the thread appends the
-      // group's segment lines after its files, in the same message (not another pool call).
-      const both = this.#segmentFollows(id, checked[0]!.seq) && !this.#fsync && eventFileThread.running()
       let group: GroupWritten | undefined
       try {
-        let sent = false
-        if (both)
-          group = await this.#writers
-            .lend(
-              dir,
-              (fd) => {
-                sent = true
-                return writeOnThread(dir, checked, fd)
-              },
-              (r) => r.appended instanceof Error,
-            )
-            .catch((err: unknown) => {
-              // The segment would not open, or the thread had stopped: nothing was written, and the
-              // group goes the other way. Anything else is the group's failure.
-              if (!sent || err instanceof NotSentError) return undefined
-              throw err
-            })
+        group = await this.#writeWithSegment(id, dir, checked, eventFileThread.running())
         group ??= { written: await writeEventFiles(dir, checked, this.#fsync) }
       } catch (err) {
         // The group could not be sent to the event-file thread (none of it was written), or what
@@ -1033,6 +1021,38 @@ export class FileEventStore implements EventStore {
         error: String(err),
       })
     }
+  }
+
+  /**
+   * Consecutive events' files and their segment lines in one request to the event-file thread
+   * (decision 0503), when `threaded` (the thread runs), the store does not sync and the segment
+   * follows the log up to the first of them. Undefined when not, or when nothing was written (the
+   * segment would not open, the request never reached the thread): the caller writes them the usual
+   * way. Rejects when what the thread did is unknown.
+   */
+  async #writeWithSegment(
+    id: string,
+    dir: string,
+    events: readonly AnyEvent[],
+    threaded: boolean,
+  ): Promise<GroupWritten | undefined> {
+    if (!threaded || this.#fsync || !this.#segmentFollows(id, events[0]!.seq)) return undefined
+    let sent = false
+    return this.#writers
+      .lend(
+        dir,
+        (fd) => {
+          sent = true
+          return writeOnThread(dir, events, fd)
+        },
+        (r) => r.appended instanceof Error,
+      )
+      .catch((err: unknown) => {
+        if (!sent || err instanceof NotSentError) return undefined
+        // What is on disk is unknown: the next write reads the log again rather than trust the counter.
+        this.#lastSeq.delete(id)
+        throw err
+      })
   }
 
   /** Whether the records of events from `seq` on would continue the segment (it follows the log to `seq - 1`). */

@@ -26,6 +26,7 @@ import { eventFileThread, Progress } from './event-file-worker.ts'
 import { sampleEvent, sampleMeta, sampleSummary } from './fixtures/sample.ts'
 import { openedStores } from './fixtures/stores.ts'
 import { stoppedAt } from './fixtures/thread-stop.ts'
+import { eventFileName } from './paths.ts'
 import { SEGMENT_FILE, SegmentWriters } from './segment.ts'
 
 /** Descriptors of the segment handles closed so far (`open` wrapped: each handle's close is recorded). */
@@ -90,6 +91,31 @@ describe('the segment lines of a group', () => {
     expect(await store.read(id)).toEqual(all)
     expect(await store.read(id, 7)).toEqual(all.slice(7))
     expect(warnings).toEqual([])
+  })
+
+  it('a single event goes to the thread with its line too, once it runs; a synced store keeps both on the event loop', async () => {
+    const { store, id, segment } = await newSession()
+    const appends = vi.spyOn(SegmentWriters.prototype, 'append')
+    const answered = eventFileThread.answered
+    const all = group(id, 1, 4)
+    for (const e of all) await store.append(e)
+    expect(eventFileThread.answered - answered).toBe(4)
+    expect(appends).not.toHaveBeenCalled()
+    expect(readFileSync(segment, 'utf8')).toBe(records(all))
+    expect(await store.read(id, 2)).toEqual(all.slice(2))
+    // The next one exists already (another writer's): refused as before, the segment unchanged.
+    const taken = sampleEvent(id, 5)
+    writeFileSync(join(segment, '..', eventFileName(5, taken.type)), 'another writer\n')
+    await expect(store.append(taken)).rejects.toMatchObject({ code: 'EEXIST' })
+    expect(readFileSync(segment, 'utf8')).toBe(records(all))
+
+    const synced = stores.open({ root: join(tmp, `eventlog-synced-${++n}`), logger, fsync: true })
+    const meta = sampleMeta('otter', new Date(Date.UTC(2026, 3, 25, 12, 5, n)))
+    await synced.create(meta, sampleSummary(meta))
+    const before = eventFileThread.answered
+    await synced.append(sampleEvent(meta.session_id, 1))
+    expect(eventFileThread.answered).toBe(before)
+    expect(appends).toHaveBeenCalledTimes(1)
   })
 
   it('a thread that ends after the files, before its answer: the events are written, the segment is not trusted, a reopen makes it the log', async () => {
