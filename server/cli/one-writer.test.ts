@@ -167,6 +167,15 @@ describe('a copy read while nobody held the session', () => {
 const procs = cliProcesses()
 
 /** A JSON-RPC call over an ACP agent's stdio; its response (result or error). */
+/** The session's segment (`events.jsonl`), or '' while there is none. */
+function segmentText(dir: string): string {
+  try {
+    return readFileSync(join(dir, 'events.jsonl'), 'utf8')
+  } catch {
+    return ''
+  }
+}
+
 async function call(p: Proc, id: number, method: string, params: unknown): Promise<Record<string, unknown>> {
   p.child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`)
   return p.waitLine((m) => m.id === id && m.method === undefined, 15_000)
@@ -185,7 +194,9 @@ describe('the refusal on every wire', () => {
       `${JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: '!sleep 60000\n!say never' }] } })}\n`,
     )
     const dir = join(home, 'eventlog', sessionId)
-    await waitFor(async () => (readdirSync(dir).some((n) => n.includes('-step_start')) ? true : undefined), 'the turn')
+    // The step's start is written whole once its line is in the segment (appended after its file):
+    // nothing more is written until the sleep ends.
+    await waitFor(async () => (segmentText(dir).includes('"type":"step_start"') ? true : undefined), 'the turn')
     const before = snapshot(dir)
     const holder = `is open in another chimera process (PID ${a.child.pid}, chimera otter, since`
 

@@ -360,7 +360,8 @@ class EventFileThread {
    * descriptor, which the caller keeps open until this settles) the texts of the files written
    * are then appended to it in one write. Should the thread end before it answers, the answer
    * comes from the progress it recorded (`fromProgress`), and the append counts as failed (it may
-   * have been cut short). Rejects only when the request could not be sent (nothing was written).
+   * have been cut short). Rejects only when the request was not sent or never begun (a
+   * {@link NotSentError}: nothing was written).
    */
   write(files: ThreadFile[], appendTo?: number): Promise<ThreadWritten> {
     const progress = new Int32Array(new SharedArrayBuffer(4 * files.length))
@@ -371,12 +372,17 @@ class EventFileThread {
           const failures = r.failures.map((f) => (f === null ? null : asError(f)))
           resolve(r.appended === undefined ? { failures } : { failures, appended: r.appended && asError(r.appended) })
         },
-        ended: () =>
+        ended: () => {
+          // Never begun (still queued when the thread ended, or its first open failed and was
+          // undone): nothing of it was written, and the caller may write it another way.
+          if (Atomics.load(progress, 0) === Progress.None)
+            return reject(new NotSentError('the event-file thread ended before it began the request'))
           void fromProgress(files, progress).then((failures) => {
             const tried = appendTo !== undefined && failures[0] === null
             const appended = new Error('not appended: the event-file thread ended before it answered')
             resolve(tried ? { failures, appended } : { failures })
-          }, reject),
+          }, reject)
+        },
       })
     })
   }

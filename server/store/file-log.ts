@@ -10,7 +10,7 @@ import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises
 import { dirname, join } from 'node:path'
 import type { AnyEvent } from '../events/event-types.ts'
 import { eventFileName, parseEventFileName } from './paths.ts'
-import { eventFileThread } from './event-file-worker.ts'
+import { eventFileThread, NotSentError } from './event-file-worker.ts'
 import { eventProblem } from './validate.ts'
 
 /** The errno code of a Node error, if any. */
@@ -73,10 +73,13 @@ export async function writeJsonAtomic(path: string, value: unknown, fsync = fals
   const tmp = `${path}.${process.pid}.${randomUUID().slice(0, 8)}.tmp`
   const text = `${JSON.stringify(value, null, 2)}\n`
   if (!fsync && eventFileThread.ready()) {
-    // Created and renamed on the thread: one message instead of four calls.
-    const [failure] = (await eventFileThread.write([{ path: tmp, text, renameTo: path }])).failures
-    if (failure) throw failure
-    return
+    // Created and renamed on the thread: one message instead of four calls (or, when the thread
+    // never began it, the calls below).
+    const r = await eventFileThread.write([{ path: tmp, text, renameTo: path }]).catch(notSent)
+    if (r) {
+      if (r.failures[0]) throw r.failures[0]
+      return
+    }
   }
   await writeExclusive(tmp, text, fsync)
   try {
@@ -114,7 +117,10 @@ export async function writeEventFiles(
   events: readonly AnyEvent[],
   fsync = false,
 ): Promise<PromiseSettledResult<string>[]> {
-  if (!fsync && events.length > 1 && eventFileThread.ready()) return (await writeOnThread(dir, events)).written
+  if (!fsync && events.length > 1 && eventFileThread.ready()) {
+    const r = await writeOnThread(dir, events).catch(notSent)
+    if (r) return r.written
+  }
   let failed = false
   let turn: Promise<void> = Promise.resolve()
   return mapLimit(events, GROUP_IN_FLIGHT, async (e): Promise<PromiseSettledResult<string>> => {
@@ -140,6 +146,12 @@ export async function writeEventFiles(
       return { status: 'rejected', reason }
     }
   })
+}
+
+/** Undefined for a request the event-file thread never got or began (written another way then); any other failure rethrown. */
+function notSent(err: unknown): undefined {
+  if (err instanceof NotSentError) return undefined
+  throw err
 }
 
 /** A group written on the event-file thread: per event as `writeEventFiles`, and its segment lines as {@link ThreadWritten}. */

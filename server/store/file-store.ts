@@ -326,6 +326,9 @@ export class FileEventStore implements EventStore {
         text = written?.value ?? (await writeEventFile(dir, e, this.#fsync))
         appended = group?.appended
       } catch (err) {
+        // EIO: the thread ended mid-write, and what it left may not have been removed: the next
+        // write reads the log again (a torn file there is set aside) rather than trust the counter.
+        if (errCode(err) === 'EIO') this.#lastSeq.delete(id)
         if (errCode(err) !== 'ENOENT') throw err
         this.#lastSeq.delete(id)
         throw sessionNotFound(id)

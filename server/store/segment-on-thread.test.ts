@@ -143,6 +143,28 @@ describe('the segment lines of a group', () => {
     expect(await again.read(id)).toEqual([...all, ...fourth])
   })
 
+  it('a single event queued behind a request when the thread ends: never begun, so written on the event loop, once', async () => {
+    const a = await newSession()
+    const b = await newSession()
+    const first = sampleEvent(b.id, 1)
+    await b.store.append(first)
+    const writes = vi.spyOn(eventFileThread, 'write')
+    const gate = new Int32Array(new SharedArrayBuffer(4))
+    eventFileThread.pauseNext = { file: 0, step: Progress.Created, gate }
+    const stuck = a.store.appendMany(group(a.id, 1, 2)).catch((e: unknown) => e)
+    for (let i = 0; i < 1_000_000 && Atomics.load(gate, 0) !== 1; i++) await new Promise((r) => setImmediate(r))
+    // B's single event is sent to the thread, which is held in A's request: it waits behind it.
+    const second = sampleEvent(b.id, 2)
+    const single = b.store.append(second)
+    for (let i = 0; i < 1_000_000 && writes.mock.calls.length < 2; i++) await new Promise((r) => setImmediate(r))
+    expect(writes).toHaveBeenCalledTimes(2)
+    await eventFileThread.stop()
+    await stuck
+    await single
+    expect(await b.store.read(b.id)).toEqual([first, second])
+    expect(readFileSync(b.segment, 'utf8').split('\n')).toHaveLength(3)
+  })
+
   it('a segment that will not open: the group is written all the same, and read from its files', async () => {
     const { root, store, id, segment } = await newSession()
     const first = group(id, 1, 3)
