@@ -265,7 +265,7 @@ describe('planPaths', () => {
 describe('planPaths: a rule path reached through a link inside the workspace', () => {
   // A command could re-point `link`: the mount made through it would keep hiding the old target
   // while the file tools protect the new one, leaving the old target readable by its own name.
-  it('refuses, in a writable workspace, a protected or read-only path whose parent inside it is a symbolic link', async () => {
+  it('refuses a protected or read-only path whose parent inside the workspace is a symbolic link', async () => {
     const ws = join(dir, 'ws')
     mkdirSync(join(ws, 'real', 'snap'), { recursive: true })
     mkdirSync(join(ws, 'real', 'deep', 'cfg'), { recursive: true })
@@ -274,7 +274,7 @@ describe('planPaths: a rule path reached through a link inside the workspace', (
       await planPaths('workspace-write', ws, { protectedPaths: [join(ws, 'link', 'snap')], readOnlyPaths: [] }, []),
     ).toEqual({
       ok: false,
-      reason: `the protected path ${join(ws, 'link', 'snap')} goes through the symbolic link ${join(ws, 'link')}, which a command could re-point; set it (CHIMERA_HOME, CHIMERA_SNAPSHOT_ROOT) to its real path and restart`,
+      reason: `the protected path ${join(ws, 'link', 'snap')} goes through the symbolic link ${join(ws, 'link')}, which a command could re-point; give the path without the link (for CHIMERA_HOME or CHIMERA_SNAPSHOT_ROOT, its real path, then restart)`,
     })
     // Also deeper and missing (nothing is created through the link), also named with a trailing slash.
     expect(
@@ -289,10 +289,10 @@ describe('planPaths: a rule path reached through a link inside the workspace', (
     expect(
       await planPaths('workspace-write', ws, { protectedPaths: [`${join(ws, 'link')}/`], readOnlyPaths: [] }, []),
     ).toMatchObject({ ok: false, reason: expect.stringContaining('is a symbolic link') })
-    // A read-only workspace: no command can re-point the link.
+    // A read-only workspace too: bwrap cannot mount through an absolute link.
     expect(
       await planPaths('read-only', ws, { protectedPaths: [join(ws, 'link', 'snap')], readOnlyPaths: [] }, []),
-    ).toEqual({ ok: true, readOnly: [], masks: [{ path: join(ws, 'link', 'snap'), kind: 'directory' }] })
+    ).toMatchObject({ ok: false, reason: expect.stringContaining(`symbolic link ${join(ws, 'link')},`) })
     expect(
       await planPaths(
         'workspace-write',

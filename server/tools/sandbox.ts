@@ -330,15 +330,16 @@ async function linkOnTheWay(cwd: string, p: string): Promise<string | undefined>
 }
 
 /**
- * Why a rule path inside a writable workspace cannot carry its mount: it is reached through a link
- * there (in a read-only workspace no command can re-point one).
+ * Why a rule path inside the workspace cannot carry its mount: it is reached through a link there
+ * (in a writable workspace a command could re-point it; bwrap cannot mount through an absolute one
+ * in either mode).
  */
 async function linkedRulePath(cwd: string, p: string, what: string): Promise<string | undefined> {
   if (!isInside(cwd, p) || p === cwd) return undefined
   const link = await linkOnTheWay(cwd, p)
   return link === undefined
     ? undefined
-    : `the ${what} ${p} goes through the symbolic link ${link}, which a command could re-point; set it (CHIMERA_HOME, CHIMERA_SNAPSHOT_ROOT) to its real path and restart`
+    : `the ${what} ${p} goes through the symbolic link ${link}, which a command could re-point; give the path without the link (for CHIMERA_HOME or CHIMERA_SNAPSHOT_ROOT, its real path, then restart)`
 }
 
 /**
@@ -358,12 +359,13 @@ export async function planPaths(
   const writable = mode === 'workspace-write'
   const roots = boundRoots(cwd, system)
   for (const named of rules.protectedPaths) {
-    // As the kernel will see it: no trailing slash (lstat would follow a link), no `..` after a link.
+    // Normalised as the file tools' rule lists are (realPathList): no trailing slash, which would
+    // make lstat follow a link, and `..` taken by its text, as the tools take it.
     const p = resolve(named)
     if (isInside(p, cwd))
       return { ok: false, reason: `the working directory ${cwd} lies inside the protected path ${p}` }
     if (!roots.some((r) => isInside(r, p))) continue
-    const linked = writable ? await linkedRulePath(cwd, p, 'protected path') : undefined
+    const linked = await linkedRulePath(cwd, p, 'protected path')
     if (linked) return { ok: false, reason: linked }
     let kind = await kindOf(p)
     if (kind === 'missing') {
