@@ -141,6 +141,15 @@ function step(req, i, state) {
     Atomics.wait(p.gate, 0, 1)
   }
 }
+// All of text at position from (null: the end of a file opened for appending).
+function writeAll(fd, text, from, name) {
+  const bytes = Buffer.from(text, 'utf8')
+  for (let at = 0; at < bytes.length; ) {
+    const n = fs.writeSync(fd, bytes, at, bytes.length - at, from === null ? null : from + at)
+    if (n === 0) throw new Error('short write to ' + name)
+    at += n
+  }
+}
 function undo(req, i, path) {
   try {
     fs.unlinkSync(path)
@@ -158,12 +167,7 @@ function create(req, i, path, text) {
   }
   step(req, i, CREATED)
   try {
-    const bytes = Buffer.from(text, 'utf8')
-    for (let at = 0; at < bytes.length; ) {
-      const n = fs.writeSync(fd, bytes, at, bytes.length - at, at)
-      if (n === 0) throw new Error('short write to ' + path)
-      at += n
-    }
+    writeAll(fd, text, 0, path)
   } catch (e) {
     try { fs.closeSync(fd) } catch {}
     undo(req, i, path)
@@ -232,12 +236,7 @@ parentPort.on('message', (req) => {
   try {
     let text = ''
     for (let i = 0; i < written; i++) text += req.files[i].text
-    const bytes = Buffer.from(text, 'utf8')
-    for (let at = 0; at < bytes.length; ) {
-      const n = fs.writeSync(req.appendTo, bytes, at, bytes.length - at)
-      if (n === 0) throw new Error('short write to the segment')
-      at += n
-    }
+    writeAll(req.appendTo, text, null, 'the segment')
   } catch (e) {
     appended = why(e)
   }

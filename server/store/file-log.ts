@@ -163,7 +163,7 @@ export interface GroupWritten {
 /**
  * `writeEventFiles` on the event-file thread: one message for the group; with `appendTo` (the
  * segment's open append descriptor) the thread appends the records written to it as well, in the
- * same message. Rejects when the thread does not run (nothing was written).
+ * same message. Rejects with a `NotSentError` when the thread did not get or begin it (nothing was written).
  */
 export async function writeOnThread(
   dir: string,

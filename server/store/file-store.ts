@@ -1091,9 +1091,11 @@ export class FileEventStore implements EventStore {
       return
     }
     let end = state.ends.at(-1) ?? 0
-    for (const t of texts) state.ends.push((end += Buffer.byteLength(t)))
+    for (const t of texts) {
+      state.ends.push((end += Buffer.byteLength(t)))
+      if (state.crc !== undefined) state.crc = crc32(t, state.crc)
+    }
     state.lines = seq + texts.length - 1
-    if (state.crc !== undefined) state.crc = crc32(texts.length === 1 ? texts[0]! : texts.join(''), state.crc)
   }
 
   /** `summary.json`, or a minimal one rebuilt from meta (and written back) when it is damaged. */
