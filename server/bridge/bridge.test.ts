@@ -177,7 +177,7 @@ const show = (title: string, lines: string[]): void => {
 }
 
 /** The editor's side: the SDK client on ferret's stdio, asked permissions it leaves to the remote client. */
-function editorClient() {
+function editorClient(onUpdate?: (all: Update[]) => void) {
   const updates: Update[] = []
   const asked: string[] = []
   let withdrawn = 0
@@ -185,6 +185,7 @@ function editorClient() {
     .client({ name: 'editor' })
     .onNotification(acp.methods.client.session.update, ({ params }) => {
       updates.push(params.update)
+      onUpdate?.(updates)
     })
     .onRequest(acp.methods.client.session.requestPermission, async ({ params, signal }) => {
       asked.push(params.toolCall.toolCallId)
@@ -283,7 +284,14 @@ describe('the cloud bridge: ferret dials out to a relay, remote clients reach th
     let relay = await startRelay(port)
     const editorProc = startEditorFerret(port)
     await editorProc.log.until(/bridge attached/)
-    const editor = editorClient()
+    // The turn's whole reply (the offline model sends it word by word), seen by the editor: the gate
+    // for comparing the two views once both have the end of the turn.
+    const wholeReply = /Write ok: Created later\.txt \(5 bytes\)$/
+    let editorEnded!: () => void
+    const editorTurnEnded = new Promise<void>((r) => (editorEnded = r))
+    const editor = editorClient((all) => {
+      if (wholeReply.test(history(all).agent)) editorEnded()
+    })
     const wire: string[] = []
     const statuses: BridgeStatus[] = []
 
@@ -346,7 +354,7 @@ describe('the cloud bridge: ferret dials out to a relay, remote clients reach th
         wire,
         async (p) => p.options.find((o) => o.kind === 'allow_once')!.optionId,
         (all) => {
-          if (history(all).agent.includes('Write ok')) ended()
+          if (wholeReply.test(history(all).agent)) ended()
         },
       )
       await second.app.connectWith(second.stream, async (rc) => {
@@ -359,6 +367,7 @@ describe('the cloud bridge: ferret dials out to a relay, remote clients reach th
         for (const id of seenBefore.tools.keys()) expect(replayed.tools.has(id)).toBe(true)
         await turnEnded
       })
+      await editorTurnEnded
       expect(readFileSync(join(editorProc.ws, 'later.txt'), 'utf8')).toBe('kept\n')
       // The reconnected client's view equals the editor's uninterrupted one.
       const editorView = history(editor.updates)
