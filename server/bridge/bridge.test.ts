@@ -207,7 +207,13 @@ describe('the cloud bridge: ferret dials out to a relay, remote clients reach th
     await editorProc.log.until(/bridge attached to ws:\/\/127\.0\.0\.1:\d+\/bridge/)
     expect(editorProc.log.text()).not.toContain(BRIDGE_TOKEN)
     await relay.log.until(/editor attached/)
-    const editor = editorClient()
+    // The editor's copy of the remote turn's whole reply: its stdio and the remote client's
+    // WebSocket are two channels, so the remote client's answer does not mean the editor has it all.
+    let editorHasReply!: () => void
+    const editorReply = new Promise<void>((r) => (editorHasReply = r))
+    const editor = editorClient((all) => {
+      if (/Write ok: Created remote\.txt \(10 bytes\)$/.test(history(all).agent)) editorHasReply()
+    })
     const wire: string[] = []
 
     await editor.app.connectWith(editorProc.stream, async (ed) => {
@@ -248,6 +254,7 @@ describe('the cloud bridge: ferret dials out to a relay, remote clients reach th
         })
         expect(r.stopReason).toBe('end_turn')
       })
+      await editorReply
       expect(readFileSync(join(editorProc.ws, 'remote.txt'), 'utf8')).toBe('from afar\n')
       // Asked of both; the remote client answered, the editor's ask was withdrawn.
       expect(approvals).toHaveLength(1)
