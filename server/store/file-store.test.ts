@@ -4,9 +4,12 @@
  * is in file-store-repair.test.ts; crash safety in crash.test.ts.
  */
 import {
+  closeSync,
   existsSync,
+  fstatSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   readdirSync,
   readFileSync,
   readlinkSync,
@@ -16,7 +19,7 @@ import {
 } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest'
 import type { AnyEvent } from '../events/event-types.ts'
 import { createLogger } from '../log.ts'
 import { writeEventFiles } from './file-log.ts'
@@ -295,7 +298,12 @@ describe('FileEventStore summary', () => {
   it('is replaced atomically by rename, never seen half-written', async () => {
     const id = await newSession()
     const path = join(root, id, 'summary.json')
-    const before = statSync(path).ino
+    // Held open, the first file keeps its inode: a freed one may be handed to a later file, which
+    // would make "a new inode" true of a file rewritten in place.
+    const original = readFileSync(path, 'utf8')
+    const held = openSync(path, 'r')
+    onTestFinished(() => closeSync(held))
+    const before = fstatSync(held).ino
     const big = (n: number) => ({ session_id: id, model: 'offline-echo', prompt: String(n).repeat(200_000) })
     let reads = 0
     let writing = true
@@ -312,6 +320,8 @@ describe('FileEventStore summary', () => {
     await reader
     expect(reads).toBeGreaterThan(0)
     expect(statSync(path).ino).not.toBe(before)
+    // The first file was replaced, never written into.
+    expect(readFileSync(held, 'utf8')).toBe(original)
     expect(JSON.parse(readFileSync(path, 'utf8')).prompt).toBe('9'.repeat(200_000))
     expect(readdirSync(join(root, id)).filter((n) => n.includes('.tmp'))).toEqual([])
     await expect(store.writeSummary(id, { session_id: 'otter-x' })).rejects.toMatchObject({ code: 'invalid_summary' })
