@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { defineConfig } from 'vitest/config'
 import type { Reporter, TestModule } from 'vitest/node'
 
@@ -32,6 +33,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Most test files wait on child processes, sockets and disks, so one worker per core minus one
+    // (vitest's default) leaves a two-core machine half idle: at least two files run at once.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     setupFiles: ['conformance/harness/test-env.ts'],
     globalSetup: ['conformance/harness/global-setup.ts'],
   },
