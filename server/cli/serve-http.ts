@@ -293,6 +293,8 @@ export async function serveHttp(o: ServeHttpOptions): Promise<void> {
       ...(sessions.liveSessions ? { liveSessions: sessions.liveSessions } : {}),
       ...(sessions.bridge ? { bridge: sessions.bridge } : {}),
     })
+    // The HTTP app's modules loaded and the app built: a phase of its own for the start-up profile.
+    startupMark('modules')
     gate.open({ request: nodeHandler(http.app), upgrade: http.acp.upgrade })
   } catch (err) {
     // What waited is answered 503; the port and the pidfile are given back.
