@@ -14,10 +14,11 @@
  * Phases: the CLI writes marks to stderr under CHIMERA_STARTUP_TRACE=1 (server/startup-trace.ts):
  * node bootstrap (spawn → Node's bootstrap complete), module loading, validator construction
  * (generated validators built on first use), store open, session creation, first provider call
- * (turn set-up to the model's first event), listen (the HTTP app built and bound); "answer" is the
- * rest (the request read, dispatched, answered and carried back). Medians per phase, so a phase
- * table need not add up exactly to the median total. The ratio is the median of each run's total
- * over the floor spawned in the same iteration.
+ * (turn set-up to the model's first event), listen (the HTTP port bound; the HTTP app's modules,
+ * loaded and built after it, count as module loading); "answer" is the rest (the request read,
+ * dispatched, answered and carried back). Medians per phase, so a phase table need not add up
+ * exactly to the median total. The ratio is the median of each run's total over the floor spawned
+ * in the same iteration.
  *
  * CPU: on Linux the bench also reads the main thread's time on a CPU (/proc/<pid>/schedstat) when
  * each answer arrives, for the surface and for its floor, and prints that ratio too: on a loaded

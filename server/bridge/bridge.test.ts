@@ -172,6 +172,16 @@ function history(updates: Update[]) {
   return { user: texts(updates, 'user_message_chunk'), agent: texts(updates, 'agent_message_chunk'), tools }
 }
 
+/**
+ * A gate, waited for at most `ms`: past it the test goes on to its comparisons, so a view that never
+ * completes fails with the two views side by side rather than with the test's time-out.
+ */
+const atMost = async (gate: Promise<void>, ms = 15_000): Promise<void> => {
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([gate, new Promise<void>((r) => (timer = setTimeout(r, ms)))])
+  clearTimeout(timer)
+}
+
 const show = (title: string, lines: string[]): void => {
   if (process.env.CHIMERA_SHOW_WIRE) process.stdout.write(`--- ${title}\n${lines.join('\n')}\n`)
 }
@@ -254,7 +264,7 @@ describe('the cloud bridge: ferret dials out to a relay, remote clients reach th
         })
         expect(r.stopReason).toBe('end_turn')
       })
-      await editorReply
+      await atMost(editorReply)
       expect(readFileSync(join(editorProc.ws, 'remote.txt'), 'utf8')).toBe('from afar\n')
       // Asked of both; the remote client answered, the editor's ask was withdrawn.
       expect(approvals).toHaveLength(1)
@@ -372,9 +382,9 @@ describe('the cloud bridge: ferret dials out to a relay, remote clients reach th
         expect(replayed.user.startsWith(seenBefore.user)).toBe(true)
         expect(replayed.agent.startsWith(seenBefore.agent)).toBe(true)
         for (const id of seenBefore.tools.keys()) expect(replayed.tools.has(id)).toBe(true)
-        await turnEnded
+        await atMost(turnEnded)
       })
-      await editorTurnEnded
+      await atMost(editorTurnEnded)
       expect(readFileSync(join(editorProc.ws, 'later.txt'), 'utf8')).toBe('kept\n')
       // The reconnected client's view equals the editor's uninterrupted one.
       const editorView = history(editor.updates)

@@ -19,7 +19,7 @@ import {
 } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { AnyEvent } from '../events/event-types.ts'
 import { createLogger } from '../log.ts'
 import { writeEventFiles } from './file-log.ts'
@@ -298,11 +298,18 @@ describe('FileEventStore summary', () => {
   it('is replaced atomically by rename, never seen half-written', async () => {
     const id = await newSession()
     const path = join(root, id, 'summary.json')
-    // Held open, the first file keeps its inode: a freed one may be handed to a later file, which
-    // would make "a new inode" true of a file rewritten in place.
+    // Held open, the first file keeps its inode number: once freed, a file system may hand the
+    // number to a later replacement, and a file truly replaced would then look rewritten in place.
     const original = readFileSync(path, 'utf8')
     const held = openSync(path, 'r')
-    onTestFinished(() => closeSync(held))
+    try {
+      await replacedAtomically(id, path, held, original)
+    } finally {
+      closeSync(held)
+    }
+  })
+
+  async function replacedAtomically(id: string, path: string, held: number, original: string): Promise<void> {
     const before = fstatSync(held).ino
     const big = (n: number) => ({ session_id: id, model: 'offline-echo', prompt: String(n).repeat(200_000) })
     let reads = 0
@@ -325,7 +332,7 @@ describe('FileEventStore summary', () => {
     expect(JSON.parse(readFileSync(path, 'utf8')).prompt).toBe('9'.repeat(200_000))
     expect(readdirSync(join(root, id)).filter((n) => n.includes('.tmp'))).toEqual([])
     await expect(store.writeSummary(id, { session_id: 'otter-x' })).rejects.toMatchObject({ code: 'invalid_summary' })
-  })
+  }
 
   it('summary writes sent together beside appends land in the order sent; a removal amid them leaves nothing behind', async () => {
     const id = await newSession()
