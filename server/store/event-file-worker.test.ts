@@ -177,7 +177,7 @@ describe('a thread that ends before it answers', () => {
     store.subscribe(id, (e) => heard.push(e.seq))
     const group = Array.from({ length: 40 }, (_, i) => sampleEvent(id, i + 1))
     const twentieth = join(root, id, eventFileName(20, group[19]!.type))
-    const err = await stoppedAt(19, step, async () => {
+    const err = await stoppedAt(root, 19, step, async () => {
       const result = store.appendMany(group).then(
         () => undefined,
         (e: unknown) => e,
@@ -201,7 +201,7 @@ describe('a thread that ends before it answers', () => {
     const group = Array.from({ length: 3 }, (_, i) => sampleEvent('otter-x', i + 1))
     const first = join(dir, eventFileName(1, group[0]!.type))
     const other = join(dir, eventFileName(2, group[1]!.type))
-    const written = await stoppedAt(0, Progress.Closed, async () => {
+    const written = await stoppedAt(dir, 0, Progress.Closed, async () => {
       // Made while the thread waits after the first file: not the thread's.
       const result = writeEventFiles(dir, group)
       for (let i = 0; i < 1_000_000 && !existsSync(first); i++) await new Promise((r) => setImmediate(r))
@@ -226,7 +226,7 @@ describe('a thread that ends before it answers', () => {
       const root = freshDir()
       const store = stores.open({ root })
       const meta = sampleMeta('otter', new Date(Date.UTC(2026, 3, 25, 12, 4, i)))
-      const err = await stoppedAt(file, step, () =>
+      const err = await stoppedAt(root, file, step, () =>
         store.create(meta, sampleSummary(meta)).then(
           () => undefined,
           (e: unknown) => e,
@@ -280,7 +280,7 @@ describe('a thread that ends before it answers', () => {
       logger: noopLogger,
       onEvent: (e) => heard.push(e.seq),
     })
-    await stoppedAt(5, Progress.Created, async () => {
+    await stoppedAt(root, 5, Progress.Created, async () => {
       for (let i = 0; i < 100; i++) writer.post('notice', { level: 'info', text: `n${i}` })
       await writer.settled()
     })
@@ -301,7 +301,7 @@ describe('a thread that ends before it answers', () => {
     const dir = freshDir()
     const path = join(dir, 'state.json')
     writeFileSync(path, '{"old":true}\n')
-    const refused = await stoppedAt(0, step, async () => {
+    const refused = await stoppedAt(dir, 0, step, async () => {
       const result = writeJsonAtomic(path, { fresh: true }).then(
         () => 'replaced',
         (e: unknown) => e,

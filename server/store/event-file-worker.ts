@@ -48,6 +48,18 @@ export interface Pause {
   file: number
   step: typeof Progress.Created | typeof Progress.Closed
   gate: Int32Array
+  /**
+   * Only a request whose first file (a new session: its directory) is under this directory takes
+   * the pause; others pass it by (a write another test left running, say). Any request when unset.
+   */
+  under?: string
+}
+
+/** Whether `request` is the one `pause` waits for. */
+function takesPause(pause: Pause, request: Omit<GroupRequest, 'id'> | Omit<SessionRequest, 'id'>): boolean {
+  if (pause.under === undefined) return true
+  const first = 'session' in request ? request.session.dir : request.files[0]?.path
+  return first !== undefined && first.startsWith(`${pause.under}/`)
 }
 
 /** A file for the thread to create (and, with `renameTo`, to rename once written). */
@@ -325,7 +337,7 @@ class EventFileThread {
   startAfter = START_AFTER
   /** Writes the thread has answered. */
   answered = 0
-  /** Tests: the next write's request makes the thread wait at this point. */
+  /** Tests: the next write's request (under `under`, when set) makes the thread wait at this point. */
   pauseNext: Pause | undefined
   #worker: Worker | undefined
   #ready = false
@@ -427,8 +439,8 @@ class EventFileThread {
     const worker = this.#worker
     if (!worker || !this.#ready) return reject(new NotSentError('the event-file thread is not running'))
     const id = ++this.#next
-    const pause = this.pauseNext
-    this.pauseNext = undefined
+    const pause = this.pauseNext && takesPause(this.pauseNext, request) ? this.pauseNext : undefined
+    if (pause) this.pauseNext = undefined
     this.#waiting.set(id, waiting)
     worker.ref()
     try {

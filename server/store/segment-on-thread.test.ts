@@ -124,7 +124,7 @@ describe('the segment lines of a group', () => {
     await store.appendMany(first)
     const second = group(id, 5, 3)
     // Stopped once the last file of the group is closed: the append is never made.
-    await stoppedAt(2, Progress.Closed, () => store.appendMany(second))
+    await stoppedAt(root, 2, Progress.Closed, () => store.appendMany(second))
     expect(readFileSync(segment, 'utf8')).toBe(records(first))
     expect(warnings.join('\n')).toContain('segment append failed')
     await eventFileThread.started()
@@ -150,7 +150,7 @@ describe('the segment lines of a group', () => {
     await b.store.append(first)
     const writes = vi.spyOn(eventFileThread, 'write')
     const gate = new Int32Array(new SharedArrayBuffer(4))
-    eventFileThread.pauseNext = { file: 0, step: Progress.Created, gate }
+    eventFileThread.pauseNext = { file: 0, step: Progress.Created, gate, under: a.root }
     const stuck = a.store.appendMany(group(a.id, 1, 2)).catch((e: unknown) => e)
     for (let i = 0; i < 1_000_000 && Atomics.load(gate, 0) !== 1; i++) await new Promise((r) => setImmediate(r))
     // B's single event is sent to the thread, which is held in A's request: it waits behind it.
