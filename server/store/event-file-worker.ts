@@ -50,14 +50,13 @@ export interface Pause {
   gate: Int32Array
   /**
    * Only a request whose first file (a new session: its directory) is under this directory takes
-   * the pause; others pass it by (a write another test left running, say). Any request when unset.
+   * the pause; others pass it by (a write another test left running, say).
    */
-  under?: string
+  under: string
 }
 
 /** Whether `request` is the one `pause` waits for. */
 function takesPause(pause: Pause, request: Omit<GroupRequest, 'id'> | Omit<SessionRequest, 'id'>): boolean {
-  if (pause.under === undefined) return true
   const first = 'session' in request ? request.session.dir : request.files[0]?.path
   return first !== undefined && first.startsWith(`${pause.under}/`)
 }
@@ -337,7 +336,7 @@ class EventFileThread {
   startAfter = START_AFTER
   /** Writes the thread has answered. */
   answered = 0
-  /** Tests: the next write's request (under `under`, when set) makes the thread wait at this point. */
+  /** Tests: the next write's request under `pauseNext.under` makes the thread wait at this point. */
   pauseNext: Pause | undefined
   #worker: Worker | undefined
   #ready = false
